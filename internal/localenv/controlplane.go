@@ -1,0 +1,374 @@
+package localenv
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// Options configure a control plane.
+type Options struct {
+	// DataDir keeps etcd's data, the certificates, the ports and the logs.
+	// Empty means a temporary directory that Stop removes.
+	DataDir string
+	// Durable makes etcd fsync its writes. Tests leave it off for speed;
+	// `mpool up` turns it on so that a crash does not lose objects.
+	Durable bool
+	// Progress receives human-readable progress lines (binary build, start).
+	Progress io.Writer
+	// ExtraAPIServerArgs are appended to kube-apiserver's flags.
+	ExtraAPIServerArgs []string
+	// ReadyTimeout bounds the wait for kube-apiserver's /readyz. Default 2m.
+	ReadyTimeout time.Duration
+}
+
+// ControlPlane is a running etcd and kube-apiserver on loopback.
+type ControlPlane struct {
+	dir     string
+	tempDir bool
+	pki     pki
+	ports   ports
+	etcd    *process
+	api     *process
+	unlock  func()
+}
+
+type ports struct {
+	EtcdClient int `json:"etcdClient"`
+	EtcdPeer   int `json:"etcdPeer"`
+	APIServer  int `json:"apiServer"`
+}
+
+// Start builds the binaries if needed, then starts etcd and kube-apiserver
+// and waits until the API server is ready.
+func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 2 * time.Minute
+	}
+	bins, err := EnsureBinaries(ctx, opts.Progress)
+	if err != nil {
+		return nil, err
+	}
+	c := &ControlPlane{dir: opts.DataDir}
+	if c.dir == "" {
+		if c.dir, err = os.MkdirTemp("", "mpool-controlplane-"); err != nil {
+			return nil, fmt.Errorf("creating a temporary data directory: %w", err)
+		}
+		c.tempDir = true
+	}
+	if c.dir, err = filepath.Abs(c.dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating data directory: %w", err)
+	}
+	if c.unlock, err = tryLockDir(c.dir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = c.Stop()
+		}
+	}()
+	c.pki = pki{dir: filepath.Join(c.dir, "pki")}
+	if err := c.pki.ensure(); err != nil {
+		return nil, fmt.Errorf("creating certificates: %w", err)
+	}
+	if err := c.choosePorts(); err != nil {
+		return nil, err
+	}
+
+	etcdArgs := []string{
+		"--name=mpool",
+		"--data-dir=" + filepath.Join(c.dir, "etcd"),
+		"--listen-client-urls=" + c.EtcdURL(),
+		"--advertise-client-urls=" + c.EtcdURL(),
+		fmt.Sprintf("--listen-peer-urls=http://127.0.0.1:%d", c.ports.EtcdPeer),
+		fmt.Sprintf("--initial-advertise-peer-urls=http://127.0.0.1:%d", c.ports.EtcdPeer),
+		fmt.Sprintf("--initial-cluster=mpool=http://127.0.0.1:%d", c.ports.EtcdPeer),
+		"--log-level=warn",
+		"--quota-backend-bytes=8589934592",
+	}
+	if !opts.Durable {
+		etcdArgs = append(etcdArgs, "--unsafe-no-fsync")
+	}
+	if c.etcd, err = startProcess(bins.Etcd, etcdArgs, filepath.Join(c.dir, "etcd.log")); err != nil {
+		return nil, err
+	}
+	if err := c.etcd.waitHTTP(ctx, c.EtcdURL()+"/health", nil, 30*time.Second); err != nil {
+		return nil, fmt.Errorf("waiting for etcd: %w", err)
+	}
+
+	apiArgs := []string{
+		"--advertise-address=127.0.0.1",
+		"--bind-address=127.0.0.1",
+		fmt.Sprintf("--secure-port=%d", c.ports.APIServer),
+		"--etcd-servers=" + c.EtcdURL(),
+		"--cert-dir=" + c.pki.dir,
+		"--tls-cert-file=" + c.pki.path("apiserver.crt"),
+		"--tls-private-key-file=" + c.pki.path("apiserver.key"),
+		"--client-ca-file=" + c.pki.path("ca.crt"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file=" + c.pki.path("sa.pub"),
+		"--service-account-signing-key-file=" + c.pki.path("sa.key"),
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--authorization-mode=RBAC",
+		"--enable-bootstrap-token-auth=true",
+		// No controller-manager runs, so nothing would create the default
+		// ServiceAccount that the ServiceAccount admission plugin waits for.
+		"--disable-admission-plugins=ServiceAccount",
+		"--allow-privileged=true",
+		"--enable-priority-and-fairness=false",
+		"--profiling=false",
+		// No Service for the API server is needed, and the reconciler refuses
+		// a loopback advertise address.
+		"--endpoint-reconciler-type=none",
+	}
+	apiArgs = append(apiArgs, opts.ExtraAPIServerArgs...)
+	if c.api, err = startProcess(bins.APIServer, apiArgs, filepath.Join(c.dir, "kube-apiserver.log")); err != nil {
+		return nil, err
+	}
+	tlsCfg, err := c.adminTLS()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.api.waitHTTP(ctx, c.Host()+"/readyz", tlsCfg, opts.ReadyTimeout); err != nil {
+		return nil, fmt.Errorf("waiting for kube-apiserver: %w", err)
+	}
+	return c, nil
+}
+
+// choosePorts reuses the ports recorded in the data directory when they are
+// free, so a restarted control plane keeps its address; otherwise it picks
+// free ones and records them.
+func (c *ControlPlane) choosePorts() error {
+	path := filepath.Join(c.dir, "ports.json")
+	if b, err := os.ReadFile(path); err == nil {
+		var p ports
+		if json.Unmarshal(b, &p) == nil && portFree(p.EtcdClient) && portFree(p.EtcdPeer) && portFree(p.APIServer) {
+			c.ports = p
+			return nil
+		}
+	}
+	var err error
+	for _, dst := range []*int{&c.ports.EtcdClient, &c.ports.EtcdPeer, &c.ports.APIServer} {
+		if *dst, err = freePort(); err != nil {
+			return err
+		}
+	}
+	b, _ := json.Marshal(c.ports)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("recording ports: %w", err)
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(p int) bool {
+	if p == 0 {
+		return false
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+	if err != nil {
+		return false
+	}
+	_ = l.Close()
+	return true
+}
+
+// Dir is the control plane's data directory.
+func (c *ControlPlane) Dir() string { return c.dir }
+
+// EtcdURL is etcd's client URL.
+func (c *ControlPlane) EtcdURL() string {
+	return fmt.Sprintf("http://127.0.0.1:%d", c.ports.EtcdClient)
+}
+
+// Host is the API server's URL.
+func (c *ControlPlane) Host() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.ports.APIServer)
+}
+
+// CAData is the cluster CA certificate, PEM encoded.
+func (c *ControlPlane) CAData() []byte {
+	b, _ := os.ReadFile(c.pki.CACert())
+	return b
+}
+
+// RESTConfig returns an admin (system:masters) client configuration.
+func (c *ControlPlane) RESTConfig() *rest.Config {
+	certData, _ := os.ReadFile(c.pki.path("admin.crt"))
+	keyData, _ := os.ReadFile(c.pki.path("admin.key"))
+	return &rest.Config{
+		Host: c.Host(),
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData:   c.CAData(),
+			CertData: certData,
+			KeyData:  keyData,
+		},
+		QPS:   200,
+		Burst: 400,
+	}
+}
+
+// Kubeconfig returns an admin kubeconfig with the credentials inlined.
+func (c *ControlPlane) Kubeconfig() ([]byte, error) {
+	return KubeconfigFor(c.RESTConfig(), "mpool")
+}
+
+// KubeconfigFor renders cfg as a kubeconfig whose cluster, user and context
+// are all called name. Only certificate and token credentials are carried.
+func KubeconfigFor(cfg *rest.Config, name string) ([]byte, error) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters[name] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos[name] = &clientcmdapi.AuthInfo{ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData, Token: cfg.BearerToken}
+	kc.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	kc.CurrentContext = name
+	return clientcmd.Write(*kc)
+}
+
+func (c *ControlPlane) adminTLS() (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(c.pki.path("admin.crt"), c.pki.path("admin.key"))
+	if err != nil {
+		return nil, fmt.Errorf("loading the admin certificate: %w", err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(c.CAData())
+	return &tls.Config{Certificates: []tls.Certificate{cert}, RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// Stop stops kube-apiserver, then etcd, and removes a temporary data
+// directory. It is safe to call more than once.
+func (c *ControlPlane) Stop() error {
+	var errs []error
+	for _, p := range []*process{c.api, c.etcd} {
+		if p != nil {
+			errs = append(errs, p.stop(15*time.Second))
+		}
+	}
+	c.api, c.etcd = nil, nil
+	if c.unlock != nil {
+		c.unlock()
+		c.unlock = nil
+	}
+	if c.tempDir {
+		errs = append(errs, os.RemoveAll(c.dir))
+	}
+	return errors.Join(errs...)
+}
+
+// process is a child process whose output goes to a log file.
+type process struct {
+	name   string
+	log    string
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error
+}
+
+func startProcess(bin string, args []string, logPath string) (*process, error) {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", logPath, err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	bindToParent(cmd)
+	p := &process{name: filepath.Base(bin), log: logPath, cmd: cmd, exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		_ = logf.Close()
+		return nil, fmt.Errorf("starting %s: %w", p.name, err)
+	}
+	go func() {
+		p.err = cmd.Wait()
+		_ = logf.Close()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// waitHTTP polls url until it answers 200, the process exits, or timeout.
+func (p *process) waitHTTP(ctx context.Context, url string, tlsCfg *tls.Config, timeout time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+	defer client.CloseIdleConnections()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := client.Get(url)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.name, p.err, p.log, tailFile(p.log, 30))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("%s not ready after %s; last lines of %s:\n%s", p.name, timeout, p.log, tailFile(p.log, 30))
+		case <-tick.C:
+		}
+	}
+}
+
+func (p *process) stop(grace time.Duration) error {
+	select {
+	case <-p.exited:
+		return nil
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+		return nil
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		return fmt.Errorf("%s did not stop within %s and was killed", p.name, grace)
+	}
+}
+
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
