@@ -1,0 +1,77 @@
+package apitest
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+// TestGeneratedFilesUpToDate regenerates the CRDs and deepcopy functions into a temporary
+// directory and fails if the committed ones differ.
+func TestGeneratedFilesUpToDate(t *testing.T) {
+	root := repoRoot(t)
+	tmp := t.TempDir()
+
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("go", append([]string{"tool", "controller-gen"}, args...)...)
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("controller-gen %v: %v\n%s", args, err, out)
+		}
+	}
+
+	crdDir := filepath.Join(tmp, "crd")
+	run("crd", "paths=./api/...", "output:crd:artifacts:config="+crdDir)
+	compareDirs(t, filepath.Join(root, "config", "crd", "bases"), crdDir)
+
+	for _, pkg := range []string{"api/core/v1beta1", "api/bootstrap/v1beta1", "api/infrastructure/v1beta1"} {
+		out := filepath.Join(tmp, "object", filepath.FromSlash(pkg))
+		run("object:headerFile=hack/boilerplate.go.txt", "paths=./"+pkg, "output:object:dir="+out)
+		compareFile(t, filepath.Join(root, filepath.FromSlash(pkg), "zz_generated.deepcopy.go"),
+			filepath.Join(out, "zz_generated.deepcopy.go"))
+	}
+}
+
+func compareDirs(t *testing.T, committed, generated string) {
+	t.Helper()
+	names := func(dir string) []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatalf("reading %s: %v (run hack/generate.sh)", dir, err)
+		}
+		var out []string
+		for _, e := range entries {
+			out = append(out, e.Name())
+		}
+		sort.Strings(out)
+		return out
+	}
+	want, got := names(generated), names(committed)
+	if len(want) != len(got) {
+		t.Errorf("%s holds %v, generation produces %v: run hack/generate.sh", committed, got, want)
+	}
+	for _, n := range want {
+		compareFile(t, filepath.Join(committed, n), filepath.Join(generated, n))
+	}
+}
+
+func compareFile(t *testing.T, committed, generated string) {
+	t.Helper()
+	want, err := os.ReadFile(generated)
+	if err != nil {
+		t.Fatalf("reading generated %s: %v", generated, err)
+	}
+	got, err := os.ReadFile(committed)
+	if err != nil {
+		t.Errorf("%s is missing: run hack/generate.sh", committed)
+		return
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s is out of date: run hack/generate.sh", committed)
+	}
+}

@@ -1,0 +1,291 @@
+package apitest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// Valid base objects; each validation row patches one of them.
+var bases = map[string]string{
+	"MachinePool": `
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachinePool
+spec:
+  clusterName: demo
+  replicas: 2
+  template:
+    spec:
+      clusterName: demo
+      bootstrap:
+        configRef:
+          apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+          kind: KubeadmConfig
+          name: demo-mp-0
+      infrastructureRef:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+        kind: AzureMachinePool
+        name: demo-mp-0
+      version: v1.31.2
+`,
+	"Machine": `
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Machine
+spec:
+  clusterName: demo
+  bootstrap:
+    dataSecretName: demo-bootstrap
+  infrastructureRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+    kind: AzureMachinePoolMachine
+    name: demo-mp-0-0
+  version: v1.31.2
+`,
+	"Cluster": `
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: Cluster
+spec:
+  clusterNetwork:
+    pods:
+      cidrBlocks: ["192.168.0.0/16"]
+`,
+	"AzureMachinePool": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureMachinePool
+spec:
+  location: westus2
+  template:
+    vmSize: Standard_D2s_v3
+    osDisk:
+      osType: Linux
+      diskSizeGB: 30
+    sshPublicKey: ""
+`,
+	"AWSMachinePool": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AWSMachinePool
+spec:
+  minSize: 1
+  maxSize: 10
+  awsLaunchTemplate:
+    instanceType: m5.large
+`,
+	"AWSManagedMachinePool": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AWSManagedMachinePool
+spec:
+  instanceType: m5.large
+  scaling:
+    minSize: 1
+    maxSize: 3
+`,
+	"LocalMachinePool": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: LocalMachinePool
+spec:
+  template:
+    instanceType: small
+    image: ubuntu-24.04
+    zones: ["zone-a", "zone-b"]
+`,
+	"LocalMachinePoolMachine": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: LocalMachinePoolMachine
+spec:
+  providerID: local:///demo/0
+`,
+	"AzureMachinePoolMachine": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureMachinePoolMachine
+spec:
+  providerID: azure:///subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/demo/virtualMachines/0
+`,
+	"KubeadmConfig": `
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfig
+spec:
+  files:
+  - path: /etc/demo
+    content: hello
+  joinConfiguration:
+    nodeRegistration:
+      name: '{{ ds.meta_data.local_hostname }}'
+`,
+}
+
+// strategy builds a patch setting an Azure or local pool's rolling update parameters.
+func strategy(rollingUpdate string) string {
+	return "spec:\n  strategy:\n    rollingUpdate: " + rollingUpdate + "\n"
+}
+
+// TestAdmissionValidation creates (or updates) one bad object per row and expects the API
+// server to refuse it with a message naming the field; rows with an empty want must be
+// accepted.
+func TestAdmissionValidation(t *testing.T) {
+	tests := []struct {
+		name   string
+		kind   string
+		patch  string // merge patch (YAML) applied to the base before create
+		update string // when set: create the patched object, then apply this and update
+		want   string // expected substring of the rejection; "" means accepted
+	}{
+		// MachinePool.
+		{name: "machinepool valid", kind: "MachinePool"},
+		{name: "machinepool zero replicas is valid", kind: "MachinePool", patch: "spec: {replicas: 0}"},
+		{name: "machinepool without replicas is valid (controller defaults it)", kind: "MachinePool", patch: "spec: {replicas: null}"},
+		{name: "machinepool pre-release version is valid", kind: "MachinePool", patch: "spec: {template: {spec: {version: v1.31.0-rc.1}}}"},
+		{name: "machinepool dataSecretName instead of configRef is valid", kind: "MachinePool", patch: "spec: {template: {spec: {bootstrap: {configRef: null, dataSecretName: demo}}}}"},
+		{name: "negative replicas", kind: "MachinePool", patch: "spec: {replicas: -1}", want: "spec.replicas"},
+		{name: "empty clusterName", kind: "MachinePool", patch: `spec: {clusterName: ""}`, want: "spec.clusterName"},
+		{name: "missing clusterName", kind: "MachinePool", patch: "spec: {clusterName: null}", want: "spec.clusterName"},
+		{name: "changing clusterName", kind: "MachinePool", update: "spec: {clusterName: other, template: {spec: {clusterName: other}}}", want: "clusterName is immutable"},
+		{name: "template clusterName differs from clusterName", kind: "MachinePool", patch: "spec: {template: {spec: {clusterName: other}}}", want: "spec.template.spec.clusterName"},
+		{name: "negative minReadySeconds", kind: "MachinePool", patch: "spec: {minReadySeconds: -5}", want: "spec.minReadySeconds"},
+		{name: "version without v", kind: "MachinePool", patch: "spec: {template: {spec: {version: 1.22.0}}}", want: "spec.template.spec.version"},
+		{name: "version without patch number", kind: "MachinePool", patch: "spec: {template: {spec: {version: v1.22}}}", want: "spec.template.spec.version"},
+		{name: "infrastructureRef without kind", kind: "MachinePool", patch: "spec: {template: {spec: {infrastructureRef: {kind: null}}}}", want: "spec.template.spec.infrastructureRef.kind"},
+		{name: "infrastructureRef without name", kind: "MachinePool", patch: "spec: {template: {spec: {infrastructureRef: {name: null}}}}", want: "spec.template.spec.infrastructureRef.name"},
+		{name: "missing infrastructureRef", kind: "MachinePool", patch: "spec: {template: {spec: {infrastructureRef: null}}}", want: "spec.template.spec.infrastructureRef"},
+		{name: "bootstrap with neither configRef nor dataSecretName", kind: "MachinePool", patch: "spec: {template: {spec: {bootstrap: {configRef: null}}}}", want: "spec.template.spec.bootstrap"},
+		{name: "bootstrap configRef without name", kind: "MachinePool", patch: "spec: {template: {spec: {bootstrap: {configRef: {name: null}}}}}", want: "spec.template.spec.bootstrap.configRef.name"},
+		{name: "empty providerIDList entry", kind: "MachinePool", patch: `spec: {providerIDList: ["azure:///a", ""]}`, want: "spec.providerIDList[1]"},
+		{name: "empty failureDomains entry", kind: "MachinePool", patch: `spec: {failureDomains: [""]}`, want: "spec.failureDomains[0]"},
+
+		// Machine and Cluster.
+		{name: "machine valid", kind: "Machine"},
+		{name: "machine malformed version", kind: "Machine", patch: "spec: {version: v1.2.3.4}", want: "spec.version"},
+		{name: "machine infrastructureRef without kind", kind: "Machine", patch: "spec: {infrastructureRef: {kind: null}}", want: "spec.infrastructureRef.kind"},
+		{name: "machine changing clusterName", kind: "Machine", update: "spec: {clusterName: other}", want: "clusterName is immutable"},
+		{name: "machine empty providerID", kind: "Machine", patch: `spec: {providerID: ""}`, want: "spec.providerID"},
+		{name: "cluster valid", kind: "Cluster"},
+		{name: "cluster availability gate bad polarity", kind: "Cluster", patch: "spec: {availabilityGates: [{conditionType: Foo, polarity: Sideways}]}", want: "spec.availabilityGates[0].polarity"},
+
+		// AzureMachinePool strategy.
+		{name: "azure valid", kind: "AzureMachinePool"},
+		{name: "azure maxSurge 25% is valid", kind: "AzureMachinePool", patch: strategy("{maxSurge: 25%, maxUnavailable: 1}")},
+		{name: "azure maxSurge 100% is valid", kind: "AzureMachinePool", patch: strategy(`{maxSurge: "100%", maxUnavailable: 0}`)},
+		{name: "azure maxSurge 0 with maxUnavailable 1 is valid", kind: "AzureMachinePool", patch: strategy("{maxSurge: 0, maxUnavailable: 1}")},
+		{name: "azure maxSurge 0% with maxUnavailable 10% is valid", kind: "AzureMachinePool", patch: strategy(`{maxSurge: "0%", maxUnavailable: "10%"}`)},
+		{name: "azure flexible orchestration is valid", kind: "AzureMachinePool", patch: "spec: {orchestrationMode: Flexible}"},
+		{name: "maxSurge negative string", kind: "AzureMachinePool", patch: strategy(`{maxSurge: "-1"}`), want: "spec.strategy.rollingUpdate.maxSurge"},
+		{name: "maxSurge negative int", kind: "AzureMachinePool", patch: strategy("{maxSurge: -1}"), want: "spec.strategy.rollingUpdate.maxSurge"},
+		{name: "maxSurge not a number", kind: "AzureMachinePool", patch: strategy("{maxSurge: abc}"), want: "spec.strategy.rollingUpdate.maxSurge"},
+		{name: "maxSurge fractional percent", kind: "AzureMachinePool", patch: strategy(`{maxSurge: "5.5%"}`), want: "spec.strategy.rollingUpdate.maxSurge"},
+		{name: "maxSurge percentage over 100", kind: "AzureMachinePool", patch: strategy(`{maxSurge: "150%"}`), want: "spec.strategy.rollingUpdate.maxSurge"},
+		{name: "maxUnavailable not a number", kind: "AzureMachinePool", patch: strategy("{maxUnavailable: abc}"), want: "spec.strategy.rollingUpdate.maxUnavailable"},
+		{name: "maxUnavailable negative string", kind: "AzureMachinePool", patch: strategy(`{maxUnavailable: "-1"}`), want: "spec.strategy.rollingUpdate.maxUnavailable"},
+		{name: "maxUnavailable percent without number", kind: "AzureMachinePool", patch: strategy(`{maxUnavailable: "%"}`), want: "spec.strategy.rollingUpdate.maxUnavailable"},
+		{name: "maxSurge and maxUnavailable both 0", kind: "AzureMachinePool", patch: strategy("{maxSurge: 0, maxUnavailable: 0}"), want: "maxSurge and maxUnavailable must not both be zero"},
+		{name: "maxSurge 0 and maxUnavailable 0%", kind: "AzureMachinePool", patch: strategy(`{maxSurge: 0, maxUnavailable: "0%"}`), want: "maxSurge and maxUnavailable must not both be zero"},
+		{name: "maxSurge 0 with default maxUnavailable", kind: "AzureMachinePool", patch: strategy("{maxSurge: 0}"), want: "spec.strategy.rollingUpdate.maxUnavailable"},
+		{name: "deletePolicy outside enum", kind: "AzureMachinePool", patch: strategy("{deletePolicy: Biggest}"), want: "spec.strategy.rollingUpdate.deletePolicy"},
+		{name: "strategy type outside enum", kind: "AzureMachinePool", patch: "spec: {strategy: {type: Recreate}}", want: "spec.strategy.type"},
+		{name: "orchestrationMode outside enum", kind: "AzureMachinePool", patch: "spec: {orchestrationMode: Hybrid}", want: "spec.orchestrationMode"},
+		{name: "identity outside enum", kind: "AzureMachinePool", patch: "spec: {identity: Everyone}", want: "spec.identity"},
+		{name: "azure osDisk diskSizeGB 0", kind: "AzureMachinePool", patch: "spec: {template: {osDisk: {diskSizeGB: 0}}}", want: "spec.template.osDisk.diskSizeGB"},
+		{name: "azure dataDisk diskSizeGB 0", kind: "AzureMachinePool", patch: "spec: {template: {dataDisks: [{nameSuffix: data, diskSizeGB: 0}]}}", want: "spec.template.dataDisks[0].diskSizeGB"},
+		{name: "azure osDisk without osType", kind: "AzureMachinePool", patch: "spec: {template: {osDisk: {osType: null}}}", want: "spec.template.osDisk.osType"},
+		{name: "azure caching type outside enum", kind: "AzureMachinePool", patch: "spec: {template: {osDisk: {cachingType: Sometimes}}}", want: "spec.template.osDisk.cachingType"},
+		{name: "azure terminateNotificationTimeout below 5", kind: "AzureMachinePool", patch: "spec: {template: {terminateNotificationTimeout: 3}}", want: "spec.template.terminateNotificationTimeout"},
+		{name: "azure terminateNotificationTimeout above 15", kind: "AzureMachinePool", patch: "spec: {template: {terminateNotificationTimeout: 20}}", want: "spec.template.terminateNotificationTimeout"},
+		{name: "azure spot eviction policy outside enum", kind: "AzureMachinePool", patch: "spec: {template: {spotVMOptions: {evictionPolicy: Hibernate}}}", want: "spec.template.spotVMOptions.evictionPolicy"},
+		{name: "azure platformFaultDomainCount 0", kind: "AzureMachinePool", patch: "spec: {platformFaultDomainCount: 0}", want: "spec.platformFaultDomainCount"},
+		{name: "azure empty providerIDList entry", kind: "AzureMachinePool", patch: `spec: {providerIDList: [""]}`, want: "spec.providerIDList[0]"},
+		{name: "azure empty location", kind: "AzureMachinePool", patch: `spec: {location: ""}`, want: "spec.location"},
+		{name: "azure pool machine without providerID", kind: "AzureMachinePoolMachine", patch: "spec: {providerID: null}", want: "spec.providerID"},
+
+		// AWSMachinePool.
+		{name: "aws valid", kind: "AWSMachinePool"},
+		{name: "aws minSize equal to maxSize is valid", kind: "AWSMachinePool", patch: "spec: {minSize: 3, maxSize: 3}"},
+		{name: "aws minSize 0 is valid", kind: "AWSMachinePool", patch: "spec: {minSize: 0}"},
+		{name: "aws subnets as objects are valid", kind: "AWSMachinePool", patch: "spec: {subnets: [{id: subnet-1}, {filters: [{name: 'tag:Name', values: [a]}]}]}"},
+		{name: "aws minSize greater than maxSize", kind: "AWSMachinePool", patch: "spec: {minSize: 5, maxSize: 2}", want: "spec.minSize"},
+		{name: "aws negative minSize", kind: "AWSMachinePool", patch: "spec: {minSize: -1}", want: "spec.minSize"},
+		{name: "aws negative maxSize", kind: "AWSMachinePool", patch: "spec: {maxSize: -1}", want: "spec.maxSize"},
+		{name: "aws missing maxSize", kind: "AWSMachinePool", patch: "spec: {maxSize: null}", want: "spec.maxSize"},
+		{name: "aws rootVolume smaller than 8GiB", kind: "AWSMachinePool", patch: "spec: {awsLaunchTemplate: {rootVolume: {size: 4}}}", want: "spec.awsLaunchTemplate.rootVolume.size"},
+		{name: "aws volume type outside enum", kind: "AWSMachinePool", patch: "spec: {awsLaunchTemplate: {rootVolume: {size: 20, type: floppy}}}", want: "spec.awsLaunchTemplate.rootVolume.type"},
+		{name: "aws availabilityZoneSubnetType outside enum", kind: "AWSMachinePool", patch: "spec: {availabilityZoneSubnetType: secret}", want: "spec.availabilityZoneSubnetType"},
+		{name: "aws minHealthyPercentage over 100", kind: "AWSMachinePool", patch: "spec: {refreshPreferences: {minHealthyPercentage: 101}}", want: "spec.refreshPreferences.minHealthyPercentage"},
+		{name: "aws onDemandPercentageAboveBaseCapacity over 100", kind: "AWSMachinePool", patch: "spec: {mixedInstancesPolicy: {instancesDistribution: {onDemandPercentageAboveBaseCapacity: 150}}}", want: "spec.mixedInstancesPolicy.instancesDistribution.onDemandPercentageAboveBaseCapacity"},
+		{name: "aws spot max price not a decimal", kind: "AWSMachinePool", patch: "spec: {awsLaunchTemplate: {spotMarketOptions: {maxPrice: cheap}}}", want: "spec.awsLaunchTemplate.spotMarketOptions.maxPrice"},
+		{name: "aws httpTokens outside enum", kind: "AWSMachinePool", patch: "spec: {awsLaunchTemplate: {instanceMetadataOptions: {httpTokens: sometimes}}}", want: "spec.awsLaunchTemplate.instanceMetadataOptions.httpTokens"},
+		{name: "aws empty providerIDList entry", kind: "AWSMachinePool", patch: `spec: {providerIDList: [""]}`, want: "spec.providerIDList[0]"},
+
+		// AWSManagedMachinePool.
+		{name: "eks valid", kind: "AWSManagedMachinePool"},
+		{name: "eks maxUnavailablePercentage 100 is valid", kind: "AWSManagedMachinePool", patch: "spec: {updateConfig: {maxUnavailablePercentage: 100}}"},
+		{name: "eks scaling minSize greater than maxSize", kind: "AWSManagedMachinePool", patch: "spec: {scaling: {minSize: 5, maxSize: 2}}", want: "spec.scaling.minSize"},
+		{name: "eks negative scaling minSize", kind: "AWSManagedMachinePool", patch: "spec: {scaling: {minSize: -1}}", want: "spec.scaling.minSize"},
+		{name: "eks maxUnavailable and maxUnavailablePercentage both set", kind: "AWSManagedMachinePool", patch: "spec: {updateConfig: {maxUnavailable: 1, maxUnavailablePercentage: 10}}", want: "spec.updateConfig.maxUnavailablePercentage"},
+		{name: "eks maxUnavailablePercentage over 100", kind: "AWSManagedMachinePool", patch: "spec: {updateConfig: {maxUnavailablePercentage: 101}}", want: "spec.updateConfig.maxUnavailablePercentage"},
+		{name: "eks maxUnavailable 0", kind: "AWSManagedMachinePool", patch: "spec: {updateConfig: {maxUnavailable: 0}}", want: "spec.updateConfig.maxUnavailable"},
+		{name: "eks taint effect in Kubernetes spelling", kind: "AWSManagedMachinePool", patch: "spec: {taints: [{key: dedicated, value: gpu, effect: NoSchedule}]}", want: "spec.taints[0].effect"},
+		{name: "eks capacityType outside enum", kind: "AWSManagedMachinePool", patch: "spec: {capacityType: reserved}", want: "spec.capacityType"},
+		{name: "eks amiType outside enum", kind: "AWSManagedMachinePool", patch: "spec: {amiType: WINDOWS_95}", want: "spec.amiType"},
+		{name: "eks diskSize 0", kind: "AWSManagedMachinePool", patch: "spec: {diskSize: 0}", want: "spec.diskSize"},
+		{name: "eks malformed amiVersion", kind: "AWSManagedMachinePool", patch: "spec: {amiVersion: latest}", want: "spec.amiVersion"},
+		{name: "eks changing eksNodegroupName", kind: "AWSManagedMachinePool", patch: "spec: {eksNodegroupName: ng-a}", update: "spec: {eksNodegroupName: ng-b}", want: "eksNodegroupName is immutable"},
+
+		// LocalMachinePool.
+		{name: "local valid", kind: "LocalMachinePool"},
+		{name: "local failureRate 0.05 is valid", kind: "LocalMachinePool", patch: `spec: {simulation: {failureRate: "0.05", bootDelay: 2s, bootJitter: 500ms}}`},
+		{name: "local failureRate 1 is valid", kind: "LocalMachinePool", patch: `spec: {simulation: {failureRate: "1"}}`},
+		{name: "local failureRate above 1", kind: "LocalMachinePool", patch: `spec: {simulation: {failureRate: "1.5"}}`, want: "spec.simulation.failureRate"},
+		{name: "local negative failureRate", kind: "LocalMachinePool", patch: `spec: {simulation: {failureRate: "-0.1"}}`, want: "spec.simulation.failureRate"},
+		{name: "local failureRate as a percentage", kind: "LocalMachinePool", patch: `spec: {simulation: {failureRate: "5%"}}`, want: "spec.simulation.failureRate"},
+		{name: "local maxSurge over 100%", kind: "LocalMachinePool", patch: strategy(`{maxSurge: "101%"}`), want: "spec.strategy.rollingUpdate.maxSurge"},
+		{name: "local both zero", kind: "LocalMachinePool", patch: strategy(`{maxSurge: "0%", maxUnavailable: 0}`), want: "maxSurge and maxUnavailable must not both be zero"},
+		{name: "local deletePolicy outside enum", kind: "LocalMachinePool", patch: strategy("{deletePolicy: oldest}"), want: "spec.strategy.rollingUpdate.deletePolicy"},
+		{name: "local empty zone", kind: "LocalMachinePool", patch: `spec: {template: {zones: [""]}}`, want: "spec.template.zones[0]"},
+		{name: "local empty providerIDList entry", kind: "LocalMachinePool", patch: `spec: {providerIDList: [""]}`, want: "spec.providerIDList[0]"},
+		{name: "local pool machine empty providerID", kind: "LocalMachinePoolMachine", patch: `spec: {providerID: ""}`, want: "spec.providerID"},
+
+		// KubeadmConfig.
+		{name: "kubeadm valid", kind: "KubeadmConfig"},
+		{name: "kubeadm contentFrom alone is valid", kind: "KubeadmConfig", patch: "spec: {files: [{path: /etc/x, contentFrom: {secret: {name: s, key: k}}}]}"},
+		{name: "kubeadm file with content and contentFrom", kind: "KubeadmConfig", patch: "spec: {files: [{path: /etc/x, content: a, contentFrom: {secret: {name: s, key: k}}}]}", want: "spec.files[0].contentFrom"},
+		{name: "kubeadm contentFrom without key", kind: "KubeadmConfig", patch: "spec: {files: [{path: /etc/x, contentFrom: {secret: {name: s}}}]}", want: "spec.files[0].contentFrom.secret.key"},
+		{name: "kubeadm file without path", kind: "KubeadmConfig", patch: "spec: {files: [{content: a}]}", want: "spec.files[0].path"},
+		{name: "kubeadm bad file encoding", kind: "KubeadmConfig", patch: "spec: {files: [{path: /etc/x, content: a, encoding: rot13}]}", want: "spec.files[0].encoding"},
+		{name: "kubeadm bad format", kind: "KubeadmConfig", patch: "spec: {format: yaml}", want: "spec.format"},
+		{name: "kubeadm bad taint effect", kind: "KubeadmConfig", patch: "spec: {joinConfiguration: {nodeRegistration: {taints: [{key: a, effect: Sometimes}]}}}", want: "spec.joinConfiguration.nodeRegistration.taints"},
+		{name: "kubeadm bad imagePullPolicy", kind: "KubeadmConfig", patch: "spec: {joinConfiguration: {nodeRegistration: {imagePullPolicy: Maybe}}}", want: "spec.joinConfiguration.nodeRegistration.imagePullPolicy"},
+		{name: "kubeadm discovery with bootstrapToken and file", kind: "KubeadmConfig", patch: "spec: {joinConfiguration: {discovery: {bootstrapToken: {token: abcdef.0123456789abcdef}, file: {kubeConfigPath: /k}}}}", want: "spec.joinConfiguration.discovery"},
+		{name: "kubeadm user with passwd and passwdFrom", kind: "KubeadmConfig", patch: "spec: {users: [{name: u, passwd: x, passwdFrom: {secret: {name: s, key: k}}}]}", want: "spec.users[0].passwdFrom"},
+		{name: "kubeadm negative verbosity", kind: "KubeadmConfig", patch: "spec: {verbosity: -1}", want: "spec.verbosity"},
+	}
+
+	ns := env.NewNamespace(t)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base, ok := bases[tt.kind]
+			if !ok {
+				t.Fatalf("no base object for kind %s", tt.kind)
+			}
+			obj := fromYAML(t, base)
+			obj.SetNamespace(ns)
+			obj.SetName(fmt.Sprintf("row-%d", i))
+			mergePatch(t, obj.Object, tt.patch)
+
+			err := env.Client.Create(ctx(), obj)
+			if tt.update != "" {
+				if err != nil {
+					t.Fatalf("creating the object to update: %v", err)
+				}
+				mergePatch(t, obj.Object, tt.update)
+				err = env.Client.Update(ctx(), obj)
+			}
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("want accepted, got: %v\nobject: %s", err, mustJSON(obj.Object))
+			case tt.want != "" && err == nil:
+				t.Fatalf("want refused with %q, got accepted\nobject: %s", tt.want, mustJSON(obj.Object))
+			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
+				t.Fatalf("want refusal containing %q, got: %v", tt.want, err)
+			case err != nil:
+				t.Logf("refused as expected: %v", err)
+			}
+		})
+	}
+}

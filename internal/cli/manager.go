@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+
+	"github.com/mpool-dev/mpool/internal/manager"
+)
+
+func newManagerCommand() *cobra.Command {
+	opts := manager.DefaultOptions()
+	var kubeconfig string
+	cmd := &cobra.Command{
+		Use:   "manager",
+		Short: "Run the mpool controllers against a management cluster",
+		Long: `Run the mpool controllers against a management cluster: in a Pod (in-cluster
+configuration) or from a workstation (--kubeconfig, $KUBECONFIG or ~/.kube/config).
+Run several replicas with --leader-elect for high availability.`,
+		Args: cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to the management cluster's kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
+	fs.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", opts.MetricsBindAddress, `Address of the Prometheus metrics endpoint; "0" disables it`)
+	fs.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", opts.HealthProbeBindAddress, `Address of /healthz and /readyz; "0" disables them`)
+	fs.BoolVar(&opts.LeaderElection, "leader-elect", false, "Elect a leader so that only one replica reconciles")
+	fs.StringVar(&opts.LeaderElectionID, "leader-election-id", opts.LeaderElectionID, "Name of the leader election Lease")
+	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the manager's namespace)")
+	fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "Objects of each kind reconciled at once")
+	fs.DurationVar(&opts.SyncPeriod, "sync-period", opts.SyncPeriod, "How often every object is reconciled even without changes")
+	fs.StringVar(&opts.LocalCloudURL, "local-cloud-url", "", "Endpoint of the simulated cloud for LocalMachinePools (empty: local provider off)")
+	gates := addGateFlags(fs)
+	logs := addLogFlags(fs)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if gates.envErr != nil {
+			return gates.envErr
+		}
+		logs.setup(os.Stderr)
+		cfg, err := loadConfig(kubeconfig)
+		if err != nil {
+			return err
+		}
+		opts.Gates = gates.gate
+		mgr, err := manager.New(cfg, opts)
+		if err != nil {
+			return err
+		}
+		ctrl.Log.WithName("setup").Info("Starting manager", "featureGates", fs.Lookup("feature-gates").Value.String())
+		return mgr.Start(ctrl.SetupSignalHandler())
+	}
+	return cmd
+}
+
+func loadConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := config.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("finding the management cluster (pass --kubeconfig): %w", err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mpool-dev/mpool/internal/localenv"
+)
+
+func newPrepareCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "prepare",
+		Short: "Build and cache kube-apiserver and etcd (done by `mpool up` on first use)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bins, err := localenv.EnsureBinaries(cmd.Context(), cmd.OutOrStdout())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "kube-apiserver: %s\netcd: %s\n", bins.APIServer, bins.Etcd)
+			return nil
+		},
+	}
+}

@@ -1,0 +1,68 @@
+// Package cli implements the mpool command line: `mpool up`, `mpool manager`
+// and the commands operators use every day.
+package cli
+
+import (
+	"flag"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.uber.org/zap/zapcore"
+	"k8s.io/component-base/featuregate"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/mpool-dev/mpool/internal/features"
+)
+
+// NewRootCommand returns the `mpool` command with every subcommand.
+func NewRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mpool",
+		Short: "mpool manages groups of machines as one Cluster API MachinePool",
+		Long: `mpool is a Cluster API compatible MachinePool system: the MachinePool API and
+controller, kubeadm bootstrap for pools, and infrastructure providers that delegate a
+pool to a cloud scale group or to a local simulated cloud.
+
+Start everything on this machine, with no cloud and no Docker:
+
+  mpool up`,
+		SilenceUsage: true,
+	}
+	root.AddCommand(newUpCommand(), newManagerCommand(), newPrepareCommand(), newVersionCommand())
+	return root
+}
+
+// gateFlags binds --feature-gates to a fresh gate whose defaults were first
+// set from the EXP_* environment variables, so the flag wins over the env.
+type gateFlags struct {
+	gate   featuregate.MutableFeatureGate
+	envErr error
+}
+
+func addGateFlags(fs *pflag.FlagSet) *gateFlags {
+	g := &gateFlags{gate: features.NewGate()}
+	g.envErr = features.ApplyEnv(g.gate, os.Getenv)
+	g.gate.AddFlag(fs)
+	return g
+}
+
+// logFlags binds the zap logging flags (--zap-log-level, --zap-devel, ...).
+type logFlags struct{ opts zap.Options }
+
+func addLogFlags(fs *pflag.FlagSet) *logFlags {
+	l := &logFlags{opts: zap.Options{TimeEncoder: zapcore.RFC3339NanoTimeEncoder}}
+	gfs := flag.NewFlagSet("zap", flag.ContinueOnError)
+	l.opts.BindFlags(gfs)
+	fs.AddGoFlagSet(gfs)
+	return l
+}
+
+// setup installs the global logger writing to w.
+func (l *logFlags) setup(w io.Writer) {
+	o := l.opts
+	o.DestWriter = w
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&o)))
+}

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/manager"
+)
+
+type upOptions struct {
+	dataDir     string
+	metricsAddr string
+	verbose     bool
+}
+
+func newUpCommand() *cobra.Command {
+	o := upOptions{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start mpool on this machine: control plane, CRDs and manager",
+		Long: `Start an embedded etcd and kube-apiserver (built from source on first use and
+cached), install mpool's CRDs, and run the manager in this process. It runs in the
+foreground until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
+Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
+		Args: cobra.NoArgs,
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "Directory for etcd data, certificates, kubeconfig and logs")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the manager's Prometheus metrics endpoint; "0" disables it`)
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "Write the manager's logs to the terminal instead of DATA_DIR/manager.log")
+	gates := addGateFlags(fs)
+	logs := addLogFlags(fs)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if gates.envErr != nil {
+			return gates.envErr
+		}
+		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		mo := manager.DefaultOptions()
+		mo.Gates = gates.gate
+		mo.MetricsBindAddress = o.metricsAddr
+		mo.HealthProbeBindAddress = "0"
+		return runUp(ctx, cmd.OutOrStdout(), o, mo, logs)
+	}
+	return cmd
+}
+
+// defaultDataDir is $XDG_STATE_HOME/mpool/up, else ~/.local/state/mpool/up,
+// else under the user cache directory.
+func defaultDataDir() string {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "mpool", "up")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "mpool", "up")
+	}
+	if d, err := localenv.CacheDir(); err == nil {
+		return filepath.Join(d, "up")
+	}
+	return filepath.Join(os.TempDir(), "mpool-up")
+}
+
+func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, logs *logFlags) error {
+	start := time.Now()
+	dir, err := filepath.Abs(o.dataDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating data directory %s: %w", dir, err)
+	}
+	fmt.Fprintf(out, "mpool: starting etcd and kube-apiserver %s (data in %s)\n", localenv.KubernetesVersion, dir)
+	cp, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Durable: true, Progress: out})
+	if err != nil {
+		return fmt.Errorf("starting the control plane: %w", err)
+	}
+	defer func() {
+		fmt.Fprintln(out, "mpool: stopping kube-apiserver and etcd")
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintf(out, "mpool: %v\n", err)
+		}
+	}()
+
+	crds, err := crd.CRDs()
+	if err != nil {
+		return err
+	}
+	cfg := cp.RESTConfig()
+	if err := localenv.InstallCRDs(ctx, cfg, crds); err != nil {
+		return fmt.Errorf("installing CRDs: %w", err)
+	}
+	kubeconfigPath := filepath.Join(dir, "kubeconfig")
+	kc, err := cp.Kubeconfig()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(kubeconfigPath, kc, 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", kubeconfigPath, err)
+	}
+
+	logPath := filepath.Join(dir, "manager.log")
+	if o.verbose {
+		logs.setup(os.Stderr)
+	} else {
+		lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", logPath, err)
+		}
+		defer lf.Close()
+		logs.setup(lf)
+	}
+
+	mgr, err := manager.New(cfg, mo)
+	if err != nil {
+		return err
+	}
+	mgrCtx, cancelMgr := context.WithCancel(ctx)
+	defer cancelMgr()
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(mgrCtx) }()
+	if !mgr.GetCache().WaitForCacheSync(mgrCtx) {
+		select {
+		case err := <-mgrDone:
+			return fmt.Errorf("the manager stopped while starting: %w", err)
+		default:
+			return errors.New("interrupted while the manager was starting")
+		}
+	}
+	ctrl.Log.WithName("up").Info("Manager started")
+
+	fmt.Fprintf(out, "mpool is ready in %s: export KUBECONFIG=%s\n", time.Since(start).Round(100*time.Millisecond), kubeconfigPath)
+	if !o.verbose {
+		fmt.Fprintf(out, "mpool: manager logs in %s; press Ctrl-C to stop\n", logPath)
+	}
+
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(out, "mpool: stopping the manager")
+		cancelMgr()
+		if err := <-mgrDone; err != nil {
+			return fmt.Errorf("stopping the manager: %w", err)
+		}
+		return nil
+	case err := <-mgrDone:
+		if err == nil {
+			err = errors.New("exited unexpectedly")
+		}
+		return fmt.Errorf("the manager stopped: %w", err)
+	}
+}

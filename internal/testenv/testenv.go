@@ -1,0 +1,135 @@
+// Package testenv runs one embedded control plane (etcd and a real
+// kube-apiserver, see internal/localenv) per test package, with mpool's CRDs
+// installed, and offers the small helpers integration tests share.
+//
+//	var env *testenv.Env
+//
+//	func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/localenv"
+	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
+)
+
+// Env is a running control plane with clients for it.
+type Env struct {
+	// Config is an admin (system:masters) client configuration.
+	Config *rest.Config
+	// Client is a controller-runtime client (no cache) with Scheme.
+	Client client.Client
+	// Scheme knows client-go's types and every mpool API group.
+	Scheme *runtime.Scheme
+	// Kubeconfig is an admin kubeconfig for this API server; tests use it
+	// as a workload cluster's <cluster>-kubeconfig Secret.
+	Kubeconfig []byte
+	// CAData is the cluster CA certificate (PEM).
+	CAData []byte
+	// ControlPlane is the running etcd and kube-apiserver.
+	ControlPlane *localenv.ControlPlane
+}
+
+// Start starts a control plane with mpool's CRDs installed.
+func Start(ctx context.Context) (*Env, error) {
+	cp, err := localenv.Start(ctx, localenv.Options{Progress: os.Stderr})
+	if err != nil {
+		return nil, err
+	}
+	env, err := newEnv(ctx, cp)
+	if err != nil {
+		_ = cp.Stop()
+		return nil, err
+	}
+	return env, nil
+}
+
+func newEnv(ctx context.Context, cp *localenv.ControlPlane) (*Env, error) {
+	cfg := cp.RESTConfig()
+	crds, err := crd.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	if err := localenv.InstallCRDs(ctx, cfg, crds); err != nil {
+		return nil, err
+	}
+	scheme, err := mpoolscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("creating a client: %w", err)
+	}
+	kc, err := cp.Kubeconfig()
+	if err != nil {
+		return nil, err
+	}
+	return &Env{Config: cfg, Client: cl, Scheme: scheme, Kubeconfig: kc, CAData: cp.CAData(), ControlPlane: cp}, nil
+}
+
+// Stop stops the control plane.
+func (e *Env) Stop() error { return e.ControlPlane.Stop() }
+
+// Run starts a control plane, stores it in *env, runs the package's tests and
+// stops it. It returns the exit code for os.Exit.
+func Run(m *testing.M, env **Env) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	e, err := Start(ctx)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: starting the control plane: %v\n", err)
+		return 1
+	}
+	*env = e
+	code := m.Run()
+	if err := e.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: stopping the control plane: %v\n", err)
+	}
+	return code
+}
+
+// NewNamespace creates a namespace with a random name for one test.
+// Namespaces are not deleted: no namespace controller runs to finalize them,
+// and each package's control plane is thrown away at the end.
+func (e *Env) NewNamespace(t testing.TB) string {
+	t.Helper()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "test-" + hex.EncodeToString(b)}}
+	if err := e.Client.Create(context.Background(), ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	return ns.Name
+}
+
+// Eventually polls cond every 50ms until it returns nil, failing t with the
+// last error once timeout has passed.
+func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
+)
+
+// buildMpool compiles ./cmd/mpool into a temporary directory.
+func buildMpool(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mpool")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/mpool-dev/mpool/cmd/mpool")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building mpool: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// upProcess is a running `mpool up`.
+type upProcess struct {
+	cmd        *exec.Cmd
+	lines      chan string
+	output     *strings.Builder
+	kubeconfig string
+}
+
+var readyLine = regexp.MustCompile(`ready.*export KUBECONFIG=(\S+)`)
+
+// startUp runs `mpool up` and waits for its ready line.
+func startUp(t *testing.T, bin string, args ...string) (*upProcess, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	cmd := exec.Command(bin, append([]string{"up"}, args...)...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = cmd.Stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting mpool up: %v", err)
+	}
+	p := &upProcess{cmd: cmd, lines: make(chan string, 1024), output: &strings.Builder{}}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	deadline := time.After(15 * time.Minute) // a cold machine builds kube-apiserver first
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("mpool up exited before it was ready:\n%s", p.output)
+			}
+			fmt.Fprintln(p.output, line)
+			if m := readyLine.FindStringSubmatch(line); m != nil {
+				p.kubeconfig = m[1]
+				go func() { // keep draining so the child never blocks on a full pipe
+					for l := range p.lines {
+						fmt.Fprintln(io.Discard, l)
+					}
+				}()
+				return p, time.Since(start)
+			}
+		case <-deadline:
+			t.Fatalf("mpool up not ready after 15 minutes:\n%s", p.output)
+		}
+	}
+}
+
+// stop sends SIGINT and waits for a clean exit.
+func (p *upProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("mpool up did not exit cleanly on SIGINT: %v\n%s", err, p.output)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("mpool up did not stop within 60s of SIGINT")
+	}
+}
+
+func (p *upProcess) client(t *testing.T) client.Client {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig)
+	if err != nil {
+		t.Fatalf("loading %s: %v", p.kubeconfig, err)
+	}
+	s, err := mpoolscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// applyExamples creates every object in examples/seeds/*.yaml (the seed
+// manifests with their ${VARS} filled) in namespace ns.
+func applyExamples(t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	files, err := filepath.Glob("../../examples/seeds/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no example manifests found: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+		for {
+			u := &unstructured.Unstructured{}
+			if err := dec.Decode(&u.Object); err == io.EOF {
+				break
+			} else if err != nil {
+				t.Fatalf("decoding %s: %v", f, err)
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			u.SetNamespace(ns)
+			if err := c.Create(context.Background(), u); err != nil {
+				t.Fatalf("applying %s %s from %s: %v", u.GetKind(), u.GetName(), f, err)
+			}
+		}
+	}
+}
+
+// TestUpKeepsObjectsAcrossRestarts is the README's run command end to end:
+// `mpool up` reaches ready, serves the MachinePool API, stops cleanly on
+// SIGINT, and a second start on the same --data-dir finds the objects again.
+func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
+	bin := buildMpool(t)
+	dataDir := t.TempDir()
+
+	up, took := startUp(t, bin, "--data-dir", dataDir)
+	t.Logf("first start ready in %s", took)
+	c := up.client(t)
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	mp := &corev1beta1.MachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "e2e", Name: "pool"},
+		Spec: corev1beta1.MachinePoolSpec{
+			ClusterName: "c1",
+			Replicas:    ptr.To[int32](2),
+			Template: corev1beta1.MachineTemplateSpec{Spec: corev1beta1.MachineSpec{
+				ClusterName:       "c1",
+				Bootstrap:         corev1beta1.Bootstrap{DataSecretName: ptr.To("")},
+				InfrastructureRef: corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "LocalMachinePool", Name: "pool"},
+				Version:           ptr.To("v1.37.1"),
+			}},
+		},
+	}
+	if err := c.Create(ctx, mp); err != nil {
+		t.Fatalf("creating a MachinePool: %v", err)
+	}
+	applyExamples(t, c, "e2e")
+	// `kubectl scale machinepool capz-mp-0 --replicas 3` goes through /scale.
+	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
+	azurePool := &corev1beta1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "e2e", Name: "capz-mp-0"}}
+	if err := c.SubResource("scale").Update(ctx, azurePool, client.WithSubResourceBody(scale)); err != nil {
+		t.Fatalf("scaling through /scale: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(azurePool), azurePool); err != nil || ptr.Deref(azurePool.Spec.Replicas, 0) != 3 {
+		t.Fatalf("after scaling to 3: replicas=%v err=%v", azurePool.Spec.Replicas, err)
+	}
+	up.stop(t)
+
+	up2, took := startUp(t, bin, "--data-dir", dataDir)
+	t.Logf("warm restart ready in %s", took)
+	got := &corev1beta1.MachinePool{}
+	if err := up2.client(t).Get(ctx, client.ObjectKeyFromObject(mp), got); err != nil {
+		t.Fatalf("the MachinePool did not survive a restart: %v", err)
+	}
+	if ptr.Deref(got.Spec.Replicas, 0) != 2 {
+		t.Errorf("replicas after restart = %v, want 2", got.Spec.Replicas)
+	}
+
+	// A second `mpool up` on the same data directory is refused clearly.
+	out, err := exec.Command(bin, "up", "--data-dir", dataDir).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "in use by another mpool process") {
+		t.Errorf("a second mpool up on the same data dir: err=%v, output:\n%s", err, out)
+	}
+	up2.stop(t)
+
+	if _, err := os.Stat(filepath.Join(dataDir, "kubeconfig")); err != nil {
+		t.Errorf("kubeconfig not written: %v", err)
+	}
+}
