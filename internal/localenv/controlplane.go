@@ -94,8 +94,29 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err := c.pki.ensure(); err != nil {
 		return nil, fmt.Errorf("creating certificates: %w", err)
 	}
-	if err := c.choosePorts(); err != nil {
+	// A port found free may be taken by another process before etcd or
+	// kube-apiserver binds it (parallel test packages do this); then pick
+	// fresh ports and try again.
+	for attempt := 1; ; attempt++ {
+		err = c.startProcesses(ctx, bins, opts)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+		fmt.Fprintf(opts.Progress, "a control-plane port was taken while starting; retrying with new ports\n")
+		c.stopProcesses()
+		_ = os.Remove(filepath.Join(c.dir, "ports.json"))
+	}
+	if err != nil {
 		return nil, err
+	}
+	return c, nil
+}
+
+// startProcesses picks ports and starts etcd, then kube-apiserver, waiting
+// for each to be ready.
+func (c *ControlPlane) startProcesses(ctx context.Context, bins Binaries, opts Options) (err error) {
+	if err := c.choosePorts(); err != nil {
+		return err
 	}
 
 	etcdArgs := []string{
@@ -113,10 +134,10 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		etcdArgs = append(etcdArgs, "--unsafe-no-fsync")
 	}
 	if c.etcd, err = startProcess(bins.Etcd, etcdArgs, filepath.Join(c.dir, "etcd.log")); err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.etcd.waitHTTP(ctx, c.EtcdURL()+"/health", nil, 30*time.Second); err != nil {
-		return nil, fmt.Errorf("waiting for etcd: %w", err)
+		return fmt.Errorf("waiting for etcd: %w", err)
 	}
 
 	apiArgs := []string{
@@ -146,16 +167,16 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}
 	apiArgs = append(apiArgs, opts.ExtraAPIServerArgs...)
 	if c.api, err = startProcess(bins.APIServer, apiArgs, filepath.Join(c.dir, "kube-apiserver.log")); err != nil {
-		return nil, err
+		return err
 	}
 	tlsCfg, err := c.adminTLS()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.api.waitHTTP(ctx, c.Host()+"/readyz", tlsCfg, opts.ReadyTimeout); err != nil {
-		return nil, fmt.Errorf("waiting for kube-apiserver: %w", err)
+		return fmt.Errorf("waiting for kube-apiserver: %w", err)
 	}
-	return c, nil
+	return nil
 }
 
 // choosePorts reuses the ports recorded in the data directory when they are
@@ -268,13 +289,7 @@ func (c *ControlPlane) adminTLS() (*tls.Config, error) {
 // Stop stops kube-apiserver, then etcd, and removes a temporary data
 // directory. It is safe to call more than once.
 func (c *ControlPlane) Stop() error {
-	var errs []error
-	for _, p := range []*process{c.api, c.etcd} {
-		if p != nil {
-			errs = append(errs, p.stop(15*time.Second))
-		}
-	}
-	c.api, c.etcd = nil, nil
+	errs := []error{c.stopProcesses()}
 	if c.unlock != nil {
 		c.unlock()
 		c.unlock = nil
@@ -282,6 +297,17 @@ func (c *ControlPlane) Stop() error {
 	if c.tempDir {
 		errs = append(errs, os.RemoveAll(c.dir))
 	}
+	return errors.Join(errs...)
+}
+
+func (c *ControlPlane) stopProcesses() error {
+	var errs []error
+	for _, p := range []*process{c.api, c.etcd} {
+		if p != nil {
+			errs = append(errs, p.stop(15*time.Second))
+		}
+	}
+	c.api, c.etcd = nil, nil
 	return errors.Join(errs...)
 }
 
@@ -329,7 +355,11 @@ func (p *process) waitHTTP(ctx context.Context, url string, tlsCfg *tls.Config, 
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				select {
+				case <-p.exited: // the answer came from another process on this port
+				default:
+					return nil
+				}
 			}
 		}
 		select {

@@ -29,7 +29,7 @@ import (
 )
 
 // buildMpool compiles ./cmd/mpool into a temporary directory.
-func buildMpool(t *testing.T) string {
+func buildMpool(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "mpool")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/mpool-dev/mpool/cmd/mpool")
@@ -50,7 +50,7 @@ type upProcess struct {
 var readyLine = regexp.MustCompile(`ready.*export KUBECONFIG=(\S+)`)
 
 // startUp runs `mpool up` and waits for its ready line.
-func startUp(t *testing.T, bin string, args ...string) (*upProcess, time.Duration) {
+func startUp(t testing.TB, bin string, args ...string) (*upProcess, time.Duration) {
 	t.Helper()
 	start := time.Now()
 	cmd := exec.Command(bin, append([]string{"up"}, args...)...)
@@ -95,7 +95,7 @@ func startUp(t *testing.T, bin string, args ...string) (*upProcess, time.Duratio
 }
 
 // stop sends SIGINT and waits for a clean exit.
-func (p *upProcess) stop(t *testing.T) {
+func (p *upProcess) stop(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func (p *upProcess) stop(t *testing.T) {
 	}
 }
 
-func (p *upProcess) client(t *testing.T) client.Client {
+func (p *upProcess) client(t testing.TB) client.Client {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", p.kubeconfig)
 	if err != nil {
