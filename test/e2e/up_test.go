@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,15 +29,38 @@ import (
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
 
-// buildMpool compiles ./cmd/mpool into a temporary directory.
+var (
+	buildOnce sync.Once
+	binDir    string
+	binPath   string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// buildMpool compiles ./cmd/mpool once per test run.
 func buildMpool(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "mpool")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/mpool-dev/mpool/cmd/mpool")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building mpool: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "mpool-e2e-"); buildErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "mpool")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/mpool-dev/mpool/cmd/mpool").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("building mpool: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	return binPath
 }
 
 // upProcess is a running `mpool up`.
