@@ -1,0 +1,104 @@
+package cloudsim
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// NewCommand returns `mpool cloud`: the simulated cloud as its own process,
+// so a manager can be killed and restarted while the cloud (and its booting
+// instances) keeps running. It serves until SIGINT or SIGTERM.
+func NewCommand() *cobra.Command {
+	var (
+		addr, dataDir    string
+		kubeconfigs      []string
+		seed             uint64
+		sim              = DefaultSimulation()
+		maxInstances     int
+		faults           Faults
+		heartbeat        time.Duration
+		nodeAgentWorkers int
+	)
+	cmd := &cobra.Command{
+		Use:   "cloud",
+		Short: "Run the simulated cloud (scale groups whose instances join clusters as Nodes)",
+		Long: `Run the simulated cloud on loopback until interrupted.
+
+Scale groups and their instances are kept in --data-dir and survive restarts.
+Booted instances read their bootstrap data (cloud-init with a kubeadm
+JoinConfiguration), check the API server's CA against caCertHashes,
+authenticate with the bootstrap token and register a Node with a heartbeat.
+No CSR signer runs, so the Node is registered with the credentials of a
+--kubeconfig whose server matches the join configuration's apiServerEndpoint
+(repeat the flag for several clusters).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var creds []*rest.Config
+			for _, path := range kubeconfigs {
+				b, err := os.ReadFile(path)
+				if err != nil {
+					return fmt.Errorf("reading kubeconfig: %w", err)
+				}
+				cfg, err := clientcmd.RESTConfigFromKubeConfig(b)
+				if err != nil {
+					return fmt.Errorf("loading kubeconfig %s: %w", path, err)
+				}
+				creds = append(creds, cfg)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			ctx = ctrllog.IntoContext(ctx, ctrllog.FromContext(ctx))
+			opts := Options{
+				Addr:              addr,
+				DataDir:           dataDir,
+				Seed:              seed,
+				DefaultSimulation: &sim,
+				MaxInstances:      maxInstances,
+				Faults:            faults,
+			}
+			opts.NodeAgent.Credentials = creds
+			opts.NodeAgent.HeartbeatInterval = heartbeat
+			opts.NodeAgent.Workers = nodeAgentWorkers
+			srv, err := Start(ctx, opts)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Simulated cloud listening on %s (data in %s)\n", srv.URL(), dataDir)
+			<-ctx.Done()
+			return srv.Stop()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&addr, "addr", "127.0.0.1:8790", "listen address")
+	f.StringVar(&dataDir, "data-dir", defaultDataDir(), "directory holding the cloud's state")
+	f.StringArrayVar(&kubeconfigs, "kubeconfig", nil, "node-agent credentials for a workload cluster (repeatable)")
+	f.Uint64Var(&seed, "seed", 0, "random seed for boot jitter, failures and faults (0: random)")
+	f.DurationVar(&sim.BootDelay, "boot-delay", sim.BootDelay, "default instance boot time")
+	f.DurationVar(&sim.BootJitter, "boot-jitter", sim.BootJitter, "default maximum deviation (±) from --boot-delay")
+	f.DurationVar(&sim.ProvisionDelay, "provision-delay", sim.ProvisionDelay, "default time an instance stays Creating")
+	f.DurationVar(&sim.DeleteDelay, "delete-delay", sim.DeleteDelay, "default time an instance stays Deleting")
+	f.Float64Var(&sim.FailureRate, "failure-rate", sim.FailureRate, "default probability that an instance fails to boot")
+	f.IntVar(&maxInstances, "max-instances", 0, "instance quota across all groups (0: unlimited)")
+	f.Float64Var(&faults.ThrottleRate, "throttle-rate", 0, "share of API requests answered 429 with Retry-After")
+	f.DurationVar(&faults.RetryAfter, "retry-after", time.Second, "Retry-After of throttled responses")
+	f.Float64Var(&faults.ErrorRate, "error-rate", 0, "share of API requests answered with a 5xx")
+	f.DurationVar(&faults.Latency, "latency", 0, "latency added to every API request")
+	f.DurationVar(&heartbeat, "heartbeat-interval", 10*time.Second, "node lease renewal interval")
+	f.IntVar(&nodeAgentWorkers, "join-workers", 16, "concurrent node joins")
+	return cmd
+}
+
+func defaultDataDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return d + "/mpool/cloud"
+	}
+	return ".mpool-cloud"
+}

@@ -1,0 +1,231 @@
+package cloudsim
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
+)
+
+// Faults are the fault injection switches of a Server. They apply to every
+// face's cloud API requests (not to admin endpoints), at the wire: a faulted
+// request never reaches the core. Rates are probabilities in [0, 1], drawn
+// from the cloud's seeded random numbers.
+type Faults struct {
+	// ThrottleRate is the share of requests answered 429 Too Many Requests
+	// with a Retry-After header.
+	ThrottleRate float64
+	// RetryAfter is the Retry-After of throttled responses (default 1s;
+	// rounded up to whole seconds on the wire).
+	RetryAfter time.Duration
+	// ErrorRate is the share of requests answered with a 5xx.
+	ErrorRate float64
+	// Latency is added to every request.
+	Latency time.Duration
+}
+
+func (f Faults) validate() error {
+	if f.ThrottleRate < 0 || f.ThrottleRate > 1 || f.ErrorRate < 0 || f.ErrorRate > 1 {
+		return invalidf("fault rates must be within [0, 1]")
+	}
+	if f.RetryAfter < 0 || f.Latency < 0 {
+		return invalidf("fault durations must not be negative")
+	}
+	return nil
+}
+
+// Stats are request counters by operation and status code.
+type Stats struct {
+	// Requests are sorted by operation, then status.
+	Requests []RequestCount
+}
+
+// RequestCount is the number of requests of one operation answered with one
+// status code.
+type RequestCount struct {
+	Operation string
+	Status    int
+	Count     int64
+}
+
+// Count returns the number of requests of op (all statuses).
+func (s Stats) Count(op string) int64 {
+	var n int64
+	for _, r := range s.Requests {
+		if r.Operation == op {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+// CountStatus returns the number of requests of op answered with status.
+func (s Stats) CountStatus(op string, status int) int64 {
+	for _, r := range s.Requests {
+		if r.Operation == op && r.Status == status {
+			return r.Count
+		}
+	}
+	return 0
+}
+
+// Total returns the number of requests counted.
+func (s Stats) Total() int64 {
+	var n int64
+	for _, r := range s.Requests {
+		n += r.Count
+	}
+	return n
+}
+
+type statKey struct {
+	op     string
+	status int
+}
+
+// injector counts requests and injects faults; faces wrap their handlers
+// with it.
+type injector struct {
+	clock clock.WithTicker
+
+	mu     sync.Mutex
+	faults Faults
+	rng    *rand.Rand
+	stats  map[statKey]int64
+}
+
+func newInjector(clk clock.WithTicker, seed uint64, f Faults) *injector {
+	return &injector{clock: clk, faults: f, rng: rand.New(rand.NewPCG(seed^0x5eed, seed)), stats: map[statKey]int64{}}
+}
+
+func (in *injector) set(f Faults) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	in.mu.Lock()
+	in.faults = f
+	in.mu.Unlock()
+	return nil
+}
+
+func (in *injector) get() Faults {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.faults
+}
+
+func (in *injector) snapshot() Stats {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	s := Stats{Requests: make([]RequestCount, 0, len(in.stats))}
+	for k, v := range in.stats {
+		s.Requests = append(s.Requests, RequestCount{Operation: k.op, Status: k.status, Count: v})
+	}
+	sort.Slice(s.Requests, func(i, j int) bool {
+		a, b := s.Requests[i], s.Requests[j]
+		if a.Operation != b.Operation {
+			return a.Operation < b.Operation
+		}
+		return a.Status < b.Status
+	})
+	return s
+}
+
+func (in *injector) reset() {
+	in.mu.Lock()
+	in.stats = map[statKey]int64{}
+	in.mu.Unlock()
+}
+
+func (in *injector) count(op string, status int) {
+	in.mu.Lock()
+	in.stats[statKey{op, status}]++
+	in.mu.Unlock()
+}
+
+// decision is what the injector does to one request.
+type decision struct {
+	latency    time.Duration
+	throttle   bool
+	retryAfter time.Duration
+	errStatus  int
+}
+
+func (in *injector) decide() decision {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	f := in.faults
+	d := decision{latency: f.Latency}
+	if f.ThrottleRate > 0 && in.rng.Float64() < f.ThrottleRate {
+		d.throttle = true
+		d.retryAfter = f.RetryAfter
+		if d.retryAfter <= 0 {
+			d.retryAfter = time.Second
+		}
+		return d
+	}
+	if f.ErrorRate > 0 && in.rng.Float64() < f.ErrorRate {
+		d.errStatus = []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable}[in.rng.IntN(3)]
+	}
+	return d
+}
+
+// faultWriter answers a faulted request in a face's error format.
+type faultWriter func(w http.ResponseWriter, status int, code, message string)
+
+// wrap counts op's requests by final status and injects faults before h.
+func (in *injector) wrap(op string, writeErr faultWriter, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() { in.count(op, rec.status) }()
+		d := in.decide()
+		if d.latency > 0 {
+			t := in.clock.NewTimer(d.latency)
+			select {
+			case <-t.C():
+			case <-r.Context().Done():
+				t.Stop()
+				rec.status = 499 // client closed request
+				return
+			}
+		}
+		switch {
+		case d.throttle:
+			secs := int(math.Ceil(d.retryAfter.Seconds()))
+			rec.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeErr(rec, http.StatusTooManyRequests, "TooManyRequests", fmt.Sprintf("Rate limit exceeded (simulated); retry after %ds", secs))
+		case d.errStatus != 0:
+			code := "InternalServerError"
+			if d.errStatus == http.StatusServiceUnavailable {
+				code = "ServiceUnavailable"
+			}
+			writeErr(rec, d.errStatus, code, "Simulated server error")
+		default:
+			h(rec, r)
+		}
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status      int
+	wroteHeader bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wroteHeader {
+		s.status, s.wroteHeader = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wroteHeader = true
+	return s.ResponseWriter.Write(b)
+}

@@ -1,0 +1,56 @@
+package jointest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+)
+
+// BenchmarkJoin1000 measures 1,000 instances booting at once (zero boot
+// delay) until every one has registered its Node and Lease with the real API
+// server: token discovery, CA check, SelfSubjectReview, Node and Lease.
+func BenchmarkJoin1000(b *testing.B) {
+	ctx := context.Background()
+	token := createToken(b, time.Now().Add(time.Hour))
+	opts := cloudsim.Options{DefaultSimulation: &cloudsim.Simulation{}}
+	opts.NodeAgent.Credentials = []*rest.Config{env.Config}
+	srv, err := cloudsim.Start(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Stop()
+	data := cloudInit("kubeadm.k8s.io/v1beta3", token, caHash(b))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		group := fmt.Sprintf("bench-%d", i)
+		start := time.Now()
+		if _, err := srv.Cloud().ApplyGroup(group, cloudsim.GroupSpec{Capacity: 1000, Model: cloudsim.Model{CustomData: data}}); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			g, err := srv.Cloud().GetGroup(group)
+			if err != nil {
+				b.Fatal(err)
+			}
+			joined := 0
+			for _, in := range g.Instances {
+				switch in.Join {
+				case cloudsim.JoinJoined:
+					joined++
+				case cloudsim.JoinFailed:
+					b.Fatalf("instance %s failed to join: %s", in.ID, in.Message)
+				}
+			}
+			if joined == 1000 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/1000-joins")
+	}
+}

@@ -1,0 +1,494 @@
+// Package nodeagent is what runs inside a simulated VM once it has booted: it
+// reads the instance's bootstrap data as cloud-init would, performs kubeadm's
+// token discovery (check the API server's CA against caCertHashes,
+// authenticate with the bootstrap token) and then registers a Node and keeps
+// its Lease fresh, kwok-style.
+//
+// # Identity
+//
+// A real kubelet uses the bootstrap token only to obtain a client certificate
+// through a CertificateSigningRequest; no CSR signer runs for the simulated
+// cloud's clusters. The node agent therefore checks the token exactly as
+// kubeadm does (a SelfSubjectReview with it as bearer token: a wrong or
+// expired token is refused and the instance never joins) and then acts as the
+// kubelet's identity with credentials the cloud is configured with, one
+// kubeconfig per workload API server (Options.Credentials). Those credentials
+// must allow creating and patching Nodes (and their status) and Leases in
+// kube-node-lease.
+//
+// # Cost
+//
+// Joins run on a bounded worker pool with one shared client per API server
+// and one shared TLS transport per API server and CA; no informer is started.
+// A join costs three requests (SelfSubjectReview, Node create with status,
+// Lease create). Lease renewals are spread with jitter and capped at
+// Options.MaxHeartbeatQPS, lengthening the interval for very large pools.
+//
+// The agent never logs bootstrap data or tokens.
+package nodeagent
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+)
+
+// Options configure the node agent.
+type Options struct {
+	// Credentials are the node agent's identities, one per workload API
+	// server; an instance joins the server whose address matches its join
+	// configuration's apiServerEndpoint.
+	Credentials []*rest.Config
+	// Workers bounds concurrent joins (default 16).
+	Workers int
+	// QPS and Burst limit each API server client (defaults 500 and 1000).
+	QPS   float32
+	Burst int
+	// HeartbeatInterval is how often a Node's Lease is renewed (default 10s).
+	HeartbeatInterval time.Duration
+	// MaxHeartbeatQPS caps Lease renewals per second across all Nodes
+	// (default 100); with more Nodes the interval grows.
+	MaxHeartbeatQPS float64
+	// AuthAttempts is how often a token the API server refuses (401) is tried
+	// before the instance gives up (default 5): the token may be created just
+	// after the instance boots.
+	AuthAttempts int
+	// RetryBackoff is the first retry delay, doubled per attempt up to
+	// MaxRetryBackoff (defaults 1s and 30s).
+	RetryBackoff    time.Duration
+	MaxRetryBackoff time.Duration
+	// JoinTimeout is how long an instance keeps retrying transient failures
+	// before it gives up, like kubeadm's discovery timeout (default 5m).
+	JoinTimeout time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
+	if o.QPS == 0 {
+		o.QPS = 500
+	}
+	if o.Burst == 0 {
+		o.Burst = 1000
+	}
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = 10 * time.Second
+	}
+	if o.MaxHeartbeatQPS <= 0 {
+		o.MaxHeartbeatQPS = 100
+	}
+	if o.AuthAttempts <= 0 {
+		o.AuthAttempts = 5
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = time.Second
+	}
+	if o.MaxRetryBackoff <= 0 {
+		o.MaxRetryBackoff = 30 * time.Second
+	}
+	if o.JoinTimeout <= 0 {
+		o.JoinTimeout = 5 * time.Minute
+	}
+}
+
+// Instance is a booted VM as the node agent sees it.
+type Instance struct {
+	// Key identifies the instance: "<group>/<id>".
+	Key        string
+	ID         string
+	Hostname   string
+	PrivateIP  string
+	Zone       string
+	ProviderID string
+	// InstanceType and Image come from the instance's model.
+	InstanceType string
+	Image        string
+	// KubeletVersion, CPU and Memory are what the Node reports.
+	KubeletVersion string
+	CPU            string
+	Memory         string
+	// CustomData is the bootstrap data the VM was created with.
+	CustomData []byte
+	// Joined is set when the instance already joined (before a restart of
+	// the cloud): the agent only resumes its heartbeat.
+	Joined   bool
+	NodeName string
+	Endpoint string
+}
+
+// Phase is an instance's join progress.
+type Phase string
+
+// Phases.
+const (
+	PhaseJoining    Phase = "Joining"
+	PhaseJoined     Phase = "Joined"
+	PhaseJoinFailed Phase = "JoinFailed"
+)
+
+// Result reports an instance's join progress to the cloud.
+type Result struct {
+	Key      string
+	Phase    Phase
+	NodeName string
+	// Endpoint is the normalized API server address the Node registered with.
+	Endpoint string
+	// Message says why the instance has not joined (empty once joined).
+	Message string
+}
+
+// Agent joins booted instances and heartbeats their Nodes.
+type Agent struct {
+	opts   Options
+	clock  clock.WithTicker
+	report func(Result)
+	log    logr.Logger
+
+	creds map[string]*rest.Config // by normalized endpoint
+	queue workqueue.TypedDelayingInterface[task]
+	beatC chan *beat
+
+	mu          sync.Mutex
+	rng         *rand.Rand
+	jobs        map[string]*job
+	powerOffs   map[string]*powerOff
+	beats       map[string]*beat
+	clients     map[string]kubernetes.Interface
+	chains      map[string]*chainEntry
+	authClients map[string]*http.Client
+}
+
+type taskKind int
+
+const (
+	taskJoin taskKind = iota
+	taskPowerOff
+)
+
+type task struct {
+	kind taskKind
+	key  string
+}
+
+type job struct {
+	inst         Instance
+	started      time.Time
+	attempts     int
+	authFailures int
+}
+
+type powerOff struct {
+	endpoint, nodeName string
+	attempts           int
+}
+
+type beat struct {
+	key, endpoint, nodeName string
+	next                    time.Time
+}
+
+// New returns an agent that reports progress through report. Call Run to
+// start it.
+func New(opts Options, clk clock.WithTicker, report func(Result)) (*Agent, error) {
+	opts.defaults()
+	a := &Agent{
+		opts:        opts,
+		clock:       clk,
+		report:      report,
+		log:         logr.Discard(),
+		creds:       map[string]*rest.Config{},
+		queue:       workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[task]{Clock: clk}),
+		beatC:       make(chan *beat, 1024),
+		rng:         rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		jobs:        map[string]*job{},
+		powerOffs:   map[string]*powerOff{},
+		beats:       map[string]*beat{},
+		clients:     map[string]kubernetes.Interface{},
+		chains:      map[string]*chainEntry{},
+		authClients: map[string]*http.Client{},
+	}
+	for _, c := range opts.Credentials {
+		ep, err := NormalizeEndpoint(c.Host)
+		if err != nil {
+			return nil, fmt.Errorf("node-agent credentials for %q: %w", c.Host, err)
+		}
+		a.creds[ep] = c
+	}
+	return a, nil
+}
+
+// Run runs the join workers and the heartbeat loop until ctx is cancelled.
+func (a *Agent) Run(ctx context.Context) {
+	a.log = logr.FromContextOrDiscard(ctx).WithName("node-agent")
+	var wg sync.WaitGroup
+	for range a.opts.Workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.worker(ctx) }()
+	}
+	for range max(2, a.opts.Workers/4) {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.beatWorker(ctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); a.heartbeatLoop(ctx) }()
+	<-ctx.Done()
+	a.queue.ShutDown()
+	wg.Wait()
+}
+
+// Boot starts joining a booted instance, or resumes its heartbeat when it
+// had already joined.
+func (a *Agent) Boot(inst Instance) {
+	a.mu.Lock()
+	delete(a.powerOffs, inst.Key)
+	a.jobs[inst.Key] = &job{inst: inst}
+	a.mu.Unlock()
+	a.queue.Add(task{taskJoin, inst.Key})
+}
+
+// PowerOff stops an instance like a powered-off VM: its join is abandoned,
+// its heartbeat stops and its Node is marked NotReady (as the node lifecycle
+// controller would once the Lease expires; none runs here). The Node object
+// itself is left for its owner to delete.
+func (a *Agent) PowerOff(inst Instance) {
+	a.mu.Lock()
+	delete(a.jobs, inst.Key)
+	po := &powerOff{endpoint: inst.Endpoint, nodeName: inst.NodeName}
+	if b := a.beats[inst.Key]; b != nil {
+		po.endpoint, po.nodeName = b.endpoint, b.nodeName
+		delete(a.beats, inst.Key)
+	}
+	if po.nodeName == "" || po.endpoint == "" {
+		a.mu.Unlock()
+		return
+	}
+	a.powerOffs[inst.Key] = po
+	a.mu.Unlock()
+	a.queue.Add(task{taskPowerOff, inst.Key})
+}
+
+// Heartbeats returns the number of Nodes the agent keeps alive.
+func (a *Agent) Heartbeats() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.beats)
+}
+
+func (a *Agent) worker(ctx context.Context) {
+	for {
+		t, shutdown := a.queue.Get()
+		if shutdown {
+			return
+		}
+		switch t.kind {
+		case taskJoin:
+			a.processJoin(ctx, t.key)
+		case taskPowerOff:
+			a.processPowerOff(ctx, t.key)
+		}
+		a.queue.Done(t)
+	}
+}
+
+func (a *Agent) backoff(attempts int) time.Duration {
+	d := a.opts.RetryBackoff
+	for i := 1; i < attempts && d < a.opts.MaxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, a.opts.MaxRetryBackoff)
+}
+
+func (a *Agent) processPowerOff(ctx context.Context, key string) {
+	a.mu.Lock()
+	po := a.powerOffs[key]
+	a.mu.Unlock()
+	if po == nil {
+		return
+	}
+	err := a.markNotReady(ctx, po.endpoint, po.nodeName)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.powerOffs[key] != po {
+		return
+	}
+	if err != nil && po.attempts < 10 {
+		po.attempts++
+		a.log.V(1).Info("Marking a powered-off node NotReady failed, retrying", "node", po.nodeName, "err", err.Error())
+		a.queue.AddAfter(task{taskPowerOff, key}, a.backoff(po.attempts))
+		return
+	}
+	delete(a.powerOffs, key)
+}
+
+// processJoin makes one join attempt and schedules the next one if needed.
+func (a *Agent) processJoin(ctx context.Context, key string) {
+	a.mu.Lock()
+	j := a.jobs[key]
+	a.mu.Unlock()
+	if j == nil {
+		return
+	}
+	now := a.clock.Now()
+	if j.started.IsZero() {
+		j.started = now
+	}
+	j.attempts++
+	nodeName, endpoint, err := a.join(ctx, j)
+	if err == nil {
+		a.mu.Lock()
+		if a.jobs[key] != j {
+			// Powered off while joining: the VM is gone, the Node must not
+			// stay Ready.
+			a.mu.Unlock()
+			if err := a.markNotReady(ctx, endpoint, nodeName); err != nil {
+				a.log.V(1).Info("Marking a powered-off node NotReady failed", "node", nodeName, "err", err.Error())
+			}
+			return
+		}
+		delete(a.jobs, key)
+		a.beats[key] = &beat{key: key, endpoint: endpoint, nodeName: nodeName, next: now.Add(a.jitter(a.interval()))}
+		a.mu.Unlock()
+		a.report(Result{Key: key, Phase: PhaseJoined, NodeName: nodeName, Endpoint: endpoint})
+		return
+	}
+
+	je := asJoinError(err)
+	var msg string
+	retry := false
+	switch {
+	case je.permanent:
+		msg = je.Error()
+	case je.unauthorized:
+		j.authFailures++
+		msg = je.Error()
+		retry = j.authFailures < a.opts.AuthAttempts
+	case now.Sub(j.started) >= a.opts.JoinTimeout:
+		msg = fmt.Sprintf("Timed out joining after %s: %s", a.opts.JoinTimeout, je.Error())
+	default:
+		msg = je.Error()
+		retry = true
+	}
+	a.mu.Lock()
+	current := a.jobs[key] == j
+	if current && !retry {
+		delete(a.jobs, key)
+	}
+	a.mu.Unlock()
+	if !current {
+		return
+	}
+	if retry {
+		a.report(Result{Key: key, Phase: PhaseJoining, Message: "Not joined yet: " + msg})
+		a.queue.AddAfter(task{taskJoin, key}, a.backoff(j.attempts))
+		return
+	}
+	a.log.Info("Instance will not join the cluster", "instance", key, "reason", msg)
+	a.report(Result{Key: key, Phase: PhaseJoinFailed, Message: msg})
+}
+
+// interval is the effective heartbeat interval for the current number of
+// Nodes. Callers hold a.mu.
+func (a *Agent) interval() time.Duration {
+	perQPS := time.Duration(float64(len(a.beats)) / a.opts.MaxHeartbeatQPS * float64(time.Second))
+	return max(a.opts.HeartbeatInterval, perQPS)
+}
+
+// jitter returns d ± 10%. Callers hold a.mu.
+func (a *Agent) jitter(d time.Duration) time.Duration {
+	return d - d/10 + time.Duration(a.rng.Int64N(int64(d/5)+1))
+}
+
+// heartbeatLoop hands due Lease renewals to the beat workers once a second.
+func (a *Agent) heartbeatLoop(ctx context.Context) {
+	t := a.clock.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		now := a.clock.Now()
+		a.mu.Lock()
+		iv := a.interval()
+		var due []*beat
+		for _, b := range a.beats {
+			if !now.Before(b.next) {
+				b.next = now.Add(a.jitter(iv))
+				due = append(due, b)
+			}
+		}
+		a.mu.Unlock()
+		for _, b := range due {
+			select {
+			case a.beatC <- b:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func (a *Agent) beatWorker(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case b := <-a.beatC:
+			a.mu.Lock()
+			alive := a.beats[b.key] == b
+			lease := a.leaseDuration()
+			a.mu.Unlock()
+			if !alive {
+				continue
+			}
+			if err := a.renewLease(ctx, b.endpoint, b.nodeName, lease); err != nil && ctx.Err() == nil {
+				a.log.V(1).Info("Renewing a node lease failed", "node", b.nodeName, "err", err.Error())
+			}
+		}
+	}
+}
+
+// leaseDuration is 4× the heartbeat interval, at least 40s (the kubelet's
+// default). Callers hold a.mu.
+func (a *Agent) leaseDuration() int32 {
+	return int32(max(40*time.Second, 4*a.interval()) / time.Second)
+}
+
+// NormalizeEndpoint turns an API server address (host:port, a URL, or a
+// bare host) into host:port, with port 443 by default and "localhost" as
+// 127.0.0.1, so a join configuration's apiServerEndpoint matches a
+// kubeconfig's server.
+func NormalizeEndpoint(s string) (string, error) {
+	if !strings.Contains(s, "://") {
+		s = "https://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", fmt.Errorf("parsing API server address: %w", err)
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		return "", fmt.Errorf("API server address %q has no host", s)
+	}
+	if port == "" {
+		port = "443"
+	}
+	if host == "localhost" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}

@@ -1,0 +1,298 @@
+// Package local implements scalegroup.ScaleGroup for the simulated cloud
+// (internal/cloudsim): a plain HTTP client of its JSON face (package
+// localapi), talking real HTTP over loopback. It is a real provider, not a
+// test double: the infra pool engine drives LocalMachinePools through it
+// exactly as it drives Azure and AWS.
+//
+// # Model.Extra keys
+//
+// The simulated cloud reads these keys of scalegroup.Model.Extra:
+//
+//   - "version": the kubelet version simulated Nodes report (e.g. v1.31.2).
+//   - "cpu", "memory": the Nodes' capacity (resource quantities).
+//
+// These keys are not sent as part of the model; they set the group's
+// simulation knobs instead (Go duration strings and a float):
+//
+//   - ExtraBootDelay ("cloudsim.bootDelay"), ExtraBootJitter
+//     ("cloudsim.bootJitter"), ExtraProvisionDelay, ExtraDeleteDelay,
+//     ExtraFailureRate ("cloudsim.failureRate").
+//
+// # Errors
+//
+// HTTP statuses map onto scalegroup's typed errors: 404 → NotFound (except
+// for DeleteInstances and Delete, where a missing group is success), 429 →
+// Throttled with the Retry-After header, 409 QuotaExceeded → QuotaExceeded,
+// other 409 → Transient, 400 → Invalid, 5xx and network errors → Transient.
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// ProviderName labels the local provider in metrics and provider IDs.
+const ProviderName = "local"
+
+// Model.Extra keys that set simulation knobs rather than model fields.
+const (
+	ExtraProvisionDelay = "cloudsim.provisionDelay"
+	ExtraBootDelay      = "cloudsim.bootDelay"
+	ExtraBootJitter     = "cloudsim.bootJitter"
+	ExtraDeleteDelay    = "cloudsim.deleteDelay"
+	ExtraFailureRate    = "cloudsim.failureRate"
+)
+
+// Options configure a Client.
+type Options struct {
+	// HTTPClient is used for requests (default: a client with a 30s timeout
+	// and a connection pool sized for concurrent reconciles).
+	HTTPClient *http.Client
+}
+
+// Client is a scalegroup.ScaleGroup backed by the simulated cloud at a base
+// URL.
+type Client struct {
+	base string
+	http *http.Client
+}
+
+var _ scalegroup.ScaleGroup = (*Client)(nil)
+
+// New returns a client for the simulated cloud at baseURL (e.g.
+// http://127.0.0.1:8790).
+func New(baseURL string, opts Options) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("invalid simulated cloud URL %q", baseURL)
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = &http.Client{
+			Timeout:   30 * time.Second,
+			Transport: &http.Transport{MaxIdleConnsPerHost: 32, IdleConnTimeout: 90 * time.Second},
+		}
+	}
+	return &Client{base: strings.TrimRight(baseURL, "/"), http: hc}, nil
+}
+
+// Get implements scalegroup.ScaleGroup.
+func (c *Client) Get(ctx context.Context, name string) (*scalegroup.Group, error) {
+	var g localapi.Group
+	if err := c.do(ctx, http.MethodGet, groupPath(name), nil, &g); err != nil {
+		return nil, fmt.Errorf("getting scale group %s: %w", name, err)
+	}
+	return fromLocalGroup(&g), nil
+}
+
+// Apply implements scalegroup.ScaleGroup.
+func (c *Client) Apply(ctx context.Context, name string, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
+	body, err := toLocalSpec(spec)
+	if err != nil {
+		return nil, fmt.Errorf("applying scale group %s: %w", name, err)
+	}
+	var g localapi.Group
+	if err := c.do(ctx, http.MethodPut, groupPath(name), body, &g); err != nil {
+		return nil, fmt.Errorf("applying scale group %s: %w", name, err)
+	}
+	return fromLocalGroup(&g), nil
+}
+
+// DeleteInstances implements scalegroup.ScaleGroup.
+func (c *Client) DeleteInstances(ctx context.Context, name string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := c.do(ctx, http.MethodPost, groupPath(name)+"/deleteInstances", localapi.DeleteInstancesRequest{IDs: ids}, nil)
+	if err != nil && !scalegroup.IsNotFound(err) {
+		return fmt.Errorf("deleting instances %v of scale group %s: %w", ids, name, err)
+	}
+	return nil
+}
+
+// Delete implements scalegroup.ScaleGroup.
+func (c *Client) Delete(ctx context.Context, name string) error {
+	err := c.do(ctx, http.MethodDelete, groupPath(name), nil, nil)
+	if err != nil && !scalegroup.IsNotFound(err) {
+		return fmt.Errorf("deleting scale group %s: %w", name, err)
+	}
+	return nil
+}
+
+func groupPath(name string) string { return "/v1/groups/" + url.PathEscape(name) }
+
+// do sends one request and decodes a 2xx response into out; other
+// responses become typed errors.
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encoding request: %w", err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return fmt.Errorf("building request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return scalegroup.NewTransient("request to the simulated cloud failed", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return scalegroup.NewTransient("reading the simulated cloud's response", err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if out == nil {
+			return nil
+		}
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("decoding the simulated cloud's response: %w", err)
+		}
+		return nil
+	}
+	return responseError(resp, data)
+}
+
+// responseError maps an error response onto scalegroup's typed errors.
+func responseError(resp *http.Response, data []byte) error {
+	var er localapi.ErrorResponse
+	_ = json.Unmarshal(data, &er)
+	msg := er.Error.Message
+	if msg == "" {
+		msg = strings.TrimSpace(string(data))
+	}
+	msg = fmt.Sprintf("%s: %s", resp.Status, msg)
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return &scalegroup.Error{Reason: scalegroup.ReasonNotFound, Message: msg}
+	case resp.StatusCode == http.StatusTooManyRequests:
+		return scalegroup.NewThrottled(msg, retryAfter(resp.Header.Get("Retry-After")))
+	case resp.StatusCode == http.StatusConflict && er.Error.Code == localapi.CodeQuotaExceeded:
+		return scalegroup.NewQuotaExceeded(msg)
+	case resp.StatusCode == http.StatusConflict:
+		return scalegroup.NewTransient(msg, nil)
+	case resp.StatusCode == http.StatusBadRequest:
+		return scalegroup.NewInvalid(msg)
+	case resp.StatusCode >= 500:
+		return &scalegroup.Error{Reason: scalegroup.ReasonTransient, Message: msg, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+	default:
+		return errors.New(msg)
+	}
+}
+
+// retryAfter parses a Retry-After header: delay-seconds or an HTTP date
+// (relative to the wall clock: the header is the cloud's wall-clock promise).
+func retryAfter(h string) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+func toLocalSpec(spec scalegroup.GroupSpec) (*localapi.GroupSpec, error) {
+	m := spec.Model
+	out := &localapi.GroupSpec{
+		Capacity:  spec.Capacity,
+		ModelHash: spec.ModelHash,
+		Model: localapi.Model{
+			InstanceType: m.InstanceType,
+			Image:        m.Image,
+			Zones:        m.Zones,
+			CustomData:   m.CustomData,
+			Tags:         m.Tags,
+		},
+	}
+	var sim localapi.Simulation
+	simSet := false
+	for k, v := range m.Extra {
+		var dst **metav1.Duration
+		switch k {
+		case ExtraProvisionDelay:
+			dst = &sim.ProvisionDelay
+		case ExtraBootDelay:
+			dst = &sim.BootDelay
+		case ExtraBootJitter:
+			dst = &sim.BootJitter
+		case ExtraDeleteDelay:
+			dst = &sim.DeleteDelay
+		case ExtraFailureRate:
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, scalegroup.NewInvalid(fmt.Sprintf("model extra %s: %v", k, err))
+			}
+			sim.FailureRate, simSet = &f, true
+			continue
+		default:
+			if out.Model.Extra == nil {
+				out.Model.Extra = map[string]string{}
+			}
+			out.Model.Extra[k] = v
+			continue
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, scalegroup.NewInvalid(fmt.Sprintf("model extra %s: %v", k, err))
+		}
+		*dst, simSet = &metav1.Duration{Duration: d}, true
+	}
+	if simSet {
+		out.Simulation = &sim
+	}
+	return out, nil
+}
+
+func fromLocalGroup(g *localapi.Group) *scalegroup.Group {
+	out := &scalegroup.Group{
+		Name:      g.Name,
+		Capacity:  g.Capacity,
+		ModelHash: g.ModelHash,
+		Instances: make([]scalegroup.Instance, len(g.Instances)),
+	}
+	if op := g.Operation; op != nil {
+		out.Operation = &scalegroup.Operation{ID: op.ID, Type: op.Type, StartedAt: op.StartedAt, Message: op.Message}
+	}
+	for i, in := range g.Instances {
+		out.Instances[i] = scalegroup.Instance{
+			ID:         in.ID,
+			ProviderID: in.ProviderID,
+			Zone:       in.Zone,
+			State:      scalegroup.InstanceState(in.State),
+			CreatedAt:  in.CreatedAt,
+			ModelHash:  in.ModelHash,
+			Message:    in.Message,
+		}
+	}
+	return out
+}

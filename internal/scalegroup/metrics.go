@@ -1,0 +1,177 @@
+package scalegroup
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Operation names used as the "operation" metric label and in Counts.
+const (
+	OpGet             = "Get"
+	OpApply           = "Apply"
+	OpDeleteInstances = "DeleteInstances"
+	OpDelete          = "Delete"
+)
+
+// Result label values.
+const (
+	ResultSuccess = "success"
+	// Errors are labelled with their Reason in lower case, or "error" when
+	// unclassified.
+	ResultError = "error"
+)
+
+var (
+	// RequestsTotal counts ScaleGroup calls by provider, operation and result.
+	RequestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "mpool",
+		Subsystem: "scalegroup",
+		Name:      "requests_total",
+		Help:      "ScaleGroup calls by provider, operation and result.",
+	}, []string{"provider", "operation", "result"})
+
+	// RequestDuration observes ScaleGroup call latency by provider and
+	// operation.
+	RequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "mpool",
+		Subsystem: "scalegroup",
+		Name:      "request_duration_seconds",
+		Help:      "ScaleGroup call latency by provider and operation.",
+		Buckets:   prometheus.ExponentialBuckets(0.001, 2, 16),
+	}, []string{"provider", "operation"})
+)
+
+func init() {
+	metrics.Registry.MustRegister(RequestsTotal, RequestDuration)
+}
+
+// Instrumented is a ScaleGroup that counts and times the calls it forwards.
+// Besides the Prometheus metrics (shared by every Instrumented in the
+// process), it keeps its own counters, read with Counts, for tests and
+// benchmarks.
+type Instrumented struct {
+	next     ScaleGroup
+	provider string
+
+	mu     sync.Mutex
+	counts map[countKey]int64
+}
+
+type countKey struct{ op, result string }
+
+var _ ScaleGroup = (*Instrumented)(nil)
+
+// WithMetrics wraps sg so that every call is counted by operation and result
+// and timed, labelled with provider ("azure", "aws", "local", ...).
+func WithMetrics(sg ScaleGroup, provider string) *Instrumented {
+	return &Instrumented{next: sg, provider: provider, counts: map[countKey]int64{}}
+}
+
+// Get implements ScaleGroup.
+func (m *Instrumented) Get(ctx context.Context, name string) (*Group, error) {
+	start := time.Now()
+	g, err := m.next.Get(ctx, name)
+	m.observe(OpGet, start, err)
+	return g, err
+}
+
+// Apply implements ScaleGroup.
+func (m *Instrumented) Apply(ctx context.Context, name string, spec GroupSpec) (*Group, error) {
+	start := time.Now()
+	g, err := m.next.Apply(ctx, name, spec)
+	m.observe(OpApply, start, err)
+	return g, err
+}
+
+// DeleteInstances implements ScaleGroup.
+func (m *Instrumented) DeleteInstances(ctx context.Context, name string, ids []string) error {
+	start := time.Now()
+	err := m.next.DeleteInstances(ctx, name, ids)
+	m.observe(OpDeleteInstances, start, err)
+	return err
+}
+
+// Delete implements ScaleGroup.
+func (m *Instrumented) Delete(ctx context.Context, name string) error {
+	start := time.Now()
+	err := m.next.Delete(ctx, name)
+	m.observe(OpDelete, start, err)
+	return err
+}
+
+// observe records one call. Latency is measured with the wall clock on
+// purpose: it is a metric of real I/O, not logic.
+func (m *Instrumented) observe(op string, start time.Time, err error) {
+	result := resultLabel(err)
+	RequestsTotal.WithLabelValues(m.provider, op, result).Inc()
+	RequestDuration.WithLabelValues(m.provider, op).Observe(time.Since(start).Seconds())
+	m.mu.Lock()
+	m.counts[countKey{op, result}]++
+	m.mu.Unlock()
+}
+
+func resultLabel(err error) string {
+	if err == nil {
+		return ResultSuccess
+	}
+	switch r := ReasonOf(err); r {
+	case ReasonNotFound:
+		return "not_found"
+	case ReasonThrottled:
+		return "throttled"
+	case ReasonQuotaExceeded:
+		return "quota_exceeded"
+	case ReasonTransient:
+		return "transient"
+	case ReasonInvalid:
+		return "invalid"
+	default:
+		return ResultError
+	}
+}
+
+// Counts is a snapshot of an Instrumented's call counters.
+type Counts map[string]map[string]int64
+
+// Total returns the number of calls of operation op, whatever their result.
+func (c Counts) Total(op string) int64 {
+	var n int64
+	for _, v := range c[op] {
+		n += v
+	}
+	return n
+}
+
+// Reads returns the number of Get calls.
+func (c Counts) Reads() int64 { return c.Total(OpGet) }
+
+// Writes returns the number of Apply, DeleteInstances and Delete calls.
+func (c Counts) Writes() int64 {
+	return c.Total(OpApply) + c.Total(OpDeleteInstances) + c.Total(OpDelete)
+}
+
+// Counts returns the calls made through m so far: operation → result → count.
+func (m *Instrumented) Counts() Counts {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := Counts{}
+	for k, v := range m.counts {
+		if out[k.op] == nil {
+			out[k.op] = map[string]int64{}
+		}
+		out[k.op][k.result] = v
+	}
+	return out
+}
+
+// ResetCounts sets m's own counters to zero (the Prometheus metrics are
+// cumulative and are not reset).
+func (m *Instrumented) ResetCounts() {
+	m.mu.Lock()
+	m.counts = map[countKey]int64{}
+	m.mu.Unlock()
+}

@@ -1,0 +1,191 @@
+package scalegroup
+
+import (
+	"context"
+	"time"
+)
+
+// ScaleGroup is a cloud's scale group API: an Azure Virtual Machine Scale Set,
+// an AWS Auto Scaling Group, an EKS managed node group, or a group in the
+// simulated cloud. The infra pool engine is its only caller; it plans every
+// change itself (rollout.Plan) and uses ScaleGroup to observe and act.
+//
+// A group is addressed by a name the caller chooses. Names are predictable
+// (derived from the pool), so a crash half-way through creating a group cannot
+// leak it: the next reconcile finds it by name. Names must be valid DNS-1123
+// subdomains; providers may impose shorter limits.
+//
+// Every method is safe to call again with the same arguments (idempotent) and
+// safe for concurrent use. Errors that callers branch on are typed; test them
+// with IsNotFound, IsThrottled, IsQuotaExceeded, IsTransient and IsInvalid.
+// Wrapping an error with fmt.Errorf("...: %w", err) keeps it testable.
+type ScaleGroup interface {
+	// Get returns the group and all of its instances in one call: a reconcile
+	// costs one read. It is the single source of truth a caller resumes from
+	// after a restart; nothing the caller remembers is needed to continue.
+	//
+	// Instances being created or deleted are included, with their State. A
+	// long-running change (see Apply) is reported in Group.Operation.
+	//
+	// It returns a NotFound error when no group has this name (including a
+	// group whose deletion has completed).
+	Get(ctx context.Context, name string) (*Group, error)
+
+	// Apply creates the group, or updates its model and capacity, so that it
+	// matches spec. It is idempotent: applying the spec the group already has
+	// changes nothing and starts no operation.
+	//
+	// A model change does not touch existing instances: they keep the model
+	// they were created from (Instance.ModelHash) until the caller deletes
+	// them; instances created afterwards use the new model. The cloud adds or
+	// removes instances to reach spec.Capacity. When it removes instances the
+	// cloud picks the victims; callers that want to choose (and drain first)
+	// call DeleteInstances instead of lowering the capacity.
+	//
+	// Apply may return before the change has finished (Azure long-running
+	// operations, AWS instance refreshes): the returned Group then has a
+	// non-nil Operation and instances in state Creating. Callers do not wait;
+	// they call Get on a later reconcile. Applying again while an operation is
+	// in progress is allowed and converges on the latest spec.
+	//
+	// Errors: QuotaExceeded when the capacity cannot be granted, Invalid for a
+	// spec the cloud rejects, Throttled and Transient for retryable failures.
+	Apply(ctx context.Context, name string, spec GroupSpec) (*Group, error)
+
+	// DeleteInstances deletes exactly the instances with these IDs and lowers
+	// the group's capacity by the number of instances it deleted, so they are
+	// not replaced (the VMSS "delete instances" and ASG "terminate instance and
+	// decrement desired capacity" calls). Instances that are already gone or
+	// already deleting are not an error and do not lower the capacity again.
+	// A group that does not exist has no instances, so this returns nil. An
+	// empty ids list is a no-op.
+	//
+	// Deletion may complete asynchronously: the instances are reported in
+	// state Deleting until they are gone.
+	DeleteInstances(ctx context.Context, name string, ids []string) error
+
+	// Delete destroys the group and all of its instances. It returns nil once
+	// the deletion has been accepted; the group may still be returned by Get
+	// (with a Delete operation) until it is gone. A group that does not exist
+	// is already deleted: Delete returns nil.
+	Delete(ctx context.Context, name string) error
+}
+
+// GroupSpec is the desired state of a group.
+type GroupSpec struct {
+	// Capacity is the desired number of instances, including instances that
+	// are booting or failed, excluding instances being deleted.
+	Capacity int32
+	// Model is what new instances are created from.
+	Model Model
+	// ModelHash identifies Model. The caller computes it over every field that
+	// changes what an instance is and nothing else (not CustomData, which
+	// carries a bootstrap token that rotates; not tags the cloud applies in
+	// place). The cloud stores it on the group and stamps it on every
+	// instance it creates, so drift is a string comparison.
+	ModelHash string
+}
+
+// Model is the instance model of a group: the launch template, VMSS model or
+// simulated instance definition.
+type Model struct {
+	// InstanceType is the size (Standard_D4s_v5, m5.large, ...).
+	InstanceType string
+	// Image is the OS image reference.
+	Image string
+	// Zones are the availability zones instances are spread across, balanced.
+	// Empty means the cloud's default placement.
+	Zones []string
+	// CustomData is the bootstrap data (cloud-init) every new instance runs at
+	// first boot. It is not part of ModelHash; the caller hashes the model.
+	// Never log it: it holds a bootstrap token.
+	CustomData []byte
+	// Tags are applied to the group and its instances.
+	Tags map[string]string
+	// Extra holds provider-specific fields (disk sizes, identity, the
+	// Kubernetes version a simulated node reports, ...). Each provider
+	// documents the keys it reads.
+	Extra map[string]string
+}
+
+// Group is the observed state of a scale group.
+type Group struct {
+	// Name is the group's name.
+	Name string
+	// Capacity is the group's current desired capacity.
+	Capacity int32
+	// ModelHash is the hash of the group's current model, as last applied.
+	ModelHash string
+	// Instances are all instances of the group, including those being created
+	// or deleted, ordered by ID.
+	Instances []Instance
+	// Operation is the long-running change in progress, nil when the group is
+	// at rest.
+	Operation *Operation
+}
+
+// Pending reports whether a long-running operation is in progress.
+func (g *Group) Pending() bool { return g != nil && g.Operation != nil }
+
+// Operation describes a long-running change of a group.
+type Operation struct {
+	// ID identifies the operation at the cloud.
+	ID string
+	// Type says what is being done: OperationScale, OperationUpdate or
+	// OperationDelete (providers may report others).
+	Type string
+	// StartedAt is when the cloud started the operation.
+	StartedAt time.Time
+	// Message is the cloud's description of the operation's progress.
+	Message string
+}
+
+// Operation types.
+const (
+	// OperationScale: instances are being created or deleted.
+	OperationScale = "Scale"
+	// OperationUpdate: the group's model is being updated.
+	OperationUpdate = "Update"
+	// OperationDelete: the group is being deleted.
+	OperationDelete = "Delete"
+)
+
+// Instance is one member of a group.
+type Instance struct {
+	// ID is the instance's ID within the group; it is never reused.
+	ID string
+	// ProviderID is the Node's spec.providerID once the instance joins
+	// (azure:///..., aws:///zone/i-..., local:///<group>/<id>).
+	ProviderID string
+	// Zone is the availability zone the instance runs in.
+	Zone string
+	// State is the instance's lifecycle state.
+	State InstanceState
+	// CreatedAt is when the cloud created the instance.
+	CreatedAt time.Time
+	// ModelHash is the GroupSpec.ModelHash of the model the instance was
+	// created from.
+	ModelHash string
+	// Message says why an instance failed, or why a running instance has not
+	// joined the cluster; empty when there is nothing to say.
+	Message string
+}
+
+// InstanceState is the lifecycle state of an instance as the cloud sees it.
+// Whether its Node has joined and is Ready is the workload cluster's business.
+type InstanceState string
+
+// Instance states.
+const (
+	// StateCreating: the cloud accepted the instance and is provisioning it.
+	StateCreating InstanceState = "Creating"
+	// StateBooting: the instance is powered on and booting.
+	StateBooting InstanceState = "Booting"
+	// StateRunning: the instance booted; its bootstrap data is running.
+	StateRunning InstanceState = "Running"
+	// StateFailed: provisioning or boot failed; the instance will not recover
+	// and still counts towards the capacity until it is deleted.
+	StateFailed InstanceState = "Failed"
+	// StateDeleting: the instance is being deleted.
+	StateDeleting InstanceState = "Deleting"
+)
