@@ -18,7 +18,7 @@ func newPrepareCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "kube-apiserver: %s\netcd: %s\n", bins.APIServer, bins.Etcd)
+			fmt.Fprintf(cmd.OutOrStdout(), "kube-apiserver: %s\nkube-controller-manager: %s\netcd: %s\n", bins.APIServer, bins.ControllerManager, bins.Etcd)
 			return nil
 		},
 	}

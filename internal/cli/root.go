@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/features"
 )
 
@@ -31,7 +32,7 @@ Start everything on this machine, with no cloud and no Docker:
   mpool up`,
 		SilenceUsage: true,
 	}
-	root.AddCommand(newUpCommand(), newManagerCommand(), newPrepareCommand(), newVersionCommand())
+	root.AddCommand(newUpCommand(), newManagerCommand(), cloudsim.NewCommand(), newPrepareCommand(), newVersionCommand())
 	return root
 }
 

@@ -12,11 +12,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
+	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
 
 type upOptions struct {
@@ -82,7 +87,11 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 		return fmt.Errorf("creating data directory %s: %w", dir, err)
 	}
 	fmt.Fprintf(out, "mpool: starting etcd and kube-apiserver %s (data in %s)\n", localenv.KubernetesVersion, dir)
-	cp, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Durable: true, Progress: out})
+	crds, err := crd.CRDs()
+	if err != nil {
+		return err
+	}
+	cp, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Durable: true, Progress: out, CRDs: crds})
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}
@@ -93,13 +102,10 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 		}
 	}()
 
-	crds, err := crd.CRDs()
+	cfg := cp.RESTConfig()
+	mgrScheme, err := mpoolscheme.New()
 	if err != nil {
 		return err
-	}
-	cfg := cp.RESTConfig()
-	if err := localenv.InstallCRDs(ctx, cfg, crds); err != nil {
-		return fmt.Errorf("installing CRDs: %w", err)
 	}
 	kubeconfigPath := filepath.Join(dir, "kubeconfig")
 	kc, err := cp.Kubeconfig()
@@ -108,6 +114,14 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}
 	if err := os.WriteFile(kubeconfigPath, kc, 0o600); err != nil {
 		return fmt.Errorf("writing %s: %w", kubeconfigPath, err)
+	}
+
+	mgmt, err := client.New(cfg, client.Options{Scheme: mgrScheme})
+	if err != nil {
+		return err
+	}
+	if err := registerLocalCluster(ctx, mgmt, cp); err != nil {
+		return err
 	}
 
 	logPath := filepath.Join(dir, "manager.log")
@@ -121,6 +135,21 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 		defer lf.Close()
 		logs.setup(lf)
 	}
+
+	// The simulated cloud: its VMs join this same API server as Nodes.
+	cloud, err := cloudsim.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), cloudsim.Options{
+		DataDir:   filepath.Join(dir, "cloud"),
+		NodeAgent: nodeagent.Options{Credentials: []*rest.Config{cfg}},
+	})
+	if err != nil {
+		return fmt.Errorf("starting the simulated cloud: %w", err)
+	}
+	defer func() {
+		if err := cloud.Stop(); err != nil {
+			fmt.Fprintf(out, "mpool: stopping the simulated cloud: %v\n", err)
+		}
+	}()
+	mo.LocalCloudURL = cloud.URL()
 
 	mgr, err := manager.New(cfg, mo)
 	if err != nil {
@@ -140,6 +169,7 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}
 	ctrl.Log.WithName("up").Info("Manager started")
 
+	fmt.Fprintf(out, "mpool: simulated cloud at %s; Cluster default/%s is this API server\n", cloud.URL(), localClusterName)
 	fmt.Fprintf(out, "mpool is ready in %s: export KUBECONFIG=%s\n", time.Since(start).Round(100*time.Millisecond), kubeconfigPath)
 	if !o.verbose {
 		fmt.Fprintf(out, "mpool: manager logs in %s; press Ctrl-C to stop\n", logPath)

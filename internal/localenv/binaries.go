@@ -34,8 +34,9 @@ var kubetools embed.FS
 
 // Binaries are the paths of the built control-plane binaries.
 type Binaries struct {
-	APIServer string
-	Etcd      string
+	APIServer         string
+	ControllerManager string
+	Etcd              string
 }
 
 // CacheDir returns the root of mpool's cache: $MPOOL_CACHE_DIR, else the
@@ -101,7 +102,8 @@ func goToolVersion() (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// EnsureBinaries returns the cached kube-apiserver and etcd binaries, building
+// EnsureBinaries returns the cached kube-apiserver, kube-controller-manager
+// and etcd binaries, building
 // them from source first if this cache has none for the pinned versions. The
 // build takes minutes on a cold Go build cache; progress lines go to progress.
 // Concurrent callers (other processes included) wait for one build.
@@ -118,7 +120,11 @@ func EnsureBinaries(ctx context.Context, progress io.Writer) (Binaries, error) {
 		return Binaries{}, err
 	}
 	dir := filepath.Join(root, "bin", key)
-	bins := Binaries{APIServer: filepath.Join(dir, "kube-apiserver"), Etcd: filepath.Join(dir, "etcd")}
+	bins := Binaries{
+		APIServer:         filepath.Join(dir, "kube-apiserver"),
+		ControllerManager: filepath.Join(dir, "kube-controller-manager"),
+		Etcd:              filepath.Join(dir, "etcd"),
+	}
 	complete := filepath.Join(dir, ".complete")
 	if _, err := os.Stat(complete); err == nil {
 		return bins, nil
@@ -182,11 +188,11 @@ func build(ctx context.Context, dir string, progress io.Writer) error {
 	}
 
 	env := append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod -buildvcs=false")
-	pkgs := []string{"k8s.io/kubernetes/cmd/kube-apiserver", "./etcd"}
+	pkgs := []string{"k8s.io/kubernetes/cmd/kube-apiserver", "k8s.io/kubernetes/cmd/kube-controller-manager", "./etcd"}
 
 	total := countPackages(ctx, gobin, src, env, pkgs)
 	start := time.Now()
-	fmt.Fprintf(progress, "building kube-apiserver %s and etcd %s from source (first run only; about 5 minutes on 2 cores)\n", KubernetesVersion, EtcdVersion)
+	fmt.Fprintf(progress, "building kube-apiserver, kube-controller-manager %s and etcd %s from source (first run only; about 6 minutes on 2 cores)\n", KubernetesVersion, EtcdVersion)
 
 	ldflags := fmt.Sprintf("-s -w -X k8s.io/component-base/version.gitVersion=%s -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=%s",
 		KubernetesVersion, strings.Split(KubernetesVersion, ".")[1])
@@ -227,12 +233,12 @@ func build(ctx context.Context, dir string, progress io.Writer) error {
 		select {
 		case err := <-waitErr:
 			if err != nil {
-				return fmt.Errorf("building kube-apiserver and etcd failed: %w\n%s", err, strings.Join(tail, "\n"))
+				return fmt.Errorf("building kube-apiserver, kube-controller-manager and etcd failed: %w\n%s", err, strings.Join(tail, "\n"))
 			}
 			if err := os.Rename(out, dir); err != nil {
 				return fmt.Errorf("moving the built binaries into the cache: %w", err)
 			}
-			fmt.Fprintf(progress, "built kube-apiserver and etcd in %s (cached in %s)\n", time.Since(start).Round(time.Second), dir)
+			fmt.Fprintf(progress, "built kube-apiserver, kube-controller-manager and etcd in %s (cached in %s)\n", time.Since(start).Round(time.Second), dir)
 			return nil
 		case <-ticker.C:
 			n := compiled.Load()

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -37,6 +38,28 @@ type Options struct {
 	ExtraAPIServerArgs []string
 	// ReadyTimeout bounds the wait for kube-apiserver's /readyz. Default 2m.
 	ReadyTimeout time.Duration
+	// CRDs are installed once the API server is ready and before the
+	// controller manager starts, so its garbage collector knows them at once.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+}
+
+// controllers are the kube-controller-manager controllers the embedded
+// control plane runs: what a cluster without kubelets still needs for its
+// objects to behave as in production (cascading deletion, PodDisruptionBudget
+// status for evictions, namespace deletion, bootstrap-token expiry and
+// cluster-info signing). Node lifecycle is left out: simulated heartbeats at
+// 10,000 Nodes are slower than its grace period.
+var controllers = []string{
+	"garbage-collector-controller",
+	"namespace-controller",
+	"disruption-controller",
+	"pod-garbage-collector-controller",
+	"serviceaccount-controller",
+	"serviceaccount-token-controller",
+	"root-ca-certificate-publisher-controller",
+	"token-cleaner-controller",
+	"bootstrap-signer-controller",
+	"validatingadmissionpolicy-status-controller",
 }
 
 // ControlPlane is a running etcd and kube-apiserver on loopback.
@@ -47,6 +70,7 @@ type ControlPlane struct {
 	ports   ports
 	etcd    *process
 	api     *process
+	kcm     *process
 	unlock  func()
 }
 
@@ -109,7 +133,42 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(opts.CRDs) > 0 {
+		if err := InstallCRDs(ctx, c.RESTConfig(), opts.CRDs); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.startControllerManager(bins); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// startControllerManager runs kube-controller-manager with the controllers
+// above. It serves nothing, so there is no readiness to wait for; its
+// controllers start within a second or two.
+func (c *ControlPlane) startControllerManager(bins Binaries) error {
+	kc, err := c.Kubeconfig()
+	if err != nil {
+		return err
+	}
+	kcPath := filepath.Join(c.pki.dir, "controller-manager.kubeconfig")
+	if err := os.WriteFile(kcPath, kc, 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", kcPath, err)
+	}
+	args := []string{
+		"--kubeconfig=" + kcPath,
+		"--controllers=" + strings.Join(controllers, ","),
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--use-service-account-credentials=false",
+		"--service-account-private-key-file=" + c.pki.path("sa.key"),
+		"--root-ca-file=" + c.pki.path("ca.crt"),
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+	}
+	c.kcm, err = startProcess(bins.ControllerManager, args, filepath.Join(c.dir, "kube-controller-manager.log"))
+	return err
 }
 
 // startProcesses picks ports and starts etcd, then kube-apiserver, waiting
@@ -302,12 +361,12 @@ func (c *ControlPlane) Stop() error {
 
 func (c *ControlPlane) stopProcesses() error {
 	var errs []error
-	for _, p := range []*process{c.api, c.etcd} {
+	for _, p := range []*process{c.kcm, c.api, c.etcd} {
 		if p != nil {
 			errs = append(errs, p.stop(15*time.Second))
 		}
 	}
-	c.api, c.etcd = nil, nil
+	c.kcm, c.api, c.etcd = nil, nil, nil
 	return errors.Join(errs...)
 }
 

@@ -46,11 +46,15 @@ type Env struct {
 
 // Start starts a control plane with mpool's CRDs installed.
 func Start(ctx context.Context) (*Env, error) {
-	cp, err := localenv.Start(ctx, localenv.Options{Progress: os.Stderr})
+	crds, err := crd.CRDs()
 	if err != nil {
 		return nil, err
 	}
-	env, err := newEnv(ctx, cp)
+	cp, err := localenv.Start(ctx, localenv.Options{Progress: os.Stderr, CRDs: crds})
+	if err != nil {
+		return nil, err
+	}
+	env, err := newEnv(cp)
 	if err != nil {
 		_ = cp.Stop()
 		return nil, err
@@ -58,15 +62,8 @@ func Start(ctx context.Context) (*Env, error) {
 	return env, nil
 }
 
-func newEnv(ctx context.Context, cp *localenv.ControlPlane) (*Env, error) {
+func newEnv(cp *localenv.ControlPlane) (*Env, error) {
 	cfg := cp.RESTConfig()
-	crds, err := crd.CRDs()
-	if err != nil {
-		return nil, err
-	}
-	if err := localenv.InstallCRDs(ctx, cfg, crds); err != nil {
-		return nil, err
-	}
 	scheme, err := mpoolscheme.New()
 	if err != nil {
 		return nil, err
