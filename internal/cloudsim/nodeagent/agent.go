@@ -2,7 +2,8 @@
 // reads the instance's bootstrap data as cloud-init would, performs kubeadm's
 // token discovery (check the API server's CA against caCertHashes,
 // authenticate with the bootstrap token) and then registers a Node and keeps
-// its Lease fresh, kwok-style.
+// its Lease fresh, kwok-style. It also plays the kubelet for the pods bound
+// to its Nodes (see Pods below).
 //
 // # Identity
 //
@@ -14,15 +15,35 @@
 // kubelet's identity with credentials the cloud is configured with, one
 // kubeconfig per workload API server (Options.Credentials). Those credentials
 // must allow creating and patching Nodes (and their status) and Leases in
-// kube-node-lease.
+// kube-node-lease, and listing, watching and deleting Pods and patching
+// their status in every namespace.
+//
+// # Pods
+//
+// No kubelet runs, so the agent does a kubelet's visible part for every pod
+// bound (spec.nodeName) to a Node it keeps alive: a pod that is not yet
+// running gets phase Running, the PodScheduled, PodReadyToStartContainers,
+// Initialized, ContainersReady and Ready conditions True, every container
+// running and ready (init containers completed), startTime, hostIP (the
+// instance's private IP) and a fake pod IP. A terminating pod (deletion
+// timestamp set, e.g. evicted by a drain) is deleted with grace period 0,
+// after Options.PodStopDelay capped by its grace period. Pods of a powered-off
+// instance's Node are no longer tended, like a dead kubelet's; pods on Nodes
+// the agent does not own are never touched.
 //
 // # Cost
 //
 // Joins run on a bounded worker pool with one shared client per API server
-// and one shared TLS transport per API server and CA; no informer is started.
-// A join costs three requests (SelfSubjectReview, Node create with status,
-// Lease create). Lease renewals are spread with jitter and capped at
-// Options.MaxHeartbeatQPS, lengthening the interval for very large pools.
+// and one shared TLS transport per API server and CA. A join costs three
+// requests (SelfSubjectReview, Node create with status, Lease create). Lease
+// renewals are spread with jitter and capped at Options.MaxHeartbeatQPS,
+// lengthening the interval for very large pools.
+//
+// Pods are watched with one informer per API server that has a joined Node
+// (bound pods of all namespaces, started with the first such Node, stopped
+// with the agent), whatever the number of Nodes; a pod costs one status
+// patch to start and one delete to finish, through the same rate-limited
+// client as the Nodes and Leases.
 //
 // The agent never logs bootstrap data or tokens.
 package nodeagent
@@ -72,6 +93,12 @@ type Options struct {
 	// JoinTimeout is how long an instance keeps retrying transient failures
 	// before it gives up, like kubeadm's discovery timeout (default 5m).
 	JoinTimeout time.Duration
+	// PodWorkers bounds concurrent pod updates per API server (default 4).
+	PodWorkers int
+	// PodStopDelay is how long a terminating pod's containers take to stop
+	// before the pod is deleted, capped by its grace period (default 0:
+	// at once).
+	PodStopDelay time.Duration
 }
 
 func (o *Options) defaults() {
@@ -101,6 +128,12 @@ func (o *Options) defaults() {
 	}
 	if o.JoinTimeout <= 0 {
 		o.JoinTimeout = 5 * time.Minute
+	}
+	if o.PodWorkers <= 0 {
+		o.PodWorkers = 4
+	}
+	if o.PodStopDelay < 0 {
+		o.PodStopDelay = 0
 	}
 }
 
@@ -169,6 +202,13 @@ type Agent struct {
 	clients     map[string]kubernetes.Interface
 	chains      map[string]*chainEntry
 	authClients map[string]*http.Client
+	kubelets    map[string]*kubelet // by endpoint
+	kubeletWG   sync.WaitGroup      // the kubelets' goroutines
+
+	// owned indexes beats by endpoint and Node name for the pod event
+	// handlers; written with a.mu held, then ownMu.
+	ownMu sync.RWMutex
+	owned map[string]map[string]*beat
 }
 
 type taskKind int
@@ -197,7 +237,9 @@ type powerOff struct {
 
 type beat struct {
 	key, endpoint, nodeName string
-	next                    time.Time
+	// hostIP is the instance's private IP, the hostIP of its pods.
+	hostIP string
+	next   time.Time
 }
 
 // New returns an agent that reports progress through report. Call Run to
@@ -219,6 +261,8 @@ func New(opts Options, clk clock.WithTicker, report func(Result)) (*Agent, error
 		clients:     map[string]kubernetes.Interface{},
 		chains:      map[string]*chainEntry{},
 		authClients: map[string]*http.Client{},
+		kubelets:    map[string]*kubelet{},
+		owned:       map[string]map[string]*beat{},
 	}
 	for _, c := range opts.Credentials {
 		ep, err := NormalizeEndpoint(c.Host)
@@ -230,7 +274,8 @@ func New(opts Options, clk clock.WithTicker, report func(Result)) (*Agent, error
 	return a, nil
 }
 
-// Run runs the join workers and the heartbeat loop until ctx is cancelled.
+// Run runs the join workers, the heartbeat loop and the pod tending until
+// ctx is cancelled.
 func (a *Agent) Run(ctx context.Context) {
 	a.log = logr.FromContextOrDiscard(ctx).WithName("node-agent")
 	var wg sync.WaitGroup
@@ -247,6 +292,8 @@ func (a *Agent) Run(ctx context.Context) {
 	<-ctx.Done()
 	a.queue.ShutDown()
 	wg.Wait()
+	// Join workers start kubelets; none is started once they are done.
+	a.kubeletWG.Wait()
 }
 
 // Boot starts joining a booted instance, or resumes its heartbeat when it
@@ -267,9 +314,8 @@ func (a *Agent) PowerOff(inst Instance) {
 	a.mu.Lock()
 	delete(a.jobs, inst.Key)
 	po := &powerOff{endpoint: inst.Endpoint, nodeName: inst.NodeName}
-	if b := a.beats[inst.Key]; b != nil {
+	if b := a.disown(inst.Key); b != nil {
 		po.endpoint, po.nodeName = b.endpoint, b.nodeName
-		delete(a.beats, inst.Key)
 	}
 	if po.nodeName == "" || po.endpoint == "" {
 		a.mu.Unlock()
@@ -359,9 +405,10 @@ func (a *Agent) processJoin(ctx context.Context, key string) {
 			return
 		}
 		delete(a.jobs, key)
-		a.beats[key] = &beat{key: key, endpoint: endpoint, nodeName: nodeName, next: now.Add(a.jitter(a.interval()))}
+		a.own(key, &beat{key: key, endpoint: endpoint, nodeName: nodeName, hostIP: j.inst.PrivateIP, next: now.Add(a.jitter(a.interval()))})
 		a.mu.Unlock()
 		a.report(Result{Key: key, Phase: PhaseJoined, NodeName: nodeName, Endpoint: endpoint})
+		a.tendNode(ctx, endpoint, nodeName)
 		return
 	}
 
