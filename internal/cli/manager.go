@@ -46,12 +46,13 @@ Run several replicas with --leader-elect for high availability.`,
 			return err
 		}
 		opts.Gates = gates.gate
-		mgr, err := manager.New(cfg, opts)
+		ctx := ctrl.SetupSignalHandler()
+		mgr, err := manager.New(ctx, cfg, opts)
 		if err != nil {
 			return err
 		}
 		ctrl.Log.WithName("setup").Info("Starting manager", "featureGates", fs.Lookup("feature-gates").Value.String())
-		return mgr.Start(ctrl.SetupSignalHandler())
+		return mgr.Start(ctx)
 	}
 	return cmd
 }

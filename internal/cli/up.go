@@ -151,7 +151,7 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}()
 	mo.LocalCloudURL = cloud.URL()
 
-	mgr, err := manager.New(cfg, mo)
+	mgr, err := manager.New(ctx, cfg, mo)
 	if err != nil {
 		return err
 	}

@@ -127,7 +127,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 			break
 		}
 		fmt.Fprintf(opts.Progress, "a control-plane port was taken while starting; retrying with new ports\n")
-		c.stopProcesses()
+		_ = c.stopProcesses(2 * time.Second)
 		_ = os.Remove(filepath.Join(c.dir, "ports.json"))
 	}
 	if err != nil {
@@ -348,7 +348,13 @@ func (c *ControlPlane) adminTLS() (*tls.Config, error) {
 // Stop stops kube-apiserver, then etcd, and removes a temporary data
 // directory. It is safe to call more than once.
 func (c *ControlPlane) Stop() error {
-	errs := []error{c.stopProcesses()}
+	// A temporary control plane's data is thrown away: no need to wait for
+	// kube-apiserver to drain watches that clients still hold open.
+	grace := 15 * time.Second
+	if c.tempDir {
+		grace = 2 * time.Second
+	}
+	errs := []error{c.stopProcesses(grace)}
 	if c.unlock != nil {
 		c.unlock()
 		c.unlock = nil
@@ -359,11 +365,13 @@ func (c *ControlPlane) Stop() error {
 	return errors.Join(errs...)
 }
 
-func (c *ControlPlane) stopProcesses() error {
+func (c *ControlPlane) stopProcesses(grace time.Duration) error {
 	var errs []error
 	for _, p := range []*process{c.kcm, c.api, c.etcd} {
 		if p != nil {
-			errs = append(errs, p.stop(15*time.Second))
+			if err := p.stop(grace); err != nil && !c.tempDir {
+				errs = append(errs, err)
+			}
 		}
 	}
 	c.kcm, c.api, c.etcd = nil, nil, nil

@@ -1,10 +1,21 @@
 package manager
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	crmanager "sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/mpool-dev/mpool/internal/controller/cluster"
+	gatepolicy "github.com/mpool-dev/mpool/internal/controller/featuregate"
+	"github.com/mpool-dev/mpool/internal/controller/machinepool"
+	"github.com/mpool-dev/mpool/internal/features"
+	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 func cacheOptions(syncPeriod time.Duration) cache.Options {
@@ -16,8 +27,43 @@ func cacheOptions(syncPeriod time.Duration) cache.Options {
 
 // setupControllers registers each controller with mgr. Controllers that the
 // gates turn off are not registered at all.
-func setupControllers(mgr ctrl.Manager, opts Options) error {
-	_ = mgr
-	_ = opts
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	copts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
+	poolsOn := opts.Gates.Enabled(features.MachinePool)
+
+	// The gate is also enforced at admission: with MachinePool off, creating
+	// one is refused by a ValidatingAdmissionPolicy that says so. Only the
+	// leader writes it.
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(crmanager.RunnableFunc(func(ctx context.Context) error {
+		if err := gatepolicy.Ensure(ctx, direct, poolsOn); err != nil {
+			return fmt.Errorf("applying the MachinePool feature gate policy: %w", err)
+		}
+		<-ctx.Done()
+		return nil
+	})); err != nil {
+		return err
+	}
+
+	workloads, err := workload.New(workload.Options{SecretReader: mgr.GetClient(), Scheme: mgr.GetScheme()})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(workloads); err != nil {
+		return err
+	}
+	if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+		return fmt.Errorf("setting up the Cluster controller: %w", err)
+	}
+	if !poolsOn {
+		ctrl.Log.WithName("setup").Info("MachinePool feature gate is off: pool controllers not started")
+		return nil
+	}
+	if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+		return fmt.Errorf("setting up the MachinePool controller: %w", err)
+	}
 	return nil
 }

@@ -4,6 +4,7 @@
 package manager
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -57,7 +58,7 @@ func DefaultOptions() Options {
 }
 
 // New builds a manager with every controller the gates allow.
-func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if opts.Gates == nil {
 		opts.Gates = features.NewGate()
 	}
@@ -88,7 +89,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := setupControllers(mgr, opts); err != nil {
+	if err := setupControllers(ctx, mgr, opts); err != nil {
 		return nil, err
 	}
 	return mgr, nil

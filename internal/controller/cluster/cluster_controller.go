@@ -1,0 +1,288 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/conditions"
+	"github.com/mpool-dev/mpool/internal/events"
+	"github.com/mpool-dev/mpool/internal/workload"
+)
+
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status,verbs=get;list;watch;update;patch
+// Infrastructure cluster kinds (AzureCluster, AWSCluster, ...) are not served by
+// mpool; a deployment that adds them grants their read access in its own role.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// ControllerName names the controller and its event source.
+const ControllerName = "cluster"
+
+// WorkloadClusterReachableCondition says whether the Cluster's workload API
+// server can be reached through its kubeconfig Secret, and why not.
+const WorkloadClusterReachableCondition = "WorkloadClusterReachable"
+
+// Condition reasons of this controller.
+const (
+	// ReachableReason: the workload API server answered.
+	ReachableReason = "Reachable"
+	// NoInfrastructureRefReason: the Cluster has no infrastructureRef, so its
+	// infrastructure is whatever the kubeconfig reaches.
+	NoInfrastructureRefReason = "NoInfrastructureRef"
+)
+
+// Retry intervals.
+const (
+	// unreachableRetry is how soon an unreachable cluster is tried again
+	// (a changed Secret triggers a reconcile sooner).
+	unreachableRetry = 15 * time.Second
+	// infraRetry is how soon a not-ready infrastructure object is read again.
+	infraRetry = 30 * time.Second
+)
+
+// Reconciler reconciles Clusters. Set the exported fields, then call
+// SetupWithManager.
+type Reconciler struct {
+	// Client is the manager's client. Required.
+	Client client.Client
+	// ClusterCache reaches the workload clusters; the MachinePool controller
+	// must use the same one. Required.
+	ClusterCache *workload.ClusterCache
+	// Recorder records events; SetupWithManager defaults it from the manager.
+	Recorder record.EventRecorder
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+}
+
+// SetupWithManager registers the controller with mgr.
+func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Client == nil || r.ClusterCache == nil {
+		return errors.New("cluster.Reconciler needs Client and ClusterCache")
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor(ControllerName + "-controller") //nolint:staticcheck // record.EventRecorder is mpool's recorder type
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		For(&clusterv1.Cluster{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isKubeconfigSecret))).
+		WatchesRawSource(r.ClusterCache.ClusterSource(func(_ context.Context, c types.NamespacedName) []reconcile.Request {
+			return []reconcile.Request{{NamespacedName: c}}
+		})).
+		WithOptions(options).
+		Named(ControllerName).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("creating the Cluster controller: %w", err)
+	}
+	return nil
+}
+
+var kubeconfigSuffix = workload.KubeconfigSecretName("")
+
+func isKubeconfigSecret(o client.Object) bool {
+	return strings.HasSuffix(o.GetName(), kubeconfigSuffix) && len(o.GetName()) > len(kubeconfigSuffix)
+}
+
+func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{
+		Namespace: o.GetNamespace(), Name: strings.TrimSuffix(o.GetName(), kubeconfigSuffix),
+	}}}
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.ClusterCache.Disconnect(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading Cluster %s: %w", req.NamespacedName, err)
+	}
+	orig := cluster.DeepCopy()
+	now := r.Clock.Now()
+	defer func() {
+		r.recordEvents(orig, cluster)
+		if reterr == nil {
+			cluster.Status.ObservedGeneration = cluster.Generation
+		}
+		if !equality.Semantic.DeepEqual(orig.Status, cluster.Status) {
+			if err := r.Client.Status().Patch(ctx, cluster, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+				reterr = errors.Join(reterr, fmt.Errorf("patching the status of Cluster %s: %w", klog.KObj(cluster), err))
+			}
+		}
+	}()
+
+	if !cluster.DeletionTimestamp.IsZero() {
+		r.ClusterCache.Disconnect(req.NamespacedName)
+		cluster.Status.Phase = string(clusterv1.ClusterPhaseDeleting)
+		return ctrl.Result{}, nil
+	}
+	_, pausedAnn := cluster.Annotations[clusterv1.PausedAnnotation]
+	if cluster.Spec.Paused || pausedAnn {
+		set(cluster, clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason, "The Cluster is paused", now)
+		return ctrl.Result{}, nil
+	}
+	set(cluster, clusterv1.PausedCondition, metav1.ConditionFalse, clusterv1.NotPausedReason, "", now)
+
+	var res ctrl.Result
+	var errs []error
+	if rr, err := r.reconcileControlPlane(ctx, cluster, now); err != nil {
+		errs = append(errs, err)
+	} else {
+		res = earliest(res, rr)
+	}
+	if rr, err := r.reconcileInfrastructure(ctx, cluster, now); err != nil {
+		errs = append(errs, err)
+	} else {
+		res = earliest(res, rr)
+	}
+	setReadyCondition(cluster, now)
+	cluster.Status.Phase = string(computePhase(cluster))
+	return res, errors.Join(errs...)
+}
+
+// reconcileControlPlane connects to the workload cluster and records whether
+// that worked.
+func (r *Reconciler) reconcileControlPlane(ctx context.Context, cluster *clusterv1.Cluster, now time.Time) (ctrl.Result, error) {
+	_, err := r.ClusterCache.Client(ctx, client.ObjectKeyFromObject(cluster))
+	switch {
+	case err == nil:
+		cluster.Status.ControlPlaneReady = true
+		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionTrue, ReachableReason, "", now)
+		set(cluster, clusterv1.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
+		return ctrl.Result{}, nil
+	case workload.IsConnectionError(err):
+		ctrl.LoggerFrom(ctx).Info("Workload cluster not reachable", "reason", workload.ConnectionErrorReason(err))
+		cluster.Status.ControlPlaneReady = false
+		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ConnectionErrorReason(err), err.Error(), now)
+		set(cluster, clusterv1.ControlPlaneReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForControlPlaneReason,
+			"The workload API server cannot be reached: see "+WorkloadClusterReachableCondition, now)
+		return ctrl.Result{RequeueAfter: unreachableRetry}, nil
+	default:
+		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
+		set(cluster, clusterv1.ControlPlaneReadyCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
+		return ctrl.Result{}, fmt.Errorf("connecting to the workload cluster: %w", err)
+	}
+}
+
+// reconcileInfrastructure marks the infrastructure ready when there is no
+// infrastructureRef, and mirrors the referenced object's status.ready
+// otherwise.
+func (r *Reconciler) reconcileInfrastructure(ctx context.Context, cluster *clusterv1.Cluster, now time.Time) (ctrl.Result, error) {
+	ref := cluster.Spec.InfrastructureRef
+	if ref == nil {
+		cluster.Status.InfrastructureReady = true
+		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, NoInfrastructureRefReason,
+			"The Cluster has no infrastructureRef", now)
+		return ctrl.Result{}, nil
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetAPIVersion(ref.APIVersion)
+	obj.SetKind(ref.Kind)
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			cluster.Status.InfrastructureReady = false
+			set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason,
+				fmt.Sprintf("%s %s not found", ref.Kind, ref.Name), now)
+			return ctrl.Result{RequeueAfter: infraRetry}, nil
+		}
+		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
+		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	ready, _, err := unstructured.NestedBool(obj.Object, "status", "ready")
+	if err != nil || !ready {
+		cluster.Status.InfrastructureReady = false
+		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason,
+			fmt.Sprintf("%s %s is not ready", ref.Kind, ref.Name), now)
+		return ctrl.Result{RequeueAfter: infraRetry}, nil
+	}
+	cluster.Status.InfrastructureReady = true
+	set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
+	return ctrl.Result{}, nil
+}
+
+// computePhase: Provisioned once both the infrastructure and the control
+// plane are ready, Provisioning while the infrastructure is (or is being)
+// provided, Pending before.
+func computePhase(c *clusterv1.Cluster) clusterv1.ClusterPhase {
+	switch {
+	case !c.DeletionTimestamp.IsZero():
+		return clusterv1.ClusterPhaseDeleting
+	case c.Status.FailureReason != nil || c.Status.FailureMessage != nil:
+		return clusterv1.ClusterPhaseFailed
+	case c.Status.InfrastructureReady && c.Status.ControlPlaneReady:
+		return clusterv1.ClusterPhaseProvisioned
+	case c.Status.InfrastructureReady || c.Spec.InfrastructureRef != nil:
+		return clusterv1.ClusterPhaseProvisioning
+	default:
+		return clusterv1.ClusterPhasePending
+	}
+}
+
+func set(c *clusterv1.Cluster, t string, status metav1.ConditionStatus, reason, msg string, now time.Time) {
+	conditions.Set(c, conditions.New(t, status, reason, msg, c.Generation), now)
+}
+
+// setReadyCondition summarises InfrastructureReady and ControlPlaneReady.
+func setReadyCondition(c *clusterv1.Cluster, now time.Time) {
+	for _, t := range []string{clusterv1.InfrastructureReadyCondition, clusterv1.ControlPlaneReadyCondition} {
+		cond := conditions.Get(c, t)
+		if cond == nil || cond.Status != metav1.ConditionTrue {
+			status, reason, msg := metav1.ConditionUnknown, clusterv1.InternalErrorReason, t+" is not set"
+			if cond != nil {
+				status, reason, msg = cond.Status, cond.Reason, t+": "+cond.Message
+			}
+			set(c, clusterv1.ReadyCondition, status, reason, msg, now)
+			return
+		}
+	}
+	set(c, clusterv1.ReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
+}
+
+// recordEvents records reachability changes.
+func (r *Reconciler) recordEvents(orig, c *clusterv1.Cluster) {
+	before := conditions.Get(orig, WorkloadClusterReachableCondition)
+	after := conditions.Get(c, WorkloadClusterReachableCondition)
+	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
+		return
+	}
+	switch after.Status {
+	case metav1.ConditionTrue:
+		r.Recorder.Event(c, corev1.EventTypeNormal, events.ControlPlaneReachable, "The workload API server is reachable")
+	case metav1.ConditionFalse:
+		r.Recorder.Event(c, corev1.EventTypeWarning, events.ControlPlaneUnreachable, after.Message)
+	}
+}
+
+func earliest(a, b ctrl.Result) ctrl.Result {
+	if a.RequeueAfter == 0 || (b.RequeueAfter != 0 && b.RequeueAfter < a.RequeueAfter) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,176 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/internal/workload"
+)
+
+func createCluster(t *testing.T, ns, name string, mutate ...func(*clusterv1.Cluster)) {
+	t.Helper()
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	for _, m := range mutate {
+		m(c)
+	}
+	if err := env.Client.Create(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func putKubeconfig(t *testing.T, ns, cluster string, kubeconfig []byte) {
+	t.Helper()
+	s := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: workload.KubeconfigSecretName(cluster)},
+		Data:       map[string][]byte{workload.KubeconfigDataKey: kubeconfig},
+	}
+	if err := env.Client.Create(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitCluster polls the Cluster until check passes.
+func waitCluster(t *testing.T, ns, name string, check func(c *clusterv1.Cluster) error) {
+	t.Helper()
+	testenv.Eventually(t, 30*time.Second, func() error {
+		c := &clusterv1.Cluster{}
+		if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, c); err != nil {
+			return err
+		}
+		return check(c)
+	})
+}
+
+func wantCondition(c *clusterv1.Cluster, t string, status metav1.ConditionStatus, reason string) error {
+	for _, cond := range c.Status.Conditions {
+		if cond.Type == t {
+			if cond.Status != status || (reason != "" && cond.Reason != reason) {
+				return fmt.Errorf("%s = %s/%s (%s), want %s/%s", t, cond.Status, cond.Reason, cond.Message, status, reason)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no %s condition", t)
+}
+
+func TestReachableClusterIsProvisioned(t *testing.T) {
+	ns := env.NewNamespace(t)
+	createCluster(t, ns, "c1")
+	putKubeconfig(t, ns, "c1", env.Kubeconfig)
+	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
+		if !c.Status.ControlPlaneReady || !c.Status.InfrastructureReady || c.Status.Phase != string(clusterv1.ClusterPhaseProvisioned) {
+			return fmt.Errorf("status %+v", c.Status)
+		}
+		for _, ct := range []string{WorkloadClusterReachableCondition, clusterv1.ControlPlaneReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.ReadyCondition} {
+			if err := wantCondition(c, ct, metav1.ConditionTrue, ""); err != nil {
+				return err
+			}
+		}
+		if c.Status.ObservedGeneration != c.Generation {
+			return fmt.Errorf("observedGeneration %d", c.Status.ObservedGeneration)
+		}
+		return nil
+	})
+
+	// Deleting the Cluster drops its workload client and cache.
+	key := client.ObjectKey{Namespace: ns, Name: "c1"}
+	if !cc.Connected(key) {
+		t.Fatal("a provisioned Cluster must be connected")
+	}
+	if err := env.Client.Delete(context.Background(), &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if cc.Connected(key) {
+			return fmt.Errorf("still connected")
+		}
+		return nil
+	})
+}
+
+func TestMissingSecretSaysWhyAndRecovers(t *testing.T) {
+	ns := env.NewNamespace(t)
+	createCluster(t, ns, "c1")
+	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
+		if c.Status.ControlPlaneReady {
+			return fmt.Errorf("control plane ready without a kubeconfig")
+		}
+		if c.Status.Phase != string(clusterv1.ClusterPhaseProvisioning) {
+			return fmt.Errorf("phase %s", c.Status.Phase)
+		}
+		if err := wantCondition(c, clusterv1.ReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForControlPlaneReason); err != nil {
+			return err
+		}
+		return wantCondition(c, WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ReasonSecretNotFound)
+	})
+	// The Secret appears: its watch brings the Cluster back at once.
+	putKubeconfig(t, ns, "c1", env.Kubeconfig)
+	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
+		if c.Status.Phase != string(clusterv1.ClusterPhaseProvisioned) {
+			return fmt.Errorf("phase %s", c.Status.Phase)
+		}
+		return wantCondition(c, WorkloadClusterReachableCondition, metav1.ConditionTrue, ReachableReason)
+	})
+}
+
+func TestUnreachableAPIServer(t *testing.T) {
+	ns := env.NewNamespace(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	cfg, err := clientcmd.Load(env.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cfg.Clusters {
+		c.Server = "https://" + addr
+	}
+	kc, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createCluster(t, ns, "c1")
+	putKubeconfig(t, ns, "c1", kc)
+	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
+		return wantCondition(c, WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ReasonUnreachable)
+	})
+}
+
+func TestInfrastructureRef(t *testing.T) {
+	ns := env.NewNamespace(t)
+	createCluster(t, ns, "c1", func(c *clusterv1.Cluster) {
+		c.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "infra"}
+	})
+	putKubeconfig(t, ns, "c1", env.Kubeconfig)
+	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
+		if !c.Status.ControlPlaneReady || c.Status.InfrastructureReady || c.Status.Phase != string(clusterv1.ClusterPhaseProvisioning) {
+			return fmt.Errorf("status %+v", c.Status)
+		}
+		return wantCondition(c, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason)
+	})
+}
+
+func TestPausedCluster(t *testing.T) {
+	ns := env.NewNamespace(t)
+	createCluster(t, ns, "c1", func(c *clusterv1.Cluster) { c.Spec.Paused = true })
+	putKubeconfig(t, ns, "c1", env.Kubeconfig)
+	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
+		if c.Status.ControlPlaneReady {
+			return fmt.Errorf("a paused Cluster was reconciled")
+		}
+		return wantCondition(c, clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason)
+	})
+}

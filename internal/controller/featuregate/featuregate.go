@@ -1,0 +1,131 @@
+// Package featuregate enforces the MachinePool feature gate at admission:
+// with MachinePool=false the pool controllers are not started (the manager's
+// business) and creating a MachinePool is refused by a
+// ValidatingAdmissionPolicy that Ensure installs, so that users learn the
+// gate is off instead of watching a pool that never moves.
+package featuregate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+)
+
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingadmissionpolicies;validatingadmissionpolicybindings,verbs=get;list;watch;create;update;delete
+
+const (
+	// PolicyName names the ValidatingAdmissionPolicy and its binding.
+	PolicyName = "mpool-machinepool-feature-gate"
+
+	// Message is what a refused MachinePool create says.
+	Message = "the MachinePool feature gate is disabled: start the manager with --feature-gates=MachinePool=true (or EXP_MACHINE_POOL=true)"
+)
+
+// Policy returns the policy that denies creating MachinePools.
+func Policy() *admissionregistrationv1.ValidatingAdmissionPolicy {
+	return &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: PolicyName, Labels: labels()},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{
+				ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+						Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+						Rule: admissionregistrationv1.Rule{
+							APIGroups:   []string{clusterv1.GroupVersion.Group},
+							APIVersions: []string{"*"},
+							Resources:   []string{"machinepools"},
+						},
+					},
+				}},
+			},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: "false",
+				Message:    Message,
+				Reason:     ptr.To(metav1.StatusReasonForbidden),
+			}},
+		},
+	}
+}
+
+// Binding returns the binding that makes Policy deny.
+func Binding() *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+	return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: PolicyName, Labels: labels()},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        PolicyName,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+		},
+	}
+}
+
+func labels() map[string]string {
+	return map[string]string{"app.kubernetes.io/managed-by": "mpool"}
+}
+
+// Ensure installs the policy and its binding when the MachinePool gate is
+// disabled and removes them when it is enabled. It is idempotent. The API
+// server applies a new policy asynchronously: creates may succeed for a
+// moment after Ensure returns.
+func Ensure(ctx context.Context, c client.Client, enabled bool) error {
+	if enabled {
+		var errs []error
+		for _, obj := range []client.Object{Binding(), Policy()} {
+			if err := c.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("deleting %T %s: %w", obj, obj.GetName(), err))
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if err := apply(ctx, c, Policy(), func(got, want *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+		if equality.Semantic.DeepEqual(got.Spec.MatchConstraints, want.Spec.MatchConstraints) &&
+			equality.Semantic.DeepEqual(got.Spec.Validations, want.Spec.Validations) &&
+			equality.Semantic.DeepEqual(got.Spec.FailurePolicy, want.Spec.FailurePolicy) {
+			return false
+		}
+		got.Spec = want.Spec
+		return true
+	}); err != nil {
+		return err
+	}
+	return apply(ctx, c, Binding(), func(got, want *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+		if got.Spec.PolicyName == want.Spec.PolicyName && equality.Semantic.DeepEqual(got.Spec.ValidationActions, want.Spec.ValidationActions) &&
+			got.Spec.MatchResources == nil && got.Spec.ParamRef == nil {
+			return false
+		}
+		got.Spec = want.Spec
+		return true
+	})
+}
+
+// apply creates want, or updates the existing object when merge (which
+// copies want's fields onto got) reports a difference.
+func apply[T client.Object](ctx context.Context, c client.Client, want T, merge func(got, want T) bool) error {
+	got := want.DeepCopyObject().(T)
+	err := c.Get(ctx, client.ObjectKeyFromObject(want), got)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := c.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %T %s: %w", want, want.GetName(), err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading %T %s: %w", want, want.GetName(), err)
+	}
+	if !merge(got, want) {
+		return nil
+	}
+	if err := c.Update(ctx, got); err != nil {
+		return fmt.Errorf("updating %T %s: %w", want, want.GetName(), err)
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package machinepool
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/internal/workload"
+)
+
+// requestCounter counts the HTTP requests of the clients it wraps.
+type requestCounter struct{ n atomic.Int64 }
+
+func (c *requestCounter) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+		c.n.Add(1)
+		return rt.RoundTrip(r)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// BenchmarkNodeRefs10k measures, for a pool of 10,000 instances whose
+// 10,000 Nodes are in the workload cache:
+//
+//   - ns/op: one status sync (reconcileNodes: providerID index lookups,
+//     nodeRefs, ready and available counts, owner-index scan for retired
+//     Nodes) with a warm cache;
+//   - reconcile-ms: one full Reconcile of the pool once everything is
+//     synced;
+//   - requests/reconcile: HTTP requests (management and workload clients
+//     together) made by one such Reconcile.
+//
+// Run it alone: go test -run '^$' -bench BenchmarkNodeRefs10k -benchtime 20x ./internal/controller/machinepool/
+// Setup (10,000 Nodes through the real API server) takes about a minute.
+func BenchmarkNodeRefs10k(b *testing.B) {
+	const n = 10000
+	if shared != nil {
+		b.Skip("the test manager is running and would reconcile the benchmark pool: run with -run '^$'")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := installTestCRDs(ctx); err != nil {
+		b.Fatal(err)
+	}
+	ns := env.NewNamespace(b)
+	counter := &requestCounter{}
+
+	// Management side: a manager's cached client with a counted transport.
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 1000, 2000
+	cfg.Wrap(counter.wrap)
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cc, err := workload.New(workload.Options{SecretReader: mgr.GetClient(), Scheme: env.Scheme, WrapTransport: counter.wrap,
+		HealthCheckInterval: -1, SyncTimeout: 2 * time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := mgr.Add(cc); err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		b.Fatal("cache did not sync")
+	}
+	r := &Reconciler{Client: mgr.GetClient(), ClusterCache: cc, Clock: clock.RealClock{},
+		Recorder: mgr.GetEventRecorderFor("bench"), externalReader: mgr.GetCache()} //nolint:staticcheck // record.EventRecorder
+
+	// Objects: Cluster, kubeconfig, ready providers, the pool, 10,000 Nodes.
+	c := env.Client
+	mustCreate := func(obj client.Object) {
+		if err := c.Create(ctx, obj); err != nil {
+			b.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+		}
+	}
+	mustCreate(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}})
+	mustCreate(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: workload.KubeconfigSecretName("c1")},
+		Data: map[string][]byte{workload.KubeconfigDataKey: env.Kubeconfig}})
+	ids := make([]any, n)
+	idStrings := make([]string, n)
+	for i := range n {
+		idStrings[i] = fmt.Sprintf("b:///%s/%05d", ns[len(ns)-8:], i)
+		ids[i] = idStrings[i]
+	}
+	bs := newUnstructured(bootstrapAPIVersion, bootstrapKind, ns, "mp")
+	bs.Object["status"] = map[string]any{"ready": true, "dataSecretName": "d"}
+	mustCreate(bs)
+	infra := newUnstructured(infraAPIVersion, infraPoolKind, ns, "mp")
+	infra.Object["spec"] = map[string]any{"providerIDList": ids}
+	infra.Object["status"] = map[string]any{"ready": true, "replicas": int64(n)}
+	mustCreate(infra)
+	mustCreate(&clusterv1.MachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mp"},
+		Spec: clusterv1.MachinePoolSpec{
+			ClusterName: "c1", Replicas: ptr.To[int32](n),
+			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
+				ClusterName: "c1",
+				Bootstrap: clusterv1.Bootstrap{ConfigRef: &corev1.ObjectReference{
+					APIVersion: bootstrapAPIVersion, Kind: bootstrapKind, Name: "mp"}},
+				InfrastructureRef: corev1.ObjectReference{APIVersion: infraAPIVersion, Kind: infraPoolKind, Name: "mp"},
+			}},
+		},
+	})
+	fastCfg := rest.CopyConfig(env.Config)
+	fastCfg.QPS, fastCfg.Burst = 5000, 10000
+	fast, err := client.New(fastCfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		b.Fatal(err)
+	}
+	createNodes(b, fast, ns, idStrings)
+
+	// Warm up: reconcile until the pool is Running and the manager's cache
+	// holds the result, so that the measured reconciles change nothing.
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "mp"}}
+	testenv.Eventually(b, 5*time.Minute, func() error {
+		before := counter.n.Load()
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			return err
+		}
+		if n := counter.n.Load() - before; n != 0 {
+			return fmt.Errorf("the last reconcile still made %d requests", n)
+		}
+		mp := &clusterv1.MachinePool{}
+		if err := mgr.GetClient().Get(ctx, req.NamespacedName, mp); err != nil {
+			return err
+		}
+		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || len(mp.Status.NodeRefs) != n || mp.Status.ReadyReplicas != n {
+			return fmt.Errorf("phase %s, %d nodeRefs, %d ready", mp.Status.Phase, len(mp.Status.NodeRefs), mp.Status.ReadyReplicas)
+		}
+		return nil
+	})
+
+	// API requests and time of a full Reconcile once warm.
+	const reconciles = 10
+	before := counter.n.Load()
+	start := time.Now()
+	for range reconciles {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	perReconcile := time.Since(start) / reconciles
+	requests := float64(counter.n.Load()-before) / reconciles
+
+	// One status sync with a warm cache.
+	mp := &clusterv1.MachinePool{}
+	if err := mgr.GetClient().Get(ctx, req.NamespacedName, mp); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		s := &scope{pool: mp.DeepCopy(), cluster: &clusterv1.Cluster{}, now: time.Now(), providerIDsFresh: true}
+		if _, err := r.reconcileNodes(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+		if s.pool.Status.ReadyReplicas != n || len(s.pool.Status.NodeRefs) != n {
+			b.Fatalf("ready %d, nodeRefs %d", s.pool.Status.ReadyReplicas, len(s.pool.Status.NodeRefs))
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(requests, "requests/reconcile")
+	b.ReportMetric(float64(perReconcile.Microseconds())/1000, "reconcile-ms")
+}
+
+// createNodes creates a Ready Node per providerID, already annotated as the
+// pool's (as the controller would leave them), with 8 writers.
+func createNodes(b *testing.B, c client.Client, ns string, ids []string) {
+	b.Helper()
+	ctx := context.Background()
+	owner := workload.Owner{ClusterName: "c1", Namespace: ns, Kind: "MachinePool", Name: "mp"}
+	now := metav1.Now()
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				node := &corev1.Node{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", ns, i), Annotations: owner.Annotations()},
+					Spec:       corev1.NodeSpec{ProviderID: ids[i]},
+				}
+				if err := c.Create(ctx, node); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					continue
+				}
+				node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue,
+					Reason: "Bench", LastTransitionTime: now, LastHeartbeatTime: now}}
+				if err := c.Status().Update(ctx, node); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		}()
+	}
+	for i := range ids {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		b.Fatalf("creating Nodes: %v", err)
+	}
+}

@@ -1,0 +1,495 @@
+package machinepool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/workload"
+)
+
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinepools;machinepools/status;machinepools/finalizers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines;machines/status;machines/finalizers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kubeadmconfigs,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=azuremachinepools;azuremachinepoolmachines;awsmachinepools;awsmanagedmachinepools;localmachinepools;localmachinepoolmachines,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// ControllerName names the controller, its event source and its field owner.
+const ControllerName = "machinepool"
+
+// Field indexes this controller registers on MachinePools in the manager's
+// cache. Other controllers may use them once SetupWithManager has run.
+const (
+	// IndexClusterName indexes MachinePools by spec.clusterName.
+	IndexClusterName = "mpool.machinepool.clusterName"
+	// IndexProviderID indexes MachinePools by each entry of spec.providerIDList.
+	IndexProviderID = "mpool.machinepool.providerID"
+	// IndexExternalRef indexes MachinePools by the objects they reference
+	// (bootstrap configRef and infrastructureRef), as "<group>/<kind>/<name>".
+	IndexExternalRef = "mpool.machinepool.externalRef"
+)
+
+// workloadRetryInterval is how soon a pool whose workload cluster cannot be
+// reached is retried.
+const workloadRetryInterval = 15 * time.Second
+
+// Reconciler reconciles MachinePools. Build it with its exported fields set,
+// then call SetupWithManager.
+type Reconciler struct {
+	// Client is the manager's client (cached reads, direct writes). Required.
+	Client client.Client
+	// ClusterCache reaches the workload clusters. Required; the Cluster
+	// controller must use the same one.
+	ClusterCache *workload.ClusterCache
+	// Recorder records events; SetupWithManager defaults it from the manager.
+	Recorder record.EventRecorder
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+
+	// externalReader reads bootstrap and infrastructure objects
+	// (unstructured) from the manager's cache.
+	externalReader client.Reader
+	watchMu        sync.Mutex
+	watching       map[string]bool
+	// watchFunc adds a watch to the running controller.
+	watchFunc func(obj client.Object, h handler.EventHandler) error
+}
+
+// SetupWithManager registers the field indexes and the controller with mgr.
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Client == nil || r.ClusterCache == nil {
+		return errors.New("machinepool.Reconciler needs Client and ClusterCache")
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor(ControllerName + "-controller") //nolint:staticcheck // record.EventRecorder is mpool's recorder type
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if err := IndexMachinePools(ctx, mgr); err != nil {
+		return err
+	}
+	r.externalReader = mgr.GetCache()
+	c, err := ctrl.NewControllerManagedBy(mgr).
+		For(&clusterv1.MachinePool{}).
+		Owns(&clusterv1.Machine{}).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMachinePools)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToMachinePools),
+			builder.WithPredicates(predicate.NewPredicateFuncs(isKubeconfigSecret))).
+		WatchesRawSource(r.ClusterCache.NodeSource(r.nodeToMachinePools)).
+		WatchesRawSource(r.ClusterCache.ClusterSource(r.workloadClusterToMachinePools)).
+		WithOptions(options).
+		Named(ControllerName).
+		Build(r)
+	if err != nil {
+		return fmt.Errorf("creating the MachinePool controller: %w", err)
+	}
+	mgrCache := mgr.GetCache()
+	r.watchFunc = func(obj client.Object, h handler.EventHandler) error {
+		return c.Watch(source.Kind(mgrCache, obj, h))
+	}
+	return nil
+}
+
+// IndexMachinePools registers the MachinePool field indexes (IndexClusterName,
+// IndexProviderID, IndexExternalRef) with mgr.
+func IndexMachinePools(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	indexes := map[string]client.IndexerFunc{
+		IndexClusterName: func(o client.Object) []string {
+			mp, ok := o.(*clusterv1.MachinePool)
+			if !ok || mp.Spec.ClusterName == "" {
+				return nil
+			}
+			return []string{mp.Spec.ClusterName}
+		},
+		IndexProviderID: func(o client.Object) []string {
+			mp, ok := o.(*clusterv1.MachinePool)
+			if !ok {
+				return nil
+			}
+			return mp.Spec.ProviderIDList
+		},
+		IndexExternalRef: func(o client.Object) []string {
+			mp, ok := o.(*clusterv1.MachinePool)
+			if !ok {
+				return nil
+			}
+			var out []string
+			if ref := mp.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
+				out = append(out, refKey(ref.GroupVersionKind().Group, ref.Kind, ref.Name))
+			}
+			if ref := mp.Spec.Template.Spec.InfrastructureRef; ref.Name != "" {
+				out = append(out, refKey(ref.GroupVersionKind().Group, ref.Kind, ref.Name))
+			}
+			return out
+		},
+	}
+	for name, fn := range indexes {
+		if err := idx.IndexField(ctx, &clusterv1.MachinePool{}, name, fn); err != nil {
+			return fmt.Errorf("indexing MachinePools by %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func refKey(group, kind, name string) string { return group + "/" + kind + "/" + name }
+
+// scope is what one reconcile of one pool knows. Phase functions record
+// facts here; the status functions turn them into status.
+type scope struct {
+	pool    *clusterv1.MachinePool
+	orig    *clusterv1.MachinePool
+	cluster *clusterv1.Cluster
+	now     time.Time
+	// observed is set once the phase functions ran.
+	observed bool
+
+	// bootstrap
+	bootstrap      externalState
+	bootstrapReady bool // config ready (if any) and dataSecretName set
+
+	// infrastructure
+	infra            externalState
+	infraReplicas    *int32
+	infraMachineKind string
+	providerIDsFresh bool // spec.providerIDList was synced from a ready infra pool this reconcile
+	failureReason    *string
+	failureMessage   *string
+
+	// Nodes
+	nodesKnown  bool // Nodes were read from the workload cluster
+	workloadErr error
+	nodes       map[string]*corev1.Node // providerID -> Node (read-only)
+
+	// pool Machines
+	machinesKnown       bool
+	machinesTotal       int
+	machinesNotUpToDate int
+	machinesUnknown     int
+
+	// deletion
+	deleteStep string
+}
+
+// externalState is what a reconcile learnt about one referenced object.
+type externalState struct {
+	ref      *corev1.ObjectReference
+	obj      *unstructured.Unstructured
+	notFound bool
+	err      error // reading it failed (not NotFound)
+	ready    bool
+	// notReadyMessage says why a found object is not ready, when it is more
+	// than "status.ready is false".
+	notReadyMessage string
+}
+
+// desiredReplicas returns spec.replicas (defaulted by then).
+func (s *scope) desiredReplicas() int32 {
+	if s.pool.Spec.Replicas == nil {
+		return 1
+	}
+	return *s.pool.Spec.Replicas
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	log := ctrl.LoggerFrom(ctx)
+	pool := &clusterv1.MachinePool{}
+	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading MachinePool %s: %w", req.NamespacedName, err)
+	}
+
+	cluster := &clusterv1.Cluster{}
+	clusterKey := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Spec.ClusterName}
+	if err := r.Client.Get(ctx, clusterKey, cluster); err != nil {
+		if !apierrors.IsNotFound(err) || pool.DeletionTimestamp.IsZero() {
+			return ctrl.Result{}, fmt.Errorf("reading Cluster %s of MachinePool %s: %w", clusterKey, req.NamespacedName, err)
+		}
+		cluster = nil // deleting a pool whose Cluster is already gone
+	}
+	if cluster != nil {
+		log = log.WithValues("Cluster", klog.KObj(cluster))
+		ctx = ctrl.LoggerInto(ctx, log)
+	}
+
+	s := &scope{pool: pool, orig: pool.DeepCopy(), cluster: cluster, now: r.Clock.Now()}
+	paused := isPaused(cluster, pool)
+	defer func() {
+		if !paused {
+			r.updateStatus(ctx, s)
+			r.recordEvents(s)
+			if reterr == nil {
+				pool.Status.ObservedGeneration = pool.Generation
+			}
+		}
+		setPausedCondition(s, paused)
+		if err := r.patch(ctx, s); err != nil {
+			reterr = errors.Join(reterr, err)
+		}
+	}()
+	if paused {
+		log.V(1).Info("Reconciliation is paused")
+		return ctrl.Result{}, nil
+	}
+
+	if !pool.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+	if controllerutil.AddFinalizer(pool, clusterv1.MachinePoolFinalizer) {
+		// Patch the finalizer before creating anything; the update event
+		// brings the pool back.
+		return ctrl.Result{}, nil
+	}
+	return r.reconcileNormal(ctx, s)
+}
+
+// phaseFunc is one ordered step of a normal reconcile.
+type phaseFunc func(context.Context, *scope) (ctrl.Result, error)
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
+	pool := s.pool
+	if pool.Labels == nil {
+		pool.Labels = map[string]string{}
+	}
+	pool.Labels[clusterv1.ClusterNameLabel] = pool.Spec.ClusterName
+	pool.OwnerReferences = ensureOwnerRef(pool.OwnerReferences, metav1.OwnerReference{
+		APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: s.cluster.Name, UID: s.cluster.UID,
+	})
+
+	phases := []phaseFunc{
+		r.reconcileBootstrap,
+		r.reconcileInfrastructure,
+		r.reconcileReplicas,
+		r.reconcileNodes,
+		r.reconcileMachines,
+	}
+	s.observed = true
+	var res ctrl.Result
+	var errs []error
+	for _, phase := range phases {
+		pr, err := phase(ctx, s)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		res = lowestNonZeroResult(res, pr)
+	}
+	return res, errors.Join(errs...)
+}
+
+// isPaused reports whether the Cluster or the pool is paused.
+func isPaused(cluster *clusterv1.Cluster, pool *clusterv1.MachinePool) bool {
+	if _, ok := pool.Annotations[clusterv1.PausedAnnotation]; ok {
+		return true
+	}
+	if cluster == nil {
+		return false
+	}
+	_, ok := cluster.Annotations[clusterv1.PausedAnnotation]
+	return ok || cluster.Spec.Paused
+}
+
+// patch writes the pool's metadata and spec, then its status, each only when
+// it changed. Spec first: whoever sees the new status also sees the spec it
+// was computed from (providerIDList, dataSecretName). When the finalizer
+// removal lets the pool go, the status patch finds nothing, which is fine.
+func (r *Reconciler) patch(ctx context.Context, s *scope) error {
+	pool, orig := s.pool, s.orig
+	if !equality.Semantic.DeepEqual(orig.ObjectMeta, pool.ObjectMeta) || !equality.Semantic.DeepEqual(orig.Spec, pool.Spec) {
+		// The status goes through its own endpoint: keep it out of this diff.
+		obj := pool.DeepCopy()
+		obj.Status = *orig.Status.DeepCopy()
+		if err := r.Client.Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("patching MachinePool %s: %w", klog.KObj(pool), err)
+		}
+	}
+	if !equality.Semantic.DeepEqual(orig.Status, pool.Status) {
+		base := orig.DeepCopy()
+		base.ObjectMeta = *pool.ObjectMeta.DeepCopy()
+		base.Spec = *pool.Spec.DeepCopy()
+		obj := pool.DeepCopy()
+		if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("patching the status of MachinePool %s: %w", klog.KObj(pool), err)
+		}
+	}
+	return nil
+}
+
+// lowestNonZeroResult keeps the earliest requeue.
+func lowestNonZeroResult(a, b ctrl.Result) ctrl.Result {
+	switch {
+	case a.RequeueAfter == 0:
+		return b
+	case b.RequeueAfter == 0:
+		return a
+	case b.RequeueAfter < a.RequeueAfter:
+		return b
+	default:
+		return a
+	}
+}
+
+// ensureOwnerRef adds ref to refs, or updates the entry for the same object.
+func ensureOwnerRef(refs []metav1.OwnerReference, ref metav1.OwnerReference) []metav1.OwnerReference {
+	for i := range refs {
+		if refs[i].Kind == ref.Kind && refs[i].Name == ref.Name &&
+			groupOf(refs[i].APIVersion) == groupOf(ref.APIVersion) {
+			if refs[i].UID != ref.UID || refs[i].APIVersion != ref.APIVersion {
+				out := append([]metav1.OwnerReference(nil), refs...)
+				out[i].UID, out[i].APIVersion = ref.UID, ref.APIVersion
+				return out
+			}
+			return refs
+		}
+	}
+	return append(append([]metav1.OwnerReference(nil), refs...), ref)
+}
+
+func groupOf(apiVersion string) string {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return apiVersion
+	}
+	return gv.Group
+}
+
+// clusterToMachinePools maps a Cluster to its MachinePools.
+func (r *Reconciler) clusterToMachinePools(ctx context.Context, o client.Object) []reconcile.Request {
+	return r.workloadClusterToMachinePools(ctx, client.ObjectKeyFromObject(o))
+}
+
+// isKubeconfigSecret reports whether o looks like a Cluster's kubeconfig Secret.
+func isKubeconfigSecret(o client.Object) bool {
+	return strings.HasSuffix(o.GetName(), kubeconfigSuffix) && len(o.GetName()) > len(kubeconfigSuffix)
+}
+
+var kubeconfigSuffix = workload.KubeconfigSecretName("")
+
+// secretToMachinePools maps a kubeconfig Secret to the pools of its Cluster:
+// new, changed or deleted credentials change what the pools can observe.
+func (r *Reconciler) secretToMachinePools(ctx context.Context, o client.Object) []reconcile.Request {
+	cluster := strings.TrimSuffix(o.GetName(), kubeconfigSuffix)
+	return r.workloadClusterToMachinePools(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: cluster})
+}
+
+// workloadClusterToMachinePools maps a Cluster key to its pools.
+func (r *Reconciler) workloadClusterToMachinePools(ctx context.Context, cluster types.NamespacedName) []reconcile.Request {
+	list := &clusterv1.MachinePoolList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), client.MatchingFields{IndexClusterName: cluster.Name}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of a Cluster", "Cluster", klog.KRef(cluster.Namespace, cluster.Name))
+		return nil
+	}
+	return poolRequests(list.Items)
+}
+
+// nodeToMachinePools maps a workload-cluster Node to the pools that own it
+// (annotations) or list its providerID.
+func (r *Reconciler) nodeToMachinePools(ctx context.Context, cluster types.NamespacedName, node *corev1.Node) []reconcile.Request {
+	var reqs []reconcile.Request
+	if o, ok := workload.OwnerOf(node); ok && o.Kind == "MachinePool" && o.Namespace == cluster.Namespace && o.ClusterName == cluster.Name {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.Namespace, Name: o.Name}})
+	}
+	if node.Spec.ProviderID == "" {
+		return reqs
+	}
+	list := &clusterv1.MachinePoolList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), client.MatchingFields{IndexProviderID: node.Spec.ProviderID}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of a Node", "node", node.Name)
+		return reqs
+	}
+	for i := range list.Items {
+		if list.Items[i].Spec.ClusterName == cluster.Name {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return reqs
+}
+
+// externalToMachinePools maps a bootstrap or infrastructure object to the
+// pools that reference it.
+func (r *Reconciler) externalToMachinePools(ctx context.Context, o client.Object) []reconcile.Request {
+	gvk := o.GetObjectKind().GroupVersionKind()
+	list := &clusterv1.MachinePoolList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{IndexExternalRef: refKey(gvk.Group, gvk.Kind, o.GetName())}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of an external object", "object", klog.KObj(o))
+		return nil
+	}
+	return poolRequests(list.Items)
+}
+
+// infraMachineToMachinePool maps an infrastructure machine to its pool by
+// the pool-name label.
+func (r *Reconciler) infraMachineToMachinePool(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[clusterv1.MachinePoolNameLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+func poolRequests(pools []clusterv1.MachinePool) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(pools))
+	for i := range pools {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&pools[i])})
+	}
+	return reqs
+}
+
+// ensureWatch starts watching the kind of obj (once per kind), mapping its
+// events with mapFn.
+func (r *Reconciler) ensureWatch(ctx context.Context, apiVersion, kind string, mapFn handler.MapFunc) error {
+	if r.watchFunc == nil {
+		return nil // not set up with a manager (unit tests)
+	}
+	key := apiVersion + "/" + kind
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if r.watching == nil {
+		r.watching = map[string]bool{}
+	}
+	if r.watching[key] {
+		return nil
+	}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	if err := r.watchFunc(u, handler.EnqueueRequestsFromMapFunc(mapFn)); err != nil {
+		return fmt.Errorf("watching %s: %w", key, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("Watching an external kind", "kind", key)
+	r.watching[key] = true
+	return nil
+}

@@ -1,0 +1,642 @@
+package machinepool
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/events"
+	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/internal/workload"
+)
+
+// runningPool walks a two-replica pool to Running and returns its name.
+func (f *fixture) runningPool(name string, replicas int32) {
+	f.t.Helper()
+	f.providers(name)
+	f.pool(name, ptr.To(replicas))
+	f.setBootstrap(name, map[string]any{"status.ready": true, "status.dataSecretName": name + "-data"})
+	f.setInfra(name, map[string]any{
+		"status.ready": true, "status.replicas": int64(replicas), "spec.providerIDList": f.ids(1, int(replicas)),
+	})
+	for i := 1; i <= int(replicas); i++ {
+		f.node(i, true)
+	}
+	f.waitPhase(name, clusterv1.MachinePoolPhaseRunning)
+}
+
+func TestPhasesPendingToRunning(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.providers("mp")
+	f.pool("mp", ptr.To[int32](2))
+
+	// Pending: the bootstrap config is not ready. The controller owns the
+	// referenced objects and labels them with the cluster.
+	f.waitPhase("mp", clusterv1.MachinePoolPhasePending)
+	var mp *clusterv1.MachinePool
+	f.eventually("mp", func(got *clusterv1.MachinePool) error {
+		if !strings.Contains(strings.Join(got.Finalizers, ","), clusterv1.MachinePoolFinalizer) {
+			return fmt.Errorf("finalizers = %v", got.Finalizers)
+		}
+		mp = got
+		return nil
+	})
+	testenv.Eventually(t, 10*time.Second, func() error {
+		for _, u := range []*unstructured.Unstructured{
+			newUnstructured(bootstrapAPIVersion, bootstrapKind, f.ns, "mp"),
+			newUnstructured(infraAPIVersion, infraPoolKind, f.ns, "mp"),
+		} {
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
+				return err
+			}
+			if u.GetLabels()[clusterv1.ClusterNameLabel] != f.cluster {
+				return fmt.Errorf("%s labels = %v", u.GetKind(), u.GetLabels())
+			}
+			refs := u.GetOwnerReferences()
+			if len(refs) != 1 || refs[0].Kind != "MachinePool" || refs[0].UID != mp.UID || !ptr.Deref(refs[0].Controller, false) {
+				return fmt.Errorf("%s owner refs = %+v", u.GetKind(), refs)
+			}
+		}
+		return nil
+	})
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		return wantCondition(mp, clusterv1.BootstrapReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason)
+	})
+
+	// Provisioning: bootstrap ready, its data secret copied into the template.
+	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "mp-bootstrap-data"})
+	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioning)
+	if got := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "<nil>"); got != "mp-bootstrap-data" {
+		t.Fatalf("dataSecretName = %s", got)
+	}
+	if err := wantCondition(mp, clusterv1.BootstrapReadyCondition, metav1.ConditionTrue, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !mp.Status.BootstrapReady || mp.Status.InfrastructureReady {
+		t.Fatalf("bootstrapReady/infrastructureReady = %v/%v", mp.Status.BootstrapReady, mp.Status.InfrastructureReady)
+	}
+
+	// Provisioned: infrastructure ready, replicas and providerIDList synced.
+	f.setInfra("mp", map[string]any{"status.ready": true, "status.replicas": int64(2), "spec.providerIDList": f.ids(1, 2)})
+	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioned)
+	if mp.Status.Replicas != 2 || len(mp.Spec.ProviderIDList) != 2 || mp.Spec.ProviderIDList[0] != f.providerID(1) {
+		t.Fatalf("replicas %d, providerIDList %v", mp.Status.Replicas, mp.Spec.ProviderIDList)
+	}
+	for _, c := range []struct {
+		t      string
+		status metav1.ConditionStatus
+	}{
+		{clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue},
+		{clusterv1.ReplicasReadyCondition, metav1.ConditionFalse},
+		{clusterv1.ReadyCondition, metav1.ConditionFalse},
+		{AvailableCondition, metav1.ConditionFalse},
+		{ScalingUpCondition, metav1.ConditionFalse},
+		{ScalingDownCondition, metav1.ConditionFalse},
+		{UpToDateCondition, metav1.ConditionUnknown},
+		{clusterv1.PausedCondition, metav1.ConditionFalse},
+	} {
+		if err := wantCondition(mp, c.t, c.status, ""); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// One Node joins, not Ready yet: still Provisioned, one nodeRef.
+	n1 := f.node(1, false)
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		if len(mp.Status.NodeRefs) != 1 || mp.Status.NodeRefs[0].UID != n1.UID || mp.Status.ReadyReplicas != 0 {
+			return fmt.Errorf("nodeRefs %+v, ready %d", mp.Status.NodeRefs, mp.Status.ReadyReplicas)
+		}
+		return nil
+	})
+	if mp := f.getPool("mp"); mp.Status.Phase != string(clusterv1.MachinePoolPhaseProvisioned) {
+		t.Fatalf("phase %s with an unready Node", mp.Status.Phase)
+	}
+
+	// Running: as many Ready Nodes as replicas.
+	f.setNodeReady(1, true, f.h.clock.Now())
+	f.node(2, true)
+	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
+	if mp.Status.ReadyReplicas != 2 || mp.Status.AvailableReplicas != 2 || mp.Status.UnavailableReplicas != 0 || len(mp.Status.NodeRefs) != 2 {
+		t.Fatalf("status %+v", mp.Status)
+	}
+	for _, ct := range []string{clusterv1.ReadyCondition, clusterv1.ReplicasReadyCondition, AvailableCondition} {
+		if err := wantCondition(mp, ct, metav1.ConditionTrue, ""); err != nil {
+			t.Error(err)
+		}
+	}
+	if mp.Status.ObservedGeneration != mp.Generation {
+		t.Errorf("observedGeneration %d, generation %d", mp.Status.ObservedGeneration, mp.Generation)
+	}
+
+	// Matched Nodes are annotated with their cluster and pool and lose the
+	// uninitialized taint.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		for i := 1; i <= 2; i++ {
+			n := &corev1.Node{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Name: f.nodeName(i)}, n); err != nil {
+				return err
+			}
+			if n.Annotations[clusterv1.OwnerNameAnnotation] != "mp" || n.Annotations[clusterv1.OwnerKindAnnotation] != "MachinePool" ||
+				n.Annotations[clusterv1.ClusterNameAnnotation] != f.cluster || n.Annotations[clusterv1.ClusterNamespaceAnnotation] != f.ns {
+				return fmt.Errorf("node %s annotations %v", n.Name, n.Annotations)
+			}
+			if hasTaint(n, UninitializedTaint) {
+				return fmt.Errorf("node %s still has the uninitialized taint", n.Name)
+			}
+		}
+		return nil
+	})
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.PhaseChanged) })
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.BootstrapReady) })
+}
+
+func TestMinReadySecondsUsesTheInjectedClock(t *testing.T) {
+	f := newFixture(t)
+	f.providers("mp")
+	f.pool("mp", ptr.To[int32](1), func(mp *clusterv1.MachinePool) { mp.Spec.MinReadySeconds = ptr.To[int32](600) })
+	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
+	f.setInfra("mp", map[string]any{"status.ready": true, "status.replicas": int64(1), "spec.providerIDList": f.ids(1, 1)})
+	f.node(1, true)
+	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
+	if mp.Status.AvailableReplicas != 0 || mp.Status.UnavailableReplicas != 1 {
+		t.Fatalf("available/unavailable = %d/%d before minReadySeconds", mp.Status.AvailableReplicas, mp.Status.UnavailableReplicas)
+	}
+	if err := wantCondition(mp, AvailableCondition, metav1.ConditionFalse, NotAvailableReason); err != nil {
+		t.Fatal(err)
+	}
+	// Ten minutes later (by the controller's clock) the Node is available.
+	// The shared fake clock only moves forward, so this cannot break other
+	// tests.
+	f.h.clock.Step(601 * time.Second)
+	f.setNodeReady(1, true, f.h.clock.Now().Add(-602*time.Second)) // a real change: an event to reconcile on
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		if mp.Status.AvailableReplicas != 1 {
+			return fmt.Errorf("available %d", mp.Status.AvailableReplicas)
+		}
+		return wantCondition(mp, AvailableCondition, metav1.ConditionTrue, AvailableReason)
+	})
+}
+
+func TestNoBootstrapDataNeeded(t *testing.T) {
+	f := newFixture(t)
+	f.create(newUnstructured(infraAPIVersion, infraPoolKind, f.ns, "mp"))
+	f.pool("mp", ptr.To[int32](1), func(mp *clusterv1.MachinePool) {
+		mp.Spec.Template.Spec.Bootstrap = clusterv1.Bootstrap{DataSecretName: ptr.To("")}
+	})
+	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioning)
+	if err := wantCondition(mp, clusterv1.BootstrapReadyCondition, metav1.ConditionTrue, NoBootstrapDataReason); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestScalingUpAndDown(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.runningPool("mp", 2)
+
+	// Scale up: the infra pool has fewer instances than desired.
+	scale := func(n int32) {
+		mp := f.getPool("mp")
+		orig := mp.DeepCopy()
+		mp.Spec.Replicas = ptr.To(n)
+		if err := env.Client.Patch(ctx, mp, client.MergeFrom(orig)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scale(3)
+	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingUp)
+	if err := wantCondition(mp, ScalingUpCondition, metav1.ConditionTrue, ScalingUpReason); err != nil {
+		t.Fatal(err)
+	}
+	f.setInfra("mp", map[string]any{"status.replicas": int64(3), "spec.providerIDList": f.ids(1, 3)})
+	f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioned)
+	f.node(3, true)
+	f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.ScalingUp) })
+
+	// Scale down: more instances than desired, then the provider removes two
+	// and their Nodes (which the pool annotated) are deleted.
+	scale(1)
+	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingDown)
+	if err := wantCondition(mp, ScalingDownCondition, metav1.ConditionTrue, ScalingDownReason); err != nil {
+		t.Fatal(err)
+	}
+	f.setInfra("mp", map[string]any{"status.replicas": int64(1), "spec.providerIDList": f.ids(1, 1)})
+	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
+	if len(mp.Status.NodeRefs) != 1 || mp.Status.ReadyReplicas != 1 {
+		t.Fatalf("nodeRefs %v ready %d", mp.Status.NodeRefs, mp.Status.ReadyReplicas)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		for i := 2; i <= 3; i++ {
+			if err := gone(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.nodeName(i)}}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err := env.Client.Get(ctx, client.ObjectKey{Name: f.nodeName(1)}, &corev1.Node{}); err != nil {
+		t.Fatalf("the remaining Node must stay: %v", err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.ScalingDown) })
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.NodeDeleted) })
+}
+
+func TestUnannotatedNodesAreNotDeleted(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.runningPool("mp", 1)
+	// A Node with a providerID the pool never listed is not the pool's.
+	stranger := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.nodeName(99)}, Spec: corev1.NodeSpec{ProviderID: f.providerID(99)}}
+	f.create(stranger)
+	f.setInfra("mp", map[string]any{"status.replicas": int64(0), "spec.providerIDList": nil})
+	scaleTo := f.getPool("mp")
+	orig := scaleTo.DeepCopy()
+	scaleTo.Spec.Replicas = ptr.To[int32](0)
+	if err := env.Client.Patch(ctx, scaleTo, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
+	testenv.Eventually(t, 10*time.Second, func() error {
+		return gone(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.nodeName(1)}})
+	})
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(stranger), &corev1.Node{}); err != nil {
+		t.Fatalf("a Node the pool did not annotate must stay: %v", err)
+	}
+}
+
+func TestFailedWithTheInfraPoolsMessage(t *testing.T) {
+	f := newFixture(t)
+	f.runningPool("mp", 1)
+	f.setInfra("mp", map[string]any{
+		"status.failureReason":  "InsufficientQuota",
+		"status.failureMessage": "quota exceeded for Standard_D4s_v5 in westeurope",
+	})
+	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseFailed)
+	if ptr.Deref(mp.Status.FailureReason, "") != "InsufficientQuota" ||
+		!strings.Contains(ptr.Deref(mp.Status.FailureMessage, ""), "quota exceeded for Standard_D4s_v5 in westeurope") {
+		t.Fatalf("failure %v / %v", mp.Status.FailureReason, mp.Status.FailureMessage)
+	}
+	if err := wantCondition(mp, clusterv1.ReadyCondition, metav1.ConditionFalse, FailedReason); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.Failed) })
+
+	// The user fixes it, the provider clears the failure: the pool recovers.
+	f.setInfra("mp", map[string]any{"status.failureReason": nil, "status.failureMessage": nil})
+	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
+	if mp.Status.FailureMessage != nil || mp.Status.FailureReason != nil {
+		t.Fatalf("failure not cleared: %+v", mp.Status)
+	}
+}
+
+func TestMissingInfraPoolAndMalformedStatus(t *testing.T) {
+	f := newFixture(t)
+	f.create(newUnstructured(bootstrapAPIVersion, bootstrapKind, f.ns, "mp"))
+	f.pool("mp", ptr.To[int32](1))
+	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
+	f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioning)
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		return wantCondition(mp, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason)
+	})
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.ExternalObjectNotFound) })
+
+	// The infra pool appears (no owner reference yet: found through the
+	// reference index) with a malformed status: reported, no panic.
+	u := newUnstructured(infraAPIVersion, infraPoolKind, f.ns, "mp")
+	u.Object["status"] = map[string]any{"ready": "yes"}
+	f.create(u)
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		c := condition(mp, clusterv1.InfrastructureReadyCondition)
+		if c == nil || c.Reason != clusterv1.WaitingForInfrastructureReason || !strings.Contains(c.Message, "not a bool") {
+			return fmt.Errorf("InfrastructureReady = %+v", c)
+		}
+		return nil
+	})
+	f.setInfra("mp", map[string]any{"status.ready": true, "status.replicas": int64(0)})
+	f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingUp)
+}
+
+func TestPaused(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.providers("mp")
+	f.pool("mp", ptr.To[int32](1))
+	f.waitPhase("mp", clusterv1.MachinePoolPhasePending)
+
+	setPaused := func(paused bool) {
+		c := &clusterv1.Cluster{}
+		if err := env.Client.Get(ctx, f.key(f.cluster), c); err != nil {
+			t.Fatal(err)
+		}
+		orig := c.DeepCopy()
+		c.Spec.Paused = paused
+		if err := env.Client.Patch(ctx, c, client.MergeFrom(orig)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setPaused(true)
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		return wantCondition(mp, clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason)
+	})
+	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
+	consistently(t, 2*time.Second, func() error {
+		if mp := f.getPool("mp"); mp.Status.Phase != string(clusterv1.MachinePoolPhasePending) || mp.Spec.Template.Spec.Bootstrap.DataSecretName != nil {
+			return fmt.Errorf("a paused pool moved: phase %s", mp.Status.Phase)
+		}
+		return nil
+	})
+	setPaused(false)
+	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioning)
+	if err := wantCondition(mp, clusterv1.PausedCondition, metav1.ConditionFalse, clusterv1.NotPausedReason); err != nil {
+		t.Fatal(err)
+	}
+
+	// The paused annotation on the pool itself works too.
+	mp = f.getPool("mp")
+	orig := mp.DeepCopy()
+	mp.Annotations = map[string]string{clusterv1.PausedAnnotation: ""}
+	if err := env.Client.Patch(ctx, mp, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		return wantCondition(mp, clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason)
+	})
+}
+
+func TestAutoscalerAnnotations(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	bounds := func(mp *clusterv1.MachinePool) {
+		mp.Annotations = map[string]string{
+			clusterv1.AutoscalerMinSizeAnnotation: "2",
+			clusterv1.AutoscalerMaxSizeAnnotation: "5",
+		}
+	}
+	// A new pool starts at the minimum.
+	f.providers("as")
+	f.pool("as", nil, bounds)
+	f.eventually("as", func(mp *clusterv1.MachinePool) error {
+		if ptr.Deref(mp.Spec.Replicas, -1) != 2 {
+			return fmt.Errorf("replicas %v", mp.Spec.Replicas)
+		}
+		return nil
+	})
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("as", events.ReplicasDefaulted) })
+
+	// Unsetting replicas on a running pool clamps the observed size.
+	f.setBootstrap("as", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
+	f.setInfra("as", map[string]any{"status.ready": true, "status.replicas": int64(7), "spec.providerIDList": f.ids(1, 7)})
+	f.eventually("as", func(mp *clusterv1.MachinePool) error {
+		if mp.Status.Replicas != 7 {
+			return fmt.Errorf("status.replicas %d", mp.Status.Replicas)
+		}
+		return nil
+	})
+	// kubectl apply without replicas, as the autoscaler docs recommend.
+	if err := env.Client.Patch(ctx, f.getPool("as"), client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"replicas":null}}`))); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("as", func(mp *clusterv1.MachinePool) error {
+		if ptr.Deref(mp.Spec.Replicas, -1) != 5 {
+			return fmt.Errorf("replicas %v, want the maximum 5", mp.Spec.Replicas)
+		}
+		return nil
+	})
+
+	// Without annotations: 1.
+	f.providers("plain")
+	f.pool("plain", nil)
+	f.eventually("plain", func(mp *clusterv1.MachinePool) error {
+		if ptr.Deref(mp.Spec.Replicas, -1) != 1 {
+			return fmt.Errorf("replicas %v", mp.Spec.Replicas)
+		}
+		return nil
+	})
+}
+
+func TestReplicasManagedByTakesReplicasFromTheInfraPool(t *testing.T) {
+	f := newFixture(t)
+	f.providers("mp")
+	f.pool("mp", ptr.To[int32](1), func(mp *clusterv1.MachinePool) {
+		mp.Annotations = map[string]string{clusterv1.ReplicasManagedByAnnotation: "external-autoscaler"}
+	})
+	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
+	f.setInfra("mp", map[string]any{"status.ready": true, "status.replicas": int64(4), "spec.providerIDList": f.ids(1, 4)})
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		if ptr.Deref(mp.Spec.Replicas, -1) != 4 {
+			return fmt.Errorf("replicas %v", mp.Spec.Replicas)
+		}
+		return nil
+	})
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.ReplicasSynced) })
+	f.setInfra("mp", map[string]any{"status.replicas": int64(2), "spec.providerIDList": f.ids(1, 2)})
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		if ptr.Deref(mp.Spec.Replicas, -1) != 2 || mp.Status.Phase != string(clusterv1.MachinePoolPhaseProvisioned) {
+			return fmt.Errorf("replicas %v phase %s", mp.Spec.Replicas, mp.Status.Phase)
+		}
+		return nil
+	})
+}
+
+// infraMachine creates infrastructure machine i of pool with its providerID.
+func (f *fixture) infraMachine(pool string, i int, latest any) string {
+	f.t.Helper()
+	name := fmt.Sprintf("%s-vm-%d", pool, i)
+	u := newUnstructured(infraAPIVersion, infraMachKind, f.ns, name)
+	u.SetLabels(map[string]string{clusterv1.MachinePoolNameLabel: pool, clusterv1.ClusterNameLabel: f.cluster})
+	u.Object["spec"] = map[string]any{"providerID": f.providerID(i)}
+	status := map[string]any{"ready": true}
+	if latest != nil {
+		status["latestModelApplied"] = latest
+	}
+	u.Object["status"] = status
+	f.create(u)
+	return name
+}
+
+func TestPoolMachines(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.runningPool("mp", 2)
+	m1 := f.infraMachine("mp", 1, true)
+	m2 := f.infraMachine("mp", 2, false)
+	f.setInfra("mp", map[string]any{"status.infrastructureMachineKind": infraMachKind})
+
+	machine := func(name string) (*clusterv1.Machine, error) {
+		m := &clusterv1.Machine{}
+		return m, env.Client.Get(ctx, f.key(name), m)
+	}
+	mpObj := f.getPool("mp")
+	testenv.Eventually(t, 20*time.Second, func() error {
+		for i, name := range []string{m1, m2} {
+			m, err := machine(name)
+			if err != nil {
+				return err
+			}
+			if m.Labels[clusterv1.MachinePoolNameLabel] != "mp" || m.Labels[clusterv1.ClusterNameLabel] != f.cluster {
+				return fmt.Errorf("labels %v", m.Labels)
+			}
+			if c := metav1.GetControllerOf(m); c == nil || c.UID != mpObj.UID {
+				return fmt.Errorf("controller %v", c)
+			}
+			if ptr.Deref(m.Spec.ProviderID, "") != f.providerID(i+1) || m.Spec.InfrastructureRef.Name != name ||
+				m.Spec.InfrastructureRef.Kind != infraMachKind || ptr.Deref(m.Spec.Version, "") != "v1.31.2" {
+				return fmt.Errorf("spec %+v", m.Spec)
+			}
+			if m.Status.NodeRef == nil || m.Status.NodeRef.Name != f.nodeName(i+1) {
+				return fmt.Errorf("nodeRef %v", m.Status.NodeRef)
+			}
+			want := metav1.ConditionTrue
+			if i == 1 {
+				want = metav1.ConditionFalse
+			}
+			var upToDate *metav1.Condition
+			for j := range m.Status.Conditions {
+				if m.Status.Conditions[j].Type == UpToDateCondition {
+					upToDate = &m.Status.Conditions[j]
+				}
+			}
+			if upToDate == nil || upToDate.Status != want {
+				return fmt.Errorf("machine %s UpToDate %+v, want %s", name, upToDate, want)
+			}
+		}
+		return nil
+	})
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		return wantCondition(mp, UpToDateCondition, metav1.ConditionFalse, NotUpToDateReason)
+	})
+	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.MachineCreated) })
+
+	// The delete-machine annotation is carried to the infra machine.
+	m, err := machine(m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := m.DeepCopy()
+	m.Annotations = map[string]string{clusterv1.DeleteMachineAnnotation: "yes"}
+	if err := env.Client.Patch(ctx, m, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() error {
+		u := newUnstructured(infraAPIVersion, infraMachKind, f.ns, m2)
+		if err := env.Client.Get(ctx, f.key(m2), u); err != nil {
+			return err
+		}
+		if _, ok := u.GetAnnotations()[clusterv1.DeleteMachineAnnotation]; !ok {
+			return fmt.Errorf("annotations %v", u.GetAnnotations())
+		}
+		return nil
+	})
+
+	// Deleting a Machine deletes its infra machine, then the Machine goes.
+	if err := env.Client.Delete(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, func() error {
+		if err := gone(newUnstructured(infraAPIVersion, infraMachKind, f.ns, m2)); err != nil {
+			return err
+		}
+		return gone(&clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: m2}})
+	})
+
+	// An infra machine that disappears takes its Machine with it.
+	if err := env.Client.Delete(ctx, newUnstructured(infraAPIVersion, infraMachKind, f.ns, m1)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 20*time.Second, func() error {
+		return gone(&clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: m1}})
+	})
+}
+
+func TestDeletionLeavesNothingBehind(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.runningPool("mp", 2)
+	im := f.infraMachine("mp", 1, true)
+	f.setInfra("mp", map[string]any{"status.infrastructureMachineKind": infraMachKind})
+	testenv.Eventually(t, 20*time.Second, func() error {
+		_, err := (func() (*clusterv1.Machine, error) {
+			m := &clusterv1.Machine{}
+			return m, env.Client.Get(ctx, f.key(im), m)
+		})()
+		return err
+	})
+	// Nodes that are annotated by the pool before deletion.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		list, err := f.h.cc.NodesOwnedBy(ctx, f.key(f.cluster), workload.Owner{ClusterName: f.cluster, Namespace: f.ns, Kind: "MachinePool", Name: "mp"})
+		if err != nil {
+			return err
+		}
+		if len(list) != 2 {
+			return fmt.Errorf("%d owned Nodes", len(list))
+		}
+		return nil
+	})
+
+	if err := env.Client.Delete(ctx, f.getPool("mp")); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		for _, obj := range []client.Object{
+			&clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "mp"}},
+			newUnstructured(bootstrapAPIVersion, bootstrapKind, f.ns, "mp"),
+			newUnstructured(infraAPIVersion, infraPoolKind, f.ns, "mp"),
+			newUnstructured(infraAPIVersion, infraMachKind, f.ns, im),
+			&clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: im}},
+			&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.nodeName(1)}},
+			&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.nodeName(2)}},
+		} {
+			if err := gone(obj); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	for _, reason := range []string{events.DeletingBootstrapConfig, events.DeletingInfrastructure, events.DeletingMachines, events.DeletingNodes, events.Deleted} {
+		if err := f.hasEvent("mp", reason); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestDeletionWithAnUnreachableWorkloadClusterIsBounded(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.providers("mp")
+	f.pool("mp", ptr.To[int32](1), func(mp *clusterv1.MachinePool) {
+		mp.Spec.Template.Spec.NodeDeletionTimeout = &metav1.Duration{Duration: time.Second}
+	})
+	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
+	f.setInfra("mp", map[string]any{"status.ready": true, "status.replicas": int64(1), "spec.providerIDList": f.ids(1, 1)})
+	f.node(1, true)
+	f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
+
+	// The workload cluster's credentials go away.
+	if err := env.Client.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: workload.KubeconfigSecretName(f.cluster)}}); err != nil {
+		t.Fatal(err)
+	}
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		return wantCondition(mp, clusterv1.ReplicasReadyCondition, metav1.ConditionUnknown, WorkloadClusterNotConnectedReason)
+	})
+	if err := env.Client.Delete(ctx, f.getPool("mp")); err != nil {
+		t.Fatal(err)
+	}
+	// The fake clock decides when the timeout has passed.
+	testenv.Eventually(t, 30*time.Second, func() error {
+		f.h.clock.Step(time.Second)
+		return gone(&clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "mp"}})
+	})
+	if err := f.hasEvent("mp", events.NodeDeletionTimedOut); err != nil {
+		t.Fatal(err)
+	}
+}

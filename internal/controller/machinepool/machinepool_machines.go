@@ -1,0 +1,364 @@
+package machinepool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/conditions"
+	"github.com/mpool-dev/mpool/internal/events"
+)
+
+// reconcileMachines keeps one Machine per infrastructure machine when the
+// infrastructure pool reports status.infrastructureMachineKind, and finishes
+// the deletion of pool Machines (deleting their infrastructure machines).
+func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Result, error) {
+	machines, err := r.listPoolMachines(ctx, s.pool)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if s.infraMachineKind == "" || s.infra.obj == nil {
+		// No per-instance objects (or the infra pool could not be read):
+		// only finish deletions already under way.
+		return ctrl.Result{}, r.finalizeMachines(ctx, s, machines)
+	}
+
+	apiVersion := s.infra.obj.GetAPIVersion()
+	if err := r.ensureWatch(ctx, apiVersion, s.infraMachineKind, r.infraMachineToMachinePool); err != nil {
+		return ctrl.Result{}, err
+	}
+	infraMachines, err := r.listInfraMachines(ctx, s.pool, apiVersion, s.infraMachineKind)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	s.machinesKnown = true
+
+	byName := make(map[string]*clusterv1.Machine, len(machines))
+	for i := range machines {
+		byName[machines[i].Name] = &machines[i]
+	}
+	infraByName := make(map[string]*unstructured.Unstructured, len(infraMachines))
+	var errs []error
+	for i := range infraMachines {
+		im := &infraMachines[i]
+		infraByName[im.GetName()] = im
+		s.countModel(im)
+		m := byName[im.GetName()]
+		switch {
+		case m == nil && im.GetDeletionTimestamp() == nil:
+			if err := r.createMachine(ctx, s, im); err != nil {
+				errs = append(errs, err)
+			}
+		case m != nil && m.DeletionTimestamp.IsZero():
+			if err := r.syncMachine(ctx, s, m, im); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+
+	// Machines whose infrastructure machine is gone go too.
+	for i := range machines {
+		m := &machines[i]
+		if _, ok := infraByName[m.Name]; ok || !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if _, err := r.getInfraMachine(ctx, m); err == nil || !apierrors.IsNotFound(err) {
+			continue // it exists but lost its labels, or it cannot be read: keep the Machine
+		}
+		if err := r.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting Machine %s: %w", klog.KObj(m), err))
+			continue
+		}
+		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.MachineDeleted, "Deleted Machine %s: its infrastructure machine is gone", m.Name)
+	}
+	if err := r.finalizeMachines(ctx, s, machines); err != nil {
+		errs = append(errs, err)
+	}
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// countModel adds im to the pool's UpToDate tally.
+func (s *scope) countModel(im *unstructured.Unstructured) {
+	if im.GetDeletionTimestamp() != nil {
+		return
+	}
+	s.machinesTotal++
+	latest, found, err := nestedBool(im, "status", "latestModelApplied")
+	switch {
+	case err != nil || !found:
+		s.machinesUnknown++
+	case !latest:
+		s.machinesNotUpToDate++
+	}
+}
+
+// listPoolMachines lists the Machines labelled as belonging to pool.
+func (r *Reconciler) listPoolMachines(ctx context.Context, pool *clusterv1.MachinePool) ([]clusterv1.Machine, error) {
+	list := &clusterv1.MachineList{}
+	if err := r.Client.List(ctx, list, client.InNamespace(pool.Namespace), client.MatchingLabels(poolLabels(pool))); err != nil {
+		return nil, fmt.Errorf("listing the Machines of MachinePool %s: %w", klog.KObj(pool), err)
+	}
+	return list.Items, nil
+}
+
+// listInfraMachines lists the infrastructure machines of pool.
+func (r *Reconciler) listInfraMachines(ctx context.Context, pool *clusterv1.MachinePool, apiVersion, kind string) ([]unstructured.Unstructured, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(apiVersion)
+	list.SetKind(kind + "List")
+	if err := r.reader().List(ctx, list, client.InNamespace(pool.Namespace), client.MatchingLabels(poolLabels(pool))); err != nil {
+		return nil, fmt.Errorf("listing the %s objects of MachinePool %s: %w", kind, klog.KObj(pool), err)
+	}
+	return list.Items, nil
+}
+
+func poolLabels(pool *clusterv1.MachinePool) map[string]string {
+	return map[string]string{
+		clusterv1.MachinePoolNameLabel: pool.Name,
+		clusterv1.ClusterNameLabel:     pool.Spec.ClusterName,
+	}
+}
+
+// getInfraMachine reads the infrastructure machine of m.
+func (r *Reconciler) getInfraMachine(ctx context.Context, m *clusterv1.Machine) (*unstructured.Unstructured, error) {
+	return r.getExternal(ctx, &m.Spec.InfrastructureRef, m.Namespace)
+}
+
+// desiredMachine is the Machine that mirrors infrastructure machine im.
+func desiredMachine(pool *clusterv1.MachinePool, im *unstructured.Unstructured) *clusterv1.Machine {
+	labels := maps.Clone(pool.Spec.Template.ObjectMeta.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, poolLabels(pool))
+	m := &clusterv1.Machine{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            im.GetName(),
+			Namespace:       pool.Namespace,
+			Labels:          labels,
+			Annotations:     maps.Clone(pool.Spec.Template.ObjectMeta.Annotations),
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(pool, clusterv1.GroupVersion.WithKind("MachinePool"))},
+			Finalizers:      []string{clusterv1.MachineFinalizer},
+		},
+		Spec: clusterv1.MachineSpec{
+			ClusterName: pool.Spec.ClusterName,
+			Bootstrap:   clusterv1.Bootstrap{DataSecretName: ptr.To(ptr.Deref(pool.Spec.Template.Spec.Bootstrap.DataSecretName, ""))},
+			InfrastructureRef: corev1.ObjectReference{
+				APIVersion: im.GetAPIVersion(), Kind: im.GetKind(), Name: im.GetName(), Namespace: im.GetNamespace(), UID: im.GetUID(),
+			},
+			Version:             pool.Spec.Template.Spec.Version,
+			NodeDeletionTimeout: pool.Spec.Template.Spec.NodeDeletionTimeout,
+		},
+	}
+	if id, _, _ := nestedString(im, "spec", "providerID"); id != "" {
+		m.Spec.ProviderID = ptr.To(id)
+	}
+	if fd, _, _ := nestedString(im, "spec", "failureDomain"); fd != "" {
+		m.Spec.FailureDomain = ptr.To(fd)
+	}
+	return m
+}
+
+func (r *Reconciler) createMachine(ctx context.Context, s *scope, im *unstructured.Unstructured) error {
+	m := desiredMachine(s.pool, im)
+	if err := r.Client.Create(ctx, m); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil // the cache is behind; the next reconcile syncs it
+		}
+		return fmt.Errorf("creating Machine %s for %s %s: %w", m.Name, im.GetKind(), im.GetName(), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Created a Machine for an infrastructure machine", "Machine", klog.KObj(m))
+	r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.MachineCreated, "Created Machine %s for %s %s", m.Name, im.GetKind(), im.GetName())
+	return nil
+}
+
+// syncMachine brings an existing pool Machine in line with its
+// infrastructure machine: metadata and spec, status, and the delete-machine
+// annotation (carried to the infrastructure machine).
+func (r *Reconciler) syncMachine(ctx context.Context, s *scope, m *clusterv1.Machine, im *unstructured.Unstructured) error {
+	want := desiredMachine(s.pool, im)
+	updated := m.DeepCopy()
+	if updated.Labels == nil {
+		updated.Labels = map[string]string{}
+	}
+	maps.Copy(updated.Labels, want.Labels)
+	if len(want.Annotations) > 0 {
+		if updated.Annotations == nil {
+			updated.Annotations = map[string]string{}
+		}
+		maps.Copy(updated.Annotations, want.Annotations)
+	}
+	refs, err := withControllerRef(updated.OwnerReferences, s.pool)
+	if err != nil {
+		return fmt.Errorf("Machine %s: %w", klog.KObj(m), err)
+	}
+	updated.OwnerReferences = refs
+	controllerutil.AddFinalizer(updated, clusterv1.MachineFinalizer)
+	updated.Spec.InfrastructureRef = want.Spec.InfrastructureRef
+	updated.Spec.Version = want.Spec.Version
+	updated.Spec.NodeDeletionTimeout = want.Spec.NodeDeletionTimeout
+	if want.Spec.ProviderID != nil {
+		updated.Spec.ProviderID = want.Spec.ProviderID
+	}
+	if want.Spec.FailureDomain != nil {
+		updated.Spec.FailureDomain = want.Spec.FailureDomain
+	}
+	if updated.Spec.Bootstrap.ConfigRef == nil {
+		updated.Spec.Bootstrap.DataSecretName = want.Spec.Bootstrap.DataSecretName
+	}
+	var errs []error
+	if !equality.Semantic.DeepEqual(m.ObjectMeta, updated.ObjectMeta) || !equality.Semantic.DeepEqual(m.Spec, updated.Spec) {
+		patched := updated.DeepCopy()
+		if err := r.Client.Patch(ctx, patched, client.MergeFrom(m)); err != nil {
+			errs = append(errs, fmt.Errorf("patching Machine %s: %w", klog.KObj(m), err))
+		} else {
+			updated.ResourceVersion = patched.ResourceVersion // the status patch below is locked on it
+		}
+	}
+
+	r.setMachineStatus(s, updated, im)
+	if !equality.Semantic.DeepEqual(m.Status, updated.Status) {
+		base := m.DeepCopy()
+		base.ObjectMeta = *updated.ObjectMeta.DeepCopy()
+		base.Spec = *updated.Spec.DeepCopy()
+		if err := r.Client.Status().Patch(ctx, updated.DeepCopy(),
+			client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			errs = append(errs, fmt.Errorf("patching the status of Machine %s: %w", klog.KObj(m), err))
+		}
+	}
+
+	if _, marked := m.Annotations[clusterv1.DeleteMachineAnnotation]; marked {
+		if err := r.carryDeleteAnnotation(ctx, m, im); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// carryDeleteAnnotation sets the delete-machine annotation of m on im.
+func (r *Reconciler) carryDeleteAnnotation(ctx context.Context, m *clusterv1.Machine, im *unstructured.Unstructured) error {
+	v := m.Annotations[clusterv1.DeleteMachineAnnotation]
+	if got, ok := im.GetAnnotations()[clusterv1.DeleteMachineAnnotation]; ok && got == v {
+		return nil
+	}
+	orig := im.DeepCopy()
+	patched := im.DeepCopy()
+	a := maps.Clone(patched.GetAnnotations())
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[clusterv1.DeleteMachineAnnotation] = v
+	patched.SetAnnotations(a)
+	if err := r.Client.Patch(ctx, patched, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("marking %s %s for deletion: %w", im.GetKind(), im.GetName(), err)
+	}
+	return nil
+}
+
+// setMachineStatus sets the status of pool Machine m from its
+// infrastructure machine and its Node.
+func (r *Reconciler) setMachineStatus(s *scope, m *clusterv1.Machine, im *unstructured.Unstructured) {
+	now := s.now
+	gen := m.Generation
+	infraReady, _, _ := nestedBool(im, "status", "ready")
+	m.Status.InfrastructureReady = infraReady
+	m.Status.BootstrapReady = s.bootstrapReady
+	m.Status.ObservedGeneration = gen
+	if s.nodesKnown {
+		m.Status.NodeRef = nil
+		if n := s.nodes[ptr.Deref(m.Spec.ProviderID, "")]; n != nil {
+			m.Status.NodeRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: n.Name, UID: n.UID}
+			if v := n.Status.NodeInfo.KubeletVersion; v != "" {
+				m.Status.Version = ptr.To(v)
+			}
+		}
+	}
+	switch {
+	case m.Status.NodeRef != nil:
+		m.Status.Phase = string(clusterv1.MachinePhaseRunning)
+	case infraReady:
+		m.Status.Phase = string(clusterv1.MachinePhaseProvisioned)
+	default:
+		m.Status.Phase = string(clusterv1.MachinePhaseProvisioning)
+	}
+
+	if infraReady {
+		conditions.Set(m, conditions.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", gen), now)
+	} else {
+		conditions.Set(m, conditions.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason,
+			fmt.Sprintf("%s %s is not ready", im.GetKind(), im.GetName()), gen), now)
+	}
+	latest, found, err := nestedBool(im, "status", "latestModelApplied")
+	switch {
+	case err != nil:
+		conditions.Set(m, conditions.New(UpToDateCondition, metav1.ConditionUnknown, UpToDateUnknownReason, err.Error(), gen), now)
+	case !found:
+		conditions.Set(m, conditions.New(UpToDateCondition, metav1.ConditionUnknown, UpToDateUnknownReason,
+			fmt.Sprintf("%s %s does not report status.latestModelApplied", im.GetKind(), im.GetName()), gen), now)
+	case latest:
+		conditions.Set(m, conditions.New(UpToDateCondition, metav1.ConditionTrue, UpToDateReason, "", gen), now)
+	default:
+		conditions.Set(m, conditions.New(UpToDateCondition, metav1.ConditionFalse, NotUpToDateReason,
+			fmt.Sprintf("%s %s does not run the pool's latest model", im.GetKind(), im.GetName()), gen), now)
+	}
+}
+
+// finalizeMachines finishes the deletion of pool Machines: the
+// infrastructure machine is deleted first, then the finalizer removed.
+func (r *Reconciler) finalizeMachines(ctx context.Context, s *scope, machines []clusterv1.Machine) error {
+	var errs []error
+	for i := range machines {
+		m := &machines[i]
+		if m.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(m, clusterv1.MachineFinalizer) {
+			continue
+		}
+		if err := r.finalizeMachine(ctx, s, m); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) finalizeMachine(ctx context.Context, s *scope, m *clusterv1.Machine) error {
+	im, err := r.getInfraMachine(ctx, m)
+	switch {
+	case err == nil:
+		if im.GetDeletionTimestamp() != nil {
+			return nil // being deleted: its delete event brings the pool back
+		}
+		if _, marked := m.Annotations[clusterv1.DeleteMachineAnnotation]; marked {
+			if err := r.carryDeleteAnnotation(ctx, m, im); err != nil {
+				return err
+			}
+		}
+		if err := r.Client.Delete(ctx, im); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s %s of Machine %s: %w", im.GetKind(), im.GetName(), klog.KObj(m), err)
+		}
+		ctrl.LoggerFrom(ctx).Info("Deleted the infrastructure machine of a deleted Machine", "Machine", klog.KObj(m), "kind", im.GetKind())
+		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.InfrastructureMachineDeleted,
+			"Deleted %s %s of deleted Machine %s", im.GetKind(), im.GetName(), m.Name)
+		return nil
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading the infrastructure machine of Machine %s: %w", klog.KObj(m), err)
+	}
+	orig := m.DeepCopy()
+	controllerutil.RemoveFinalizer(m, clusterv1.MachineFinalizer)
+	if err := r.Client.Patch(ctx, m, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the finalizer of Machine %s: %w", klog.KObj(m), err)
+	}
+	r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.MachineDeleted, "Machine %s deleted with its infrastructure machine", m.Name)
+	return nil
+}

@@ -1,0 +1,371 @@
+package machinepool
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/conditions"
+	"github.com/mpool-dev/mpool/internal/events"
+)
+
+// Condition types mpool computes on MachinePools (and UpToDate on pool
+// Machines) beyond those in api/core/v1beta1.
+const (
+	// AvailableCondition: every desired replica has been Ready for at least
+	// minReadySeconds.
+	AvailableCondition = "Available"
+	// ScalingUpCondition: the infrastructure pool has fewer instances than
+	// desired.
+	ScalingUpCondition = "ScalingUp"
+	// ScalingDownCondition: the infrastructure pool has more instances than
+	// desired.
+	ScalingDownCondition = "ScalingDown"
+	// UpToDateCondition: every instance runs the pool's latest model (from
+	// the infrastructure machines' status.latestModelApplied).
+	UpToDateCondition = "UpToDate"
+)
+
+// Condition reasons of the conditions above and of ReplicasReady and Ready.
+const (
+	WorkloadClusterNotConnectedReason = "WorkloadClusterNotConnected"
+	AvailableReason                   = "Available"
+	NotAvailableReason                = "NotAvailable"
+	ScalingUpReason                   = "ScalingUp"
+	NotScalingUpReason                = "NotScalingUp"
+	ScalingDownReason                 = "ScalingDown"
+	NotScalingDownReason              = "NotScalingDown"
+	UpToDateReason                    = "UpToDate"
+	NotUpToDateReason                 = "NotUpToDate"
+	UpToDateUnknownReason             = "UpToDateUnknown"
+	NoBootstrapDataReason             = "NoBootstrapDataNeeded"
+	FailedReason                      = "Failed"
+)
+
+// updateStatus sets the phase, the failure fields and every owned condition
+// from what the reconcile observed.
+func (r *Reconciler) updateStatus(_ context.Context, s *scope) {
+	pool := s.pool
+	if !pool.DeletionTimestamp.IsZero() {
+		pool.Status.SetTypedPhase(clusterv1.MachinePoolPhaseDeleting)
+		setReadyCondition(s)
+		return
+	}
+	if !s.observed {
+		// Only the finalizer was added: nothing observed yet.
+		if pool.Status.Phase == "" {
+			pool.Status.SetTypedPhase(clusterv1.MachinePoolPhasePending)
+		}
+		return
+	}
+	if s.bootstrap.err == nil && s.infra.err == nil {
+		pool.Status.FailureReason = s.failureReason
+		pool.Status.FailureMessage = s.failureMessage
+	}
+	if s.bootstrap.err == nil {
+		pool.Status.BootstrapReady = s.bootstrapReady
+	}
+
+	setBootstrapReadyCondition(s)
+	setInfrastructureReadyCondition(s)
+	setReplicasReadyCondition(s)
+	setAvailableCondition(s)
+	setScalingUpCondition(s)
+	setScalingDownCondition(s)
+	setUpToDateCondition(s)
+	setReadyCondition(s)
+
+	pool.Status.SetTypedPhase(computePhase(phaseInput{
+		failed:         pool.Status.FailureReason != nil || pool.Status.FailureMessage != nil,
+		bootstrapReady: pool.Status.BootstrapReady,
+		infraReady:     pool.Status.InfrastructureReady,
+		desired:        s.desiredReplicas(),
+		replicas:       pool.Status.Replicas,
+		ready:          pool.Status.ReadyReplicas,
+	}))
+}
+
+// phaseInput is what the phase depends on.
+type phaseInput struct {
+	deleting, failed, bootstrapReady, infraReady bool
+	desired, replicas, ready                     int32
+}
+
+// computePhase implements the phase table of the package documentation.
+func computePhase(in phaseInput) clusterv1.MachinePoolPhase {
+	switch {
+	case in.deleting:
+		return clusterv1.MachinePoolPhaseDeleting
+	case in.failed:
+		return clusterv1.MachinePoolPhaseFailed
+	case !in.bootstrapReady:
+		return clusterv1.MachinePoolPhasePending
+	case !in.infraReady:
+		return clusterv1.MachinePoolPhaseProvisioning
+	case in.replicas > in.desired || in.ready > in.desired:
+		return clusterv1.MachinePoolPhaseScalingDown
+	case in.replicas < in.desired:
+		return clusterv1.MachinePoolPhaseScalingUp
+	case in.ready == in.desired:
+		return clusterv1.MachinePoolPhaseRunning
+	default:
+		return clusterv1.MachinePoolPhaseProvisioned
+	}
+}
+
+func set(s *scope, t string, status metav1.ConditionStatus, reason, message string) {
+	conditions.Set(s.pool, conditions.New(t, status, reason, message, s.pool.Generation), s.now)
+}
+
+func setBootstrapReadyCondition(s *scope) {
+	const t = clusterv1.BootstrapReadyCondition
+	b := s.pool.Spec.Template.Spec.Bootstrap
+	st := s.bootstrap
+	switch {
+	case b.ConfigRef == nil && b.DataSecretName == nil:
+		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason, "Waiting for spec.template.spec.bootstrap.dataSecretName to be set")
+	case b.ConfigRef == nil && *b.DataSecretName == "":
+		set(s, t, metav1.ConditionTrue, NoBootstrapDataReason, "dataSecretName is empty: no bootstrap data is needed")
+	case b.ConfigRef == nil:
+		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
+	case st.err != nil:
+		set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, st.err.Error())
+	case st.notFound:
+		set(s, t, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", b.ConfigRef.Kind, b.ConfigRef.Name))
+	case st.notReadyMessage != "":
+		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason, st.notReadyMessage)
+	case !s.bootstrapReady:
+		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason, fmt.Sprintf("%s %s is not ready", b.ConfigRef.Kind, b.ConfigRef.Name))
+	default:
+		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
+	}
+}
+
+func setInfrastructureReadyCondition(s *scope) {
+	const t = clusterv1.InfrastructureReadyCondition
+	ref := s.pool.Spec.Template.Spec.InfrastructureRef
+	st := s.infra
+	switch {
+	case st.err != nil:
+		set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, st.err.Error())
+	case st.notFound:
+		set(s, t, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", ref.Kind, ref.Name))
+	case st.notReadyMessage != "":
+		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason, st.notReadyMessage)
+	case !st.ready:
+		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason, fmt.Sprintf("%s %s is not ready", ref.Kind, ref.Name))
+	default:
+		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
+	}
+}
+
+// nodesUnknown sets t to Unknown when the Nodes could not be read and
+// reports whether it did.
+func nodesUnknown(s *scope, t string) bool {
+	switch {
+	case s.nodesKnown:
+		return false
+	case s.workloadErr != nil:
+		set(s, t, metav1.ConditionUnknown, WorkloadClusterNotConnectedReason, s.workloadErr.Error())
+	default:
+		set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, "the Nodes of the workload cluster could not be read")
+	}
+	return true
+}
+
+func setReplicasReadyCondition(s *scope) {
+	const t = clusterv1.ReplicasReadyCondition
+	status, desired := s.pool.Status, s.desiredReplicas()
+	switch {
+	case nodesUnknown(s, t):
+	case !s.infra.ready:
+		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+	case status.ReadyReplicas == desired && status.Replicas == desired:
+		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
+	default:
+		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForReplicasReadyReason,
+			fmt.Sprintf("%d of %d replicas ready (%d instances)", status.ReadyReplicas, desired, status.Replicas))
+	}
+}
+
+func setAvailableCondition(s *scope) {
+	const t = AvailableCondition
+	status, desired := s.pool.Status, s.desiredReplicas()
+	switch {
+	case nodesUnknown(s, t):
+	case status.AvailableReplicas >= desired:
+		set(s, t, metav1.ConditionTrue, AvailableReason, "")
+	default:
+		set(s, t, metav1.ConditionFalse, NotAvailableReason,
+			fmt.Sprintf("%d of %d replicas available (Ready for at least %s)", status.AvailableReplicas, desired, minReady(s.pool.Spec.MinReadySeconds)))
+	}
+}
+
+func setScalingUpCondition(s *scope) {
+	const t = ScalingUpCondition
+	replicas, desired := s.pool.Status.Replicas, s.desiredReplicas()
+	switch {
+	case !s.infra.ready:
+		set(s, t, metav1.ConditionUnknown, clusterv1.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+	case replicas < desired:
+		set(s, t, metav1.ConditionTrue, ScalingUpReason, fmt.Sprintf("Scaling up from %d to %d replicas", replicas, desired))
+	default:
+		set(s, t, metav1.ConditionFalse, NotScalingUpReason, "")
+	}
+}
+
+func setScalingDownCondition(s *scope) {
+	const t = ScalingDownCondition
+	replicas, desired := s.pool.Status.Replicas, s.desiredReplicas()
+	switch {
+	case !s.infra.ready:
+		set(s, t, metav1.ConditionUnknown, clusterv1.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+	case replicas > desired:
+		set(s, t, metav1.ConditionTrue, ScalingDownReason, fmt.Sprintf("Scaling down from %d to %d replicas", replicas, desired))
+	default:
+		set(s, t, metav1.ConditionFalse, NotScalingDownReason, "")
+	}
+}
+
+func setUpToDateCondition(s *scope) {
+	const t = UpToDateCondition
+	switch {
+	case !s.machinesKnown && s.infra.obj != nil && s.infraMachineKind == "":
+		set(s, t, metav1.ConditionUnknown, UpToDateUnknownReason,
+			"The infrastructure pool does not report per-machine objects (status.infrastructureMachineKind)")
+	case !s.machinesKnown:
+		set(s, t, metav1.ConditionUnknown, UpToDateUnknownReason, "The infrastructure machines could not be read")
+	case s.machinesUnknown > 0:
+		set(s, t, metav1.ConditionUnknown, UpToDateUnknownReason,
+			fmt.Sprintf("%d of %d machines do not report status.latestModelApplied", s.machinesUnknown, s.machinesTotal))
+	case s.machinesNotUpToDate > 0:
+		set(s, t, metav1.ConditionFalse, NotUpToDateReason,
+			fmt.Sprintf("%d of %d machines do not run the latest model", s.machinesNotUpToDate, s.machinesTotal))
+	default:
+		set(s, t, metav1.ConditionTrue, UpToDateReason, "")
+	}
+}
+
+// setReadyCondition summarises BootstrapReady, InfrastructureReady and
+// ReplicasReady: True when all three are, otherwise the first that is not
+// (False before Unknown).
+func setReadyCondition(s *scope) {
+	const t = clusterv1.ReadyCondition
+	pool := s.pool
+	switch {
+	case !pool.DeletionTimestamp.IsZero():
+		msg := s.deleteStep
+		if msg == "" {
+			msg = "The MachinePool is being deleted"
+		}
+		set(s, t, metav1.ConditionFalse, clusterv1.DeletingReason, msg)
+		return
+	case pool.Status.FailureReason != nil || pool.Status.FailureMessage != nil:
+		msg := ""
+		if pool.Status.FailureMessage != nil {
+			msg = *pool.Status.FailureMessage
+		} else {
+			msg = *pool.Status.FailureReason
+		}
+		set(s, t, metav1.ConditionFalse, FailedReason, msg)
+		return
+	}
+	var firstUnknown *metav1.Condition
+	for _, ct := range []string{clusterv1.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.ReplicasReadyCondition} {
+		c := conditions.Get(pool, ct)
+		switch {
+		case c == nil:
+			set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, ct+" is not set")
+			return
+		case c.Status == metav1.ConditionFalse:
+			set(s, t, metav1.ConditionFalse, c.Reason, summaryMessage(c))
+			return
+		case c.Status == metav1.ConditionUnknown && firstUnknown == nil:
+			cc := *c
+			firstUnknown = &cc
+		}
+	}
+	if firstUnknown != nil {
+		set(s, t, metav1.ConditionUnknown, firstUnknown.Reason, summaryMessage(firstUnknown))
+		return
+	}
+	set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
+}
+
+func summaryMessage(c *metav1.Condition) string {
+	if c.Message == "" {
+		return c.Type + ": " + c.Reason
+	}
+	return c.Type + ": " + c.Message
+}
+
+func setPausedCondition(s *scope, paused bool) {
+	if paused {
+		set(s, clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason, "The Cluster or the MachinePool is paused")
+		return
+	}
+	set(s, clusterv1.PausedCondition, metav1.ConditionFalse, clusterv1.NotPausedReason, "")
+}
+
+// recordEvents records the changes this reconcile made visible: phase
+// changes, scaling, readiness and failures.
+func (r *Reconciler) recordEvents(s *scope) {
+	pool, orig := s.pool, s.orig
+	if from, to := orig.Status.Phase, pool.Status.Phase; from != to {
+		if to == string(clusterv1.MachinePoolPhaseFailed) {
+			msg := "The MachinePool failed"
+			if pool.Status.FailureMessage != nil {
+				msg = *pool.Status.FailureMessage
+			}
+			r.Recorder.Event(pool, corev1.EventTypeWarning, events.Failed, msg)
+		}
+		if from == "" {
+			from = "(none)"
+		}
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, events.PhaseChanged, "Phase changed from %s to %s", from, to)
+	}
+	if c, ok := becameTrue(orig, pool, ScalingUpCondition); ok {
+		r.Recorder.Event(pool, corev1.EventTypeNormal, events.ScalingUp, c.Message)
+	}
+	if c, ok := becameTrue(orig, pool, ScalingDownCondition); ok {
+		r.Recorder.Event(pool, corev1.EventTypeNormal, events.ScalingDown, c.Message)
+	}
+	if _, ok := becameTrue(orig, pool, clusterv1.BootstrapReadyCondition); ok {
+		r.Recorder.Event(pool, corev1.EventTypeNormal, events.BootstrapReady, "Bootstrap data is ready")
+	}
+	if _, ok := becameTrue(orig, pool, clusterv1.InfrastructureReadyCondition); ok {
+		r.Recorder.Event(pool, corev1.EventTypeNormal, events.InfrastructureReady, "The infrastructure pool is ready")
+	}
+	for _, t := range []string{clusterv1.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition} {
+		if c, ok := gotReason(orig, pool, t, clusterv1.ObjectNotFoundReason); ok {
+			r.Recorder.Event(pool, corev1.EventTypeWarning, events.ExternalObjectNotFound, c.Message)
+		}
+	}
+	if c, ok := gotReason(orig, pool, clusterv1.ReplicasReadyCondition, WorkloadClusterNotConnectedReason); ok {
+		r.Recorder.Event(pool, corev1.EventTypeWarning, events.WorkloadClusterUnreachable, c.Message)
+	}
+}
+
+// becameTrue returns condition t of pool when it is True and was not in orig.
+func becameTrue(orig, pool *clusterv1.MachinePool, t string) (*metav1.Condition, bool) {
+	c := conditions.Get(pool, t)
+	if c == nil || c.Status != metav1.ConditionTrue || conditions.IsTrue(orig, t) {
+		return nil, false
+	}
+	return c, true
+}
+
+// gotReason returns condition t of pool when its reason became reason.
+func gotReason(orig, pool *clusterv1.MachinePool, t, reason string) (*metav1.Condition, bool) {
+	c := conditions.Get(pool, t)
+	if c == nil || c.Reason != reason {
+		return nil, false
+	}
+	if o := conditions.Get(orig, t); o != nil && o.Reason == reason {
+		return nil, false
+	}
+	return c, true
+}

@@ -1,0 +1,226 @@
+package machinepool
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+)
+
+func TestComputePhase(t *testing.T) {
+	tests := []struct {
+		name string
+		in   phaseInput
+		want clusterv1.MachinePoolPhase
+	}{
+		{name: "deletion wins over everything", in: phaseInput{deleting: true, failed: true}, want: clusterv1.MachinePoolPhaseDeleting},
+		{name: "a failure wins over readiness", in: phaseInput{failed: true, bootstrapReady: true, infraReady: true}, want: clusterv1.MachinePoolPhaseFailed},
+		{name: "no bootstrap data yet: Pending", in: phaseInput{desired: 2}, want: clusterv1.MachinePoolPhasePending},
+		{name: "bootstrap ready, infra not: Provisioning", in: phaseInput{bootstrapReady: true, desired: 2}, want: clusterv1.MachinePoolPhaseProvisioning},
+		{name: "infra ready with all instances, Nodes not ready: Provisioned",
+			in: phaseInput{bootstrapReady: true, infraReady: true, desired: 2, replicas: 2, ready: 1}, want: clusterv1.MachinePoolPhaseProvisioned},
+		{name: "as many Ready Nodes as desired: Running",
+			in: phaseInput{bootstrapReady: true, infraReady: true, desired: 2, replicas: 2, ready: 2}, want: clusterv1.MachinePoolPhaseRunning},
+		{name: "zero desired and zero instances is Running",
+			in: phaseInput{bootstrapReady: true, infraReady: true}, want: clusterv1.MachinePoolPhaseRunning},
+		{name: "fewer instances than desired: ScalingUp",
+			in: phaseInput{bootstrapReady: true, infraReady: true, desired: 3, replicas: 2, ready: 2}, want: clusterv1.MachinePoolPhaseScalingUp},
+		{name: "more instances than desired: ScalingDown",
+			in: phaseInput{bootstrapReady: true, infraReady: true, desired: 1, replicas: 3, ready: 3}, want: clusterv1.MachinePoolPhaseScalingDown},
+		{name: "more Ready Nodes than desired (list lags): ScalingDown",
+			in: phaseInput{bootstrapReady: true, infraReady: true, desired: 1, replicas: 1, ready: 2}, want: clusterv1.MachinePoolPhaseScalingDown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := computePhase(tc.in); got != tc.want {
+				t.Fatalf("computePhase = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDefaultReplicas(t *testing.T) {
+	mm := func(lo, hi string) map[string]string {
+		return map[string]string{clusterv1.AutoscalerMinSizeAnnotation: lo, clusterv1.AutoscalerMaxSizeAnnotation: hi}
+	}
+	tests := []struct {
+		name     string
+		ann      map[string]string
+		observed int32
+		want     int32
+		wantErr  bool
+	}{
+		{name: "no annotations: 1", want: 1},
+		{name: "new pool with autoscaler bounds starts at min", ann: mm("2", "5"), want: 2},
+		{name: "existing pool keeps its size within bounds", ann: mm("2", "5"), observed: 4, want: 4},
+		{name: "existing pool below min is raised", ann: mm("3", "5"), observed: 1, want: 3},
+		{name: "existing pool above max is lowered", ann: mm("2", "5"), observed: 7, want: 5},
+		{name: "min zero: a new pool starts empty", ann: mm("0", "5"), want: 0},
+		{name: "only one bound is ignored", ann: map[string]string{clusterv1.AutoscalerMinSizeAnnotation: "2"}, want: 1, wantErr: true},
+		{name: "non-integers are ignored", ann: mm("two", "5"), want: 1, wantErr: true},
+		{name: "min above max is ignored", ann: mm("6", "5"), want: 1, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why, err := defaultReplicas(tc.ann, tc.observed)
+			if got != tc.want || (err != nil) != tc.wantErr || why == "" {
+				t.Fatalf("defaultReplicas = %d, %q, %v; want %d, err %v", got, why, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestComputeNodeStatus(t *testing.T) {
+	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
+	node := func(name string, ready bool, since time.Duration) *corev1.Node {
+		st := corev1.ConditionFalse
+		if ready {
+			st = corev1.ConditionTrue
+		}
+		return &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name)},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{
+				Type: corev1.NodeReady, Status: st, LastTransitionTime: metav1.NewTime(now.Add(-since)),
+			}}},
+		}
+	}
+	nodes := map[string]*corev1.Node{
+		"p1": node("n1", true, time.Minute),
+		"p2": node("n2", true, 10*time.Second),
+		"p3": node("n3", false, time.Hour),
+	}
+	tests := []struct {
+		name          string
+		ids           []string
+		minReady      time.Duration
+		wantRefs      []string
+		wantReady     int32
+		wantAvailable int32
+		wantNext      time.Duration
+	}{
+		{name: "no minReadySeconds: ready is available", ids: []string{"p1", "p2", "p3", "p4"}, wantRefs: []string{"n1", "n2", "n3"}, wantReady: 2, wantAvailable: 2},
+		{name: "minReadySeconds holds back the young Node and says when it is due", ids: []string{"p1", "p2"}, minReady: 30 * time.Second,
+			wantRefs: []string{"n1", "n2"}, wantReady: 2, wantAvailable: 1, wantNext: 20 * time.Second},
+		{name: "refs follow providerIDList order", ids: []string{"p3", "p1"}, wantRefs: []string{"n3", "n1"}, wantReady: 1, wantAvailable: 1},
+		{name: "no Nodes: no refs", ids: []string{"p9"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := computeNodeStatus(tc.ids, nodes, tc.minReady, now)
+			var names []string
+			for _, r := range st.refs {
+				names = append(names, r.Name)
+				if r.UID == "" || r.Kind != "Node" || r.APIVersion != "v1" {
+					t.Errorf("incomplete nodeRef %+v", r)
+				}
+			}
+			if len(names) != len(tc.wantRefs) {
+				t.Fatalf("refs = %v, want %v", names, tc.wantRefs)
+			}
+			for i := range names {
+				if names[i] != tc.wantRefs[i] {
+					t.Fatalf("refs = %v, want %v", names, tc.wantRefs)
+				}
+			}
+			if st.ready != tc.wantReady || st.available != tc.wantAvailable || st.nextAvailable != tc.wantNext {
+				t.Fatalf("ready/available/next = %d/%d/%s, want %d/%d/%s", st.ready, st.available, st.nextAvailable,
+					tc.wantReady, tc.wantAvailable, tc.wantNext)
+			}
+		})
+	}
+}
+
+func TestWithControllerRef(t *testing.T) {
+	pool := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp", UID: "new"}}
+	mpRef := func(uid string, controller bool) metav1.OwnerReference {
+		return metav1.OwnerReference{APIVersion: clusterv1.GroupVersion.String(), Kind: "MachinePool", Name: "mp", UID: types.UID(uid), Controller: ptr.To(controller)}
+	}
+	other := metav1.OwnerReference{APIVersion: "x/v1", Kind: "Other", Name: "o", UID: "o"}
+	tests := []struct {
+		name    string
+		refs    []metav1.OwnerReference
+		wantLen int
+		wantErr bool
+	}{
+		{name: "adds the controller ref", refs: nil, wantLen: 1},
+		{name: "keeps other owners", refs: []metav1.OwnerReference{other}, wantLen: 2},
+		{name: "replaces a stale ref to a recreated pool of the same name", refs: []metav1.OwnerReference{mpRef("old", true)}, wantLen: 1},
+		{name: "refuses an object another controller owns", refs: []metav1.OwnerReference{{APIVersion: "x/v1", Kind: "Other", Name: "o", Controller: ptr.To(true)}}, wantErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := withControllerRef(tc.refs, pool)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if len(got) != tc.wantLen {
+				t.Fatalf("refs = %+v", got)
+			}
+			found := false
+			for _, r := range got {
+				if r.Kind == "MachinePool" && r.UID == "new" && ptr.Deref(r.Controller, false) {
+					found = true
+				}
+			}
+			if !found {
+				t.Fatalf("no controller ref to the pool in %+v", got)
+			}
+		})
+	}
+}
+
+func TestNestedHelpersNeverPanic(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"spec":   map[string]any{"providerIDList": []any{"a", int64(3)}},
+		"status": map[string]any{"ready": "yes", "replicas": 2.5, "failureMessage": int64(1), "failureReason": "Boom"},
+	}}
+	if _, _, err := nestedBool(obj, "status", "ready"); err == nil {
+		t.Error("a string ready must be reported")
+	}
+	if _, err := nestedInt32(obj, "status", "replicas"); err == nil {
+		t.Error("a fractional replicas must be reported")
+	}
+	if _, err := nestedStringSlice(obj, "spec", "providerIDList"); err == nil {
+		t.Error("a non-string providerID must be reported")
+	}
+	if r, m := failureOf(obj); r != "Boom" || m != "" {
+		t.Errorf("failureOf = %q, %q", r, m)
+	}
+	if v, err := nestedInt32(&unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"replicas": int64(4)}}}, "status", "replicas"); err != nil || *v != 4 {
+		t.Errorf("nestedInt32 = %v, %v", v, err)
+	}
+	if v, err := nestedInt32(&unstructured.Unstructured{Object: map[string]any{"status": "oops"}}, "status", "replicas"); err == nil && v != nil {
+		t.Errorf("nestedInt32 through a string = %v", v)
+	}
+}
+
+func TestLowestNonZeroResult(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b time.Duration
+		want time.Duration
+	}{
+		{name: "none", want: 0},
+		{name: "only a", a: time.Second, want: time.Second},
+		{name: "only b", b: time.Second, want: time.Second},
+		{name: "earliest wins", a: time.Minute, b: time.Second, want: time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := lowestNonZeroResult(ctrl.Result{RequeueAfter: tc.a}, ctrl.Result{RequeueAfter: tc.b})
+			if got.RequeueAfter != tc.want {
+				t.Fatalf("got %s, want %s", got.RequeueAfter, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,237 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+// NodeMapFunc maps a Node of the workload cluster of cluster to the requests
+// it should trigger. It must not modify node.
+type NodeMapFunc func(ctx context.Context, cluster types.NamespacedName, node *corev1.Node) []reconcile.Request
+
+// NodeSource returns a controller source that feeds Node events from every
+// workload cluster this cache connects to through fn. A cluster's Nodes are
+// watched from the moment it is connected (by any Client call) until it is
+// disconnected; on connect every existing Node is delivered once. Updates
+// that change nothing a MachinePool reports on (heartbeats) are dropped.
+func (c *ClusterCache) NodeSource(fn NodeMapFunc) source.Source {
+	return &nodeSource{cc: c, fn: fn}
+}
+
+// nodeSource is a source.Source over the Node informers of all connected
+// clusters.
+type nodeSource struct {
+	cc *ClusterCache
+	fn NodeMapFunc
+
+	mu    sync.Mutex
+	ctx   context.Context
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+var _ source.Source = &nodeSource{}
+
+// String implements fmt.Stringer for controller-runtime's logs.
+func (s *nodeSource) String() string { return "workload cluster Nodes" }
+
+// Start implements source.Source.
+func (s *nodeSource) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	s.mu.Lock()
+	if s.queue != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("workload Node source started twice")
+	}
+	s.ctx, s.queue = ctx, queue
+	s.mu.Unlock()
+
+	s.cc.mu.Lock()
+	s.cc.sources[s] = struct{}{}
+	for _, a := range s.cc.accessors {
+		if err := s.register(a); err != nil {
+			s.cc.mu.Unlock()
+			return fmt.Errorf("watching Nodes of the workload cluster of Cluster %s: %w", a.cluster, err)
+		}
+	}
+	s.cc.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		s.cc.mu.Lock()
+		delete(s.cc.sources, s)
+		s.cc.mu.Unlock()
+	}()
+	return nil
+}
+
+// register adds s's event handler to a's Node informer. The handler goes away
+// with the informer when a is disconnected.
+func (s *nodeSource) register(a *accessor) error {
+	_, err := a.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if n, ok := obj.(*corev1.Node); ok {
+				s.enqueue(a.cluster, n)
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(*corev1.Node)
+			n, ok2 := newObj.(*corev1.Node)
+			if !ok1 || !ok2 || !NodeChanged(o, n) {
+				return
+			}
+			s.enqueue(a.cluster, n)
+			if o.Spec.ProviderID != n.Spec.ProviderID || ownerKey(o) != ownerKey(n) {
+				s.enqueue(a.cluster, o)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			if n, ok := obj.(*corev1.Node); ok {
+				s.enqueue(a.cluster, n)
+			}
+		},
+	})
+	return err
+}
+
+func (s *nodeSource) enqueue(cluster types.NamespacedName, node *corev1.Node) {
+	s.mu.Lock()
+	ctx, q := s.ctx, s.queue
+	s.mu.Unlock()
+	if q == nil || ctx.Err() != nil {
+		return
+	}
+	for _, req := range s.fn(ctx, cluster, node) {
+		q.Add(req)
+	}
+}
+
+func ownerKey(n *corev1.Node) string {
+	o, ok := OwnerOf(n)
+	if !ok {
+		return ""
+	}
+	return o.Key()
+}
+
+// NodeChanged reports whether a Node update changes anything a MachinePool
+// reports on or acts on: identity, providerID, readiness, schedulability,
+// taints, labels, annotations, deletion. Heartbeat-only updates return false.
+func NodeChanged(oldNode, newNode *corev1.Node) bool {
+	if oldNode.UID != newNode.UID ||
+		oldNode.Spec.ProviderID != newNode.Spec.ProviderID ||
+		oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
+		!oldNode.DeletionTimestamp.Equal(newNode.DeletionTimestamp) ||
+		oldNode.Status.NodeInfo.KubeletVersion != newNode.Status.NodeInfo.KubeletVersion {
+		return true
+	}
+	if !maps.Equal(oldNode.Labels, newNode.Labels) || !maps.Equal(oldNode.Annotations, newNode.Annotations) {
+		return true
+	}
+	if !equality.Semantic.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) {
+		return true
+	}
+	or, nr := readyCondition(oldNode), readyCondition(newNode)
+	if (or == nil) != (nr == nil) {
+		return true
+	}
+	return or != nil && (or.Status != nr.Status || !or.LastTransitionTime.Equal(&nr.LastTransitionTime))
+}
+
+func readyCondition(n *corev1.Node) *corev1.NodeCondition {
+	for i := range n.Status.Conditions {
+		if n.Status.Conditions[i].Type == corev1.NodeReady {
+			return &n.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// ClusterMapFunc maps a workload cluster that connected or disconnected to
+// the requests it should trigger.
+type ClusterMapFunc func(ctx context.Context, cluster types.NamespacedName) []reconcile.Request
+
+// ClusterSource returns a controller source that calls fn whenever a
+// workload cluster connects or is disconnected (Disconnect, a changed or
+// deleted kubeconfig Secret, failed health checks), so that controllers
+// report a lost cluster without polling.
+func (c *ClusterCache) ClusterSource(fn ClusterMapFunc) source.Source {
+	return &clusterSource{cc: c, fn: fn}
+}
+
+type clusterSource struct {
+	cc *ClusterCache
+	fn ClusterMapFunc
+
+	mu    sync.Mutex
+	ctx   context.Context
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+var _ source.Source = &clusterSource{}
+
+// String implements fmt.Stringer for controller-runtime's logs.
+func (s *clusterSource) String() string { return "workload cluster connections" }
+
+// Start implements source.Source.
+func (s *clusterSource) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+	s.mu.Lock()
+	if s.queue != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("workload cluster source started twice")
+	}
+	s.ctx, s.queue = ctx, queue
+	s.mu.Unlock()
+	s.cc.mu.Lock()
+	s.cc.clusterSources[s] = struct{}{}
+	s.cc.mu.Unlock()
+	go func() {
+		<-ctx.Done()
+		s.cc.mu.Lock()
+		delete(s.cc.clusterSources, s)
+		s.cc.mu.Unlock()
+	}()
+	return nil
+}
+
+func (s *clusterSource) notify(cluster types.NamespacedName) {
+	s.mu.Lock()
+	ctx, q := s.ctx, s.queue
+	s.mu.Unlock()
+	if q == nil || ctx.Err() != nil {
+		return
+	}
+	for _, req := range s.fn(ctx, cluster) {
+		q.Add(req)
+	}
+}
+
+// notifyClusterSources tells every cluster source that cluster connected or
+// disconnected. It must be called without c.mu held; the sources run in a
+// goroutine so that callers holding per-cluster locks do not wait on them.
+func (c *ClusterCache) notifyClusterSources(cluster types.NamespacedName) {
+	c.mu.Lock()
+	srcs := make([]*clusterSource, 0, len(c.clusterSources))
+	for s := range c.clusterSources {
+		srcs = append(srcs, s)
+	}
+	c.mu.Unlock()
+	if len(srcs) == 0 {
+		return
+	}
+	go func() {
+		for _, s := range srcs {
+			s.notify(cluster)
+		}
+	}()
+}
