@@ -13,6 +13,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/controller/cluster"
 	gatepolicy "github.com/mpool-dev/mpool/internal/controller/featuregate"
+	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/workload"
@@ -61,6 +62,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	if !poolsOn {
 		ctrl.Log.WithName("setup").Info("MachinePool feature gate is off: pool controllers not started")
 		return nil
+	}
+	if err := (&kubeadmconfig.Reconciler{Workload: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+		return fmt.Errorf("setting up the KubeadmConfig controller: %w", err)
 	}
 	if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
 		return fmt.Errorf("setting up the MachinePool controller: %w", err)

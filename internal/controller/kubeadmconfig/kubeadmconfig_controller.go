@@ -1,0 +1,289 @@
+package kubeadmconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	kerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+)
+
+// Finalizer is set on pool-owned KubeadmConfigs so that their bootstrap
+// tokens are deleted from the workload cluster with them.
+const Finalizer = "bootstrap.cluster.x-k8s.io/bootstrap-tokens"
+
+// ControllerName names the controller, its logger and its event recorder.
+const ControllerName = "kubeadmconfig"
+
+// WorkloadClients gives clients for workload clusters. Client returns an error
+// when the Cluster's workload cluster cannot be reached (for example when its
+// "<cluster>-kubeconfig" Secret is missing). internal/workload's ClusterCache
+// implements it.
+type WorkloadClients interface {
+	Client(ctx context.Context, cluster types.NamespacedName) (client.Client, error)
+}
+
+// Reconciler reconciles KubeadmConfigs owned by MachinePools. Build it as a
+// struct literal; SetupWithManager fills the unset optional fields.
+//
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kubeadmconfigs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kubeadmconfigs/status;kubeadmconfigs/finalizers,verbs=get;update;patch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;machinepools,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+type Reconciler struct {
+	// Client reads and writes the management cluster. Defaults to the
+	// manager's (cached) client.
+	Client client.Client
+	// APIReader reads the management cluster without a cache. Defaults to
+	// the manager's API reader.
+	APIReader client.Reader
+	// Workload gives clients for workload clusters. Required.
+	Workload WorkloadClients
+	// Clock is the time source. Defaults to the real clock.
+	Clock clock.PassiveClock
+	// Recorder records events. Defaults to the manager's recorder.
+	Recorder events.EventRecorder
+	// TokenTTL is how long a bootstrap token is valid. Defaults to
+	// DefaultTokenTTL.
+	TokenTTL time.Duration
+}
+
+// SetupWithManager registers the reconciler with mgr. It watches
+// KubeadmConfigs, the data Secrets they own, MachinePools (enqueueing their
+// bootstrap configRef) and Clusters (enqueueing the configs of their pools).
+func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
+	if r.Workload == nil {
+		return errors.New("kubeadmconfig reconciler: Workload must be set")
+	}
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName + "-controller")
+	}
+	if r.TokenTTL <= 0 {
+		r.TokenTTL = DefaultTokenTTL
+	}
+	err := ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		For(&bootstrapv1.KubeadmConfig{}).
+		Owns(&corev1.Secret{}).
+		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToConfig)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs)).
+		WithOptions(options).
+		Complete(r)
+	if err != nil {
+		return fmt.Errorf("setting up the kubeadmconfig controller: %w", err)
+	}
+	return nil
+}
+
+// scope is what one reconcile works on and observes.
+type scope struct {
+	config     *bootstrapv1.KubeadmConfig
+	pool       *clusterv1.MachinePool
+	cluster    *clusterv1.Cluster
+	dataSecret *corev1.Secret
+
+	certificates condition
+	data         condition
+	token        condition
+}
+
+// Reconcile brings one KubeadmConfig's data Secret and bootstrap token to
+// their desired state.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+	cfg := &bootstrapv1.KubeadmConfig{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cfg); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("KubeadmConfig", klog.KObj(cfg))
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	before := cfg.DeepCopy()
+	s := &scope{config: cfg}
+	var conditionsSet bool
+	defer func() {
+		if conditionsSet {
+			r.setConditions(s, reterr == nil)
+		}
+		if err := r.patch(ctx, before, cfg); err != nil {
+			reterr = kerrors.NewAggregate([]error{reterr, err})
+		}
+	}()
+
+	if !cfg.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, s)
+	}
+
+	ownerRef := machinePoolOwner(cfg)
+	if ownerRef == nil {
+		// Not a pool's config (yet): the MachinePool controller sets the
+		// owner reference, which triggers a new reconcile.
+		return ctrl.Result{}, nil
+	}
+	pool := &clusterv1.MachinePool{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cfg.Namespace, Name: ownerRef.Name}, pool); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting MachinePool %s/%s: %w", cfg.Namespace, ownerRef.Name, err)
+	}
+	s.pool = pool
+	log = log.WithValues("MachinePool", klog.KObj(pool), "Cluster", klog.KRef(pool.Namespace, pool.Spec.ClusterName))
+	ctx = ctrl.LoggerInto(ctx, log)
+	conditionsSet = true
+	if err := r.observeDataSecret(ctx, s); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	cluster := &clusterv1.Cluster{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: pool.Spec.ClusterName}, cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.data = waiting(ReasonWaitingForCluster, "Waiting for Cluster %s to exist", pool.Spec.ClusterName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting Cluster %s/%s: %w", pool.Namespace, pool.Spec.ClusterName, err)
+	}
+	s.cluster = cluster
+	if isPaused(cluster, cfg) {
+		conditionsSet = false
+		r.setPausedCondition(cfg, true)
+		return ctrl.Result{}, nil
+	}
+
+	if controllerutil.AddFinalizer(cfg, Finalizer) {
+		// Persist the finalizer (deferred patch) before creating any token
+		// it must clean up; the update brings the config back here.
+		return ctrl.Result{}, nil
+	}
+
+	res, err := r.reconcileDataSecret(ctx, s)
+	if err != nil || !res.IsZero() || s.dataSecret == nil {
+		return res, err
+	}
+	return r.reconcileToken(ctx, s)
+}
+
+// patch writes cfg's metadata and status changes, each only when changed.
+func (r *Reconciler) patch(ctx context.Context, before, cfg *bootstrapv1.KubeadmConfig) error {
+	status := cfg.Status.DeepCopy()
+	if !equality.Semantic.DeepEqual(before.ObjectMeta, cfg.ObjectMeta) {
+		if err := r.Client.Patch(ctx, cfg, client.MergeFrom(before)); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return fmt.Errorf("patching KubeadmConfig %s: %w", client.ObjectKeyFromObject(cfg), err)
+		}
+	}
+	if equality.Semantic.DeepEqual(before.Status, *status) {
+		return nil
+	}
+	base := cfg.DeepCopy()
+	base.Status = before.Status
+	cfg.Status = *status
+	if err := r.Client.Status().Patch(ctx, cfg, client.MergeFrom(base)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching the status of KubeadmConfig %s: %w", client.ObjectKeyFromObject(cfg), err)
+	}
+	return nil
+}
+
+// machinePoolOwner returns cfg's owner reference to a MachinePool, or nil.
+func machinePoolOwner(cfg *bootstrapv1.KubeadmConfig) *metav1.OwnerReference {
+	for i, ref := range cfg.OwnerReferences {
+		if ref.Kind == "MachinePool" && apiGroup(ref.APIVersion) == clusterv1.GroupVersion.Group {
+			return &cfg.OwnerReferences[i]
+		}
+	}
+	return nil
+}
+
+// apiGroup returns the group of an apiVersion, "" when it does not parse.
+func apiGroup(apiVersion string) string {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return ""
+	}
+	return gv.Group
+}
+
+func isPaused(cluster *clusterv1.Cluster, cfg *bootstrapv1.KubeadmConfig) bool {
+	if cluster.Spec.Paused {
+		return true
+	}
+	_, ok := cfg.Annotations[clusterv1.PausedAnnotation]
+	return ok
+}
+
+// machinePoolToConfig enqueues the KubeadmConfig a MachinePool references.
+func machinePoolToConfig(_ context.Context, o client.Object) []reconcile.Request {
+	mp, ok := o.(*clusterv1.MachinePool)
+	if !ok {
+		return nil
+	}
+	if name, ok := configRefName(mp); ok {
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: mp.Namespace, Name: name}}}
+	}
+	return nil
+}
+
+// clusterToConfigs enqueues the KubeadmConfigs of a Cluster's MachinePools.
+func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	pools := &clusterv1.MachinePoolList{}
+	if err := r.Client.List(ctx, pools, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing MachinePools to enqueue their KubeadmConfigs", "Cluster", klog.KObj(o))
+		return nil
+	}
+	var reqs []reconcile.Request
+	for i := range pools.Items {
+		mp := &pools.Items[i]
+		if mp.Spec.ClusterName != o.GetName() {
+			continue
+		}
+		if name, ok := configRefName(mp); ok {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: mp.Namespace, Name: name}})
+		}
+	}
+	return reqs
+}
+
+// configRefName returns the name of a MachinePool's KubeadmConfig.
+func configRefName(mp *clusterv1.MachinePool) (string, bool) {
+	ref := mp.Spec.Template.Spec.Bootstrap.ConfigRef
+	if ref == nil || ref.Kind != "KubeadmConfig" || ref.Name == "" {
+		return "", false
+	}
+	if apiGroup(ref.APIVersion) != bootstrapv1.GroupVersion.Group {
+		return "", false
+	}
+	return ref.Name, true
+}

@@ -1,0 +1,139 @@
+package kubeadmconfig
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+)
+
+// BootstrapTokenAvailableCondition reports whether the data Secret carries a
+// valid bootstrap token. Its message names the token's Secret, never the token.
+const BootstrapTokenAvailableCondition = "BootstrapTokenAvailable"
+
+// Condition reasons set by this controller, besides those of the API package.
+const (
+	// ReasonWaitingForCluster: the pool's Cluster does not exist.
+	ReasonWaitingForCluster = "WaitingForCluster"
+	// ReasonWaitingForControlPlaneEndpoint: the Cluster has no
+	// spec.controlPlaneEndpoint yet and the config sets no apiServerEndpoint.
+	ReasonWaitingForControlPlaneEndpoint = "WaitingForControlPlaneEndpoint"
+	// ReasonWaitingForClusterCA: the "<cluster>-ca" Secret does not exist.
+	ReasonWaitingForClusterCA = "WaitingForClusterCA"
+	// ReasonInvalidClusterCA: the "<cluster>-ca" Secret holds no usable
+	// certificate.
+	ReasonInvalidClusterCA = "InvalidClusterCA"
+	// ReasonCACertHashesProvided: the config pins the CA itself.
+	ReasonCACertHashesProvided = "CACertHashesProvided"
+	// ReasonCertificatesAvailable: the cluster CA was read.
+	ReasonCertificatesAvailable = "CertificatesAvailable"
+	// ReasonWaitingForSecret: a Secret the config's files or users reference
+	// does not exist or lacks the key.
+	ReasonWaitingForSecret = "WaitingForSecret"
+	// ReasonWaitingForWorkloadCluster: the workload cluster cannot be reached.
+	ReasonWaitingForWorkloadCluster = "WaitingForWorkloadCluster"
+	// ReasonTokenValid: the data carries a managed token that is valid.
+	ReasonTokenValid = "TokenValid"
+	// ReasonTokenProvided: the config sets its own token; mpool does not
+	// manage it.
+	ReasonTokenProvided = "TokenProvided"
+	// ReasonFileDiscovery: the config discovers the cluster from a file and
+	// needs no token.
+	ReasonFileDiscovery = "FileDiscovery"
+	// ReasonNotEvaluated: the condition could not be computed this time.
+	ReasonNotEvaluated = "NotEvaluated"
+)
+
+// condition is an observation a phase makes; the zero value means the phase
+// did not get to it.
+type condition struct {
+	status  metav1.ConditionStatus
+	reason  string
+	message string
+}
+
+func available(reason, format string, args ...any) condition {
+	return condition{status: metav1.ConditionTrue, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+func waiting(reason, format string, args ...any) condition {
+	return condition{status: metav1.ConditionFalse, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+func unknown(reason, format string, args ...any) condition {
+	return condition{status: metav1.ConditionUnknown, reason: reason, message: fmt.Sprintf(format, args...)}
+}
+
+// setConditions sets every condition the controller owns from what the
+// phases observed, and observedGeneration when the reconcile succeeded.
+func (r *Reconciler) setConditions(s *scope, succeeded bool) {
+	r.setPausedCondition(s.config, false)
+	r.setCertificatesAvailableCondition(s)
+	r.setDataSecretAvailableCondition(s)
+	r.setBootstrapTokenAvailableCondition(s)
+	r.setReadyCondition(s)
+	if succeeded {
+		s.config.Status.ObservedGeneration = s.config.Generation
+	}
+}
+
+func (r *Reconciler) set(cfg *bootstrapv1.KubeadmConfig, condType string, c condition) {
+	if c.status == "" {
+		c = unknown(ReasonNotEvaluated, "Not evaluated yet")
+	}
+	meta.SetStatusCondition(&cfg.Status.Conditions, metav1.Condition{
+		Type:               condType,
+		Status:             c.status,
+		Reason:             c.reason,
+		Message:            c.message,
+		ObservedGeneration: cfg.Generation,
+		LastTransitionTime: metav1.NewTime(r.Clock.Now()),
+	})
+}
+
+func (r *Reconciler) setPausedCondition(cfg *bootstrapv1.KubeadmConfig, paused bool) {
+	if paused {
+		r.set(cfg, clusterv1.PausedCondition, available(clusterv1.PausedReason, "Reconciliation is paused"))
+		return
+	}
+	r.set(cfg, clusterv1.PausedCondition, waiting(clusterv1.NotPausedReason, ""))
+}
+
+func (r *Reconciler) setCertificatesAvailableCondition(s *scope) {
+	c := s.certificates
+	if c.status == "" && s.dataSecret != nil {
+		// The data was rendered, so the certificates were available then.
+		c = available(ReasonCertificatesAvailable, "")
+	}
+	r.set(s.config, bootstrapv1.CertificatesAvailableCondition, c)
+}
+
+func (r *Reconciler) setDataSecretAvailableCondition(s *scope) {
+	c := s.data
+	if s.dataSecret != nil {
+		c = available(bootstrapv1.DataSecretAvailableReason, "")
+	}
+	r.set(s.config, bootstrapv1.DataSecretAvailableCondition, c)
+}
+
+func (r *Reconciler) setBootstrapTokenAvailableCondition(s *scope) {
+	r.set(s.config, BootstrapTokenAvailableCondition, s.token)
+}
+
+// setReadyCondition summarises: ready when the data Secret exists and its
+// token is not known to be unusable.
+func (r *Reconciler) setReadyCondition(s *scope) {
+	data := meta.FindStatusCondition(s.config.Status.Conditions, bootstrapv1.DataSecretAvailableCondition)
+	token := meta.FindStatusCondition(s.config.Status.Conditions, BootstrapTokenAvailableCondition)
+	switch {
+	case data.Status != metav1.ConditionTrue:
+		r.set(s.config, clusterv1.ReadyCondition, condition{status: data.Status, reason: data.Reason, message: data.Message})
+	case token.Status == metav1.ConditionFalse:
+		r.set(s.config, clusterv1.ReadyCondition, condition{status: token.Status, reason: token.Reason, message: token.Message})
+	default:
+		r.set(s.config, clusterv1.ReadyCondition, available(clusterv1.ReadyReason, ""))
+	}
+}

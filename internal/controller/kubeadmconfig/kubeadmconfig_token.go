@@ -1,0 +1,176 @@
+package kubeadmconfig
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/bootstrap"
+)
+
+// poolJoining reports whether a pool may still have instances joining with
+// the token in its data: its infrastructure is not ready yet, or fewer of its
+// instances have a Node than it wants.
+func poolJoining(mp *clusterv1.MachinePool) bool {
+	return !mp.Status.InfrastructureReady || int32(len(mp.Status.NodeRefs)) < ptr.Deref(mp.Spec.Replicas, 1)
+}
+
+// reconcileToken keeps the managed token of an existing data Secret valid:
+// extended while the pool is joining instances, rotated before it expires
+// otherwise, replaced when it disappeared. Tokens the data no longer carries
+// are deleted once no instance can be joining with them.
+func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	current := s.dataSecret.Annotations[TokenSecretAnnotation]
+	if current == "" {
+		if s.token.status == "" {
+			s.token = available(ReasonTokenProvided, "The bootstrap data carries no token managed by mpool")
+		}
+		return ctrl.Result{}, nil
+	}
+	wl, err := r.workloadClient(ctx, s)
+	if err != nil {
+		s.token = unknown(ReasonWaitingForWorkloadCluster, "Cannot reach the workload cluster to check bootstrap token Secret %s", current)
+		return ctrl.Result{}, err
+	}
+	tokens, err := listTokens(ctx, wl, s.config)
+	if err != nil {
+		s.token = unknown(ReasonWaitingForWorkloadCluster, "Cannot list the bootstrap tokens in the workload cluster")
+		return ctrl.Result{}, err
+	}
+	var cur *corev1.Secret
+	for i := range tokens {
+		if tokens[i].Name == current {
+			cur = &tokens[i]
+		}
+	}
+
+	now := r.Clock.Now()
+	joining := poolJoining(s.pool)
+	var expiration time.Time
+	switch {
+	case cur == nil:
+		name, exp, err := r.rotateToken(ctx, s, wl, current)
+		if err != nil {
+			s.token = waiting(bootstrapv1.DataSecretGenerationFailedReason, "Bootstrap token Secret %s is gone and replacing it failed", current)
+			return ctrl.Result{}, err
+		}
+		log.Info("Replaced missing bootstrap token", "oldTokenSecret", current, "tokenSecret", name)
+		r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeWarning, ReasonBootstrapTokenReplaced, actionRotate,
+			"Bootstrap token Secret %s disappeared from the workload cluster; the data now carries %s", current, name)
+		current, expiration = name, exp
+	default:
+		expiration = tokenExpiration(cur)
+		switch decideTokenAction(now, expiration, r.TokenTTL, joining) {
+		case tokenExtend:
+			expiration = now.Add(r.TokenTTL)
+			if err := extendToken(ctx, wl, cur, expiration); err != nil {
+				return ctrl.Result{}, err
+			}
+			log.V(1).Info("Extended bootstrap token while the pool is joining instances", "tokenSecret", current, "expiration", expiration.UTC().Format(time.RFC3339))
+		case tokenRotate:
+			name, exp, err := r.rotateToken(ctx, s, wl, current)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			log.Info("Rotated bootstrap token", "oldTokenSecret", current, "tokenSecret", name)
+			r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeNormal, ReasonBootstrapTokenRotated, actionRotate,
+				"Bootstrap data switched from token Secret %s to %s", current, name)
+			current, expiration = name, exp
+		}
+	}
+
+	var errs []error
+	for _, t := range tokens {
+		if t.Name == current || (joining && tokenExpiration(&t).After(now)) {
+			continue
+		}
+		if err := deleteToken(ctx, wl, t.Name); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		log.Info("Deleted bootstrap token the data no longer carries", "tokenSecret", t.Name)
+	}
+	s.token = available(ReasonTokenValid, "Bootstrap token Secret %s/%s expires at %s",
+		metav1.NamespaceSystem, current, expiration.UTC().Format(time.RFC3339))
+	if err := errors.Join(errs...); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: tokenCheckInterval(r.TokenTTL)}, nil
+}
+
+// rotateToken creates a new token, switches the data Secret to it in place
+// (only the token string changes) and returns the new token's Secret name and
+// expiration. The old token is left for reconcileToken to delete.
+func (r *Reconciler) rotateToken(ctx context.Context, s *scope, wl client.Client, oldName string) (string, time.Time, error) {
+	expiration := r.Clock.Now().Add(r.TokenTTL)
+	token, name, err := createToken(ctx, wl, s.config, client.ObjectKeyFromObject(s.pool), expiration)
+	if err != nil {
+		return "", time.Time{}, err
+	}
+	data, ok := swapToken(s.dataSecret.Data[dataValueKey], oldName, token)
+	if !ok {
+		// The data does not carry the token it is annotated with: render it
+		// again rather than guess.
+		data, err = r.rerender(ctx, s, token)
+		if err != nil {
+			return "", time.Time{}, errors.Join(err, deleteToken(ctx, wl, name))
+		}
+		r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeWarning, ReasonDataSecretRerendered, actionRender,
+			"Bootstrap data did not carry token Secret %s it was annotated with and was rendered again", oldName)
+	}
+	secret := s.dataSecret
+	before := secret.DeepCopy()
+	secret.Data[dataValueKey] = data
+	if secret.Annotations == nil {
+		secret.Annotations = map[string]string{}
+	}
+	secret.Annotations[TokenSecretAnnotation] = name
+	if err := r.Client.Patch(ctx, secret, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		err = fmt.Errorf("switching bootstrap data Secret %s/%s to a new token: %w", secret.Namespace, secret.Name, err)
+		return "", time.Time{}, errors.Join(err, deleteToken(ctx, wl, name))
+	}
+	return name, expiration, nil
+}
+
+// rerender renders the data again with token.
+func (r *Reconciler) rerender(ctx context.Context, s *scope, token string) ([]byte, error) {
+	plan, _, err := r.planRender(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if plan == nil {
+		return nil, fmt.Errorf("rendering bootstrap data again: %s", s.data.message)
+	}
+	plan.setToken(token)
+	data, err := bootstrap.RenderCloudInit(plan.input)
+	if err != nil {
+		return nil, fmt.Errorf("rendering bootstrap data again: %w", err)
+	}
+	return data, nil
+}
+
+// deleteTokens deletes every token cfg created in the workload cluster except
+// the one whose Secret is keep.
+func deleteTokens(ctx context.Context, wl client.Client, cfg *bootstrapv1.KubeadmConfig, keep string) error {
+	tokens, err := listTokens(ctx, wl, cfg)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, t := range tokens {
+		if t.Name != keep {
+			errs = append(errs, deleteToken(ctx, wl, t.Name))
+		}
+	}
+	return errors.Join(errs...)
+}
