@@ -1,0 +1,456 @@
+package cli
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+)
+
+// rolloutPausedAnnotation set to "true" on a MachinePool pauses its rollout:
+// the infra-pool engine creates and deletes nothing. It is the engine's
+// infrapool.RolloutPausedAnnotation; the CLI does not import the engine.
+const rolloutPausedAnnotation = "mpool.dev/rollout-paused"
+
+// Condition types and reasons of the infra-pool engine the CLI interprets.
+const (
+	rolloutProgressingCondition = "RolloutProgressing"
+	convergedReason             = "Converged"
+)
+
+// Instance states the CLI interprets (the infra API's instance states).
+const (
+	stateFailed   = "Failed"
+	stateDeleting = "Deleting"
+)
+
+// poolState is everything the read commands know about one MachinePool.
+type poolState struct {
+	pool      *clusterv1.MachinePool
+	bootstrap *BootstrapView
+	infra     *infraState
+	instances []InstanceView
+	notes     []string
+}
+
+// infraState is what was read of the infrastructure pool.
+type infraState struct {
+	view               InfraPoolView
+	generation         int64
+	observedGeneration int64
+	maxSurge           *intstr.IntOrString
+	maxUnavailable     *intstr.IntOrString
+	conditions         []metav1.Condition
+}
+
+// infraPoolObject is the part of any infrastructure machine pool kind the
+// CLI reads: the Cluster API infra machine pool contract plus mpool's
+// rolling update strategy.
+type infraPoolObject struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Strategy *struct {
+			RollingUpdate *struct {
+				MaxSurge       *intstr.IntOrString `json:"maxSurge"`
+				MaxUnavailable *intstr.IntOrString `json:"maxUnavailable"`
+			} `json:"rollingUpdate"`
+		} `json:"strategy"`
+	} `json:"spec"`
+	Status struct {
+		Ready                     bool                  `json:"ready"`
+		Replicas                  int32                 `json:"replicas"`
+		InfrastructureMachineKind string                `json:"infrastructureMachineKind"`
+		ObservedGeneration        int64                 `json:"observedGeneration"`
+		FailureReason             *string               `json:"failureReason"`
+		FailureMessage            *string               `json:"failureMessage"`
+		Conditions                []metav1.Condition    `json:"conditions"`
+		Instances                 []infraInstanceStatus `json:"instances"`
+	} `json:"status"`
+}
+
+// infraInstanceStatus is one entry of an infra pool's status.instances.
+type infraInstanceStatus struct {
+	InstanceID         string `json:"instanceID"`
+	InstanceName       string `json:"instanceName"`
+	ProviderID         string `json:"providerID"`
+	Zone               string `json:"zone"`
+	State              string `json:"state"`
+	ProvisioningState  string `json:"provisioningState"`
+	Version            string `json:"version"`
+	Ready              bool   `json:"ready"`
+	LatestModelApplied *bool  `json:"latestModelApplied"`
+}
+
+// instanceObject is the part of any per-instance infra machine kind
+// (LocalMachinePoolMachine, AzureMachinePoolMachine, ...) the CLI reads.
+type instanceObject struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		ProviderID string `json:"providerID"`
+		InstanceID string `json:"instanceID"`
+	} `json:"spec"`
+	Status struct {
+		Ready              bool                    `json:"ready"`
+		LatestModelApplied *bool                   `json:"latestModelApplied"`
+		Zone               string                  `json:"zone"`
+		State              string                  `json:"state"`
+		ProvisioningState  string                  `json:"provisioningState"`
+		InstanceName       string                  `json:"instanceName"`
+		Version            string                  `json:"version"`
+		NodeRef            *corev1.ObjectReference `json:"nodeRef"`
+		Conditions         []metav1.Condition      `json:"conditions"`
+	} `json:"status"`
+}
+
+// bootstrapObject is the part of any bootstrap config kind the CLI reads.
+type bootstrapObject struct {
+	Status struct {
+		Ready          bool               `json:"ready"`
+		DataSecretName *string            `json:"dataSecretName"`
+		Conditions     []metav1.Condition `json:"conditions"`
+	} `json:"status"`
+}
+
+// collectOptions say what collectPool reads beyond the management cluster.
+type collectOptions struct {
+	// nodes reads the instances' Nodes from the workload cluster.
+	nodes bool
+}
+
+// collectPool reads the MachinePool ns/name, its bootstrap config, its
+// infrastructure pool, the per-instance objects and pool Machines, and
+// (with o.nodes) their Nodes. What cannot be read beyond the MachinePool
+// itself is reported in notes rather than failing.
+func collectPool(ctx context.Context, c client.Client, ns, name string, o collectOptions) (*poolState, error) {
+	mp := &clusterv1.MachinePool{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mp); err != nil {
+		return nil, notFound(err, "machinepool", ns, name)
+	}
+	return collectPoolFrom(ctx, c, mp, o)
+}
+
+func collectPoolFrom(ctx context.Context, c client.Client, mp *clusterv1.MachinePool, o collectOptions) (*poolState, error) {
+	s := &poolState{pool: mp}
+	if err := s.readBootstrap(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := s.readInfra(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := s.readInstances(ctx, c); err != nil {
+		return nil, err
+	}
+	if o.nodes {
+		s.readNodes(ctx, c)
+	}
+	return s, nil
+}
+
+func (s *poolState) readBootstrap(ctx context.Context, c client.Client) error {
+	b := s.pool.Spec.Template.Spec.Bootstrap
+	if b.ConfigRef == nil {
+		if b.DataSecretName != nil {
+			s.bootstrap = &BootstrapView{Found: true, Ready: true, DataSecretName: *b.DataSecretName}
+		}
+		return nil
+	}
+	ref := b.ConfigRef
+	s.bootstrap = &BootstrapView{Kind: ref.Kind, Name: ref.Name}
+	u, err := getUnstructured(ctx, c, ref.APIVersion, ref.Kind, s.pool.Namespace, ref.Name)
+	if done, err := s.absent(err, ref.APIVersion, ref.Kind, ref.Name); done {
+		return err
+	}
+	var obj bootstrapObject
+	if err := decode(u, &obj); err != nil {
+		return fmt.Errorf("decoding %s %s/%s: %w", ref.Kind, s.pool.Namespace, ref.Name, err)
+	}
+	s.bootstrap.Found = true
+	s.bootstrap.Ready = obj.Status.Ready
+	s.bootstrap.DataSecretName = ptr.Deref(obj.Status.DataSecretName, "")
+	s.bootstrap.Conditions = attention(obj.Status.Conditions)
+	return nil
+}
+
+func (s *poolState) readInfra(ctx context.Context, c client.Client) error {
+	ref := s.pool.Spec.Template.Spec.InfrastructureRef
+	s.infra = &infraState{view: InfraPoolView{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Instances: []InstanceView{}}}
+	u, err := getUnstructured(ctx, c, ref.APIVersion, ref.Kind, s.pool.Namespace, ref.Name)
+	if done, err := s.absent(err, ref.APIVersion, ref.Kind, ref.Name); done {
+		return err
+	}
+	var obj infraPoolObject
+	if err := decode(u, &obj); err != nil {
+		return fmt.Errorf("decoding %s %s/%s: %w", ref.Kind, s.pool.Namespace, ref.Name, err)
+	}
+	st := obj.Status
+	v := &s.infra.view
+	v.Found, v.Ready, v.Replicas, v.InstanceKind = true, st.Ready, st.Replicas, st.InfrastructureMachineKind
+	v.FailureReason, v.FailureMessage = ptr.Deref(st.FailureReason, ""), ptr.Deref(st.FailureMessage, "")
+	v.Conditions = attention(st.Conditions)
+	s.infra.generation, s.infra.observedGeneration = obj.Generation, st.ObservedGeneration
+	s.infra.conditions = st.Conditions
+	if str := obj.Spec.Strategy; str != nil && str.RollingUpdate != nil {
+		s.infra.maxSurge, s.infra.maxUnavailable = str.RollingUpdate.MaxSurge, str.RollingUpdate.MaxUnavailable
+	}
+	if v.InstanceKind == "" {
+		// No per-instance objects (AWS): the instances are in the status.
+		for _, in := range st.Instances {
+			s.instances = append(s.instances, instanceFromStatus(in))
+		}
+	}
+	return nil
+}
+
+// absent handles the error of reading a referenced object: done is true
+// when there is nothing more to read, with an error only for a failure that
+// is not the object's (or its kind's) absence.
+func (s *poolState) absent(err error, apiVersion, kind, name string) (done bool, _ error) {
+	switch {
+	case err == nil:
+		return false, nil
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case meta.IsNoMatchError(err):
+		s.notes = append(s.notes, fmt.Sprintf("The API server does not serve %s %s", apiVersion, kind))
+		return true, nil
+	default:
+		return true, fmt.Errorf("reading %s %s/%s: %w", kind, s.pool.Namespace, name, err)
+	}
+}
+
+// readInstances lists the per-instance objects and pool Machines.
+func (s *poolState) readInstances(ctx context.Context, c client.Client) error {
+	inPool := client.MatchingLabels{clusterv1.MachinePoolNameLabel: s.pool.Name}
+	machines := &clusterv1.MachineList{}
+	if err := c.List(ctx, machines, client.InNamespace(s.pool.Namespace), inPool); err != nil {
+		return fmt.Errorf("listing the Machines of machinepool %s/%s: %w", s.pool.Namespace, s.pool.Name, err)
+	}
+	kind := s.infra.view.InstanceKind
+	if kind != "" {
+		gv, err := schema.ParseGroupVersion(s.infra.view.APIVersion)
+		if err != nil {
+			return fmt.Errorf("parsing apiVersion of %s %s: %w", s.infra.view.Kind, s.infra.view.Name, err)
+		}
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(gv.WithKind(kind + "List"))
+		if err := c.List(ctx, list, client.InNamespace(s.pool.Namespace), inPool); err != nil {
+			if !meta.IsNoMatchError(err) {
+				return fmt.Errorf("listing the %ss of machinepool %s/%s: %w", kind, s.pool.Namespace, s.pool.Name, err)
+			}
+			s.notes = append(s.notes, fmt.Sprintf("The API server does not serve %s %s", s.infra.view.APIVersion, kind))
+		}
+		for i := range list.Items {
+			var obj instanceObject
+			if err := decode(&list.Items[i], &obj); err != nil {
+				return fmt.Errorf("decoding %s %s: %w", kind, list.Items[i].GetName(), err)
+			}
+			s.instances = append(s.instances, instanceFromObject(&obj))
+		}
+	}
+	byRef, byProviderID := map[string]*clusterv1.Machine{}, map[string]*clusterv1.Machine{}
+	for i := range machines.Items {
+		m := &machines.Items[i]
+		if m.Spec.InfrastructureRef.Kind == kind {
+			byRef[m.Spec.InfrastructureRef.Name] = m
+		}
+		if id := ptr.Deref(m.Spec.ProviderID, ""); id != "" {
+			byProviderID[id] = m
+		}
+	}
+	for i := range s.instances {
+		in := &s.instances[i]
+		m := byRef[in.Name]
+		if m == nil && in.ProviderID != "" {
+			m = byProviderID[in.ProviderID]
+		}
+		if m == nil {
+			continue
+		}
+		in.Machine = m.Name
+		if in.Zone == "" {
+			in.Zone = ptr.Deref(m.Spec.FailureDomain, "")
+		}
+		if in.Node == nil && m.Status.NodeRef != nil {
+			in.Node = &NodeView{Name: m.Status.NodeRef.Name}
+		}
+	}
+	slices.SortFunc(s.instances, func(a, b InstanceView) int { return cmp.Compare(a.Name, b.Name) })
+	s.infra.view.Instances = s.instances
+	if s.instances == nil {
+		s.infra.view.Instances = []InstanceView{}
+	}
+	return nil
+}
+
+// readNodes fills in the instances' Nodes from the workload cluster; a
+// workload cluster that cannot be read is a note, not an error.
+func (s *poolState) readNodes(ctx context.Context, c client.Client) {
+	wanted := false
+	for _, in := range s.instances {
+		wanted = wanted || in.Node != nil || in.ProviderID != ""
+	}
+	if !wanted {
+		return
+	}
+	cluster := types.NamespacedName{Namespace: s.pool.Namespace, Name: s.pool.Spec.ClusterName}
+	nodes, err := workloadNodes(ctx, c, cluster)
+	if err != nil {
+		s.notes = append(s.notes, fmt.Sprintf("Nodes of cluster %s not read: %v", cluster, err))
+		return
+	}
+	byProviderID := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		if n.Spec.ProviderID != "" {
+			byProviderID[n.Spec.ProviderID] = n
+		}
+	}
+	for i := range s.instances {
+		in := &s.instances[i]
+		var node *corev1.Node
+		switch {
+		case in.Node != nil:
+			node = nodes[in.Node.Name]
+		case in.ProviderID != "":
+			node = byProviderID[in.ProviderID]
+			if node == nil {
+				continue
+			}
+			in.Node = &NodeView{Name: node.Name}
+		default:
+			continue
+		}
+		if node == nil {
+			in.Node.Status = "NotFound"
+			continue
+		}
+		in.Node.Status = "Unknown"
+		for _, cond := range node.Status.Conditions {
+			if cond.Type != corev1.NodeReady {
+				continue
+			}
+			switch cond.Status {
+			case corev1.ConditionTrue:
+				in.Node.Status = "Ready"
+			case corev1.ConditionFalse:
+				in.Node.Status = "NotReady"
+			}
+			if !cond.LastTransitionTime.IsZero() {
+				in.Node.Since = ptr.To(cond.LastTransitionTime)
+			}
+		}
+	}
+}
+
+func instanceFromObject(obj *instanceObject) InstanceView {
+	st := obj.Status
+	in := InstanceView{
+		Name:              obj.Name,
+		InstanceID:        obj.Spec.InstanceID,
+		ProviderID:        obj.Spec.ProviderID,
+		State:             cmp.Or(st.State, st.ProvisioningState),
+		Zone:              st.Zone,
+		UpToDate:          st.LatestModelApplied,
+		Ready:             st.Ready,
+		Version:           st.Version,
+		Created:           ptr.To(obj.CreationTimestamp),
+		MarkedForDeletion: obj.Annotations[clusterv1.DeleteMachineAnnotation] != "",
+		Conditions:        attention(st.Conditions),
+	}
+	in.Deleting = obj.DeletionTimestamp != nil || in.State == stateDeleting
+	if st.NodeRef != nil && st.NodeRef.Name != "" {
+		in.Node = &NodeView{Name: st.NodeRef.Name}
+	}
+	return in
+}
+
+func instanceFromStatus(st infraInstanceStatus) InstanceView {
+	in := InstanceView{
+		Name:       cmp.Or(st.InstanceName, st.InstanceID),
+		InstanceID: st.InstanceID,
+		ProviderID: st.ProviderID,
+		State:      cmp.Or(st.State, st.ProvisioningState),
+		Zone:       st.Zone,
+		UpToDate:   st.LatestModelApplied,
+		Ready:      st.Ready,
+		Version:    st.Version,
+	}
+	in.Deleting = in.State == stateDeleting
+	return in
+}
+
+// live says whether an instance counts as a replica: neither failed nor
+// being deleted.
+func live(in InstanceView) bool { return !in.Deleting && in.State != stateFailed }
+
+// negativePolarity lists the condition types for which True is the
+// abnormal state.
+var negativePolarity = map[string]bool{
+	clusterv1.PausedCondition: true,
+	"ScalingUp":               true,
+	"ScalingDown":             true,
+	"Deleting":                true,
+}
+
+// needsAttention says whether a condition is worth showing (see
+// ConditionView).
+func needsAttention(c metav1.Condition) bool {
+	switch {
+	case c.Type == rolloutProgressingCondition:
+		return c.Status != metav1.ConditionFalse || c.Reason != convergedReason
+	case negativePolarity[c.Type]:
+		return c.Status != metav1.ConditionFalse
+	default:
+		return c.Status != metav1.ConditionTrue
+	}
+}
+
+// attention returns the conditions that need attention, in their order.
+func attention(conds []metav1.Condition) []ConditionView {
+	var out []ConditionView
+	for _, c := range conds {
+		if needsAttention(c) {
+			out = append(out, ConditionView{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: c.Message})
+		}
+	}
+	return out
+}
+
+func getUnstructured(ctx context.Context, c client.Client, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, u)
+	return u, err
+}
+
+// decode converts an unstructured object into one of the partial views
+// above through JSON, which tolerates the fields they leave out.
+func decode(u *unstructured.Unstructured, out any) error {
+	b, err := json.Marshal(u.Object)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, out)
+}
+
+// desiredReplicas is spec.replicas; the controller defaults an unset one to 1.
+func desiredReplicas(mp *clusterv1.MachinePool) int32 { return ptr.Deref(mp.Spec.Replicas, 1) }
+
+// rolloutPaused says whether the MachinePool's rollout is paused.
+func rolloutPaused(mp *clusterv1.MachinePool) bool {
+	return mp.Annotations[rolloutPausedAnnotation] == "true"
+}

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+)
+
+// newRolloutCommand returns `mpool rollout`.
+func newRolloutCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rollout",
+		Short: "Follow, pause and resume the rollout of a MachinePool",
+		Long: `A MachinePool rolls when its instance model changes (version, image, instance
+size, ...): the rollout engine replaces stale instances within the pool's maxSurge
+and maxUnavailable budgets, draining each Node before its instance is deleted.`,
+		Args: cobra.NoArgs,
+	}
+	cf := addClientFlags(cmd.PersistentFlags())
+	cmd.AddCommand(
+		newRolloutStatusCommand(cf),
+		newRolloutPauseCommand(cf, true),
+		newRolloutPauseCommand(cf, false),
+	)
+	return cmd
+}
+
+func newRolloutPauseCommand(cf *clientFlags, pause bool) *cobra.Command {
+	use, short := "resume NAME", "Resume a paused rollout"
+	if pause {
+		use, short = "pause NAME", "Pause the rollout of a MachinePool: nothing is created or deleted until resumed"
+	}
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long: short + `.
+
+It sets (pause) or removes (resume) the annotation ` + rolloutPausedAnnotation + `: "true" on the
+MachinePool. While paused the engine still reports status but creates and deletes
+no instance, whatever the model, the replicas or the budgets say.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := cf.connect()
+			if err != nil {
+				return err
+			}
+			return setRolloutPaused(cmd.Context(), mc, mc.namespace, args[0], pause, cmd.OutOrStdout())
+		},
+	}
+}
+
+// setRolloutPaused sets or removes the pause annotation on the MachinePool
+// ns/name with a merge patch and says what it did.
+func setRolloutPaused(ctx context.Context, c client.Client, ns, name string, pause bool, w io.Writer) error {
+	mp := &clusterv1.MachinePool{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mp); err != nil {
+		return notFound(err, "machinepool", ns, name)
+	}
+	id := fmt.Sprintf("machinepool %s/%s", ns, name)
+	if rolloutPaused(mp) == pause {
+		msg := "rollout is not paused; nothing to do"
+		if pause {
+			msg = "rollout is already paused; nothing to do"
+		}
+		_, err := fmt.Fprintf(w, "%s: %s\n", id, msg)
+		return err
+	}
+	var value any // nil removes the annotation
+	if pause {
+		value = "true"
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{rolloutPausedAnnotation: value}}})
+	if err != nil {
+		return err
+	}
+	if err := c.Patch(ctx, mp, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("patching %s: %w", id, err)
+	}
+	if pause {
+		_, err = fmt.Fprintf(w, "%s: rollout paused (annotation %s=\"true\" set); resume with 'mpool rollout resume %s'\n", id, rolloutPausedAnnotation, name)
+	} else {
+		_, err = fmt.Fprintf(w, "%s: rollout resumed (annotation %s removed)\n", id, rolloutPausedAnnotation)
+	}
+	return err
+}
