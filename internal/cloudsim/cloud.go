@@ -266,14 +266,7 @@ func (c *Cloud) ApplyGroup(name string, spec GroupSpec) (*Group, error) {
 	g.Capacity = spec.Capacity
 	c.scale(g, now)
 	g.gcModels()
-	c.refresh(g, now)
-	c.dirty = true
-	out := c.snapshot(g)
-	events := c.takeEvents()
-	c.mu.Unlock()
-	c.dispatch(events)
-	c.wake()
-	return out, nil
+	return c.commitLocked(g, now), nil
 }
 
 // DeleteInstances deletes the instances with these IDs and lowers the
@@ -297,14 +290,7 @@ func (c *Cloud) DeleteInstances(name string, ids []string) (*Group, error) {
 			g.Capacity--
 		}
 	}
-	c.refresh(g, now)
-	c.dirty = true
-	out := c.snapshot(g)
-	events := c.takeEvents()
-	c.mu.Unlock()
-	c.dispatch(events)
-	c.wake()
-	return out, nil
+	return c.commitLocked(g, now), nil
 }
 
 // DeleteGroup starts deleting the group and all its instances. The group is
@@ -325,14 +311,7 @@ func (c *Cloud) DeleteGroup(name string) (*Group, error) {
 			c.deleteInstance(g, in, now)
 		}
 	}
-	c.refresh(g, now)
-	c.dirty = true
-	out := c.snapshot(g)
-	events := c.takeEvents()
-	c.mu.Unlock()
-	c.dispatch(events)
-	c.wake()
-	return out, nil
+	return c.commitLocked(g, now), nil
 }
 
 // SetSimulation changes a group's simulation knobs. They apply to instances
@@ -568,5 +547,20 @@ func (c *Cloud) snapshot(g *groupState) *Group {
 			NodeName:   in.NodeName,
 		}
 	}
+	return out
+}
+
+// commitLocked finishes a change to g made under c.mu: it refreshes the
+// group's derived state, marks the state for the next flush, takes a
+// snapshot for the caller, releases c.mu, then hands pending events to the
+// node agent and wakes the background loop.
+func (c *Cloud) commitLocked(g *groupState, now time.Time) *Group {
+	c.refresh(g, now)
+	c.dirty = true
+	out := c.snapshot(g)
+	events := c.takeEvents()
+	c.mu.Unlock()
+	c.dispatch(events)
+	c.wake()
 	return out
 }
