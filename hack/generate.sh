@@ -7,3 +7,4 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 go tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
 go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+go tool controller-gen rbac:roleName=manager-role paths=./internal/... output:rbac:artifacts:config=config/rbac

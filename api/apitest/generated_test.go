@@ -9,8 +9,9 @@ import (
 	"testing"
 )
 
-// TestGeneratedFilesUpToDate regenerates the CRDs and deepcopy functions into a temporary
-// directory and fails if the committed ones differ.
+// TestGeneratedFilesUpToDate regenerates the CRDs, the manager's RBAC role
+// and the deepcopy functions into a temporary directory and fails if the
+// committed ones differ.
 func TestGeneratedFilesUpToDate(t *testing.T) {
 	root := repoRoot(t)
 	tmp := t.TempDir()
@@ -28,6 +29,10 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	crdDir := filepath.Join(tmp, "crd")
 	run("crd", "paths=./api/...", "output:crd:artifacts:config="+crdDir)
 	compareDirs(t, filepath.Join(root, "config", "crd", "bases"), crdDir)
+
+	rbacDir := filepath.Join(tmp, "rbac")
+	run("rbac:roleName=manager-role", "paths=./internal/...", "output:rbac:artifacts:config="+rbacDir)
+	compareFile(t, filepath.Join(root, "config", "rbac", "role.yaml"), filepath.Join(rbacDir, "role.yaml"))
 
 	for _, pkg := range []string{"api/core/v1beta1", "api/bootstrap/v1beta1", "api/infrastructure/v1beta1"} {
 		out := filepath.Join(tmp, "object", filepath.FromSlash(pkg))

@@ -42,14 +42,14 @@ type WorkloadClients interface {
 	Client(ctx context.Context, cluster types.NamespacedName) (client.Client, error)
 }
 
-// Reconciler reconciles KubeadmConfigs owned by MachinePools. Build it as a
-// struct literal; SetupWithManager fills the unset optional fields.
-//
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kubeadmconfigs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kubeadmconfigs/status;kubeadmconfigs/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;machinepools,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconciler reconciles KubeadmConfigs owned by MachinePools. Build it as a
+// struct literal; SetupWithManager fills the unset optional fields.
 type Reconciler struct {
 	// Client reads and writes the management cluster. Defaults to the
 	// manager's (cached) client.
