@@ -28,6 +28,7 @@ type upOptions struct {
 	dataDir     string
 	metricsAddr string
 	verbose     bool
+	empty       bool
 }
 
 func newUpCommand() *cobra.Command {
@@ -35,8 +36,10 @@ func newUpCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start mpool on this machine: control plane, CRDs and manager",
-		Long: `Start an embedded etcd and kube-apiserver (built from source on first use and
-cached), install mpool's CRDs, and run the manager in this process. It runs in the
+		Long: `Start an embedded etcd, kube-apiserver and kube-controller-manager (built from source
+on first use and cached), install mpool's CRDs, start the simulated cloud and run the
+manager in this process. Unless --empty, it then creates a sample 3-replica pool of
+simulated VMs and shows its progress until it is Running. It runs in the
 foreground until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
 Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 		Args: cobra.NoArgs,
@@ -45,6 +48,7 @@ Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "Directory for etcd data, certificates, kubeconfig and logs")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the manager's Prometheus metrics endpoint; "0" disables it`)
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "Write the manager's logs to the terminal instead of DATA_DIR/manager.log")
+	fs.BoolVar(&o.empty, "empty", false, "Do not create the sample 3-replica pool (examples/local/machinepool.yaml)")
 	gates := addGateFlags(fs)
 	logs := addLogFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -173,6 +177,22 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	fmt.Fprintf(out, "mpool is ready in %s: export KUBECONFIG=%s\n", time.Since(start).Round(100*time.Millisecond), kubeconfigPath)
 	if !o.verbose {
 		fmt.Fprintf(out, "mpool: manager logs in %s; press Ctrl-C to stop\n", logPath)
+	}
+
+	if !o.empty {
+		go func() {
+			if err := applySample(ctx, mgmt); err != nil {
+				fmt.Fprintf(out, "mpool: %v\n", err)
+				return
+			}
+			if err := watchSample(ctx, out, mgmt); err != nil {
+				fmt.Fprintf(out, "mpool: %v\n", err)
+				return
+			}
+			if ctx.Err() == nil {
+				nextSteps(out, kubeconfigPath)
+			}
+		}()
 	}
 
 	select {

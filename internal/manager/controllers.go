@@ -14,6 +14,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/cluster"
 	gatepolicy "github.com/mpool-dev/mpool/internal/controller/featuregate"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
+	"github.com/mpool-dev/mpool/internal/controller/localpool"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/workload"
@@ -68,6 +69,24 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}
 	if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
 		return fmt.Errorf("setting up the MachinePool controller: %w", err)
+	}
+	if opts.LocalCloudURL == "" {
+		return nil
+	}
+	pool, err := localpool.NewLocalMachinePoolReconciler(localpool.Options{
+		CloudURL:                opts.LocalCloudURL,
+		Workload:                workloads,
+		SkipModelReconciliation: opts.Gates.Enabled(features.SkipMachinePoolModelReconciliation),
+		Clock:                   opts.Clock,
+	})
+	if err != nil {
+		return err
+	}
+	if err := pool.SetupWithManager(ctx, mgr, copts); err != nil {
+		return fmt.Errorf("setting up the LocalMachinePool controller: %w", err)
+	}
+	if err := (&localpool.LocalMachinePoolMachineReconciler{}).SetupWithManager(ctx, mgr, copts); err != nil {
+		return fmt.Errorf("setting up the LocalMachinePoolMachine controller: %w", err)
 	}
 	return nil
 }

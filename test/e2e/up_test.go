@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +24,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
@@ -37,6 +39,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	ctrl.SetLogger(logr.Discard())
 	code := m.Run()
 	if binDir != "" {
 		_ = os.RemoveAll(binDir)
@@ -105,11 +108,6 @@ func startUp(t testing.TB, bin string, args ...string) (*upProcess, time.Duratio
 			fmt.Fprintln(p.output, line)
 			if m := readyLine.FindStringSubmatch(line); m != nil {
 				p.kubeconfig = m[1]
-				go func() { // keep draining so the child never blocks on a full pipe
-					for l := range p.lines {
-						fmt.Fprintln(io.Discard, l)
-					}
-				}()
 				return p, time.Since(start)
 			}
 		case <-deadline:
@@ -118,9 +116,39 @@ func startUp(t testing.TB, bin string, args ...string) (*upProcess, time.Duratio
 	}
 }
 
+// waitLine reads output until a line matches re, failing t after timeout.
+func (p *upProcess) waitLine(t testing.TB, re *regexp.Regexp, timeout time.Duration) string {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case line, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("mpool up exited while waiting for %q:\n%s", re, p.output)
+			}
+			fmt.Fprintln(p.output, line)
+			if re.MatchString(line) {
+				return line
+			}
+		case <-deadline:
+			t.Fatalf("no line matching %q within %s:\n%s", re, timeout, p.output)
+		}
+	}
+}
+
+// drain keeps reading output so the child never blocks on a full pipe.
+func (p *upProcess) drain() {
+	go func() {
+		for l := range p.lines {
+			fmt.Fprintln(io.Discard, l)
+		}
+	}()
+}
+
 // stop sends SIGINT and waits for a clean exit.
 func (p *upProcess) stop(t testing.TB) {
 	t.Helper()
+	p.drain()
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +222,12 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 
 	up, took := startUp(t, bin, "--data-dir", dataDir)
 	t.Logf("first start ready in %s", took)
+	// The sample pool comes to life: simulated VMs boot, read their
+	// cloud-init, join through the bootstrap token and become Ready Nodes.
+	sampleStart := time.Now()
+	up.waitLine(t, regexp.MustCompile(`sample pool default/local-mp-0: phase Running, 3/3 instances, 3 Ready nodes`), 5*time.Minute)
+	up.waitLine(t, regexp.MustCompile(`mpool describe machinepool local-mp-0`), 10*time.Second)
+	t.Logf("sample pool Running %s after ready", time.Since(sampleStart).Round(100*time.Millisecond))
 	c := up.client(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e"}}

@@ -1,0 +1,308 @@
+package infrapool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/mpool-dev/mpool/internal/drain"
+	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// act applies the plan: victims are marked, cordoned and drained, then
+// deleted from the cloud in one call; then the group's model and capacity
+// are applied. Nothing is done while the plan is paused.
+func (e *Engine) act(ctx context.Context, s *scope) error {
+	if s.input.Paused {
+		return nil
+	}
+	if err := e.removeVictims(ctx, s); err != nil {
+		return err
+	}
+	return e.applyGroup(ctx, s)
+}
+
+// removeVictims drains the plan's victims and deletes those that are ready
+// to go. Victims the cloud is already deleting need nothing more.
+func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
+	current := s.instances()
+	byID := make(map[string]scalegroup.Instance, len(current))
+	for _, in := range current {
+		byID[in.ID] = in
+	}
+	var victims []rollout.Victim
+	for _, v := range s.plan.Delete {
+		if in, ok := byID[v.ID]; ok && in.State != scalegroup.StateDeleting {
+			victims = append(victims, v)
+		}
+	}
+	if len(victims) == 0 {
+		return nil
+	}
+
+	var (
+		mu       sync.Mutex
+		toDelete []string
+		errs     []error
+		started  []rollout.Victim
+	)
+	for _, v := range victims {
+		if _, ok := e.removalStart(s, v.ID); !ok {
+			started = append(started, v)
+		}
+	}
+	if len(started) > 0 {
+		e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonDrainStarted, actionDrain,
+			"Removing %d instances: %s", len(started), summarizeVictims(started))
+	}
+	err := e.parallel(ctx, len(victims), func(ctx context.Context, i int) error {
+		v := victims[i]
+		ready, err := e.prepareRemoval(ctx, s, byID[v.ID], v.Reason, &mu)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if ready {
+			toDelete = append(toDelete, v.ID)
+		}
+		return nil
+	})
+	errs = append(errs, err)
+	if len(toDelete) == 0 {
+		return errors.Join(errs...)
+	}
+	slices.Sort(toDelete)
+	if err := e.sg.DeleteInstances(ctx, s.group, toDelete); err != nil {
+		// Nothing is known to be deleted: the capacity keeps counting them.
+		errs = append(errs, e.cloudError(ctx, s, actionDelete, fmt.Errorf("deleting instances %s of scale group %s: %w", strings.Join(toDelete, ", "), s.group, err)))
+		s.halt = true
+		return errors.Join(errs...)
+	}
+	for _, id := range toDelete {
+		s.deletedNow[id] = true
+	}
+	log.FromContext(ctx).Info("Deleted instances", "group", s.group, "instances", toDelete)
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonInstancesDeleted, actionDelete,
+		"Deleted %d instances: %s", len(toDelete), summarize(toDelete))
+	return errors.Join(errs...)
+}
+
+// prepareRemoval marks inst as being removed and drains its Node. It
+// reports whether the instance can be deleted from the cloud now: its Node
+// is drained, or gone, or the drain timed out.
+func (e *Engine) prepareRemoval(ctx context.Context, s *scope, inst scalegroup.Instance, reason rollout.DeleteReason, mu *sync.Mutex) (bool, error) {
+	started, err := e.markRemoval(ctx, s, inst.ID, mu)
+	if err != nil {
+		return false, err
+	}
+	node := s.nodes[inst.ProviderID]
+	if node == nil {
+		return true, nil
+	}
+	obj := s.objects[inst.ID]
+	res, err := e.drainNode(ctx, s, node, started)
+	mu.Lock()
+	s.drains[inst.ID] = drainOutcome{result: res, err: err}
+	mu.Unlock()
+	logger := log.FromContext(ctx).WithValues("instance", inst.ID, "node", node.Name, "reason", reason)
+	timeout := drainTimeout(s)
+	expired := timeout > 0 && !s.now.Before(started.Add(timeout))
+	switch {
+	case err != nil && !expired:
+		logger.Info("Drain failed, will retry", "error", err.Error())
+		e.event(s, obj, corev1.EventTypeWarning, ReasonDrainFailed, actionDrain, "Draining Node %s failed: %v", node.Name, err)
+		mu.Lock()
+		s.requeueAfter(e.timing.Drain)
+		mu.Unlock()
+		return false, nil
+	case err != nil || res.TimedOut:
+		msg := fmt.Sprintf("Node %s was not drained within %s (%s); deleting instance %s anyway", node.Name, timeout, drainMessage(res, err), inst.ID)
+		logger.Info("Drain timed out, deleting the instance anyway", "timeout", timeout)
+		e.event(s, obj, corev1.EventTypeWarning, ReasonDrainTimeout, actionDrain, "%s", msg)
+		return true, nil
+	case !res.Done:
+		logger.V(1).Info("Waiting for the drain", "remaining", len(res.Remaining), "blocked", len(res.Blocked))
+		mu.Lock()
+		s.requeueAfter(e.timing.Drain)
+		mu.Unlock()
+		return false, nil
+	}
+	return true, nil
+}
+
+// markRemoval records on the instance's per-instance object (and in memory)
+// that its removal started, once, and returns when it started.
+func (e *Engine) markRemoval(ctx context.Context, s *scope, id string, mu *sync.Mutex) (time.Time, error) {
+	started, known := e.removalStart(s, id)
+	if !known {
+		started = s.now
+	}
+	e.tracker.start(s.pool.GetUID(), id, started)
+	mu.Lock()
+	s.removing[id] = started
+	mu.Unlock()
+	obj := s.objects[id]
+	if obj == nil || hasAnnotation(obj.GetAnnotations(), DrainStartedAnnotation) {
+		return started, nil
+	}
+	if err := e.annotateRemoval(ctx, obj, started); err != nil {
+		return started, err
+	}
+	if !known {
+		e.rec.Eventf(obj, nil, corev1.EventTypeNormal, ReasonDrainStarted, actionDrain, "Removing instance %s: cordoning and draining its Node", id)
+	}
+	return started, nil
+}
+
+func (e *Engine) annotateRemoval(ctx context.Context, obj InstanceObject, started time.Time) error {
+	before := obj.DeepCopyObject().(InstanceObject)
+	after := obj.DeepCopyObject().(InstanceObject)
+	a := after.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[DrainStartedAnnotation] = started.UTC().Format(time.RFC3339)
+	after.SetAnnotations(a)
+	if err := e.c.Patch(ctx, after, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("marking %s %s for removal: %w", e.a.InstanceKind(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// drainNode makes one drain pass over node.
+func (e *Engine) drainNode(ctx context.Context, s *scope, node *corev1.Node, started time.Time) (drain.Result, error) {
+	cs, err := e.clientsets.get(ctx, s.cluster)
+	if err != nil {
+		return drain.Result{}, err
+	}
+	return drain.Node(ctx, cs, node, drain.Options{StartedAt: started, Now: s.now, Timeout: drainTimeout(s)})
+}
+
+// drainTimeout is the MachinePool template's nodeDrainTimeout; zero waits
+// for the drain without bound.
+func drainTimeout(s *scope) time.Duration {
+	if s.owner == nil || s.owner.Spec.Template.Spec.NodeDrainTimeout == nil {
+		return 0
+	}
+	return s.owner.Spec.Template.Spec.NodeDrainTimeout.Duration
+}
+
+func drainMessage(res drain.Result, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return res.Message()
+}
+
+// applyGroup creates the group or brings its model and capacity to the
+// plan's, when they differ from what the cloud has.
+func (e *Engine) applyGroup(ctx context.Context, s *scope) error {
+	if !s.bootstrap {
+		// New instances could not join; wait for the bootstrap provider.
+		return nil
+	}
+	want := capacity(s.plan, s.input, s.instances(), s.deletedNow)
+	if g := s.cloud; g != nil {
+		have := g.Capacity - int32(len(s.deletedNow))
+		applied := s.pool.GetAnnotations()[AppliedSpecAnnotation] == s.specHash || e.applied.get(s.pool.GetUID()) == s.specHash
+		if have == want && g.ModelHash == s.modelHash && applied {
+			return nil
+		}
+	}
+	spec := scalegroup.GroupSpec{Capacity: want, Model: s.desired.Model, ModelHash: s.modelHash}
+	g, err := e.sg.Apply(ctx, s.group, spec)
+	if err != nil {
+		return e.cloudError(ctx, s, actionApply, fmt.Errorf("applying scale group %s: %w", s.group, err))
+	}
+	s.latest = g
+	e.applied.set(s.pool.GetUID(), s.specHash)
+	a := s.pool.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AppliedSpecAnnotation] = s.specHash
+	s.pool.SetAnnotations(a)
+	log.FromContext(ctx).Info("Applied scale group", "group", s.group, "capacity", want, "modelHash", s.modelHash)
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonScaleGroupApplied, actionApply,
+		"Applied scale group %s: capacity %d, model %s", s.group, want, s.modelHash)
+	return nil
+}
+
+// deleteNode deletes a workload-cluster Node; a Node already gone is fine.
+func deleteNode(ctx context.Context, cs kubernetes.Interface, name string) error {
+	err := cs.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Node %s: %w", name, err)
+	}
+	return nil
+}
+
+// parallel runs fn for 0..n-1 on at most e.workers goroutines and joins the
+// errors.
+func (e *Engine) parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
+	if n == 0 {
+		return nil
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		next = make(chan int)
+	)
+	for range min(e.workers, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := fn(ctx, i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// event records an event on the pool and, when obj is not nil, on obj too.
+func (e *Engine) event(s *scope, obj InstanceObject, eventType, reason, action, format string, args ...any) {
+	e.rec.Eventf(s.pool, nil, eventType, reason, action, format, args...)
+	if obj != nil {
+		e.rec.Eventf(obj, nil, eventType, reason, action, format, args...)
+	}
+}
+
+func summarizeVictims(victims []rollout.Victim) string {
+	ids := make([]string, len(victims))
+	for i, v := range victims {
+		ids[i] = fmt.Sprintf("%s (%s)", v.ID, v.Reason)
+	}
+	return summarize(ids)
+}
+
+func summarize(ids []string) string {
+	const show = 10
+	if len(ids) <= show {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:show], ", ") + fmt.Sprintf(" and %d more", len(ids)-show)
+}

@@ -1,0 +1,183 @@
+package infrapool
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// Pool is an infra machine pool object (LocalMachinePool, AzureMachinePool,
+// ...): the engine reads it through its Adapter and reports into it. Like
+// InstanceObject it is a pointer to a struct with Spec and Status fields,
+// as Kubernetes API types are.
+type Pool interface {
+	client.Object
+	GetConditions() []metav1.Condition
+	SetConditions([]metav1.Condition)
+}
+
+// InstanceObject is a per-instance infra machine (LocalMachinePoolMachine,
+// AzureMachinePoolMachine, ...), one per instance of the pool's group,
+// controller-owned by the pool.
+type InstanceObject interface {
+	client.Object
+	GetConditions() []metav1.Condition
+	SetConditions([]metav1.Condition)
+}
+
+// Adapter maps one kind of infra pool onto the engine. It knows the kind's Go
+// types and field layout; the engine knows everything else (observing,
+// planning, draining, deleting, reporting). Implementations are stateless
+// and must not do I/O.
+type Adapter interface {
+	// Provider names the cloud in metrics and events: "local", "azure", "aws".
+	Provider() string
+	// PoolKind is the infra pool's kind, e.g. LocalMachinePool.
+	PoolKind() string
+	// InstanceKind is the kind of the per-instance objects, e.g.
+	// LocalMachinePoolMachine; reported in status.infrastructureMachineKind.
+	InstanceKind() string
+	// PoolFinalizer is the finalizer that keeps a pool until its group is gone.
+	PoolFinalizer() string
+	// InstanceFinalizer is the finalizer that keeps a per-instance object
+	// until its instance is gone.
+	InstanceFinalizer() string
+
+	// NewPool returns an empty pool object.
+	NewPool() Pool
+	// NewInstance returns an empty per-instance object.
+	NewInstance() InstanceObject
+	// NewInstanceList returns an empty list of per-instance objects.
+	NewInstanceList() client.ObjectList
+
+	// GroupName returns the scale group's name: predictable (derived from
+	// the pool's namespace and name, see GroupName), so that a crash half-way
+	// through creating the group cannot leak it, and valid for the cloud.
+	GroupName(pool Pool) string
+	// Desired maps the pool and its owner MachinePool onto the instance model
+	// and the rollout strategy. An error means the spec cannot be mapped
+	// (it is reported, not retried).
+	Desired(pool Pool, owner Owner) (Desired, error)
+	// WritePool writes the engine's report into the pool: spec.providerIDList
+	// and the status fields of the infra machine pool contract.
+	WritePool(pool Pool, r PoolReport)
+
+	// InstanceID returns the instance ID recorded in a per-instance object's
+	// spec.
+	InstanceID(obj InstanceObject) string
+	// ProviderID returns the providerID recorded in a per-instance object's
+	// spec.
+	ProviderID(obj InstanceObject) string
+	// WriteInstanceSpec sets a new per-instance object's spec.
+	WriteInstanceSpec(obj InstanceObject, instanceID, providerID string)
+	// WriteInstanceStatus writes the engine's report into a per-instance
+	// object's status (conditions are set by the engine). It assigns the
+	// status fields and never modifies what they point to: the engine calls
+	// it on shallow copies of cached objects.
+	WriteInstanceStatus(obj InstanceObject, r InstanceReport)
+}
+
+// Owner is what the engine read from the pool's owner MachinePool.
+type Owner struct {
+	// MachinePool is the owner (read-only).
+	MachinePool *clusterv1.MachinePool
+	// Version is spec.template.spec.version, "" when unset.
+	Version string
+	// BootstrapData is the content of the bootstrap data Secret (key
+	// "value"), nil when it is not available yet. It holds a bootstrap
+	// token: never log it.
+	BootstrapData []byte
+}
+
+// Desired is what an adapter makes of a pool.
+type Desired struct {
+	// Model is what new instances are created from, CustomData included.
+	Model scalegroup.Model
+	// InPlace lists the keys of Model.Extra the cloud applies without
+	// replacing instances (simulation knobs, tags-like settings). They are
+	// left out of the model hash; Tags and CustomData always are.
+	InPlace []string
+	// Strategy is the pool's rolling update strategy. The engine sets
+	// MinReadySeconds from the MachinePool.
+	Strategy rollout.Strategy
+}
+
+// InstanceState is the lifecycle state of an instance as the per-instance
+// objects and the pool's status.instances report it. The values match the
+// infra API's instance states (LocalInstanceState, ...).
+type InstanceState string
+
+// Instance states.
+const (
+	// InstancePending: the cloud is creating the instance.
+	InstancePending InstanceState = "Pending"
+	// InstanceBooting: the instance exists and is booting.
+	InstanceBooting InstanceState = "Booting"
+	// InstanceRunning: the instance runs.
+	InstanceRunning InstanceState = "Running"
+	// InstanceFailed: the cloud gave up on the instance.
+	InstanceFailed InstanceState = "Failed"
+	// InstanceDeleting: the instance is being drained or deleted.
+	InstanceDeleting InstanceState = "Deleting"
+)
+
+// InstanceReport is the engine's view of one instance.
+type InstanceReport struct {
+	// InstanceID is the instance's ID within its group.
+	InstanceID string
+	// ProviderID is the Node providerID of the instance.
+	ProviderID string
+	// Zone is where the instance runs.
+	Zone string
+	// State is the instance's lifecycle state.
+	State InstanceState
+	// Ready is true when the instance runs and its Node is Ready.
+	Ready bool
+	// LatestModelApplied is true when the instance runs the pool's current
+	// model.
+	LatestModelApplied bool
+	// ModelHash is the hash of the model the instance was created from.
+	ModelHash string
+	// Version is the kubelet version of the instance's Node.
+	Version string
+	// NodeRef references the instance's Node, nil before it joins.
+	NodeRef *corev1.ObjectReference
+	// FailureReason and FailureMessage are set when the instance failed.
+	FailureReason  *string
+	FailureMessage *string
+}
+
+// PoolReport is the engine's view of a pool, in the infra machine pool
+// contract's terms.
+type PoolReport struct {
+	// Observed is false when the group could not be read: then only
+	// ModelHash, InfrastructureMachineKind, FailureReason, FailureMessage and
+	// ObservedGeneration are meant, and the other fields keep their values.
+	Observed bool
+	// ProviderIDList holds the providerID of every instance the group has
+	// (not being deleted by the cloud), sorted.
+	ProviderIDList []string
+	// Ready is true when the group exists and no long-running change is in
+	// progress.
+	Ready bool
+	// Replicas is the number of live instances (neither failed nor being
+	// removed).
+	Replicas int32
+	// ModelHash is the hash of the pool's current instance model.
+	ModelHash string
+	// Instances describe the instances, ordered by ID: all of them up to
+	// MaxReportedInstances, beyond that those that need attention first.
+	Instances []InstanceReport
+	// InfrastructureMachineKind is the adapter's InstanceKind.
+	InfrastructureMachineKind string
+	// FailureReason and FailureMessage are set on a problem retrying cannot
+	// fix (an invalid spec).
+	FailureReason  *string
+	FailureMessage *string
+	// ObservedGeneration is the pool generation this report is for.
+	ObservedGeneration int64
+}

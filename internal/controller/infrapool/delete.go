@@ -1,0 +1,172 @@
+package infrapool
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// reconcileDelete tears a pool down: every instance's Node is cordoned and
+// drained (bounded by nodeDrainTimeout), the group is deleted, and once the
+// cloud says it is gone the Nodes and per-instance objects are removed and
+// the pool's finalizer dropped.
+func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
+	if !controllerutil.ContainsFinalizer(s.pool, e.a.PoolFinalizer()) {
+		return nil
+	}
+	owner, err := e.ownerOf(ctx, s.pool)
+	if err != nil {
+		return err
+	}
+	s.owner = owner
+	ownerName := ""
+	if owner != nil {
+		ownerName = owner.Name
+		s.cluster = types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}
+	}
+
+	g, err := e.sg.Get(ctx, s.group)
+	switch {
+	case scalegroup.IsNotFound(err):
+	case err != nil:
+		return e.cloudError(ctx, s, actionObserve, fmt.Errorf("reading scale group %s: %w", s.group, err))
+	default:
+		s.cloud = g
+	}
+	s.observed = true
+	if s.objects, err = e.instanceObjects(ctx, s.pool, ownerName); err != nil {
+		return err
+	}
+	if owner != nil {
+		e.readDeletionNodes(ctx, s)
+	}
+
+	if g != nil {
+		setDeletingCondition(s, fmt.Sprintf("Deleting scale group %s and its %d instances", s.group, len(g.Instances)))
+		s.requeueAfter(e.timing.Converging)
+		if err := e.deleteGroup(ctx, s); err != nil {
+			return err
+		}
+		return e.deleteNodesOfDeletedInstances(ctx, s)
+	}
+
+	setDeletingCondition(s, fmt.Sprintf("Scale group %s is gone", s.group))
+	objects := valuesOf(s.objects)
+	err = e.parallel(ctx, len(objects), func(ctx context.Context, i int) error {
+		return e.releaseInstanceObject(ctx, s, objects[i], true)
+	})
+	if err != nil {
+		return err
+	}
+	e.tracker.forget(s.pool.GetUID())
+	e.applied.forget(s.pool.GetUID())
+	controllerutil.RemoveFinalizer(s.pool, e.a.PoolFinalizer())
+	log.FromContext(ctx).Info("Scale group deleted", "group", s.group)
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonScaleGroupDeleted, actionDelete, "Scale group %s is deleted", s.group)
+	return nil
+}
+
+// readDeletionNodes reads the Nodes of the group's instances and of the
+// per-instance objects. A workload cluster that cannot be reached (it may be
+// deleted with the pool) means nothing is drained and no Node is deleted.
+func (e *Engine) readDeletionNodes(ctx context.Context, s *scope) {
+	var ids []string
+	for _, in := range s.instances() {
+		ids = append(ids, in.ProviderID)
+	}
+	for _, obj := range s.objects {
+		ids = append(ids, e.a.ProviderID(obj))
+	}
+	nodes, err := e.w.NodesByProviderIDs(ctx, s.cluster, ids)
+	if err != nil {
+		log.FromContext(ctx).Info("Deleting without draining: the workload cluster's Nodes cannot be read", "error", err.Error())
+		s.nodesErr = err
+		return
+	}
+	s.nodes, s.nodesKnown = nodes, true
+}
+
+// deleteGroup drains every instance that has a Node and, once all are
+// drained (or their drains timed out), deletes the group.
+func (e *Engine) deleteGroup(ctx context.Context, s *scope) error {
+	if op := s.cloud.Operation; op != nil && op.Type == scalegroup.OperationDelete {
+		return nil
+	}
+	var (
+		mu      sync.Mutex
+		pending int
+	)
+	var draining []scalegroup.Instance
+	if s.nodesKnown {
+		for _, in := range s.cloud.Instances {
+			if in.State != scalegroup.StateDeleting && s.nodes[in.ProviderID] != nil {
+				draining = append(draining, in)
+			}
+		}
+	}
+	err := e.parallel(ctx, len(draining), func(ctx context.Context, i int) error {
+		ready, err := e.prepareRemoval(ctx, s, draining[i], "PoolDeleted", &mu)
+		if !ready || err != nil {
+			mu.Lock()
+			pending++
+			mu.Unlock()
+		}
+		return err
+	})
+	if err != nil || pending > 0 {
+		return err
+	}
+	if err := e.sg.Delete(ctx, s.group); err != nil {
+		return e.cloudError(ctx, s, actionDelete, fmt.Errorf("deleting scale group %s: %w", s.group, err))
+	}
+	log.FromContext(ctx).Info("Deleting scale group", "group", s.group)
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonScaleGroupDeleting, actionDelete, "Deleting scale group %s", s.group)
+	return nil
+}
+
+// deleteNodesOfDeletedInstances deletes the Nodes of instances the cloud is
+// deleting.
+func (e *Engine) deleteNodesOfDeletedInstances(ctx context.Context, s *scope) error {
+	if !s.nodesKnown {
+		return nil
+	}
+	var names []string
+	for _, in := range s.cloud.Instances {
+		if node := s.nodes[in.ProviderID]; node != nil && in.State == scalegroup.StateDeleting {
+			names = append(names, node.Name)
+		}
+	}
+	return e.parallel(ctx, len(names), func(ctx context.Context, i int) error {
+		return e.deleteWorkloadNode(ctx, s, names[i])
+	})
+}
+
+func setDeletingCondition(s *scope, msg string) {
+	conds := s.pool.GetConditions()
+	for _, t := range []string{infrav1.ScaleGroupReadyCondition, clusterv1.ReadyCondition} {
+		meta.SetStatusCondition(&conds, metav1.Condition{
+			Type: t, Status: metav1.ConditionFalse, Reason: infrav1.ScaleGroupDeletingReason, Message: msg,
+			ObservedGeneration: s.pool.GetGeneration(), LastTransitionTime: metav1.NewTime(s.now),
+		})
+	}
+	s.pool.SetConditions(conds)
+}
+
+func valuesOf[K comparable, V any](m map[K]V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package infrapool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// Annotations the engine reads or writes.
+const (
+	// RolloutPausedAnnotation set to "true" on a MachinePool or its infra
+	// pool pauses the rollout: nothing is created or deleted, the status is
+	// still reported.
+	RolloutPausedAnnotation = "mpool.dev/rollout-paused"
+	// DrainStartedAnnotation on a per-instance object records (RFC 3339)
+	// when the removal of its instance started: its Node is cordoned and
+	// drained, then the instance is deleted. A restarted manager resumes
+	// from it and measures nodeDrainTimeout from it.
+	DrainStartedAnnotation = "mpool.dev/drain-started"
+	// AppliedSpecAnnotation on a pool records the hash of the group spec
+	// last applied (model, custom data, tags, capacity excluded), so that a
+	// rotated bootstrap token is applied once and a steady pool writes
+	// nothing to the cloud.
+	AppliedSpecAnnotation = "mpool.dev/applied-spec-hash"
+)
+
+// Timing tunes how often the engine looks again. Zero fields take defaults.
+type Timing struct {
+	// Converging is the requeue while the cloud creates, boots or deletes
+	// instances or a Node has not become Ready (default 2s). The cloud has no
+	// watch; Node events, when the Workload offers them, come sooner.
+	Converging time.Duration
+	// Drain is the requeue while a drain waits for pods to go (default 5s).
+	Drain time.Duration
+	// NotConverged bounds the wait of a pool that is not converged and has
+	// nothing else to wait for (default 30s).
+	NotConverged time.Duration
+	// QuotaRetry is the requeue after the cloud refused capacity for quota
+	// (default 1m).
+	QuotaRetry time.Duration
+	// ThrottleRetry is the requeue after throttling when the cloud gave no
+	// Retry-After (default 1s).
+	ThrottleRetry time.Duration
+}
+
+func (t *Timing) defaults() {
+	set := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	set(&t.Converging, 2*time.Second)
+	set(&t.Drain, 5*time.Second)
+	set(&t.NotConverged, 30*time.Second)
+	set(&t.QuotaRetry, time.Minute)
+	set(&t.ThrottleRetry, time.Second)
+}
+
+// Options configure an Engine.
+type Options struct {
+	// Adapter maps the pool kind onto the engine. Required.
+	Adapter Adapter
+	// Client is the manager's client (cached reads). Required.
+	Client client.Client
+	// ScaleGroup is the cloud's scale group API, already decorated (the
+	// provider's constructor wraps it with scalegroup.WithMetrics). Required.
+	ScaleGroup scalegroup.ScaleGroup
+	// Workload gives access to the workload clusters' Nodes. Required.
+	Workload Workload
+	// Recorder records events; nil records none.
+	Recorder events.EventRecorder
+	// Clock is the time source (default: the real clock).
+	Clock clock.PassiveClock
+	// SkipModelReconciliation is the SkipMachinePoolModelReconciliation
+	// feature gate.
+	SkipModelReconciliation bool
+	// Timing tunes requeues.
+	Timing Timing
+	// Workers bounds the concurrent API calls of one reconcile (drains,
+	// per-instance object writes; default 32).
+	Workers int
+}
+
+// Engine reconciles infra pools of one kind: observe the group, plan with
+// rollout.Plan, act (drain and delete victims, apply model and capacity),
+// report. It is a reconcile.Reconciler for the adapter's pool kind.
+type Engine struct {
+	a       Adapter
+	c       client.Client
+	sg      scalegroup.ScaleGroup
+	w       Workload
+	rec     events.EventRecorder
+	clock   clock.PassiveClock
+	skip    bool
+	timing  Timing
+	workers int
+
+	clientsets *clientsets
+	tracker    *drainTracker
+	applied    *appliedSpecs
+	throttle   throttleGate
+}
+
+// New returns an Engine.
+func New(opts Options) (*Engine, error) {
+	switch {
+	case opts.Adapter == nil:
+		return nil, errors.New("infrapool: Options.Adapter is required")
+	case opts.Client == nil:
+		return nil, errors.New("infrapool: Options.Client is required")
+	case opts.ScaleGroup == nil:
+		return nil, errors.New("infrapool: Options.ScaleGroup is required")
+	case opts.Workload == nil:
+		return nil, errors.New("infrapool: Options.Workload is required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Recorder == nil {
+		opts.Recorder = nopRecorder{}
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 32
+	}
+	opts.Timing.defaults()
+	return &Engine{
+		a:          opts.Adapter,
+		c:          opts.Client,
+		sg:         opts.ScaleGroup,
+		w:          opts.Workload,
+		rec:        opts.Recorder,
+		clock:      opts.Clock,
+		skip:       opts.SkipModelReconciliation,
+		timing:     opts.Timing,
+		workers:    opts.Workers,
+		clientsets: newClientsets(opts.Workload),
+		tracker:    newDrainTracker(),
+		applied:    newAppliedSpecs(),
+	}, nil
+}
+
+// Reconcile implements reconcile.Reconciler for the adapter's pool kind.
+func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+	start := e.clock.Now()
+	pool := e.a.NewPool()
+	if err := e.c.Get(ctx, req.NamespacedName, pool); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	defer func() { log.FromContext(ctx).V(1).Info("Reconciled", "duration", e.clock.Since(start).String()) }()
+	logger := log.FromContext(ctx).WithValues(e.a.PoolKind(), klog.KObj(pool))
+	ctx = log.IntoContext(ctx, logger)
+	if pool.GetAnnotations()[clusterv1.PausedAnnotation] == "true" {
+		logger.V(1).Info("Reconciliation is paused")
+		return ctrl.Result{}, nil
+	}
+
+	if d := e.throttle.wait(e.clock.Now()); d > 0 {
+		// The cloud asked to wait; the status stays as it is.
+		return ctrl.Result{RequeueAfter: d}, nil
+	}
+
+	s := e.newScope(pool)
+	defer func() {
+		if err := e.patch(ctx, s); err != nil {
+			retErr = errors.Join(retErr, err)
+		}
+	}()
+
+	if !pool.GetDeletionTimestamp().IsZero() {
+		err := e.reconcileDelete(ctx, s)
+		return s.result(), err
+	}
+	if controllerutil.AddFinalizer(pool, e.a.PoolFinalizer()) {
+		// The finalizer must be stored before anything exists in the cloud.
+		if err := e.c.Patch(ctx, pool, client.MergeFrom(s.before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
+		}
+		s.before = pool.DeepCopyObject().(Pool)
+	}
+
+	var errs []error
+	for _, phase := range []func(context.Context, *scope) error{e.observe, e.planRollout, e.act} {
+		if err := phase(ctx, s); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		if s.halt {
+			break
+		}
+	}
+	errs = append(errs, e.report(ctx, s))
+	return s.result(), errors.Join(errs...)
+}
+
+// nopRecorder drops events.
+type nopRecorder struct{}
+
+func (nopRecorder) Eventf(_, _ runtime.Object, _, _, _, _ string, _ ...any) {}

@@ -1,0 +1,49 @@
+package infrapool
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// cloudError records a failed ScaleGroup call on the scope and decides how
+// the reconcile ends: throttling requeues after the cloud's Retry-After,
+// quota and invalid-spec errors are reported (condition and event) and
+// retried slowly or not at all, so that nothing loops hot; other errors
+// (transient) are returned, and controller-runtime retries them with
+// exponential backoff.
+func (e *Engine) cloudError(ctx context.Context, s *scope, action string, err error) error {
+	logger := log.FromContext(ctx)
+	if after, ok := scalegroup.IsThrottled(err); ok {
+		if after <= 0 {
+			after = e.timing.ThrottleRetry
+		}
+		logger.V(1).Info("Throttled by the cloud", "retryAfter", after, "error", err.Error())
+		s.problem = &problem{reason: infrav1.ThrottledReason, message: err.Error()}
+		e.throttle.hold(s.now, after)
+		s.requeueAfter(after)
+		return nil
+	}
+	switch {
+	case scalegroup.IsQuotaExceeded(err):
+		s.problem = &problem{reason: infrav1.ScaleGroupProvisionFailedReason, message: err.Error()}
+		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, ReasonQuotaExceeded, action, "%v", err)
+		s.requeueAfter(e.timing.QuotaRetry)
+		return nil
+	case scalegroup.IsInvalid(err):
+		s.invalid = err
+		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, ReasonInvalidSpec, action, "%v", err)
+		return nil
+	default:
+		s.problem = &problem{reason: infrav1.ScaleGroupProvisionFailedReason, message: err.Error()}
+		if after := scalegroup.RetryAfter(err); after > 0 {
+			s.requeueAfter(after)
+			return nil
+		}
+		return err
+	}
+}

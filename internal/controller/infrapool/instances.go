@@ -1,0 +1,261 @@
+package infrapool
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// syncInstances makes the per-instance objects match the group: one per
+// instance, controller-owned by the pool, with the instance's status. An
+// object whose instance is gone loses its Node and then its finalizer, and
+// is deleted. Nodes of instances the cloud is deleting (powered off) are
+// deleted too.
+func (e *Engine) syncInstances(ctx context.Context, s *scope) error {
+	instances := s.instances()
+	present := make(map[string]bool, len(instances))
+	var work []func(context.Context) error
+	for _, in := range instances {
+		present[in.ID] = true
+		obj := s.objects[in.ID]
+		if in.State == scalegroup.StateDeleting {
+			if node := s.nodes[in.ProviderID]; node != nil && s.nodesKnown {
+				work = append(work, func(ctx context.Context) error { return e.deleteWorkloadNode(ctx, s, node.Name) })
+			}
+		}
+		switch {
+		case in.State == scalegroup.StateDeleting:
+			// On its way out: the object goes with it, its status no longer
+			// matters.
+		case obj == nil:
+			work = append(work, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
+		default:
+			if w := e.instanceStatusPatch(s, obj, e.reportOf(s, in)); w != nil {
+				work = append(work, w)
+			}
+		}
+	}
+	for id, obj := range s.objects {
+		if !present[id] {
+			work = append(work, func(ctx context.Context) error { return e.releaseInstanceObject(ctx, s, obj, false) })
+		}
+	}
+	e.tracker.retain(s.pool.GetUID(), present)
+	return e.parallel(ctx, len(work), func(ctx context.Context, i int) error { return work[i](ctx) })
+}
+
+// reportOf returns instanceReport(s, in), computed once per reconcile: the
+// per-instance objects and the pool's status share it.
+func (e *Engine) reportOf(s *scope, in scalegroup.Instance) InstanceReport {
+	if r, ok := s.reports[in.ID]; ok {
+		return r
+	}
+	r := e.instanceReport(s, in)
+	if s.reports == nil {
+		s.reports = map[string]InstanceReport{}
+	}
+	s.reports[in.ID] = r
+	return r
+}
+
+// instanceReport describes inst for its per-instance object and the pool's
+// status.
+func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) InstanceReport {
+	r := InstanceReport{
+		InstanceID:         in.ID,
+		ProviderID:         in.ProviderID,
+		Zone:               in.Zone,
+		ModelHash:          in.ModelHash,
+		LatestModelApplied: in.ModelHash == s.modelHash,
+	}
+	switch in.State {
+	case scalegroup.StateCreating:
+		r.State = InstancePending
+	case scalegroup.StateBooting:
+		r.State = InstanceBooting
+	case scalegroup.StateRunning:
+		r.State = InstanceRunning
+	case scalegroup.StateFailed:
+		r.State = InstanceFailed
+		r.FailureReason = ptr.To(infrav1.InstanceFailedReason)
+		r.FailureMessage = ptr.To(orDefault(in.Message, "The cloud reports the instance as failed"))
+	case scalegroup.StateDeleting:
+		r.State = InstanceDeleting
+	default:
+		r.State = InstancePending
+	}
+	if e.removalStarted(s, in.ID) {
+		r.State = InstanceDeleting
+	}
+	if node := s.nodes[in.ProviderID]; node != nil {
+		r.NodeRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}
+		r.Version = node.Status.NodeInfo.KubeletVersion
+		r.Ready = r.State == InstanceRunning && readySince(node) != nil
+	}
+	return r
+}
+
+// removalStarted reports whether the removal of instance id started: the
+// engine marked it, or its per-instance object is being deleted.
+func (e *Engine) removalStarted(s *scope, id string) bool {
+	if _, ok := s.removing[id]; ok {
+		return true
+	}
+	if _, ok := e.removalStart(s, id); ok {
+		return true
+	}
+	obj := s.objects[id]
+	return obj != nil && !obj.GetDeletionTimestamp().IsZero()
+}
+
+// createInstanceObject creates the per-instance object of in. Its status is
+// written by the next reconcile, which its creation triggers: by then the
+// instance has usually moved on. An object the cache has not shown yet
+// already exists: fine.
+func (e *Engine) createInstanceObject(ctx context.Context, s *scope, in scalegroup.Instance) error {
+	obj := e.a.NewInstance()
+	obj.SetNamespace(s.pool.GetNamespace())
+	obj.SetName(InstanceObjectName(s.pool.GetName(), in.ID))
+	labels := map[string]string{clusterv1.MachinePoolNameLabel: LabelValue(s.owner.Name)}
+	if s.owner.Spec.ClusterName != "" {
+		labels[clusterv1.ClusterNameLabel] = LabelValue(s.owner.Spec.ClusterName)
+	}
+	obj.SetLabels(labels)
+	if t, ok := s.removing[in.ID]; ok {
+		obj.SetAnnotations(map[string]string{DrainStartedAnnotation: t.UTC().Format(time.RFC3339)})
+	}
+	if err := controllerutil.SetControllerReference(s.pool, obj, e.c.Scheme()); err != nil {
+		return fmt.Errorf("owning %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+	}
+	controllerutil.AddFinalizer(obj, e.a.InstanceFinalizer())
+	e.a.WriteInstanceSpec(obj, in.ID, in.ProviderID)
+	if err := e.c.Create(ctx, obj); err != nil {
+		if kerrors.IsAlreadyExists(err) {
+			return nil
+		}
+		return fmt.Errorf("creating %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+	}
+	return nil
+}
+
+// instanceStatusPatch returns the write that brings obj's status to rep, nil
+// when it already matches. obj is the cache's: the desired status is built
+// on a shallow copy of its status (the adapter assigns fields, the
+// conditions are cloned), and the object is deep-copied only when it must be
+// patched.
+func (e *Engine) instanceStatusPatch(s *scope, obj InstanceObject, rep InstanceReport) func(context.Context) error {
+	want := e.a.NewInstance()
+	copyField(want, obj, "Status")
+	e.a.WriteInstanceStatus(want, rep)
+	conds := slices.Clone(obj.GetConditions())
+	setInstanceConditions(&conds, s, rep, obj.GetGeneration())
+	want.SetConditions(conds)
+	if equalField(obj, want, "Status") {
+		return nil
+	}
+	before := obj
+	after := obj.DeepCopyObject().(InstanceObject)
+	copyField(after, want, "Status")
+	return func(ctx context.Context) error {
+		if err := e.c.Status().Patch(ctx, after, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("updating the status of %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+		}
+		return nil
+	}
+}
+
+// setInstanceConditions sets the conditions the engine owns on a
+// per-instance object.
+func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep InstanceReport, generation int64) {
+	c := metav1.Condition{Type: infrav1.InstanceReadyCondition, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(s.now)}
+	switch {
+	case rep.Ready:
+		c.Status, c.Reason = metav1.ConditionTrue, clusterv1.ReadyReason
+	case rep.State == InstanceDeleting:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, clusterv1.DeletingReason, "The instance is being drained and deleted"
+	case rep.State == InstanceFailed:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InstanceFailedReason, ptr.Deref(rep.FailureMessage, "")
+	case rep.State == InstancePending || rep.State == InstanceBooting:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InstanceProvisioningReason, "The instance is "+string(rep.State)
+	case rep.NodeRef == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, WaitingForNodeReason, "The instance runs; its Node has not joined yet"
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, NodeNotReadyReason, "Node "+rep.NodeRef.Name+" is not Ready"
+	}
+	meta.SetStatusCondition(conds, c)
+
+	d, ok := s.drains[rep.InstanceID]
+	if !ok {
+		return
+	}
+	c = metav1.Condition{Type: infrav1.DrainingSucceededCondition, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(s.now)}
+	switch {
+	case d.err != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.DrainingFailedReason, d.err.Error()
+	case d.result.Done:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, DrainedReason, d.result.Message()
+	case d.result.TimedOut:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, DrainTimeoutReason, d.result.Message()
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.DrainingReason, d.result.Message()
+	}
+	meta.SetStatusCondition(conds, c)
+}
+
+// releaseInstanceObject finishes a per-instance object whose instance is
+// gone: its Node is deleted, then its finalizer removed and the object
+// deleted. Unless force is set, it waits while the workload cluster's Nodes
+// are unknown, so that the Node is not leaked.
+func (e *Engine) releaseInstanceObject(ctx context.Context, s *scope, obj InstanceObject, force bool) error {
+	if s.nodesKnown {
+		if node := s.nodes[e.a.ProviderID(obj)]; node != nil {
+			if err := e.deleteWorkloadNode(ctx, s, node.Name); err != nil {
+				return err
+			}
+		}
+	} else if !force {
+		return nil
+	}
+	if controllerutil.ContainsFinalizer(obj, e.a.InstanceFinalizer()) {
+		after := obj.DeepCopyObject().(InstanceObject)
+		controllerutil.RemoveFinalizer(after, e.a.InstanceFinalizer())
+		if err := e.c.Patch(ctx, after, client.MergeFrom(obj)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("removing the finalizer of %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+		}
+	}
+	if obj.GetDeletionTimestamp().IsZero() {
+		if err := e.c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// deleteWorkloadNode deletes a Node of the pool's workload cluster.
+func (e *Engine) deleteWorkloadNode(ctx context.Context, s *scope, name string) error {
+	cs, err := e.clientsets.get(ctx, s.cluster)
+	if err != nil {
+		return fmt.Errorf("deleting Node %s: %w", name, err)
+	}
+	return deleteNode(ctx, cs, name)
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

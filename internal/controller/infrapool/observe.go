@@ -1,0 +1,233 @@
+package infrapool
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// BootstrapDataKey is the key of the bootstrap data in the Secret named by a
+// MachinePool's spec.template.spec.bootstrap.dataSecretName.
+const BootstrapDataKey = "value"
+
+// observe reads everything a plan is made from: the owner MachinePool and its
+// bootstrap data, the group (one ScaleGroup.Get), the per-instance objects,
+// their Machines and the instances' Nodes.
+func (e *Engine) observe(ctx context.Context, s *scope) error {
+	owner, err := e.ownerOf(ctx, s.pool)
+	if err != nil {
+		return err
+	}
+	if owner == nil {
+		log.FromContext(ctx).V(1).Info("Waiting for the owner MachinePool to set an ownerReference")
+		s.halt = true
+		return nil
+	}
+	cluster := &clusterv1.Cluster{}
+	err = e.c.Get(ctx, types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}, cluster)
+	switch {
+	case err == nil && cluster.Spec.Paused:
+		log.FromContext(ctx).V(1).Info("The Cluster is paused")
+		s.halt, s.clusterPaused = true, true
+		return nil
+	case err != nil && !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading Cluster %s: %w", owner.Spec.ClusterName, err)
+	}
+	if err := e.readOwner(ctx, s, owner); err != nil {
+		return err
+	}
+	if s.halt {
+		return nil
+	}
+	if err := e.observeCloud(ctx, s); err != nil || s.halt {
+		return err
+	}
+	return e.observeObjects(ctx, s)
+}
+
+// readOwner fills the scope from the owner MachinePool and maps the pool
+// through the adapter.
+func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.MachinePool) error {
+	s.owner = owner
+	s.cluster = types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}
+	s.replicas = ptr.Deref(owner.Spec.Replicas, 1)
+	s.paused = owner.Annotations[RolloutPausedAnnotation] == "true" || s.pool.GetAnnotations()[RolloutPausedAnnotation] == "true"
+
+	data, err := e.bootstrapData(ctx, owner)
+	if err != nil {
+		return err
+	}
+	s.bootstrap = data != nil
+	d, err := e.a.Desired(s.pool, Owner{MachinePool: owner, Version: ptr.Deref(owner.Spec.Template.Spec.Version, ""), BootstrapData: data})
+	if err != nil {
+		s.invalid = fmt.Errorf("mapping the %s spec: %w", e.a.PoolKind(), err)
+		s.halt = true
+		return nil
+	}
+	d.Strategy.MinReadySeconds = ptr.Deref(owner.Spec.MinReadySeconds, 0)
+	s.desired = d
+	s.modelHash = ModelHash(d.Model, d.InPlace)
+	s.specHash = specHash(d.Model, s.modelHash)
+	return nil
+}
+
+// observeCloud reads the group.
+func (e *Engine) observeCloud(ctx context.Context, s *scope) error {
+	g, err := e.sg.Get(ctx, s.group)
+	switch {
+	case scalegroup.IsNotFound(err):
+		s.cloud = nil
+	case err != nil:
+		s.halt = true
+		return e.cloudError(ctx, s, actionObserve, fmt.Errorf("reading scale group %s: %w", s.group, err))
+	default:
+		s.cloud = g
+	}
+	s.observed = true
+	return nil
+}
+
+// observeObjects reads the per-instance objects, their Machines and the
+// Nodes of the instances.
+func (e *Engine) observeObjects(ctx context.Context, s *scope) error {
+	objects, err := e.instanceObjects(ctx, s.pool, s.owner.Name)
+	if err != nil {
+		return err
+	}
+	s.objects = objects
+
+	// Read-only: the cache's objects are shared, not copied.
+	machines := &clusterv1.MachineList{}
+	if err := e.c.List(ctx, machines, client.InNamespace(s.pool.GetNamespace()), client.UnsafeDisableDeepCopy,
+		client.MatchingLabels{clusterv1.MachinePoolNameLabel: LabelValue(s.owner.Name)}); err != nil {
+		return fmt.Errorf("listing the Machines of MachinePool %s: %w", s.owner.Name, err)
+	}
+	s.machines = make(map[string]*clusterv1.Machine, len(machines.Items))
+	for i := range machines.Items {
+		m := &machines.Items[i]
+		if ref := m.Spec.InfrastructureRef; ref.Kind == e.a.InstanceKind() {
+			s.machines[ref.Name] = m
+		}
+	}
+
+	ids := make([]string, 0, len(s.objects))
+	if s.cloud != nil {
+		for _, in := range s.cloud.Instances {
+			ids = append(ids, in.ProviderID)
+		}
+	}
+	for _, obj := range s.objects {
+		ids = append(ids, e.a.ProviderID(obj))
+	}
+	nodes, err := e.w.NodesByProviderIDs(ctx, s.cluster, ids)
+	if err != nil {
+		// Without Nodes nothing is known to be Ready: the plan must not act
+		// on that (see rolloutInput).
+		log.FromContext(ctx).Info("Cannot read the workload cluster's Nodes", "cluster", s.cluster, "error", err.Error())
+		s.nodesErr = err
+		return nil
+	}
+	s.nodes, s.nodesKnown = nodes, true
+	return nil
+}
+
+// instanceObjects returns the per-instance objects controlled by pool, by
+// instance ID. ownerName, when known, narrows the list to the objects
+// labelled with the owner MachinePool's name. The objects are the cache's
+// own: read them, and deep-copy before changing anything.
+func (e *Engine) instanceObjects(ctx context.Context, pool Pool, ownerName string) (map[string]InstanceObject, error) {
+	list := e.a.NewInstanceList()
+	opts := []client.ListOption{client.InNamespace(pool.GetNamespace()), client.UnsafeDisableDeepCopy}
+	if ownerName != "" {
+		opts = append(opts, client.MatchingLabels{clusterv1.MachinePoolNameLabel: LabelValue(ownerName)})
+	}
+	if err := e.c.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("listing %s objects: %w", e.a.InstanceKind(), err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s list: %w", e.a.InstanceKind(), err)
+	}
+	out := make(map[string]InstanceObject, len(items))
+	for _, it := range items {
+		obj, ok := it.(InstanceObject)
+		if !ok || !metav1.IsControlledBy(obj, pool) {
+			continue
+		}
+		out[e.a.InstanceID(obj)] = obj
+	}
+	return out, nil
+}
+
+// ownerOf returns the MachinePool named by pool's ownerReferences, nil when
+// there is none yet (the core controller sets it) or it is gone.
+func (e *Engine) ownerOf(ctx context.Context, pool Pool) (*clusterv1.MachinePool, error) {
+	for _, ref := range pool.GetOwnerReferences() {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil || gv.Group != clusterv1.GroupVersion.Group || ref.Kind != "MachinePool" {
+			continue
+		}
+		mp := &clusterv1.MachinePool{}
+		err = e.c.Get(ctx, types.NamespacedName{Namespace: pool.GetNamespace(), Name: ref.Name}, mp)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("reading the owner MachinePool %s: %w", ref.Name, err)
+		}
+		return mp, nil
+	}
+	return nil, nil
+}
+
+// bootstrapData returns the MachinePool's bootstrap data, nil when the
+// bootstrap provider has not produced it yet.
+func (e *Engine) bootstrapData(ctx context.Context, mp *clusterv1.MachinePool) ([]byte, error) {
+	name := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
+	if name == "" {
+		return nil, nil
+	}
+	secret := &corev1.Secret{}
+	err := e.c.Get(ctx, types.NamespacedName{Namespace: mp.Namespace, Name: name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the bootstrap data secret %s: %w", name, err)
+	}
+	data := secret.Data[BootstrapDataKey]
+	if len(data) == 0 {
+		return nil, nil
+	}
+	return data, nil
+}
+
+// readySince returns when node last became Ready, nil when it is not Ready.
+func readySince(node *corev1.Node) *time.Time {
+	if node == nil || !node.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status != corev1.ConditionTrue {
+				return nil
+			}
+			t := c.LastTransitionTime.Time
+			return &t
+		}
+	}
+	return nil
+}

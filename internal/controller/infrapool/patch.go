@@ -1,0 +1,71 @@
+package infrapool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// patch writes the pool once at the end of a reconcile: a status patch when
+// the status changed, then a patch of metadata and spec when they changed
+// (in that order, so that dropping the finalizer comes last). Nothing is
+// sent when nothing changed.
+func (e *Engine) patch(ctx context.Context, s *scope) error {
+	var errs []error
+	if !equalField(s.before, s.pool, "Status") {
+		obj := s.pool.DeepCopyObject().(client.Object)
+		if err := e.c.Status().Patch(ctx, obj, client.MergeFrom(s.before)); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("patching the status of %s %s: %w", e.a.PoolKind(), s.pool.GetName(), err))
+		}
+	}
+	if !equalMeta(s.before, s.pool) || !equalField(s.before, s.pool, "Spec") {
+		obj := s.pool.DeepCopyObject().(client.Object)
+		if err := e.c.Patch(ctx, obj, client.MergeFrom(s.before)); client.IgnoreNotFound(err) != nil {
+			errs = append(errs, fmt.Errorf("patching %s %s: %w", e.a.PoolKind(), s.pool.GetName(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// equalField compares the named top-level field (Spec or Status) of two
+// objects of the same API type. Pool and per-instance types follow the
+// Kubernetes convention of Spec and Status fields; comparing them, rather
+// than whole objects with their managed fields, keeps a reconcile of a
+// large pool cheap. The comparison is exact (reflect.DeepEqual): the engine
+// compares what it read with what it computed from it, so equal values are
+// identical, times included.
+func equalField(a, b client.Object, name string) bool {
+	fa, fb := field(a, name), field(b, name)
+	if !fa.IsValid() || !fb.IsValid() {
+		return equality.Semantic.DeepEqual(a, b)
+	}
+	return reflect.DeepEqual(fa.Interface(), fb.Interface())
+}
+
+// copyField sets dst's named top-level field to src's, shallowly: what the
+// field points to is shared.
+func copyField(dst, src client.Object, name string) {
+	if fd, fs := field(dst, name), field(src, name); fd.IsValid() && fs.IsValid() && fd.CanSet() {
+		fd.Set(fs)
+	}
+}
+
+func field(obj client.Object, name string) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
+	}
+	return v.Elem().FieldByName(name)
+}
+
+// equalMeta compares the metadata the engine writes.
+func equalMeta(a, b client.Object) bool {
+	return equality.Semantic.DeepEqual(a.GetAnnotations(), b.GetAnnotations()) &&
+		equality.Semantic.DeepEqual(a.GetLabels(), b.GetLabels()) &&
+		equality.Semantic.DeepEqual(a.GetFinalizers(), b.GetFinalizers()) &&
+		equality.Semantic.DeepEqual(a.GetOwnerReferences(), b.GetOwnerReferences())
+}

@@ -1,0 +1,129 @@
+package infrapool
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/drain"
+	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// scope is one reconcile of one pool: what was read, decided and done. The
+// phases fill it in order; report and the deferred patch read it.
+type scope struct {
+	pool   Pool
+	before Pool // as read (or as last patched), the base of the patches
+	now    time.Time
+	group  string // the scale group's name
+
+	// halt stops the phases after the current one; report still runs.
+	halt bool
+	// clusterPaused: the Cluster is paused; nothing is written, not even the
+	// status, as with Cluster API's paused objects.
+	clusterPaused bool
+
+	// From the owner MachinePool.
+	owner     *clusterv1.MachinePool
+	cluster   types.NamespacedName
+	replicas  int32
+	paused    bool // the rollout pause annotation
+	bootstrap bool // bootstrap data is available
+	desired   Desired
+	modelHash string
+	specHash  string
+
+	// From the cloud and the API servers.
+	observed   bool              // Get succeeded; observedGroup nil means NotFound
+	cloud      *scalegroup.Group // as Get returned it
+	objects    map[string]InstanceObject
+	machines   map[string]*clusterv1.Machine // by per-instance object name
+	nodes      map[string]*corev1.Node       // by providerID, read-only
+	nodesKnown bool
+	nodesErr   error
+
+	// Planning.
+	planned bool
+	input   rollout.Input
+	plan    rollout.Result
+
+	// Acting.
+	removing   map[string]time.Time    // instance ID → removal start, for victims marked
+	drains     map[string]drainOutcome // victims drained this reconcile
+	deletedNow map[string]bool         // instances deleted from the cloud this reconcile
+	latest     *scalegroup.Group       // Apply's answer, newer than cloud
+
+	// Reporting.
+	reports map[string]InstanceReport // by instance ID, see reportOf
+
+	// For the conditions.
+	problem *problem // a cloud or spec problem to report on ScaleGroupReady
+	invalid error    // a spec the adapter or the cloud rejects
+
+	requeue time.Duration
+}
+
+// drainOutcome is what happened to one victim's Node this reconcile.
+type drainOutcome struct {
+	result drain.Result
+	err    error
+}
+
+// problem is a condition-worthy failure of the group.
+type problem struct {
+	reason  string
+	message string
+}
+
+func (e *Engine) newScope(pool Pool) *scope {
+	return &scope{
+		pool:       pool,
+		before:     pool.DeepCopyObject().(Pool),
+		now:        e.clock.Now(),
+		group:      e.a.GroupName(pool),
+		removing:   map[string]time.Time{},
+		drains:     map[string]drainOutcome{},
+		deletedNow: map[string]bool{},
+	}
+}
+
+// requeueAfter keeps the earliest requeue.
+func (s *scope) requeueAfter(d time.Duration) {
+	if d > 0 && (s.requeue == 0 || d < s.requeue) {
+		s.requeue = d
+	}
+}
+
+func (s *scope) result() ctrl.Result { return ctrl.Result{RequeueAfter: s.requeue} }
+
+// instances returns the group's instances as last seen: Apply's answer when
+// the group was applied, else Get's, with the instances deleted since marked
+// Deleting. Nil when the group does not exist.
+func (s *scope) instances() []scalegroup.Instance {
+	if s.latest != nil {
+		return s.latest.Instances
+	}
+	if s.cloud == nil {
+		return nil
+	}
+	out := make([]scalegroup.Instance, len(s.cloud.Instances))
+	copy(out, s.cloud.Instances)
+	for i := range out {
+		if s.deletedNow[out[i].ID] {
+			out[i].State = scalegroup.StateDeleting
+		}
+	}
+	return out
+}
+
+// currentGroup returns the group as last seen, nil when it does not exist.
+func (s *scope) currentGroup() *scalegroup.Group {
+	if s.latest != nil {
+		return s.latest
+	}
+	return s.cloud
+}

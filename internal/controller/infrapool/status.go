@@ -1,0 +1,305 @@
+package infrapool
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// RolloutProgressingCondition is True while the pool moves towards its
+// desired state (creating, replacing or removing instances), with the
+// planner's reasons for waiting, and False once it has converged or while
+// the rollout is paused.
+const RolloutProgressingCondition = "RolloutProgressing"
+
+// Condition reasons the engine adds to the shared infra ones.
+const (
+	// WaitingForOwnerReason: the pool has no owner MachinePool yet.
+	WaitingForOwnerReason = "WaitingForMachinePool"
+	// WorkloadClusterUnreachableReason: the workload cluster's Nodes cannot be
+	// read, so nothing is deleted or created.
+	WorkloadClusterUnreachableReason = "WorkloadClusterUnreachable"
+	// InvalidSpecReason: the spec cannot be mapped or the cloud rejects it.
+	InvalidSpecReason = "InvalidSpec"
+	// ConvergedReason: the rollout is complete.
+	ConvergedReason = "Converged"
+	// ProgressingReason: instances are being created or removed.
+	ProgressingReason = "Progressing"
+	// WaitingForNodeReason: a running instance's Node has not joined.
+	WaitingForNodeReason = "WaitingForNode"
+	// NodeNotReadyReason: an instance's Node is not Ready.
+	NodeNotReadyReason = "NodeNotReady"
+	// DrainedReason: the instance's Node was drained.
+	DrainedReason = "Drained"
+	// DrainTimeoutReason: the drain did not finish within nodeDrainTimeout.
+	DrainTimeoutReason = "DrainTimeout"
+)
+
+// report writes what this reconcile observed and did: the per-instance
+// objects, the pool's contract fields and its conditions, and decides when
+// to look again.
+func (e *Engine) report(ctx context.Context, s *scope) error {
+	if s.clusterPaused {
+		return nil
+	}
+	var err error
+	if s.observed && s.owner != nil {
+		err = e.syncInstances(ctx, s)
+	}
+	if s.owner != nil {
+		e.a.WritePool(s.pool, e.poolReport(s))
+	}
+	setPoolConditions(s, e.skip)
+	e.requeueWhileConverging(s)
+	return err
+}
+
+// poolReport builds the infra machine pool contract's fields.
+func (e *Engine) poolReport(s *scope) PoolReport {
+	r := PoolReport{
+		Observed:                  s.observed,
+		ModelHash:                 s.modelHash,
+		InfrastructureMachineKind: e.a.InstanceKind(),
+		ObservedGeneration:        s.pool.GetGeneration(),
+	}
+	if s.invalid != nil {
+		r.FailureReason = ptr.To(InvalidSpecReason)
+		r.FailureMessage = ptr.To(s.invalid.Error())
+	}
+	g := s.currentGroup()
+	if g == nil {
+		return r
+	}
+	r.Ready = !g.Pending()
+	instances := s.instances()
+	r.Instances = make([]InstanceReport, 0, len(instances))
+	for _, in := range instances {
+		rep := e.reportOf(s, in)
+		r.Instances = append(r.Instances, rep)
+		if in.State != scalegroup.StateDeleting && in.ProviderID != "" {
+			r.ProviderIDList = append(r.ProviderIDList, in.ProviderID)
+		}
+		if rep.State != InstanceFailed && rep.State != InstanceDeleting {
+			r.Replicas++
+		}
+	}
+	slices.Sort(r.ProviderIDList)
+	r.Instances = reportedInstances(r.Instances, MaxReportedInstances)
+	return r
+}
+
+// MaxReportedInstances bounds the instances a pool lists in its status: a
+// Kubernetes object must stay well under etcd's 1.5 MiB, and at 10,000
+// instances the list alone would not. The per-instance objects describe
+// every instance.
+const MaxReportedInstances = 1000
+
+// reportedInstances keeps at most limit instances, those that need attention
+// first (failed, being removed, not ready, on an older model), and orders
+// them by ID.
+func reportedInstances(in []InstanceReport, limit int) []InstanceReport {
+	rank := func(r InstanceReport) int {
+		switch {
+		case r.State == InstanceFailed:
+			return 0
+		case r.State == InstanceDeleting:
+			return 1
+		case !r.Ready:
+			return 2
+		case !r.LatestModelApplied:
+			return 3
+		default:
+			return 4
+		}
+	}
+	byID := func(a, b InstanceReport) int { return strings.Compare(a.InstanceID, b.InstanceID) }
+	if len(in) > limit {
+		slices.SortFunc(in, func(a, b InstanceReport) int {
+			if d := rank(a) - rank(b); d != 0 {
+				return d
+			}
+			return byID(a, b)
+		})
+		in = in[:limit]
+	}
+	slices.SortFunc(in, byID)
+	return in
+}
+
+// requeueWhileConverging polls while the cloud or the Nodes are still moving:
+// the cloud has no watch.
+func (e *Engine) requeueWhileConverging(s *scope) {
+	if !s.planned {
+		return
+	}
+	s.requeueAfter(s.plan.RequeueAfter)
+	if g := s.currentGroup(); g != nil && g.Pending() {
+		s.requeueAfter(e.timing.Converging)
+	}
+	for _, in := range s.instances() {
+		switch in.State {
+		case scalegroup.StateCreating, scalegroup.StateBooting, scalegroup.StateDeleting:
+			s.requeueAfter(e.timing.Converging)
+		case scalegroup.StateRunning:
+			if readySince(s.nodes[in.ProviderID]) == nil {
+				s.requeueAfter(e.timing.Converging)
+			}
+		}
+	}
+	if len(s.deletedNow) > 0 || s.latest != nil {
+		s.requeueAfter(e.timing.Converging)
+	}
+	if !s.plan.Done {
+		s.requeueAfter(e.timing.NotConverged)
+	}
+}
+
+// setPoolConditions sets every condition the engine owns on the pool.
+func setPoolConditions(s *scope, skip bool) {
+	set := func(c metav1.Condition) {
+		c.ObservedGeneration = s.pool.GetGeneration()
+		c.LastTransitionTime = metav1.NewTime(s.now)
+		conds := s.pool.GetConditions()
+		meta.SetStatusCondition(&conds, c)
+		s.pool.SetConditions(conds)
+	}
+	groupReady := scaleGroupReadyCondition(s)
+	set(groupReady)
+	set(modelUpdatedCondition(s, skip))
+	set(desiredReplicasCondition(s))
+	set(rolloutProgressingCondition(s))
+	set(readyCondition(groupReady))
+}
+
+func scaleGroupReadyCondition(s *scope) metav1.Condition {
+	c := metav1.Condition{Type: infrav1.ScaleGroupReadyCondition}
+	switch {
+	case s.owner == nil && s.invalid == nil && s.problem == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, WaitingForOwnerReason, "Waiting for the owner MachinePool"
+	case s.invalid != nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, InvalidSpecReason, s.invalid.Error()
+	case s.problem != nil && s.currentGroup() == nil:
+		status := metav1.ConditionFalse
+		if !s.observed {
+			status = metav1.ConditionUnknown
+		}
+		c.Status, c.Reason, c.Message = status, s.problem.reason, s.problem.message
+	case s.problem != nil:
+		// The group exists; a later call failed.
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, s.problem.reason, s.problem.message
+	case s.currentGroup() == nil && !s.bootstrap:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason, "Waiting for the MachinePool's bootstrap data"
+	case s.currentGroup() == nil:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ScaleGroupNotFoundReason, fmt.Sprintf("Scale group %s does not exist yet", s.group)
+	default:
+		g := s.currentGroup()
+		c.Status, c.Reason = metav1.ConditionTrue, clusterv1.ReadyReason
+		c.Message = fmt.Sprintf("Scale group %s has capacity %d", s.group, g.Capacity)
+		if op := g.Operation; op != nil {
+			c.Message += fmt.Sprintf("; %s operation in progress: %s", op.Type, op.Message)
+		}
+		if !s.bootstrap {
+			c.Message += "; waiting for the MachinePool's bootstrap data before creating instances"
+		}
+	}
+	return c
+}
+
+func modelUpdatedCondition(s *scope, skip bool) metav1.Condition {
+	c := metav1.Condition{Type: infrav1.ScaleGroupModelUpdatedCondition}
+	switch n := s.plan.Counts; {
+	case !s.planned:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, unknownReason(s), "The instances have not been observed"
+	case n.Stale == 0:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, clusterv1.ReadyReason, fmt.Sprintf("All instances run model %s", s.modelHash)
+	default:
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ScaleGroupModelOutOfDateReason
+		c.Message = fmt.Sprintf("%d of %d instances run an older model than %s", n.Stale, n.Replicas, s.modelHash)
+		if skip {
+			c.Message += "; SkipMachinePoolModelReconciliation is enabled: they stay until the pool is scaled in or they are deleted"
+		}
+	}
+	return c
+}
+
+func desiredReplicasCondition(s *scope) metav1.Condition {
+	c := metav1.Condition{Type: infrav1.ScaleGroupDesiredReplicasCondition}
+	switch n := s.plan.Counts.Replicas; {
+	case !s.planned:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, unknownReason(s), "The instances have not been observed"
+	case n == s.replicas:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, clusterv1.ReadyReason, fmt.Sprintf("%d of %d replicas", n, s.replicas)
+	case n < s.replicas:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ScaleGroupScaleUpReason, fmt.Sprintf("%d of %d replicas", n, s.replicas)
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ScaleGroupScaleDownReason, fmt.Sprintf("%d of %d replicas", n, s.replicas)
+	}
+	return c
+}
+
+func rolloutProgressingCondition(s *scope) metav1.Condition {
+	c := metav1.Condition{Type: RolloutProgressingCondition}
+	switch {
+	case !s.planned:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, unknownReason(s), "The instances have not been observed"
+	case !s.nodesKnown:
+		c.Status, c.Reason = metav1.ConditionFalse, WorkloadClusterUnreachableReason
+		c.Message = "Nothing is created or deleted while the workload cluster's Nodes cannot be read"
+		if s.nodesErr != nil {
+			c.Message += ": " + s.nodesErr.Error()
+		}
+	case s.input.Paused:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(rollout.WaitPaused), "The rollout is paused by the "+RolloutPausedAnnotation+" annotation"
+	case s.plan.Done:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ConvergedReason, fmt.Sprintf("%d replicas, all available and on model %s", s.plan.Counts.Replicas, s.modelHash)
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, ProgressingReason
+		msgs := make([]string, 0, len(s.plan.Waiting)+1)
+		if len(s.plan.Delete) > 0 {
+			msgs = append(msgs, fmt.Sprintf("removing %d instances", len(s.plan.Delete)))
+		}
+		for i, w := range s.plan.Waiting {
+			if i == 0 {
+				c.Reason = string(w.Reason)
+			}
+			msgs = append(msgs, w.Message)
+		}
+		c.Message = strings.Join(msgs, "; ")
+		if c.Message == "" {
+			c.Message = fmt.Sprintf("%d of %d replicas available", s.plan.Counts.Available, s.replicas)
+		}
+	}
+	return c
+}
+
+// readyCondition mirrors ScaleGroupReady: the pool is ready when its group
+// exists and is usable.
+func readyCondition(groupReady metav1.Condition) metav1.Condition {
+	c := groupReady
+	c.Type = clusterv1.ReadyCondition
+	return c
+}
+
+// unknownReason explains why the instances were not observed.
+func unknownReason(s *scope) string {
+	switch {
+	case s.invalid != nil:
+		return InvalidSpecReason
+	case s.problem != nil:
+		return s.problem.reason
+	case s.owner == nil:
+		return WaitingForOwnerReason
+	default:
+		return clusterv1.InternalErrorReason
+	}
+}

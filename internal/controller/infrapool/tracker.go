@@ -1,0 +1,122 @@
+package infrapool
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// drainTracker remembers, per pool, the instances whose removal this process
+// started and when. The per-instance object's annotation is the record that
+// survives a restart; the tracker only covers the moments when the
+// manager's cache has not seen that annotation yet, so that a reconcile
+// right after the one that started a drain never counts the victim as live
+// again.
+type drainTracker struct {
+	mu sync.Mutex
+	m  map[types.UID]map[string]time.Time
+}
+
+func newDrainTracker() *drainTracker {
+	return &drainTracker{m: map[types.UID]map[string]time.Time{}}
+}
+
+// started returns when the removal of instance id of pool started, if this
+// process started it.
+func (t *drainTracker) started(pool types.UID, id string) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	at, ok := t.m[pool][id]
+	return at, ok
+}
+
+// start records that the removal of instance id of pool started at at,
+// keeping an earlier record.
+func (t *drainTracker) start(pool types.UID, id string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := t.m[pool]
+	if ids == nil {
+		ids = map[string]time.Time{}
+		t.m[pool] = ids
+	}
+	if _, ok := ids[id]; !ok {
+		ids[id] = at
+	}
+}
+
+// retain forgets the instances of pool that are not in present.
+func (t *drainTracker) retain(pool types.UID, present map[string]bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id := range t.m[pool] {
+		if !present[id] {
+			delete(t.m[pool], id)
+		}
+	}
+	if len(t.m[pool]) == 0 {
+		delete(t.m, pool)
+	}
+}
+
+// forget drops every record of pool.
+func (t *drainTracker) forget(pool types.UID) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, pool)
+}
+
+// appliedSpecs remembers the group spec hash this process last applied to
+// each pool's group. Like drainTracker it only bridges the cache's lag: the
+// pool's AppliedSpecAnnotation is the durable record, and a reconcile that
+// runs before the cache shows it must not apply the same spec again.
+type appliedSpecs struct {
+	mu sync.Mutex
+	m  map[types.UID]string
+}
+
+func newAppliedSpecs() *appliedSpecs { return &appliedSpecs{m: map[types.UID]string{}} }
+
+func (a *appliedSpecs) get(pool types.UID) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.m[pool]
+}
+
+func (a *appliedSpecs) set(pool types.UID, hash string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.m[pool] = hash
+}
+
+func (a *appliedSpecs) forget(pool types.UID) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.m, pool)
+}
+
+// throttleGate holds every call to the cloud until the Retry-After of the
+// last throttled request has passed. Clouds throttle per account rather
+// than per group, so one throttled pool makes all pools of the engine wait,
+// including reconciles triggered by events in the meantime.
+type throttleGate struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+// wait returns how long callers must still wait at now.
+func (g *throttleGate) wait(now time.Time) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return max(g.until.Sub(now), 0)
+}
+
+// hold makes callers wait until now + d, keeping a later deadline.
+func (g *throttleGate) hold(now time.Time, d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if t := now.Add(d); t.After(g.until) {
+		g.until = t
+	}
+}

@@ -1,0 +1,191 @@
+package infrapool
+
+import (
+	"context"
+	"maps"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+)
+
+// SetupWithManager registers the engine as the controller of the adapter's
+// pool kind. Besides the pools it watches their per-instance objects, the
+// owner MachinePools, their Machines, bootstrap data Secrets and, when the
+// Workload offers it, the workload clusters' Nodes.
+func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(ctx, e.a.NewInstance(), e.providerIDIndex(), func(o client.Object) []string {
+		if id := e.a.ProviderID(o.(InstanceObject)); id != "" {
+			return []string{id}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &clusterv1.MachinePool{}, e.bootstrapSecretIndex(), func(o client.Object) []string {
+		mp := o.(*clusterv1.MachinePool)
+		name := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
+		if name == "" || mp.Spec.Template.Spec.InfrastructureRef.Kind != e.a.PoolKind() {
+			return nil
+		}
+		return []string{name}
+	}); err != nil {
+		return err
+	}
+
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named(strings.ToLower(e.a.PoolKind())).
+		For(e.a.NewPool(), builder.WithPredicates(changed(func(o, n client.Object) bool {
+			return o.GetGeneration() != n.GetGeneration() ||
+				!equalAnnotations(o, n, AppliedSpecAnnotation) ||
+				!equalOwners(o, n) ||
+				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+		}))).
+		Owns(e.a.NewInstance(), builder.WithPredicates(changed(func(o, n client.Object) bool {
+			return !equalAnnotations(o, n, DrainStartedAnnotation) ||
+				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+		}))).
+		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(e.machinePoolToPool),
+			builder.WithPredicates(changed(func(o, n client.Object) bool {
+				return o.GetGeneration() != n.GetGeneration() || !equalAnnotations(o, n, "")
+			}))).
+		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(e.machineToPool),
+			builder.WithPredicates(changed(func(o, n client.Object) bool {
+				return !equalAnnotations(o, n, "") || !o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+			}))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(e.secretToPools)).
+		WithOptions(opts)
+	if nw, ok := e.w.(NodeWatcher); ok {
+		b = b.WatchesRawSource(nw.NodeSource(e.nodeToPools))
+	}
+	return b.Complete(e)
+}
+
+func (e *Engine) providerIDIndex() string {
+	return "infrapool.mpool.dev/" + strings.ToLower(e.a.InstanceKind()) + ".providerID"
+}
+
+func (e *Engine) bootstrapSecretIndex() string {
+	return "infrapool.mpool.dev/" + strings.ToLower(e.a.PoolKind()) + ".bootstrapDataSecret"
+}
+
+// machinePoolToPool maps a MachinePool to its infra pool, when it is of the
+// adapter's kind.
+func (e *Engine) machinePoolToPool(_ context.Context, o client.Object) []reconcile.Request {
+	mp, ok := o.(*clusterv1.MachinePool)
+	if !ok {
+		return nil
+	}
+	ref := mp.Spec.Template.Spec.InfrastructureRef
+	if ref.Kind != e.a.PoolKind() || ref.Name == "" {
+		return nil
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = mp.Namespace
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+}
+
+// machineToPool maps a pool Machine to its MachinePool's infra pool.
+func (e *Engine) machineToPool(ctx context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[clusterv1.MachinePoolNameLabel]
+	if name == "" {
+		return nil
+	}
+	mp := &clusterv1.MachinePool{}
+	if err := e.c.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: name}, mp); err != nil {
+		return nil
+	}
+	return e.machinePoolToPool(ctx, mp)
+}
+
+// secretToPools maps a bootstrap data Secret to the pools of the
+// MachinePools that use it, so that a rotated token is applied promptly.
+func (e *Engine) secretToPools(ctx context.Context, o client.Object) []reconcile.Request {
+	pools := &clusterv1.MachinePoolList{}
+	if err := e.c.List(ctx, pools, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{e.bootstrapSecretIndex(): o.GetName()}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range pools.Items {
+		out = append(out, e.machinePoolToPool(ctx, &pools.Items[i])...)
+	}
+	return out
+}
+
+// nodeToPools maps a workload-cluster Node to the pool whose per-instance
+// object has the Node's providerID.
+func (e *Engine) nodeToPools(ctx context.Context, cluster types.NamespacedName, node *corev1.Node) []reconcile.Request {
+	if node.Spec.ProviderID == "" {
+		return nil
+	}
+	list := e.a.NewInstanceList()
+	if err := e.c.List(ctx, list, client.InNamespace(cluster.Namespace),
+		client.MatchingFields{e.providerIDIndex(): node.Spec.ProviderID}); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	_ = meta.EachListItem(list, func(o runtime.Object) error {
+		obj, ok := o.(client.Object)
+		if !ok {
+			return nil
+		}
+		if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == e.a.PoolKind() {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}})
+		}
+		return nil
+	})
+	return out
+}
+
+// changed is a predicate that passes create, delete and generic events, and
+// the updates for which fn reports a change. It keeps the engine's own
+// status writes from waking it up again.
+func changed(fn func(oldObj, newObj client.Object) bool) predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(ev event.UpdateEvent) bool {
+			if ev.ObjectOld == nil || ev.ObjectNew == nil {
+				return true
+			}
+			return fn(ev.ObjectOld, ev.ObjectNew)
+		},
+	}
+}
+
+// equalAnnotations compares the annotations of a and b, ignoring key.
+func equalAnnotations(a, b client.Object, ignore string) bool {
+	x, y := maps.Clone(a.GetAnnotations()), maps.Clone(b.GetAnnotations())
+	delete(x, ignore)
+	delete(y, ignore)
+	return maps.Equal(x, y)
+}
+
+func equalOwners(a, b client.Object) bool {
+	x, y := a.GetOwnerReferences(), b.GetOwnerReferences()
+	if len(x) != len(y) {
+		return false
+	}
+	for i := range x {
+		if x[i].UID != y[i].UID || x[i].Kind != y[i].Kind || x[i].Name != y[i].Name {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,178 @@
+package localpool
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/provider/local"
+	"github.com/mpool-dev/mpool/internal/rollout"
+)
+
+func pool() *infrav1.LocalMachinePool {
+	return &infrav1.LocalMachinePool{
+		ObjectMeta: metav1.ObjectMeta{Name: "pool-0", Namespace: "team-a"},
+		Spec: infrav1.LocalMachinePoolSpec{
+			Template: infrav1.LocalMachinePoolMachineTemplate{InstanceType: "sim.large", Image: "ubuntu-2404", Zones: []string{"zone-a", "zone-b"}},
+			Strategy: infrav1.MachinePoolDeploymentStrategy{
+				Type: infrav1.RollingUpdateMachinePoolDeploymentStrategyType,
+				RollingUpdate: &infrav1.MachineRollingUpdateDeployment{
+					MaxSurge: ptr.To(intstr.FromString("25%")), MaxUnavailable: ptr.To(intstr.FromInt32(1)), DeletePolicy: infrav1.NewestDeletePolicyType,
+				},
+			},
+		},
+	}
+}
+
+func owner() infrapool.Owner {
+	return infrapool.Owner{
+		MachinePool:   &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{ClusterName: "c1"}},
+		Version:       "v1.31.2",
+		BootstrapData: []byte("#cloud-config"),
+	}
+}
+
+func TestDesiredMapsTheTemplate(t *testing.T) {
+	d, err := Adapter{}.Desired(pool(), owner())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := d.Model
+	if m.InstanceType != "sim.large" || m.Image != "ubuntu-2404" || !slices.Equal(m.Zones, []string{"zone-a", "zone-b"}) {
+		t.Errorf("template not mapped: %+v", m)
+	}
+	if m.Extra[cloudsim.ExtraVersion] != "v1.31.2" {
+		t.Errorf("version not mapped: %v", m.Extra)
+	}
+	if string(m.CustomData) != "#cloud-config" {
+		t.Error("bootstrap data not mapped")
+	}
+	if m.Tags[TagCluster] != "c1" || m.Tags[TagPool] != "team-a/pool-0" {
+		t.Errorf("tags: %v", m.Tags)
+	}
+	s := d.Strategy
+	if s.MaxSurge.String() != "25%" || s.MaxUnavailable.IntValue() != 1 || s.DeletePolicy != rollout.DeletePolicyNewest {
+		t.Errorf("strategy not mapped: %+v", s)
+	}
+}
+
+func TestSimulationKnobsAreAppliedInPlace(t *testing.T) {
+	p := pool()
+	base, err := Adapter{}.Desired(p, owner())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Spec.Simulation = &infrav1.LocalSimulation{
+		BootDelay:   &metav1.Duration{Duration: 3 * time.Second},
+		BootJitter:  &metav1.Duration{Duration: time.Second},
+		FailureRate: ptr.To("0.25"),
+	}
+	d, err := Adapter{}.Desired(p, owner())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Model.Extra[local.ExtraBootDelay] != "3s" || d.Model.Extra[local.ExtraBootJitter] != "1s" || d.Model.Extra[local.ExtraFailureRate] != "0.25" {
+		t.Errorf("knobs not mapped: %v", d.Model.Extra)
+	}
+	if infrapool.ModelHash(d.Model, d.InPlace) != infrapool.ModelHash(base.Model, base.InPlace) {
+		t.Error("simulation knobs change the model hash: tuning the simulation would roll the pool")
+	}
+}
+
+func TestVersionAndTemplateChangeTheHash(t *testing.T) {
+	base, _ := Adapter{}.Desired(pool(), owner())
+	h := infrapool.ModelHash(base.Model, base.InPlace)
+	for _, tc := range []struct {
+		name   string
+		change func(*infrav1.LocalMachinePool, *infrapool.Owner)
+	}{
+		{name: "version", change: func(_ *infrav1.LocalMachinePool, o *infrapool.Owner) { o.Version = "v1.32.0" }},
+		{name: "image", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.Image = "ubuntu-2604" }},
+		{name: "instance type", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.InstanceType = "sim.xlarge" }},
+		{name: "zones", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.Zones = []string{"zone-c"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, o := pool(), owner()
+			tc.change(p, &o)
+			d, err := Adapter{}.Desired(p, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if infrapool.ModelHash(d.Model, d.InPlace) == h {
+				t.Error("hash unchanged")
+			}
+		})
+	}
+	o := owner()
+	o.BootstrapData = []byte("#cloud-config rotated token")
+	d, _ := Adapter{}.Desired(pool(), o)
+	if infrapool.ModelHash(d.Model, d.InPlace) != h {
+		t.Error("a new bootstrap token changes the hash")
+	}
+}
+
+func TestStrategy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		in      infrav1.MachinePoolDeploymentStrategy
+		want    rollout.Strategy
+		wantErr bool
+	}{
+		{name: "unset takes the planner's defaults", in: infrav1.MachinePoolDeploymentStrategy{}, want: rollout.Strategy{}},
+		{name: "Random", in: infrav1.MachinePoolDeploymentStrategy{RollingUpdate: &infrav1.MachineRollingUpdateDeployment{DeletePolicy: infrav1.RandomDeletePolicyType}},
+			want: rollout.Strategy{DeletePolicy: rollout.DeletePolicyRandom}},
+		{name: "both budgets zero is invalid", in: infrav1.MachinePoolDeploymentStrategy{RollingUpdate: &infrav1.MachineRollingUpdateDeployment{
+			MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromString("0%"))}}, wantErr: true},
+		{name: "unknown type", in: infrav1.MachinePoolDeploymentStrategy{Type: "Recreate"}, wantErr: true},
+		{name: "unknown delete policy", in: infrav1.MachinePoolDeploymentStrategy{RollingUpdate: &infrav1.MachineRollingUpdateDeployment{DeletePolicy: "Largest"}}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Strategy(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err == nil && got.DeletePolicy != tc.want.DeletePolicy && !(got.DeletePolicy == rollout.DeletePolicyOldest && tc.want.DeletePolicy == "") {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestWritePoolAndInstance(t *testing.T) {
+	p := pool()
+	Adapter{}.WritePool(p, infrapool.PoolReport{
+		Observed: true, ProviderIDList: []string{"local:///g/i-1"}, Ready: true, Replicas: 1, ModelHash: "h",
+		InfrastructureMachineKind: infrav1.LocalMachinePoolMachineKind,
+		Instances:                 []infrapool.InstanceReport{{InstanceID: "i-1", ProviderID: "local:///g/i-1", State: infrapool.InstanceRunning, Ready: true, LatestModelApplied: true}},
+	})
+	if !slices.Equal(p.Spec.ProviderIDList, []string{"local:///g/i-1"}) || !p.Status.Ready || p.Status.Replicas != 1 ||
+		p.Status.InfrastructureMachineKind != "LocalMachinePoolMachine" || len(p.Status.Instances) != 1 || p.Status.Instances[0].State != infrav1.LocalInstanceRunning {
+		t.Errorf("pool not written: %+v %+v", p.Spec, p.Status)
+	}
+	// An unobserved report keeps what the group last said.
+	Adapter{}.WritePool(p, infrapool.PoolReport{ModelHash: "h2"})
+	if p.Status.Replicas != 1 || p.Status.ModelHash != "h2" {
+		t.Errorf("unobserved report: %+v", p.Status)
+	}
+	m := &infrav1.LocalMachinePoolMachine{}
+	Adapter{}.WriteInstanceSpec(m, "i-1", "local:///g/i-1")
+	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{State: infrapool.InstanceDeleting, Zone: "zone-a", Version: "v1.31.2"})
+	if Adapter.InstanceID(Adapter{}, m) != "i-1" || Adapter.ProviderID(Adapter{}, m) != "local:///g/i-1" || m.Status.State != infrav1.LocalInstanceDeleting || m.Status.Zone != "zone-a" {
+		t.Errorf("instance not written: %+v", m)
+	}
+}
+
+func TestGroupNameIsADNSLabel(t *testing.T) {
+	name := Adapter{}.GroupName(pool())
+	if len(name) > 63 || name != Adapter.GroupName(Adapter{}, pool()) {
+		t.Errorf("group name %q", name)
+	}
+}

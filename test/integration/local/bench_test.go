@@ -1,0 +1,208 @@
+package local
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// TestBenchmarkPool measures, for MPOOL_BENCH_N instances (default 1,000):
+// scaling 0 → N with zero boot delay until the MachinePool is Running,
+// rolling all N with maxSurge 25% and maxUnavailable 0, the cloud requests
+// of a steady-state reconcile, and the manager's memory. It runs only with
+// MPOOL_BENCH=1:
+//
+//	MPOOL_BENCH=1 go test -p 1 -run TestBenchmarkPool -v -timeout 60m ./test/integration/local/
+//	MPOOL_BENCH=1 MPOOL_BENCH_N=10000 MPOOL_BENCH_ROLL=0 go test -p 1 -run TestBenchmarkPool -v -timeout 120m ./test/integration/local/
+//
+// MPOOL_BENCH_QPS sets the manager's client QPS (burst twice that) instead
+// of the test environment's 200; MPOOL_BENCH_PROGRESS=1 logs progress.
+func TestBenchmarkPool(t *testing.T) {
+	if os.Getenv("MPOOL_BENCH") == "" {
+		t.Skip("set MPOOL_BENCH=1 to run the benchmarks")
+	}
+	n := 1000
+	if v, err := strconv.Atoi(os.Getenv("MPOOL_BENCH_N")); err == nil && v > 0 {
+		n = v
+	}
+	roll := os.Getenv("MPOOL_BENCH_ROLL") != "0"
+	cloud := startCloud(t, cloudOptions{instant: true})
+	f := newFixture(t, cloud)
+	mo := managerOptions{}
+	if v, err := strconv.ParseFloat(os.Getenv("MPOOL_BENCH_QPS"), 32); err == nil {
+		mo.qps, mo.burst = float32(v), int(2*v)
+		t.Logf("manager client: QPS %v, burst %d", mo.qps, mo.burst)
+	}
+	m := startManager(t, f, cloud.URL(), mo)
+	f.createPool(poolSpec{replicas: 0, maxSurge: intstr.FromString("25%"), maxUnavailable: intstr.FromInt32(0)})
+	f.waitRunning(0, time.Minute)
+
+	start := time.Now()
+	f.scale(int32(n))
+	f.waitRunning(n, 30*time.Minute)
+	scaleUp := time.Since(start)
+	t.Logf("0 → %d replicas until Running: %s", n, scaleUp.Round(10*time.Millisecond))
+	f.waitModel(n, 10*time.Minute)
+
+	sg := m.pool.ScaleGroup()
+	sg.ResetCounts()
+	const pokes = 5
+	for i := range pokes {
+		f.updateLocalPool(func(p *infrav1.LocalMachinePool) {
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations["test.mpool.dev/poke"] = strconv.Itoa(i)
+		})
+		testenv.Eventually(t, time.Minute, func() error {
+			if got := sg.Counts().Reads(); got < int64(i+1) {
+				return fmt.Errorf("%d reads after %d pokes", got, i+1)
+			}
+			return nil
+		})
+	}
+	c := sg.Counts()
+	t.Logf("steady state at %d instances: %d reconciles, %d cloud reads, %d cloud writes", n, pokes, c.Reads(), c.Writes())
+
+	if roll {
+		old := f.groupState().ModelHash
+		start = time.Now()
+		f.setVersion(v2)
+		f.waitRolled(n, old, 60*time.Minute)
+		t.Logf("roll %d instances (maxSurge 25%%, maxUnavailable 0) until Running on the new version: %s", n, time.Since(start).Round(10*time.Millisecond))
+	}
+
+	// The manager's memory: the heap in use with it running, less the heap
+	// once it is stopped (the cloud, its node agent and the test's clients
+	// stay).
+	with := heapInUse()
+	m.stop()
+	without := heapInUse()
+	t.Logf("manager heap at %d instances: %.1f MiB (process heap in use %.1f MiB with the manager, %.1f MiB without)",
+		n, float64(with-without)/(1<<20), float64(with)/(1<<20), float64(without)/(1<<20))
+}
+
+// heapInUse returns the heap in use after a full collection.
+func heapInUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
+}
+
+// waitRunning waits, cheaply, until the MachinePool is Running with n Ready
+// replicas.
+func (f *fixture) waitRunning(n int, timeout time.Duration) {
+	f.t.Helper()
+	start := time.Now()
+	deadline, lastLog := start.Add(timeout), start
+	progress := os.Getenv("MPOOL_BENCH_PROGRESS") != ""
+	for {
+		mp := &clusterv1.MachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+			f.t.Fatal(err)
+		}
+		if mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) && mp.Status.ReadyReplicas == int32(n) && mp.Status.Replicas == int32(n) {
+			return
+		}
+		if progress && time.Since(lastLog) > time.Second {
+			lastLog = time.Now()
+			joined := 0
+			if g := f.groupState(); g != nil {
+				for _, in := range g.Instances {
+					if in.Join == cloudsim.JoinJoined {
+						joined++
+					}
+				}
+			}
+			lpm := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.ns))
+			ms := f.count(&clusterv1.MachineList{}, client.InNamespace(f.ns))
+			f.t.Logf("%s: %d joined, %d LocalMachinePoolMachines, %d Machines, MachinePool %s replicas %d ready %d",
+				time.Since(start).Round(100*time.Millisecond), joined, lpm, ms, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("MachinePool not Running with %d replicas within %s: phase %s, replicas %d, ready %d",
+				n, timeout, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitModel waits until the cloud has exactly n instances, all running.
+func (f *fixture) waitModel(n int, timeout time.Duration) string {
+	f.t.Helper()
+	var hash string
+	testenv.Eventually(f.t, timeout, func() error {
+		g := f.groupState()
+		if g == nil || len(g.Instances) != n {
+			return fmt.Errorf("group has %d instances, want %d", len(instancesOf(g)), n)
+		}
+		for _, in := range g.Instances {
+			if in.State != cloudsim.StateRunning {
+				return fmt.Errorf("instance %s is %s", in.ID, in.State)
+			}
+		}
+		hash = g.ModelHash
+		return nil
+	})
+	return hash
+}
+
+// waitRolled waits until the group's model is no longer oldModel and the
+// MachinePool is Running with n Ready replicas, all on the new model.
+func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
+	f.t.Helper()
+	start, lastLog := time.Now(), time.Now()
+	progress := os.Getenv("MPOOL_BENCH_PROGRESS") != ""
+	testenv.Eventually(f.t, timeout, func() error {
+		g := f.groupState()
+		if progress && g != nil && time.Since(lastLog) > time.Second {
+			lastLog = time.Now()
+			count := map[string]int{}
+			for _, in := range g.Instances {
+				switch {
+				case in.State == cloudsim.StateDeleting:
+					count["deleting"]++
+				case in.ModelHash == oldModel:
+					count["old"]++
+				case in.Join == cloudsim.JoinJoined:
+					count["new joined"]++
+				default:
+					count["new booting"]++
+				}
+			}
+			f.t.Logf("%s: %v", time.Since(start).Round(100*time.Millisecond), count)
+		}
+		if g != nil && g.ModelHash == oldModel {
+			return fmt.Errorf("the group still has model %s", oldModel)
+		}
+		if g == nil || len(g.Instances) != n {
+			return fmt.Errorf("group has %d instances, want %d", len(instancesOf(g)), n)
+		}
+		for _, in := range g.Instances {
+			if in.ModelHash != g.ModelHash || in.State != cloudsim.StateRunning {
+				return fmt.Errorf("instance %s is %s on model %s", in.ID, in.State, in.ModelHash)
+			}
+		}
+		mp := &clusterv1.MachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+			return err
+		}
+		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != int32(n) || mp.Status.Replicas != int32(n) {
+			return fmt.Errorf("MachinePool %s, replicas %d, ready %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
+		}
+		return nil
+	})
+}
