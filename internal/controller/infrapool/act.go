@@ -52,12 +52,7 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 		return nil
 	}
 
-	var (
-		mu       sync.Mutex
-		toDelete []string
-		errs     []error
-		started  []rollout.Victim
-	)
+	var started []rollout.Victim
 	for _, v := range victims {
 		if _, ok := e.removalStart(s, v.ID); !ok {
 			started = append(started, v)
@@ -67,22 +62,23 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonDrainStarted, actionDrain,
 			"Removing %d instances: %s", len(started), summarizeVictims(started))
 	}
+	var (
+		mu       sync.Mutex
+		toDelete []string
+	)
 	err := e.parallel(ctx, len(victims), func(ctx context.Context, i int) error {
 		v := victims[i]
 		ready, err := e.prepareRemoval(ctx, s, byID[v.ID], v.Reason, &mu)
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			errs = append(errs, err)
-		}
 		if ready {
+			mu.Lock()
 			toDelete = append(toDelete, v.ID)
+			mu.Unlock()
 		}
-		return nil
+		return err
 	})
-	errs = append(errs, err)
+	errs := []error{err}
 	if len(toDelete) == 0 {
-		return errors.Join(errs...)
+		return err
 	}
 	slices.Sort(toDelete)
 	if err := e.sg.DeleteInstances(ctx, s.group, toDelete); err != nil {

@@ -25,8 +25,8 @@ import (
 
 // SetupWithManager registers the engine as the controller of the adapter's
 // pool kind. Besides the pools it watches their per-instance objects, the
-// owner MachinePools, their Machines, bootstrap data Secrets and, when the
-// Workload offers it, the workload clusters' Nodes.
+// owner MachinePools, their Machines, bootstrap data Secrets, Clusters
+// (pausing) and, when the Workload offers it, the workload clusters' Nodes.
 func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, e.a.NewInstance(), e.providerIDIndex(), func(o client.Object) []string {
@@ -69,6 +69,10 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 				return !equalAnnotations(o, n, "") || !o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 			}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(e.secretToPools)).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(e.clusterToPools),
+			builder.WithPredicates(changed(func(o, n client.Object) bool {
+				return o.(*clusterv1.Cluster).Spec.Paused != n.(*clusterv1.Cluster).Spec.Paused
+			}))).
 		WithOptions(opts)
 	if nw, ok := e.w.(NodeWatcher); ok {
 		b = b.WatchesRawSource(nw.NodeSource(e.nodeToPools))
@@ -113,6 +117,22 @@ func (e *Engine) machineToPool(ctx context.Context, o client.Object) []reconcile
 		return nil
 	}
 	return e.machinePoolToPool(ctx, mp)
+}
+
+// clusterToPools maps a Cluster to the pools of its MachinePools, so that
+// unpausing it resumes them.
+func (e *Engine) clusterToPools(ctx context.Context, o client.Object) []reconcile.Request {
+	pools := &clusterv1.MachinePoolList{}
+	if err := e.c.List(ctx, pools, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range pools.Items {
+		if pools.Items[i].Spec.ClusterName == o.GetName() {
+			out = append(out, e.machinePoolToPool(ctx, &pools.Items[i])...)
+		}
+	}
+	return out
 }
 
 // secretToPools maps a bootstrap data Secret to the pools of the
