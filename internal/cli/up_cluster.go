@@ -40,12 +40,12 @@ func registerLocalCluster(ctx context.Context, c client.Client, cp *localenv.Con
 	objs := []client.Object{
 		&corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: localClusterName + "-kubeconfig", Labels: labels},
-			Type:       clusterSecretType,
+			Type:       corev1beta1.ClusterSecretType,
 			Data:       map[string][]byte{"value": kc},
 		},
 		&corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: localClusterName + "-ca", Labels: labels},
-			Type:       clusterSecretType,
+			Type:       corev1beta1.ClusterSecretType,
 			Data:       map[string][]byte{"tls.crt": cp.CAData()},
 		},
 		&corev1beta1.Cluster{
@@ -62,6 +62,3 @@ func registerLocalCluster(ctx context.Context, c client.Client, cp *localenv.Con
 	}
 	return nil
 }
-
-// clusterSecretType is the Secret type Cluster API gives its cluster Secrets.
-const clusterSecretType corev1.SecretType = "cluster.x-k8s.io/secret"

@@ -248,3 +248,7 @@ type Bootstrap struct {
 	// +kubebuilder:validation:MaxLength=253
 	DataSecretName *string `json:"dataSecretName,omitempty"`
 }
+
+// ClusterSecretType is the type Cluster API gives the Secrets it keeps for a
+// Cluster: bootstrap data, <cluster>-kubeconfig, <cluster>-ca.
+const ClusterSecretType corev1.SecretType = "cluster.x-k8s.io/secret"

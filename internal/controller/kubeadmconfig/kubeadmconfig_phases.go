@@ -31,7 +31,7 @@ const (
 	// caSecretKey is the certificate key of the "<cluster>-ca" Secret.
 	caSecretKey = "tls.crt"
 	// ClusterSecretType is the type of the data Secret, as Cluster API sets it.
-	ClusterSecretType corev1.SecretType = "cluster.x-k8s.io/secret"
+	ClusterSecretType = clusterv1.ClusterSecretType
 	// waitForSecrets is how long to wait before looking again for Secrets
 	// the controller does not watch (the cluster CA, files' contentFrom).
 	waitForSecrets = 10 * time.Second
