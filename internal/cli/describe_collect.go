@@ -234,7 +234,7 @@ func (s *poolState) absent(err error, apiVersion, kind, name string) (done bool,
 
 // readInstances lists the per-instance objects and pool Machines.
 func (s *poolState) readInstances(ctx context.Context, c client.Client) error {
-	inPool := client.MatchingLabels{clusterv1.MachinePoolNameLabel: s.pool.Name}
+	inPool := client.MatchingLabels{clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(s.pool.Name)}
 	machines := &clusterv1.MachineList{}
 	if err := c.List(ctx, machines, client.InNamespace(s.pool.Namespace), inPool); err != nil {
 		return fmt.Errorf("listing the Machines of machinepool %s/%s: %w", s.pool.Namespace, s.pool.Name, err)

@@ -120,7 +120,7 @@ func openWatches(ctx context.Context, c client.WithWatch, ns, name string, key w
 	if err == nil && key.instanceKind != "" {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(key.infra.GroupVersion().WithKind(key.instanceKind + "List"))
-		err = open(list, key.instanceKind+"s of machinepool "+ns+"/"+name, client.MatchingLabels{clusterv1.MachinePoolNameLabel: name})
+		err = open(list, key.instanceKind+"s of machinepool "+ns+"/"+name, client.MatchingLabels{clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(name)})
 	}
 	if err != nil {
 		w.stop()

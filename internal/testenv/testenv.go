@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,13 +45,19 @@ type Env struct {
 	ControlPlane *localenv.ControlPlane
 }
 
+// APIServerArgsEnv names an environment variable whose space-separated
+// words are added to the test kube-apiserver's flags, e.g.
+// MPOOL_TEST_APISERVER_ARGS=--profiling=true to profile it in a benchmark.
+const APIServerArgsEnv = "MPOOL_TEST_APISERVER_ARGS"
+
 // Start starts a control plane with mpool's CRDs installed.
 func Start(ctx context.Context) (*Env, error) {
 	crds, err := crd.CRDs()
 	if err != nil {
 		return nil, err
 	}
-	cp, err := localenv.Start(ctx, localenv.Options{Progress: os.Stderr, CRDs: crds})
+	cp, err := localenv.Start(ctx, localenv.Options{Progress: os.Stderr, CRDs: crds,
+		ExtraAPIServerArgs: strings.Fields(os.Getenv(APIServerArgsEnv))})
 	if err != nil {
 		return nil, err
 	}

@@ -80,7 +80,7 @@ type Options struct {
 	// HeartbeatInterval is how often a Node's Lease is renewed (default 10s).
 	HeartbeatInterval time.Duration
 	// MaxHeartbeatQPS caps Lease renewals per second across all Nodes
-	// (default 100); with more Nodes the interval grows.
+	// (default 50); with more Nodes the interval grows.
 	MaxHeartbeatQPS float64
 	// AuthAttempts is how often a token the API server refuses (401) is tried
 	// before the instance gives up (default 5): the token may be created just
@@ -115,7 +115,7 @@ func (o *Options) defaults() {
 		o.HeartbeatInterval = 10 * time.Second
 	}
 	if o.MaxHeartbeatQPS <= 0 {
-		o.MaxHeartbeatQPS = 100
+		o.MaxHeartbeatQPS = 50
 	}
 	if o.AuthAttempts <= 0 {
 		o.AuthAttempts = 5

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mpool-dev/mpool/internal/drain"
+	"github.com/mpool-dev/mpool/internal/parallel"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -249,34 +250,7 @@ func deleteNode(ctx context.Context, cs kubernetes.Interface, name string) error
 // parallel runs fn for 0..n-1 on at most e.workers goroutines and joins the
 // errors.
 func (e *Engine) parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
-	if n == 0 {
-		return nil
-	}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-		next = make(chan int)
-	)
-	for range min(e.workers, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := fn(ctx, i); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
+	return parallel.ForEach(ctx, e.workers, n, fn)
 }
 
 // event records an event on the pool and, when obj is not nil, on obj too.

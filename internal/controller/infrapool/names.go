@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 )
 
 // GroupName derives a scale group name from a pool's namespace and name:
@@ -37,15 +39,8 @@ func InstanceObjectName(pool, instanceID string) string {
 	return strings.TrimRight(name[:236], "-.") + "-" + hex.EncodeToString(sum[:8])
 }
 
-// LabelValue returns v if it is a valid label value length, else a
-// shortened form ending in a hash of v.
-func LabelValue(v string) string {
-	if len(v) <= 63 {
-		return v
-	}
-	sum := sha256.Sum256([]byte(v))
-	return strings.TrimRight(v[:46], "-_.") + "-" + hex.EncodeToString(sum[:8])
-}
+// LabelValue is clusterv1.LabelValue: the value of a name label.
+func LabelValue(v string) string { return clusterv1.LabelValue(v) }
 
 // sanitize lower-cases s and replaces characters outside [a-z0-9-] with '-',
 // trimming '-' at both ends.

@@ -106,12 +106,15 @@ func (e *Engine) machinePoolToPool(_ context.Context, o client.Object) []reconci
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
 }
 
-// machineToPool maps a pool Machine to its MachinePool's infra pool.
+// machineToPool maps a pool Machine to its MachinePool's infra pool. The
+// Machine's controller is its MachinePool (the pool-name label holds the
+// name only for names of up to 63 characters).
 func (e *Engine) machineToPool(ctx context.Context, o client.Object) []reconcile.Request {
-	name := o.GetLabels()[clusterv1.MachinePoolNameLabel]
-	if name == "" {
+	owner := metav1.GetControllerOf(o)
+	if owner == nil || owner.Kind != "MachinePool" {
 		return nil
 	}
+	name := owner.Name
 	mp := &clusterv1.MachinePool{}
 	if err := e.c.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: name}, mp); err != nil {
 		return nil

@@ -450,9 +450,25 @@ func (r *Reconciler) externalToMachinePools(ctx context.Context, o client.Object
 	return poolRequests(list.Items)
 }
 
-// infraMachineToMachinePool maps an infrastructure machine to its pool by
-// the pool-name label.
-func (r *Reconciler) infraMachineToMachinePool(_ context.Context, o client.Object) []reconcile.Request {
+// infraMachineToMachinePool maps an infrastructure machine to its pool:
+// through its controller, the infra pool, to the MachinePool that references
+// that pool. The pool-name label is the fallback for an infrastructure
+// machine without a controller; it holds the name itself only for names of
+// up to 63 characters (see clusterv1.LabelValue).
+func (r *Reconciler) infraMachineToMachinePool(ctx context.Context, o client.Object) []reconcile.Request {
+	if owner := metav1.GetControllerOf(o); owner != nil {
+		gv, err := schema.ParseGroupVersion(owner.APIVersion)
+		if err != nil {
+			return nil
+		}
+		list := &clusterv1.MachinePoolList{}
+		if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()),
+			client.MatchingFields{IndexExternalRef: refKey(gv.Group, owner.Kind, owner.Name)}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of an infrastructure machine", "object", klog.KObj(o))
+			return nil
+		}
+		return poolRequests(list.Items)
+	}
 	name := o.GetLabels()[clusterv1.MachinePoolNameLabel]
 	if name == "" {
 		return nil

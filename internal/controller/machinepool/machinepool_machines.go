@@ -51,7 +51,7 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 		byName[machines[i].Name] = &machines[i]
 	}
 	infraByName := make(map[string]*unstructured.Unstructured, len(infraMachines))
-	var errs []error
+	var creates, syncs []write
 	for i := range infraMachines {
 		im := &infraMachines[i]
 		infraByName[im.GetName()] = im
@@ -59,14 +59,17 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 		m := byName[im.GetName()]
 		switch {
 		case m == nil && im.GetDeletionTimestamp() == nil:
-			if err := r.createMachine(ctx, s, im); err != nil {
-				errs = append(errs, err)
-			}
+			creates = append(creates, func(ctx context.Context) error { return r.createMachine(ctx, s, im) })
 		case m != nil && m.DeletionTimestamp.IsZero():
-			if err := r.syncMachine(ctx, s, m, im); err != nil {
-				errs = append(errs, err)
+			if w := r.syncMachine(s, m, im); w != nil {
+				syncs = append(syncs, w)
 			}
 		}
+	}
+	res, err := writeBatch(ctx, append(creates, syncs...))
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
 	}
 
 	// Machines whose infrastructure machine is gone go too.
@@ -87,7 +90,7 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 	if err := r.finalizeMachines(ctx, s, machines); err != nil {
 		errs = append(errs, err)
 	}
-	return ctrl.Result{}, errors.Join(errs...)
+	return res, errors.Join(errs...)
 }
 
 // countModel adds im to the pool's UpToDate tally.
@@ -127,8 +130,8 @@ func (r *Reconciler) listInfraMachines(ctx context.Context, pool *clusterv1.Mach
 
 func poolLabels(pool *clusterv1.MachinePool) map[string]string {
 	return map[string]string{
-		clusterv1.MachinePoolNameLabel: pool.Name,
-		clusterv1.ClusterNameLabel:     pool.Spec.ClusterName,
+		clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(pool.Name),
+		clusterv1.ClusterNameLabel:     clusterv1.LabelValue(pool.Spec.ClusterName),
 	}
 }
 
@@ -185,10 +188,11 @@ func (r *Reconciler) createMachine(ctx context.Context, s *scope, im *unstructur
 	return nil
 }
 
-// syncMachine brings an existing pool Machine in line with its
-// infrastructure machine: metadata and spec, status, and the delete-machine
-// annotation (carried to the infrastructure machine).
-func (r *Reconciler) syncMachine(ctx context.Context, s *scope, m *clusterv1.Machine, im *unstructured.Unstructured) error {
+// syncMachine returns the writes that bring an existing pool Machine in
+// line with its infrastructure machine — metadata and spec, status, and the
+// delete-machine annotation (carried to the infrastructure machine) — or nil
+// when it is in line.
+func (r *Reconciler) syncMachine(s *scope, m *clusterv1.Machine, im *unstructured.Unstructured) write {
 	want := desiredMachine(s.pool, im)
 	updated := m.DeepCopy()
 	if updated.Labels == nil {
@@ -201,9 +205,9 @@ func (r *Reconciler) syncMachine(ctx context.Context, s *scope, m *clusterv1.Mac
 		}
 		maps.Copy(updated.Annotations, want.Annotations)
 	}
-	refs, err := withControllerRef(updated.OwnerReferences, s.pool)
-	if err != nil {
-		return fmt.Errorf("Machine %s: %w", klog.KObj(m), err)
+	refs, refErr := withControllerRef(updated.OwnerReferences, s.pool)
+	if refErr != nil {
+		return func(context.Context) error { return fmt.Errorf("Machine %s: %w", klog.KObj(m), refErr) }
 	}
 	updated.OwnerReferences = refs
 	controllerutil.AddFinalizer(updated, clusterv1.MachineFinalizer)
@@ -219,33 +223,43 @@ func (r *Reconciler) syncMachine(ctx context.Context, s *scope, m *clusterv1.Mac
 	if updated.Spec.Bootstrap.ConfigRef == nil {
 		updated.Spec.Bootstrap.DataSecretName = want.Spec.Bootstrap.DataSecretName
 	}
-	var errs []error
-	if !equality.Semantic.DeepEqual(m.ObjectMeta, updated.ObjectMeta) || !equality.Semantic.DeepEqual(m.Spec, updated.Spec) {
-		patched := updated.DeepCopy()
-		if err := r.Client.Patch(ctx, patched, client.MergeFrom(m)); err != nil {
-			errs = append(errs, fmt.Errorf("patching Machine %s: %w", klog.KObj(m), err))
-		} else {
-			updated.ResourceVersion = patched.ResourceVersion // the status patch below is locked on it
-		}
-	}
-
 	r.setMachineStatus(s, updated, im)
-	if !equality.Semantic.DeepEqual(m.Status, updated.Status) {
-		base := m.DeepCopy()
-		base.ObjectMeta = *updated.ObjectMeta.DeepCopy()
-		base.Spec = *updated.Spec.DeepCopy()
-		if err := r.Client.Status().Patch(ctx, updated.DeepCopy(),
-			client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
-			errs = append(errs, fmt.Errorf("patching the status of Machine %s: %w", klog.KObj(m), err))
-		}
-	}
 
-	if _, marked := m.Annotations[clusterv1.DeleteMachineAnnotation]; marked {
-		if err := r.carryDeleteAnnotation(ctx, m, im); err != nil {
-			errs = append(errs, err)
-		}
+	patchSpec := !equality.Semantic.DeepEqual(m.ObjectMeta, updated.ObjectMeta) || !equality.Semantic.DeepEqual(m.Spec, updated.Spec)
+	patchStatus := !equality.Semantic.DeepEqual(m.Status, updated.Status)
+	mark, marked := m.Annotations[clusterv1.DeleteMachineAnnotation]
+	carried, ok := im.GetAnnotations()[clusterv1.DeleteMachineAnnotation]
+	carry := marked && (!ok || carried != mark)
+	if !patchSpec && !patchStatus && !carry {
+		return nil
 	}
-	return errors.Join(errs...)
+	return func(ctx context.Context) error {
+		var errs []error
+		if patchSpec {
+			patched := updated.DeepCopy()
+			patched.Status = *m.Status.DeepCopy()
+			if err := r.Client.Patch(ctx, patched, client.MergeFrom(m)); err != nil {
+				errs = append(errs, fmt.Errorf("patching Machine %s: %w", klog.KObj(m), err))
+			} else {
+				updated.ResourceVersion = patched.ResourceVersion // the status patch below is locked on it
+			}
+		}
+		if patchStatus {
+			base := m.DeepCopy()
+			base.ObjectMeta = *updated.ObjectMeta.DeepCopy()
+			base.Spec = *updated.Spec.DeepCopy()
+			if err := r.Client.Status().Patch(ctx, updated.DeepCopy(),
+				client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+				errs = append(errs, fmt.Errorf("patching the status of Machine %s: %w", klog.KObj(m), err))
+			}
+		}
+		if carry {
+			if err := r.carryDeleteAnnotation(ctx, m, im); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	}
 }
 
 // carryDeleteAnnotation sets the delete-machine annotation of m on im.

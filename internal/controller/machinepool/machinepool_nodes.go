@@ -51,7 +51,8 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 	s.applyNodeStatus(st)
 
 	var errs []error
-	if err := r.patchNodes(ctx, s, key); err != nil {
+	res, err := r.patchNodes(ctx, s, key)
+	if err != nil {
 		errs = append(errs, err)
 	}
 	if s.providerIDsFresh {
@@ -59,7 +60,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 			errs = append(errs, err)
 		}
 	}
-	return ctrl.Result{RequeueAfter: st.nextAvailable}, errors.Join(errs...)
+	return lowestNonZeroResult(res, ctrl.Result{RequeueAfter: st.nextAvailable}), errors.Join(errs...)
 }
 
 func clusterKey(s *scope) types.NamespacedName {
@@ -137,13 +138,12 @@ func (s *scope) applyNodeStatus(st nodeStatus) {
 }
 
 // patchNodes annotates each matched Node with its cluster and pool and
-// removes the uninitialized taint. Nodes another owner annotated are left
-// alone.
-func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.NamespacedName) error {
+// removes the uninitialized taint, in batches (see writeBatch). Nodes another
+// owner annotated are left alone.
+func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.NamespacedName) (ctrl.Result, error) {
 	owner := s.owner()
 	want := owner.Annotations()
-	var c client.Client
-	var errs []error
+	var writes []write
 	for _, id := range s.pool.Spec.ProviderIDList {
 		n := s.nodes[id]
 		if n == nil || !n.DeletionTimestamp.IsZero() {
@@ -156,27 +156,28 @@ func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.Namespa
 		if owner.OwnedBy(n) && !hasTaint(n, UninitializedTaint) {
 			continue
 		}
-		if c == nil {
-			var err error
-			if c, err = r.ClusterCache.Client(ctx, key); err != nil {
-				return fmt.Errorf("annotating Nodes: %w", err)
+		writes = append(writes, func(ctx context.Context) error {
+			c, err := r.ClusterCache.Client(ctx, key)
+			if err != nil {
+				return fmt.Errorf("annotating Node %s: %w", n.Name, err)
 			}
-		}
-		patched := n.DeepCopy()
-		if patched.Annotations == nil {
-			patched.Annotations = map[string]string{}
-		}
-		maps.Copy(patched.Annotations, want)
-		opts := []client.MergeFromOption{}
-		if hasTaint(n, UninitializedTaint) {
-			patched.Spec.Taints = withoutTaint(n.Spec.Taints, UninitializedTaint)
-			opts = append(opts, client.MergeFromWithOptimisticLock{}) // taints is a list: do not drop a concurrent change
-		}
-		if err := c.Patch(ctx, patched, client.MergeFromWithOptions(n, opts...)); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("annotating Node %s: %w", n.Name, err))
-		}
+			patched := n.DeepCopy()
+			if patched.Annotations == nil {
+				patched.Annotations = map[string]string{}
+			}
+			maps.Copy(patched.Annotations, want)
+			opts := []client.MergeFromOption{}
+			if hasTaint(n, UninitializedTaint) {
+				patched.Spec.Taints = withoutTaint(n.Spec.Taints, UninitializedTaint)
+				opts = append(opts, client.MergeFromWithOptimisticLock{}) // taints is a list: do not drop a concurrent change
+			}
+			if err := c.Patch(ctx, patched, client.MergeFromWithOptions(n, opts...)); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("annotating Node %s: %w", n.Name, err)
+			}
+			return nil
+		})
 	}
-	return errors.Join(errs...)
+	return writeBatch(ctx, writes)
 }
 
 // deleteRetiredNodes deletes the Nodes this pool annotated whose providerID

@@ -1,14 +1,18 @@
 package local
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
@@ -51,6 +55,8 @@ func TestBenchmarkPool(t *testing.T) {
 	f.createPool(poolSpec{replicas: 0, maxSurge: intstr.FromString("25%"), maxUnavailable: intstr.FromInt32(0)})
 	f.waitRunning(0, time.Minute)
 
+	reqs := apiRequests(t)
+	profiled := profileAPIServer(t, os.Getenv("MPOOL_BENCH_APIPROF"), 20*time.Second)
 	start := time.Now()
 	f.scale(int32(n))
 	if os.Getenv("MPOOL_BENCH_UNTIL") == "joined" {
@@ -60,6 +66,8 @@ func TestBenchmarkPool(t *testing.T) {
 		f.waitRunning(n, 30*time.Minute)
 		t.Logf("0 → %d replicas until Running: %s", n, time.Since(start).Round(10*time.Millisecond))
 	}
+	logAPIRequests(t, reqs)
+	<-profiled
 	f.waitModel(n, 10*time.Minute)
 
 	sg := m.pool.ScaleGroup()
@@ -249,4 +257,96 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 		}
 		return nil
 	})
+}
+
+// apiRequests returns the API server's request counts by verb and resource
+// (apiserver_request_total), to see where a benchmark's requests go.
+func apiRequests(t testing.TB) map[string]float64 {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		t.Fatalf("reading the API server's metrics: %v", err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		labels := line[strings.Index(line, "{")+1 : strings.LastIndex(line, "}")]
+		var verb, resource, sub string
+		for _, kv := range strings.Split(labels, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			v = strings.Trim(v, `"`)
+			switch k {
+			case "verb":
+				verb = v
+			case "resource":
+				resource = v
+			case "subresource":
+				sub = v
+			}
+		}
+		if sub != "" {
+			resource += "/" + sub
+		}
+		val, err := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndex(line, " ")+1:]), 64)
+		if err != nil {
+			continue
+		}
+		out[verb+" "+resource] += val
+	}
+	return out
+}
+
+// logAPIRequests logs the requests made since before, most first.
+func logAPIRequests(t testing.TB, before map[string]float64) {
+	t.Helper()
+	after := apiRequests(t)
+	type row struct {
+		key string
+		n   float64
+	}
+	var rows []row
+	var total float64
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			rows = append(rows, row{k, d})
+			total += d
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].n > rows[j].n })
+	t.Logf("API server requests: %.0f", total)
+	for _, r := range rows[:min(len(rows), 25)] {
+		t.Logf("  %7.0f %s", r.n, r.key)
+	}
+}
+
+// profileAPIServer writes a CPU profile of the API server over d to path
+// (nothing when path is empty); the channel closes when it is written.
+func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	if path == "" {
+		close(done)
+		return done
+	}
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(done)
+		raw, err := cs.RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d+time.Minute).DoRaw(context.Background())
+		if err != nil {
+			t.Errorf("profiling the API server: %v", err)
+			return
+		}
+		if err := os.WriteFile(path, raw, 0o644); err != nil {
+			t.Error(err)
+		}
+	}()
+	return done
 }

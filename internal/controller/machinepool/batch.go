@@ -1,0 +1,54 @@
+package machinepool
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/mpool-dev/mpool/internal/parallel"
+)
+
+// write is one object's pending writes (a pool Machine, a Node).
+type write func(context.Context) error
+
+// Bounds of the per-object writes of one reconcile.
+const (
+	// writeWorkers bounds the concurrent per-object writes.
+	writeWorkers = 16
+	// maxWritesPerBatch bounds the objects of one kind (pool Machines,
+	// Nodes) written by one reconcile: a pool of thousands writes them in
+	// batches, and its own status is reported between them rather than
+	// after all of them.
+	maxWritesPerBatch = 200
+	// batchRequeue is the requeue after a reconcile that left objects to
+	// write, or that found one changed under it (its cache was behind).
+	batchRequeue = 100 * time.Millisecond
+)
+
+// writeBatch runs at most maxWritesPerBatch of writes, writeWorkers at a
+// time. Conflicts are not errors: the cache was behind the object, and a
+// prompt requeue (rather than the error backoff, which grows to many seconds
+// over a long scale-up) writes it again from the newer copy.
+func writeBatch(ctx context.Context, writes []write) (ctrl.Result, error) {
+	var res ctrl.Result
+	if len(writes) > maxWritesPerBatch {
+		writes = writes[:maxWritesPerBatch]
+		res.RequeueAfter = batchRequeue
+	}
+	var conflicts atomic.Int32
+	err := parallel.ForEach(ctx, writeWorkers, len(writes), func(ctx context.Context, i int) error {
+		err := writes[i](ctx)
+		if err != nil && apierrors.IsConflict(err) {
+			conflicts.Add(1)
+			return nil
+		}
+		return err
+	})
+	if conflicts.Load() > 0 {
+		res.RequeueAfter = batchRequeue
+	}
+	return res, err
+}
