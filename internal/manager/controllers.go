@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	crmanager "sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/mpool-dev/mpool/internal/controller/cluster"
 	gatepolicy "github.com/mpool-dev/mpool/internal/controller/featuregate"
@@ -17,6 +18,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/localpool"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
 	"github.com/mpool-dev/mpool/internal/features"
+	poolmetrics "github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -69,6 +71,10 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	}
 	if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
 		return fmt.Errorf("setting up the MachinePool controller: %w", err)
+	}
+	// Pool metrics read what the MachinePool controller caches.
+	if err := poolmetrics.AddToManager(mgr, crmetrics.Registry); err != nil {
+		return err
 	}
 	if opts.LocalCloudURL == "" {
 		return nil

@@ -20,8 +20,9 @@ const (
 // Result label values.
 const (
 	ResultSuccess = "success"
-	// Errors are labelled with their Reason in lower case, or "error" when
-	// unclassified.
+	// ResultError labels unclassified errors. Classified ones are labelled
+	// with their Reason in snake case: "not_found", "throttled",
+	// "quota_exceeded", "transient", "invalid".
 	ResultError = "error"
 )
 
@@ -43,10 +44,23 @@ var (
 		Help:      "ScaleGroup call latency by provider and operation.",
 		Buckets:   prometheus.ExponentialBuckets(0.001, 2, 16),
 	}, []string{"provider", "operation"})
+
+	// RetryAfterSeconds observes the waits the cloud asked for (Retry-After on a
+	// throttled or busy response), by provider, operation and result. Its
+	// count is the number of calls that came back with a wait; throttled
+	// calls are counted, with or without one, by RequestsTotal's result
+	// "throttled".
+	RetryAfterSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "mpool",
+		Subsystem: "scalegroup",
+		Name:      "retry_after_seconds",
+		Help:      "Waits the cloud asked for before a retry (Retry-After of throttled or busy ScaleGroup calls), by provider, operation and result.",
+		Buckets:   prometheus.ExponentialBuckets(0.5, 2, 10),
+	}, []string{"provider", "operation", "result"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(RequestsTotal, RequestDuration)
+	metrics.Registry.MustRegister(RequestsTotal, RequestDuration, RetryAfterSeconds)
 }
 
 // Instrumented is a ScaleGroup that counts and times the calls it forwards.
@@ -109,6 +123,9 @@ func (m *Instrumented) observe(op string, start time.Time, err error) {
 	result := resultLabel(err)
 	RequestsTotal.WithLabelValues(m.provider, op, result).Inc()
 	RequestDuration.WithLabelValues(m.provider, op).Observe(time.Since(start).Seconds())
+	if wait := RetryAfter(err); wait > 0 {
+		RetryAfterSeconds.WithLabelValues(m.provider, op, result).Observe(wait.Seconds())
+	}
 	m.mu.Lock()
 	m.counts[countKey{op, result}]++
 	m.mu.Unlock()

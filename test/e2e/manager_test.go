@@ -15,8 +15,12 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -85,6 +89,40 @@ func TestManagerAgainstAManagementCluster(t *testing.T) {
 	testenv.Eventually(t, 30*time.Second, func() error {
 		if code, body := httpGet("http://" + metrics + "/metrics"); code != http.StatusOK || !strings.Contains(body, "leader_election_master_status") {
 			return fmt.Errorf("metrics: %d", code)
+		}
+		return nil
+	})
+
+	// Once a pool exists the leader exports its metrics, next to the
+	// controllers' own.
+	pool := &corev1beta1.MachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "metrics"},
+		Spec: corev1beta1.MachinePoolSpec{
+			ClusterName: "e2e",
+			Replicas:    ptr.To[int32](3),
+			Template: corev1beta1.MachineTemplateSpec{Spec: corev1beta1.MachineSpec{
+				ClusterName: "e2e",
+				Bootstrap:   corev1beta1.Bootstrap{DataSecretName: ptr.To("metrics-bootstrap")},
+				InfrastructureRef: corev1.ObjectReference{
+					APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "LocalMachinePool", Name: "metrics",
+				},
+			}},
+		},
+	}
+	if err := env.Client.Create(context.Background(), pool); err != nil {
+		t.Fatal(err)
+	}
+	poolLabels := `cluster="e2e",name="metrics",namespace="default"`
+	testenv.Eventually(t, 30*time.Second, func() error {
+		_, body := httpGet("http://" + metrics + "/metrics")
+		for _, want := range []string{
+			`mpool_machinepool_replicas{` + poolLabels + `,state="desired"} 3`,
+			`mpool_machinepool_phase{` + poolLabels + `,phase=`,
+			`controller_runtime_reconcile_total{controller="machinepool"`,
+		} {
+			if !strings.Contains(body, want) {
+				return fmt.Errorf("metrics have no %s", want)
+			}
 		}
 		return nil
 	})
