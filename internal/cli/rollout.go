@@ -8,16 +8,20 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 )
 
 // newRolloutCommand returns `mpool rollout`.
-func newRolloutCommand() *cobra.Command {
+func newRolloutCommand() *cobra.Command { return newRolloutCommandWith(clock.RealClock{}) }
+
+// newRolloutCommandWith returns `mpool rollout` planning at clk's time.
+func newRolloutCommandWith(clk clock.PassiveClock) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout",
-		Short: "Follow, pause and resume the rollout of a MachinePool",
+		Short: "Follow, plan, pause and resume the rollout of a MachinePool",
 		Long: `A MachinePool rolls when its instance model changes (version, image, instance
 size, ...): the rollout engine replaces stale instances within the pool's maxSurge
 and maxUnavailable budgets, draining each Node before its instance is deleted.`,
@@ -26,6 +30,7 @@ and maxUnavailable budgets, draining each Node before its instance is deleted.`,
 	cf := addClientFlags(cmd.PersistentFlags())
 	cmd.AddCommand(
 		newRolloutStatusCommand(cf),
+		newRolloutPlanCommand(cf, clk),
 		newRolloutPauseCommand(cf, true),
 		newRolloutPauseCommand(cf, false),
 	)

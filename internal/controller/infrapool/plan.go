@@ -6,6 +6,8 @@ import (
 	"hash/fnv"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -53,38 +55,96 @@ func (e *Engine) rolloutInput(s *scope) rollout.Input {
 // Machine is being deleted, or its drain started — is Deleting, so that the
 // planner lists it again until it is gone and never counts it as live.
 func (e *Engine) rolloutInstance(s *scope, inst scalegroup.Instance) rollout.Instance {
-	out := rollout.Instance{
-		ID:        inst.ID,
-		Zone:      inst.Zone,
-		CreatedAt: inst.CreatedAt,
-		ModelHash: inst.ModelHash,
+	var (
+		obj     metav1.Object
+		machine *clusterv1.Machine
+	)
+	if o := s.objects[inst.ID]; o != nil {
+		obj, machine = o, s.machines[o.GetName()]
 	}
-	switch inst.State {
-	case scalegroup.StateRunning:
-		out.State = rollout.StateRunning
-		out.ReadySince = readySince(s.nodes[inst.ProviderID])
-	case scalegroup.StateFailed:
-		out.State = rollout.StateFailed
-	case scalegroup.StateDeleting:
-		out.State = rollout.StateDeleting
-	default:
-		out.State = rollout.StatePending
+	_, started := e.tracker.started(s.pool.GetUID(), inst.ID)
+	return plannerInstance(rollout.Instance{
+		ID:         inst.ID,
+		Zone:       inst.Zone,
+		CreatedAt:  inst.CreatedAt,
+		ModelHash:  inst.ModelHash,
+		ReadySince: readySince(s.nodes[inst.ProviderID]),
+	}, reportedState(inst.State), obj, machine, started)
+}
+
+// plannerInstance completes the planner's view of one instance, the engine's
+// and `mpool rollout plan`'s alike: in carries the ID, zone, creation time,
+// model and when its Node became Ready; state is the instance's state as the
+// engine reports it; obj (its per-instance object) and machine (its pool
+// Machine) may be nil. started is true when the engine remembers starting
+// the removal although obj does not show it yet.
+//
+// Only a Running instance can be Ready. An instance whose removal started —
+// the drain-started annotation, obj or machine being deleted, or started —
+// is Deleting and never Ready. The delete-machine annotation on obj or
+// machine marks it for deletion.
+func plannerInstance(in rollout.Instance, state InstanceState, obj metav1.Object, machine *clusterv1.Machine, started bool) rollout.Instance {
+	in.State = plannerState(state)
+	if in.State != rollout.StateRunning {
+		in.ReadySince = nil
 	}
-	obj := s.objects[inst.ID]
-	var machine *clusterv1.Machine
+	removing, marked := removalMarks(obj, machine)
+	if removing || started {
+		in.State = rollout.StateDeleting
+		in.ReadySince = nil
+	}
+	in.MarkedForDeletion = marked
+	return in
+}
+
+// removalMarks reads what an instance's per-instance object and Machine
+// (either may be nil) say about its removal: removing when the drain
+// started or either is being deleted, marked when either carries the
+// cluster.x-k8s.io/delete-machine annotation.
+func removalMarks(obj metav1.Object, machine *clusterv1.Machine) (removing, marked bool) {
 	if obj != nil {
-		machine = s.machines[obj.GetName()]
+		a := obj.GetAnnotations()
+		removing = hasAnnotation(a, DrainStartedAnnotation) || !obj.GetDeletionTimestamp().IsZero()
+		marked = hasAnnotation(a, clusterv1.DeleteMachineAnnotation)
 	}
-	if _, ok := e.removalStart(s, inst.ID); ok || (obj != nil && !obj.GetDeletionTimestamp().IsZero()) ||
-		(machine != nil && !machine.DeletionTimestamp.IsZero()) {
-		out.State = rollout.StateDeleting
-		out.ReadySince = nil
+	if machine != nil {
+		removing = removing || !machine.DeletionTimestamp.IsZero()
+		marked = marked || hasAnnotation(machine.Annotations, clusterv1.DeleteMachineAnnotation)
 	}
-	if obj != nil && hasAnnotation(obj.GetAnnotations(), clusterv1.DeleteMachineAnnotation) ||
-		machine != nil && hasAnnotation(machine.Annotations, clusterv1.DeleteMachineAnnotation) {
-		out.MarkedForDeletion = true
+	return removing, marked
+}
+
+// reportedState maps the cloud's view of an instance onto the state the
+// engine reports in the per-instance objects and the pool's status.
+func reportedState(s scalegroup.InstanceState) InstanceState {
+	switch s {
+	case scalegroup.StateBooting:
+		return InstanceBooting
+	case scalegroup.StateRunning:
+		return InstanceRunning
+	case scalegroup.StateFailed:
+		return InstanceFailed
+	case scalegroup.StateDeleting:
+		return InstanceDeleting
+	default:
+		return InstancePending
 	}
-	return out
+}
+
+// plannerState maps a reported instance state onto the planner's: the
+// states before running (Pending, Booting, and anything unknown) are all
+// Pending.
+func plannerState(s InstanceState) rollout.InstanceState {
+	switch s {
+	case InstanceRunning:
+		return rollout.StateRunning
+	case InstanceFailed:
+		return rollout.StateFailed
+	case InstanceDeleting:
+		return rollout.StateDeleting
+	default:
+		return rollout.StatePending
+	}
 }
 
 // removalStart returns when the removal of instance id started: from its

@@ -21,99 +21,150 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
-// TestBenchmarkPool measures, for MPOOL_BENCH_N instances (default 1,000):
-// scaling 0 → N with zero boot delay until the MachinePool is Running,
-// rolling all N with maxSurge 25% and maxUnavailable 0, the cloud requests
-// of a steady-state reconcile, and the manager's memory. It runs only with
-// MPOOL_BENCH=1:
+// The pool benchmarks run a real API server, the simulated cloud with its
+// node agent and a manager, all on this machine. Each op is a whole
+// scale-up or roll of MPOOL_BENCH_N instances (default 1,000), so run them
+// once:
 //
-//	MPOOL_BENCH=1 go test -p 1 -run TestBenchmarkPool -v -timeout 60m ./test/integration/local/
-//	MPOOL_BENCH=1 MPOOL_BENCH_N=10000 MPOOL_BENCH_ROLL=0 MPOOL_BENCH_UNTIL=joined go test -p 1 -run TestBenchmarkPool -v -timeout 120m ./test/integration/local/
+//	go test -p 1 -run '^$' -bench BenchmarkPool -benchtime 1x -timeout 60m ./test/integration/local/
+//	MPOOL_BENCH_N=10000 go test -p 1 -run '^$' -bench 'BenchmarkPool(ScaleUp|SteadyState)' -benchtime 1x -timeout 120m ./test/integration/local/
 //
 // MPOOL_BENCH_QPS sets the manager's client QPS (burst twice that) instead
 // of the test environment's 200; MPOOL_BENCH_PROGRESS=1 logs progress;
-// MPOOL_BENCH_UNTIL=joined ends the scale-up once every instance joined and
+// MPOOL_BENCH_UNTIL=joined ends a scale-up once every instance joined and
 // has its LocalMachinePoolMachine, instead of waiting for the MachinePool
-// to be Running (for sizes the core controller does not reach).
-func TestBenchmarkPool(t *testing.T) {
-	if os.Getenv("MPOOL_BENCH") == "" {
-		t.Skip("set MPOOL_BENCH=1 to run the benchmarks")
-	}
+// to be Running; MPOOL_BENCH_APIPROF=file writes a 20 s CPU profile of the
+// API server taken during the scale-up (start the package with
+// MPOOL_TEST_APISERVER_ARGS=--profiling=true).
+
+// benchPool is one benchmark's pool: cloud, fixture and manager.
+type benchPool struct {
+	n int
+	f *fixture
+	m *testManager
+}
+
+// newBenchPool starts a cloud with zero boot delay, a manager, and a pool of
+// 0 replicas (maxSurge 25%, maxUnavailable 0) that is Running.
+func newBenchPool(b *testing.B) *benchPool {
+	b.Helper()
 	n := 1000
 	if v, err := strconv.Atoi(os.Getenv("MPOOL_BENCH_N")); err == nil && v > 0 {
 		n = v
 	}
-	roll := os.Getenv("MPOOL_BENCH_ROLL") != "0"
-	cloud := startCloud(t, cloudOptions{instant: true})
-	f := newFixture(t, cloud)
+	cloud := startCloud(b, cloudOptions{instant: true})
+	f := newFixture(b, cloud)
 	mo := managerOptions{}
 	if v, err := strconv.ParseFloat(os.Getenv("MPOOL_BENCH_QPS"), 32); err == nil {
 		mo.qps, mo.burst = float32(v), int(2*v)
-		t.Logf("manager client: QPS %v, burst %d", mo.qps, mo.burst)
+		b.Logf("manager client: QPS %v, burst %d", mo.qps, mo.burst)
 	}
-	m := startManager(t, f, cloud.URL(), mo)
+	m := startManager(b, f, cloud.URL(), mo)
 	f.createPool(poolSpec{replicas: 0, maxSurge: intstr.FromString("25%"), maxUnavailable: intstr.FromInt32(0)})
 	f.waitRunning(0, time.Minute)
+	return &benchPool{n: n, f: f, m: m}
+}
 
-	reqs := apiRequests(t)
-	profiled := profileAPIServer(t, os.Getenv("MPOOL_BENCH_APIPROF"), 20*time.Second)
-	start := time.Now()
-	f.scale(int32(n))
+// scaleUp scales the pool from 0 to p.n and waits until it is Running (or
+// every instance joined, with MPOOL_BENCH_UNTIL=joined).
+func (p *benchPool) scaleUp() {
+	p.f.scale(int32(p.n))
 	if os.Getenv("MPOOL_BENCH_UNTIL") == "joined" {
-		f.waitJoined(n, 60*time.Minute)
-		t.Logf("0 → %d replicas until every instance joined and has its LocalMachinePoolMachine: %s", n, time.Since(start).Round(10*time.Millisecond))
+		p.f.waitJoined(p.n, 60*time.Minute)
 	} else {
-		f.waitRunning(n, 30*time.Minute)
-		t.Logf("0 → %d replicas until Running: %s", n, time.Since(start).Round(10*time.Millisecond))
+		p.f.waitRunning(p.n, 30*time.Minute)
 	}
-	logAPIRequests(t, reqs)
-	<-profiled
-	f.waitModel(n, 10*time.Minute)
+}
 
-	sg := m.pool.ScaleGroup()
-	sg.ResetCounts()
-	before := reconciles(t)
-	const pokes = 5
-	for i := range pokes {
-		f.updateLocalPool(func(p *infrav1.LocalMachinePool) {
-			if p.Annotations == nil {
-				p.Annotations = map[string]string{}
-			}
-			p.Annotations["test.mpool.dev/poke"] = strconv.Itoa(i)
-		})
-		testenv.Eventually(t, time.Minute, func() error {
-			if got := sg.Counts().Reads(); got < int64(i+1) {
-				return fmt.Errorf("%d reads after %d pokes", got, i+1)
+// BenchmarkPoolScaleUp measures 0 → N replicas with zero boot delay until
+// the MachinePool is Running (target ≤ 20 s for 1,000 on 2 cores), and the
+// API server requests it took.
+func BenchmarkPoolScaleUp(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		p := newBenchPool(b)
+		reqs := apiRequests(b)
+		profiled := profileAPIServer(b, os.Getenv("MPOOL_BENCH_APIPROF"), 20*time.Second)
+		b.StartTimer()
+		p.scaleUp()
+		b.StopTimer()
+		b.ReportMetric(logAPIRequests(b, reqs), "apireqs/op")
+		<-profiled
+		p.m.stop()
+	}
+}
+
+// BenchmarkPoolRoll measures rolling N instances with maxSurge 25% and
+// maxUnavailable 0 until the MachinePool is Running on the new version
+// (target ≤ 60 s for 1,000).
+func BenchmarkPoolRoll(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		p := newBenchPool(b)
+		p.scaleUp()
+		p.f.waitModel(p.n, 10*time.Minute)
+		old := p.f.groupState().ModelHash
+		b.StartTimer()
+		p.f.setVersion(v2)
+		p.f.waitRolled(p.n, old, 60*time.Minute)
+		b.StopTimer()
+		p.m.stop()
+	}
+}
+
+// BenchmarkPoolSteadyState measures, at N instances, the cloud requests of
+// a steady-state reconcile (target 1 read, 0 writes) and the manager's heap.
+// The timed part is the reconciles of five changes to the pool that change
+// nothing in the cloud.
+func BenchmarkPoolSteadyState(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		p := newBenchPool(b)
+		p.scaleUp()
+		p.f.waitModel(p.n, 10*time.Minute)
+
+		sg := p.m.pool.ScaleGroup()
+		sg.ResetCounts()
+		before := reconciles(b)
+		const pokes = 5
+		b.StartTimer()
+		for i := range pokes {
+			p.f.updateLocalPool(func(lp *infrav1.LocalMachinePool) {
+				if lp.Annotations == nil {
+					lp.Annotations = map[string]string{}
+				}
+				lp.Annotations["test.mpool.dev/poke"] = strconv.Itoa(i)
+			})
+			testenv.Eventually(b, time.Minute, func() error {
+				if got := sg.Counts().Reads(); got < int64(i+1) {
+					return fmt.Errorf("%d reads after %d pokes", got, i+1)
+				}
+				return nil
+			})
+		}
+		// A reconcile is counted when it returns, after its read.
+		testenv.Eventually(b, 10*time.Second, func() error {
+			if r, n := sg.Counts().Reads(), reconciles(b)-before; n < r {
+				return fmt.Errorf("%d reads, %d reconciles finished", r, n)
 			}
 			return nil
 		})
-	}
-	// A reconcile is counted when it returns, after its read.
-	testenv.Eventually(t, 10*time.Second, func() error {
-		if r, n := sg.Counts().Reads(), reconciles(t)-before; n < r {
-			return fmt.Errorf("%d reads, %d reconciles finished", r, n)
-		}
-		return nil
-	})
-	c, r := sg.Counts(), reconciles(t)-before
-	t.Logf("steady state at %d instances: %d reconciles (%d triggered by the test), %d cloud reads, %d cloud writes", n, r, pokes, c.Reads(), c.Writes())
+		b.StopTimer()
+		c, r := sg.Counts(), reconciles(b)-before
+		b.Logf("steady state at %d instances: %d reconciles (%d triggered by the benchmark), %d cloud reads, %d cloud writes", p.n, r, pokes, c.Reads(), c.Writes())
+		b.ReportMetric(float64(c.Reads())/float64(r), "cloud-reads/reconcile")
+		b.ReportMetric(float64(c.Writes())/float64(r), "cloud-writes/reconcile")
 
-	if roll {
-		old := f.groupState().ModelHash
-		start = time.Now()
-		f.setVersion(v2)
-		f.waitRolled(n, old, 60*time.Minute)
-		t.Logf("roll %d instances (maxSurge 25%%, maxUnavailable 0) until Running on the new version: %s", n, time.Since(start).Round(10*time.Millisecond))
+		// The manager's memory: the heap in use with it running, less the
+		// heap once it is stopped (the cloud, its node agent and the
+		// benchmark's clients stay).
+		with := heapInUse()
+		p.m.stop()
+		without := heapInUse()
+		b.Logf("manager heap at %d instances: %.1f MiB (process heap in use %.1f MiB with the manager, %.1f MiB without)",
+			p.n, float64(with-without)/(1<<20), float64(with)/(1<<20), float64(without)/(1<<20))
+		b.ReportMetric(float64(with-without)/(1<<20), "manager-heap-MiB")
 	}
-
-	// The manager's memory: the heap in use with it running, less the heap
-	// once it is stopped (the cloud, its node agent and the test's clients
-	// stay).
-	with := heapInUse()
-	m.stop()
-	without := heapInUse()
-	t.Logf("manager heap at %d instances: %.1f MiB (process heap in use %.1f MiB with the manager, %.1f MiB without)",
-		n, float64(with-without)/(1<<20), float64(with)/(1<<20), float64(without)/(1<<20))
 }
 
 // heapInUse returns the heap in use after a full collection.
@@ -302,8 +353,9 @@ func apiRequests(t testing.TB) map[string]float64 {
 	return out
 }
 
-// logAPIRequests logs the requests made since before, most first.
-func logAPIRequests(t testing.TB, before map[string]float64) {
+// logAPIRequests logs the requests made since before, most first, and
+// returns their number.
+func logAPIRequests(t testing.TB, before map[string]float64) float64 {
 	t.Helper()
 	after := apiRequests(t)
 	type row struct {
@@ -323,6 +375,7 @@ func logAPIRequests(t testing.TB, before map[string]float64) {
 	for _, r := range rows[:min(len(rows), 25)] {
 		t.Logf("  %7.0f %s", r.n, r.key)
 	}
+	return total
 }
 
 // profileAPIServer writes a CPU profile of the API server over d to path
@@ -339,7 +392,7 @@ func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{
 	}
 	go func() {
 		defer close(done)
-		raw, err := cs.RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d+time.Minute).DoRaw(context.Background())
+		raw, err := cs.RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(context.Background())
 		if err != nil {
 			t.Errorf("profiling the API server: %v", err)
 			return

@@ -197,7 +197,7 @@ func (m *testManager) stop() {
 
 // fixture is one test's cluster and pool, in its own namespace.
 type fixture struct {
-	t     *testing.T
+	t     testing.TB
 	ctx   context.Context
 	ns    string
 	cloud *cloudsim.Server
@@ -208,7 +208,7 @@ type fixture struct {
 // newFixture creates a namespace with a Cluster whose workload cluster is the
 // test API server, with its kubeconfig and CA Secrets as Cluster API keeps
 // them.
-func newFixture(t *testing.T, cloud *cloudsim.Server) *fixture {
+func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {

@@ -1,0 +1,577 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/controller/localpool"
+	"github.com/mpool-dev/mpool/internal/rollout"
+)
+
+// planComputedFrom says, in every plan, what it is computed from.
+const planComputedFrom = "the state last reported to the API server (MachinePool, infrastructure pool, " +
+	"per-instance objects, Machines) and the workload cluster's Nodes; the cloud is not read"
+
+// maxProjectedSteps bounds the projected steps the text output lists.
+const maxProjectedSteps = 10
+
+// RolloutPlanView is the view of `mpool rollout plan NAME`: what the rollout
+// engine would do next to a MachinePool, and how the rollout would go on.
+type RolloutPlanView struct {
+	// Namespace of the MachinePool.
+	Namespace string `json:"namespace"`
+	// Name of the MachinePool.
+	Name string `json:"name"`
+	// ComputedFrom says what the plan is computed from: the last reported
+	// state, not the cloud.
+	ComputedFrom string `json:"computedFrom"`
+	// Paused is true when the rollout is paused; the plan is what the
+	// engine would do once resumed.
+	Paused bool `json:"paused"`
+	// SkipModelReconciliation is true when the plan assumes the manager's
+	// SkipMachinePoolModelReconciliation feature gate.
+	SkipModelReconciliation bool `json:"skipModelReconciliation"`
+	// Desired is the MachinePool's spec.replicas.
+	Desired int32 `json:"desired"`
+	// DeletePolicy is the strategy's deletePolicy (Oldest, Newest, Random).
+	DeletePolicy string `json:"deletePolicy"`
+	// MinReadySeconds is the MachinePool's spec.minReadySeconds.
+	MinReadySeconds int32 `json:"minReadySeconds"`
+	// MaxSurge is the strategy's maxSurge resolved against Desired.
+	MaxSurge int32 `json:"maxSurge"`
+	// MaxUnavailable is the strategy's maxUnavailable resolved against Desired.
+	MaxUnavailable int32 `json:"maxUnavailable"`
+	// Replicas is the number of live instances: neither failed nor being removed.
+	Replicas int32 `json:"replicas"`
+	// UpToDate is the number of live instances on the current model.
+	UpToDate int32 `json:"upToDate"`
+	// Stale is the number of live instances on an older model.
+	Stale int32 `json:"stale"`
+	// Ready is the number of live instances whose Node is Ready.
+	Ready int32 `json:"ready"`
+	// Available is the number of live instances Ready for minReadySeconds.
+	Available int32 `json:"available"`
+	// Unavailable is max(0, desired - available).
+	Unavailable int32 `json:"unavailable"`
+	// SurgeInUse is max(0, replicas - desired) now.
+	SurgeInUse int32 `json:"surgeInUse"`
+	// Failed is the number of failed instances.
+	Failed int32 `json:"failed"`
+	// Deleting is the number of instances whose removal has started.
+	Deleting int32 `json:"deleting"`
+	// Marked is the number of live instances marked for deletion.
+	Marked int32 `json:"marked"`
+	// Next is what the engine would do on the current state.
+	Next PlanStepView `json:"next"`
+	// Then are the steps after Next, projected by assuming that every new
+	// instance becomes available and every removal completes.
+	Then []PlanStepView `json:"then,omitempty"`
+	// Converges is true when the projection ends with the rollout complete.
+	Converges bool `json:"converges"`
+	// Notes say what may make the plan differ from what the engine does.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// PlanStepView is one step of a rollout plan.
+type PlanStepView struct {
+	// TargetCapacity is how many live instances the group should have once
+	// this step's victims are gone, counting surge.
+	TargetCapacity int32 `json:"targetCapacity"`
+	// Create is how many instances are created, on the current model.
+	Create int32 `json:"create"`
+	// Delete are the instances to drain and delete, in order.
+	Delete []PlannedDeletionView `json:"delete,omitempty"`
+	// Waiting is what the step waits for.
+	Waiting []PlanWaitView `json:"waiting,omitempty"`
+	// Done is true when there is nothing to do: the rollout is complete.
+	Done bool `json:"done,omitempty"`
+}
+
+// PlannedDeletionView is one instance a step deletes.
+type PlannedDeletionView struct {
+	// Name of the per-instance object; empty for an instance the plan
+	// expects to create first (New).
+	Name string `json:"name,omitempty"`
+	// InstanceID is the instance's ID within its scale group.
+	InstanceID string `json:"instanceID,omitempty"`
+	// Zone the instance runs in.
+	Zone string `json:"zone,omitempty"`
+	// New is true for an instance an earlier step creates.
+	New bool `json:"new,omitempty"`
+	// Reason is the planner's reason: Failed, Deleting, Marked, Stale or Excess.
+	Reason string `json:"reason"`
+	// Why explains Reason.
+	Why string `json:"why"`
+}
+
+// PlanWaitView is one thing a step waits for.
+type PlanWaitView struct {
+	// Reason is the machine-readable kind of wait (SurgeExhausted,
+	// BudgetExhausted, WaitingForAvailable).
+	Reason string `json:"reason"`
+	// Message explains it with numbers.
+	Message string `json:"message"`
+}
+
+// PlanOptions tune PlanRollout.
+type PlanOptions struct {
+	// SkipModelReconciliation plans as a manager with the
+	// SkipMachinePoolModelReconciliation feature gate does.
+	SkipModelReconciliation bool
+	// Now is the time availability is measured against.
+	Now time.Time
+}
+
+type rolloutPlanOptions struct {
+	skip   bool
+	output *outputFormat
+	color  *colorMode
+}
+
+func newRolloutPlanCommand(cf *clientFlags, clk clock.PassiveClock) *cobra.Command {
+	o := rolloutPlanOptions{}
+	cmd := &cobra.Command{
+		Use:   "plan NAME",
+		Short: "Show what the rollout engine would do next to a MachinePool (a dry run)",
+		Long: `Run the rollout planner — the one the engine runs — on a MachinePool and show,
+without changing anything, how many instances it would create and which instances it
+would drain and delete next, and why: failed, already being removed, marked with
+cluster.x-k8s.io/delete-machine, on a stale model, or above the desired replicas
+(scale down). Then it shows how the rollout would go on if every new instance became
+available and every removal completed, and what each step waits for.
+
+The plan is computed from the state last reported to the API server: the
+MachinePool's replicas and minReadySeconds, the infrastructure pool's strategy, and
+for each per-instance object its state, zone, age, model (up to date or stale) and
+marks, with readiness from the workload cluster's Nodes. The cloud is not read, so
+an instance the engine has not reported yet is not in the plan, and instances
+created within the same second are ordered by instance ID. A paused rollout is
+planned as if resumed.
+
+The manager's SkipMachinePoolModelReconciliation feature gate cannot be read from
+the cluster: pass --skip-model-reconciliation when the manager runs with it.`,
+		Args: cobra.ExactArgs(1),
+	}
+	fs := cmd.Flags()
+	fs.BoolVar(&o.skip, "skip-model-reconciliation", false,
+		"Plan as a manager with the SkipMachinePoolModelReconciliation feature gate does: stale instances are neither replaced nor preferred for deletion")
+	o.output = addOutputFlag(fs)
+	o.color = addColorFlag(fs)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		mc, err := cf.connect()
+		if err != nil {
+			return err
+		}
+		v, err := PlanRollout(cmd.Context(), mc, mc.namespace, args[0], PlanOptions{SkipModelReconciliation: o.skip, Now: clk.Now()})
+		if err != nil {
+			return err
+		}
+		w := cmd.OutOrStdout()
+		if *o.output != "" {
+			return writeStructured(w, *o.output, v)
+		}
+		_, err = io.WriteString(w, formatRolloutPlan(v, o.color.palette(w)))
+		return err
+	}
+	return cmd
+}
+
+// planPoolObject is the part of an infrastructure pool the plan reads.
+type planPoolObject struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		Strategy *infrav1.MachinePoolDeploymentStrategy `json:"strategy"`
+	} `json:"spec"`
+	Status struct {
+		InfrastructureMachineKind string `json:"infrastructureMachineKind"`
+		ObservedGeneration        int64  `json:"observedGeneration"`
+	} `json:"status"`
+}
+
+// planInputs is what PlanRollout read.
+type planInputs struct {
+	mp    *clusterv1.MachinePool
+	pool  planPoolObject
+	state infrapool.PreviewState
+	notes []string
+}
+
+// PlanRollout reads the MachinePool ns/name and what its controllers last
+// reported, and runs the rollout planner on it as the engine would, paused
+// or not: the next step, then the steps projected by
+// infrapool.ProjectRollout. It changes nothing. The infrastructure pool
+// must have per-instance objects and a rolling update strategy
+// (LocalMachinePool, AzureMachinePool).
+func PlanRollout(ctx context.Context, c client.Client, ns, name string, o PlanOptions) (*RolloutPlanView, error) {
+	r, err := readPlanInputs(ctx, c, ns, name, o)
+	if err != nil {
+		return nil, err
+	}
+	in, err := infrapool.PreviewInput(r.state)
+	if err != nil {
+		return nil, err
+	}
+	waves, converged, err := infrapool.ProjectRollout(in, 0)
+	if err != nil {
+		return nil, fmt.Errorf("planning the rollout of machinepool %s/%s: %w", ns, name, err)
+	}
+	return planView(r, in, waves, converged), nil
+}
+
+func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o PlanOptions) (*planInputs, error) {
+	mp := &clusterv1.MachinePool{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mp); err != nil {
+		return nil, notFound(err, "machinepool", ns, name)
+	}
+	r := &planInputs{mp: mp}
+	ref := mp.Spec.Template.Spec.InfrastructureRef
+	id := fmt.Sprintf("%s %s/%s", ref.Kind, ns, ref.Name)
+	u, err := getUnstructured(ctx, c, ref.APIVersion, ref.Kind, ns, ref.Name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("%s not found: nothing to plan", id)
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", id, err)
+	}
+	if err := decode(u, &r.pool); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", id, err)
+	}
+	kind := r.pool.Status.InfrastructureMachineKind
+	if kind == "" {
+		return nil, fmt.Errorf("%s reports no kind of per-instance objects (status.infrastructureMachineKind): the plan is made from them", id)
+	}
+	if r.pool.Spec.Strategy == nil {
+		return nil, fmt.Errorf("%s has no rolling update strategy (spec.strategy)", id)
+	}
+	strategy, err := localpool.Strategy(*r.pool.Spec.Strategy)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", id, err)
+	}
+	r.state = infrapool.PreviewState{
+		MachinePool:             mp,
+		PoolUID:                 r.pool.UID,
+		Strategy:                strategy,
+		InstanceKind:            kind,
+		SkipModelReconciliation: o.SkipModelReconciliation,
+		Now:                     o.Now,
+	}
+	if err := r.readInstances(ctx, c, ref.APIVersion); err != nil {
+		return nil, err
+	}
+	machines := &clusterv1.MachineList{}
+	if err := c.List(ctx, machines, client.InNamespace(ns), client.MatchingLabels{clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(name)}); err != nil {
+		return nil, fmt.Errorf("listing the Machines of machinepool %s/%s: %w", ns, name, err)
+	}
+	r.state.Machines = machines.Items
+	r.readNodes(ctx, c)
+	r.notePaused(ctx, c, id)
+	if g, obs := r.pool.Generation, r.pool.Status.ObservedGeneration; obs < g {
+		r.notes = append(r.notes, fmt.Sprintf("The %s controller has not observed generation %d yet (observed %d): the plan may not reflect its latest spec", ref.Kind, g, obs))
+	}
+	if g, obs := mp.Generation, mp.Status.ObservedGeneration; obs < g {
+		r.notes = append(r.notes, fmt.Sprintf("The MachinePool controller has not observed generation %d yet (observed %d): the instances' models may not be reported against the latest spec", g, obs))
+	}
+	return r, nil
+}
+
+// notePaused notes the pauses that stop the engine altogether, beyond the
+// rollout's: a paused Cluster, or the cluster.x-k8s.io/paused annotation on
+// the infrastructure pool (id).
+func (r *planInputs) notePaused(ctx context.Context, c client.Client, id string) {
+	if r.pool.Annotations[clusterv1.PausedAnnotation] == "true" {
+		r.notes = append(r.notes, fmt.Sprintf("%s carries %s: the engine does nothing until it is removed", id, clusterv1.PausedAnnotation))
+	}
+	cluster := &clusterv1.Cluster{}
+	key := types.NamespacedName{Namespace: r.mp.Namespace, Name: r.mp.Spec.ClusterName}
+	if err := c.Get(ctx, key, cluster); err == nil && cluster.Spec.Paused {
+		r.notes = append(r.notes, fmt.Sprintf("Cluster %s is paused: the engine does nothing until it is resumed", key))
+	}
+}
+
+// readInstances lists the per-instance objects the engine keeps for the
+// pool: labelled with the MachinePool's name and controlled by the pool.
+func (r *planInputs) readInstances(ctx context.Context, c client.Client, apiVersion string) error {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return fmt.Errorf("parsing apiVersion %q: %w", apiVersion, err)
+	}
+	kind := r.state.InstanceKind
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gv.WithKind(kind + "List"))
+	err = c.List(ctx, list, client.InNamespace(r.mp.Namespace), client.MatchingLabels{clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(r.mp.Name)})
+	switch {
+	case meta.IsNoMatchError(err):
+		return fmt.Errorf("the API server does not serve %s %s", apiVersion, kind)
+	case err != nil:
+		return fmt.Errorf("listing the %ss of machinepool %s/%s: %w", kind, r.mp.Namespace, r.mp.Name, err)
+	}
+	var foreign []string
+	for i := range list.Items {
+		var obj instanceObject
+		if err := decode(&list.Items[i], &obj); err != nil {
+			return fmt.Errorf("decoding %s %s: %w", kind, list.Items[i].GetName(), err)
+		}
+		if ctl := metav1.GetControllerOfNoCopy(&obj); ctl == nil || ctl.UID != r.pool.UID {
+			foreign = append(foreign, obj.Name)
+			continue
+		}
+		st := obj.Status
+		state := st.State
+		if state == "" {
+			state = st.ProvisioningState
+		}
+		r.state.Instances = append(r.state.Instances, infrapool.PreviewInstance{
+			ObjectMeta:         obj.ObjectMeta,
+			InstanceID:         obj.Spec.InstanceID,
+			ProviderID:         obj.Spec.ProviderID,
+			Zone:               st.Zone,
+			State:              infrapool.InstanceState(state),
+			Ready:              st.Ready,
+			LatestModelApplied: st.LatestModelApplied != nil && *st.LatestModelApplied,
+			Conditions:         st.Conditions,
+		})
+	}
+	if len(foreign) > 0 {
+		slices.Sort(foreign)
+		r.notes = append(r.notes, fmt.Sprintf("Left out %s that %s %s does not control, as the engine does: %s",
+			plural(len(foreign), kind), r.mp.Spec.Template.Spec.InfrastructureRef.Kind, r.pool.Name, strings.Join(foreign, ", ")))
+	}
+	return nil
+}
+
+// readNodes reads the workload cluster's Nodes; when they cannot be read,
+// readiness comes from the per-instance objects.
+func (r *planInputs) readNodes(ctx context.Context, c client.Client) {
+	wanted := false
+	for _, in := range r.state.Instances {
+		wanted = wanted || in.ProviderID != ""
+	}
+	if !wanted {
+		return
+	}
+	cluster := types.NamespacedName{Namespace: r.mp.Namespace, Name: r.mp.Spec.ClusterName}
+	nodes, err := workloadNodes(ctx, c, cluster)
+	if err != nil {
+		r.notes = append(r.notes, fmt.Sprintf("Nodes of cluster %s not read (%v): readiness comes from the per-instance objects", cluster, err))
+		return
+	}
+	r.state.Nodes = make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		if n.Spec.ProviderID != "" {
+			r.state.Nodes[n.Spec.ProviderID] = n
+		}
+	}
+}
+
+// planView renders the planner's waves for people and scripts.
+func planView(r *planInputs, in rollout.Input, waves []infrapool.Wave, converged bool) *RolloutPlanView {
+	first := waves[0].Result
+	cnt := first.Counts
+	v := &RolloutPlanView{
+		Namespace:               r.mp.Namespace,
+		Name:                    r.mp.Name,
+		ComputedFrom:            planComputedFrom,
+		Paused:                  infrapool.RolloutPaused(r.mp, r.pool.Annotations),
+		SkipModelReconciliation: in.SkipModelReconciliation,
+		Desired:                 in.Desired,
+		DeletePolicy:            string(in.Strategy.DeletePolicy),
+		MinReadySeconds:         in.Strategy.MinReadySeconds,
+		MaxSurge:                first.MaxSurge,
+		MaxUnavailable:          first.MaxUnavailable,
+		Replicas:                cnt.Replicas,
+		UpToDate:                cnt.UpToDate,
+		Stale:                   cnt.Stale,
+		Ready:                   cnt.Ready,
+		Available:               cnt.Available,
+		Unavailable:             cnt.Unavailable,
+		SurgeInUse:              max(0, cnt.Replicas-in.Desired),
+		Failed:                  cnt.Failed,
+		Deleting:                cnt.Deleting,
+		Marked:                  cnt.Marked,
+		Converges:               converged,
+		Notes:                   r.notes,
+	}
+	if v.DeletePolicy == "" {
+		v.DeletePolicy = string(rollout.DeletePolicyOldest)
+	}
+	byID := make(map[string]*infrapool.PreviewInstance, len(r.state.Instances))
+	for i := range r.state.Instances {
+		byID[r.state.Instances[i].ID()] = &r.state.Instances[i]
+	}
+	v.Next = stepView(waves[0], byID)
+	for _, w := range waves[1:] {
+		if w.Result.Done {
+			break
+		}
+		v.Then = append(v.Then, stepView(w, byID))
+	}
+	return v
+}
+
+func stepView(w infrapool.Wave, byID map[string]*infrapool.PreviewInstance) PlanStepView {
+	s := PlanStepView{TargetCapacity: w.Result.TargetCapacity, Create: w.Create, Done: w.Result.Done}
+	for _, victim := range w.Result.Delete {
+		d := PlannedDeletionView{Reason: string(victim.Reason), Why: deletionWhy(victim.Reason)}
+		if p := byID[victim.ID]; p != nil {
+			d.Name, d.InstanceID, d.Zone = p.ObjectMeta.Name, victim.ID, p.Zone
+		} else {
+			d.New = infrapool.IsNewInstance(victim.ID)
+		}
+		s.Delete = append(s.Delete, d)
+	}
+	for _, wait := range w.Result.Waiting {
+		s.Waiting = append(s.Waiting, PlanWaitView{Reason: string(wait.Reason), Message: wait.Message})
+	}
+	return s
+}
+
+// deletionWhy explains a planner's deletion reason.
+func deletionWhy(r rollout.DeleteReason) string {
+	switch r {
+	case rollout.ReasonFailed:
+		return "failed: the cloud gave up on it"
+	case rollout.ReasonDeleting:
+		return "removal already started: draining and deleting it goes on"
+	case rollout.ReasonMarked:
+		return "marked for deletion (" + clusterv1.DeleteMachineAnnotation + ")"
+	case rollout.ReasonStale:
+		return "stale model: replaced by an instance on the current model"
+	case rollout.ReasonExcess:
+		return "scale down: more instances than desired"
+	default:
+		return string(r)
+	}
+}
+
+// formatRolloutPlan renders a plan as text.
+func formatRolloutPlan(v *RolloutPlanView, p palette) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", p.paint(fmt.Sprintf("machinepool %s/%s", v.Namespace, v.Name), bold), "rollout plan (dry run: nothing is changed)")
+	b.WriteString(p.paint("  computed from the state last reported to the API server, not read from the cloud", faint) + "\n")
+	line := func(label, text string) { fmt.Fprintf(&b, "  %-12s %s\n", label, text) }
+	if v.Paused {
+		line("paused", p.paint("yes", warn)+fmt.Sprintf(": planned as if resumed ('mpool rollout resume %s')", v.Name))
+	}
+	if v.SkipModelReconciliation {
+		line("feature gate", "SkipMachinePoolModelReconciliation: stale instances are kept")
+	}
+	line("desired", fmt.Sprintf("%d (deletePolicy %s, minReadySeconds %d)", v.Desired, v.DeletePolicy, v.MinReadySeconds))
+	upToDate := fmt.Sprintf("%d of %d", v.UpToDate, v.Desired)
+	if v.Stale > 0 {
+		upToDate += p.paint(fmt.Sprintf(" (%d stale)", v.Stale), warn)
+	}
+	line("up to date", upToDate)
+	replicas := fmt.Sprintf("%d, surge in use %d of max %d", v.Replicas, v.SurgeInUse, v.MaxSurge)
+	var gone []string
+	if v.Marked > 0 {
+		gone = append(gone, fmt.Sprintf("%d marked for deletion", v.Marked))
+	}
+	if v.Deleting > 0 {
+		gone = append(gone, fmt.Sprintf("%d being removed", v.Deleting))
+	}
+	if v.Failed > 0 {
+		gone = append(gone, p.paint(fmt.Sprintf("%d failed", v.Failed), bad))
+	}
+	if len(gone) > 0 {
+		replicas += "; " + strings.Join(gone, ", ")
+	}
+	line("replicas", replicas)
+	unavailable := fmt.Sprintf("unavailable %d of max %d", v.Unavailable, v.MaxUnavailable)
+	if v.Unavailable > v.MaxUnavailable {
+		unavailable = p.paint(unavailable, warn)
+	}
+	line("available", fmt.Sprintf("%d of %d, %s", v.Available, v.Desired, unavailable))
+
+	if v.Next.Done {
+		b.WriteString(p.paint("nothing to do: every desired replica is up to date and available", good) + "\n")
+	} else {
+		b.WriteString(p.paint("next step:", bold) + "\n")
+		writeStep(&b, v.Next, "  ", p)
+	}
+	if len(v.Then) > 0 {
+		b.WriteString(p.paint("then, if every new instance becomes available and every removal completes:", bold) + "\n")
+		for i, s := range v.Then {
+			if i == maxProjectedSteps {
+				fmt.Fprintf(&b, "  ... %s\n", plural(len(v.Then)-i, "more step"))
+				break
+			}
+			fmt.Fprintf(&b, "  step %d:\n", i+2)
+			writeStep(&b, s, "    ", p)
+		}
+	}
+	switch {
+	case v.Next.Done:
+	case v.Converges:
+		b.WriteString(p.paint(fmt.Sprintf("the rollout completes after %s", plural(len(v.Then)+1, "step")), good) + "\n")
+	default:
+		b.WriteString(p.paint("the rollout does not complete on its own: see what the last step waits for", warn) + "\n")
+	}
+	for _, n := range v.Notes {
+		b.WriteString(p.paint("note: "+n, warn) + "\n")
+	}
+	return b.String()
+}
+
+func writeStep(b *strings.Builder, s PlanStepView, indent string, p palette) {
+	create := "create nothing"
+	if s.Create > 0 {
+		create = p.paint("create "+plural(int(s.Create), "instance"), good) + " on the current model"
+	}
+	fmt.Fprintf(b, "%starget capacity %d: %s\n", indent, s.TargetCapacity, create)
+	if len(s.Delete) == 0 {
+		fmt.Fprintf(b, "%sdelete nothing\n", indent)
+	}
+	for _, d := range s.Delete {
+		what := "a new instance"
+		if !d.New {
+			what = d.Name
+			var detail []string
+			if d.InstanceID != "" && d.InstanceID != d.Name {
+				detail = append(detail, "instance "+d.InstanceID)
+			}
+			if d.Zone != "" {
+				detail = append(detail, d.Zone)
+			}
+			if len(detail) > 0 {
+				what += " (" + strings.Join(detail, ", ") + ")"
+			}
+		}
+		st := warn
+		if d.Reason == string(rollout.ReasonFailed) {
+			st = bad
+		}
+		fmt.Fprintf(b, "%sdelete %s: %s\n", indent, what, p.paint(d.Why, st))
+	}
+	if len(s.Waiting) > 0 {
+		fmt.Fprintf(b, "%sheld back by:\n", indent)
+	}
+	for _, w := range s.Waiting {
+		fmt.Fprintf(b, "%s- %s\n", indent, p.paint(w.Message, warn))
+	}
+}
+
+// plural returns "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
