@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 func newManagerCommand() *cobra.Command {
@@ -34,6 +35,8 @@ Run several replicas with --leader-elect for high availability.`,
 	fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "Objects of each kind reconciled at once")
 	fs.DurationVar(&opts.SyncPeriod, "sync-period", opts.SyncPeriod, "How often every object is reconciled even without changes")
 	fs.StringVar(&opts.LocalCloudURL, "local-cloud-url", "", "Endpoint of the simulated cloud for LocalMachinePools (empty: local provider off)")
+	fs.Float32Var(&opts.WorkloadQPS, "workload-qps", workload.DefaultQPS, "Requests per second of each workload cluster client (Node updates, drains)")
+	fs.IntVar(&opts.WorkloadBurst, "workload-burst", workload.DefaultBurst, "Burst of each workload cluster client")
 	gates := addGateFlags(fs)
 	logs := addLogFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -61,6 +61,10 @@ Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 		mo.Gates = gates.gate
 		mo.MetricsBindAddress = o.metricsAddr
 		mo.HealthProbeBindAddress = "0"
+		// The workload cluster is the embedded API server, which the manager
+		// already reaches at the control plane's client limits: drains and
+		// Node updates get the same, not a remote cluster's defaults.
+		mo.WorkloadQPS, mo.WorkloadBurst = localenv.ClientQPS, localenv.ClientBurst
 		return runUp(ctx, cmd.OutOrStdout(), o, mo, logs)
 	}
 	return cmd

@@ -309,6 +309,13 @@ func (c *ControlPlane) CAData() []byte {
 	return b
 }
 
+// Client limits of RESTConfig: the embedded API server serves one user's
+// tools and controllers on loopback, far above client-go's defaults.
+const (
+	ClientQPS   = 200
+	ClientBurst = 400
+)
+
 // RESTConfig returns an admin (system:masters) client configuration.
 func (c *ControlPlane) RESTConfig() *rest.Config {
 	certData, _ := os.ReadFile(c.pki.path("admin.crt"))
@@ -320,8 +327,8 @@ func (c *ControlPlane) RESTConfig() *rest.Config {
 			CertData: certData,
 			KeyData:  keyData,
 		},
-		QPS:   200,
-		Burst: 400,
+		QPS:   ClientQPS,
+		Burst: ClientBurst,
 	}
 }
 

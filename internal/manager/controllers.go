@@ -52,7 +52,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		return err
 	}
 
-	workloads, err := workload.New(workload.Options{SecretReader: mgr.GetClient(), Scheme: mgr.GetScheme()})
+	workloads, err := workload.New(workload.Options{SecretReader: mgr.GetClient(), Scheme: mgr.GetScheme(),
+		QPS: opts.WorkloadQPS, Burst: opts.WorkloadBurst})
 	if err != nil {
 		return err
 	}

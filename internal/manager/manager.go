@@ -41,6 +41,11 @@ type Options struct {
 	// LocalCloudURL is the simulated cloud's endpoint for LocalMachinePools;
 	// empty disables the local provider.
 	LocalCloudURL string
+	// WorkloadQPS and WorkloadBurst limit each workload cluster client
+	// (Node reads and writes, drains); 0 takes the workload package's
+	// defaults, sized for a remote cluster shared with other clients.
+	WorkloadQPS   float32
+	WorkloadBurst int
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
 }

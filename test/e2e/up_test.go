@@ -29,6 +29,7 @@ import (
 
 	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
+	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
 var (
@@ -228,6 +229,7 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 	up.waitLine(t, regexp.MustCompile(`sample pool default/local-mp-0: phase Running, 3/3 instances, 3 Ready nodes`), 5*time.Minute)
 	up.waitLine(t, regexp.MustCompile(`mpool describe machinepool local-mp-0`), 10*time.Second)
 	t.Logf("sample pool Running %s after ready", time.Since(sampleStart).Round(100*time.Millisecond))
+	checkSampleDescribed(t, bin, filepath.Join(dataDir, "kubeconfig"))
 	c := up.client(t)
 	ctx := context.Background()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "e2e"}}
@@ -281,5 +283,47 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 
 	if _, err := os.Stat(filepath.Join(dataDir, "kubeconfig")); err != nil {
 		t.Errorf("kubeconfig not written: %v", err)
+	}
+}
+
+// checkSampleDescribed runs `mpool describe machinepool local-mp-0` and
+// `mpool rollout plan local-mp-0` against the running sample pool, as the
+// README tells a new user to, and checks what the engine built is shown: the
+// tree down to three Running, up-to-date instances with their Ready Nodes,
+// plain (no colour) since the output is not a terminal, and a plan with
+// nothing to replace.
+func checkSampleDescribed(t *testing.T, bin, kubeconfig string) {
+	t.Helper()
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(bin, append(args, "--kubeconfig", kubeconfig)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("mpool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	// The pool's status settles a moment after the Running line: poll.
+	var out string
+	instance := regexp.MustCompile(`(?m)^\s*[├└]─ local-mp-0-\S+\s+Running\s+\S+\s+up to date\s+node \S+\s+Ready for `)
+	testenv.Eventually(t, time.Minute, func() error {
+		out = run("describe", "machinepool", "local-mp-0")
+		if n := len(instance.FindAllString(out, -1)); n != 3 {
+			return fmt.Errorf("%d Running, up-to-date instances with Ready Nodes in:\n%s", n, out)
+		}
+		return nil
+	})
+	for _, want := range []string{"MachinePool default/local-mp-0  Running", "Bootstrap       KubeadmConfig/", "Infrastructure  LocalMachinePool/"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("describe wrote colour to a pipe:\n%q", out)
+	}
+	plan := run("rollout", "plan", "local-mp-0")
+	for _, want := range []string{"up to date   3 of 3", "nothing to do"} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("rollout plan lacks %q:\n%s", want, plan)
+		}
 	}
 }
