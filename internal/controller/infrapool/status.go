@@ -43,15 +43,17 @@ const (
 	DrainedReason = "Drained"
 	// DrainTimeoutReason: the drain did not finish within nodeDrainTimeout.
 	DrainTimeoutReason = "DrainTimeout"
+	// NodeStartupTimeoutReason: the instance has not joined the cluster
+	// within the engine's join timeout and is being replaced.
+	NodeStartupTimeoutReason = "NodeStartupTimeout"
+	// QuotaExceededReason: the cloud refused the group's capacity for quota.
+	QuotaExceededReason = "QuotaExceeded"
 )
 
 // report writes what this reconcile observed and did: the per-instance
 // objects, the pool's contract fields and its conditions, and decides when
 // to look again.
 func (e *Engine) report(ctx context.Context, s *scope) error {
-	if s.clusterPaused {
-		return nil
-	}
 	var err error
 	if s.observed && s.owner != nil {
 		err = e.syncInstances(ctx, s)
@@ -80,7 +82,7 @@ func (e *Engine) poolReport(s *scope) PoolReport {
 	if g == nil {
 		return r
 	}
-	r.Ready = !g.Pending()
+	r.Ready = groupReady(g)
 	instances := s.instances()
 	r.Instances = make([]InstanceReport, 0, len(instances))
 	for _, in := range instances {
@@ -244,6 +246,9 @@ func desiredReplicasCondition(s *scope) metav1.Condition {
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ScaleGroupScaleDownReason, fmt.Sprintf("%d of %d replicas", n, s.replicas)
 	}
+	if s.planned && s.managedBy != "" {
+		c.Message += fmt.Sprintf(" (replicas managed by %s: the group's capacity is not changed from the MachinePool's spec.replicas)", s.managedBy)
+	}
 	return c
 }
 
@@ -302,4 +307,24 @@ func unknownReason(s *scope) string {
 	default:
 		return clusterv1.InternalErrorReason
 	}
+}
+
+// groupReady is the pool's status.ready: the group is at rest, or it is
+// being changed (scaled, rolled) while some of its instances run. A pool
+// stays ready through a rollout, so that the MachinePool keeps following its
+// providerIDList and Nodes; it is not ready while its group is first
+// provisioned (nothing runs yet) or deleted.
+func groupReady(g *scalegroup.Group) bool {
+	if !g.Pending() {
+		return true
+	}
+	if g.Operation.Type == scalegroup.OperationDelete {
+		return false
+	}
+	for _, in := range g.Instances {
+		if in.State == scalegroup.StateRunning {
+			return true
+		}
+	}
+	return false
 }

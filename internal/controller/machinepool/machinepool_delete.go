@@ -139,7 +139,9 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope) (int, error) 
 	}
 	// Machines deleted just now are finalized once their deletion shows in
 	// the cache; those already deleting are finalized here.
-	return len(machines), r.finalizeMachines(ctx, s, machines)
+	// The Machine events bring the pool back for what a batch leaves.
+	_, err = writeBatch(ctx, r.finalizeMachines(s, machines))
+	return len(machines), err
 }
 
 // deleteNodes deletes the Nodes the pool annotated or references. It

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,7 +34,7 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 	if s.infraMachineKind == "" || s.infra.obj == nil {
 		// No per-instance objects (or the infra pool could not be read):
 		// only finish deletions already under way.
-		return ctrl.Result{}, r.finalizeMachines(ctx, s, machines)
+		return writeBatch(ctx, r.finalizeMachines(s, machines))
 	}
 
 	apiVersion := s.infra.obj.GetAPIVersion()
@@ -66,31 +67,28 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 			}
 		}
 	}
-	res, err := writeBatch(ctx, append(creates, syncs...))
-	var errs []error
-	if err != nil {
-		errs = append(errs, err)
-	}
 
 	// Machines whose infrastructure machine is gone go too.
+	var deletes []write
 	for i := range machines {
 		m := &machines[i]
 		if _, ok := infraByName[m.Name]; ok || !m.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if _, err := r.getInfraMachine(ctx, m); err == nil || !apierrors.IsNotFound(err) {
-			continue // it exists but lost its labels, or it cannot be read: keep the Machine
-		}
-		if err := r.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting Machine %s: %w", klog.KObj(m), err))
-			continue
-		}
-		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.MachineDeleted, "Deleted Machine %s: its infrastructure machine is gone", m.Name)
+		deletes = append(deletes, func(ctx context.Context) error {
+			if _, err := r.getInfraMachine(ctx, m); err == nil || !apierrors.IsNotFound(err) {
+				return nil // it exists but lost its labels, or it cannot be read: keep the Machine
+			}
+			if err := r.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting Machine %s: %w", klog.KObj(m), err)
+			}
+			r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.MachineDeleted, "Deleted Machine %s: its infrastructure machine is gone", m.Name)
+			return nil
+		})
 	}
-	if err := r.finalizeMachines(ctx, s, machines); err != nil {
-		errs = append(errs, err)
-	}
-	return res, errors.Join(errs...)
+	// Deletions first: they free capacity and finish what a rollout started.
+	writes := slices.Concat(r.finalizeMachines(s, machines), deletes, creates, syncs)
+	return writeBatch(ctx, writes)
 }
 
 // countModel adds im to the pool's UpToDate tally.
@@ -330,20 +328,19 @@ func (r *Reconciler) setMachineStatus(s *scope, m *clusterv1.Machine, im *unstru
 	}
 }
 
-// finalizeMachines finishes the deletion of pool Machines: the
-// infrastructure machine is deleted first, then the finalizer removed.
-func (r *Reconciler) finalizeMachines(ctx context.Context, s *scope, machines []clusterv1.Machine) error {
-	var errs []error
+// finalizeMachines returns the writes that finish the deletion of pool
+// Machines: the infrastructure machine is deleted first, then the finalizer
+// removed.
+func (r *Reconciler) finalizeMachines(s *scope, machines []clusterv1.Machine) []write {
+	var writes []write
 	for i := range machines {
 		m := &machines[i]
 		if m.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(m, clusterv1.MachineFinalizer) {
 			continue
 		}
-		if err := r.finalizeMachine(ctx, s, m); err != nil {
-			errs = append(errs, err)
-		}
+		writes = append(writes, func(ctx context.Context) error { return r.finalizeMachine(ctx, s, m) })
 	}
-	return errors.Join(errs...)
+	return writes
 }
 
 func (r *Reconciler) finalizeMachine(ctx context.Context, s *scope, m *clusterv1.Machine) error {

@@ -203,7 +203,7 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 			}
 			lpm := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.ns))
 			ms := f.count(&clusterv1.MachineList{}, client.InNamespace(f.ns))
-			f.t.Logf("%s: %d joined, %d LocalMachinePoolMachines, %d Machines, MachinePool %s replicas %d ready %d",
+			progressf("%s: %d joined, %d LocalMachinePoolMachines, %d Machines, MachinePool %s replicas %d ready %d",
 				time.Since(start).Round(100*time.Millisecond), joined, lpm, ms, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
 		}
 		if time.Now().After(deadline) {
@@ -234,7 +234,7 @@ func (f *fixture) waitJoined(n int, timeout time.Duration) {
 		}
 		objects := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.ns))
 		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
-			f.t.Logf("%s: %d joined, %d LocalMachinePoolMachines", time.Since(start).Round(100*time.Millisecond), joined, objects)
+			progressf("%s: %d joined, %d LocalMachinePoolMachines", time.Since(start).Round(100*time.Millisecond), joined, objects)
 		}
 		if joined != n || objects != n {
 			return fmt.Errorf("%d joined, %d LocalMachinePoolMachines, want %d", joined, objects, n)
@@ -286,7 +286,10 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 					count["new booting"]++
 				}
 			}
-			f.t.Logf("%s: %v", time.Since(start).Round(100*time.Millisecond), count)
+			mp := &clusterv1.MachinePool{}
+			_ = env.Client.Get(f.ctx, f.key(poolName), mp)
+			progressf("%s: %v; MachinePool %s, replicas %d, ready %d, nodeRefs %d", time.Since(start).Round(100*time.Millisecond), count,
+				mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, len(mp.Status.NodeRefs))
 		}
 		if g != nil && g.ModelHash == oldModel {
 			return fmt.Errorf("the group still has model %s", oldModel)
@@ -402,4 +405,10 @@ func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{
 		}
 	}()
 	return done
+}
+
+// progressf writes a progress line to standard error (MPOOL_BENCH_PROGRESS):
+// a benchmark's own log is cut after a few lines.
+func progressf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "progress: "+format+"\n", args...)
 }
