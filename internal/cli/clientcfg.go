@@ -124,3 +124,15 @@ func listNodes(ctx context.Context, cfg *rest.Config) (map[string]*corev1.Node, 
 	}
 	return nodes, nil
 }
+
+// nodesByProviderID indexes Nodes (as workloadNodes returns them) by
+// spec.providerID; Nodes without one are left out.
+func nodesByProviderID(nodes map[string]*corev1.Node) map[string]*corev1.Node {
+	out := make(map[string]*corev1.Node, len(nodes))
+	for _, n := range nodes {
+		if n.Spec.ProviderID != "" {
+			out[n.Spec.ProviderID] = n
+		}
+	}
+	return out
+}

@@ -312,12 +312,7 @@ func (s *poolState) readNodes(ctx context.Context, c client.Client) {
 		s.notes = append(s.notes, fmt.Sprintf("Nodes of cluster %s not read: %v", cluster, err))
 		return
 	}
-	byProviderID := make(map[string]*corev1.Node, len(nodes))
-	for _, n := range nodes {
-		if n.Spec.ProviderID != "" {
-			byProviderID[n.Spec.ProviderID] = n
-		}
-	}
+	byProviderID := nodesByProviderID(nodes)
 	for i := range s.instances {
 		in := &s.instances[i]
 		var node *corev1.Node

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -373,12 +372,7 @@ func (r *planInputs) readNodes(ctx context.Context, c client.Client) {
 		r.notes = append(r.notes, fmt.Sprintf("Nodes of cluster %s not read (%v): readiness comes from the per-instance objects", cluster, err))
 		return
 	}
-	r.state.Nodes = make(map[string]*corev1.Node, len(nodes))
-	for _, n := range nodes {
-		if n.Spec.ProviderID != "" {
-			r.state.Nodes[n.Spec.ProviderID] = n
-		}
-	}
+	r.state.Nodes = nodesByProviderID(nodes)
 }
 
 // planView renders the planner's waves for people and scripts.
