@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -24,23 +20,16 @@ const samplePool = "local-mp-0"
 // applySample creates the sample pool's objects in namespace default, leaving
 // any that already exist (a restarted `mpool up` keeps the user's changes).
 func applySample(ctx context.Context, c client.Client) error {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(examples.LocalMachinePool), 4096)
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return fmt.Errorf("decoding the sample pool: %w", err)
-		}
-		if len(u.Object) == 0 {
-			continue
-		}
-		u.SetNamespace("default")
+	objs, err := examples.Objects(examples.LocalMachinePool, "default")
+	if err != nil {
+		return fmt.Errorf("decoding the sample pool: %w", err)
+	}
+	for _, u := range objs {
 		if err := c.Create(ctx, u); err != nil && !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("creating the sample %s %s: %w", u.GetKind(), u.GetName(), err)
 		}
 	}
+	return nil
 }
 
 // watchSample prints a progress line whenever the sample pool's state

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -20,14 +19,13 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/examples"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -195,18 +193,11 @@ func applyExamples(t *testing.T, c client.Client, ns string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-		for {
-			u := &unstructured.Unstructured{}
-			if err := dec.Decode(&u.Object); err == io.EOF {
-				break
-			} else if err != nil {
-				t.Fatalf("decoding %s: %v", f, err)
-			}
-			if len(u.Object) == 0 {
-				continue
-			}
-			u.SetNamespace(ns)
+		objs, err := examples.Objects(b, ns)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, u := range objs {
 			if err := c.Create(context.Background(), u); err != nil {
 				t.Fatalf("applying %s %s from %s: %v", u.GetKind(), u.GetName(), f, err)
 			}
