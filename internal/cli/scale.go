@@ -70,9 +70,9 @@ func scaleMachinePool(ctx context.Context, c client.Client, ns, name string, rep
 	if err := c.SubResource("scale").Update(ctx, mp, client.WithSubResourceBody(scale)); err != nil {
 		return fmt.Errorf("scaling %s to %d replicas: %w", id, replicas, err)
 	}
-	if by := mp.Annotations[clusterv1.ReplicasManagedByAnnotation]; by != "" {
+	if mp.ReplicasManagedExternally() {
 		fmt.Fprintf(errOut, "warning: %s has %s=%q: that actor owns the replica count and may change it back\n",
-			id, clusterv1.ReplicasManagedByAnnotation, by)
+			id, clusterv1.ReplicasManagedByAnnotation, mp.Annotations[clusterv1.ReplicasManagedByAnnotation])
 	}
 	_, err := fmt.Fprintf(out, "%s: scaled from %d to %d replicas\n", id, from, replicas)
 	return err

@@ -9,7 +9,10 @@ import (
 )
 
 // registerAdmin serves the admin endpoints: fault switches, request
-// counters, simulation knobs and quota. They are never faulted or counted.
+// counters, simulation knobs, quota, and the actions of actors other than
+// the cloud's API clients (an external autoscaler changing a group's
+// capacity, instances booting with a wrong bootstrap token). They are never
+// faulted or counted.
 func (s *Server) registerAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
@@ -62,6 +65,30 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 			return
 		}
 		g, err := s.cloud.SetSimulation(r.PathValue("name"), *fromLocalSimulation(&sim))
+		if err != nil {
+			writeCloudError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, toLocalGroup(g))
+	})
+	mux.HandleFunc("PUT /admin/groups/{name}/capacity", func(w http.ResponseWriter, r *http.Request) {
+		var c localapi.Capacity
+		if !readJSON(w, r, &c) {
+			return
+		}
+		g, err := s.cloud.SetCapacity(r.PathValue("name"), c.Capacity)
+		if err != nil {
+			writeCloudError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, toLocalGroup(g))
+	})
+	mux.HandleFunc("PUT /admin/groups/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
+		var f localapi.GroupFaults
+		if !readJSON(w, r, &f) {
+			return
+		}
+		g, err := s.cloud.SetGroupFaults(r.PathValue("name"), GroupFaults{WrongTokens: f.WrongTokens})
 		if err != nil {
 			writeCloudError(w, err)
 			return

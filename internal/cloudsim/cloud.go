@@ -239,19 +239,9 @@ func (c *Cloud) ApplyGroup(name string, spec GroupSpec) (*Group, error) {
 		c.mu.Unlock()
 		return nil, &Error{Code: CodeConflict, Message: fmt.Sprintf("scale group %q is being deleted", name)}
 	}
-	if c.maxInstances > 0 && (g == nil || spec.Capacity > g.Capacity) {
-		others := 0
-		for n, og := range c.st.Groups {
-			if n != name {
-				others += live(og)
-			}
-		}
-		if others+int(spec.Capacity) > c.maxInstances {
-			c.mu.Unlock()
-			return nil, &Error{Code: CodeQuotaExceeded, Message: fmt.Sprintf(
-				"capacity %d for scale group %q exceeds the instance quota: %d of %d instances are used by other groups",
-				spec.Capacity, name, others, c.maxInstances)}
-		}
+	if err := c.checkQuota(name, g, spec.Capacity); err != nil {
+		c.mu.Unlock()
+		return nil, err
 	}
 	if g == nil {
 		g = &groupState{Name: name, CreatedAt: now, Models: map[string]*Model{}}
@@ -267,6 +257,74 @@ func (c *Cloud) ApplyGroup(name string, spec GroupSpec) (*Group, error) {
 	c.scale(g, now)
 	g.gcModels()
 	return c.commitLocked(g, now), nil
+}
+
+// SetCapacity changes only the capacity of an existing group, the way a
+// cloud's own autoscaler or an operator does (`az vmss scale`, the ASG's
+// SetDesiredCapacity): the model and custom data stay. When the capacity
+// shrinks the cloud picks the victims, as ApplyGroup does. The quota applies
+// to increases.
+func (c *Cloud) SetCapacity(name string, capacity int32) (*Group, error) {
+	if capacity < 0 {
+		return nil, invalidf("capacity must not be negative, got %d", capacity)
+	}
+	c.mu.Lock()
+	g := c.advanceByName(name)
+	if g == nil {
+		c.mu.Unlock()
+		return nil, notFound(name)
+	}
+	if g.Deleting {
+		c.mu.Unlock()
+		return nil, &Error{Code: CodeConflict, Message: fmt.Sprintf("scale group %q is being deleted", name)}
+	}
+	if err := c.checkQuota(name, g, capacity); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	now := c.clock.Now()
+	g.Capacity = capacity
+	c.scale(g, now)
+	return c.commitLocked(g, now), nil
+}
+
+// checkQuota refuses a capacity for group name (g, nil when it does not
+// exist yet) that would take the instances of all groups above the quota.
+// Lowering or keeping a group's capacity is always allowed. Callers hold
+// c.mu.
+func (c *Cloud) checkQuota(name string, g *groupState, capacity int32) error {
+	if c.maxInstances <= 0 || g != nil && capacity <= g.Capacity {
+		return nil
+	}
+	others := 0
+	for n, og := range c.st.Groups {
+		if n != name {
+			others += live(og)
+		}
+	}
+	if others+int(capacity) > c.maxInstances {
+		return &Error{Code: CodeQuotaExceeded, Message: fmt.Sprintf(
+			"capacity %d for scale group %q exceeds the instance quota: %d of %d instances are used by other groups",
+			capacity, name, others, c.maxInstances)}
+	}
+	return nil
+}
+
+// SetGroupFaults arms instance-level faults of a group (see GroupFaults).
+// It returns a NotFound error when the group does not exist.
+func (c *Cloud) SetGroupFaults(name string, f GroupFaults) (*Group, error) {
+	if f.WrongTokens < 0 {
+		return nil, invalidf("wrongTokens must not be negative, got %d", f.WrongTokens)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.advanceByName(name)
+	if g == nil {
+		return nil, notFound(name)
+	}
+	g.WrongTokens = f.WrongTokens
+	c.dirty = true
+	return c.snapshot(g), nil
 }
 
 // DeleteInstances deletes the instances with these IDs and lowers the
@@ -464,6 +522,7 @@ func (c *Cloud) agentInstance(g *groupState, in *instanceState) nodeagent.Instan
 		CPU:            get(ExtraCPU, "2"),
 		Memory:         get(ExtraMemory, "8Gi"),
 		CustomData:     m.CustomData,
+		WrongToken:     in.WrongToken,
 		Joined:         in.Join == JoinJoined,
 		NodeName:       in.NodeName,
 		Endpoint:       in.Endpoint,
@@ -545,8 +604,10 @@ func (c *Cloud) snapshot(g *groupState) *Group {
 			Message:    in.Message,
 			Join:       in.Join,
 			NodeName:   in.NodeName,
+			WrongToken: in.WrongToken,
 		}
 	}
+	out.Faults = GroupFaults{WrongTokens: g.WrongTokens}
 	return out
 }
 

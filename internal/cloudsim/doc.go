@@ -35,5 +35,11 @@
 // JSON face of package localapi; Azure and AWS faces will follow. Fault
 // injection (faults.go: throttling with Retry-After, 5xx, latency; seeded)
 // and per-operation request counters wrap every face; both are driven by the
-// Server's Go API and the /admin endpoints.
+// Server's Go API and the /admin endpoints. The admin endpoints and the
+// Cloud's Go API also play the actors a real cloud has besides its API
+// clients: an instance quota across groups (ApplyGroup and SetCapacity
+// refuse increases beyond it with QuotaExceeded), an external autoscaler
+// that changes only a group's capacity (SetCapacity), and instance-level
+// faults (SetGroupFaults: the next instances boot with a wrong bootstrap
+// token and never join).
 package cloudsim

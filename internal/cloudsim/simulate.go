@@ -255,6 +255,10 @@ func (c *Cloud) newInstance(g *groupState, zone string, now time.Time) *instance
 	}
 	boot = max(boot, 0)
 	provisionAt := now.Add(sim.ProvisionDelay)
+	wrongToken := g.WrongTokens > 0
+	if wrongToken {
+		g.WrongTokens--
+	}
 	return &instanceState{
 		ID:          id,
 		Seq:         seq,
@@ -267,6 +271,7 @@ func (c *Cloud) newInstance(g *groupState, zone string, now time.Time) *instance
 		BootAt:      provisionAt.Add(boot),
 		ModelHash:   g.ModelHash,
 		ModelRef:    g.ModelRef,
+		WrongToken:  wrongToken,
 	}
 }
 

@@ -39,7 +39,10 @@ type groupState struct {
 	Simulation Simulation `json:"simulation"`
 	CreatedAt  time.Time  `json:"createdAt"`
 	Deleting   bool       `json:"deleting,omitempty"`
-	Operation  *Operation `json:"operation,omitempty"`
+	// WrongTokens counts down the next instances that boot with a wrong
+	// bootstrap token (GroupFaults).
+	WrongTokens int        `json:"wrongTokens,omitempty"`
+	Operation   *Operation `json:"operation,omitempty"`
 	// Models holds every model an instance still references (a VM keeps the
 	// custom data it was created with), by content key.
 	Models map[string]*Model `json:"models"`
@@ -67,6 +70,7 @@ type instanceState struct {
 	Join        JoinPhase     `json:"join,omitempty"`
 	NodeName    string        `json:"nodeName,omitempty"`
 	Endpoint    string        `json:"endpoint,omitempty"`
+	WrongToken  bool          `json:"wrongToken,omitempty"`
 }
 
 func newState() *cloudState {

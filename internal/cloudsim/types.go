@@ -150,6 +150,20 @@ type Group struct {
 	Operation *Operation
 	// Instances are ordered by ID.
 	Instances []Instance
+	// Faults are the group's armed instance-level faults.
+	Faults GroupFaults
+}
+
+// GroupFaults are instance-level faults of one group, armed through
+// SetGroupFaults (the admin endpoint PUT /admin/groups/{name}/faults). Unlike
+// the wire-level Faults they change what the simulated VMs do.
+type GroupFaults struct {
+	// WrongTokens is how many of the instances the group creates next boot
+	// with a wrong bootstrap token, as a VM whose custom data carries a
+	// stale or mistyped token would: the node agent's token discovery is
+	// refused by the API server (401) and the instance never joins, its
+	// Message says why. It counts down as instances are created.
+	WrongTokens int `json:"wrongTokens"`
 }
 
 // Operation is a long-running change of a group: instances being created or
@@ -181,6 +195,9 @@ type Instance struct {
 	Message  string
 	Join     JoinPhase
 	NodeName string
+	// WrongToken is set when the instance booted with a wrong bootstrap
+	// token (GroupFaults.WrongTokens).
+	WrongToken bool
 }
 
 // ErrorCode classifies errors of the Cloud's API.

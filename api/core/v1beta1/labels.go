@@ -18,3 +18,15 @@ func LabelValue(v string) string {
 	sum := sha256.Sum256([]byte(v))
 	return strings.TrimRight(v[:46], "-_.") + "-" + hex.EncodeToString(sum[:8])
 }
+
+// ReplicasManagedExternally reports whether the pool carries
+// ReplicasManagedByAnnotation, whatever its value (the value names the
+// actor): an external autoscaler owns the replica count, and the
+// controllers report it instead of enforcing spec.replicas.
+func (m *MachinePool) ReplicasManagedExternally() bool {
+	if m == nil {
+		return false
+	}
+	_, ok := m.Annotations[ReplicasManagedByAnnotation]
+	return ok
+}

@@ -15,6 +15,8 @@
 //	GET|PUT /admin/faults             Faults
 //	GET|PUT /admin/simulation         Simulation (defaults for new groups)
 //	PUT    /admin/groups/{name}/simulation Simulation (one group)
+//	PUT    /admin/groups/{name}/capacity Capacity → Group (an external autoscaler scales the group)
+//	PUT    /admin/groups/{name}/faults  GroupFaults → Group (instance-level faults)
 //	GET|PUT /admin/quota              Quota
 //	GET    /healthz
 //
@@ -176,4 +178,20 @@ type Quota struct {
 	// MaxInstances is the most instances (not deleting) the cloud runs across
 	// all groups; 0 means unlimited.
 	MaxInstances int `json:"maxInstances"`
+}
+
+// Capacity is the body of PUT /admin/groups/{name}/capacity: the capacity an
+// actor other than the group's API client (the cloud's own autoscaler, an
+// operator) sets, keeping the group's model.
+type Capacity struct {
+	Capacity int32 `json:"capacity"`
+}
+
+// GroupFaults is the body of PUT /admin/groups/{name}/faults: instance-level
+// faults of one group.
+type GroupFaults struct {
+	// WrongTokens is how many of the instances the group creates next boot
+	// with a wrong bootstrap token and therefore never join (their message
+	// says why).
+	WrongTokens int `json:"wrongTokens"`
 }

@@ -155,6 +155,10 @@ type Instance struct {
 	Memory         string
 	// CustomData is the bootstrap data the VM was created with.
 	CustomData []byte
+	// WrongToken makes the VM use a wrong bootstrap token (same token ID,
+	// another secret), as one whose custom data carries a stale or mistyped
+	// token: the API server refuses it and the instance never joins.
+	WrongToken bool
 	// Joined is set when the instance already joined (before a restart of
 	// the cloud): the agent only resumes its heartbeat.
 	Joined   bool

@@ -85,6 +85,9 @@ func (a *Agent) join(ctx context.Context, j *job) (nodeName, endpoint string, er
 		return "", "", permanentf("Invalid apiServerEndpoint: %v", err)
 	}
 
+	if inst.WrongToken {
+		jc.TLSBootstrapToken = wrongToken(jc.TLSBootstrapToken)
+	}
 	if !inst.Joined {
 		if !bootstraputil.IsValidBootstrapToken(jc.TLSBootstrapToken) {
 			return "", "", permanentf("The bootstrap token in the join configuration is malformed (want <6 chars>.<16 chars>)")
@@ -372,4 +375,27 @@ func (a *Agent) client(endpoint string) (kubernetes.Interface, error) {
 	}
 	a.clients[endpoint] = cs
 	return cs, nil
+}
+
+// wrongToken returns a well-formed bootstrap token with token's ID and a
+// different secret, so that the API server, not the format check, refuses
+// it. A malformed token is returned as it is.
+func wrongToken(token string) string {
+	id, secret, ok := strings.Cut(token, ".")
+	if !ok || len(secret) != 16 {
+		return token
+	}
+	wrong := []byte(secret)
+	for i, c := range wrong {
+		// Rotate within [0-9a-z]: every character changes.
+		switch {
+		case c >= '0' && c < '9', c >= 'a' && c < 'z':
+			wrong[i] = c + 1
+		case c == '9':
+			wrong[i] = 'a'
+		default:
+			wrong[i] = '0'
+		}
+	}
+	return id + "." + string(wrong)
 }

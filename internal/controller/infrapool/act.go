@@ -29,10 +29,41 @@ func (e *Engine) act(ctx context.Context, s *scope) error {
 	if s.input.Paused {
 		return nil
 	}
+	if s.managedBy != "" {
+		defer e.recordManagedCapacity(s)
+	}
 	if err := e.removeVictims(ctx, s); err != nil {
 		return err
 	}
 	return e.applyGroup(ctx, s)
+}
+
+// recordManagedCapacity records, for a pool whose replicas an external actor
+// manages, the capacity the engine leaves the group at and the replicas it
+// planned for (see externalReplicas): in memory, and on the pool, which is
+// patched at the end of the reconcile.
+func (e *Engine) recordManagedCapacity(s *scope) {
+	var capacity int32
+	switch {
+	case s.latest != nil:
+		capacity = s.latest.Capacity
+	case s.cloud != nil:
+		// DeleteInstances lowered the capacity by one per instance deleted.
+		capacity = s.cloud.Capacity - int32(len(s.deletedNow))
+	default:
+		return
+	}
+	rec := managedCapacity{capacity: capacity, replicas: s.replicas}
+	e.managed.set(s.pool.GetUID(), rec)
+	a := s.pool.GetAnnotations()
+	if a[ManagedCapacityAnnotation] == rec.String() {
+		return
+	}
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[ManagedCapacityAnnotation] = rec.String()
+	s.pool.SetAnnotations(a)
 }
 
 // removeVictims drains the plan's victims and deletes those that are ready
@@ -57,6 +88,11 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 	for _, v := range victims {
 		if _, ok := e.removalStart(s, v.ID); !ok {
 			started = append(started, v)
+			if s.joinTimedOut[v.ID] {
+				in := byID[v.ID]
+				log.FromContext(ctx).Info("Replacing an instance that has not joined the cluster", "instance", v.ID, "joinTimeout", s.joinTimeout, "cloudMessage", in.Message)
+				e.event(s, s.objects[v.ID], corev1.EventTypeWarning, ReasonNodeStartupTimeout, actionDelete, "%s", notJoinedMessage(s, in))
+			}
 		}
 	}
 	if len(started) > 0 {

@@ -149,6 +149,12 @@ type InstanceReport struct {
 	// FailureReason and FailureMessage are set when the instance failed.
 	FailureReason  *string
 	FailureMessage *string
+	// Message is the cloud's note on the instance: why it failed, or why it
+	// has not joined the cluster.
+	Message string
+	// JoinTimedOut is set when the instance has had no Node for the
+	// engine's join timeout since its creation: it is being replaced.
+	JoinTimedOut bool
 }
 
 // PoolReport is the engine's view of a pool, in the infra machine pool

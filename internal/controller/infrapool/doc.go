@@ -43,6 +43,34 @@
 //     Ready). The pool is patched once, at the end, and only when something
 //     changed: a converged pool costs one cloud read and no write.
 //
+// # Replicas, pausing and instances that never join
+//
+// When the MachinePool carries cluster.x-k8s.io/replicas-managed-by, an
+// external autoscaler owns the replica count and scales the cloud's group
+// itself, as with Cluster API's Azure and AWS providers: the engine never
+// changes the group's capacity from spec.replicas. The desired replicas are
+// the group's capacity, less the surge and draining victims the engine
+// itself added to it (ManagedCapacityAnnotation records what it left); the
+// engine reports the group's live instances in status.replicas, which the
+// core MachinePool controller copies into spec.replicas. Stale instances are
+// still replaced within maxSurge and maxUnavailable around those replicas.
+// As the cloud sends no event when the autoscaler scales the group, such a
+// pool is read again every Timing.ExternalReplicas (default 30s).
+//
+// A paused Cluster (spec.paused or the cluster.x-k8s.io/paused annotation)
+// and a pool with cluster.x-k8s.io/paused: "true" are not reconciled at all,
+// deletion included: no cloud call, no write, not even the status.
+// mpool.dev/rollout-paused, by contrast, only stops creating and deleting
+// instances; the status is still reported.
+//
+// An instance that has no Node in the workload cluster JoinTimeout after
+// the cloud created it (default 10 minutes, like Cluster API's
+// MachineHealthCheck nodeStartupTimeout) is replaced as if it had failed:
+// its bootstrap token may have been wrong or expired, its boot may hang. Its
+// per-instance object's InstanceReady condition and a NodeStartupTimeout
+// event say so, with the cloud's note on the instance; the group then
+// creates a fresh instance with the current bootstrap data.
+//
 // A throttled request makes every pool of the engine wait for the cloud's
 // Retry-After, including reconciles triggered by events meanwhile. The
 // cache's objects are read without copies and compared by their Spec and
@@ -56,7 +84,8 @@
 //
 // Errors: throttling requeues after the cloud's Retry-After; quota and
 // invalid-spec errors become conditions and events and are retried slowly
-// or not at all; transient errors are returned for controller-runtime's
+// or not at all (a refused capacity sets ScaleGroupReady False with reason
+// QuotaExceeded and says what to change; the group keeps its instances); transient errors are returned for controller-runtime's
 // exponential backoff. Every step is idempotent, so a reconcile that stops
 // half-way is finished by the next one.
 package infrapool

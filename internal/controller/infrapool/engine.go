@@ -35,7 +35,20 @@ const (
 	// rotated bootstrap token is applied once and a steady pool writes
 	// nothing to the cloud.
 	AppliedSpecAnnotation = "mpool.dev/applied-spec-hash"
+	// ManagedCapacityAnnotation on a pool whose MachinePool carries
+	// cluster.x-k8s.io/replicas-managed-by records "<capacity>/<replicas>":
+	// the group capacity the engine last left and the replica count it
+	// planned for. A group capacity that differs was changed by the external
+	// actor (see externalReplicas); one that matches means the replicas are
+	// still those recorded, even while the engine's own surge or victims
+	// still draining are counted in the capacity.
+	ManagedCapacityAnnotation = "mpool.dev/managed-capacity"
 )
+
+// DefaultJoinTimeout is how long an instance may take from its creation
+// until its Node joins before the engine replaces it, like Cluster API's
+// MachineHealthCheck nodeStartupTimeout.
+const DefaultJoinTimeout = 10 * time.Minute
 
 // Timing tunes how often the engine looks again. Zero fields take defaults.
 type Timing struct {
@@ -54,6 +67,11 @@ type Timing struct {
 	// ThrottleRetry is the requeue after throttling when the cloud gave no
 	// Retry-After (default 1s).
 	ThrottleRetry time.Duration
+	// ExternalReplicas is how often a pool whose replicas an external actor
+	// manages (cluster.x-k8s.io/replicas-managed-by) looks at its group
+	// again: the actor scales the group in the cloud, which sends no event
+	// (default 30s).
+	ExternalReplicas time.Duration
 }
 
 func (t *Timing) defaults() {
@@ -67,6 +85,7 @@ func (t *Timing) defaults() {
 	set(&t.NotConverged, 30*time.Second)
 	set(&t.QuotaRetry, time.Minute)
 	set(&t.ThrottleRetry, time.Second)
+	set(&t.ExternalReplicas, 30*time.Second)
 }
 
 // Options configure an Engine.
@@ -92,6 +111,13 @@ type Options struct {
 	// Workers bounds the concurrent API calls of one reconcile (drains,
 	// per-instance object writes; default 32).
 	Workers int
+	// JoinTimeout is how long an instance may exist without a Node in the
+	// workload cluster before the engine deletes it and lets the group
+	// create a fresh one from the current model and bootstrap data (its
+	// token may have expired, or been wrong): zero means
+	// DefaultJoinTimeout, a negative value never replaces an instance for
+	// not joining.
+	JoinTimeout time.Duration
 }
 
 // Engine reconciles infra pools of one kind: observe the group, plan with
@@ -107,10 +133,13 @@ type Engine struct {
 	skip    bool
 	timing  Timing
 	workers int
+	// joinTimeout is Options.JoinTimeout resolved; zero disables it.
+	joinTimeout time.Duration
 
 	clientsets *clientsets
 	tracker    *drainTracker
 	applied    *appliedSpecs
+	managed    *managedCapacities
 	throttle   throttleGate
 }
 
@@ -136,19 +165,27 @@ func New(opts Options) (*Engine, error) {
 		opts.Workers = 32
 	}
 	opts.Timing.defaults()
+	switch {
+	case opts.JoinTimeout == 0:
+		opts.JoinTimeout = DefaultJoinTimeout
+	case opts.JoinTimeout < 0:
+		opts.JoinTimeout = 0
+	}
 	return &Engine{
-		a:          opts.Adapter,
-		c:          opts.Client,
-		sg:         opts.ScaleGroup,
-		w:          opts.Workload,
-		rec:        opts.Recorder,
-		clock:      opts.Clock,
-		skip:       opts.SkipModelReconciliation,
-		timing:     opts.Timing,
-		workers:    opts.Workers,
-		clientsets: newClientsets(opts.Workload),
-		tracker:    newDrainTracker(),
-		applied:    newAppliedSpecs(),
+		a:           opts.Adapter,
+		c:           opts.Client,
+		sg:          opts.ScaleGroup,
+		w:           opts.Workload,
+		rec:         opts.Recorder,
+		clock:       opts.Clock,
+		skip:        opts.SkipModelReconciliation,
+		timing:      opts.Timing,
+		workers:     opts.Workers,
+		joinTimeout: opts.JoinTimeout,
+		clientsets:  newClientsets(opts.Workload),
+		tracker:     newDrainTracker(),
+		applied:     newAppliedSpecs(),
+		managed:     newManagedCapacities(),
 	}, nil
 }
 
@@ -164,6 +201,16 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result
 	ctx = log.IntoContext(ctx, logger)
 	if pool.GetAnnotations()[clusterv1.PausedAnnotation] == "true" {
 		logger.V(1).Info("Reconciliation is paused")
+		return ctrl.Result{}, nil
+	}
+	// A paused Cluster pauses its pools, their deletion included: nothing
+	// is read from or written to the cloud, and nothing to the API server,
+	// not even the status (as Cluster API's providers do).
+	switch paused, err := e.clusterPaused(ctx, pool); {
+	case err != nil:
+		return ctrl.Result{}, err
+	case paused:
+		logger.V(1).Info("The Cluster is paused")
 		return ctrl.Result{}, nil
 	}
 

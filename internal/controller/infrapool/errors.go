@@ -2,6 +2,7 @@ package infrapool
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -30,8 +31,12 @@ func (e *Engine) cloudError(ctx context.Context, s *scope, action string, err er
 	}
 	switch {
 	case scalegroup.IsQuotaExceeded(err):
-		s.problem = &problem{reason: infrav1.ScaleGroupProvisionFailedReason, message: err.Error()}
-		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, ReasonQuotaExceeded, action, "%v", err)
+		msg := fmt.Sprintf("The cloud's quota does not allow the group's capacity (%v). "+
+			"Raise the quota, or lower the MachinePool's spec.replicas (or the rolling update's maxSurge); "+
+			"the group keeps its instances and the request is retried every %s", err, e.timing.QuotaRetry)
+		s.problem = &problem{reason: QuotaExceededReason, message: msg}
+		logger.Info("The cloud refused the capacity for quota", "error", err.Error())
+		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, ReasonQuotaExceeded, action, "%s", msg)
 		s.requeueAfter(e.timing.QuotaRetry)
 		return nil
 	case scalegroup.IsInvalid(err):

@@ -26,6 +26,10 @@ const (
 	ReasonDrainFailed = "DrainFailed"
 	// ReasonInstancesDeleted: instances were deleted from the cloud.
 	ReasonInstancesDeleted = "InstancesDeleted"
+	// ReasonNodeStartupTimeout: an instance has not joined the cluster
+	// within the join timeout and is replaced (also on the per-instance
+	// object).
+	ReasonNodeStartupTimeout = "NodeStartupTimeout"
 )
 
 // Event actions (the events API's "action" field).

@@ -39,7 +39,12 @@ func (e *Engine) syncInstances(ctx context.Context, s *scope) error {
 		switch {
 		case in.State == scalegroup.StateDeleting:
 			// On its way out: the object goes with it, its status no longer
-			// matters.
+			// matters, unless it says why the instance goes.
+			if obj != nil {
+				if w := e.notJoinedStatus(s, obj, in.ID); w != nil {
+					work = append(work, w)
+				}
+			}
 		case obj == nil:
 			work = append(work, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
 		default:
@@ -50,11 +55,35 @@ func (e *Engine) syncInstances(ctx context.Context, s *scope) error {
 	}
 	for id, obj := range s.objects {
 		if !present[id] {
-			work = append(work, func(ctx context.Context) error { return e.releaseInstanceObject(ctx, s, obj, false) })
+			status := e.notJoinedStatus(s, obj, id)
+			work = append(work, func(ctx context.Context) error {
+				if status != nil {
+					if err := status(ctx); err != nil {
+						return err
+					}
+				}
+				return e.releaseInstanceObject(ctx, s, obj, false)
+			})
 		}
 	}
 	e.tracker.retain(s.pool.GetUID(), present)
 	return e.parallel(ctx, len(work), func(ctx context.Context, i int) error { return work[i](ctx) })
+}
+
+// notJoinedStatus returns the write that records, on the per-instance
+// object of an instance deleted this reconcile for not joining, why it went
+// (the InstanceReady condition's NodeStartupTimeout), before the object goes
+// with its instance; nil for any other instance.
+func (e *Engine) notJoinedStatus(s *scope, obj InstanceObject, id string) func(context.Context) error {
+	if !s.deletedNow[id] || !s.joinTimedOut[id] || s.cloud == nil {
+		return nil
+	}
+	for _, in := range s.cloud.Instances {
+		if in.ID == id {
+			return e.instanceStatusPatch(s, obj, e.reportOf(s, in))
+		}
+	}
+	return nil
 }
 
 // reportOf returns instanceReport(s, in), computed once per reconcile: the
@@ -80,6 +109,8 @@ func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) InstanceReport
 		Zone:               in.Zone,
 		ModelHash:          in.ModelHash,
 		LatestModelApplied: in.ModelHash == s.modelHash,
+		Message:            in.Message,
+		JoinTimedOut:       s.joinTimedOut[in.ID],
 	}
 	switch in.State {
 	case scalegroup.StateCreating:
@@ -182,6 +213,8 @@ func (e *Engine) instanceStatusPatch(s *scope, obj InstanceObject, rep InstanceR
 func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep InstanceReport, generation int64) {
 	c := metav1.Condition{Type: infrav1.InstanceReadyCondition, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(s.now)}
 	switch {
+	case rep.JoinTimedOut:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, NodeStartupTimeoutReason, notJoinedText(s.joinTimeout, rep.InstanceID, rep.Message)
 	case rep.Ready:
 		c.Status, c.Reason = metav1.ConditionTrue, clusterv1.ReadyReason
 	case rep.State == InstanceDeleting:
@@ -192,6 +225,9 @@ func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep InstanceRepo
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InstanceProvisioningReason, "The instance is "+string(rep.State)
 	case rep.NodeRef == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, WaitingForNodeReason, "The instance runs; its Node has not joined yet"
+		if rep.Message != "" {
+			c.Message += ": " + rep.Message
+		}
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, NodeNotReadyReason, "Node "+rep.NodeRef.Name+" is not Ready"
 	}
@@ -251,6 +287,20 @@ func (e *Engine) deleteWorkloadNode(ctx context.Context, s *scope, name string) 
 		return fmt.Errorf("deleting Node %s: %w", name, err)
 	}
 	return deleteNode(ctx, cs, name)
+}
+
+// notJoinedMessage says that inst has not joined within the join timeout
+// and is replaced, with what the cloud says about it.
+func notJoinedMessage(s *scope, inst scalegroup.Instance) string {
+	return notJoinedText(s.joinTimeout, inst.ID, inst.Message)
+}
+
+func notJoinedText(timeout time.Duration, id, cloudMessage string) string {
+	msg := fmt.Sprintf("Instance %s has no Node in the workload cluster %s after its creation; deleting it so that the group creates a fresh one with the current bootstrap data", id, timeout)
+	if cloudMessage != "" {
+		msg += ". The cloud says: " + cloudMessage
+	}
+	return msg
 }
 
 func orDefault(s, def string) string {

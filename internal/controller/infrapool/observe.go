@@ -36,16 +36,6 @@ func (e *Engine) observe(ctx context.Context, s *scope) error {
 		s.halt = true
 		return nil
 	}
-	cluster := &clusterv1.Cluster{}
-	err = e.c.Get(ctx, types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}, cluster)
-	switch {
-	case err == nil && cluster.Spec.Paused:
-		log.FromContext(ctx).V(1).Info("The Cluster is paused")
-		s.halt, s.clusterPaused = true, true
-		return nil
-	case err != nil && !apierrors.IsNotFound(err):
-		return fmt.Errorf("reading Cluster %s: %w", owner.Spec.ClusterName, err)
-	}
 	if err := e.readOwner(ctx, s, owner); err != nil {
 		return err
 	}
@@ -55,7 +45,74 @@ func (e *Engine) observe(ctx context.Context, s *scope) error {
 	if err := e.observeCloud(ctx, s); err != nil || s.halt {
 		return err
 	}
+	e.externalReplicas(s)
 	return e.observeObjects(ctx, s)
+}
+
+// clusterPaused reports whether the Cluster of pool's owner MachinePool is
+// paused: spec.paused, or the cluster.x-k8s.io/paused annotation, as the
+// core controllers read it. A pool without an owner, or whose Cluster is
+// gone, is not paused.
+func (e *Engine) clusterPaused(ctx context.Context, pool Pool) (bool, error) {
+	owner, err := e.ownerOf(ctx, pool)
+	if err != nil || owner == nil {
+		return false, err
+	}
+	cluster := &clusterv1.Cluster{}
+	err = e.c.Get(ctx, types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}, cluster)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading Cluster %s: %w", owner.Spec.ClusterName, err)
+	}
+	return cluster.Spec.Paused || hasAnnotation(cluster.Annotations, clusterv1.PausedAnnotation), nil
+}
+
+// ReplicasManagedExternally reports whether an external actor (an
+// autoscaler) owns mp's replica count: the cluster.x-k8s.io/replicas-managed-by
+// annotation is present, whatever its value, as the core MachinePool
+// controller reads it.
+func ReplicasManagedExternally(mp *clusterv1.MachinePool) bool {
+	return mp.ReplicasManagedExternally()
+}
+
+// externalReplicas takes the desired replicas from the group when the
+// MachinePool's replicas are managed by an external actor (Cluster API's
+// cluster.x-k8s.io/replicas-managed-by, honoured as CAPZ and CAPA do): that
+// actor scales the cloud's group itself, so the engine never changes the
+// group's capacity from spec.replicas. The core MachinePool controller then
+// copies the replicas the engine reports (status.replicas, the group's live
+// instances) into spec.replicas.
+//
+// The replicas are the group's capacity, less what the engine itself added
+// to it: while it surges to replace stale instances, or victims still
+// drain, the capacity is above the replicas. The engine records the
+// capacity it left the group at and the replicas it planned for
+// (ManagedCapacityAnnotation, and in memory while the cache lags): as long
+// as the group still has that capacity the recorded replicas hold; any
+// other capacity is the external actor's and becomes the replicas. Stale
+// instances are still replaced, within maxSurge and maxUnavailable around
+// those replicas. A group that does not exist yet is created with
+// spec.replicas. The cloud sends no event when the actor scales the group:
+// such a pool is looked at every Timing.ExternalReplicas.
+func (e *Engine) externalReplicas(s *scope) {
+	if !ReplicasManagedExternally(s.owner) || s.cloud == nil {
+		return
+	}
+	s.managedBy = s.owner.Annotations[clusterv1.ReplicasManagedByAnnotation]
+	if s.managedBy == "" {
+		s.managedBy = "an external autoscaler"
+	}
+	rec, ok := e.managed.get(s.pool.GetUID())
+	if !ok {
+		rec, ok = parseManagedCapacity(s.pool.GetAnnotations()[ManagedCapacityAnnotation])
+	}
+	if ok && rec.capacity == s.cloud.Capacity {
+		s.replicas = rec.replicas
+		return
+	}
+	s.replicas = s.cloud.Capacity
 }
 
 // readOwner fills the scope from the owner MachinePool and maps the pool

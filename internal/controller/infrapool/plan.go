@@ -63,13 +63,41 @@ func (e *Engine) rolloutInstance(s *scope, inst scalegroup.Instance) rollout.Ins
 		obj, machine = o, s.machines[o.GetName()]
 	}
 	_, started := e.tracker.started(s.pool.GetUID(), inst.ID)
+	state := reportedState(inst.State)
+	if joinTimedOut(s, inst) {
+		// Replaced like a failed instance: deleted at once (it serves
+		// nothing, so the budgets do not hold it back) and refilled.
+		if s.joinTimedOut == nil {
+			s.joinTimedOut = map[string]bool{}
+		}
+		s.joinTimedOut[inst.ID] = true
+		state = InstanceFailed
+	}
 	return plannerInstance(rollout.Instance{
 		ID:         inst.ID,
 		Zone:       inst.Zone,
 		CreatedAt:  inst.CreatedAt,
 		ModelHash:  inst.ModelHash,
 		ReadySince: readySince(s.nodes[inst.ProviderID]),
-	}, reportedState(inst.State), obj, machine, started)
+	}, state, obj, machine, started)
+}
+
+// joinTimedOut reports whether inst has had no Node for the join timeout
+// since the cloud created it, as Cluster API's MachineHealthCheck treats a
+// Machine without a nodeRef after nodeStartupTimeout: its bootstrap token
+// may have been wrong or expired, its boot may hang. Only instances the
+// cloud has not given up on count (failed ones are replaced anyway), and
+// only while the workload cluster's Nodes are known.
+func joinTimedOut(s *scope, inst scalegroup.Instance) bool {
+	if s.joinTimeout <= 0 || !s.nodesKnown || s.nodes[inst.ProviderID] != nil {
+		return false
+	}
+	switch inst.State {
+	case scalegroup.StateCreating, scalegroup.StateBooting, scalegroup.StateRunning:
+		return !s.now.Before(inst.CreatedAt.Add(s.joinTimeout))
+	default:
+		return false
+	}
 }
 
 // plannerInstance completes the planner's view of one instance, the engine's

@@ -23,16 +23,14 @@ type scope struct {
 
 	// halt stops the phases after the current one; report still runs.
 	halt bool
-	// clusterPaused: the Cluster is paused; nothing is written, not even the
-	// status, as with Cluster API's paused objects.
-	clusterPaused bool
 
 	// From the owner MachinePool.
 	owner     *clusterv1.MachinePool
 	cluster   types.NamespacedName
 	replicas  int32
-	paused    bool // the rollout pause annotation
-	bootstrap bool // bootstrap data is available
+	managedBy string // who manages the replicas (replicas-managed-by), "" when the MachinePool does
+	paused    bool   // the rollout pause annotation
+	bootstrap bool   // bootstrap data is available
 	desired   Desired
 	modelHash string
 	specHash  string
@@ -50,6 +48,11 @@ type scope struct {
 	planned bool
 	input   rollout.Input
 	plan    rollout.Result
+	// joinTimeout is the engine's JoinTimeout (zero: disabled);
+	// joinTimedOut holds the instances that have not joined within it, by
+	// ID: the planner sees them as failed.
+	joinTimeout  time.Duration
+	joinTimedOut map[string]bool
 
 	// Acting.
 	removing   map[string]time.Time    // instance ID → removal start, for victims marked
@@ -81,13 +84,15 @@ type problem struct {
 
 func (e *Engine) newScope(pool Pool) *scope {
 	return &scope{
-		pool:       pool,
-		before:     pool.DeepCopyObject().(Pool),
-		now:        e.clock.Now(),
-		group:      e.a.GroupName(pool),
-		removing:   map[string]time.Time{},
-		drains:     map[string]drainOutcome{},
-		deletedNow: map[string]bool{},
+		pool:         pool,
+		before:       pool.DeepCopyObject().(Pool),
+		now:          e.clock.Now(),
+		group:        e.a.GroupName(pool),
+		removing:     map[string]time.Time{},
+		drains:       map[string]drainOutcome{},
+		deletedNow:   map[string]bool{},
+		joinTimeout:  e.joinTimeout,
+		joinTimedOut: map[string]bool{},
 	}
 }
 

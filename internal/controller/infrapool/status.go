@@ -164,6 +164,10 @@ func (e *Engine) requeueWhileConverging(s *scope) {
 	if !s.plan.Done {
 		s.requeueAfter(e.timing.NotConverged)
 	}
+	if s.managedBy != "" {
+		// The external actor changes the group without an event.
+		s.requeueAfter(e.timing.ExternalReplicas)
+	}
 }
 
 // setPoolConditions sets every condition the engine owns on the pool.

@@ -1,6 +1,9 @@
 package infrapool
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -94,6 +97,63 @@ func (a *appliedSpecs) forget(pool types.UID) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.m, pool)
+}
+
+// managedCapacity is what the engine last did to the group of a pool whose
+// replicas an external actor manages: it left the group at capacity,
+// planning for replicas.
+type managedCapacity struct {
+	capacity int32
+	replicas int32
+}
+
+// String formats r as ManagedCapacityAnnotation's value.
+func (r managedCapacity) String() string { return fmt.Sprintf("%d/%d", r.capacity, r.replicas) }
+
+// parseManagedCapacity reads ManagedCapacityAnnotation's value; ok is false
+// when it is absent or malformed.
+func parseManagedCapacity(v string) (r managedCapacity, ok bool) {
+	c, n, found := strings.Cut(v, "/")
+	if !found {
+		return r, false
+	}
+	capacity, err1 := strconv.ParseInt(c, 10, 32)
+	replicas, err2 := strconv.ParseInt(n, 10, 32)
+	if err1 != nil || err2 != nil || capacity < 0 || replicas < 0 {
+		return r, false
+	}
+	return managedCapacity{capacity: int32(capacity), replicas: int32(replicas)}, true
+}
+
+// managedCapacities remembers, per pool, the managedCapacity this process
+// last recorded. Like appliedSpecs it only bridges the cache's lag: the
+// pool's ManagedCapacityAnnotation is the durable record.
+type managedCapacities struct {
+	mu sync.Mutex
+	m  map[types.UID]managedCapacity
+}
+
+func newManagedCapacities() *managedCapacities {
+	return &managedCapacities{m: map[types.UID]managedCapacity{}}
+}
+
+func (m *managedCapacities) get(pool types.UID) (managedCapacity, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.m[pool]
+	return r, ok
+}
+
+func (m *managedCapacities) set(pool types.UID, r managedCapacity) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.m[pool] = r
+}
+
+func (m *managedCapacities) forget(pool types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.m, pool)
 }
 
 // throttleGate holds every call to the cloud until the Retry-After of the

@@ -52,7 +52,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		Named(strings.ToLower(e.a.PoolKind())).
 		For(e.a.NewPool(), builder.WithPredicates(changed(func(o, n client.Object) bool {
 			return o.GetGeneration() != n.GetGeneration() ||
-				!equalAnnotations(o, n, AppliedSpecAnnotation) ||
+				!equalAnnotations(o, n, AppliedSpecAnnotation, ManagedCapacityAnnotation) ||
 				!equalOwners(o, n) ||
 				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 		}))).
@@ -71,7 +71,8 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(e.secretToPools)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(e.clusterToPools),
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
-				return o.(*clusterv1.Cluster).Spec.Paused != n.(*clusterv1.Cluster).Spec.Paused
+				return o.(*clusterv1.Cluster).Spec.Paused != n.(*clusterv1.Cluster).Spec.Paused ||
+					hasAnnotation(o.GetAnnotations(), clusterv1.PausedAnnotation) != hasAnnotation(n.GetAnnotations(), clusterv1.PausedAnnotation)
 			}))).
 		WithOptions(opts)
 	if nw, ok := e.w.(NodeWatcher); ok {
@@ -192,11 +193,14 @@ func changed(fn func(oldObj, newObj client.Object) bool) predicate.Predicate {
 	}
 }
 
-// equalAnnotations compares the annotations of a and b, ignoring key.
-func equalAnnotations(a, b client.Object, ignore string) bool {
+// equalAnnotations compares the annotations of a and b, ignoring the keys
+// in ignore.
+func equalAnnotations(a, b client.Object, ignore ...string) bool {
 	x, y := maps.Clone(a.GetAnnotations()), maps.Clone(b.GetAnnotations())
-	delete(x, ignore)
-	delete(y, ignore)
+	for _, k := range ignore {
+		delete(x, k)
+		delete(y, k)
+	}
 	return maps.Equal(x, y)
 }
 

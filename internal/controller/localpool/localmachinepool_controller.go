@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -35,6 +36,9 @@ type Options struct {
 	Timing infrapool.Timing
 	// Workers bounds the concurrent API calls of one reconcile (default 32).
 	Workers int
+	// JoinTimeout is how long an instance may go without a Node before it is
+	// replaced (zero: infrapool.DefaultJoinTimeout; negative: never).
+	JoinTimeout time.Duration
 }
 
 // LocalMachinePoolReconciler reconciles LocalMachinePools with the infrapool
@@ -73,6 +77,7 @@ func (r *LocalMachinePoolReconciler) SetupWithManager(ctx context.Context, mgr c
 		SkipModelReconciliation: r.opts.SkipModelReconciliation,
 		Timing:                  r.opts.Timing,
 		Workers:                 r.opts.Workers,
+		JoinTimeout:             r.opts.JoinTimeout,
 	})
 	if err != nil {
 		return err

@@ -159,7 +159,7 @@ func (s *scope) addFailure(obj *unstructured.Unstructured) {
 // infrastructure pool when an external actor manages replicas.
 func (r *Reconciler) reconcileReplicas(ctx context.Context, s *scope) (ctrl.Result, error) {
 	pool := s.pool
-	if _, managed := pool.Annotations[clusterv1.ReplicasManagedByAnnotation]; managed && s.infraReplicas != nil {
+	if pool.ReplicasManagedExternally() && s.infraReplicas != nil {
 		if pool.Spec.Replicas == nil || *pool.Spec.Replicas != *s.infraReplicas {
 			r.Recorder.Eventf(pool, corev1.EventTypeNormal, events.ReplicasSynced,
 				"Replicas are managed by %q: took %d from the infrastructure pool", pool.Annotations[clusterv1.ReplicasManagedByAnnotation], *s.infraReplicas)

@@ -103,6 +103,9 @@ type managerOptions struct {
 	burst                   int
 	skipModelReconciliation bool
 	spy                     *cloudSpy
+	// tune, when set, adjusts the LocalMachinePool reconciler's options
+	// (join timeout, quota retry, ...) before it is built.
+	tune func(*localpool.Options)
 }
 
 // testManager is a running manager with every controller the issue needs:
@@ -158,13 +161,17 @@ func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *
 	if o.spy != nil {
 		hc = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
 	}
-	pool, err := localpool.NewLocalMachinePoolReconciler(localpool.Options{
+	popts := localpool.Options{
 		CloudURL:                cloudURL,
 		HTTPClient:              hc,
 		Workload:                cc,
 		SkipModelReconciliation: o.skipModelReconciliation,
 		Timing:                  infrapool.Timing{Converging: 300 * time.Millisecond, Drain: 300 * time.Millisecond},
-	})
+	}
+	if o.tune != nil {
+		o.tune(&popts)
+	}
+	pool, err := localpool.NewLocalMachinePoolReconciler(popts)
 	if err != nil {
 		t.Fatal(err)
 	}

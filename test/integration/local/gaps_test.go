@@ -1,0 +1,525 @@
+package local
+
+// The scenarios of issue 5's remaining gaps: replicas managed by an external
+// autoscaler, a paused Cluster, the node drain timeout, instances that never
+// join, and the cloud's quota. Run them alone with
+//
+//	go test -p 1 -run Gap ./test/integration/local/
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
+	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/controller/localpool"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// TestGapReplicasManagedByAnExternalAutoscaler: with
+// cluster.x-k8s.io/replicas-managed-by on the MachinePool, the autoscaler
+// scales the cloud's group; the engine notices (it polls such a group, the
+// cloud sends no event), keeps and reports the group's count, the core
+// copies it into spec.replicas, and stale instances are still replaced
+// within the budgets at that count.
+func TestGapReplicasManagedByAnExternalAutoscaler(t *testing.T) {
+	cloud := startCloud(t, cloudOptions{})
+	f := newFixture(t, cloud)
+	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *localpool.Options) {
+		o.Timing.ExternalReplicas = 500 * time.Millisecond
+	}})
+	f.createPool(poolSpec{replicas: 2})
+	f.waitConverged(2, v1, "", converge)
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+		if mp.Annotations == nil {
+			mp.Annotations = map[string]string{}
+		}
+		mp.Annotations[clusterv1.ReplicasManagedByAnnotation] = "cluster-autoscaler"
+	})
+	// The engine says who manages the replicas once it has seen the
+	// annotation; before, it would rightly scale the group back.
+	testenv.Eventually(t, converge, func() error {
+		c := findCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupDesiredReplicasCondition)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "managed by cluster-autoscaler") {
+			return fmt.Errorf("ScaleGroupDesiredReplicas %+v, want True naming who manages the replicas", c)
+		}
+		return nil
+	})
+
+	// The autoscaler scales the group in the cloud, keeping its model.
+	if _, err := cloud.Cloud().SetCapacity(f.group, 4); err != nil {
+		t.Fatal(err)
+	}
+	f.waitConverged(4, v1, "", converge)
+	f.waitMachinePoolReplicas(4)
+
+	// It stays at 4: spec.replicas is not enforced. Someone setting it to 2
+	// is overruled by the core controller, which copies the reported count
+	// back, and the engine never writes to the cloud meanwhile.
+	sg := mgr.pool.ScaleGroup()
+	sg.ResetCounts()
+	f.scale(2)
+	f.waitMachinePoolReplicas(4)
+	f.pokeUntilReconciled(t, 3)
+	if c := sg.Counts(); c.Writes() != 0 {
+		t.Errorf("the engine wrote to the cloud %d times although the autoscaler manages the replicas: %v", c.Writes(), c)
+	}
+	if g := f.groupState(); g == nil || g.Capacity != 4 || len(f.liveInstances()) != 4 {
+		t.Fatalf("the group was scaled back: %v", instancesOf(g))
+	}
+
+	// A new version replaces every instance within maxSurge 1 and
+	// maxUnavailable 0 around the autoscaler's 4, and ends at 4: the
+	// engine's own surge is never taken for the autoscaler's.
+	before := instanceIDs(f.liveInstances())
+	w := watchBudgets(f, 4, 1, 0)
+	f.setVersion(v2)
+	f.waitConverged(4, v2, "", converge)
+	w.stop()
+	w.assertHeld()
+	for _, id := range instanceIDs(f.liveInstances()) {
+		if slices.Contains(before, id) {
+			t.Errorf("instance %s was not replaced", id)
+		}
+	}
+	if g := f.groupState(); g == nil || g.Capacity != 4 {
+		t.Fatalf("after the rollout the group has capacity %v, want 4", g)
+	}
+	f.waitMachinePoolReplicas(4)
+
+	// The autoscaler scales in: the cloud picks the victim, the pool follows.
+	if _, err := cloud.Cloud().SetCapacity(f.group, 3); err != nil {
+		t.Fatal(err)
+	}
+	f.waitConverged(3, v2, "", converge)
+	f.waitMachinePoolReplicas(3)
+}
+
+// TestGapPausedClusterWritesNothing: while the Cluster is paused a scale-up
+// and a version change create and delete nothing, call the cloud not at
+// all and write nothing; unpausing resumes and converges.
+func TestGapPausedClusterWritesNothing(t *testing.T) {
+	cloud := startCloud(t, cloudOptions{})
+	f := newFixture(t, cloud)
+	mgr := startManager(t, f, cloud.URL(), managerOptions{})
+	f.createPool(poolSpec{replicas: 2})
+	f.waitConverged(2, v1, "", converge)
+
+	// Once the core controller has marked the MachinePool paused, the
+	// manager's cache, which the engine shares, holds the paused Cluster.
+	f.setClusterPaused(true)
+	f.waitMachinePoolPaused(true)
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+		mp.Spec.Replicas = ptr.To[int32](4)
+		mp.Spec.Template.Spec.Version = ptr.To(v2)
+	})
+	// And once it has marked the changed generation paused, the changes.
+	f.waitMachinePoolPaused(true)
+
+	group := f.groupState()
+	lp := f.localPool()
+	objects := f.instanceObjectVersions()
+	sg := mgr.pool.ScaleGroup()
+	sg.ResetCounts()
+	f.pokeUntilReconciled(t, 2)
+
+	if c := sg.Counts(); c.Reads() != 0 || c.Writes() != 0 {
+		t.Errorf("a paused pool called the cloud: %v", c)
+	}
+	if g := f.groupState(); g == nil || g.Capacity != group.Capacity || g.ModelHash != group.ModelHash || !slices.Equal(instanceIDs(g.Instances), instanceIDs(group.Instances)) {
+		t.Errorf("the group changed while paused: %v, was %v", instancesOf(g), instancesOf(group))
+	}
+	after := f.localPool()
+	if !equality.Semantic.DeepEqual(after.Status, lp.Status) || !equality.Semantic.DeepEqual(after.Spec, lp.Spec) ||
+		after.Annotations[infrapool.AppliedSpecAnnotation] != lp.Annotations[infrapool.AppliedSpecAnnotation] {
+		t.Errorf("a paused pool was written:\nstatus %+v\nwas    %+v", after.Status, lp.Status)
+	}
+	if got := f.instanceObjectVersions(); !reflect.DeepEqual(got, objects) {
+		t.Errorf("per-instance objects were written while paused: %v, were %v", got, objects)
+	}
+
+	f.setClusterPaused(false)
+	f.waitConverged(4, v2, "", converge)
+}
+
+// TestGapDrainTimeout: a pod whose PodDisruptionBudget never allows its
+// eviction holds a scale-down without a nodeDrainTimeout; with one, the
+// instance goes once it has passed, and an event says the drain timed out.
+func TestGapDrainTimeout(t *testing.T) {
+	cloud := startCloud(t, cloudOptions{})
+	f := newFixture(t, cloud)
+	startManager(t, f, cloud.URL(), managerOptions{})
+	f.createPool(poolSpec{replicas: 2})
+	f.waitConverged(2, v1, "", converge)
+
+	live := f.liveInstances()
+	slices.SortFunc(live, func(a, b cloudsim.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	victim := live[0].ID // deletePolicy Oldest
+	f.runPod("guarded", f.nodeName(victim), "guarded")
+	f.pdb("guarded", 1, 0)
+
+	refused := f.refusedEvictions()
+	f.scale(1)
+	testenv.Eventually(t, converge, func() error {
+		if n := f.refusedEvictions() - refused; n < 3 {
+			return fmt.Errorf("%v evictions refused so far", n)
+		}
+		return nil
+	})
+	if !slices.Contains(instanceIDs(f.liveInstances()), victim) || !f.podExists("guarded") {
+		t.Fatalf("without a nodeDrainTimeout instance %s went while its pod's PodDisruptionBudget refused the eviction", victim)
+	}
+	obj := &infrav1.LocalMachinePoolMachine{}
+	if err := env.Client.Get(f.ctx, f.key(infrapool.InstanceObjectName(poolName, victim)), obj); err != nil {
+		t.Fatal(err)
+	}
+	started, err := time.Parse(time.RFC3339, obj.Annotations[infrapool.DrainStartedAnnotation])
+	if err != nil || obj.Status.State != infrav1.LocalInstanceDeleting {
+		t.Fatalf("the victim's LocalMachinePoolMachine: state %s, annotations %v (%v)", obj.Status.State, obj.Annotations, err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		obj := &infrav1.LocalMachinePoolMachine{}
+		if err := env.Client.Get(f.ctx, f.key(infrapool.InstanceObjectName(poolName, victim)), obj); err != nil {
+			return err
+		}
+		if c := findCondition(obj.Status.Conditions, infrav1.DrainingSucceededCondition); c == nil || c.Reason != infrav1.DrainingReason || !strings.Contains(c.Message, "guarded") {
+			return fmt.Errorf("DrainingSucceeded %+v, want Draining naming the blocked pod", c)
+		}
+		return nil
+	})
+
+	const timeout = 4 * time.Second
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+		mp.Spec.Template.Spec.NodeDrainTimeout = &metav1.Duration{Duration: timeout}
+	})
+	testenv.Eventually(t, converge, func() error {
+		if slices.Contains(instanceIDs(f.liveInstances()), victim) {
+			return fmt.Errorf("instance %s is still there", victim)
+		}
+		return nil
+	})
+	// The annotation has whole seconds.
+	if d := time.Since(started); d < timeout-time.Second {
+		t.Errorf("instance %s went %s after its drain started, before the %s timeout", victim, d, timeout)
+	}
+	ev := f.waitPoolEvent(infrapool.ReasonDrainTimeout, victim)
+	if !strings.Contains(ev.Note, "not drained within "+timeout.String()) || !strings.Contains(ev.Note, "guarded") {
+		t.Errorf("DrainTimeout event: %q", ev.Note)
+	}
+	f.waitConverged(1, v1, "", converge)
+}
+
+// TestGapNeverJoinedInstanceIsReplaced: an instance that boots with a wrong
+// bootstrap token never joins; once the join timeout has passed the engine
+// deletes it, says so, and the group creates a fresh one that joins.
+func TestGapNeverJoinedInstanceIsReplaced(t *testing.T) {
+	cloud := startCloud(t, cloudOptions{})
+	f := newFixture(t, cloud)
+	spy := newCloudSpy(t, f)
+	const joinTimeout = 5 * time.Second
+	startManager(t, f, cloud.URL(), managerOptions{spy: spy, tune: func(o *localpool.Options) { o.JoinTimeout = joinTimeout }})
+	f.createPool(poolSpec{replicas: 2})
+	f.waitConverged(2, v1, "", converge)
+	conds := recordInstanceConditions(t, f)
+
+	if _, err := cloud.Cloud().SetGroupFaults(f.group, cloudsim.GroupFaults{WrongTokens: 1}); err != nil {
+		t.Fatal(err)
+	}
+	f.scale(3)
+	var bad cloudsim.Instance
+	testenv.Eventually(t, converge, func() error {
+		for _, in := range f.liveInstances() {
+			if in.WrongToken {
+				bad = in
+				if in.Join == cloudsim.JoinFailed {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("no instance with a wrong token has given up joining yet (%+v)", bad)
+	})
+	if bad.Message != nodeagent.MessageTokenRejected {
+		t.Errorf("the instance says %q, want %q", bad.Message, nodeagent.MessageTokenRejected)
+	}
+
+	f.waitConverged(3, v1, "", converge)
+	if slices.Contains(instanceIDs(f.liveInstances()), bad.ID) {
+		t.Fatalf("instance %s, which never joined, is still there", bad.ID)
+	}
+	if got := spy.deleted(); len(got) != 1 || got[bad.ID] != 1 {
+		t.Errorf("deleted %v, want only the instance that never joined, %s", got, bad.ID)
+	}
+	spy.assertClean()
+	ev := f.waitPoolEvent(infrapool.ReasonNodeStartupTimeout, bad.ID)
+	if !strings.Contains(ev.Note, nodeagent.MessageTokenRejected) || !strings.Contains(ev.Note, joinTimeout.String()) {
+		t.Errorf("NodeStartupTimeout event: %q", ev.Note)
+	}
+	c := conds.find(infrapool.InstanceObjectName(poolName, bad.ID), infrapool.NodeStartupTimeoutReason)
+	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, nodeagent.MessageTokenRejected) {
+		t.Errorf("the LocalMachinePoolMachine of %s never said it timed out joining: %+v", bad.ID, c)
+	}
+}
+
+// TestGapQuotaExceeded: a quota below the desired replicas keeps the pool at
+// the quota with ScaleGroupReady False, reason QuotaExceeded and a message
+// that says what to change; raising the quota converges.
+func TestGapQuotaExceeded(t *testing.T) {
+	cloud := startCloud(t, cloudOptions{})
+	f := newFixture(t, cloud)
+	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *localpool.Options) { o.Timing.QuotaRetry = 500 * time.Millisecond }})
+	f.createPool(poolSpec{replicas: 2})
+	f.waitConverged(2, v1, "", converge)
+
+	if err := cloud.Cloud().SetMaxInstances(2); err != nil {
+		t.Fatal(err)
+	}
+	sg := mgr.pool.ScaleGroup()
+	sg.ResetCounts()
+	f.scale(4)
+	testenv.Eventually(t, converge, func() error {
+		if n := sg.Counts()[scalegroup.OpApply]["quota_exceeded"]; n < 3 {
+			return fmt.Errorf("%d capacity requests refused for quota", n)
+		}
+		c := findCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrapool.QuotaExceededReason {
+			return fmt.Errorf("ScaleGroupReady %+v, want False/%s", c, infrapool.QuotaExceededReason)
+		}
+		return nil
+	})
+	lp := f.localPool()
+	c := findCondition(lp.Status.Conditions, infrav1.ScaleGroupReadyCondition)
+	for _, want := range []string{"quota", "Raise the quota", "spec.replicas"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("ScaleGroupReady message %q does not say %q", c.Message, want)
+		}
+	}
+	if r := findCondition(lp.Status.Conditions, clusterv1.ReadyCondition); r == nil || r.Reason != infrapool.QuotaExceededReason {
+		t.Errorf("Ready %+v, want it to mirror ScaleGroupReady", r)
+	}
+	if g := f.groupState(); g == nil || g.Capacity != 2 || len(f.liveInstances()) != 2 || lp.Status.Replicas != 2 {
+		t.Fatalf("the pool left the quota: group %v, reported replicas %d", instancesOf(g), lp.Status.Replicas)
+	}
+	f.waitPoolEvent(infrapool.ReasonQuotaExceeded, "quota")
+
+	if err := cloud.Cloud().SetMaxInstances(4); err != nil {
+		t.Fatal(err)
+	}
+	f.waitConverged(4, v1, "", converge)
+	if c := findCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("ScaleGroupReady after raising the quota: %+v", c)
+	}
+}
+
+func (f *fixture) localPool() *infrav1.LocalMachinePool {
+	f.t.Helper()
+	lp := &infrav1.LocalMachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
+		f.t.Fatal(err)
+	}
+	return lp
+}
+
+// waitMachinePoolReplicas waits until the MachinePool's spec.replicas and
+// status.replicas are n.
+func (f *fixture) waitMachinePoolReplicas(n int32) {
+	f.t.Helper()
+	testenv.Eventually(f.t, converge, func() error {
+		mp := &clusterv1.MachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+			return err
+		}
+		if ptr.Deref(mp.Spec.Replicas, -1) != n || mp.Status.Replicas != n {
+			return fmt.Errorf("MachinePool spec.replicas %d, status.replicas %d; want %d", ptr.Deref(mp.Spec.Replicas, -1), mp.Status.Replicas, n)
+		}
+		return nil
+	})
+}
+
+// pokeUntilReconciled changes an annotation of the LocalMachinePool until
+// the engine has finished n more reconciles. At most one reconcile of the
+// pool runs at a time, so of n >= 2 reconciles counted after this call
+// starts, at least n-1 started after it: they saw everything the manager's
+// cache held when it was called.
+func (f *fixture) pokeUntilReconciled(t *testing.T, n int64) {
+	t.Helper()
+	before := reconciles(t)
+	i := 0
+	testenv.Eventually(t, 30*time.Second, func() error {
+		if got := reconciles(t) - before; got < n {
+			i++
+			f.updateLocalPool(func(p *infrav1.LocalMachinePool) {
+				if p.Annotations == nil {
+					p.Annotations = map[string]string{}
+				}
+				p.Annotations["test.mpool.dev/poke"] = strconv.Itoa(i)
+			})
+			return fmt.Errorf("%d reconciles of %d", got, n)
+		}
+		return nil
+	})
+}
+
+func (f *fixture) setClusterPaused(paused bool) {
+	f.t.Helper()
+	c := &clusterv1.Cluster{}
+	if err := env.Client.Get(f.ctx, f.key(clusterName), c); err != nil {
+		f.t.Fatal(err)
+	}
+	before := c.DeepCopy()
+	c.Spec.Paused = paused
+	if err := env.Client.Patch(f.ctx, c, client.MergeFrom(before)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// waitMachinePoolPaused waits until the core controller has reported the
+// MachinePool's current generation as paused (or not).
+func (f *fixture) waitMachinePoolPaused(paused bool) {
+	f.t.Helper()
+	want := metav1.ConditionFalse
+	if paused {
+		want = metav1.ConditionTrue
+	}
+	testenv.Eventually(f.t, 30*time.Second, func() error {
+		mp := &clusterv1.MachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+			return err
+		}
+		c := findCondition(mp.Status.Conditions, clusterv1.PausedCondition)
+		if c == nil || c.Status != want || c.ObservedGeneration != mp.Generation {
+			return fmt.Errorf("MachinePool generation %d: Paused %+v, want %s", mp.Generation, c, want)
+		}
+		return nil
+	})
+}
+
+// instanceObjectVersions returns the resourceVersion of every
+// LocalMachinePoolMachine, by name.
+func (f *fixture) instanceObjectVersions() map[string]string {
+	f.t.Helper()
+	list := &infrav1.LocalMachinePoolMachineList{}
+	if err := env.Client.List(f.ctx, list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, m := range list.Items {
+		out[m.Name] = m.ResourceVersion
+	}
+	return out
+}
+
+// waitPoolEvent waits for an event of reason about the LocalMachinePool
+// whose note contains text, and returns it.
+func (f *fixture) waitPoolEvent(reason, text string) eventsv1.Event {
+	f.t.Helper()
+	var found eventsv1.Event
+	testenv.Eventually(f.t, 30*time.Second, func() error {
+		list, err := f.cs.EventsV1().Events(f.ns).List(f.ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		var reasons []string
+		for _, ev := range list.Items {
+			if ev.Regarding.Kind == "LocalMachinePool" && ev.Regarding.Name == poolName && ev.Reason == reason && strings.Contains(ev.Note, text) {
+				found = ev
+				return nil
+			}
+			reasons = append(reasons, ev.Reason)
+		}
+		return fmt.Errorf("no %s event about the pool mentioning %q among %v", reason, text, reasons)
+	})
+	return found
+}
+
+// refusedEvictions returns how many evictions the API server has refused
+// with 429 Too Many Requests, as it does when a PodDisruptionBudget allows
+// none (apiserver_request_total).
+func (f *fixture) refusedEvictions() float64 {
+	f.t.Helper()
+	raw, err := f.cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(f.ctx)
+	if err != nil {
+		f.t.Fatalf("reading the API server's metrics: %v", err)
+	}
+	var n float64
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") ||
+			!strings.Contains(line, `resource="pods"`) || !strings.Contains(line, `subresource="eviction"`) || !strings.Contains(line, `code="429"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndex(line, " ")+1:]), 64)
+		if err == nil {
+			n += v
+		}
+	}
+	return n
+}
+
+// conditionRecorder records every condition the LocalMachinePoolMachines of
+// a namespace carried, from a watch: it sees states that last for one
+// write before an object goes.
+type conditionRecorder struct {
+	mu   sync.Mutex
+	seen map[string][]metav1.Condition // by object name
+}
+
+func recordInstanceConditions(t *testing.T, f *fixture) *conditionRecorder {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.ns))
+	if err != nil {
+		t.Fatalf("watching the LocalMachinePoolMachines: %v", err)
+	}
+	r := &conditionRecorder{seen: map[string][]metav1.Condition{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			m, ok := ev.Object.(*infrav1.LocalMachinePoolMachine)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			r.mu.Lock()
+			r.seen[m.Name] = append(r.seen[m.Name], m.Status.Conditions...)
+			r.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		w.Stop()
+		<-done
+	})
+	return r
+}
+
+// find returns a condition with reason that object name carried, nil if
+// none.
+func (r *conditionRecorder) find(name, reason string) *metav1.Condition {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.seen[name] {
+		if c.Reason == reason {
+			return &c
+		}
+	}
+	return nil
+}
