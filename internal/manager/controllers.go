@@ -84,6 +84,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		CloudURL:                opts.LocalCloudURL,
 		Workload:                workloads,
 		SkipModelReconciliation: opts.Gates.Enabled(features.SkipMachinePoolModelReconciliation),
+		JoinTimeout:             opts.NodeStartupTimeout,
 		Clock:                   opts.Clock,
 	})
 	if err != nil {

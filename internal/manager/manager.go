@@ -41,6 +41,10 @@ type Options struct {
 	// LocalCloudURL is the simulated cloud's endpoint for LocalMachinePools;
 	// empty disables the local provider.
 	LocalCloudURL string
+	// NodeStartupTimeout is how long an instance may run without a Node
+	// before the engine replaces it (0: infrapool.DefaultJoinTimeout;
+	// negative: never), like a MachineHealthCheck's nodeStartupTimeout.
+	NodeStartupTimeout time.Duration
 	// WorkloadQPS and WorkloadBurst limit each workload cluster client
 	// (Node reads and writes, drains); 0 takes the workload package's
 	// defaults, sized for a remote cluster shared with other clients.
