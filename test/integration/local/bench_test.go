@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +20,7 @@ import (
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/parallel"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -60,6 +63,10 @@ func newBenchPool(b *testing.B) *benchPool {
 		b.Logf("manager client: QPS %v, burst %d", mo.qps, mo.burst)
 	}
 	m := startManager(b, f, cloud.URL(), mo)
+	// Nodes are cluster-scoped: the namespace's deletion leaves them, and
+	// the next benchmark in this process would start with a thousand stale
+	// Nodes in every Node informer.
+	b.Cleanup(func() { f.deleteGroupNodes() })
 	f.createPool(poolSpec{replicas: 0, maxSurge: intstr.FromString("25%"), maxUnavailable: intstr.FromInt32(0)})
 	f.waitRunning(0, time.Minute)
 	return &benchPool{n: n, f: f, m: m}
@@ -411,4 +418,27 @@ func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{
 // a benchmark's own log is cut after a few lines.
 func progressf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "progress: "+format+"\n", args...)
+}
+
+// deleteGroupNodes deletes the Nodes of the fixture's scale group.
+func (f *fixture) deleteGroupNodes() {
+	nodes, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Errorf("listing Nodes: %v", err)
+		return
+	}
+	prefix := "local:///" + f.group + "/"
+	err = parallel.ForEach(f.ctx, 16, len(nodes.Items), func(ctx context.Context, i int) error {
+		n := &nodes.Items[i]
+		if !strings.HasPrefix(n.Spec.ProviderID, prefix) {
+			return nil
+		}
+		if err := f.cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		f.t.Errorf("deleting the group's Nodes: %v", err)
+	}
 }
