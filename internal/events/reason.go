@@ -36,6 +36,9 @@ const (
 	NodeDeleted = "NodeDeleted"
 	// NodeDeleteFailed (Warning): deleting a Node failed.
 	NodeDeleteFailed = "NodeDeleteFailed"
+	// NodeRefsTruncated: a pool has more Nodes than status.nodeRefs lists
+	// (machinepool.MaxNodeRefs).
+	NodeRefsTruncated = "NodeRefsTruncated"
 	// MachineCreated: a pool Machine was created for an infrastructure machine.
 	MachineCreated = "MachineCreated"
 	// MachineDeleted: a pool Machine whose infrastructure machine is gone was

@@ -145,7 +145,7 @@ func BenchmarkNodeRefs10k(b *testing.B) {
 		if err := mgr.GetClient().Get(ctx, req.NamespacedName, mp); err != nil {
 			return err
 		}
-		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || len(mp.Status.NodeRefs) != n || mp.Status.ReadyReplicas != n {
+		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || len(mp.Status.NodeRefs) != min(n, MaxNodeRefs) || mp.Status.ReadyReplicas != n {
 			return fmt.Errorf("phase %s, %d nodeRefs, %d ready", mp.Status.Phase, len(mp.Status.NodeRefs), mp.Status.ReadyReplicas)
 		}
 		return nil
@@ -174,7 +174,7 @@ func BenchmarkNodeRefs10k(b *testing.B) {
 		if _, err := r.reconcileNodes(ctx, s); err != nil {
 			b.Fatal(err)
 		}
-		if s.pool.Status.ReadyReplicas != n || len(s.pool.Status.NodeRefs) != n {
+		if s.pool.Status.ReadyReplicas != n || len(s.pool.Status.NodeRefs) != min(n, MaxNodeRefs) {
 			b.Fatalf("ready %d, nodeRefs %d", s.pool.Status.ReadyReplicas, len(s.pool.Status.NodeRefs))
 		}
 	}

@@ -187,6 +187,7 @@ type scope struct {
 	nodesKnown  bool // Nodes were read from the workload cluster
 	workloadErr error
 	nodes       map[string]*corev1.Node // providerID -> Node (read-only)
+	nodeRefsCut int                     // Nodes matched when more than MaxNodeRefs, else 0
 
 	// pool Machines
 	machinesKnown       bool

@@ -49,6 +49,10 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 	s.nodesKnown = true
 	st := computeNodeStatus(ids, nodes, minReady(pool.Spec.MinReadySeconds), s.now)
 	s.applyNodeStatus(st)
+	if s.nodeRefsCut > 0 && len(s.orig.Status.NodeRefs) < MaxNodeRefs {
+		r.Recorder.Eventf(pool, corev1.EventTypeNormal, events.NodeRefsTruncated,
+			"status.nodeRefs lists the first %d of %d Nodes (an object this large nears etcd's size limit); the replica counts include them all", MaxNodeRefs, s.nodeRefsCut)
+	}
 
 	var errs []error
 	res, err := r.patchNodes(ctx, s, key)
@@ -129,9 +133,22 @@ func readySince(n *corev1.Node) (time.Time, bool) {
 	return time.Time{}, false
 }
 
+// MaxNodeRefs bounds status.nodeRefs. A MachinePool carries its
+// providerIDList and nodeRefs in one object, which etcd refuses beyond
+// 1.5 MiB: at about 7,800 Nodes the status could no longer be written at
+// all, and a 10,000-instance pool never reported Ready. Beyond this many
+// the list is cut (in providerIDList order) and an event says so; the
+// replica counts still cover every Node, and the pool's Nodes are found by
+// their annotations, not this list, when it is deleted.
+const MaxNodeRefs = 5000
+
 func (s *scope) applyNodeStatus(st nodeStatus) {
 	status := &s.pool.Status
 	status.NodeRefs = st.refs
+	if len(st.refs) > MaxNodeRefs {
+		status.NodeRefs = st.refs[:MaxNodeRefs:MaxNodeRefs]
+		s.nodeRefsCut = len(st.refs)
+	}
 	status.ReadyReplicas = st.ready
 	status.AvailableReplicas = st.available
 	status.UnavailableReplicas = max(0, s.desiredReplicas()-st.available)

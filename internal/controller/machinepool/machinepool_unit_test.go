@@ -1,6 +1,7 @@
 package machinepool
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -220,6 +221,39 @@ func TestLowestNonZeroResult(t *testing.T) {
 			got := lowestNonZeroResult(ctrl.Result{RequeueAfter: tc.a}, ctrl.Result{RequeueAfter: tc.b})
 			if got.RequeueAfter != tc.want {
 				t.Fatalf("got %s, want %s", got.RequeueAfter, tc.want)
+			}
+		})
+	}
+}
+
+func TestApplyNodeStatusBoundsNodeRefs(t *testing.T) {
+	tests := []struct {
+		name     string
+		refs     int
+		wantRefs int
+		wantCut  int
+	}{
+		{name: "under the bound", refs: 3, wantRefs: 3},
+		{name: "at the bound", refs: MaxNodeRefs, wantRefs: MaxNodeRefs},
+		{name: "over the bound", refs: MaxNodeRefs + 7, wantRefs: MaxNodeRefs, wantCut: MaxNodeRefs + 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &scope{pool: &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To(int32(tt.refs))}}}
+			st := nodeStatus{ready: int32(tt.refs), available: int32(tt.refs)}
+			for i := range tt.refs {
+				st.refs = append(st.refs, corev1.ObjectReference{Kind: "Node", Name: fmt.Sprintf("n-%d", i)})
+			}
+			s.applyNodeStatus(st)
+			if got := len(s.pool.Status.NodeRefs); got != tt.wantRefs {
+				t.Errorf("%d nodeRefs, want %d", got, tt.wantRefs)
+			}
+			if s.nodeRefsCut != tt.wantCut {
+				t.Errorf("nodeRefsCut %d, want %d", s.nodeRefsCut, tt.wantCut)
+			}
+			// The counts cover every Node, listed or not.
+			if s.pool.Status.ReadyReplicas != int32(tt.refs) || s.pool.Status.UnavailableReplicas != 0 {
+				t.Errorf("ready %d, unavailable %d; want %d, 0", s.pool.Status.ReadyReplicas, s.pool.Status.UnavailableReplicas, tt.refs)
 			}
 		})
 	}
