@@ -267,6 +267,7 @@ func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o Pla
 	r.state = infrapool.PreviewState{
 		MachinePool:             mp,
 		PoolUID:                 r.pool.UID,
+		PoolAnnotations:         r.pool.Annotations,
 		Strategy:                strategy,
 		InstanceKind:            kind,
 		SkipModelReconciliation: o.SkipModelReconciliation,

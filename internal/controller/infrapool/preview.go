@@ -40,6 +40,11 @@ type PreviewState struct {
 	// PoolUID is the infra pool's UID: the engine seeds the Random delete
 	// policy with it.
 	PoolUID types.UID
+	// PoolAnnotations are the infra pool's annotations. For a MachinePool
+	// whose replicas an external autoscaler manages, ManagedCapacityAnnotation
+	// holds the replica count the engine last planned for; spec.replicas
+	// may then include the engine's own surge.
+	PoolAnnotations map[string]string
 	// Strategy is the infra pool's rolling update strategy as its adapter
 	// maps it. MinReadySeconds is taken from MachinePool, as the engine does.
 	Strategy rollout.Strategy
@@ -129,6 +134,11 @@ func PreviewInput(s PreviewState) (rollout.Input, error) {
 		Now:                     s.Now,
 		RandSeed:                seed(string(s.PoolUID)),
 		Instances:               make([]rollout.Instance, 0, len(s.Instances)),
+	}
+	if s.MachinePool.ReplicasManagedExternally() {
+		if rec, ok := parseManagedCapacity(s.PoolAnnotations[ManagedCapacityAnnotation]); ok {
+			in.Desired = rec.replicas
+		}
 	}
 	machines := make(map[string]*clusterv1.Machine, len(s.Machines))
 	for i := range s.Machines {

@@ -489,3 +489,30 @@ func TestProjectRollout(t *testing.T) {
 		}
 	})
 }
+
+func TestPreviewInputManagedReplicas(t *testing.T) {
+	managed := map[string]string{clusterv1.ReplicasManagedByAnnotation: "cluster-autoscaler"}
+	tests := []struct {
+		name        string
+		annotations map[string]string
+		pool        map[string]string
+		want        int32
+	}{
+		{name: "not managed: spec.replicas", pool: map[string]string{ManagedCapacityAnnotation: "6/4"}, want: 5},
+		{name: "managed: the replicas the engine planned for", annotations: managed, pool: map[string]string{ManagedCapacityAnnotation: "6/4"}, want: 4},
+		{name: "managed, no record yet: spec.replicas", annotations: managed, want: 5},
+		{name: "managed, unreadable record: spec.replicas", annotations: managed, pool: map[string]string{ManagedCapacityAnnotation: "x"}, want: 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mp := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Annotations: tt.annotations}, Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To(int32(5))}}
+			in, err := PreviewInput(PreviewState{MachinePool: mp, PoolAnnotations: tt.pool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Desired != tt.want {
+				t.Errorf("Desired %d, want %d", in.Desired, tt.want)
+			}
+		})
+	}
+}
