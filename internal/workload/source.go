@@ -31,12 +31,9 @@ func (c *ClusterCache) NodeSource(fn NodeMapFunc) source.Source {
 // nodeSource is a source.Source over the Node informers of all connected
 // clusters.
 type nodeSource struct {
+	sourceQueue
 	cc *ClusterCache
 	fn NodeMapFunc
-
-	mu    sync.Mutex
-	ctx   context.Context
-	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
 }
 
 var _ source.Source = &nodeSource{}
@@ -46,14 +43,9 @@ func (s *nodeSource) String() string { return "workload cluster Nodes" }
 
 // Start implements source.Source.
 func (s *nodeSource) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-	s.mu.Lock()
-	if s.queue != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("workload Node source started twice")
+	if err := s.bind(ctx, queue, s.String()); err != nil {
+		return err
 	}
-	s.ctx, s.queue = ctx, queue
-	s.mu.Unlock()
-
 	s.cc.mu.Lock()
 	s.cc.sources[s] = struct{}{}
 	for _, a := range s.cc.accessors {
@@ -63,12 +55,7 @@ func (s *nodeSource) Start(ctx context.Context, queue workqueue.TypedRateLimitin
 		}
 	}
 	s.cc.mu.Unlock()
-	go func() {
-		<-ctx.Done()
-		s.cc.mu.Lock()
-		delete(s.cc.sources, s)
-		s.cc.mu.Unlock()
-	}()
+	go s.cc.whenDone(ctx, func() { delete(s.cc.sources, s) })
 	return nil
 }
 
@@ -105,15 +92,7 @@ func (s *nodeSource) register(a *accessor) error {
 }
 
 func (s *nodeSource) enqueue(cluster types.NamespacedName, node *corev1.Node) {
-	s.mu.Lock()
-	ctx, q := s.ctx, s.queue
-	s.mu.Unlock()
-	if q == nil || ctx.Err() != nil {
-		return
-	}
-	for _, req := range s.fn(ctx, cluster, node) {
-		q.Add(req)
-	}
+	s.add(func(ctx context.Context) []reconcile.Request { return s.fn(ctx, cluster, node) })
 }
 
 func ownerKey(n *corev1.Node) string {
@@ -170,12 +149,9 @@ func (c *ClusterCache) ClusterSource(fn ClusterMapFunc) source.Source {
 }
 
 type clusterSource struct {
+	sourceQueue
 	cc *ClusterCache
 	fn ClusterMapFunc
-
-	mu    sync.Mutex
-	ctx   context.Context
-	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
 }
 
 var _ source.Source = &clusterSource{}
@@ -185,35 +161,18 @@ func (s *clusterSource) String() string { return "workload cluster connections" 
 
 // Start implements source.Source.
 func (s *clusterSource) Start(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-	s.mu.Lock()
-	if s.queue != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("workload cluster source started twice")
+	if err := s.bind(ctx, queue, s.String()); err != nil {
+		return err
 	}
-	s.ctx, s.queue = ctx, queue
-	s.mu.Unlock()
 	s.cc.mu.Lock()
 	s.cc.clusterSources[s] = struct{}{}
 	s.cc.mu.Unlock()
-	go func() {
-		<-ctx.Done()
-		s.cc.mu.Lock()
-		delete(s.cc.clusterSources, s)
-		s.cc.mu.Unlock()
-	}()
+	go s.cc.whenDone(ctx, func() { delete(s.cc.clusterSources, s) })
 	return nil
 }
 
 func (s *clusterSource) notify(cluster types.NamespacedName) {
-	s.mu.Lock()
-	ctx, q := s.ctx, s.queue
-	s.mu.Unlock()
-	if q == nil || ctx.Err() != nil {
-		return
-	}
-	for _, req := range s.fn(ctx, cluster) {
-		q.Add(req)
-	}
+	s.add(func(ctx context.Context) []reconcile.Request { return s.fn(ctx, cluster) })
 }
 
 // notifyClusterSources tells every cluster source that cluster connected or
@@ -234,4 +193,47 @@ func (c *ClusterCache) notifyClusterSources(cluster types.NamespacedName) {
 			s.notify(cluster)
 		}
 	}()
+}
+
+// sourceQueue is the controller queue a workload source feeds, bound once by
+// the source's Start.
+type sourceQueue struct {
+	mu    sync.Mutex
+	ctx   context.Context
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+// bind records the controller's context and queue; a second Start of the
+// same source (named name) is an error.
+func (q *sourceQueue) bind(ctx context.Context, queue workqueue.TypedRateLimitingInterface[reconcile.Request], name string) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.queue != nil {
+		return fmt.Errorf("source %q started twice", name)
+	}
+	q.ctx, q.queue = ctx, queue
+	return nil
+}
+
+// add queues the requests mapFn returns, unless the source is not started
+// or its controller has stopped.
+func (q *sourceQueue) add(mapFn func(context.Context) []reconcile.Request) {
+	q.mu.Lock()
+	ctx, queue := q.ctx, q.queue
+	q.mu.Unlock()
+	if queue == nil || ctx.Err() != nil {
+		return
+	}
+	for _, req := range mapFn(ctx) {
+		queue.Add(req)
+	}
+}
+
+// whenDone runs forget under c.mu once ctx ends: a stopped controller's
+// source is unregistered.
+func (c *ClusterCache) whenDone(ctx context.Context, forget func()) {
+	<-ctx.Done()
+	c.mu.Lock()
+	forget()
+	c.mu.Unlock()
 }
