@@ -250,7 +250,8 @@ func (e *Engine) applyGroup(ctx context.Context, s *scope) error {
 	want := capacity(s.plan, s.input, s.instances(), s.deletedNow)
 	if g := s.cloud; g != nil {
 		have := g.Capacity - int32(len(s.deletedNow))
-		applied := s.pool.GetAnnotations()[AppliedSpecAnnotation] == s.specHash || e.applied.get(s.pool.GetUID()) == s.specHash
+		last, _ := e.applied.get(s.pool.GetUID())
+		applied := s.pool.GetAnnotations()[AppliedSpecAnnotation] == s.specHash || last == s.specHash
 		if have == want && g.ModelHash == s.modelHash && applied {
 			return nil
 		}

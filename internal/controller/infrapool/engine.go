@@ -138,8 +138,8 @@ type Engine struct {
 
 	clientsets *clientsets
 	tracker    *drainTracker
-	applied    *appliedSpecs
-	managed    *managedCapacities
+	applied    *poolMemo[string] // spec hash last applied
+	managed    *poolMemo[managedCapacity]
 	throttle   throttleGate
 }
 
@@ -184,8 +184,8 @@ func New(opts Options) (*Engine, error) {
 		joinTimeout: opts.JoinTimeout,
 		clientsets:  newClientsets(opts.Workload),
 		tracker:     newDrainTracker(),
-		applied:     newAppliedSpecs(),
-		managed:     newManagedCapacities(),
+		applied:     newPoolMemo[string](),
+		managed:     newPoolMemo[managedCapacity](),
 	}, nil
 }
 

@@ -87,7 +87,7 @@ func TestExternalReplicas(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, s := glueScope(nil, 3, rollout.Strategy{})
-			e.managed = newManagedCapacities()
+			e.managed = newPoolMemo[managedCapacity]()
 			s.owner = &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To[int32](3)}}
 			if tc.managedBy != nil {
 				s.owner.Annotations = map[string]string{clusterv1.ReplicasManagedByAnnotation: *tc.managedBy}
@@ -137,7 +137,7 @@ func TestRecordManagedCapacity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, s := glueScope([]fixture{running("a", time.Hour, "new"), running("b", time.Hour, "new"), running("c", time.Hour, "new")}, 3, rollout.Strategy{})
-			e.managed = newManagedCapacities()
+			e.managed = newPoolMemo[managedCapacity]()
 			s.managedBy = "ca"
 			if tc.deleted != nil {
 				s.deletedNow = tc.deleted

@@ -70,33 +70,36 @@ func (t *drainTracker) forget(pool types.UID) {
 	delete(t.m, pool)
 }
 
-// appliedSpecs remembers the group spec hash this process last applied to
-// each pool's group. Like drainTracker it only bridges the cache's lag: the
-// pool's AppliedSpecAnnotation is the durable record, and a reconcile that
-// runs before the cache shows it must not apply the same spec again.
-type appliedSpecs struct {
+// poolMemo remembers one value per pool for this process. It only bridges
+// the cache's lag behind the engine's own writes: an annotation on the pool
+// is the durable record (AppliedSpecAnnotation for the spec hash last
+// applied to the group, ManagedCapacityAnnotation for a managed pool's
+// capacity record), and a reconcile that runs before the cache shows it
+// must not act on the older value.
+type poolMemo[V any] struct {
 	mu sync.Mutex
-	m  map[types.UID]string
+	m  map[types.UID]V
 }
 
-func newAppliedSpecs() *appliedSpecs { return &appliedSpecs{m: map[types.UID]string{}} }
+func newPoolMemo[V any]() *poolMemo[V] { return &poolMemo[V]{m: map[types.UID]V{}} }
 
-func (a *appliedSpecs) get(pool types.UID) string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.m[pool]
+func (p *poolMemo[V]) get(pool types.UID) (V, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v, ok := p.m[pool]
+	return v, ok
 }
 
-func (a *appliedSpecs) set(pool types.UID, hash string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.m[pool] = hash
+func (p *poolMemo[V]) set(pool types.UID, v V) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[pool] = v
 }
 
-func (a *appliedSpecs) forget(pool types.UID) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.m, pool)
+func (p *poolMemo[V]) forget(pool types.UID) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.m, pool)
 }
 
 // managedCapacity is what the engine last did to the group of a pool whose
@@ -123,37 +126,6 @@ func parseManagedCapacity(v string) (r managedCapacity, ok bool) {
 		return r, false
 	}
 	return managedCapacity{capacity: int32(capacity), replicas: int32(replicas)}, true
-}
-
-// managedCapacities remembers, per pool, the managedCapacity this process
-// last recorded. Like appliedSpecs it only bridges the cache's lag: the
-// pool's ManagedCapacityAnnotation is the durable record.
-type managedCapacities struct {
-	mu sync.Mutex
-	m  map[types.UID]managedCapacity
-}
-
-func newManagedCapacities() *managedCapacities {
-	return &managedCapacities{m: map[types.UID]managedCapacity{}}
-}
-
-func (m *managedCapacities) get(pool types.UID) (managedCapacity, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r, ok := m.m[pool]
-	return r, ok
-}
-
-func (m *managedCapacities) set(pool types.UID, r managedCapacity) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.m[pool] = r
-}
-
-func (m *managedCapacities) forget(pool types.UID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	delete(m.m, pool)
 }
 
 // throttleGate holds every call to the cloud until the Retry-After of the
