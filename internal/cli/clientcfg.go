@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
+	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 // workloadTimeout bounds each request to a workload cluster: describe must
@@ -89,7 +90,7 @@ func notFound(err error, kind, ns, name string) error {
 // "<cluster>-kubeconfig" Secret (key "value"), as the controllers do.
 func workloadNodes(ctx context.Context, c client.Client, cluster types.NamespacedName) (map[string]*corev1.Node, error) {
 	secret := &corev1.Secret{}
-	key := types.NamespacedName{Namespace: cluster.Namespace, Name: cluster.Name + "-kubeconfig"}
+	key := types.NamespacedName{Namespace: cluster.Namespace, Name: workload.KubeconfigSecretName(cluster.Name)}
 	if err := c.Get(ctx, key, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("secret %s not found", key)

@@ -13,6 +13,7 @@ import (
 
 	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 // localClusterName is the Cluster `mpool up` registers for its own API
@@ -39,7 +40,7 @@ func registerLocalCluster(ctx context.Context, c client.Client, cp *localenv.Con
 	labels := map[string]string{corev1beta1.ClusterNameLabel: localClusterName}
 	objs := []client.Object{
 		&corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: localClusterName + "-kubeconfig", Labels: labels},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: workload.KubeconfigSecretName(localClusterName), Labels: labels},
 			Type:       corev1beta1.ClusterSecretType,
 			Data:       map[string][]byte{"value": kc},
 		},

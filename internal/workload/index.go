@@ -1,7 +1,10 @@
 package workload
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,7 +42,27 @@ var rawIndexers = toolscache.Indexers{
 
 // KubeconfigSecretName returns the name of the Secret holding the kubeconfig
 // of the Cluster named cluster.
-func KubeconfigSecretName(cluster string) string { return cluster + "-kubeconfig" }
+func KubeconfigSecretName(cluster string) string { return cluster + kubeconfigSuffix }
+
+const kubeconfigSuffix = "-kubeconfig"
+
+// ClusterOfKubeconfigSecret returns the Cluster whose kubeconfig Secret o
+// is named as (see KubeconfigSecretName), and false when o's name is not
+// such a name.
+func ClusterOfKubeconfigSecret(o client.Object) (types.NamespacedName, bool) {
+	name, ok := strings.CutSuffix(o.GetName(), kubeconfigSuffix)
+	if !ok || name == "" {
+		return types.NamespacedName{}, false
+	}
+	return types.NamespacedName{Namespace: o.GetNamespace(), Name: name}, true
+}
+
+// IsKubeconfigSecret reports whether o is named as a Cluster's kubeconfig
+// Secret: a predicate for watches on Secrets.
+func IsKubeconfigSecret(o client.Object) bool {
+	_, ok := ClusterOfKubeconfigSecret(o)
+	return ok
+}
 
 // KubeconfigDataKey is the key of the kubeconfig in the kubeconfig Secret.
 const KubeconfigDataKey = "value"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,7 +88,7 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, optio
 	err := ctrl.NewControllerManagedBy(mgr).
 		For(&clusterv1.Cluster{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(secretToCluster),
-			builder.WithPredicates(predicate.NewPredicateFuncs(isKubeconfigSecret))).
+			builder.WithPredicates(predicate.NewPredicateFuncs(workload.IsKubeconfigSecret))).
 		WatchesRawSource(r.ClusterCache.ClusterSource(func(_ context.Context, c types.NamespacedName) []reconcile.Request {
 			return []reconcile.Request{{NamespacedName: c}}
 		})).
@@ -102,16 +101,13 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, optio
 	return nil
 }
 
-var kubeconfigSuffix = workload.KubeconfigSecretName("")
-
-func isKubeconfigSecret(o client.Object) bool {
-	return strings.HasSuffix(o.GetName(), kubeconfigSuffix) && len(o.GetName()) > len(kubeconfigSuffix)
-}
-
+// secretToCluster maps a kubeconfig Secret to its Cluster.
 func secretToCluster(_ context.Context, o client.Object) []reconcile.Request {
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{
-		Namespace: o.GetNamespace(), Name: strings.TrimSuffix(o.GetName(), kubeconfigSuffix),
-	}}}
+	cluster, ok := workload.ClusterOfKubeconfigSecret(o)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: cluster}}
 }
 
 // Reconcile implements reconcile.Reconciler.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -101,7 +100,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Owns(&clusterv1.Machine{}).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMachinePools)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToMachinePools),
-			builder.WithPredicates(predicate.NewPredicateFuncs(isKubeconfigSecret))).
+			builder.WithPredicates(predicate.NewPredicateFuncs(workload.IsKubeconfigSecret))).
 		WatchesRawSource(r.ClusterCache.NodeSource(r.nodeToMachinePools)).
 		WatchesRawSource(r.ClusterCache.ClusterSource(r.workloadClusterToMachinePools)).
 		WithOptions(options).
@@ -391,18 +390,14 @@ func (r *Reconciler) clusterToMachinePools(ctx context.Context, o client.Object)
 	return r.workloadClusterToMachinePools(ctx, client.ObjectKeyFromObject(o))
 }
 
-// isKubeconfigSecret reports whether o looks like a Cluster's kubeconfig Secret.
-func isKubeconfigSecret(o client.Object) bool {
-	return strings.HasSuffix(o.GetName(), kubeconfigSuffix) && len(o.GetName()) > len(kubeconfigSuffix)
-}
-
-var kubeconfigSuffix = workload.KubeconfigSecretName("")
-
 // secretToMachinePools maps a kubeconfig Secret to the pools of its Cluster:
 // new, changed or deleted credentials change what the pools can observe.
 func (r *Reconciler) secretToMachinePools(ctx context.Context, o client.Object) []reconcile.Request {
-	cluster := strings.TrimSuffix(o.GetName(), kubeconfigSuffix)
-	return r.workloadClusterToMachinePools(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: cluster})
+	cluster, ok := workload.ClusterOfKubeconfigSecret(o)
+	if !ok {
+		return nil
+	}
+	return r.workloadClusterToMachinePools(ctx, cluster)
 }
 
 // workloadClusterToMachinePools maps a Cluster key to its pools.
