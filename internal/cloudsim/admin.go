@@ -33,82 +33,65 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 	mux.HandleFunc("GET /admin/faults", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, toLocalFaults(s.Faults()))
 	})
-	mux.HandleFunc("PUT /admin/faults", func(w http.ResponseWriter, r *http.Request) {
-		var f localapi.Faults
-		if !readJSON(w, r, &f) {
-			return
-		}
+	handlePut(mux, "PUT /admin/faults", func(_ *http.Request, f localapi.Faults) (any, error) {
 		if err := s.SetFaults(Faults{ThrottleRate: f.ThrottleRate, RetryAfter: f.RetryAfter.Duration, ErrorRate: f.ErrorRate, Latency: f.Latency.Duration}); err != nil {
-			writeCloudError(w, err)
-			return
+			return nil, err
 		}
-		writeJSON(w, http.StatusOK, toLocalFaults(s.Faults()))
+		return toLocalFaults(s.Faults()), nil
 	})
 	mux.HandleFunc("GET /admin/simulation", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, toLocalSimulation(s.cloud.DefaultSimulationKnobs()))
 	})
-	mux.HandleFunc("PUT /admin/simulation", func(w http.ResponseWriter, r *http.Request) {
-		var sim localapi.Simulation
-		if !readJSON(w, r, &sim) {
-			return
-		}
+	handlePut(mux, "PUT /admin/simulation", func(_ *http.Request, sim localapi.Simulation) (any, error) {
 		out, err := s.cloud.SetDefaultSimulation(*fromLocalSimulation(&sim))
 		if err != nil {
-			writeCloudError(w, err)
-			return
+			return nil, err
 		}
-		writeJSON(w, http.StatusOK, toLocalSimulation(out))
+		return toLocalSimulation(out), nil
 	})
-	mux.HandleFunc("PUT /admin/groups/{name}/simulation", func(w http.ResponseWriter, r *http.Request) {
-		var sim localapi.Simulation
-		if !readJSON(w, r, &sim) {
-			return
-		}
-		g, err := s.cloud.SetSimulation(r.PathValue("name"), *fromLocalSimulation(&sim))
-		if err != nil {
-			writeCloudError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, toLocalGroup(g))
+	handlePut(mux, "PUT /admin/groups/{name}/simulation", func(r *http.Request, sim localapi.Simulation) (any, error) {
+		return groupOrError(s.cloud.SetSimulation(r.PathValue("name"), *fromLocalSimulation(&sim)))
 	})
-	mux.HandleFunc("PUT /admin/groups/{name}/capacity", func(w http.ResponseWriter, r *http.Request) {
-		var c localapi.Capacity
-		if !readJSON(w, r, &c) {
-			return
-		}
-		g, err := s.cloud.SetCapacity(r.PathValue("name"), c.Capacity)
-		if err != nil {
-			writeCloudError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, toLocalGroup(g))
+	handlePut(mux, "PUT /admin/groups/{name}/capacity", func(r *http.Request, c localapi.Capacity) (any, error) {
+		return groupOrError(s.cloud.SetCapacity(r.PathValue("name"), c.Capacity))
 	})
-	mux.HandleFunc("PUT /admin/groups/{name}/faults", func(w http.ResponseWriter, r *http.Request) {
-		var f localapi.GroupFaults
-		if !readJSON(w, r, &f) {
-			return
-		}
-		g, err := s.cloud.SetGroupFaults(r.PathValue("name"), GroupFaults{WrongTokens: f.WrongTokens})
-		if err != nil {
-			writeCloudError(w, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, toLocalGroup(g))
+	handlePut(mux, "PUT /admin/groups/{name}/faults", func(r *http.Request, f localapi.GroupFaults) (any, error) {
+		return groupOrError(s.cloud.SetGroupFaults(r.PathValue("name"), GroupFaults{WrongTokens: f.WrongTokens}))
 	})
 	mux.HandleFunc("GET /admin/quota", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, localapi.Quota{MaxInstances: s.cloud.MaxInstances()})
 	})
-	mux.HandleFunc("PUT /admin/quota", func(w http.ResponseWriter, r *http.Request) {
-		var q localapi.Quota
-		if !readJSON(w, r, &q) {
+	handlePut(mux, "PUT /admin/quota", func(_ *http.Request, q localapi.Quota) (any, error) {
+		if err := s.cloud.SetMaxInstances(q.MaxInstances); err != nil {
+			return nil, err
+		}
+		return q, nil
+	})
+}
+
+// handlePut registers an admin PUT handler: the body decoded into In, set
+// applied, its answer written as JSON (or its error as a cloud error).
+func handlePut[In any](mux *http.ServeMux, pattern string, set func(*http.Request, In) (any, error)) {
+	mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		var in In
+		if !readJSON(w, r, &in) {
 			return
 		}
-		if err := s.cloud.SetMaxInstances(q.MaxInstances); err != nil {
+		out, err := set(r, in)
+		if err != nil {
 			writeCloudError(w, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, q)
+		writeJSON(w, http.StatusOK, out)
 	})
+}
+
+// groupOrError is the admin answer for a call that returns the changed group.
+func groupOrError(g *Group, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return toLocalGroup(g), nil
 }
 
 func toLocalFaults(f Faults) localapi.Faults {
