@@ -41,7 +41,7 @@ func writeBatch(ctx context.Context, writes []write) (ctrl.Result, error) {
 	var conflicts atomic.Int32
 	err := parallel.ForEach(ctx, writeWorkers, len(writes), func(ctx context.Context, i int) error {
 		err := writes[i](ctx)
-		if err != nil && apierrors.IsConflict(err) {
+		if err != nil && onlyConflicts(err) {
 			conflicts.Add(1)
 			return nil
 		}
@@ -51,4 +51,19 @@ func writeBatch(ctx context.Context, writes []write) (ctrl.Result, error) {
 		res.RequeueAfter = batchRequeue
 	}
 	return res, err
+}
+
+// onlyConflicts reports whether err, and every error joined in it, is a
+// Conflict: one object's writes may fail on a conflict and on something
+// else at once, and the something else must not be swallowed.
+func onlyConflicts(err error) bool {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			if !onlyConflicts(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return apierrors.IsConflict(err)
 }

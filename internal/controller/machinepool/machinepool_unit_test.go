@@ -1,13 +1,16 @@
 package machinepool
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -254,6 +257,29 @@ func TestApplyNodeStatusBoundsNodeRefs(t *testing.T) {
 			// The counts cover every Node, listed or not.
 			if s.pool.Status.ReadyReplicas != int32(tt.refs) || s.pool.Status.UnavailableReplicas != 0 {
 				t.Errorf("ready %d, unavailable %d; want %d, 0", s.pool.Status.ReadyReplicas, s.pool.Status.UnavailableReplicas, tt.refs)
+			}
+		})
+	}
+}
+
+func TestOnlyConflicts(t *testing.T) {
+	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "machines"}, "m", errors.New("changed"))
+	other := errors.New("boom")
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{name: "a conflict", err: conflict, want: true},
+		{name: "a wrapped conflict", err: fmt.Errorf("patching: %w", conflict), want: true},
+		{name: "conflicts joined", err: errors.Join(conflict, fmt.Errorf("status: %w", conflict)), want: true},
+		{name: "a conflict joined with another error", err: errors.Join(conflict, other), want: false},
+		{name: "another error", err: other, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := onlyConflicts(tt.err); got != tt.want {
+				t.Errorf("onlyConflicts = %v, want %v", got, tt.want)
 			}
 		})
 	}
