@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -115,7 +116,8 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope) (int, error) 
 		return 0, err
 	}
 	var errs []error
-	issued := 0
+	var deletes []write
+	var issued atomic.Int32
 	for i := range machines {
 		m := &machines[i]
 		ref := m.Spec.InfrastructureRef
@@ -125,21 +127,26 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope) (int, error) 
 		if !m.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := r.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deleting Machine %s: %w", klog.KObj(m), err))
-			continue
-		}
-		issued++
+		deletes = append(deletes, func(ctx context.Context) error {
+			if err := r.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting Machine %s: %w", klog.KObj(m), err)
+			}
+			issued.Add(1)
+			return nil
+		})
 	}
-	if issued > 0 {
-		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.DeletingMachines, "Deleting %d Machines", issued)
+	// The Machine events bring the pool back for what a batch leaves.
+	if _, err := writeBatch(ctx, deletes); err != nil {
+		errs = append(errs, err)
+	}
+	if n := issued.Load(); n > 0 {
+		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.DeletingMachines, "Deleting %d Machines", n)
 	}
 	if len(errs) > 0 {
 		return len(machines), errors.Join(errs...)
 	}
 	// Machines deleted just now are finalized once their deletion shows in
 	// the cache; those already deleting are finalized here.
-	// The Machine events bring the pool back for what a batch leaves.
 	_, err = writeBatch(ctx, r.finalizeMachines(s, machines))
 	return len(machines), err
 }
