@@ -56,7 +56,7 @@ func TestSetCapacity(t *testing.T) {
 
 	// Instances created after SetCapacity run the group's custom data.
 	c.mu.Lock()
-	gs := c.st.Groups["pool"]
+	gs := c.st.Groups[LocalKey("pool")]
 	for _, in := range gs.Instances {
 		if m := gs.Models[in.ModelRef]; m == nil || string(m.CustomData) != "data" {
 			t.Errorf("instance %s lost its custom data", in.ID)

@@ -22,7 +22,7 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 		st := s.Stats()
 		out := localapi.Stats{Requests: make([]localapi.RequestCount, len(st.Requests))}
 		for i, r := range st.Requests {
-			out.Requests[i] = localapi.RequestCount{Operation: r.Operation, Status: r.Status, Count: r.Count}
+			out.Requests[i] = localapi.RequestCount{Face: r.Face, Operation: r.Operation, Status: r.Status, Count: r.Count}
 		}
 		writeJSON(w, http.StatusOK, out)
 	})
@@ -50,13 +50,13 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 		return toLocalSimulation(out), nil
 	})
 	handlePut(mux, "PUT /admin/groups/{name}/simulation", func(r *http.Request, sim localapi.Simulation) (any, error) {
-		return groupOrError(s.cloud.SetSimulation(r.PathValue("name"), *fromLocalSimulation(&sim)))
+		return groupOrError(s.adminScope(r).SetSimulation(r.PathValue("name"), *fromLocalSimulation(&sim)))
 	})
 	handlePut(mux, "PUT /admin/groups/{name}/capacity", func(r *http.Request, c localapi.Capacity) (any, error) {
-		return groupOrError(s.cloud.SetCapacity(r.PathValue("name"), c.Capacity))
+		return groupOrError(s.adminScope(r).SetCapacity(r.PathValue("name"), c.Capacity))
 	})
 	handlePut(mux, "PUT /admin/groups/{name}/faults", func(r *http.Request, f localapi.GroupFaults) (any, error) {
-		return groupOrError(s.cloud.SetGroupFaults(r.PathValue("name"), GroupFaults{WrongTokens: f.WrongTokens}))
+		return groupOrError(s.adminScope(r).SetGroupFaults(r.PathValue("name"), GroupFaults{WrongTokens: f.WrongTokens}))
 	})
 	mux.HandleFunc("GET /admin/quota", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, localapi.Quota{MaxInstances: s.cloud.MaxInstances()})
@@ -67,6 +67,16 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 		}
 		return q, nil
 	})
+}
+
+// adminScope is the scope of an admin request about a group: the query
+// parameters face (default local) and scope (default empty).
+func (s *Server) adminScope(r *http.Request) Scope {
+	face := r.URL.Query().Get("face")
+	if face == "" {
+		face = LocalFace
+	}
+	return s.cloud.Scope(face, r.URL.Query().Get("scope"))
 }
 
 // handlePut registers an admin PUT handler: the body decoded into In, set

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -51,24 +53,35 @@ type Options struct {
 	// NodeAgent configures the simulated VMs' join. Without credentials, no
 	// instance joins a cluster.
 	NodeAgent nodeagent.Options
+	// Faces are the faces served besides the local face, which is always
+	// served (at the root of the Server's URL). Each is served under
+	// /<name>/ on the Server's listener.
+	Faces []Face
+	// FaceAddrs optionally serves faces on listeners of their own as well,
+	// at the root: face name → listen address (e.g. "127.0.0.1:0"). Unused
+	// by NewCloud.
+	FaceAddrs map[string]string
 }
 
 // Cloud is the simulated cloud's core: scale groups, their instances and
 // the node agent that joins booted instances. It has no wire protocol; faces
-// (face_local.go) translate requests into its methods. Every method is safe
-// for concurrent use and first brings the group up to date with the clock,
-// so the state a caller sees is never stale.
+// translate requests into its methods, each in its scopes (Scope). The
+// methods of Cloud that take a group name are the local face's (empty
+// scope). Every method is safe for concurrent use and first brings the group
+// up to date with the clock, so the state a caller sees is never stale.
 type Cloud struct {
 	clock clock.WithTicker
 	log   logr.Logger
 	store *store
 	agent *nodeagent.Agent
+	faces map[string]Face
 
 	mu           sync.Mutex
 	st           *cloudState
 	rng          *rand.Rand
 	defaultSim   Simulation
 	maxInstances int
+	scopeQuotas  map[scopeID]int
 	dirty        bool
 	events       []agentEvent
 
@@ -104,7 +117,13 @@ func NewCloud(ctx context.Context, opts Options) (*Cloud, error) {
 	if err := sim.validate(); err != nil {
 		return nil, fmt.Errorf("default simulation: %w", err)
 	}
+	faces, _, err := checkFaces(opts.Faces)
+	if err != nil {
+		return nil, err
+	}
 	c := &Cloud{
+		faces:        faces,
+		scopeQuotas:  map[scopeID]int{},
 		clock:        opts.Clock,
 		log:          logr.FromContextOrDiscard(ctx).WithName("cloudsim"),
 		rng:          rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
@@ -176,22 +195,44 @@ func (c *Cloud) resume() {
 	c.dispatch(events)
 }
 
-// ListGroups returns the names of all groups, sorted.
-func (c *Cloud) ListGroups() []string {
+// listGroups returns the names of the groups of face in scope, sorted.
+func (c *Cloud) listGroups(face, scope string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	names := make([]string, 0, len(c.st.Groups))
-	for n := range c.st.Groups {
-		names = append(names, n)
+	var names []string
+	for k := range c.st.Groups {
+		if k.Face == face && k.Scope == scope {
+			names = append(names, k.Name)
+		}
 	}
 	slices.Sort(names)
 	return names
 }
 
-// GetGroup returns the group with its instances, or a NotFound error.
-func (c *Cloud) GetGroup(name string) (*Group, error) {
+// Groups returns the keys of all groups of all faces, sorted by face, scope
+// and name.
+func (c *Cloud) Groups() []GroupKey {
 	c.mu.Lock()
-	g := c.advanceByName(name)
+	defer c.mu.Unlock()
+	keys := make([]GroupKey, 0, len(c.st.Groups))
+	for k := range c.st.Groups {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b GroupKey) int {
+		switch {
+		case a.less(b):
+			return -1
+		case b.less(a):
+			return 1
+		}
+		return 0
+	})
+	return keys
+}
+
+func (c *Cloud) getGroup(k GroupKey) (*Group, error) {
+	c.mu.Lock()
+	g := c.advanceByKey(k)
 	var out *Group
 	if g != nil {
 		out = c.snapshot(g)
@@ -200,19 +241,34 @@ func (c *Cloud) GetGroup(name string) (*Group, error) {
 	c.mu.Unlock()
 	c.dispatch(events)
 	if out == nil {
-		return nil, notFound(name)
+		return nil, notFound(k)
 	}
 	return out, nil
 }
 
-// ApplyGroup creates the group or updates its model, capacity and
-// simulation knobs, then creates or deletes instances to reach the capacity.
-// Existing instances keep their model. When the capacity shrinks the cloud
-// picks the victims: failed instances first, then from the zone with the
-// most instances, newest first.
-func (c *Cloud) ApplyGroup(name string, spec GroupSpec) (*Group, error) {
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 || len(name) > 200 {
-		return nil, invalidf("invalid group name %q: must be a DNS-1123 subdomain of at most 200 characters", name)
+// validateName checks a group name: the local face's names are DNS-1123
+// subdomains (its host names derive from them); other faces' names are
+// checked by their face, the core only refuses empty, overlong or control
+// characters.
+func validateName(k GroupKey) error {
+	if k.Face == LocalFace {
+		if errs := validation.IsDNS1123Subdomain(k.Name); len(errs) > 0 || len(k.Name) > 200 {
+			return invalidf("invalid group name %q: must be a DNS-1123 subdomain of at most 200 characters", k.Name)
+		}
+		return nil
+	}
+	if k.Name == "" || len(k.Name) > 255 || strings.ContainsFunc(k.Name, unicode.IsControl) {
+		return invalidf("invalid group name %q: must be 1 to 255 characters without control characters", k.Name)
+	}
+	return nil
+}
+
+func (c *Cloud) applyGroup(k GroupKey, spec GroupSpec) (*Group, error) {
+	if err := validateName(k); err != nil {
+		return nil, err
+	}
+	if c.faces[k.Face] == nil {
+		return nil, invalidf("no face %q is registered", k.Face)
 	}
 	if spec.Capacity < 0 {
 		return nil, invalidf("capacity must not be negative, got %d", spec.Capacity)
@@ -222,9 +278,12 @@ func (c *Cloud) ApplyGroup(name string, spec GroupSpec) (*Group, error) {
 			return nil, invalidf("zones must not be empty strings")
 		}
 	}
+	if err := checkPayload(spec.Payload); err != nil {
+		return nil, err
+	}
 
 	c.mu.Lock()
-	g := c.advanceByName(name)
+	g := c.advanceByKey(k)
 	now := c.clock.Now()
 	sim := c.defaultSim
 	if g != nil {
@@ -237,15 +296,18 @@ func (c *Cloud) ApplyGroup(name string, spec GroupSpec) (*Group, error) {
 	}
 	if g != nil && g.Deleting {
 		c.mu.Unlock()
-		return nil, &Error{Code: CodeConflict, Message: fmt.Sprintf("scale group %q is being deleted", name)}
+		return nil, &Error{Code: CodeConflict, Message: fmt.Sprintf("scale group %q is being deleted", k.String())}
 	}
-	if err := c.checkQuota(name, g, spec.Capacity); err != nil {
+	if err := c.checkQuota(k, g, spec.Capacity); err != nil {
 		c.mu.Unlock()
 		return nil, err
 	}
 	if g == nil {
-		g = &groupState{Name: name, CreatedAt: now, Models: map[string]*Model{}}
-		c.st.Groups[name] = g
+		g = &groupState{Face: k.Face, Scope: k.Scope, Name: k.Name, CreatedAt: now, Models: map[string]*Model{}}
+		c.st.Groups[k] = g
+	}
+	if spec.Payload != nil {
+		g.Payload = clonePayload(spec.Payload)
 	}
 	m := copyModel(spec.Model)
 	key := modelKey(m)
@@ -259,26 +321,21 @@ func (c *Cloud) ApplyGroup(name string, spec GroupSpec) (*Group, error) {
 	return c.commitLocked(g, now), nil
 }
 
-// SetCapacity changes only the capacity of an existing group, the way a
-// cloud's own autoscaler or an operator does (`az vmss scale`, the ASG's
-// SetDesiredCapacity): the model and custom data stay. When the capacity
-// shrinks the cloud picks the victims, as ApplyGroup does. The quota applies
-// to increases.
-func (c *Cloud) SetCapacity(name string, capacity int32) (*Group, error) {
+func (c *Cloud) setCapacity(k GroupKey, capacity int32) (*Group, error) {
 	if capacity < 0 {
 		return nil, invalidf("capacity must not be negative, got %d", capacity)
 	}
 	c.mu.Lock()
-	g := c.advanceByName(name)
+	g := c.advanceByKey(k)
 	if g == nil {
 		c.mu.Unlock()
-		return nil, notFound(name)
+		return nil, notFound(k)
 	}
 	if g.Deleting {
 		c.mu.Unlock()
-		return nil, &Error{Code: CodeConflict, Message: fmt.Sprintf("scale group %q is being deleted", name)}
+		return nil, &Error{Code: CodeConflict, Message: fmt.Sprintf("scale group %q is being deleted", k.String())}
 	}
-	if err := c.checkQuota(name, g, capacity); err != nil {
+	if err := c.checkQuota(k, g, capacity); err != nil {
 		c.mu.Unlock()
 		return nil, err
 	}
@@ -288,54 +345,63 @@ func (c *Cloud) SetCapacity(name string, capacity int32) (*Group, error) {
 	return c.commitLocked(g, now), nil
 }
 
-// checkQuota refuses a capacity for group name (g, nil when it does not
-// exist yet) that would take the instances of all groups above the quota.
-// Lowering or keeping a group's capacity is always allowed. Callers hold
-// c.mu.
-func (c *Cloud) checkQuota(name string, g *groupState, capacity int32) error {
-	if c.maxInstances <= 0 || g != nil && capacity <= g.Capacity {
+// scopeID is a face's scope, the unit of per-scope quotas.
+type scopeID struct{ face, scope string }
+
+// checkQuota refuses a capacity for group k (g, nil when it does not exist
+// yet) that would take the instances of all groups above the instance quota,
+// or those of k's scope above the scope's quota. Lowering or keeping a
+// group's capacity is always allowed. Callers hold c.mu.
+func (c *Cloud) checkQuota(k GroupKey, g *groupState, capacity int32) error {
+	scopeMax := c.scopeQuotas[scopeID{k.Face, k.Scope}]
+	if c.maxInstances <= 0 && scopeMax <= 0 || g != nil && capacity <= g.Capacity {
 		return nil
 	}
-	others := 0
-	for n, og := range c.st.Groups {
-		if n != name {
-			others += live(og)
+	others, inScope := 0, 0
+	for ok, og := range c.st.Groups {
+		if ok == k {
+			continue
+		}
+		n := live(og)
+		others += n
+		if ok.Face == k.Face && ok.Scope == k.Scope {
+			inScope += n
 		}
 	}
-	if others+int(capacity) > c.maxInstances {
+	if c.maxInstances > 0 && others+int(capacity) > c.maxInstances {
 		return &Error{Code: CodeQuotaExceeded, Message: fmt.Sprintf(
 			"capacity %d for scale group %q exceeds the instance quota: %d of %d instances are used by other groups",
-			capacity, name, others, c.maxInstances)}
+			capacity, k.String(), others, c.maxInstances)}
+	}
+	if scopeMax > 0 && inScope+int(capacity) > scopeMax {
+		return &Error{Code: CodeQuotaExceeded, Message: fmt.Sprintf(
+			"capacity %d for scale group %q exceeds the instance quota of scope %q: %d of %d instances are used by other groups",
+			capacity, k.Name, k.Scope, inScope, scopeMax)}
 	}
 	return nil
 }
 
-// SetGroupFaults arms instance-level faults of a group (see GroupFaults).
-// It returns a NotFound error when the group does not exist.
-func (c *Cloud) SetGroupFaults(name string, f GroupFaults) (*Group, error) {
+func (c *Cloud) setGroupFaults(k GroupKey, f GroupFaults) (*Group, error) {
 	if f.WrongTokens < 0 {
 		return nil, invalidf("wrongTokens must not be negative, got %d", f.WrongTokens)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := c.advanceByName(name)
+	g := c.advanceByKey(k)
 	if g == nil {
-		return nil, notFound(name)
+		return nil, notFound(k)
 	}
 	g.WrongTokens = f.WrongTokens
 	c.dirty = true
 	return c.snapshot(g), nil
 }
 
-// DeleteInstances deletes the instances with these IDs and lowers the
-// capacity by the number it deleted. Unknown or already deleting IDs are
-// ignored. It returns a NotFound error when the group does not exist.
-func (c *Cloud) DeleteInstances(name string, ids []string) (*Group, error) {
+func (c *Cloud) deleteInstances(k GroupKey, ids []string) (*Group, error) {
 	c.mu.Lock()
-	g := c.advanceByName(name)
+	g := c.advanceByKey(k)
 	if g == nil {
 		c.mu.Unlock()
-		return nil, notFound(name)
+		return nil, notFound(k)
 	}
 	now := c.clock.Now()
 	for _, id := range ids {
@@ -351,15 +417,12 @@ func (c *Cloud) DeleteInstances(name string, ids []string) (*Group, error) {
 	return c.commitLocked(g, now), nil
 }
 
-// DeleteGroup starts deleting the group and all its instances. The group is
-// reported with a Delete operation until its last instance is gone. It
-// returns a NotFound error when the group does not exist.
-func (c *Cloud) DeleteGroup(name string) (*Group, error) {
+func (c *Cloud) deleteGroup(k GroupKey) (*Group, error) {
 	c.mu.Lock()
-	g := c.advanceByName(name)
+	g := c.advanceByKey(k)
 	if g == nil {
 		c.mu.Unlock()
-		return nil, notFound(name)
+		return nil, notFound(k)
 	}
 	now := c.clock.Now()
 	g.Deleting = true
@@ -372,14 +435,12 @@ func (c *Cloud) DeleteGroup(name string) (*Group, error) {
 	return c.commitLocked(g, now), nil
 }
 
-// SetSimulation changes a group's simulation knobs. They apply to instances
-// created (and deleted) from now on.
-func (c *Cloud) SetSimulation(name string, p SimulationPatch) (*Group, error) {
+func (c *Cloud) setSimulation(k GroupKey, p SimulationPatch) (*Group, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := c.advanceByName(name)
+	g := c.advanceByKey(k)
 	if g == nil {
-		return nil, notFound(name)
+		return nil, notFound(k)
 	}
 	sim := g.Simulation.apply(&p)
 	if err := sim.validate(); err != nil {
@@ -388,6 +449,103 @@ func (c *Cloud) SetSimulation(name string, p SimulationPatch) (*Group, error) {
 	g.Simulation = sim
 	c.dirty = true
 	return c.snapshot(g), nil
+}
+
+// PayloadFunc computes a new payload from the current one (nil when none).
+// It runs with the core's lock held: it must be quick and must not call the
+// Cloud. Returning an error leaves the payload unchanged; returning nil
+// clears it.
+type PayloadFunc func(old json.RawMessage) (json.RawMessage, error)
+
+func (c *Cloud) updateGroupPayload(k GroupKey, fn PayloadFunc) (*Group, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.advanceByKey(k)
+	if g == nil {
+		return nil, notFound(k)
+	}
+	p, err := runPayloadFunc(fn, g.Payload)
+	if err != nil {
+		return nil, err
+	}
+	g.Payload = p
+	c.dirty = true
+	return c.snapshot(g), nil
+}
+
+func (c *Cloud) updateInstancePayload(k GroupKey, id string, fn PayloadFunc) (*Group, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	g := c.advanceByKey(k)
+	if g == nil {
+		return nil, notFound(k)
+	}
+	in := g.find(id)
+	if in == nil {
+		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("instance %q of scale group %q not found", id, k.String())}
+	}
+	p, err := runPayloadFunc(fn, in.Payload)
+	if err != nil {
+		return nil, err
+	}
+	in.Payload = p
+	c.dirty = true
+	return c.snapshot(g), nil
+}
+
+// FaceData returns a copy of face's own data (nil when none).
+func (c *Cloud) FaceData(face string) json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return clonePayload(c.st.FaceData[face])
+}
+
+// UpdateFaceData changes face's own data: objects of the face that are not
+// groups or instances (launch templates and their versions, node groups,
+// ...), persisted with the cloud's state and opaque to the core. fn runs
+// with the core's lock held (see PayloadFunc). It returns the new data.
+func (c *Cloud) UpdateFaceData(face string, fn PayloadFunc) (json.RawMessage, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, err := runPayloadFunc(fn, c.st.FaceData[face])
+	if err != nil {
+		return nil, err
+	}
+	if p == nil {
+		delete(c.st.FaceData, face)
+	} else {
+		c.st.FaceData[face] = p
+	}
+	c.dirty = true
+	return clonePayload(p), nil
+}
+
+func runPayloadFunc(fn PayloadFunc, old json.RawMessage) (json.RawMessage, error) {
+	p, err := fn(clonePayload(old))
+	if err != nil {
+		return nil, err
+	}
+	if err := checkPayload(p); err != nil {
+		return nil, err
+	}
+	return clonePayload(p), nil
+}
+
+// checkPayload refuses a payload that is not JSON: it is stored as such in
+// the state file.
+func checkPayload(p json.RawMessage) error {
+	if len(p) > 0 && !json.Valid(p) {
+		return invalidf("a face payload must be valid JSON")
+	}
+	return nil
+}
+
+// clonePayload copies p; empty is nil.
+func clonePayload(p json.RawMessage) json.RawMessage {
+	if len(p) == 0 {
+		return nil
+	}
+	return slices.Clone(p)
 }
 
 // DefaultSimulationKnobs returns the knobs new groups start with.
@@ -409,15 +567,17 @@ func (c *Cloud) SetDefaultSimulation(p SimulationPatch) (Simulation, error) {
 	return sim, nil
 }
 
-// MaxInstances returns the instance quota (0: unlimited).
+// MaxInstances returns the instance quota across all groups of all faces
+// (0: unlimited).
 func (c *Cloud) MaxInstances() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.maxInstances
 }
 
-// SetMaxInstances sets the instance quota (0: unlimited). Running instances
-// are never removed for it; it limits later capacity increases.
+// SetMaxInstances sets the instance quota across all groups of all faces
+// (0: unlimited). Running instances are never removed for it; it limits
+// later capacity increases.
 func (c *Cloud) SetMaxInstances(n int) error {
 	if n < 0 {
 		return invalidf("maxInstances must not be negative")
@@ -440,7 +600,7 @@ func (c *Cloud) Flush() error {
 		c.mu.Unlock()
 		return nil
 	}
-	data, err := json.Marshal(c.st)
+	data, err := c.st.encode()
 	c.dirty = false
 	c.mu.Unlock()
 	if err != nil {
@@ -474,13 +634,15 @@ func (c *Cloud) flushLoop(ctx context.Context) {
 }
 
 // hostname derives an instance's host name (and default Node name) from the
-// group name and the instance ID.
+// group name and the instance ID: the local face's, and the default of
+// other faces.
 func hostname(group, id string) string {
 	return strings.ReplaceAll(group, ".", "-") + "-" + id
 }
 
-// ProviderID returns the Node providerID of an instance of the simulated
-// cloud: local:///<group>/<instance>.
+// ProviderID returns the Node providerID of an instance of the local face:
+// local:///<group>/<instance>. Other faces choose their own
+// (Face.InstanceIdentity); Instance.ProviderID is always the one in use.
 func ProviderID(group, id string) string {
 	return "local:///" + group + "/" + id
 }
@@ -510,12 +672,13 @@ func (c *Cloud) agentInstance(g *groupState, in *instanceState) nodeagent.Instan
 		return def
 	}
 	return nodeagent.Instance{
-		Key:            g.Name + "/" + in.ID,
+		Key:            agentKey(g.key(), in.ID),
 		ID:             in.ID,
 		Hostname:       in.Hostname,
 		PrivateIP:      in.PrivateIP,
 		Zone:           in.Zone,
-		ProviderID:     ProviderID(g.Name, in.ID),
+		ProviderID:     in.ProviderID,
+		Metadata:       in.Metadata,
 		InstanceType:   m.InstanceType,
 		Image:          m.Image,
 		KubeletVersion: get(ExtraVersion, DefaultKubeletVersion),
@@ -549,12 +712,39 @@ func (c *Cloud) dispatch(events []agentEvent) {
 	}
 }
 
+// agentKey is the node agent's key of an instance: <group>/<id> for the
+// local face (as logged before faces), a JSON array of face, scope, group
+// and ID otherwise.
+func agentKey(k GroupKey, id string) string {
+	if k.Face == LocalFace && k.Scope == "" {
+		return k.Name + "/" + id
+	}
+	b, _ := json.Marshal([]string{k.Face, k.Scope, k.Name, id})
+	return string(b)
+}
+
+// parseAgentKey is the inverse of agentKey.
+func parseAgentKey(key string) (GroupKey, string, bool) {
+	if strings.HasPrefix(key, "[") {
+		var parts []string
+		if err := json.Unmarshal([]byte(key), &parts); err != nil || len(parts) != 4 {
+			return GroupKey{}, "", false
+		}
+		return GroupKey{Face: parts[0], Scope: parts[1], Name: parts[2]}, parts[3], true
+	}
+	name, id, ok := strings.Cut(key, "/")
+	return LocalKey(name), id, ok
+}
+
 // reportJoin records the node agent's progress on an instance.
 func (c *Cloud) reportJoin(r nodeagent.Result) {
-	group, id, _ := strings.Cut(r.Key, "/")
+	k, id, ok := parseAgentKey(r.Key)
+	if !ok {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := c.st.Groups[group]
+	g := c.st.Groups[k]
 	if g == nil {
 		return
 	}
@@ -576,7 +766,10 @@ func (c *Cloud) reportJoin(r nodeagent.Result) {
 // snapshot copies g for callers, without custom data. Callers hold c.mu.
 func (c *Cloud) snapshot(g *groupState) *Group {
 	out := &Group{
+		Face:       g.Face,
+		Scope:      g.Scope,
 		Name:       g.Name,
+		Payload:    clonePayload(g.Payload),
 		Capacity:   g.Capacity,
 		ModelHash:  g.ModelHash,
 		Simulation: g.Simulation,
@@ -594,7 +787,7 @@ func (c *Cloud) snapshot(g *groupState) *Group {
 	for i, in := range g.Instances {
 		out.Instances[i] = Instance{
 			ID:         in.ID,
-			ProviderID: ProviderID(g.Name, in.ID),
+			ProviderID: in.ProviderID,
 			Hostname:   in.Hostname,
 			PrivateIP:  in.PrivateIP,
 			Zone:       in.Zone,
@@ -605,6 +798,8 @@ func (c *Cloud) snapshot(g *groupState) *Group {
 			Join:       in.Join,
 			NodeName:   in.NodeName,
 			WrongToken: in.WrongToken,
+			Metadata:   maps.Clone(in.Metadata),
+			Payload:    clonePayload(in.Payload),
 		}
 	}
 	out.Faults = GroupFaults{WrongTokens: g.WrongTokens}

@@ -385,7 +385,7 @@ func TestPersistenceAcrossRestart(t *testing.T) {
 	// The model the instances were created from, custom data included,
 	// survived the restart (a VM keeps its bootstrap data).
 	c2.mu.Lock()
-	gs := c2.st.Groups["pool"]
+	gs := c2.st.Groups[LocalKey("pool")]
 	data := string(gs.Models[gs.Instances[0].ModelRef].CustomData)
 	c2.mu.Unlock()
 	if data != "data" {
@@ -412,7 +412,7 @@ func TestBackgroundLoopAdvancesWithoutReads(t *testing.T) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		n := 0
-		for _, in := range c.st.Groups["pool"].Instances {
+		for _, in := range c.st.Groups[LocalKey("pool")].Instances {
 			if in.State == StateRunning {
 				n++
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,28 +27,62 @@ const (
 const maxBody = 8 << 20
 
 // localFace is the simple JSON face the local provider speaks (see package
-// localapi for the endpoints). It only translates; the core decides.
-type localFace struct {
-	cloud *Cloud
-	inj   *injector
+// localapi for the endpoints), served at the root of the Server's URL. It
+// only translates; the core decides. Its groups have the empty scope, its
+// instances the providerID local:///<group>/<id> (ProviderID) and the host
+// name <group>-<id>.
+type localFace struct{}
+
+// Name implements Face.
+func (localFace) Name() string { return LocalFace }
+
+// InstanceIdentity implements Face: today's local identities.
+func (localFace) InstanceIdentity(in NewInstance) InstanceIdentity {
+	return InstanceIdentity{
+		ProviderID: ProviderID(in.Group.Name, in.ID),
+		Hostname:   hostname(in.Group.Name, in.ID),
+	}
 }
 
-func (f *localFace) register(mux *http.ServeMux) {
+// WriteFault implements Face: 429 TooManyRequests with Retry-After, or the
+// drawn 5xx, as an ErrorResponse.
+func (localFace) WriteFault(w http.ResponseWriter, _ *http.Request, f Fault) {
+	code := localapi.CodeInternal
+	switch {
+	case f.Kind == FaultThrottle:
+		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
+		code = localapi.CodeTooManyRequests
+	case f.Status == http.StatusServiceUnavailable:
+		code = localapi.CodeUnavailable
+	}
+	writeLocalError(w, f.Status, code, f.Message)
+}
+
+// Handler implements Face.
+func (localFace) Handler(env FaceEnv) http.Handler {
+	f := &localHandler{cloud: env.Cloud}
+	mux := http.NewServeMux()
 	h := func(pattern, op string, fn http.HandlerFunc) {
-		mux.HandleFunc(pattern, f.inj.wrap(op, writeLocalError, fn))
+		mux.HandleFunc(pattern, env.Wrap(op, fn))
 	}
 	h("GET /v1/groups", OpListGroups, f.list)
 	h("GET /v1/groups/{name}", OpGetGroup, f.get)
 	h("PUT /v1/groups/{name}", OpPutGroup, f.put)
 	h("POST /v1/groups/{name}/deleteInstances", OpDeleteInstances, f.deleteInstances)
 	h("DELETE /v1/groups/{name}", OpDeleteGroup, f.delete)
+	return mux
 }
 
-func (f *localFace) list(w http.ResponseWriter, _ *http.Request) {
+// localHandler serves the local face's endpoints.
+type localHandler struct {
+	cloud *Cloud
+}
+
+func (f *localHandler) list(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, localapi.GroupList{Groups: f.cloud.ListGroups()})
 }
 
-func (f *localFace) get(w http.ResponseWriter, r *http.Request) {
+func (f *localHandler) get(w http.ResponseWriter, r *http.Request) {
 	g, err := f.cloud.GetGroup(r.PathValue("name"))
 	if err != nil {
 		writeCloudError(w, err)
@@ -56,7 +91,7 @@ func (f *localFace) get(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, toLocalGroup(g))
 }
 
-func (f *localFace) put(w http.ResponseWriter, r *http.Request) {
+func (f *localHandler) put(w http.ResponseWriter, r *http.Request) {
 	var spec localapi.GroupSpec
 	if !readJSON(w, r, &spec) {
 		return
@@ -74,7 +109,7 @@ func (f *localFace) put(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, toLocalGroup(g))
 }
 
-func (f *localFace) deleteInstances(w http.ResponseWriter, r *http.Request) {
+func (f *localHandler) deleteInstances(w http.ResponseWriter, r *http.Request) {
 	var req localapi.DeleteInstancesRequest
 	if !readJSON(w, r, &req) {
 		return
@@ -87,7 +122,7 @@ func (f *localFace) deleteInstances(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, toLocalGroup(g))
 }
 
-func (f *localFace) delete(w http.ResponseWriter, r *http.Request) {
+func (f *localHandler) delete(w http.ResponseWriter, r *http.Request) {
 	g, err := f.cloud.DeleteGroup(r.PathValue("name"))
 	if err != nil {
 		writeCloudError(w, err)

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -18,13 +17,15 @@ import (
 // request never reaches the core. Rates are probabilities in [0, 1], drawn
 // from the cloud's seeded random numbers.
 type Faults struct {
-	// ThrottleRate is the share of requests answered 429 Too Many Requests
-	// with a Retry-After header.
+	// ThrottleRate is the share of requests throttled, answered in the
+	// face's shape (Face.WriteFault; the local face: 429 Too Many Requests
+	// with a Retry-After header).
 	ThrottleRate float64
 	// RetryAfter is the Retry-After of throttled responses (default 1s;
 	// rounded up to whole seconds on the wire).
 	RetryAfter time.Duration
-	// ErrorRate is the share of requests answered with a 5xx.
+	// ErrorRate is the share of requests answered with a 5xx (in the face's
+	// shape).
 	ErrorRate float64
 	// Latency is added to every request.
 	Latency time.Duration
@@ -40,21 +41,23 @@ func (f Faults) validate() error {
 	return nil
 }
 
-// Stats are request counters by operation and status code.
+// Stats are request counters by face, operation and status code.
 type Stats struct {
-	// Requests are sorted by operation, then status.
+	// Requests are sorted by face, operation, then status.
 	Requests []RequestCount
 }
 
-// RequestCount is the number of requests of one operation answered with one
-// status code.
+// RequestCount is the number of requests of one operation of one face
+// answered with one status code.
 type RequestCount struct {
+	// Face is the name of the face that served the requests.
+	Face      string
 	Operation string
 	Status    int
 	Count     int64
 }
 
-// Count returns the number of requests of op (all statuses).
+// Count returns the number of requests of op (all faces, all statuses).
 func (s Stats) Count(op string) int64 {
 	var n int64
 	for _, r := range s.Requests {
@@ -65,14 +68,28 @@ func (s Stats) Count(op string) int64 {
 	return n
 }
 
-// CountStatus returns the number of requests of op answered with status.
+// CountStatus returns the number of requests of op (all faces) answered
+// with status.
 func (s Stats) CountStatus(op string, status int) int64 {
+	var n int64
 	for _, r := range s.Requests {
 		if r.Operation == op && r.Status == status {
-			return r.Count
+			n += r.Count
 		}
 	}
-	return 0
+	return n
+}
+
+// CountFace returns the number of requests of op served by face (all
+// statuses).
+func (s Stats) CountFace(face, op string) int64 {
+	var n int64
+	for _, r := range s.Requests {
+		if r.Face == face && r.Operation == op {
+			n += r.Count
+		}
+	}
+	return n
 }
 
 // Total returns the number of requests counted.
@@ -85,12 +102,13 @@ func (s Stats) Total() int64 {
 }
 
 type statKey struct {
+	face   string
 	op     string
 	status int
 }
 
 // injector counts requests and injects faults; faces wrap their handlers
-// with it.
+// with it (FaceEnv.Wrap).
 type injector struct {
 	clock clock.WithTicker
 
@@ -125,10 +143,13 @@ func (in *injector) snapshot() Stats {
 	defer in.mu.Unlock()
 	s := Stats{Requests: make([]RequestCount, 0, len(in.stats))}
 	for k, v := range in.stats {
-		s.Requests = append(s.Requests, RequestCount{Operation: k.op, Status: k.status, Count: v})
+		s.Requests = append(s.Requests, RequestCount{Face: k.face, Operation: k.op, Status: k.status, Count: v})
 	}
 	sort.Slice(s.Requests, func(i, j int) bool {
 		a, b := s.Requests[i], s.Requests[j]
+		if a.Face != b.Face {
+			return a.Face < b.Face
+		}
 		if a.Operation != b.Operation {
 			return a.Operation < b.Operation
 		}
@@ -143,9 +164,9 @@ func (in *injector) reset() {
 	in.mu.Unlock()
 }
 
-func (in *injector) count(op string, status int) {
+func (in *injector) count(face, op string, status int) {
 	in.mu.Lock()
-	in.stats[statKey{op, status}]++
+	in.stats[statKey{face, op, status}]++
 	in.mu.Unlock()
 }
 
@@ -176,14 +197,13 @@ func (in *injector) decide() decision {
 	return d
 }
 
-// faultWriter answers a faulted request in a face's error format.
-type faultWriter func(w http.ResponseWriter, status int, code, message string)
-
-// wrap counts op's requests by final status and injects faults before h.
-func (in *injector) wrap(op string, writeErr faultWriter, h http.HandlerFunc) http.HandlerFunc {
+// wrap counts op's requests of face by final status and injects faults
+// before h, answered by face.WriteFault.
+func (in *injector) wrap(face Face, op string, h http.HandlerFunc) http.HandlerFunc {
+	name := face.Name()
 	return func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		defer func() { in.count(op, rec.status) }()
+		defer func() { in.count(name, op, rec.status) }()
 		d := in.decide()
 		if d.latency > 0 {
 			t := in.clock.NewTimer(d.latency)
@@ -197,15 +217,15 @@ func (in *injector) wrap(op string, writeErr faultWriter, h http.HandlerFunc) ht
 		}
 		switch {
 		case d.throttle:
-			secs := int(math.Ceil(d.retryAfter.Seconds()))
-			rec.Header().Set("Retry-After", strconv.Itoa(secs))
-			writeErr(rec, http.StatusTooManyRequests, "TooManyRequests", fmt.Sprintf("Rate limit exceeded (simulated); retry after %ds", secs))
+			secs := max(1, int(math.Ceil(d.retryAfter.Seconds())))
+			face.WriteFault(rec, r, Fault{
+				Kind:       FaultThrottle,
+				Status:     http.StatusTooManyRequests,
+				RetryAfter: time.Duration(secs) * time.Second,
+				Message:    fmt.Sprintf("Rate limit exceeded (simulated); retry after %ds", secs),
+			})
 		case d.errStatus != 0:
-			code := "InternalServerError"
-			if d.errStatus == http.StatusServiceUnavailable {
-				code = "ServiceUnavailable"
-			}
-			writeErr(rec, d.errStatus, code, "Simulated server error")
+			face.WriteFault(rec, r, Fault{Kind: FaultServerError, Status: d.errStatus, Message: "Simulated server error"})
 		default:
 			h(rec, r)
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,23 +15,42 @@ import (
 )
 
 // Server is the simulated cloud served over HTTP on loopback: the core
-// (Cloud), its faces, the admin endpoints and the fault injector.
+// (Cloud), its faces, the admin endpoints and the fault injector. One
+// listener serves the admin endpoints, the local face at its root and every
+// other face under /<name>/; Options.FaceAddrs gives faces listeners of
+// their own besides.
 type Server struct {
-	cloud    *Cloud
-	inj      *injector
-	listener net.Listener
-	http     *http.Server
-	url      string
+	cloud     *Cloud
+	inj       *injector
+	url       string
+	endpoints []FaceEndpoint
+	servers   []*httpServer
 
-	serveErr chan error
 	stopOnce sync.Once
 	stopErr  error
 }
 
+// FaceEndpoint is where a face is served.
+type FaceEndpoint struct {
+	// Face is the face's name.
+	Face string
+	// URL is the face's base URL (no trailing slash): its own listener's
+	// when it has one, else the Server's URL for the local face and
+	// URL()/<name> for the others.
+	URL string
+}
+
+// httpServer is one listener and its HTTP server.
+type httpServer struct {
+	lis      net.Listener
+	http     *http.Server
+	serveErr chan error
+}
+
 // Start starts the simulated cloud: it loads opts.DataDir, starts the
 // simulation and the node agent, and serves HTTP on opts.Addr (default
-// 127.0.0.1:0, a free port; see URL). Everything stops when ctx is cancelled
-// or Stop is called.
+// 127.0.0.1:0, a free port; see URL) and on opts.FaceAddrs. Everything
+// stops when ctx is cancelled or Stop is called.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -44,37 +64,111 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := opts.Faults.validate(); err != nil {
 		return nil, fmt.Errorf("faults: %w", err)
 	}
+	byName, faces, err := checkFaces(opts.Faces)
+	if err != nil {
+		return nil, err
+	}
+	for name := range opts.FaceAddrs {
+		if byName[name] == nil {
+			return nil, fmt.Errorf("face addresses: no face %q", name)
+		}
+	}
 	cloud, err := NewCloud(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	lis, err := net.Listen("tcp", opts.Addr)
-	if err != nil {
-		_ = cloud.Stop()
-		return nil, fmt.Errorf("listening on %s: %w", opts.Addr, err)
+	s := &Server{cloud: cloud, inj: newInjector(opts.Clock, opts.Seed, opts.Faults)}
+	fail := func(err error) (*Server, error) {
+		for _, hs := range s.servers {
+			_ = hs.lis.Close()
+		}
+		return nil, errors.Join(err, cloud.Stop())
 	}
-	s := &Server{
-		cloud:    cloud,
-		inj:      newInjector(opts.Clock, opts.Seed, opts.Faults),
-		listener: lis,
-		url:      "http://" + lis.Addr().String(),
-		serveErr: make(chan error, 1),
-	}
+
 	mux := http.NewServeMux()
-	(&localFace{cloud: cloud, inj: s.inj}).register(mux)
+	root, err := listen(opts.Addr, mux)
+	if err != nil {
+		return fail(err)
+	}
+	s.servers = append(s.servers, root)
+	s.url = "http://" + root.lis.Addr().String()
+	for _, f := range faces {
+		name := f.Name()
+		base := ""
+		if name != LocalFace {
+			base = "/" + name
+		}
+		h := f.Handler(s.faceEnv(f, base))
+		if base == "" {
+			mux.Handle("/", h)
+		} else {
+			mux.Handle(base+"/", http.StripPrefix(base, h))
+		}
+		ep := FaceEndpoint{Face: name, URL: s.url + base}
+		if addr, ok := opts.FaceAddrs[name]; ok {
+			own, err := listen(addr, f.Handler(s.faceEnv(f, "")))
+			if err != nil {
+				return fail(fmt.Errorf("face %s: %w", name, err))
+			}
+			s.servers = append(s.servers, own)
+			ep.URL = "http://" + own.lis.Addr().String()
+		}
+		s.endpoints = append(s.endpoints, ep)
+	}
 	s.registerAdmin(mux)
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { s.serveErr <- s.http.Serve(lis) }()
+	for _, hs := range s.servers {
+		go func() { hs.serveErr <- hs.http.Serve(hs.lis) }()
+	}
 	go func() {
 		<-ctx.Done()
 		_ = s.Stop()
 	}()
-	cloud.log.Info("Simulated cloud listening", "url", s.url, "dataDir", opts.DataDir)
+	for _, ep := range s.endpoints {
+		cloud.log.Info("Simulated cloud listening", "face", ep.Face, "url", ep.URL, "dataDir", opts.DataDir)
+	}
 	return s, nil
 }
 
-// URL is the base URL of the cloud's HTTP API, e.g. http://127.0.0.1:41234.
+func listen(addr string, h http.Handler) (*httpServer, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	return &httpServer{
+		lis:      lis,
+		http:     &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
+		serveErr: make(chan error, 1),
+	}, nil
+}
+
+func (s *Server) faceEnv(f Face, base string) FaceEnv {
+	return FaceEnv{
+		Cloud:    s.cloud,
+		Wrap:     func(op string, h http.HandlerFunc) http.HandlerFunc { return s.inj.wrap(f, op, h) },
+		BasePath: base,
+		Log:      s.cloud.log.WithName(f.Name()),
+	}
+}
+
+// URL is the base URL of the cloud's HTTP API, e.g. http://127.0.0.1:41234:
+// the admin endpoints and the local face at its root, the other faces under
+// /<name>.
 func (s *Server) URL() string { return s.url }
+
+// FaceURL returns the base URL of the named face (see FaceEndpoint), or ""
+// when no such face is served.
+func (s *Server) FaceURL(face string) string {
+	for _, ep := range s.endpoints {
+		if ep.Face == face {
+			return ep.URL
+		}
+	}
+	return ""
+}
+
+// FaceEndpoints returns where each face is served: the local face first,
+// then Options.Faces in order.
+func (s *Server) FaceEndpoints() []FaceEndpoint { return slices.Clone(s.endpoints) }
 
 // Cloud returns the core, for in-process use of the Go API (simulation
 // knobs, quota).
@@ -98,11 +192,15 @@ func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		err := s.http.Shutdown(ctx)
-		if serr := <-s.serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-			err = errors.Join(err, serr)
+		var errs []error
+		for _, hs := range s.servers {
+			errs = append(errs, hs.http.Shutdown(ctx))
+			if serr := <-hs.serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+				errs = append(errs, serr)
+			}
 		}
-		s.stopErr = errors.Join(err, s.cloud.Stop())
+		errs = append(errs, s.cloud.Stop())
+		s.stopErr = errors.Join(errs...)
 	})
 	return s.stopErr
 }

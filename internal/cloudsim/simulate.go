@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -23,11 +24,11 @@ func (c *Cloud) simulate(ctx context.Context) {
 		c.mu.Lock()
 		now := c.clock.Now()
 		var next time.Time
-		for name, g := range c.st.Groups {
+		for k, g := range c.st.Groups {
 			if !g.next.IsZero() && !now.Before(g.next) {
-				c.advance(name, g, now)
+				c.advance(g, now)
 			}
-			if _, ok := c.st.Groups[name]; ok && !g.next.IsZero() && (next.IsZero() || g.next.Before(next)) {
+			if _, ok := c.st.Groups[k]; ok && !g.next.IsZero() && (next.IsZero() || g.next.Before(next)) {
 				next = g.next
 			}
 		}
@@ -65,21 +66,21 @@ func (c *Cloud) simulate(ctx context.Context) {
 	}
 }
 
-// advanceByName brings the named group up to date and returns it, or nil
-// when it does not exist (or has just finished deleting). Callers hold c.mu.
-func (c *Cloud) advanceByName(name string) *groupState {
-	g := c.st.Groups[name]
+// advanceByKey brings group k up to date and returns it, or nil when it
+// does not exist (or has just finished deleting). Callers hold c.mu.
+func (c *Cloud) advanceByKey(k GroupKey) *groupState {
+	g := c.st.Groups[k]
 	if g == nil {
 		return nil
 	}
-	c.advance(name, g, c.clock.Now())
-	return c.st.Groups[name]
+	c.advance(g, c.clock.Now())
+	return c.st.Groups[k]
 }
 
 // advance applies every transition of g due at now: Creating → Booting →
 // Running or Failed, Deleting → gone, and removes a deleted group once its
 // last instance is gone. Callers hold c.mu.
-func (c *Cloud) advance(name string, g *groupState, now time.Time) {
+func (c *Cloud) advance(g *groupState, now time.Time) {
 	changed := false
 	kept := g.Instances[:0]
 	for _, in := range g.Instances {
@@ -99,6 +100,9 @@ func (c *Cloud) advance(name string, g *groupState, now time.Time) {
 		}
 		if in.State == StateDeleting && !now.Before(in.DeleteAt) {
 			changed = true
+			if g.index != nil {
+				delete(g.index, in.ID)
+			}
 			continue
 		}
 		kept = append(kept, in)
@@ -110,7 +114,7 @@ func (c *Cloud) advance(name string, g *groupState, now time.Time) {
 		g.gcModels()
 	}
 	if g.Deleting && len(g.Instances) == 0 {
-		delete(c.st.Groups, name)
+		delete(c.st.Groups, g.key())
 		c.dirty = true
 		return
 	}
@@ -180,7 +184,7 @@ func (c *Cloud) scale(g *groupState, now time.Time) {
 				}
 			}
 			perZone[zone]++
-			g.Instances = append(g.Instances, c.newInstance(g, zone, now))
+			g.add(c.newInstance(g, model, zone, now))
 		}
 		return
 	}
@@ -242,12 +246,37 @@ func live(g *groupState) int {
 	return n
 }
 
-// newInstance creates an instance of g's current model in zone. Callers
-// hold c.mu.
-func (c *Cloud) newInstance(g *groupState, zone string, now time.Time) *instanceState {
+// newInstance creates an instance of g's current model in zone, named by
+// g's face. Callers hold c.mu.
+func (c *Cloud) newInstance(g *groupState, model *Model, zone string, now time.Time) *instanceState {
 	c.st.NextSeq++
 	seq := c.st.NextSeq
 	id := fmt.Sprintf("i-%08x", seq)
+	ip := fmt.Sprintf("10.%d.%d.%d", (seq>>16)&0xff, (seq>>8)&0xff, seq&0xff)
+	var ident InstanceIdentity
+	if f := c.faces[g.Face]; f != nil {
+		ident = f.InstanceIdentity(NewInstance{
+			Group: g.key(), Seq: seq, ID: id, Zone: zone, PrivateIP: ip, Model: model, GroupPayload: g.Payload,
+		})
+	}
+	if ident.ID != "" && g.find(ident.ID) == nil {
+		id = ident.ID
+	}
+	if ident.PrivateIP != "" {
+		ip = ident.PrivateIP
+	}
+	if ident.Hostname == "" {
+		ident.Hostname = hostname(g.Name, id)
+	}
+	if ident.ProviderID == "" {
+		ident.ProviderID = g.Face + ":///" + strings.TrimPrefix(g.Scope+"/", "/") + g.Name + "/" + id
+	}
+	payload := ident.Payload
+	if checkPayload(payload) != nil {
+		c.log.Error(nil, "Face returned an instance payload that is not JSON; dropping it", "face", g.Face, "instance", id)
+		payload = nil
+	}
+
 	sim := g.Simulation
 	boot := sim.BootDelay
 	if sim.BootJitter > 0 {
@@ -259,11 +288,12 @@ func (c *Cloud) newInstance(g *groupState, zone string, now time.Time) *instance
 	if wrongToken {
 		g.WrongTokens--
 	}
-	return &instanceState{
+	in := &instanceState{
 		ID:          id,
 		Seq:         seq,
-		Hostname:    hostname(g.Name, id),
-		PrivateIP:   fmt.Sprintf("10.%d.%d.%d", (seq>>16)&0xff, (seq>>8)&0xff, seq&0xff),
+		ProviderID:  ident.ProviderID,
+		Hostname:    ident.Hostname,
+		PrivateIP:   ip,
 		Zone:        zone,
 		State:       StateCreating,
 		CreatedAt:   now,
@@ -272,7 +302,10 @@ func (c *Cloud) newInstance(g *groupState, zone string, now time.Time) *instance
 		ModelHash:   g.ModelHash,
 		ModelRef:    g.ModelRef,
 		WrongToken:  wrongToken,
+		Payload:     clonePayload(payload),
 	}
+	in.Metadata = defaultMetadata(in, ident.Metadata)
+	return in
 }
 
 // deleteInstance starts deleting in: the VM powers off at once (its Node

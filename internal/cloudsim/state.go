@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
 	"time"
 )
 
-// stateVersion is the schema version of the state file.
-const stateVersion = 1
+// stateVersion is the schema version of the state file. Version 1 (before
+// faces) had the local face's groups only, in a map by name; it is read and
+// upgraded.
+const stateVersion = 2
 
 // stateFile is the state file's name in the data directory.
 const stateFile = "state.json"
@@ -22,16 +25,37 @@ const stateFile = "state.json"
 // cloudState is everything the cloud persists. Times are absolute, so a
 // restarted cloud resumes booting instances where they were.
 type cloudState struct {
-	Version int `json:"version"`
 	// NextSeq is the last instance sequence number handed out; instance IDs
 	// derive from it and never repeat, even across restarts.
-	NextSeq uint64 `json:"nextSeq"`
+	NextSeq uint64
 	// NextOp is the last operation number handed out.
-	NextOp uint64                 `json:"nextOp"`
-	Groups map[string]*groupState `json:"groups"`
+	NextOp uint64
+	Groups map[GroupKey]*groupState
+	// FaceData is each face's own opaque data, by face name.
+	FaceData map[string]json.RawMessage
+}
+
+// stateFileV2 is the state file: groups in a list sorted by key.
+type stateFileV2 struct {
+	Version  int                        `json:"version"`
+	NextSeq  uint64                     `json:"nextSeq"`
+	NextOp   uint64                     `json:"nextOp"`
+	Groups   []*groupState              `json:"groups"`
+	FaceData map[string]json.RawMessage `json:"faceData,omitempty"`
+}
+
+// stateFileV1 is the state file before faces: the local face's groups by
+// name.
+type stateFileV1 struct {
+	NextSeq uint64                 `json:"nextSeq"`
+	NextOp  uint64                 `json:"nextOp"`
+	Groups  map[string]*groupState `json:"groups"`
 }
 
 type groupState struct {
+	// Face, Scope and Name are the group's key.
+	Face       string     `json:"face"`
+	Scope      string     `json:"scope,omitempty"`
 	Name       string     `json:"name"`
 	Capacity   int32      `json:"capacity"`
 	ModelHash  string     `json:"modelHash,omitempty"`
@@ -46,16 +70,22 @@ type groupState struct {
 	// Models holds every model an instance still references (a VM keeps the
 	// custom data it was created with), by content key.
 	Models map[string]*Model `json:"models"`
-	// Instances are ordered by ID (creation order).
+	// Payload is the face's opaque data about the group.
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// Instances are in creation order (by Seq).
 	Instances []*instanceState `json:"instances"`
 
 	// next is the time of the group's next due transition; zero when at rest.
 	next time.Time
+	// index finds instances by ID; built on first use.
+	index map[string]*instanceState
 }
 
 type instanceState struct {
-	ID          string        `json:"id"`
+	ID string `json:"id"`
+	// Seq orders instances (creation order).
 	Seq         uint64        `json:"seq"`
+	ProviderID  string        `json:"providerID,omitempty"`
 	Hostname    string        `json:"hostname"`
 	PrivateIP   string        `json:"privateIP"`
 	Zone        string        `json:"zone,omitempty"`
@@ -71,19 +101,121 @@ type instanceState struct {
 	NodeName    string        `json:"nodeName,omitempty"`
 	Endpoint    string        `json:"endpoint,omitempty"`
 	WrongToken  bool          `json:"wrongToken,omitempty"`
+	// Metadata is the instance data cloud-init exposes (ds.meta_data).
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// Payload is the face's opaque data about the instance.
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
 func newState() *cloudState {
-	return &cloudState{Version: stateVersion, Groups: map[string]*groupState{}}
+	return &cloudState{Groups: map[GroupKey]*groupState{}, FaceData: map[string]json.RawMessage{}}
 }
 
-// find returns the instance with id, or nil. Instances are sorted by ID.
-func (g *groupState) find(id string) *instanceState {
-	i := sort.Search(len(g.Instances), func(i int) bool { return g.Instances[i].ID >= id })
-	if i < len(g.Instances) && g.Instances[i].ID == id {
-		return g.Instances[i]
+func (g *groupState) key() GroupKey { return GroupKey{Face: g.Face, Scope: g.Scope, Name: g.Name} }
+
+// encode returns the state file's content.
+func (st *cloudState) encode() ([]byte, error) {
+	f := stateFileV2{Version: stateVersion, NextSeq: st.NextSeq, NextOp: st.NextOp, FaceData: st.FaceData}
+	f.Groups = make([]*groupState, 0, len(st.Groups))
+	for _, g := range st.Groups {
+		f.Groups = append(f.Groups, g)
 	}
-	return nil
+	sort.Slice(f.Groups, func(i, j int) bool { return f.Groups[i].key().less(f.Groups[j].key()) })
+	return json.Marshal(f)
+}
+
+// decodeState parses a state file of any version this cloud reads.
+func decodeState(b []byte) (*cloudState, error) {
+	var v struct {
+		Version int `json:"version"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	st := newState()
+	var groups []*groupState
+	switch v.Version {
+	case 1:
+		var f stateFileV1
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, err
+		}
+		st.NextSeq, st.NextOp = f.NextSeq, f.NextOp
+		for _, g := range f.Groups {
+			g.Face, g.Scope = LocalFace, ""
+			for _, in := range g.Instances {
+				in.ProviderID = ProviderID(g.Name, in.ID)
+			}
+			groups = append(groups, g)
+		}
+	case stateVersion:
+		var f stateFileV2
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, err
+		}
+		st.NextSeq, st.NextOp = f.NextSeq, f.NextOp
+		groups = f.Groups
+		for k, d := range f.FaceData {
+			st.FaceData[k] = d
+		}
+	default:
+		return nil, fmt.Errorf("version %d is not one of 1, %d", v.Version, stateVersion)
+	}
+	for _, g := range groups {
+		if g == nil || g.Face == "" {
+			return nil, fmt.Errorf("a group has no face")
+		}
+		if st.Groups[g.key()] != nil {
+			return nil, fmt.Errorf("group %s is listed twice", g.key())
+		}
+		if g.Models == nil {
+			g.Models = map[string]*Model{}
+		}
+		sort.Slice(g.Instances, func(i, j int) bool { return g.Instances[i].Seq < g.Instances[j].Seq })
+		for _, in := range g.Instances {
+			if in.Metadata == nil {
+				in.Metadata = defaultMetadata(in, nil)
+			}
+		}
+		st.Groups[g.key()] = g
+	}
+	return st, nil
+}
+
+// defaultMetadata returns md (copied) with the core's keys added where the
+// face set none.
+func defaultMetadata(in *instanceState, md map[string]string) map[string]string {
+	out := make(map[string]string, len(md)+4)
+	maps.Copy(out, md)
+	def := func(k, v string) {
+		if _, ok := out[k]; !ok && v != "" {
+			out[k] = v
+		}
+	}
+	def(MetaInstanceID, in.ID)
+	def(MetaLocalHostname, in.Hostname)
+	def(MetaLocalIPv4, in.PrivateIP)
+	def(MetaAvailabilityZone, in.Zone)
+	return out
+}
+
+// find returns the instance with id, or nil.
+func (g *groupState) find(id string) *instanceState {
+	if g.index == nil {
+		g.index = make(map[string]*instanceState, len(g.Instances))
+		for _, in := range g.Instances {
+			g.index[in.ID] = in
+		}
+	}
+	return g.index[id]
+}
+
+// add appends a new instance.
+func (g *groupState) add(in *instanceState) {
+	g.Instances = append(g.Instances, in)
+	if g.index != nil {
+		g.index[in.ID] = in
+	}
 }
 
 // gcModels drops models no instance references, except the current one.
@@ -145,21 +277,9 @@ func (s store) load() (*cloudState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading cloud state: %w", err)
 	}
-	st := newState()
-	if err := json.Unmarshal(b, st); err != nil {
+	st, err := decodeState(b)
+	if err != nil {
 		return nil, fmt.Errorf("parsing cloud state %s: %w", s.path(), err)
-	}
-	if st.Version != stateVersion {
-		return nil, fmt.Errorf("cloud state %s has version %d, want %d", s.path(), st.Version, stateVersion)
-	}
-	if st.Groups == nil {
-		st.Groups = map[string]*groupState{}
-	}
-	for _, g := range st.Groups {
-		if g.Models == nil {
-			g.Models = map[string]*Model{}
-		}
-		sort.Slice(g.Instances, func(i, j int) bool { return g.Instances[i].ID < g.Instances[j].ID })
 	}
 	return st, nil
 }

@@ -1,6 +1,7 @@
 package cloudsim
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -107,6 +108,10 @@ type GroupSpec struct {
 	Model Model
 	// Simulation optionally changes the group's knobs.
 	Simulation *SimulationPatch
+	// Payload is the face's opaque data about the group (valid JSON): nil
+	// keeps the group's payload, anything else replaces it (empty clears
+	// it). See also Scope.UpdateGroupPayload.
+	Payload json.RawMessage
 }
 
 // InstanceState is an instance's lifecycle state.
@@ -138,6 +143,9 @@ const (
 
 // Group is a snapshot of a scale group.
 type Group struct {
+	// Face, Scope and Name are the group's key (GroupKey).
+	Face      string
+	Scope     string
 	Name      string
 	Capacity  int32
 	ModelHash string
@@ -148,11 +156,16 @@ type Group struct {
 	CreatedAt  time.Time
 	// Operation is the long-running change in progress, if any.
 	Operation *Operation
-	// Instances are ordered by ID.
+	// Instances are in creation order.
 	Instances []Instance
 	// Faults are the group's armed instance-level faults.
 	Faults GroupFaults
+	// Payload is the face's opaque data about the group (a copy).
+	Payload json.RawMessage
 }
+
+// Key returns the group's key.
+func (g *Group) Key() GroupKey { return GroupKey{Face: g.Face, Scope: g.Scope, Name: g.Name} }
 
 // GroupFaults are instance-level faults of one group, armed through
 // SetGroupFaults (the admin endpoint PUT /admin/groups/{name}/faults). Unlike
@@ -183,7 +196,9 @@ const (
 
 // Instance is a snapshot of one instance.
 type Instance struct {
-	ID         string
+	ID string
+	// ProviderID, Hostname and Metadata are what the group's face chose when
+	// the instance was created (Face.InstanceIdentity).
 	ProviderID string
 	Hostname   string
 	PrivateIP  string
@@ -198,6 +213,11 @@ type Instance struct {
 	// WrongToken is set when the instance booted with a wrong bootstrap
 	// token (GroupFaults.WrongTokens).
 	WrongToken bool
+	// Metadata is the instance data cloud-init exposes as ds.meta_data
+	// (local_hostname, instance_id, ...; a copy).
+	Metadata map[string]string
+	// Payload is the face's opaque data about the instance (a copy).
+	Payload json.RawMessage
 }
 
 // ErrorCode classifies errors of the Cloud's API.
@@ -230,8 +250,8 @@ func CodeOf(err error) ErrorCode {
 	return ""
 }
 
-func notFound(name string) error {
-	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("scale group %q not found", name)}
+func notFound(k GroupKey) error {
+	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("scale group %q not found", k.String())}
 }
 
 func invalidf(format string, args ...any) error {

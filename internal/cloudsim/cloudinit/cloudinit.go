@@ -51,9 +51,39 @@ type Metadata struct {
 	AvailabilityZone string
 	// Region is the instance's region (region).
 	Region string
+	// Extra are further keys a cloud's metadata service exposes, looked up
+	// by the name in the template or with dashes and underscores swapped
+	// (availability-zone ≡ availability_zone). The fields above win.
+	Extra map[string]string
+}
+
+// MetadataOf returns the Metadata of a cloud's ds.meta_data map: the known
+// keys (with underscores, as cloud-init's instance data names them) fill the
+// fields, and every key is also in Extra.
+func MetadataOf(md map[string]string) Metadata {
+	return Metadata{
+		LocalHostname:    md["local_hostname"],
+		InstanceID:       md["instance_id"],
+		LocalIPv4:        md["local_ipv4"],
+		AvailabilityZone: md["availability_zone"],
+		Region:           md["region"],
+		Extra:            md,
+	}
 }
 
 func (m Metadata) lookup(key string) (string, bool) {
+	if v, ok := m.lookupField(key); ok {
+		return v, true
+	}
+	for _, k := range []string{key, strings.ReplaceAll(key, "-", "_"), strings.ReplaceAll(key, "_", "-")} {
+		if v := m.Extra[k]; v != "" {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func (m Metadata) lookupField(key string) (string, bool) {
 	var v string
 	switch key {
 	case "local_hostname", "local-hostname":

@@ -206,6 +206,31 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// TestRenderFaceMetadata renders a face's ds.meta_data map (MetadataOf):
+// its own keys as well as the well-known ones.
+func TestRenderFaceMetadata(t *testing.T) {
+	meta := MetadataOf(map[string]string{
+		"local_hostname": "ip-10-0-0-9.ec2.internal", "instance_id": "i-0abc", "region": "us-east-1",
+		"availability_zone": "us-east-1a", "account_id": "123456789012", "instance-type": "m5.large",
+	})
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "the node name of Cluster API's seeds", in: `name: '{{ ds.meta_data["local_hostname"] }}'`, want: `name: 'ip-10-0-0-9.ec2.internal'`},
+		{name: "region and zone", in: `{{ v1.region }}/{{ ds.meta_data.availability_zone }}`, want: `us-east-1/us-east-1a`},
+		{name: "a face's own key", in: `{{ ds.meta_data.account_id }}`, want: `123456789012`},
+		{name: "dashes and underscores are one key", in: `{{ ds.meta_data["instance_type"] }} {{ ds.meta_data["availability-zone"] }}`, want: `m5.large us-east-1a`},
+		{name: "unknown keys stay", in: `{{ ds.meta_data.nope }}`, want: `{{ ds.meta_data.nope }}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := string(Render([]byte(tt.in), meta)); got != tt.want {
+				t.Errorf("Render(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestDecode(t *testing.T) {
 	const text = "hello\nworld\n"
 	gzipped := gz(t, text)

@@ -20,6 +20,11 @@
 //	GET|PUT /admin/quota              Quota
 //	GET    /healthz
 //
+// The /admin/groups endpoints act on the local face's groups; the query
+// parameters face and scope select another face's group (e.g.
+// ?face=azure&scope=/subscriptions/s/resourceGroups/rg); they answer with
+// this package's Group whatever the face.
+//
 // Errors are returned as ErrorResponse with a status code: 400 InvalidParameter,
 // 404 NotFound, 409 QuotaExceeded or Conflict, 429 TooManyRequests (with a
 // Retry-After header in seconds), 5xx InternalServerError/ServiceUnavailable.
@@ -168,6 +173,9 @@ type Stats struct {
 // RequestCount is the number of requests of one operation answered with one
 // status code.
 type RequestCount struct {
+	// Face is the name of the face that served the requests ("local" for
+	// this API).
+	Face      string `json:"face,omitempty"`
 	Operation string `json:"operation"`
 	Status    int    `json:"status"`
 	Count     int64  `json:"count"`

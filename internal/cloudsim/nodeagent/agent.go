@@ -139,13 +139,19 @@ func (o *Options) defaults() {
 
 // Instance is a booted VM as the node agent sees it.
 type Instance struct {
-	// Key identifies the instance: "<group>/<id>".
-	Key        string
-	ID         string
+	// Key identifies the instance; opaque, unique within the cloud.
+	Key string
+	ID  string
+	// Hostname is the VM's host name (local_hostname): the Node's default
+	// name, hostname label and address.
 	Hostname   string
 	PrivateIP  string
 	Zone       string
 	ProviderID string
+	// Metadata is the instance data cloud-init exposes to templates
+	// (ds.meta_data: local_hostname, instance_id, ...). Keys it lacks are
+	// taken from the fields above.
+	Metadata map[string]string
 	// InstanceType and Image come from the instance's model.
 	InstanceType string
 	Image        string

@@ -75,8 +75,7 @@ func (a *Agent) join(ctx context.Context, j *job) (nodeName, endpoint string, er
 	if len(inst.CustomData) == 0 {
 		return "", "", permanentf("Instance has no bootstrap data")
 	}
-	meta := cloudinit.Metadata{LocalHostname: inst.Hostname, InstanceID: inst.ID, LocalIPv4: inst.PrivateIP, AvailabilityZone: inst.Zone}
-	jc, err := cloudinit.ReadJoin(inst.CustomData, meta)
+	jc, err := cloudinit.ReadJoin(inst.CustomData, metadata(inst))
 	if err != nil {
 		return "", "", permanentf("Reading bootstrap data: %v", err)
 	}
@@ -398,4 +397,19 @@ func wrongToken(token string) string {
 		}
 	}
 	return id + "." + string(wrong)
+}
+
+// metadata is the instance data of inst as cloud-init exposes it.
+func metadata(inst Instance) cloudinit.Metadata {
+	meta := cloudinit.MetadataOf(inst.Metadata)
+	def := func(dst *string, v string) {
+		if *dst == "" {
+			*dst = v
+		}
+	}
+	def(&meta.LocalHostname, inst.Hostname)
+	def(&meta.InstanceID, inst.ID)
+	def(&meta.LocalIPv4, inst.PrivateIP)
+	def(&meta.AvailabilityZone, inst.Zone)
+	return meta
 }
