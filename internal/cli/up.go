@@ -177,7 +177,10 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}
 	ctrl.Log.WithName("up").Info("Manager started")
 
-	fmt.Fprintf(out, "mpool: simulated cloud at %s; Cluster default/%s is this API server\n", cloud.URL(), localClusterName)
+	for _, line := range cloud.FaceLines() {
+		fmt.Fprintf(out, "mpool: %s\n", line)
+	}
+	fmt.Fprintf(out, "mpool: Cluster default/%s is this API server\n", localClusterName)
 	fmt.Fprintf(out, "mpool is ready in %s: export KUBECONFIG=%s\n", time.Since(start).Round(100*time.Millisecond), kubeconfigPath)
 	if !o.verbose {
 		fmt.Fprintf(out, "mpool: manager logs in %s; press Ctrl-C to stop\n", logPath)

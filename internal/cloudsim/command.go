@@ -72,6 +72,9 @@ No CSR signer runs, so the Node is registered with the credentials of a
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "Simulated cloud listening on %s (data in %s)\n", srv.URL(), dataDir)
+			for _, line := range srv.FaceLines() {
+				fmt.Fprintln(cmd.OutOrStdout(), line)
+			}
 			<-ctx.Done()
 			return srv.Stop()
 		},

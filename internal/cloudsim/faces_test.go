@@ -14,6 +14,8 @@ import (
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
 )
 
 // newFacesCloud starts a cloud with the acme face on a fake clock; it is
@@ -375,5 +377,83 @@ func TestAgentKeyRoundTrip(t *testing.T) {
 	}
 	if got := agentKey(LocalKey("pool"), "i-1"); got != "pool/i-1" {
 		t.Errorf("local key %q, want pool/i-1", got)
+	}
+}
+
+// TestSecondFaceBesideLocal serves the acme face beside the local face on
+// one listener (and on one of its own): each speaks its protocol, keeps its
+// groups apart and answers injected faults in its own shape.
+func TestSecondFaceBesideLocal(t *testing.T) {
+	s := startServer(t, Options{Seed: 5, Faces: []Face{acmeFace{}}, FaceAddrs: map[string]string{"acme": "127.0.0.1:0"}})
+	u := s.URL()
+	acme := u + "/acme"
+	eps := s.FaceEndpoints()
+	if len(eps) != 2 || eps[0] != (FaceEndpoint{Face: LocalFace, URL: u}) || eps[1].Face != "acme" || eps[1].URL == acme || s.FaceURL("acme") != eps[1].URL || s.FaceURL("nope") != "" {
+		t.Fatalf("endpoints %+v", eps)
+	}
+	own := s.FaceURL("acme")
+
+	var g acmeGroup
+	if resp := call(t, "PUT", acme+"/accounts/111/groups/web", acmeGroupSpec{Size: 2, LaunchTemplate: "lt-1"}, &g); resp.StatusCode != 200 {
+		t.Fatalf("PUT acme group: %s", resp.Status)
+	}
+	if g.Account != "111" || g.LaunchTemplate != "lt-1" || len(g.Instances) != 2 || g.Instances[0].ProviderID != "acme://111/"+g.Instances[0].ID {
+		t.Fatalf("acme group %+v", g)
+	}
+	if resp := call(t, "PUT", u+"/v1/groups/web", localapi.GroupSpec{Capacity: 1}, nil); resp.StatusCode != 200 {
+		t.Fatalf("PUT local group of the same name: %s", resp.Status)
+	}
+	var g2 acmeGroup
+	if resp := call(t, "GET", own+"/accounts/111/groups/web", nil, &g2); resp.StatusCode != 200 || len(g2.Instances) != 2 || g2.Instances[0].ID != g.Instances[0].ID {
+		t.Fatalf("GET acme group on its own listener: %s %+v", resp.Status, g2)
+	}
+	var local localapi.Group
+	if resp := call(t, "GET", u+"/v1/groups/web", nil, &local); resp.StatusCode != 200 || len(local.Instances) != 1 || local.Instances[0].ProviderID != "local:///web/"+local.Instances[0].ID {
+		t.Fatalf("GET local group: %s %+v", resp.Status, local)
+	}
+	// Admin endpoints reach another face's group by face and scope.
+	if resp := call(t, "PUT", u+"/admin/groups/web/capacity?face=acme&scope=111", localapi.Capacity{Capacity: 3}, nil); resp.StatusCode != 200 {
+		t.Fatalf("admin capacity of an acme group: %s", resp.Status)
+	}
+	if g, _ := s.Cloud().Scope("acme", "111").GetGroup("web"); g == nil || g.Capacity != 3 {
+		t.Fatalf("acme group after the admin change: %+v", g)
+	}
+
+	var stats localapi.Stats
+	call(t, "GET", u+"/admin/stats", nil, &stats)
+	if !slices.ContainsFunc(stats.Requests, func(r localapi.RequestCount) bool { return r.Face == "acme" && r.Operation == "acme.PutGroup" }) {
+		t.Fatalf("admin stats without the acme face's requests: %+v", stats)
+	}
+	if st := s.Stats(); st.CountFace("acme", "acme.PutGroup") != 1 || st.CountFace("acme", "acme.DescribeGroup") != 1 || st.CountFace(LocalFace, OpGetGroup) != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+
+	// Throttling: the local face answers 429 with Retry-After, acme 400
+	// with its code Throttling.
+	if err := s.SetFaults(Faults{ThrottleRate: 1, RetryAfter: 1500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	var le localapi.ErrorResponse
+	resp := call(t, "GET", u+"/v1/groups/web", nil, &le)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "2" || le.Error.Code != localapi.CodeTooManyRequests {
+		t.Fatalf("throttled local request: %s %q %+v", resp.Status, resp.Header.Get("Retry-After"), le)
+	}
+	for _, base := range []string{acme, own} {
+		var ae acmeError
+		resp = call(t, "GET", base+"/accounts/111/groups/web", nil, &ae)
+		if resp.StatusCode != http.StatusBadRequest || ae.Type != "Throttling" || resp.Header.Get("Retry-After") != "" {
+			t.Fatalf("throttled acme request at %s: %s %+v", base, resp.Status, ae)
+		}
+	}
+	if err := s.SetFaults(Faults{ErrorRate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var ae acmeError
+	resp = call(t, "GET", acme+"/accounts/111/groups/web", nil, &ae)
+	if resp.StatusCode < 500 || ae.Type != "InternalFailure" {
+		t.Fatalf("failed acme request: %s %+v", resp.Status, ae)
+	}
+	if n := s.Stats().CountStatus("acme.DescribeGroup", http.StatusBadRequest); n != 2 {
+		t.Fatalf("throttled acme requests counted: %d, want 2", n)
 	}
 }

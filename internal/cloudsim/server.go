@@ -166,6 +166,17 @@ func (s *Server) FaceURL(face string) string {
 	return ""
 }
 
+// FaceLines describes where each face listens, one line per face, as
+// `mpool cloud` and `mpool up` print it: "simulated cloud: local face at
+// http://127.0.0.1:8790".
+func (s *Server) FaceLines() []string {
+	lines := make([]string, len(s.endpoints))
+	for i, ep := range s.endpoints {
+		lines[i] = fmt.Sprintf("simulated cloud: %s face at %s", ep.Face, ep.URL)
+	}
+	return lines
+}
+
 // FaceEndpoints returns where each face is served: the local face first,
 // then Options.Faces in order.
 func (s *Server) FaceEndpoints() []FaceEndpoint { return slices.Clone(s.endpoints) }

@@ -157,6 +157,13 @@ func TestCommandServesUntilCancelled(t *testing.T) {
 	if resp := call(t, "GET", url+"/healthz", nil, nil); resp.StatusCode != 200 {
 		t.Fatalf("healthz: %s", resp.Status)
 	}
+	want := "simulated cloud: local face at " + url + "\n"
+	for i := 0; i < 500 && !strings.Contains(out.String(), want); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(out.String(), want) {
+		t.Fatalf("the command did not print where the local face listens (%q): %q", want, out.String())
+	}
 	cancel()
 	select {
 	case err := <-done:
