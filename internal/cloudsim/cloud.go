@@ -53,9 +53,10 @@ type Options struct {
 	// NodeAgent configures the simulated VMs' join. Without credentials, no
 	// instance joins a cluster.
 	NodeAgent nodeagent.Options
-	// Faces are the faces served besides the local face, which is always
-	// served (at the root of the Server's URL). Each is served under
-	// /<name>/ on the Server's listener.
+	// Faces are faces served besides the local face, which is always served
+	// (at the root of the Server's URL), and the built-in ones
+	// (BuiltinFaces). Each is served under /<name>/ on the Server's
+	// listener.
 	Faces []Face
 	// FaceAddrs optionally serves faces on listeners of their own as well,
 	// at the root: face name → listen address (e.g. "127.0.0.1:0"). Unused

@@ -188,12 +188,19 @@ var faceName = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$`)
 // face serves at its root.
 var reservedFaceNames = map[string]bool{"admin": true, "healthz": true, "v1": true}
 
-// checkFaces validates the faces of Options and returns them by name, the
-// local face first in order.
+// BuiltinFaces are the faces every cloud serves besides the local face, in
+// the order they are served and printed: the registry of faces, one line
+// per cloud.
+func BuiltinFaces() []Face {
+	return []Face{}
+}
+
+// checkFaces validates the built-in faces and those of Options and returns
+// them by name, and in order: the local face, the built-in ones, extra.
 func checkFaces(extra []Face) (map[string]Face, []Face, error) {
 	byName := map[string]Face{LocalFace: localFace{}}
 	order := []Face{localFace{}}
-	for _, f := range extra {
+	for _, f := range append(BuiltinFaces(), extra...) {
 		if f == nil {
 			return nil, nil, fmt.Errorf("faces: nil face")
 		}
