@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -679,7 +678,7 @@ func (c *Cloud) agentInstance(g *groupState, in *instanceState) nodeagent.Instan
 		PrivateIP:      in.PrivateIP,
 		Zone:           in.Zone,
 		ProviderID:     in.ProviderID,
-		Metadata:       in.Metadata,
+		Metadata:       in.meta,
 		InstanceType:   m.InstanceType,
 		Image:          m.Image,
 		KubeletVersion: get(ExtraVersion, DefaultKubeletVersion),
@@ -799,7 +798,7 @@ func (c *Cloud) snapshot(g *groupState) *Group {
 			Join:       in.Join,
 			NodeName:   in.NodeName,
 			WrongToken: in.WrongToken,
-			Metadata:   maps.Clone(in.Metadata),
+			Metadata:   in.meta,
 			Payload:    clonePayload(in.Payload),
 		}
 	}

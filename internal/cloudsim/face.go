@@ -56,7 +56,7 @@ type FaceEnv struct {
 	Wrap func(op string, h http.HandlerFunc) http.HandlerFunc
 	// BasePath is the path prefix the handler is served under ("" at the
 	// root of a listener, e.g. "/acme"). Requests reach the handler with it
-	// stripped from URL.Path; URL.RawPath and RequestURI are as sent (for
+	// stripped from URL.Path and URL.RawPath; RequestURI is as sent (for
 	// signature checks over the full path).
 	BasePath string
 	// Log is the cloud's logger, named after the face.

@@ -3,6 +3,7 @@ package cloudsim
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -304,7 +305,10 @@ func (c *Cloud) newInstance(g *groupState, model *Model, zone string, now time.T
 		WrongToken:  wrongToken,
 		Payload:     clonePayload(payload),
 	}
-	in.Metadata = defaultMetadata(in, ident.Metadata)
+	if len(ident.Metadata) > 0 {
+		in.Metadata = maps.Clone(ident.Metadata)
+	}
+	in.meta = defaultMetadata(in, in.Metadata)
 	return in
 }
 

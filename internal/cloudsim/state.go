@@ -101,10 +101,15 @@ type instanceState struct {
 	NodeName    string        `json:"nodeName,omitempty"`
 	Endpoint    string        `json:"endpoint,omitempty"`
 	WrongToken  bool          `json:"wrongToken,omitempty"`
-	// Metadata is the instance data cloud-init exposes (ds.meta_data).
+	// Metadata are the keys of the instance data (ds.meta_data) the face
+	// chose; the core's defaults are derived on load (meta).
 	Metadata map[string]string `json:"metadata,omitempty"`
 	// Payload is the face's opaque data about the instance.
 	Payload json.RawMessage `json:"payload,omitempty"`
+
+	// meta is the instance data cloud-init exposes: Metadata with the
+	// core's defaults. Never changed once set: snapshots share it.
+	meta map[string]string
 }
 
 func newState() *cloudState {
@@ -173,9 +178,7 @@ func decodeState(b []byte) (*cloudState, error) {
 		}
 		sort.Slice(g.Instances, func(i, j int) bool { return g.Instances[i].Seq < g.Instances[j].Seq })
 		for _, in := range g.Instances {
-			if in.Metadata == nil {
-				in.Metadata = defaultMetadata(in, nil)
-			}
+			in.meta = defaultMetadata(in, in.Metadata)
 		}
 		st.Groups[g.key()] = g
 	}

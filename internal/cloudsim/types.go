@@ -214,7 +214,8 @@ type Instance struct {
 	// token (GroupFaults.WrongTokens).
 	WrongToken bool
 	// Metadata is the instance data cloud-init exposes as ds.meta_data
-	// (local_hostname, instance_id, ...; a copy).
+	// (local_hostname, instance_id, ...). It is shared with the core and
+	// every snapshot: read it, never change it.
 	Metadata map[string]string
 	// Payload is the face's opaque data about the instance (a copy).
 	Payload json.RawMessage
