@@ -26,6 +26,7 @@ func NewCommand() *cobra.Command {
 		faults           Faults
 		heartbeat        time.Duration
 		nodeAgentWorkers int
+		faceAddrs        map[string]string
 	)
 	cmd := &cobra.Command{
 		Use:   "cloud",
@@ -63,6 +64,7 @@ No CSR signer runs, so the Node is registered with the credentials of a
 				DefaultSimulation: &sim,
 				MaxInstances:      maxInstances,
 				Faults:            faults,
+				FaceAddrs:         faceAddrs,
 			}
 			opts.NodeAgent.Credentials = creds
 			opts.NodeAgent.HeartbeatInterval = heartbeat
@@ -96,6 +98,7 @@ No CSR signer runs, so the Node is registered with the credentials of a
 	f.DurationVar(&faults.Latency, "latency", 0, "latency added to every API request")
 	f.DurationVar(&heartbeat, "heartbeat-interval", 10*time.Second, "node lease renewal interval")
 	f.IntVar(&nodeAgentWorkers, "join-workers", 16, "concurrent node joins")
+	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr)")
 	return cmd
 }
 

@@ -1,8 +1,11 @@
 package nodeagent
 
 import (
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
 )
 
 func TestNormalizeEndpoint(t *testing.T) {
@@ -56,6 +59,38 @@ func TestHeartbeatIntervalIsBounded(t *testing.T) {
 				if j := a.jitter(tt.wantEvery); j < tt.wantEvery*9/10 || j > tt.wantEvery*11/10 {
 					t.Fatalf("jitter(%s) = %s, outside ±10%%", tt.wantEvery, j)
 				}
+			}
+		})
+	}
+}
+
+func TestMetadata(t *testing.T) {
+	tests := []struct {
+		name string
+		inst Instance
+		want cloudinit.Metadata
+	}{
+		{
+			name: "an instance without metadata (a cloud from before faces) has its fields",
+			inst: Instance{ID: "i-1", Hostname: "pool-i-1", PrivateIP: "10.0.0.1", Zone: "z1"},
+			want: cloudinit.Metadata{LocalHostname: "pool-i-1", InstanceID: "i-1", LocalIPv4: "10.0.0.1", AvailabilityZone: "z1"},
+		},
+		{
+			name: "a face's metadata wins and keeps its own keys",
+			inst: Instance{
+				ID: "i-1", Hostname: "pool-i-1", PrivateIP: "10.0.0.1", Zone: "z1",
+				Metadata: map[string]string{"local_hostname": "ip-10-0-0-1.ec2.internal", "instance_id": "i-0abc", "region": "us-east-1", "account_id": "1"},
+			},
+			want: cloudinit.Metadata{
+				LocalHostname: "ip-10-0-0-1.ec2.internal", InstanceID: "i-0abc", LocalIPv4: "10.0.0.1", AvailabilityZone: "z1", Region: "us-east-1",
+				Extra: map[string]string{"local_hostname": "ip-10-0-0-1.ec2.internal", "instance_id": "i-0abc", "region": "us-east-1", "account_id": "1"},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := metadata(tt.inst); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("metadata() = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
