@@ -30,14 +30,28 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 		s.ResetStats()
 		w.WriteHeader(http.StatusNoContent)
 	})
-	mux.HandleFunc("GET /admin/faults", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, toLocalFaults(s.Faults()))
+	// ?face=<name> reads and sets one face's own switches; DELETE returns
+	// the face to the cloud-wide ones.
+	mux.HandleFunc("GET /admin/faults", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, toLocalFaults(s.effectiveFaults(r.URL.Query().Get("face"))))
 	})
-	handlePut(mux, "PUT /admin/faults", func(_ *http.Request, f localapi.Faults) (any, error) {
-		if err := s.SetFaults(Faults{ThrottleRate: f.ThrottleRate, RetryAfter: f.RetryAfter.Duration, ErrorRate: f.ErrorRate, Latency: f.Latency.Duration}); err != nil {
+	handlePut(mux, "PUT /admin/faults", func(r *http.Request, f localapi.Faults) (any, error) {
+		in := Faults{ThrottleRate: f.ThrottleRate, RetryAfter: f.RetryAfter.Duration, ErrorRate: f.ErrorRate, Latency: f.Latency.Duration}
+		face := r.URL.Query().Get("face")
+		var err error
+		if face == "" {
+			err = s.SetFaults(in)
+		} else {
+			err = s.SetFaceFaults(face, &in)
+		}
+		if err != nil {
 			return nil, err
 		}
-		return toLocalFaults(s.Faults()), nil
+		return toLocalFaults(s.effectiveFaults(face)), nil
+	})
+	mux.HandleFunc("DELETE /admin/faults", func(w http.ResponseWriter, r *http.Request) {
+		_ = s.SetFaceFaults(r.URL.Query().Get("face"), nil)
+		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /admin/simulation", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, toLocalSimulation(s.cloud.DefaultSimulationKnobs()))
@@ -67,6 +81,15 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 		}
 		return q, nil
 	})
+}
+
+// effectiveFaults are the switches that apply to face's requests (the
+// cloud-wide ones for "").
+func (s *Server) effectiveFaults(face string) Faults {
+	if f := s.FaceFaults(face); face != "" && f != nil {
+		return *f
+	}
+	return s.Faults()
 }
 
 // adminScope is the scope of an admin request about a group: the query

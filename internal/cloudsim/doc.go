@@ -72,7 +72,8 @@
 // every face's operations; the face answers an injected fault in its own
 // shape (Face.WriteFault: the local face 429 with Retry-After, an AWS face
 // 400 with the code Throttling). Both are driven by the Server's Go API and
-// the /admin endpoints. The admin endpoints and the Cloud's Go API also play
+// the /admin endpoints; a face can be given switches of its own
+// (SetFaceFaults) to fault one cloud's clients only. The admin endpoints and the Cloud's Go API also play
 // the actors a real cloud has besides its API clients: the quotas (ApplyGroup
 // and SetCapacity refuse increases beyond them with QuotaExceeded), an
 // external autoscaler that changes only a group's capacity (SetCapacity),

@@ -98,8 +98,9 @@ type InstanceIdentity struct {
 	// <face>:///<scope>/<group>/<id>.
 	ProviderID string
 	// Hostname is the VM's host name: cloud-init's local_hostname, the
-	// Node's hostname label and address, and its default name. Empty
-	// defaults to <group>-<id> with dots replaced by dashes.
+	// Node's hostname label and address, and its default name, so it must
+	// be a valid Node name (a lowercase DNS-1123 subdomain). Empty defaults
+	// to <group>-<id> with dots replaced by dashes.
 	Hostname string
 	// PrivateIP overrides the core's private address when set.
 	PrivateIP string

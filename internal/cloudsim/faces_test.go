@@ -457,3 +457,40 @@ func TestSecondFaceBesideLocal(t *testing.T) {
 		t.Fatalf("throttled acme requests counted: %d, want 2", n)
 	}
 }
+
+// TestFaceFaults: one face's requests can be faulted on their own, by the
+// Go API or the admin endpoints.
+func TestFaceFaults(t *testing.T) {
+	s := startServer(t, Options{Seed: 5, Faces: []Face{acmeFace{}}})
+	u := s.URL()
+	throttled := func() (local, acme bool) {
+		t.Helper()
+		local = call(t, "GET", u+"/v1/groups", nil, nil).StatusCode == http.StatusTooManyRequests
+		acme = call(t, "GET", u+"/acme/accounts/1/groups", nil, nil).StatusCode == http.StatusBadRequest
+		return local, acme
+	}
+	if err := s.SetFaceFaults("acme", &Faults{ThrottleRate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if l, a := throttled(); l || !a {
+		t.Fatalf("acme faults: local throttled %v, acme throttled %v; want false, true", l, a)
+	}
+	// The cloud-wide switches do not reach a face with its own.
+	if err := s.SetFaults(Faults{ThrottleRate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if resp := call(t, "PUT", u+"/admin/faults?face=acme", localapi.Faults{}, nil); resp.StatusCode != 200 {
+		t.Fatalf("PUT acme faults: %s", resp.Status)
+	}
+	if l, a := throttled(); !l || a {
+		t.Fatalf("cloud-wide faults, none for acme: local throttled %v, acme throttled %v; want true, false", l, a)
+	}
+	if resp := call(t, "DELETE", u+"/admin/faults?face=acme", nil, nil); resp.StatusCode != http.StatusNoContent || s.FaceFaults("acme") != nil {
+		t.Fatalf("DELETE acme faults: %s, %+v", resp.Status, s.FaceFaults("acme"))
+	}
+	var f localapi.Faults
+	call(t, "GET", u+"/admin/faults?face=acme", nil, &f)
+	if l, a := throttled(); !l || !a || f.ThrottleRate != 1 {
+		t.Fatalf("acme back on the cloud-wide faults: local %v, acme %v, %+v", l, a, f)
+	}
+}

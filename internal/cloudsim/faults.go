@@ -114,12 +114,14 @@ type injector struct {
 
 	mu     sync.Mutex
 	faults Faults
-	rng    *rand.Rand
-	stats  map[statKey]int64
+	// faceFaults replace faults for one face's requests.
+	faceFaults map[string]Faults
+	rng        *rand.Rand
+	stats      map[statKey]int64
 }
 
 func newInjector(clk clock.WithTicker, seed uint64, f Faults) *injector {
-	return &injector{clock: clk, faults: f, rng: rand.New(rand.NewPCG(seed^0x5eed, seed)), stats: map[statKey]int64{}}
+	return &injector{clock: clk, faults: f, faceFaults: map[string]Faults{}, rng: rand.New(rand.NewPCG(seed^0x5eed, seed)), stats: map[statKey]int64{}}
 }
 
 func (in *injector) set(f Faults) error {
@@ -178,10 +180,40 @@ type decision struct {
 	errStatus  int
 }
 
-func (in *injector) decide() decision {
+// setFace sets face's own switches; nil returns it to the cloud-wide ones.
+func (in *injector) setFace(face string, f *Faults) error {
+	if f != nil {
+		if err := f.validate(); err != nil {
+			return err
+		}
+	}
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	f := in.faults
+	if f == nil {
+		delete(in.faceFaults, face)
+	} else {
+		in.faceFaults[face] = *f
+	}
+	return nil
+}
+
+// getFace returns face's own switches, or nil.
+func (in *injector) getFace(face string) *Faults {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if f, ok := in.faceFaults[face]; ok {
+		return &f
+	}
+	return nil
+}
+
+func (in *injector) decide(face string) decision {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	f, ok := in.faceFaults[face]
+	if !ok {
+		f = in.faults
+	}
 	d := decision{latency: f.Latency}
 	if f.ThrottleRate > 0 && in.rng.Float64() < f.ThrottleRate {
 		d.throttle = true
@@ -204,7 +236,7 @@ func (in *injector) wrap(face Face, op string, h http.HandlerFunc) http.HandlerF
 	return func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() { in.count(name, op, rec.status) }()
-		d := in.decide()
+		d := in.decide(name)
 		if d.latency > 0 {
 			t := in.clock.NewTimer(d.latency)
 			select {

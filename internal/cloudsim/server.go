@@ -188,6 +188,15 @@ func (s *Server) Cloud() *Cloud { return s.cloud }
 // SetFaults replaces the fault injection switches.
 func (s *Server) SetFaults(f Faults) error { return s.inj.set(f) }
 
+// SetFaceFaults gives one face's requests switches of their own, replacing
+// the cloud-wide ones (SetFaults) for them; nil returns the face to the
+// cloud-wide switches.
+func (s *Server) SetFaceFaults(face string, f *Faults) error { return s.inj.setFace(face, f) }
+
+// FaceFaults returns the face's own switches, or nil when it follows the
+// cloud-wide ones.
+func (s *Server) FaceFaults(face string) *Faults { return s.inj.getFace(face) }
+
 // Faults returns the fault injection switches.
 func (s *Server) Faults() Faults { return s.inj.get() }
 

@@ -12,7 +12,8 @@
 //	DELETE /v1/groups/{name}                   → 202 Group, 404 when absent
 //	GET    /admin/stats                        → Stats
 //	DELETE /admin/stats                        (reset the counters)
-//	GET|PUT /admin/faults             Faults
+//	GET|PUT /admin/faults             Faults (?face=<name>: that face's own)
+//	DELETE /admin/faults?face=<name>   (the face follows the cloud-wide faults again)
 //	GET|PUT /admin/simulation         Simulation (defaults for new groups)
 //	PUT    /admin/groups/{name}/simulation Simulation (one group)
 //	PUT    /admin/groups/{name}/capacity Capacity → Group (an external autoscaler scales the group)
