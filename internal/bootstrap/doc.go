@@ -5,7 +5,7 @@
 // and kubeadm's JoinConfiguration, then runs kubeadm join between the pre- and
 // post-kubeadm commands.
 //
-// It owns three pure pieces, with no I/O and no clock:
+// It owns four pure pieces, with no I/O and no clock:
 //
 //   - RenderCloudInit: the cloud-config document, from the KubeadmConfig spec,
 //     the content of the Secrets it references and the JoinConfiguration with
@@ -15,8 +15,20 @@
 //     v1.31, v1beta4 from v1.31).
 //   - CACertHash: the "sha256:<hex>" pin of a CA's public key that kubeadm's
 //     discovery.bootstrapToken.caCertHashes expects.
+//   - MaskBootstrapTokens: rendered data with its bootstrap tokens replaced
+//     by TokenMask and nothing else changed.
 //
 // The rendered data carries a bootstrap token. Callers must never log it or
-// put it into events or conditions; MaskBootstrapTokens hides tokens when data
-// has to be compared or hashed without them.
+// put it into events or conditions.
+//
+// # Content and token
+//
+// The same KubeadmConfig is rendered again whenever it or an input changes
+// (internal/controller/kubeadmconfig), and its token is rotated on its own.
+// The data therefore has two parts with different meanings: the content,
+// which defines what an instance is, and the token, which only lets it join.
+// MaskBootstrapTokens separates them: two renderings that differ only in
+// their tokens mask to the same bytes, renderings that differ in anything
+// else do not. A pool's instance model hash covers the masked data, so that
+// a changed KubeadmConfig rolls the pool and a rotated token does not.
 package bootstrap

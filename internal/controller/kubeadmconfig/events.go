@@ -8,6 +8,11 @@ const (
 	// ReasonDataSecretRerendered: the data Secret no longer carried the token
 	// it was annotated with and was rendered again.
 	ReasonDataSecretRerendered = "DataSecretRerendered"
+	// ReasonDataSecretUpdated: the data Secret was rendered again because the
+	// KubeadmConfig or an input it renders from changed; the token it
+	// carried was kept. The note says whether the content changed (the pool
+	// rolls) or only a token the user sets.
+	ReasonDataSecretUpdated = "DataSecretUpdated"
 	// ReasonUnsupportedFormat: the config asks for a format mpool cannot render.
 	ReasonUnsupportedFormat = "UnsupportedFormat"
 	// ReasonBootstrapTokenRotated: the data Secret switched to a new token.

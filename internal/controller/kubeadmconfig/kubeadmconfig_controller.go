@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +26,7 @@ import (
 
 	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/bootstrap"
 )
 
 // Finalizer is set on pool-owned KubeadmConfigs so that their bootstrap
@@ -70,7 +72,9 @@ type Reconciler struct {
 
 // SetupWithManager registers the reconciler with mgr. It watches
 // KubeadmConfigs, the data Secrets they own, MachinePools (enqueueing their
-// bootstrap configRef) and Clusters (enqueueing the configs of their pools).
+// bootstrap configRef), Clusters (enqueueing the configs of their pools) and
+// the Secrets configs render from (a Cluster's CA, files' contentFrom and
+// users' passwdFrom).
 func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, options controller.Options) error {
 	if r.Workload == nil {
 		return errors.New("kubeadmconfig reconciler: Workload must be set")
@@ -96,6 +100,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		Owns(&corev1.Secret{}).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToConfig)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToConfigs)).
 		WithOptions(options).
 		Complete(r)
 	if err != nil {
@@ -113,6 +118,7 @@ type scope struct {
 
 	certificates condition
 	data         condition
+	upToDate     condition
 	token        condition
 }
 
@@ -188,7 +194,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err != nil || !res.IsZero() || s.dataSecret == nil {
 		return res, err
 	}
-	return r.reconcileToken(ctx, s)
+	// The token is looked after even while the content cannot be rendered
+	// again: instances keep joining with the data rendered earlier.
+	var errs []error
+	for _, phase := range []func(context.Context, *scope) (ctrl.Result, error){r.reconcileDataContent, r.reconcileToken} {
+		pres, err := phase(ctx, s)
+		errs = append(errs, err)
+		res = earliest(res, pres)
+	}
+	return res, errors.Join(errs...)
+}
+
+// earliest returns the result that requeues sooner; zero means never.
+func earliest(a, b ctrl.Result) ctrl.Result {
+	if a.RequeueAfter == 0 || (b.RequeueAfter != 0 && b.RequeueAfter < a.RequeueAfter) {
+		return b
+	}
+	return a
 }
 
 // patch writes cfg's metadata and status changes, each only when changed.
@@ -271,6 +293,31 @@ func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []re
 		}
 		if name, ok := configRefName(mp); ok {
 			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: mp.Namespace, Name: name}})
+		}
+	}
+	return reqs
+}
+
+// secretToConfigs enqueues the KubeadmConfigs that render from a Secret: for
+// a "<cluster>-ca" Secret the configs of the Cluster's pools, and the configs
+// whose files or users reference the Secret.
+func (r *Reconciler) secretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
+	var reqs []reconcile.Request
+	if cluster, ok := strings.CutSuffix(o.GetName(), ClusterCASecretName("")); ok {
+		reqs = r.clusterToConfigs(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: cluster}})
+	}
+	configs := &bootstrapv1.KubeadmConfigList{}
+	if err := r.Client.List(ctx, configs, client.InNamespace(o.GetNamespace())); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Listing KubeadmConfigs to enqueue those that reference a Secret", "Secret", klog.KObj(o))
+		return reqs
+	}
+	for i := range configs.Items {
+		cfg := &configs.Items[i]
+		for _, k := range bootstrap.SecretKeys(&cfg.Spec) {
+			if k.Name == o.GetName() {
+				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cfg)})
+				break
+			}
 		}
 	}
 	return reqs

@@ -32,8 +32,9 @@ const (
 	caSecretKey = "tls.crt"
 	// ClusterSecretType is the type of the data Secret, as Cluster API sets it.
 	ClusterSecretType = clusterv1.ClusterSecretType
-	// waitForSecrets is how long to wait before looking again for Secrets
-	// the controller does not watch (the cluster CA, files' contentFrom).
+	// waitForSecrets is how long to wait before looking again for a missing
+	// Secret (the cluster CA, files' contentFrom). The Secrets are watched;
+	// this is a safety net for a watch event that mapped to no config.
 	waitForSecrets = 10 * time.Second
 )
 
@@ -61,9 +62,10 @@ func (r *Reconciler) observeDataSecret(ctx context.Context, s *scope) error {
 	return nil
 }
 
-// reconcileDataSecret renders the data Secret when it does not exist. Once it
-// exists it is never rendered again: only the token in it changes
-// (reconcileToken).
+// reconcileDataSecret renders the data Secret, with a new token, when it does
+// not exist. Once it exists, reconcileDataContent renders it again when the
+// config or an input changed, keeping its token, and reconcileToken changes
+// only the token in it.
 func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Result, error) {
 	cfg := s.config
 	if s.dataSecret != nil {
@@ -202,7 +204,7 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 	cfg := s.config
 	if cfg.Spec.Format != "" && cfg.Spec.Format != bootstrapv1.CloudConfig {
 		s.data = waiting(ReasonUnsupportedFormat, "Format %s is not supported yet; use %s", cfg.Spec.Format, bootstrapv1.CloudConfig)
-		if c := meta.FindStatusCondition(cfg.Status.Conditions, bootstrapv1.DataSecretAvailableCondition); c == nil || c.Reason != ReasonUnsupportedFormat {
+		if !hasConditionReason(cfg, ReasonUnsupportedFormat, bootstrapv1.DataSecretAvailableCondition, DataSecretUpToDateCondition) {
 			r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, ReasonUnsupportedFormat, actionRender, "Format %s is not supported yet", cfg.Spec.Format)
 		}
 		return nil, ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("KubeadmConfig %s: format %s: %w", client.ObjectKeyFromObject(cfg), cfg.Spec.Format, bootstrap.ErrUnsupportedFormat))
@@ -263,7 +265,7 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 		s.data = wait[0]
 		var res ctrl.Result
 		for _, w := range wait {
-			// The Cluster is watched; the Secrets are not.
+			// A Cluster change always comes as an event.
 			if w.reason != ReasonWaitingForControlPlaneEndpoint {
 				res.RequeueAfter = waitForSecrets
 			}
@@ -275,6 +277,18 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 		return nil, ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	return plan, ctrl.Result{}, nil
+}
+
+// hasConditionReason reports whether one of cfg's conditions of the given
+// types has reason, so that a warning is recorded once and not on every
+// reconcile.
+func hasConditionReason(cfg *bootstrapv1.KubeadmConfig, reason string, types ...string) bool {
+	for _, t := range types {
+		if c := meta.FindStatusCondition(cfg.Status.Conditions, t); c != nil && c.Reason == reason {
+			return true
+		}
+	}
+	return false
 }
 
 // clusterCAHashes reads the pins of the Cluster's CA from "<cluster>-ca".

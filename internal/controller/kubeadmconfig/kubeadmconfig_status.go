@@ -14,8 +14,20 @@ import (
 // valid bootstrap token. Its message names the token's Secret, never the token.
 const BootstrapTokenAvailableCondition = "BootstrapTokenAvailable"
 
+// DataSecretUpToDateCondition reports whether the data Secret holds what the
+// KubeadmConfig and its inputs render to now. While it is False the Secret
+// keeps the data rendered earlier, which stays usable (DataSecretAvailable);
+// the reason says what keeps it from being rendered again.
+const DataSecretUpToDateCondition = "DataSecretUpToDate"
+
 // Condition reasons set by this controller, besides those of the API package.
 const (
+	// ReasonUpToDate: the data Secret holds what the config renders to now.
+	ReasonUpToDate = "UpToDate"
+	// ReasonNoTokenToKeep: the config wants a token mpool manages, but the
+	// data Secret carries none that could be kept, and rendering it again
+	// must not create one.
+	ReasonNoTokenToKeep = "NoTokenToKeep"
 	// ReasonWaitingForCluster: the pool's Cluster does not exist.
 	ReasonWaitingForCluster = "WaitingForCluster"
 	// ReasonWaitingForControlPlaneEndpoint: the Cluster has no
@@ -73,6 +85,7 @@ func (r *Reconciler) setConditions(s *scope, succeeded bool) {
 	r.setPausedCondition(s.config, false)
 	r.setCertificatesAvailableCondition(s)
 	r.setDataSecretAvailableCondition(s)
+	r.setDataSecretUpToDateCondition(s)
 	r.setBootstrapTokenAvailableCondition(s)
 	r.setReadyCondition(s)
 	if succeeded {
@@ -117,6 +130,16 @@ func (r *Reconciler) setDataSecretAvailableCondition(s *scope) {
 		c = available(bootstrapv1.DataSecretAvailableReason, "")
 	}
 	r.set(s.config, bootstrapv1.DataSecretAvailableCondition, c)
+}
+
+// setDataSecretUpToDateCondition: without a data Secret it says what
+// DataSecretAvailable says; with one, what reconcileDataContent observed.
+func (r *Reconciler) setDataSecretUpToDateCondition(s *scope) {
+	c := s.upToDate
+	if s.dataSecret == nil {
+		c = s.data
+	}
+	r.set(s.config, DataSecretUpToDateCondition, c)
 }
 
 func (r *Reconciler) setBootstrapTokenAvailableCondition(s *scope) {

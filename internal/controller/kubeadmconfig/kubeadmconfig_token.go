@@ -117,8 +117,8 @@ func (r *Reconciler) rotateToken(ctx context.Context, s *scope, wl client.Client
 	if err != nil {
 		return "", time.Time{}, err
 	}
-	data, ok := swapToken(s.dataSecret.Data[dataValueKey], oldName, token)
-	if !ok {
+	data, swapped := swapToken(s.dataSecret.Data[dataValueKey], oldName, token)
+	if !swapped {
 		// The data does not carry the token it is annotated with: render it
 		// again rather than guess.
 		data, err = r.rerender(ctx, s, token)
@@ -138,6 +138,9 @@ func (r *Reconciler) rotateToken(ctx context.Context, s *scope, wl client.Client
 	if err := r.Client.Patch(ctx, secret, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		err = fmt.Errorf("switching bootstrap data Secret %s/%s to a new token: %w", secret.Namespace, secret.Name, err)
 		return "", time.Time{}, errors.Join(err, deleteToken(ctx, wl, name))
+	}
+	if !swapped {
+		s.upToDate = available(ReasonUpToDate, "")
 	}
 	return name, expiration, nil
 }

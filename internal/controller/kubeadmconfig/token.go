@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -148,16 +149,38 @@ func deleteToken(ctx context.Context, wl client.Client, name string) error {
 	return nil
 }
 
+// carriedTokenRE matches, with its neighbouring bytes in groups 1 and 3, the
+// token in bootstrap data whose workload-cluster Secret is secretName
+// (bootstrap-token-<id>). It returns false for a name that is not a token
+// Secret's.
+func carriedTokenRE(secretName string) (*regexp.Regexp, bool) {
+	id, ok := strings.CutPrefix(secretName, bootstrapapi.BootstrapTokenSecretPrefix)
+	if !ok || !bootstraputil.BootstrapTokenIDRegexp.MatchString(id) {
+		return nil, false
+	}
+	return regexp.MustCompile(`(^|[^a-z0-9])(` + id + `\.[a-z0-9]{16})($|[^a-z0-9])`), true
+}
+
+// carriedToken returns the token whose Secret is secretName as data carries
+// it, and false when data carries no such token.
+func carriedToken(data []byte, secretName string) (string, bool) {
+	re, ok := carriedTokenRE(secretName)
+	if !ok {
+		return "", false
+	}
+	m := re.FindSubmatch(data)
+	if m == nil {
+		return "", false
+	}
+	return string(m[2]), true
+}
+
 // swapToken returns data with the token whose Secret is oldSecretName
 // replaced by newToken, and false when data carries no such token.
 func swapToken(data []byte, oldSecretName, newToken string) ([]byte, bool) {
-	if len(oldSecretName) <= len(bootstrapapi.BootstrapTokenSecretPrefix) {
+	re, ok := carriedTokenRE(oldSecretName)
+	if !ok || !re.Match(data) {
 		return nil, false
 	}
-	id := oldSecretName[len(bootstrapapi.BootstrapTokenSecretPrefix):]
-	re, err := regexp.Compile(`(^|[^a-z0-9])` + regexp.QuoteMeta(id) + `\.[a-z0-9]{16}($|[^a-z0-9])`)
-	if err != nil || !re.Match(data) {
-		return nil, false
-	}
-	return re.ReplaceAll(data, []byte("${1}"+newToken+"${2}")), true
+	return re.ReplaceAll(data, []byte("${1}"+newToken+"${3}")), true
 }

@@ -85,3 +85,29 @@ func TestSwapToken(t *testing.T) {
 		})
 	}
 }
+
+func TestCarriedToken(t *testing.T) {
+	tests := []struct {
+		name   string
+		why    string
+		data   string
+		secret string
+		want   string
+		wantOK bool
+	}{
+		{name: "plain", why: "the token as the JoinConfiguration carries it", data: "token: abcdef.0123456789abcdef\n", secret: "bootstrap-token-abcdef", want: "abcdef.0123456789abcdef", wantOK: true},
+		{name: "quoted", why: "YAML quotes a token that reads as a number", data: "token: \"123456.1234567890123456\"\n", secret: "bootstrap-token-123456", want: "123456.1234567890123456", wantOK: true},
+		{name: "other id", why: "only the annotated token is kept", data: "token: qqqqqq.0123456789abcdef\n", secret: "bootstrap-token-abcdef", wantOK: false},
+		{name: "inside a word", why: "a longer alphanumeric run is not the token", data: "xabcdef.0123456789abcdef", secret: "bootstrap-token-abcdef", wantOK: false},
+		{name: "not a token Secret", why: "an annotation that names no token Secret", data: "abcdef.0123456789abcdef", secret: "abcdef", wantOK: false},
+		{name: "invalid id", why: "the id is matched literally, never as a pattern", data: "a.c.ef.0123456789abcdef", secret: "bootstrap-token-a.c.ef", wantOK: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := carriedToken([]byte(tt.data), tt.secret)
+			if ok != tt.wantOK || got != tt.want {
+				t.Errorf("carriedToken = %q, %v; want %q, %v", got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}

@@ -1,0 +1,471 @@
+package kubeadmconfig
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/bootstrap"
+	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// updateSpec changes the config's spec the way a user would.
+func updateSpec(t *testing.T, key client.ObjectKey, change func(*bootstrapv1.KubeadmConfigSpec)) {
+	t.Helper()
+	cfg := getConfig(t, key)
+	before := cfg.DeepCopy()
+	change(&cfg.Spec)
+	if err := env.Client.Patch(context.Background(), cfg, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForData waits until the data Secret satisfies cond and returns it.
+func waitForData(t *testing.T, key client.ObjectKey, cond func(*corev1.Secret) error) *corev1.Secret {
+	t.Helper()
+	s := &corev1.Secret{}
+	testenv.Eventually(t, pollTimeout, func() error {
+		if err := env.Client.Get(context.Background(), key, s); err != nil {
+			return err
+		}
+		return cond(s)
+	})
+	return s
+}
+
+// expectUpToDate waits until the config reports its data up to date for its
+// current generation.
+func expectUpToDate(t *testing.T, key client.ObjectKey) {
+	t.Helper()
+	expectCondition(t, key, DataSecretUpToDateCondition, metav1.ConditionTrue, ReasonUpToDate)
+	testenv.Eventually(t, pollTimeout, func() error {
+		cfg := getConfig(t, key)
+		if cfg.Status.ObservedGeneration != cfg.Generation {
+			return fmt.Errorf("observedGeneration %d, generation %d", cfg.Status.ObservedGeneration, cfg.Generation)
+		}
+		return nil
+	})
+}
+
+// expectEvent waits for an event with reason whose note contains substr.
+func expectEvent(t *testing.T, ns, reason, substr string) {
+	t.Helper()
+	testenv.Eventually(t, pollTimeout, func() error {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(context.Background(), list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Reason == reason && strings.Contains(e.Note, substr) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event saying %q", reason, substr)
+	})
+}
+
+// expectOneToken checks that the config has exactly the token Secret name in
+// the workload cluster: rendering again created none.
+func expectOneToken(t *testing.T, cfg *bootstrapv1.KubeadmConfig, name string) {
+	t.Helper()
+	tokens, err := listTokens(context.Background(), env.Client, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tokens) != 1 || tokens[0].Name != name {
+		var names []string
+		for _, tok := range tokens {
+			names = append(names, tok.Name)
+		}
+		t.Errorf("workload tokens = %v, want only %s", names, name)
+	}
+}
+
+// TestSpecChangeRerendersData: changing a config's files, kubelet arguments
+// and commands renders its data Secret again in place with the same token;
+// the masked data changes, so the pool's instance model does.
+func TestSpecChangeRerendersData(t *testing.T) {
+	ns := env.NewNamespace(t)
+	startController(t, ns, DefaultTokenTTL)
+	f := &fixture{ns: ns}
+	f.create(t)
+	key := client.ObjectKeyFromObject(f.config)
+	old := dataSecret(t, key)
+	tokenName := old.Annotations[TokenSecretAnnotation]
+	token := joinConfig(t, old.Data["value"]).DiscoveryToken
+	expectUpToDate(t, key)
+
+	updateSpec(t, key, func(s *bootstrapv1.KubeadmConfigSpec) {
+		s.Files = append(s.Files, bootstrapv1.File{Path: "/etc/mpool/extra.conf", Owner: "root:root", Permissions: "0644", Content: "answer = 42\n"})
+		s.JoinConfiguration.NodeRegistration.KubeletExtraArgs["max-pods"] = "42"
+		s.PreKubeadmCommands = append(s.PreKubeadmCommands, "echo pre")
+	})
+	updated := waitForData(t, key, func(s *corev1.Secret) error {
+		if bytes.Equal(s.Data["value"], old.Data["value"]) {
+			return errNotYet
+		}
+		return nil
+	})
+
+	cc, err := simcloudinit.Parse(updated.Data["value"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wf, ok := cc.File("/etc/mpool/extra.conf"); !ok || wf.Content != "answer = 42\n" {
+		t.Errorf("new file written as %+v (%v)", wf, ok)
+	}
+	if len(cc.RunCmd) == 0 || cc.RunCmd[0] != "echo pre" {
+		t.Errorf("runcmd = %q, want the new pre-kubeadm command first", cc.RunCmd)
+	}
+	jc := joinConfig(t, updated.Data["value"])
+	if want := map[string]string{"cloud-provider": "aws", "max-pods": "42"}; !reflect.DeepEqual(jc.KubeletExtraArgs, want) {
+		t.Errorf("kubeletExtraArgs = %v, want %v", jc.KubeletExtraArgs, want)
+	}
+	if jc.DiscoveryToken != token || updated.Annotations[TokenSecretAnnotation] != tokenName {
+		t.Errorf("rendering again changed the token (Secret %s -> %s)", tokenName, updated.Annotations[TokenSecretAnnotation])
+	}
+	if bytes.Equal(bootstrap.MaskBootstrapTokens(updated.Data["value"]), bootstrap.MaskBootstrapTokens(old.Data["value"])) {
+		t.Errorf("the masked data did not change")
+	}
+	if updated.UID != old.UID || !reflect.DeepEqual(updated.OwnerReferences, old.OwnerReferences) ||
+		!reflect.DeepEqual(updated.Labels, old.Labels) || updated.Type != old.Type || string(updated.Data["format"]) != "cloud-config" {
+		t.Errorf("the data Secret was replaced or its metadata changed")
+	}
+	expectOneToken(t, f.config, tokenName)
+	expectTokenWorks(t, token)
+	expectUpToDate(t, key)
+	expectEvent(t, ns, ReasonDataSecretUpdated, "content changed")
+	expectNoSecretsLeaked(t, ns, key, token, updated.Data["value"])
+}
+
+// TestSteadyConfigWritesNothing reconciles directly, against the API server,
+// so that every reconcile is known to have run: once the data is rendered,
+// reconciling again writes neither the data Secret nor the config, and a
+// spec change writes the Secret once.
+func TestSteadyConfigWritesNothing(t *testing.T) {
+	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log)
+	ns := env.NewNamespace(t)
+	f := &fixture{ns: ns}
+	f.create(t)
+	key := client.ObjectKeyFromObject(f.config)
+	recorder := events.NewFakeRecorder(100)
+	r := &Reconciler{
+		Client:    env.Client,
+		APIReader: env.Client,
+		Workload:  kubeconfigClients{},
+		Clock:     clocktesting.NewFakeClock(time.Now()),
+		Recorder:  recorder,
+		TokenTTL:  DefaultTokenTTL,
+	}
+	reconcile := func() ctrl.Result {
+		t.Helper()
+		res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+		if err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+		return res
+	}
+	versions := func() (string, string) {
+		t.Helper()
+		s := &corev1.Secret{}
+		if err := env.Client.Get(ctx, key, s); err != nil {
+			t.Fatal(err)
+		}
+		return s.ResourceVersion, getConfig(t, key).ResourceVersion
+	}
+	expectSteady := func(what string) {
+		t.Helper()
+		// One reconcile to settle the status of the last change.
+		reconcile()
+		secretRV, configRV := versions()
+		for i := range 3 {
+			if res := reconcile(); res.RequeueAfter != tokenCheckInterval(DefaultTokenTTL) {
+				t.Errorf("%s, reconcile %d: result %+v, want the token check interval", what, i, res)
+			}
+			if s, c := versions(); s != secretRV || c != configRV {
+				t.Errorf("%s, reconcile %d: data Secret version %s -> %s, KubeadmConfig version %s -> %s", what, i, secretRV, s, configRV, c)
+			}
+		}
+	}
+
+	for range 3 { // finalizer, render, status
+		reconcile()
+	}
+	dataSecret(t, key)
+	expectSteady("after rendering")
+	recorded := drain(recorder)
+	if len(recorded) != 1 || !strings.Contains(recorded[0], ReasonDataSecretCreated) {
+		t.Errorf("events = %q, want one %s", recorded, ReasonDataSecretCreated)
+	}
+
+	// Changes to what the config does not render from write nothing either.
+	cluster := &clusterv1.Cluster{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(f.cluster), cluster); err != nil {
+		t.Fatal(err)
+	}
+	before := cluster.DeepCopy()
+	cluster.Labels = map[string]string{"team": "a"}
+	if err := env.Client.Patch(ctx, cluster, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	poke(t, key)
+	expectSteady("after unrelated changes")
+
+	secretRV, _ := versions()
+	updateSpec(t, key, func(s *bootstrapv1.KubeadmConfigSpec) {
+		s.JoinConfiguration.NodeRegistration.KubeletExtraArgs["max-pods"] = "42"
+	})
+	reconcile()
+	if s, _ := versions(); s == secretRV {
+		t.Fatalf("a spec change did not update the data Secret")
+	}
+	expectSteady("after a spec change")
+	recorded = drain(recorder)
+	if len(recorded) != 1 || !strings.Contains(recorded[0], ReasonDataSecretUpdated) {
+		t.Errorf("events = %q, want one %s", recorded, ReasonDataSecretUpdated)
+	}
+	cfg := getConfig(t, key)
+	if cfg.Status.ObservedGeneration != cfg.Generation {
+		t.Errorf("observedGeneration %d, generation %d", cfg.Status.ObservedGeneration, cfg.Generation)
+	}
+}
+
+// drain returns the events recorded so far.
+func drain(r *events.FakeRecorder) []string {
+	var out []string
+	for {
+		select {
+		case e := <-r.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+// newCA returns a self-signed CA certificate (PEM) and its kubeadm pin.
+func newCA(t *testing.T) ([]byte, string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "rotated-ca"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spki, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(spki)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// TestInputChangesRerenderData: the data follows what the config renders
+// from besides its spec, each change arriving as a watch event (no poke): the
+// Cluster's endpoint, its CA and a Secret a file's contentFrom references.
+// The token stays.
+func TestInputChangesRerenderData(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	startController(t, ns, DefaultTokenTTL)
+	mustCreate(t, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "cloud-json", Namespace: ns},
+		Data:       map[string][]byte{"json": []byte(`{"v":1}`)},
+	})
+	f := &fixture{ns: ns, mutate: func(cfg *bootstrapv1.KubeadmConfig) {
+		cfg.Spec.Files = []bootstrapv1.File{{
+			Path:        "/etc/kubernetes/cloud.json",
+			ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "cloud-json", Key: "json"}},
+		}}
+	}}
+	f.create(t)
+	key := client.ObjectKeyFromObject(f.config)
+	old := dataSecret(t, key)
+	tokenName := old.Annotations[TokenSecretAnnotation]
+	token := joinConfig(t, old.Data["value"]).DiscoveryToken
+	expectUpToDate(t, key)
+
+	t.Run("endpoint", func(t *testing.T) {
+		cluster := &clusterv1.Cluster{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(f.cluster), cluster); err != nil {
+			t.Fatal(err)
+		}
+		before := cluster.DeepCopy()
+		cluster.Spec.ControlPlaneEndpoint = clusterv1.APIEndpoint{Host: "cp.example.com", Port: 443}
+		if err := env.Client.Patch(ctx, cluster, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+		want := net.JoinHostPort("cp.example.com", strconv.Itoa(443))
+		s := waitForData(t, key, func(s *corev1.Secret) error {
+			if got := joinConfig(t, s.Data["value"]).APIServerEndpoint; got != want {
+				return fmt.Errorf("apiServerEndpoint %s, want %s", got, want)
+			}
+			return nil
+		})
+		if joinConfig(t, s.Data["value"]).DiscoveryToken != token {
+			t.Errorf("the token changed")
+		}
+	})
+
+	t.Run("CA", func(t *testing.T) {
+		ca, pin := newCA(t)
+		s := &corev1.Secret{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ClusterCASecretName(clusterName)}, s); err != nil {
+			t.Fatal(err)
+		}
+		before := s.DeepCopy()
+		s.Data["tls.crt"] = ca
+		if err := env.Client.Patch(ctx, s, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+		s = waitForData(t, key, func(s *corev1.Secret) error {
+			if got := joinConfig(t, s.Data["value"]).CACertHashes; !reflect.DeepEqual(got, []string{pin}) {
+				return fmt.Errorf("caCertHashes %v, want [%s]", got, pin)
+			}
+			return nil
+		})
+		if joinConfig(t, s.Data["value"]).DiscoveryToken != token {
+			t.Errorf("the token changed")
+		}
+	})
+
+	t.Run("contentFrom", func(t *testing.T) {
+		s := &corev1.Secret{}
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "cloud-json"}, s); err != nil {
+			t.Fatal(err)
+		}
+		before := s.DeepCopy()
+		s.Data["json"] = []byte(`{"v":2}`)
+		if err := env.Client.Patch(ctx, s, client.MergeFrom(before)); err != nil {
+			t.Fatal(err)
+		}
+		s = waitForData(t, key, func(s *corev1.Secret) error {
+			cc, err := simcloudinit.Parse(s.Data["value"])
+			if err != nil {
+				return err
+			}
+			if wf, _ := cc.File("/etc/kubernetes/cloud.json"); wf.Content != `{"v":2}` {
+				return fmt.Errorf("cloud.json = %q", wf.Content)
+			}
+			return nil
+		})
+		if joinConfig(t, s.Data["value"]).DiscoveryToken != token {
+			t.Errorf("the token changed")
+		}
+	})
+
+	updated := dataSecret(t, key)
+	if updated.UID != old.UID || updated.Annotations[TokenSecretAnnotation] != tokenName {
+		t.Errorf("the data Secret was replaced or switched tokens")
+	}
+	expectOneToken(t, f.config, tokenName)
+	expectUpToDate(t, key)
+}
+
+// TestUserTokenChangeRerendersData: a token the spec sets is the spec's:
+// changing it renders the data again with the new token, and since only the
+// token changed the masked data stays the same.
+func TestUserTokenChangeRerendersData(t *testing.T) {
+	ns := env.NewNamespace(t)
+	startController(t, ns, DefaultTokenTTL)
+	const first, second = "abcdef.0123456789abcdef", "ghijkl.0123456789abcdef"
+	f := &fixture{ns: ns, mutate: func(cfg *bootstrapv1.KubeadmConfig) {
+		cfg.Spec.JoinConfiguration.Discovery.BootstrapToken = &bootstrapv1.BootstrapTokenDiscovery{Token: first}
+	}}
+	f.create(t)
+	key := client.ObjectKeyFromObject(f.config)
+	old := dataSecret(t, key)
+	expectUpToDate(t, key)
+
+	updateSpec(t, key, func(s *bootstrapv1.KubeadmConfigSpec) {
+		s.JoinConfiguration.Discovery.BootstrapToken.Token = second
+	})
+	updated := waitForData(t, key, func(s *corev1.Secret) error {
+		if joinConfig(t, s.Data["value"]).DiscoveryToken != second {
+			return fmt.Errorf("the data does not carry the new token yet")
+		}
+		return nil
+	})
+	if !bytes.Equal(bootstrap.MaskBootstrapTokens(updated.Data["value"]), bootstrap.MaskBootstrapTokens(old.Data["value"])) {
+		t.Errorf("the masked data changed although only the token did")
+	}
+	expectEvent(t, ns, ReasonDataSecretUpdated, "only the bootstrap token")
+	expectUpToDate(t, key)
+}
+
+// TestBlockedRerenderKeepsData: while a changed config cannot be rendered the
+// data Secret keeps what it held, stays available, and says why it is not up
+// to date; once it can be rendered, it is.
+func TestBlockedRerenderKeepsData(t *testing.T) {
+	ns := env.NewNamespace(t)
+	startController(t, ns, DefaultTokenTTL)
+	f := &fixture{ns: ns}
+	f.create(t)
+	key := client.ObjectKeyFromObject(f.config)
+	old := dataSecret(t, key)
+	expectUpToDate(t, key)
+
+	updateSpec(t, key, func(s *bootstrapv1.KubeadmConfigSpec) {
+		s.Files = append(s.Files, bootstrapv1.File{
+			Path:        "/etc/late.conf",
+			ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "late", Key: "conf"}},
+		})
+	})
+	expectCondition(t, key, DataSecretUpToDateCondition, metav1.ConditionFalse, ReasonWaitingForSecret)
+	expectCondition(t, key, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason)
+	expectCondition(t, key, clusterv1.ReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason)
+	expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenValid)
+	if s := dataSecret(t, key); s.ResourceVersion != old.ResourceVersion {
+		t.Errorf("the data Secret changed while the config could not be rendered")
+	}
+
+	mustCreate(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: ns}, Data: map[string][]byte{"conf": []byte("late = true\n")}})
+	waitForData(t, key, func(s *corev1.Secret) error {
+		cc, err := simcloudinit.Parse(s.Data["value"])
+		if err != nil {
+			return err
+		}
+		if _, ok := cc.File("/etc/late.conf"); !ok {
+			return errNotYet
+		}
+		return nil
+	})
+	expectUpToDate(t, key)
+}
