@@ -23,24 +23,9 @@ var seedVars = map[string]string{
 
 var varRE = regexp.MustCompile(`\$\{([A-Za-z0-9_]+)\}`)
 
-// seedsDir locates the seed documents: $MPOOL_SEEDS_DIR, or ../shared/seeds beside the
-// checkout. A missing directory fails the test: the round trip is an acceptance check.
-func seedsDir(t *testing.T) string {
+// readSeed returns the text of the seed in dir whose file name starts with prefix.
+func readSeed(t *testing.T, dir, prefix string) string {
 	t.Helper()
-	dir := os.Getenv("MPOOL_SEEDS_DIR")
-	if dir == "" {
-		dir = filepath.Join(repoRoot(t), "..", "shared", "seeds")
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		t.Fatalf("seed documents not found at %s (set MPOOL_SEEDS_DIR): %v", dir, err)
-	}
-	return dir
-}
-
-// readSeed returns the text of the seed whose file name starts with prefix.
-func readSeed(t *testing.T, prefix string) string {
-	t.Helper()
-	dir := seedsDir(t)
 	matches, err := filepath.Glob(filepath.Join(dir, prefix+"_*.txt"))
 	if err != nil || len(matches) != 1 {
 		t.Fatalf("want exactly one seed %s_*.txt in %s, got %v (%v)", prefix, dir, matches, err)
@@ -87,7 +72,10 @@ func fillVars(t *testing.T, s string) string {
 
 // TestSeedManifestsRoundTrip creates every example manifest of seeds 000 and 004, each
 // block in a fresh namespace, and asserts that every field written reads back unchanged.
+// It needs the seed documents (see locateSeeds); TestExampleManifestsRoundTrip does the
+// same for the copies under examples/seeds, which the repository holds.
 func TestSeedManifestsRoundTrip(t *testing.T) {
+	dir := requireSeeds(t, "that every example manifest of the upstream Azure and AWS MachinePool pages (seeds 000 and 004) applies unchanged and reads back field for field")
 	for _, seed := range []struct {
 		prefix     string
 		wantBlocks int
@@ -95,7 +83,7 @@ func TestSeedManifestsRoundTrip(t *testing.T) {
 		{prefix: "000", wantBlocks: 3},
 		{prefix: "004", wantBlocks: 1},
 	} {
-		blocks := yamlBlocks(readSeed(t, seed.prefix))
+		blocks := yamlBlocks(readSeed(t, dir, seed.prefix))
 		if len(blocks) != seed.wantBlocks {
 			t.Fatalf("seed %s: want %d yaml blocks, found %d", seed.prefix, seed.wantBlocks, len(blocks))
 		}
@@ -138,9 +126,10 @@ func applyAndCompare(t *testing.T, stream string) {
 // TestSeed001RepeatsSeed000 checks the claim that seed 001 repeats seed 000's example
 // manifests (with its indentation lost), so applying 000's covers 001's.
 func TestSeed001RepeatsSeed000(t *testing.T) {
+	dir := requireSeeds(t, "that the newer Azure MachinePool page (seed 001) repeats the example manifests of seed 000, so applying 000's covers 001's")
 	normalise := func(s string) string { return strings.Join(strings.Fields(s), " ") }
-	text001 := normalise(readSeed(t, "001"))
-	blocks := yamlBlocks(readSeed(t, "000"))
+	text001 := normalise(readSeed(t, dir, "001"))
+	blocks := yamlBlocks(readSeed(t, dir, "000"))
 	if len(blocks) == 0 {
 		t.Fatal("seed 000 has no yaml blocks")
 	}
