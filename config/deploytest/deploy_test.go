@@ -127,7 +127,7 @@ func TestDefaultAppliesAndAuthorizesTheManager(t *testing.T) {
 		{name: "patch MachinePool status", attr: authorizationv1.ResourceAttributes{Group: "cluster.x-k8s.io", Resource: "machinepools", Subresource: "status", Verb: "patch"}, want: true},
 		{name: "create pool Machines", attr: authorizationv1.ResourceAttributes{Group: "cluster.x-k8s.io", Resource: "machines", Verb: "create"}, want: true},
 		{name: "write bootstrap data Secrets", attr: authorizationv1.ResourceAttributes{Resource: "secrets", Verb: "create"}, want: true},
-		{name: "record events", attr: authorizationv1.ResourceAttributes{Resource: "events", Verb: "create"}, want: true},
+		{name: "record events", attr: authorizationv1.ResourceAttributes{Group: "events.k8s.io", Resource: "events", Verb: "create"}, want: true},
 		{name: "leader election in its namespace", attr: authorizationv1.ResourceAttributes{Namespace: "mpool-system", Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, want: true},
 		{name: "no leases elsewhere", attr: authorizationv1.ResourceAttributes{Namespace: "kube-system", Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, want: false},
 		{name: "no access to Deployments", attr: authorizationv1.ResourceAttributes{Group: "apps", Resource: "deployments", Verb: "list"}, want: false},

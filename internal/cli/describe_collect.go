@@ -23,7 +23,7 @@ import (
 
 // rolloutPausedAnnotation set to "true" on a MachinePool pauses its rollout:
 // the infra-pool engine creates and deletes nothing. It is the engine's
-// infrapool.RolloutPausedAnnotation; the CLI does not import the engine.
+// preview.RolloutPausedAnnotation; the CLI does not import the engine.
 const rolloutPausedAnnotation = "mpool.dev/rollout-paused"
 
 // Condition types and reasons of the infra-pool engine the CLI interprets.

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
@@ -10,8 +11,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -36,7 +37,8 @@ Run several replicas with --leader-elect for high availability.`,
 	fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "Objects of each kind reconciled at once")
 	fs.DurationVar(&opts.SyncPeriod, "sync-period", opts.SyncPeriod, "How often every object is reconciled even without changes")
 	fs.StringVar(&opts.LocalCloudURL, "local-cloud-url", "", "Endpoint of the simulated cloud for LocalMachinePools (empty: local provider off)")
-	fs.DurationVar(&opts.NodeStartupTimeout, "node-startup-timeout", infrapool.DefaultJoinTimeout, "How long an instance may run without joining as a Node before it is replaced (negative: never)")
+	fs.DurationVar(&opts.NodeStartupTimeout, "node-startup-timeout", preview.DefaultJoinTimeout, "How long an instance may run without joining as a Node before it is replaced (negative: never)")
+	fs.DurationVar(&opts.BootstrapTokenTTL, "bootstrap-token-ttl", 15*time.Minute, "Lifetime of the bootstrap tokens in pools' bootstrap data; rotated at half of it while a pool is at rest (as Cluster API's kubeadm bootstrap provider)")
 	fs.Float32Var(&opts.WorkloadQPS, "workload-qps", workload.DefaultQPS, "Requests per second of each workload cluster client (Node updates, drains)")
 	fs.IntVar(&opts.WorkloadBurst, "workload-burst", workload.DefaultBurst, "Burst of each workload cluster client")
 	gates := addGateFlags(fs)

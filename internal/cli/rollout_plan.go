@@ -20,8 +20,7 @@ import (
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/controller/localpool"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
 )
 
@@ -209,14 +208,14 @@ type planPoolObject struct {
 type planInputs struct {
 	mp    *clusterv1.MachinePool
 	pool  planPoolObject
-	state infrapool.PreviewState
+	state preview.State
 	notes []string
 }
 
 // PlanRollout reads the MachinePool ns/name and what its controllers last
 // reported, and runs the rollout planner on it as the engine would, paused
 // or not: the next step, then the steps projected by
-// infrapool.ProjectRollout. It changes nothing. The infrastructure pool
+// preview.Project. It changes nothing. The infrastructure pool
 // must have per-instance objects and a rolling update strategy
 // (LocalMachinePool, AzureMachinePool).
 func PlanRollout(ctx context.Context, c client.Client, ns, name string, o PlanOptions) (*RolloutPlanView, error) {
@@ -224,11 +223,11 @@ func PlanRollout(ctx context.Context, c client.Client, ns, name string, o PlanOp
 	if err != nil {
 		return nil, err
 	}
-	in, err := infrapool.PreviewInput(r.state)
+	in, err := preview.Input(r.state)
 	if err != nil {
 		return nil, err
 	}
-	waves, converged, err := infrapool.ProjectRollout(in, 0)
+	waves, converged, err := preview.Project(in, 0)
 	if err != nil {
 		return nil, fmt.Errorf("planning the rollout of machinepool %s/%s: %w", ns, name, err)
 	}
@@ -260,11 +259,11 @@ func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o Pla
 	if r.pool.Spec.Strategy == nil {
 		return nil, fmt.Errorf("%s has no rolling update strategy (spec.strategy)", id)
 	}
-	strategy, err := localpool.Strategy(*r.pool.Spec.Strategy)
+	strategy, err := preview.Strategy(*r.pool.Spec.Strategy)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
-	r.state = infrapool.PreviewState{
+	r.state = preview.State{
 		MachinePool:             mp,
 		PoolUID:                 r.pool.UID,
 		PoolAnnotations:         r.pool.Annotations,
@@ -338,12 +337,12 @@ func (r *planInputs) readInstances(ctx context.Context, c client.Client, apiVers
 		if state == "" {
 			state = st.ProvisioningState
 		}
-		r.state.Instances = append(r.state.Instances, infrapool.PreviewInstance{
+		r.state.Instances = append(r.state.Instances, preview.Instance{
 			ObjectMeta:         obj.ObjectMeta,
 			InstanceID:         obj.Spec.InstanceID,
 			ProviderID:         obj.Spec.ProviderID,
 			Zone:               st.Zone,
-			State:              infrapool.InstanceState(state),
+			State:              preview.InstanceState(state),
 			Ready:              st.Ready,
 			LatestModelApplied: st.LatestModelApplied != nil && *st.LatestModelApplied,
 			Conditions:         st.Conditions,
@@ -377,14 +376,14 @@ func (r *planInputs) readNodes(ctx context.Context, c client.Client) {
 }
 
 // planView renders the planner's waves for people and scripts.
-func planView(r *planInputs, in rollout.Input, waves []infrapool.Wave, converged bool) *RolloutPlanView {
+func planView(r *planInputs, in rollout.Input, waves []preview.Wave, converged bool) *RolloutPlanView {
 	first := waves[0].Result
 	cnt := first.Counts
 	v := &RolloutPlanView{
 		Namespace:               r.mp.Namespace,
 		Name:                    r.mp.Name,
 		ComputedFrom:            planComputedFrom,
-		Paused:                  infrapool.RolloutPaused(r.mp, r.pool.Annotations),
+		Paused:                  preview.RolloutPaused(r.mp, r.pool.Annotations),
 		SkipModelReconciliation: in.SkipModelReconciliation,
 		Desired:                 in.Desired,
 		DeletePolicy:            string(in.Strategy.DeletePolicy),
@@ -407,7 +406,7 @@ func planView(r *planInputs, in rollout.Input, waves []infrapool.Wave, converged
 	if v.DeletePolicy == "" {
 		v.DeletePolicy = string(rollout.DeletePolicyOldest)
 	}
-	byID := make(map[string]*infrapool.PreviewInstance, len(r.state.Instances))
+	byID := make(map[string]*preview.Instance, len(r.state.Instances))
 	for i := range r.state.Instances {
 		byID[r.state.Instances[i].ID()] = &r.state.Instances[i]
 	}
@@ -421,14 +420,14 @@ func planView(r *planInputs, in rollout.Input, waves []infrapool.Wave, converged
 	return v
 }
 
-func stepView(w infrapool.Wave, byID map[string]*infrapool.PreviewInstance) PlanStepView {
+func stepView(w preview.Wave, byID map[string]*preview.Instance) PlanStepView {
 	s := PlanStepView{TargetCapacity: w.Result.TargetCapacity, Create: w.Create, Done: w.Result.Done}
 	for _, victim := range w.Result.Delete {
 		d := PlannedDeletionView{Reason: string(victim.Reason), Why: deletionWhy(victim.Reason)}
 		if p := byID[victim.ID]; p != nil {
 			d.Name, d.InstanceID, d.Zone = p.ObjectMeta.Name, victim.ID, p.Zone
 		} else {
-			d.New = infrapool.IsNewInstance(victim.ID)
+			d.New = preview.IsNewInstance(victim.ID)
 		}
 		s.Delete = append(s.Delete, d)
 	}

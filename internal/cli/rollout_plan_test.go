@@ -15,7 +15,7 @@ import (
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/preview"
 )
 
 // runPlan runs `mpool ARGS...` with the rollout command planning at clk's
@@ -134,7 +134,7 @@ func TestRolloutPlanPausedMarkedAndGated(t *testing.T) {
 	if err := env.Client.Get(context.Background(), types.NamespacedName{Namespace: f.ns, Name: "workers"}, mp); err != nil {
 		t.Fatal(err)
 	}
-	if !infrapool.RolloutPaused(mp, nil) {
+	if !preview.RolloutPaused(mp, nil) {
 		t.Error("the plan changed the pause annotation")
 	}
 }

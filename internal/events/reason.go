@@ -1,6 +1,8 @@
-// Package events holds the reasons of the Kubernetes Events mpool's
-// controllers record, in one place so that they stay consistent and
-// greppable. Reasons are CamelCase; Warning events are marked as such.
+// Package events holds the reasons and actions of the Kubernetes Events
+// mpool's controllers record, in one place so that they stay consistent and
+// greppable. Every controller records through the events.k8s.io recorder
+// (k8s.io/client-go/tools/events: regarding object, reason, action, note).
+// Reasons are CamelCase; Warning events are marked as such.
 package events
 
 // MachinePool lifecycle.
@@ -73,4 +75,88 @@ const (
 	// ControlPlaneUnreachable (Warning): a Cluster's workload API server
 	// could not be reached.
 	ControlPlaneUnreachable = "ControlPlaneUnreachable"
+)
+
+// KubeadmConfig, on the config (event notes name token Secrets at most,
+// never a token).
+const (
+	// DataSecretCreated: the bootstrap data Secret was rendered.
+	DataSecretCreated = "DataSecretCreated"
+	// DataSecretRerendered: the data Secret no longer carried the token it
+	// was annotated with and was rendered again.
+	DataSecretRerendered = "DataSecretRerendered"
+	// DataSecretUpdated: the data Secret was rendered again because the
+	// KubeadmConfig or an input it renders from changed; the token it
+	// carried was kept. The note says whether the content changed (the pool
+	// rolls) or only a token the user sets.
+	DataSecretUpdated = "DataSecretUpdated"
+	// UnsupportedFormat (Warning): the config asks for a format mpool cannot
+	// render.
+	UnsupportedFormat = "UnsupportedFormat"
+	// BootstrapTokenRotated: the data Secret switched to a new token.
+	BootstrapTokenRotated = "BootstrapTokenRotated"
+	// BootstrapTokenReplaced (Warning): the token Secret had disappeared from
+	// the workload cluster and a new token took its place.
+	BootstrapTokenReplaced = "BootstrapTokenReplaced"
+	// BootstrapTokenCleanupSkipped (Warning): the config was deleted without
+	// deleting its tokens because the workload cluster is gone or
+	// unreachable.
+	BootstrapTokenCleanupSkipped = "BootstrapTokenCleanupSkipped"
+)
+
+// The rollout engine (internal/controller/infrapool), on the infra pool
+// unless said otherwise.
+const (
+	// ScaleGroupApplied: the group was created or its model or capacity
+	// changed.
+	ScaleGroupApplied = "ScaleGroupApplied"
+	// ScaleGroupDeleting: the group's deletion was requested.
+	ScaleGroupDeleting = "ScaleGroupDeleting"
+	// ScaleGroupDeleted: the group is gone and the pool released.
+	ScaleGroupDeleted = "ScaleGroupDeleted"
+	// QuotaExceeded (Warning): the cloud refused the capacity.
+	QuotaExceeded = "QuotaExceeded"
+	// InvalidSpec (Warning): the cloud (or the adapter) rejected the pool's
+	// spec.
+	InvalidSpec = "InvalidSpec"
+	// Throttled (Warning): the cloud throttled a request.
+	Throttled = "Throttled"
+	// DrainStarted: instances are being removed (on the pool, once per
+	// reconcile) and an instance's Node is cordoned and drained (on its
+	// per-instance object).
+	DrainStarted = "DrainStarted"
+	// DrainTimeout (Warning): a drain did not finish within
+	// nodeDrainTimeout; the instance is deleted anyway (also on the
+	// per-instance object).
+	DrainTimeout = "DrainTimeout"
+	// DrainFailed (Warning): a drain pass failed and will be retried.
+	DrainFailed = "DrainFailed"
+	// InstancesDeleted: instances were deleted from the cloud.
+	InstancesDeleted = "InstancesDeleted"
+	// NodeStartupTimeout (Warning): an instance has not joined the cluster
+	// within the join timeout and is replaced (also on the per-instance
+	// object).
+	NodeStartupTimeout = "NodeStartupTimeout"
+)
+
+// Event actions (the events.k8s.io "action" field: what was being done).
+const (
+	// ActionReconcile: observing and reporting an object's state.
+	ActionReconcile = "Reconcile"
+	// ActionCreate: creating an object or a cloud resource.
+	ActionCreate = "Create"
+	// ActionDelete: deleting an object or a cloud resource.
+	ActionDelete = "Delete"
+	// ActionScale: changing a replica count.
+	ActionScale = "Scale"
+	// ActionApply: applying a scale group's model and capacity.
+	ActionApply = "Apply"
+	// ActionDrain: cordoning and draining a Node.
+	ActionDrain = "Drain"
+	// ActionObserve: reading a cloud resource.
+	ActionObserve = "Observe"
+	// ActionRotate: replacing a bootstrap token.
+	ActionRotate = "Rotate"
+	// ActionRender: rendering bootstrap data.
+	ActionRender = "Render"
 )

@@ -13,25 +13,34 @@ import (
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/mpool-dev/mpool/internal/controller/cluster"
-	gatepolicy "github.com/mpool-dev/mpool/internal/controller/featuregate"
+	gatepolicy "github.com/mpool-dev/mpool/internal/admission/featuregate"
+	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
-	"github.com/mpool-dev/mpool/internal/controller/localpool"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
 	"github.com/mpool-dev/mpool/internal/features"
 	poolmetrics "github.com/mpool-dev/mpool/internal/metrics"
+	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
-func cacheOptions(syncPeriod time.Duration) cache.Options {
-	if syncPeriod <= 0 {
-		return cache.Options{}
+func cacheOptions(syncPeriod time.Duration, namespaces []string) cache.Options {
+	var o cache.Options
+	if syncPeriod > 0 {
+		o.SyncPeriod = &syncPeriod
 	}
-	return cache.Options{SyncPeriod: &syncPeriod}
+	if len(namespaces) > 0 {
+		o.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			o.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return o
 }
 
-// setupControllers registers each controller with mgr. Controllers that the
-// gates turn off are not registered at all.
-func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+// setupControllers registers each controller with mgr, the providers' through
+// the provider registry, and returns the providers it started. Controllers
+// that the gates turn off are not registered at all.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]provider.Running, error) {
 	copts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
 	poolsOn := opts.Gates.Enabled(features.MachinePool)
 
@@ -40,7 +49,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 	// leader writes it.
 	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := mgr.Add(crmanager.RunnableFunc(func(ctx context.Context) error {
 		if err := gatepolicy.Ensure(ctx, direct, poolsOn); err != nil {
@@ -49,52 +58,46 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) error
 		<-ctx.Done()
 		return nil
 	})); err != nil {
-		return err
+		return nil, err
 	}
 
 	workloads, err := workload.New(workload.Options{SecretReader: mgr.GetClient(), Scheme: mgr.GetScheme(),
 		QPS: opts.WorkloadQPS, Burst: opts.WorkloadBurst})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := mgr.Add(workloads); err != nil {
-		return err
+		return nil, err
 	}
 	if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return fmt.Errorf("setting up the Cluster controller: %w", err)
+		return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 	}
 	if !poolsOn {
 		ctrl.Log.WithName("setup").Info("MachinePool feature gate is off: pool controllers not started")
-		return nil
+		return nil, nil
 	}
-	if err := (&kubeadmconfig.Reconciler{Workload: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return fmt.Errorf("setting up the KubeadmConfig controller: %w", err)
+	if err := (&kubeadmconfig.Reconciler{Workload: workloads, Clock: opts.Clock, TokenTTL: opts.BootstrapTokenTTL}).SetupWithManager(ctx, mgr, copts); err != nil {
+		return nil, fmt.Errorf("setting up the KubeadmConfig controller: %w", err)
 	}
 	if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return fmt.Errorf("setting up the MachinePool controller: %w", err)
+		return nil, fmt.Errorf("setting up the MachinePool controller: %w", err)
 	}
 	// Pool metrics read what the MachinePool controller caches.
 	if err := poolmetrics.AddToManager(mgr, crmetrics.Registry); err != nil {
-		return err
+		return nil, err
 	}
-	if opts.LocalCloudURL == "" {
-		return nil
+	if err := poolmetrics.RegisterScaleGroupMetrics(crmetrics.Registry); err != nil {
+		return nil, err
 	}
-	pool, err := localpool.NewLocalMachinePoolReconciler(localpool.Options{
-		CloudURL:                opts.LocalCloudURL,
+	running, err := provider.Setup(ctx, mgr, provider.Config{LocalCloudURL: opts.LocalCloudURL, HTTPClient: opts.CloudHTTPClient}, infrapool.Options{
 		Workload:                workloads,
 		SkipModelReconciliation: opts.Gates.Enabled(features.SkipMachinePoolModelReconciliation),
 		JoinTimeout:             opts.NodeStartupTimeout,
 		Clock:                   opts.Clock,
-	})
+		Timing:                  opts.EngineTiming,
+	}, copts)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := pool.SetupWithManager(ctx, mgr, copts); err != nil {
-		return fmt.Errorf("setting up the LocalMachinePool controller: %w", err)
-	}
-	if err := (&localpool.LocalMachinePoolMachineReconciler{}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return fmt.Errorf("setting up the LocalMachinePoolMachine controller: %w", err)
-	}
-	return nil
+	return running, nil
 }

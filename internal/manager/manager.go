@@ -6,16 +6,21 @@ package manager
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/features"
+	"github.com/mpool-dev/mpool/internal/provider"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
 
@@ -41,10 +46,26 @@ type Options struct {
 	// LocalCloudURL is the simulated cloud's endpoint for LocalMachinePools;
 	// empty disables the local provider.
 	LocalCloudURL string
+	// CloudHTTPClient, when set, carries the providers' cloud requests
+	// (tests count and fault them with it).
+	CloudHTTPClient *http.Client
+	// EngineTiming tunes the rollout engine's requeues (zero fields take
+	// the engine's defaults).
+	EngineTiming infrapool.Timing
+	// CacheNamespaces, when set, limits what the manager watches to these
+	// namespaces (tests run one manager per namespace).
+	CacheNamespaces []string
+	// SkipNameValidation lets several managers with the same controllers
+	// run in one process (tests).
+	SkipNameValidation bool
 	// NodeStartupTimeout is how long an instance may run without a Node
-	// before the engine replaces it (0: infrapool.DefaultJoinTimeout;
+	// before the engine replaces it (0: preview.DefaultJoinTimeout;
 	// negative: never), like a MachineHealthCheck's nodeStartupTimeout.
 	NodeStartupTimeout time.Duration
+	// BootstrapTokenTTL is the lifetime of the bootstrap tokens the
+	// KubeadmConfig controller creates (0: its default, 15 minutes); they
+	// are rotated at half of it while a pool is at rest.
+	BootstrapTokenTTL time.Duration
 	// WorkloadQPS and WorkloadBurst limit each workload cluster client
 	// (Node reads and writes, drains); 0 takes the workload package's
 	// defaults, sized for a remote cluster shared with other clients.
@@ -66,8 +87,17 @@ func DefaultOptions() Options {
 	}
 }
 
-// New builds a manager with every controller the gates allow.
-func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+// Manager is a controller-runtime manager with mpool's controllers.
+type Manager struct {
+	ctrl.Manager
+	// Providers are the providers whose controllers run: the clouds the
+	// options configure.
+	Providers []provider.Running
+}
+
+// New builds a manager with every controller the gates allow and every
+// provider the options configure.
+func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) {
 	if opts.Gates == nil {
 		opts.Gates = features.NewGate()
 	}
@@ -87,7 +117,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		Cache:                         cacheOptions(syncPeriod),
+		Cache:                         cacheOptions(syncPeriod, opts.CacheNamespaces),
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipNameValidation)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the controller manager: %w", err)
@@ -98,8 +129,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
-	if err := setupControllers(ctx, mgr, opts); err != nil {
+	running, err := setupControllers(ctx, mgr, opts)
+	if err != nil {
 		return nil, err
 	}
-	return mgr, nil
+	return &Manager{Manager: mgr, Providers: running}, nil
 }

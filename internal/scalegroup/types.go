@@ -79,15 +79,18 @@ type GroupSpec struct {
 	// Model is what new instances are created from.
 	Model Model
 	// ModelHash identifies Model. The caller computes it over every field that
-	// changes what an instance is and nothing else (not CustomData, which
-	// carries a bootstrap token that rotates; not tags the cloud applies in
-	// place). The cloud stores it on the group and stamps it on every
-	// instance it creates, so drift is a string comparison.
+	// changes what an instance is and nothing else (not the bootstrap token
+	// in CustomData, which rotates; not Tags or InPlace, which the cloud
+	// applies in place). The cloud records it for every instance it creates
+	// from the model (see "Carrying the model hash" in the package doc), so
+	// drift is a string comparison.
 	ModelHash string
 }
 
 // Model is the instance model of a group: the launch template, VMSS model or
-// simulated instance definition.
+// simulated instance definition. The fields every cloud has are typed here;
+// what only one cloud has travels in Provider and InPlace, as values of
+// types the provider's package declares.
 type Model struct {
 	// InstanceType is the size (Standard_D4s_v5, m5.large, ...).
 	InstanceType string
@@ -96,16 +99,30 @@ type Model struct {
 	// Zones are the availability zones instances are spread across, balanced.
 	// Empty means the cloud's default placement.
 	Zones []string
+	// Version is the Kubernetes version the instances run (the MachinePool's
+	// spec.template.spec.version), "" when unset. Clouds that pick an image
+	// by version (EKS, AMI lookup) read it; every cloud hashes it.
+	Version string
 	// CustomData is the bootstrap data (cloud-init) every new instance runs at
-	// first boot. It is not part of ModelHash; the caller hashes the model.
-	// Never log it: it holds a bootstrap token.
+	// first boot. Its content is part of the model hash with bootstrap
+	// tokens masked: a changed KubeadmConfig rolls the pool, a rotated token
+	// does not. Never log it: it holds a bootstrap token.
 	CustomData []byte
-	// Tags are applied to the group and its instances.
+	// Tags are applied to the group and its instances, in place.
 	Tags map[string]string
-	// Extra holds provider-specific fields (disk sizes, identity, the
-	// Kubernetes version a simulated node reports, ...). Each provider
-	// documents the keys it reads.
-	Extra map[string]string
+	// Provider is the provider's own part of the model: a value of a struct
+	// type its package declares (Azure: disks, NICs, identity, spot,
+	// extensions, security profile; AWS: the launch template's fields). Every
+	// field changes what an instance is: the model hash covers its JSON
+	// encoding, so it must encode deterministically (structs, slices and
+	// maps of plain values). Only the provider's ScaleGroup reads it; nil
+	// when the provider has nothing of its own.
+	Provider any
+	// InPlace is the provider's settings that the cloud applies to the group
+	// without replacing instances (the simulated cloud's boot delays, a
+	// scale set's upgrade policy): a value of a type the provider's package
+	// declares, not part of the model hash. nil when there are none.
+	InPlace any
 }
 
 // Group is the observed state of a scale group.

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
+	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,7 +33,7 @@ import (
 // Infrastructure cluster kinds (AzureCluster, AWSCluster, ...) are not served by
 // mpool; a deployment that adds them grants their read access in its own role.
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // ControllerName names the controller and its event source.
 const ControllerName = "cluster"
@@ -69,7 +69,7 @@ type Reconciler struct {
 	// must use the same one. Required.
 	ClusterCache *workload.ClusterCache
 	// Recorder records events; SetupWithManager defaults it from the manager.
-	Recorder record.EventRecorder
+	Recorder kevents.EventRecorder
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
 }
@@ -80,7 +80,7 @@ func (r *Reconciler) SetupWithManager(_ context.Context, mgr ctrl.Manager, optio
 		return errors.New("cluster.Reconciler needs Client and ClusterCache")
 	}
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorderFor(ControllerName + "-controller") //nolint:staticcheck // record.EventRecorder is mpool's recorder type
+		r.Recorder = mgr.GetEventRecorder(ControllerName + "-controller")
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -270,9 +270,9 @@ func (r *Reconciler) recordEvents(orig, c *clusterv1.Cluster) {
 	}
 	switch after.Status {
 	case metav1.ConditionTrue:
-		r.Recorder.Event(c, corev1.EventTypeNormal, events.ControlPlaneReachable, "The workload API server is reachable")
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, events.ControlPlaneReachable, events.ActionReconcile, "%s", "The workload API server is reachable")
 	case metav1.ConditionFalse:
-		r.Recorder.Event(c, corev1.EventTypeWarning, events.ControlPlaneUnreachable, after.Message)
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, events.ControlPlaneUnreachable, events.ActionReconcile, "%s", after.Message)
 	}
 }
 

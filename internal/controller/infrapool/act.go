@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpool-dev/mpool/internal/events"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/drain"
 	"github.com/mpool-dev/mpool/internal/parallel"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -53,16 +56,16 @@ func (e *Engine) recordManagedCapacity(s *scope) {
 	default:
 		return
 	}
-	rec := managedCapacity{capacity: capacity, replicas: s.replicas}
+	rec := preview.ManagedCapacity{Capacity: capacity, Replicas: s.replicas}
 	e.managed.set(s.pool.GetUID(), rec)
 	a := s.pool.GetAnnotations()
-	if a[ManagedCapacityAnnotation] == rec.String() {
+	if a[preview.ManagedCapacityAnnotation] == rec.String() {
 		return
 	}
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[ManagedCapacityAnnotation] = rec.String()
+	a[preview.ManagedCapacityAnnotation] = rec.String()
 	s.pool.SetAnnotations(a)
 }
 
@@ -91,12 +94,12 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 			if s.joinTimedOut[v.ID] {
 				in := byID[v.ID]
 				log.FromContext(ctx).Info("Replacing an instance that has not joined the cluster", "instance", v.ID, "joinTimeout", s.joinTimeout, "cloudMessage", in.Message)
-				e.event(s, s.objects[v.ID], corev1.EventTypeWarning, ReasonNodeStartupTimeout, actionDelete, "%s", notJoinedMessage(s, in))
+				e.event(s, s.objects[v.ID], corev1.EventTypeWarning, events.NodeStartupTimeout, events.ActionDelete, "%s", notJoinedMessage(s, in))
 			}
 		}
 	}
 	if len(started) > 0 {
-		e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonDrainStarted, actionDrain,
+		e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.DrainStarted, events.ActionDrain,
 			"Removing %d instances: %s", len(started), summarizeVictims(started))
 	}
 	var (
@@ -120,7 +123,7 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 	slices.Sort(toDelete)
 	if err := e.sg.DeleteInstances(ctx, s.group, toDelete); err != nil {
 		// Nothing is known to be deleted: the capacity keeps counting them.
-		errs = append(errs, e.cloudError(ctx, s, actionDelete, fmt.Errorf("deleting instances %s of scale group %s: %w", strings.Join(toDelete, ", "), s.group, err)))
+		errs = append(errs, e.cloudError(ctx, s, events.ActionDelete, fmt.Errorf("deleting instances %s of scale group %s: %w", strings.Join(toDelete, ", "), s.group, err)))
 		s.halt = true
 		return errors.Join(errs...)
 	}
@@ -128,7 +131,7 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 		s.deletedNow[id] = true
 	}
 	log.FromContext(ctx).Info("Deleted instances", "group", s.group, "instances", toDelete)
-	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonInstancesDeleted, actionDelete,
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.InstancesDeleted, events.ActionDelete,
 		"Deleted %d instances: %s", len(toDelete), summarize(toDelete))
 	return errors.Join(errs...)
 }
@@ -156,7 +159,7 @@ func (e *Engine) prepareRemoval(ctx context.Context, s *scope, inst scalegroup.I
 	switch {
 	case err != nil && !expired:
 		logger.Info("Drain failed, will retry", "error", err.Error())
-		e.event(s, obj, corev1.EventTypeWarning, ReasonDrainFailed, actionDrain, "Draining Node %s failed: %v", node.Name, err)
+		e.event(s, obj, corev1.EventTypeWarning, events.DrainFailed, events.ActionDrain, "Draining Node %s failed: %v", node.Name, err)
 		mu.Lock()
 		s.requeueAfter(e.timing.Drain)
 		mu.Unlock()
@@ -164,7 +167,7 @@ func (e *Engine) prepareRemoval(ctx context.Context, s *scope, inst scalegroup.I
 	case err != nil || res.TimedOut:
 		msg := fmt.Sprintf("Node %s was not drained within %s (%s); deleting instance %s anyway", node.Name, timeout, drainMessage(res, err), inst.ID)
 		logger.Info("Drain timed out, deleting the instance anyway", "timeout", timeout)
-		e.event(s, obj, corev1.EventTypeWarning, ReasonDrainTimeout, actionDrain, "%s", msg)
+		e.event(s, obj, corev1.EventTypeWarning, events.DrainTimeout, events.ActionDrain, "%s", msg)
 		return true, nil
 	case !res.Done:
 		logger.V(1).Info("Waiting for the drain", "remaining", len(res.Remaining), "blocked", len(res.Blocked))
@@ -188,14 +191,14 @@ func (e *Engine) markRemoval(ctx context.Context, s *scope, id string, mu *sync.
 	s.removing[id] = started
 	mu.Unlock()
 	obj := s.objects[id]
-	if obj == nil || hasAnnotation(obj.GetAnnotations(), DrainStartedAnnotation) {
+	if obj == nil || preview.HasAnnotation(obj.GetAnnotations(), preview.DrainStartedAnnotation) {
 		return started, nil
 	}
 	if err := e.annotateRemoval(ctx, obj, started); err != nil {
 		return started, err
 	}
 	if !known {
-		e.rec.Eventf(obj, nil, corev1.EventTypeNormal, ReasonDrainStarted, actionDrain, "Removing instance %s: cordoning and draining its Node", id)
+		e.rec.Eventf(obj, nil, corev1.EventTypeNormal, events.DrainStarted, events.ActionDrain, "Removing instance %s: cordoning and draining its Node", id)
 	}
 	return started, nil
 }
@@ -207,7 +210,7 @@ func (e *Engine) annotateRemoval(ctx context.Context, obj InstanceObject, starte
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[DrainStartedAnnotation] = started.UTC().Format(time.RFC3339)
+	a[preview.DrainStartedAnnotation] = started.UTC().Format(time.RFC3339)
 	after.SetAnnotations(a)
 	if err := e.c.Patch(ctx, after, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("marking %s %s for removal: %w", e.a.InstanceKind(), obj.GetName(), err)
@@ -259,7 +262,7 @@ func (e *Engine) applyGroup(ctx context.Context, s *scope) error {
 	spec := scalegroup.GroupSpec{Capacity: want, Model: s.desired.Model, ModelHash: s.modelHash}
 	g, err := e.sg.Apply(ctx, s.group, spec)
 	if err != nil {
-		return e.cloudError(ctx, s, actionApply, fmt.Errorf("applying scale group %s: %w", s.group, err))
+		return e.cloudError(ctx, s, events.ActionApply, fmt.Errorf("applying scale group %s: %w", s.group, err))
 	}
 	s.latest = g
 	e.applied.set(s.pool.GetUID(), s.specHash)
@@ -270,7 +273,7 @@ func (e *Engine) applyGroup(ctx context.Context, s *scope) error {
 	a[AppliedSpecAnnotation] = s.specHash
 	s.pool.SetAnnotations(a)
 	log.FromContext(ctx).Info("Applied scale group", "group", s.group, "capacity", want, "modelHash", s.modelHash)
-	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonScaleGroupApplied, actionApply,
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupApplied, events.ActionApply,
 		"Applied scale group %s: capacity %d, model %s", s.group, want, s.modelHash)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -95,35 +96,14 @@ type Owner struct {
 
 // Desired is what an adapter makes of a pool.
 type Desired struct {
-	// Model is what new instances are created from, CustomData included.
+	// Model is what new instances are created from, CustomData included;
+	// the provider's own fields go in Model.Provider (hashed) and
+	// Model.InPlace (applied in place, not hashed).
 	Model scalegroup.Model
-	// InPlace lists the keys of Model.Extra the cloud applies without
-	// replacing instances (simulation knobs, tags-like settings). They are
-	// left out of the model hash; Tags and CustomData always are.
-	InPlace []string
 	// Strategy is the pool's rolling update strategy. The engine sets
 	// MinReadySeconds from the MachinePool.
 	Strategy rollout.Strategy
 }
-
-// InstanceState is the lifecycle state of an instance as the per-instance
-// objects and the pool's status.instances report it. The values match the
-// infra API's instance states (LocalInstanceState, ...).
-type InstanceState string
-
-// Instance states.
-const (
-	// InstancePending: the cloud is creating the instance.
-	InstancePending InstanceState = "Pending"
-	// InstanceBooting: the instance exists and is booting.
-	InstanceBooting InstanceState = "Booting"
-	// InstanceRunning: the instance runs.
-	InstanceRunning InstanceState = "Running"
-	// InstanceFailed: the cloud gave up on the instance.
-	InstanceFailed InstanceState = "Failed"
-	// InstanceDeleting: the instance is being drained or deleted.
-	InstanceDeleting InstanceState = "Deleting"
-)
 
 // InstanceReport is the engine's view of one instance.
 type InstanceReport struct {
@@ -134,7 +114,7 @@ type InstanceReport struct {
 	// Zone is where the instance runs.
 	Zone string
 	// State is the instance's lifecycle state.
-	State InstanceState
+	State preview.InstanceState
 	// Ready is true when the instance runs and its Node is Ready.
 	Ready bool
 	// LatestModelApplied is true when the instance runs the pool's current

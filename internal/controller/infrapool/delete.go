@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mpool-dev/mpool/internal/events"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,7 +42,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 	switch {
 	case scalegroup.IsNotFound(err):
 	case err != nil:
-		return e.cloudError(ctx, s, actionObserve, fmt.Errorf("reading scale group %s: %w", s.group, err))
+		return e.cloudError(ctx, s, events.ActionObserve, fmt.Errorf("reading scale group %s: %w", s.group, err))
 	default:
 		s.cloud = g
 	}
@@ -74,7 +76,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 	e.managed.forget(s.pool.GetUID())
 	controllerutil.RemoveFinalizer(s.pool, e.a.PoolFinalizer())
 	log.FromContext(ctx).Info("Scale group deleted", "group", s.group)
-	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonScaleGroupDeleted, actionDelete, "Scale group %s is deleted", s.group)
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupDeleted, events.ActionDelete, "Scale group %s is deleted", s.group)
 	return nil
 }
 
@@ -129,10 +131,10 @@ func (e *Engine) deleteGroup(ctx context.Context, s *scope) error {
 		return err
 	}
 	if err := e.sg.Delete(ctx, s.group); err != nil {
-		return e.cloudError(ctx, s, actionDelete, fmt.Errorf("deleting scale group %s: %w", s.group, err))
+		return e.cloudError(ctx, s, events.ActionDelete, fmt.Errorf("deleting scale group %s: %w", s.group, err))
 	}
 	log.FromContext(ctx).Info("Deleting scale group", "group", s.group)
-	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, ReasonScaleGroupDeleting, actionDelete, "Deleting scale group %s", s.group)
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupDeleting, events.ActionDelete, "Deleting scale group %s", s.group)
 	return nil
 }
 

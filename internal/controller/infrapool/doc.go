@@ -1,9 +1,14 @@
-// Package infrapool is mpool's one rollout engine: the reconciler shared by
-// every infra machine pool kind (LocalMachinePool now, AzureMachinePool and
-// AWSMachinePool later). A small Adapter per kind maps the pool onto a scale
-// group name, an instance model (scalegroup.Model), a rollout strategy and
-// per-instance objects; the Engine does the rest, the same way on every
-// cloud.
+// Package infrapool is mpool's one rollout engine: a library, not a
+// controller of its own. Each provider (internal/provider/<cloud>) hands it
+// an Adapter for its infra pool kind and a ScaleGroup for its cloud, and the
+// provider registry (internal/provider) calls Setup, which registers the
+// Engine as that kind's controller and an OrphanReleaser for its
+// per-instance objects. The Adapter maps the pool onto a scale group name,
+// an instance model (scalegroup.Model), a rollout strategy and per-instance
+// objects; the Engine does the rest, the same way on every cloud. Its pure
+// rules — how instances become the planner's input, the annotations, the
+// strategy mapping — live in internal/preview, which `mpool rollout plan`
+// shares.
 //
 // # One reconcile
 //
@@ -16,9 +21,13 @@
 //     instances' Nodes (by providerID, through Workload) come from caches. A
 //     Node's Ready condition gives the instance's ReadySince.
 //   - Hash: ModelHash covers every field of the model that changes an
-//     instance — instance type, image, zones, the Extra fields (disks,
-//     identity, Kubernetes version, ...) — and nothing else: not the
-//     bootstrap data (its token rotates), not tags, not the replicas.
+//     instance — instance type, image, zones, the Kubernetes version, the
+//     provider's typed fields (Model.Provider: disks, identity, ...) and the
+//     bootstrap data with its bootstrap tokens masked — and nothing else:
+//     not the token (it rotates), not tags or in-place settings
+//     (Model.InPlace), not the replicas. A changed KubeadmConfig is
+//     re-rendered into the data and rolls the pool within its budgets; a
+//     rotated token rolls nothing.
 //   - Plan: rollout.Plan decides the victims and the target capacity. The
 //     SkipMachinePoolModelReconciliation gate and the mpool.dev/rollout-paused
 //     annotation (on the MachinePool or the pool) are passed through. When
@@ -43,6 +52,21 @@
 //     Ready). The pool is patched once, at the end, and only when something
 //     changed: a converged pool costs one cloud read and no write.
 //
+// # Bootstrap data
+//
+// New bootstrap data reaches the cloud only when instances will be created
+// from it: with a write that adds instances (a scale-up, a surge to replace
+// a victim, a model change), never on its own. A token rotation on a pool at
+// rest therefore costs no cloud write — no scale set model update, no launch
+// template version every 15 minutes (CAPZ issue #4958; CAPA made a launch
+// template version per rotation) — and the group may hold data with a token
+// that has since been deleted. An instance the cloud creates from such data
+// by itself (a replacement of an unhealthy instance, within the same
+// capacity) cannot join; it is replaced after the join timeout, with the
+// current data. While the bootstrap data is not available (its Secret being
+// re-rendered or deleted) nothing is created or deleted: the model hash
+// covers the data, and every instance would look stale.
+//
 // # Replicas, pausing and instances that never join
 //
 // When the MachinePool carries cluster.x-k8s.io/replicas-managed-by, an
@@ -50,7 +74,7 @@
 // itself, as with Cluster API's Azure and AWS providers: the engine never
 // changes the group's capacity from spec.replicas. The desired replicas are
 // the group's capacity, less the surge and draining victims the engine
-// itself added to it (ManagedCapacityAnnotation records what it left); the
+// itself added to it (preview.ManagedCapacityAnnotation records what it left); the
 // engine reports the group's live instances in status.replicas, which the
 // core MachinePool controller copies into spec.replicas. Stale instances are
 // still replaced within maxSurge and maxUnavailable around those replicas.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/tools/events"
+	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,39 +16,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 // Annotations the engine reads or writes.
 const (
-	// RolloutPausedAnnotation set to "true" on a MachinePool or its infra
-	// pool pauses the rollout: nothing is created or deleted, the status is
-	// still reported.
-	RolloutPausedAnnotation = "mpool.dev/rollout-paused"
-	// DrainStartedAnnotation on a per-instance object records (RFC 3339)
-	// when the removal of its instance started: its Node is cordoned and
-	// drained, then the instance is deleted. A restarted manager resumes
-	// from it and measures nodeDrainTimeout from it.
-	DrainStartedAnnotation = "mpool.dev/drain-started"
 	// AppliedSpecAnnotation on a pool records the hash of the group spec
 	// last applied (model, custom data, tags, capacity excluded), so that a
 	// rotated bootstrap token is applied once and a steady pool writes
 	// nothing to the cloud.
 	AppliedSpecAnnotation = "mpool.dev/applied-spec-hash"
-	// ManagedCapacityAnnotation on a pool whose MachinePool carries
-	// cluster.x-k8s.io/replicas-managed-by records "<capacity>/<replicas>":
-	// the group capacity the engine last left and the replica count it
-	// planned for. A group capacity that differs was changed by the external
-	// actor (see externalReplicas); one that matches means the replicas are
-	// still those recorded, even while the engine's own surge or victims
-	// still draining are counted in the capacity.
-	ManagedCapacityAnnotation = "mpool.dev/managed-capacity"
 )
-
-// DefaultJoinTimeout is how long an instance may take from its creation
-// until its Node joins before the engine replaces it, like Cluster API's
-// MachineHealthCheck nodeStartupTimeout.
-const DefaultJoinTimeout = 10 * time.Minute
 
 // Timing tunes how often the engine looks again. Zero fields take defaults.
 type Timing struct {
@@ -95,12 +74,12 @@ type Options struct {
 	// Client is the manager's client (cached reads). Required.
 	Client client.Client
 	// ScaleGroup is the cloud's scale group API, already decorated (the
-	// provider's constructor wraps it with scalegroup.WithMetrics). Required.
+	// provider registry wraps it with metrics.WithMetrics). Required.
 	ScaleGroup scalegroup.ScaleGroup
 	// Workload gives access to the workload clusters' Nodes. Required.
 	Workload Workload
 	// Recorder records events; nil records none.
-	Recorder events.EventRecorder
+	Recorder kevents.EventRecorder
 	// Clock is the time source (default: the real clock).
 	Clock clock.PassiveClock
 	// SkipModelReconciliation is the SkipMachinePoolModelReconciliation
@@ -115,7 +94,7 @@ type Options struct {
 	// workload cluster before the engine deletes it and lets the group
 	// create a fresh one from the current model and bootstrap data (its
 	// token may have expired, or been wrong): zero means
-	// DefaultJoinTimeout, a negative value never replaces an instance for
+	// preview.DefaultJoinTimeout, a negative value never replaces an instance for
 	// not joining.
 	JoinTimeout time.Duration
 }
@@ -128,7 +107,7 @@ type Engine struct {
 	c       client.Client
 	sg      scalegroup.ScaleGroup
 	w       Workload
-	rec     events.EventRecorder
+	rec     kevents.EventRecorder
 	clock   clock.PassiveClock
 	skip    bool
 	timing  Timing
@@ -139,7 +118,7 @@ type Engine struct {
 	clientsets *clientsets
 	tracker    *drainTracker
 	applied    *poolMemo[string] // spec hash last applied
-	managed    *poolMemo[managedCapacity]
+	managed    *poolMemo[preview.ManagedCapacity]
 	throttle   throttleGate
 }
 
@@ -167,7 +146,7 @@ func New(opts Options) (*Engine, error) {
 	opts.Timing.defaults()
 	switch {
 	case opts.JoinTimeout == 0:
-		opts.JoinTimeout = DefaultJoinTimeout
+		opts.JoinTimeout = preview.DefaultJoinTimeout
 	case opts.JoinTimeout < 0:
 		opts.JoinTimeout = 0
 	}
@@ -185,7 +164,7 @@ func New(opts Options) (*Engine, error) {
 		clientsets:  newClientsets(opts.Workload),
 		tracker:     newDrainTracker(),
 		applied:     newPoolMemo[string](),
-		managed:     newPoolMemo[managedCapacity](),
+		managed:     newPoolMemo[preview.ManagedCapacity](),
 	}, nil
 }
 

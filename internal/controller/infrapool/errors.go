@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mpool-dev/mpool/internal/events"
+
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -36,12 +38,12 @@ func (e *Engine) cloudError(ctx context.Context, s *scope, action string, err er
 			"the group keeps its instances and the request is retried every %s", err, e.timing.QuotaRetry)
 		s.problem = &problem{reason: QuotaExceededReason, message: msg}
 		logger.Info("The cloud refused the capacity for quota", "error", err.Error())
-		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, ReasonQuotaExceeded, action, "%s", msg)
+		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, events.QuotaExceeded, action, "%s", msg)
 		s.requeueAfter(e.timing.QuotaRetry)
 		return nil
 	case scalegroup.IsInvalid(err):
 		s.invalid = err
-		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, ReasonInvalidSpec, action, "%v", err)
+		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, events.InvalidSpec, action, "%v", err)
 		return nil
 	default:
 		s.problem = &problem{reason: infrav1.ScaleGroupProvisionFailedReason, message: err.Error()}

@@ -6,11 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpool-dev/mpool/internal/events"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -19,10 +22,10 @@ func TestParseManagedCapacity(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		in   string
-		want managedCapacity
+		want preview.ManagedCapacity
 		ok   bool
 	}{
-		{name: "capacity and replicas", in: "5/4", want: managedCapacity{capacity: 5, replicas: 4}, ok: true},
+		{name: "capacity and replicas", in: "5/4", want: preview.ManagedCapacity{Capacity: 5, Replicas: 4}, ok: true},
 		{name: "zero", in: "0/0", ok: true},
 		{name: "absent", in: ""},
 		{name: "no separator", in: "5"},
@@ -30,9 +33,9 @@ func TestParseManagedCapacity(t *testing.T) {
 		{name: "negative", in: "-1/2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := parseManagedCapacity(tc.in)
+			got, ok := preview.ParseManagedCapacity(tc.in)
 			if ok != tc.ok || got != tc.want {
-				t.Fatalf("parseManagedCapacity(%q) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
+				t.Fatalf("preview.ParseManagedCapacity(%q) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
 			}
 			if ok && got.String() != tc.in {
 				t.Fatalf("String() = %q, want %q", got.String(), tc.in)
@@ -47,8 +50,8 @@ func TestExternalReplicas(t *testing.T) {
 		reason     string
 		managedBy  *string // nil: no annotation
 		capacity   int32   // the cloud's; -1: no group
-		annotation string  // ManagedCapacityAnnotation on the pool
-		memory     *managedCapacity
+		annotation string  // preview.ManagedCapacityAnnotation on the pool
+		memory     *preview.ManagedCapacity
 		want       int32
 	}{
 		{
@@ -77,7 +80,7 @@ func TestExternalReplicas(t *testing.T) {
 		},
 		{
 			name: "memory wins over a lagging cache", managedBy: ptr.To("ca"), capacity: 4, annotation: "5/4",
-			memory: &managedCapacity{capacity: 4, replicas: 3}, want: 3,
+			memory: &preview.ManagedCapacity{Capacity: 4, Replicas: 3}, want: 3,
 			reason: "this process recorded 4/3 after the annotation the cache still shows",
 		},
 		{
@@ -87,7 +90,7 @@ func TestExternalReplicas(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, s := glueScope(nil, 3, rollout.Strategy{})
-			e.managed = newPoolMemo[managedCapacity]()
+			e.managed = newPoolMemo[preview.ManagedCapacity]()
 			s.owner = &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To[int32](3)}}
 			if tc.managedBy != nil {
 				s.owner.Annotations = map[string]string{clusterv1.ReplicasManagedByAnnotation: *tc.managedBy}
@@ -98,7 +101,7 @@ func TestExternalReplicas(t *testing.T) {
 				s.cloud.Capacity = tc.capacity
 			}
 			if tc.annotation != "" {
-				s.pool.SetAnnotations(map[string]string{ManagedCapacityAnnotation: tc.annotation})
+				s.pool.SetAnnotations(map[string]string{preview.ManagedCapacityAnnotation: tc.annotation})
 			}
 			if tc.memory != nil {
 				e.managed.set(s.pool.GetUID(), *tc.memory)
@@ -137,14 +140,14 @@ func TestRecordManagedCapacity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, s := glueScope([]fixture{running("a", time.Hour, "new"), running("b", time.Hour, "new"), running("c", time.Hour, "new")}, 3, rollout.Strategy{})
-			e.managed = newPoolMemo[managedCapacity]()
+			e.managed = newPoolMemo[preview.ManagedCapacity]()
 			s.managedBy = "ca"
 			if tc.deleted != nil {
 				s.deletedNow = tc.deleted
 			}
 			s.latest = tc.latest
 			e.recordManagedCapacity(s)
-			if got := s.pool.GetAnnotations()[ManagedCapacityAnnotation]; got != tc.want {
+			if got := s.pool.GetAnnotations()[preview.ManagedCapacityAnnotation]; got != tc.want {
 				t.Errorf("recorded %q, want %q (%s)", got, tc.want, tc.reason)
 			}
 			if rec, ok := e.managed.get(s.pool.GetUID()); !ok || rec.String() != tc.want {
@@ -234,7 +237,7 @@ func TestJoinTimeoutReplacesInstancesWithoutANode(t *testing.T) {
 func TestQuotaExceededSaysWhatToFix(t *testing.T) {
 	e, s := glueScope(nil, 4, rollout.Strategy{})
 	e.rec, e.timing = nopRecorder{}, Timing{QuotaRetry: time.Minute}
-	err := e.cloudError(context.Background(), s, actionApply, scalegroup.NewQuotaExceeded("capacity 4 exceeds the instance quota of 2"))
+	err := e.cloudError(context.Background(), s, events.ActionApply, scalegroup.NewQuotaExceeded("capacity 4 exceeds the instance quota of 2"))
 	if err != nil {
 		t.Fatalf("a quota error is reported, not returned: %v", err)
 	}

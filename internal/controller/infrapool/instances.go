@@ -16,6 +16,7 @@ import (
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -114,27 +115,27 @@ func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) InstanceReport
 	}
 	switch in.State {
 	case scalegroup.StateCreating:
-		r.State = InstancePending
+		r.State = preview.InstancePending
 	case scalegroup.StateBooting:
-		r.State = InstanceBooting
+		r.State = preview.InstanceBooting
 	case scalegroup.StateRunning:
-		r.State = InstanceRunning
+		r.State = preview.InstanceRunning
 	case scalegroup.StateFailed:
-		r.State = InstanceFailed
+		r.State = preview.InstanceFailed
 		r.FailureReason = ptr.To(infrav1.InstanceFailedReason)
 		r.FailureMessage = ptr.To(orDefault(in.Message, "The cloud reports the instance as failed"))
 	case scalegroup.StateDeleting:
-		r.State = InstanceDeleting
+		r.State = preview.InstanceDeleting
 	default:
-		r.State = InstancePending
+		r.State = preview.InstancePending
 	}
 	if e.removalStarted(s, in.ID) {
-		r.State = InstanceDeleting
+		r.State = preview.InstanceDeleting
 	}
 	if node := s.nodes[in.ProviderID]; node != nil {
 		r.NodeRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}
 		r.Version = node.Status.NodeInfo.KubeletVersion
-		r.Ready = r.State == InstanceRunning && readySince(node) != nil
+		r.Ready = r.State == preview.InstanceRunning && preview.NodeReadySince(node) != nil
 	}
 	return r
 }
@@ -166,7 +167,7 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *scope, in scalegro
 	}
 	obj.SetLabels(labels)
 	if t, ok := s.removing[in.ID]; ok {
-		obj.SetAnnotations(map[string]string{DrainStartedAnnotation: t.UTC().Format(time.RFC3339)})
+		obj.SetAnnotations(map[string]string{preview.DrainStartedAnnotation: t.UTC().Format(time.RFC3339)})
 	}
 	if err := controllerutil.SetControllerReference(s.pool, obj, e.c.Scheme()); err != nil {
 		return fmt.Errorf("owning %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
@@ -217,11 +218,11 @@ func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep InstanceRepo
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, NodeStartupTimeoutReason, notJoinedText(s.joinTimeout, rep.InstanceID, rep.Message)
 	case rep.Ready:
 		c.Status, c.Reason = metav1.ConditionTrue, clusterv1.ReadyReason
-	case rep.State == InstanceDeleting:
+	case rep.State == preview.InstanceDeleting:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, clusterv1.DeletingReason, "The instance is being drained and deleted"
-	case rep.State == InstanceFailed:
+	case rep.State == preview.InstanceFailed:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InstanceFailedReason, ptr.Deref(rep.FailureMessage, "")
-	case rep.State == InstancePending || rep.State == InstanceBooting:
+	case rep.State == preview.InstancePending || rep.State == preview.InstanceBooting:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InstanceProvisioningReason, "The instance is "+string(rep.State)
 	case rep.NodeRef == nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, WaitingForNodeReason, "The instance runs; its Node has not joined yet"

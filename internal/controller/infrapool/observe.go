@@ -3,7 +3,8 @@ package infrapool
 import (
 	"context"
 	"fmt"
-	"time"
+
+	"github.com/mpool-dev/mpool/internal/events"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -66,7 +68,7 @@ func (e *Engine) clusterPaused(ctx context.Context, pool Pool) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("reading Cluster %s: %w", owner.Spec.ClusterName, err)
 	}
-	return cluster.Spec.Paused || hasAnnotation(cluster.Annotations, clusterv1.PausedAnnotation), nil
+	return cluster.Spec.Paused || preview.HasAnnotation(cluster.Annotations, clusterv1.PausedAnnotation), nil
 }
 
 // ReplicasManagedExternally reports whether an external actor (an
@@ -89,7 +91,7 @@ func ReplicasManagedExternally(mp *clusterv1.MachinePool) bool {
 // to it: while it surges to replace stale instances, or victims still
 // drain, the capacity is above the replicas. The engine records the
 // capacity it left the group at and the replicas it planned for
-// (ManagedCapacityAnnotation, and in memory while the cache lags): as long
+// (preview.ManagedCapacityAnnotation, and in memory while the cache lags): as long
 // as the group still has that capacity the recorded replicas hold; any
 // other capacity is the external actor's and becomes the replicas. Stale
 // instances are still replaced, within maxSurge and maxUnavailable around
@@ -106,10 +108,10 @@ func (e *Engine) externalReplicas(s *scope) {
 	}
 	rec, ok := e.managed.get(s.pool.GetUID())
 	if !ok {
-		rec, ok = parseManagedCapacity(s.pool.GetAnnotations()[ManagedCapacityAnnotation])
+		rec, ok = preview.ParseManagedCapacity(s.pool.GetAnnotations()[preview.ManagedCapacityAnnotation])
 	}
-	if ok && rec.capacity == s.cloud.Capacity {
-		s.replicas = rec.replicas
+	if ok && rec.Capacity == s.cloud.Capacity {
+		s.replicas = rec.Replicas
 		return
 	}
 	s.replicas = s.cloud.Capacity
@@ -121,7 +123,7 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 	s.owner = owner
 	s.cluster = types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}
 	s.replicas = ptr.Deref(owner.Spec.Replicas, 1)
-	s.paused = owner.Annotations[RolloutPausedAnnotation] == "true" || s.pool.GetAnnotations()[RolloutPausedAnnotation] == "true"
+	s.paused = owner.Annotations[preview.RolloutPausedAnnotation] == "true" || s.pool.GetAnnotations()[preview.RolloutPausedAnnotation] == "true"
 
 	data, err := e.bootstrapData(ctx, owner)
 	if err != nil {
@@ -136,8 +138,13 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 	}
 	d.Strategy.MinReadySeconds = ptr.Deref(owner.Spec.MinReadySeconds, 0)
 	s.desired = d
-	s.modelHash = ModelHash(d.Model, d.InPlace)
-	s.specHash = specHash(d.Model, s.modelHash)
+	if s.modelHash, err = ModelHash(d.Model); err == nil {
+		s.specHash, err = specHash(d.Model, s.modelHash)
+	}
+	if err != nil {
+		s.invalid = fmt.Errorf("hashing the %s model: %w", e.a.PoolKind(), err)
+		s.halt = true
+	}
 	return nil
 }
 
@@ -149,7 +156,7 @@ func (e *Engine) observeCloud(ctx context.Context, s *scope) error {
 		s.cloud = nil
 	case err != nil:
 		s.halt = true
-		return e.cloudError(ctx, s, actionObserve, fmt.Errorf("reading scale group %s: %w", s.group, err))
+		return e.cloudError(ctx, s, events.ActionObserve, fmt.Errorf("reading scale group %s: %w", s.group, err))
 	default:
 		s.cloud = g
 	}
@@ -270,21 +277,4 @@ func (e *Engine) bootstrapData(ctx context.Context, mp *clusterv1.MachinePool) (
 		return nil, nil
 	}
 	return data, nil
-}
-
-// readySince returns when node last became Ready, nil when it is not Ready.
-func readySince(node *corev1.Node) *time.Time {
-	if node == nil || !node.DeletionTimestamp.IsZero() {
-		return nil
-	}
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			if c.Status != corev1.ConditionTrue {
-				return nil
-			}
-			t := c.LastTransitionTime.Time
-			return &t
-		}
-	}
-	return nil
 }

@@ -3,12 +3,12 @@ package infrapool
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -28,7 +28,9 @@ func (e *Engine) planRollout(_ context.Context, s *scope) error {
 
 // rolloutInput translates the observation into the planner's terms.
 // Without the workload cluster's Nodes no instance is known to be Ready, and
-// the planner would treat every instance as free to delete: the input is
+// the planner would treat every instance as free to delete; without the
+// bootstrap data (its Secret is being re-rendered, or was deleted) the
+// model hash lacks it and every instance would look stale. The input is
 // then paused, so that only the status is reported.
 func (e *Engine) rolloutInput(s *scope) rollout.Input {
 	in := rollout.Input{
@@ -36,9 +38,9 @@ func (e *Engine) rolloutInput(s *scope) rollout.Input {
 		Strategy:                s.desired.Strategy,
 		ModelHash:               s.modelHash,
 		SkipModelReconciliation: e.skip,
-		Paused:                  s.paused || !s.nodesKnown,
+		Paused:                  s.paused || !s.nodesKnown || !s.bootstrap,
 		Now:                     s.now,
-		RandSeed:                seed(string(s.pool.GetUID())),
+		RandSeed:                preview.Seed(string(s.pool.GetUID())),
 	}
 	if s.cloud == nil {
 		return in
@@ -71,14 +73,14 @@ func (e *Engine) rolloutInstance(s *scope, inst scalegroup.Instance) rollout.Ins
 			s.joinTimedOut = map[string]bool{}
 		}
 		s.joinTimedOut[inst.ID] = true
-		state = InstanceFailed
+		state = preview.InstanceFailed
 	}
-	return plannerInstance(rollout.Instance{
+	return preview.PlannerInstance(rollout.Instance{
 		ID:         inst.ID,
 		Zone:       inst.Zone,
 		CreatedAt:  inst.CreatedAt,
 		ModelHash:  inst.ModelHash,
-		ReadySince: readySince(s.nodes[inst.ProviderID]),
+		ReadySince: preview.NodeReadySince(s.nodes[inst.ProviderID]),
 	}, state, obj, machine, started)
 }
 
@@ -100,78 +102,20 @@ func joinTimedOut(s *scope, inst scalegroup.Instance) bool {
 	}
 }
 
-// plannerInstance completes the planner's view of one instance, the engine's
-// and `mpool rollout plan`'s alike: in carries the ID, zone, creation time,
-// model and when its Node became Ready; state is the instance's state as the
-// engine reports it; obj (its per-instance object) and machine (its pool
-// Machine) may be nil. started is true when the engine remembers starting
-// the removal although obj does not show it yet.
-//
-// Only a Running instance can be Ready. An instance whose removal started —
-// the drain-started annotation, obj or machine being deleted, or started —
-// is Deleting and never Ready. The delete-machine annotation on obj or
-// machine marks it for deletion.
-func plannerInstance(in rollout.Instance, state InstanceState, obj metav1.Object, machine *clusterv1.Machine, started bool) rollout.Instance {
-	in.State = plannerState(state)
-	if in.State != rollout.StateRunning {
-		in.ReadySince = nil
-	}
-	removing, marked := removalMarks(obj, machine)
-	if removing || started {
-		in.State = rollout.StateDeleting
-		in.ReadySince = nil
-	}
-	in.MarkedForDeletion = marked
-	return in
-}
-
-// removalMarks reads what an instance's per-instance object and Machine
-// (either may be nil) say about its removal: removing when the drain
-// started or either is being deleted, marked when either carries the
-// cluster.x-k8s.io/delete-machine annotation.
-func removalMarks(obj metav1.Object, machine *clusterv1.Machine) (removing, marked bool) {
-	if obj != nil {
-		a := obj.GetAnnotations()
-		removing = hasAnnotation(a, DrainStartedAnnotation) || !obj.GetDeletionTimestamp().IsZero()
-		marked = hasAnnotation(a, clusterv1.DeleteMachineAnnotation)
-	}
-	if machine != nil {
-		removing = removing || !machine.DeletionTimestamp.IsZero()
-		marked = marked || hasAnnotation(machine.Annotations, clusterv1.DeleteMachineAnnotation)
-	}
-	return removing, marked
-}
-
 // reportedState maps the cloud's view of an instance onto the state the
 // engine reports in the per-instance objects and the pool's status.
-func reportedState(s scalegroup.InstanceState) InstanceState {
+func reportedState(s scalegroup.InstanceState) preview.InstanceState {
 	switch s {
 	case scalegroup.StateBooting:
-		return InstanceBooting
+		return preview.InstanceBooting
 	case scalegroup.StateRunning:
-		return InstanceRunning
+		return preview.InstanceRunning
 	case scalegroup.StateFailed:
-		return InstanceFailed
+		return preview.InstanceFailed
 	case scalegroup.StateDeleting:
-		return InstanceDeleting
+		return preview.InstanceDeleting
 	default:
-		return InstancePending
-	}
-}
-
-// plannerState maps a reported instance state onto the planner's: the
-// states before running (Pending, Booting, and anything unknown) are all
-// Pending.
-func plannerState(s InstanceState) rollout.InstanceState {
-	switch s {
-	case InstanceRunning:
-		return rollout.StateRunning
-	case InstanceFailed:
-		return rollout.StateFailed
-	case InstanceDeleting:
-		return rollout.StateDeleting
-	default:
-		return rollout.StatePending
+		return preview.InstancePending
 	}
 }
 
@@ -180,7 +124,7 @@ func plannerState(s InstanceState) rollout.InstanceState {
 // cache has not caught up with the annotation yet.
 func (e *Engine) removalStart(s *scope, id string) (time.Time, bool) {
 	if obj := s.objects[id]; obj != nil {
-		if v, ok := obj.GetAnnotations()[DrainStartedAnnotation]; ok {
+		if v, ok := obj.GetAnnotations()[preview.DrainStartedAnnotation]; ok {
 			if t, err := time.Parse(time.RFC3339, v); err == nil {
 				return t, true
 			}
@@ -213,17 +157,4 @@ func capacity(plan rollout.Result, input rollout.Input, instances []scalegroup.I
 		}
 	}
 	return plan.TargetCapacity + extra
-}
-
-func hasAnnotation(a map[string]string, key string) bool {
-	_, ok := a[key]
-	return ok
-}
-
-// seed derives a stable random seed from a pool's UID, so that a Random
-// delete policy picks the same instances on every reconcile.
-func seed(uid string) int64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(uid))
-	return int64(h.Sum64())
 }

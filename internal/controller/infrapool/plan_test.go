@@ -12,6 +12,7 @@ import (
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -41,7 +42,7 @@ func glueScope(fx []fixture, desired int32, strategy rollout.Strategy) (*Engine,
 		objects:    map[string]InstanceObject{},
 		machines:   map[string]*clusterv1.Machine{},
 		nodes:      map[string]*corev1.Node{},
-		nodesKnown: true,
+		nodesKnown: true, bootstrap: true,
 		removing:   map[string]time.Time{},
 		deletedNow: map[string]bool{},
 	}
@@ -150,7 +151,7 @@ func TestVictimOrderingGlue(t *testing.T) {
 			fx: []fixture{running("a", 3*time.Hour, "old"),
 				func() fixture {
 					f := running("b", 2*time.Hour, "old")
-					f.objMark = map[string]string{DrainStartedAnnotation: t0.Add(-time.Minute).Format(time.RFC3339)}
+					f.objMark = map[string]string{preview.DrainStartedAnnotation: t0.Add(-time.Minute).Format(time.RFC3339)}
 					return f
 				}(),
 				running("c", time.Minute, "new")},
@@ -292,5 +293,27 @@ func TestRemovalStartFromMemoryBeforeTheCacheCatchesUp(t *testing.T) {
 	in := e.rolloutInput(s)
 	if in.Instances[0].State != rollout.StateDeleting {
 		t.Errorf("instance a is %s; a victim whose annotation the cache has not shown yet must stay Deleting", in.Instances[0].State)
+	}
+}
+
+// TestNoBootstrapDataPausesThePlan: the model hash covers the bootstrap
+// data, so while it is missing (its Secret re-rendered or deleted) every
+// instance would look stale; nothing may be deleted for that.
+func TestNoBootstrapDataPausesThePlan(t *testing.T) {
+	budget := rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old")}
+	for _, tc := range []struct {
+		bootstrap bool
+		want      int
+	}{{bootstrap: false, want: 0}, {bootstrap: true, want: 1}} {
+		e, s := glueScope(fx, 2, budget)
+		s.bootstrap = tc.bootstrap
+		res, err := rollout.Plan(e.rolloutInput(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Delete) != tc.want {
+			t.Errorf("bootstrap data available=%v: %d victims, want %d", tc.bootstrap, len(res.Delete), tc.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -91,7 +92,7 @@ func (e *Engine) poolReport(s *scope) PoolReport {
 		if in.State != scalegroup.StateDeleting && in.ProviderID != "" {
 			r.ProviderIDList = append(r.ProviderIDList, in.ProviderID)
 		}
-		if rep.State != InstanceFailed && rep.State != InstanceDeleting {
+		if rep.State != preview.InstanceFailed && rep.State != preview.InstanceDeleting {
 			r.Replicas++
 		}
 	}
@@ -112,9 +113,9 @@ const MaxReportedInstances = 1000
 func reportedInstances(in []InstanceReport, limit int) []InstanceReport {
 	rank := func(r InstanceReport) int {
 		switch {
-		case r.State == InstanceFailed:
+		case r.State == preview.InstanceFailed:
 			return 0
-		case r.State == InstanceDeleting:
+		case r.State == preview.InstanceDeleting:
 			return 1
 		case !r.Ready:
 			return 2
@@ -153,7 +154,7 @@ func (e *Engine) requeueWhileConverging(s *scope) {
 		case scalegroup.StateCreating, scalegroup.StateBooting, scalegroup.StateDeleting:
 			s.requeueAfter(e.timing.Converging)
 		case scalegroup.StateRunning:
-			if readySince(s.nodes[in.ProviderID]) == nil {
+			if preview.NodeReadySince(s.nodes[in.ProviderID]) == nil {
 				s.requeueAfter(e.timing.Converging)
 			}
 		}
@@ -267,8 +268,11 @@ func rolloutProgressingCondition(s *scope) metav1.Condition {
 		if s.nodesErr != nil {
 			c.Message += ": " + s.nodesErr.Error()
 		}
+	case !s.bootstrap:
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason
+		c.Message = "Nothing is created or deleted until the MachinePool's bootstrap data is available: the instances' model includes it"
 	case s.input.Paused:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(rollout.WaitPaused), "The rollout is paused by the "+RolloutPausedAnnotation+" annotation"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(rollout.WaitPaused), "The rollout is paused by the "+preview.RolloutPausedAnnotation+" annotation"
 	case s.plan.Done:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ConvergedReason, fmt.Sprintf("%d replicas, all available and on model %s", s.plan.Counts.Replicas, s.modelHash)
 	default:

@@ -5,14 +5,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mpool-dev/mpool/internal/preview"
 )
 
 func TestReportedInstancesKeepsProblemsFirst(t *testing.T) {
 	var in []InstanceReport
 	for i := range 10 {
-		in = append(in, InstanceReport{InstanceID: fmt.Sprintf("i-%02d", i), State: InstanceRunning, Ready: true, LatestModelApplied: true})
+		in = append(in, InstanceReport{InstanceID: fmt.Sprintf("i-%02d", i), State: preview.InstanceRunning, Ready: true, LatestModelApplied: true})
 	}
-	in[7].State = InstanceFailed
+	in[7].State = preview.InstanceFailed
 	in[8].Ready = false
 	in[9].LatestModelApplied = false
 	got := reportedInstances(slices.Clone(in), 4)

@@ -1,9 +1,6 @@
 package infrapool
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -73,7 +70,7 @@ func (t *drainTracker) forget(pool types.UID) {
 // poolMemo remembers one value per pool for this process. It only bridges
 // the cache's lag behind the engine's own writes: an annotation on the pool
 // is the durable record (AppliedSpecAnnotation for the spec hash last
-// applied to the group, ManagedCapacityAnnotation for a managed pool's
+// applied to the group, preview.ManagedCapacityAnnotation for a managed pool's
 // capacity record), and a reconcile that runs before the cache shows it
 // must not act on the older value.
 type poolMemo[V any] struct {
@@ -100,32 +97,6 @@ func (p *poolMemo[V]) forget(pool types.UID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.m, pool)
-}
-
-// managedCapacity is what the engine last did to the group of a pool whose
-// replicas an external actor manages: it left the group at capacity,
-// planning for replicas.
-type managedCapacity struct {
-	capacity int32
-	replicas int32
-}
-
-// String formats r as ManagedCapacityAnnotation's value.
-func (r managedCapacity) String() string { return fmt.Sprintf("%d/%d", r.capacity, r.replicas) }
-
-// parseManagedCapacity reads ManagedCapacityAnnotation's value; ok is false
-// when it is absent or malformed.
-func parseManagedCapacity(v string) (r managedCapacity, ok bool) {
-	c, n, found := strings.Cut(v, "/")
-	if !found {
-		return r, false
-	}
-	capacity, err1 := strconv.ParseInt(c, 10, 32)
-	replicas, err2 := strconv.ParseInt(n, 10, 32)
-	if err1 != nil || err2 != nil || capacity < 0 || replicas < 0 {
-		return r, false
-	}
-	return managedCapacity{capacity: int32(capacity), replicas: int32(replicas)}, true
 }
 
 // throttleGate holds every call to the cloud until the Retry-After of the

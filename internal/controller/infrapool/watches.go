@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 )
 
 // SetupWithManager registers the engine as the controller of the adapter's
@@ -52,12 +53,12 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		Named(strings.ToLower(e.a.PoolKind())).
 		For(e.a.NewPool(), builder.WithPredicates(changed(func(o, n client.Object) bool {
 			return o.GetGeneration() != n.GetGeneration() ||
-				!equalAnnotations(o, n, AppliedSpecAnnotation, ManagedCapacityAnnotation) ||
+				!equalAnnotations(o, n, AppliedSpecAnnotation, preview.ManagedCapacityAnnotation) ||
 				!equalOwners(o, n) ||
 				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 		}))).
 		Owns(e.a.NewInstance(), builder.WithPredicates(changed(func(o, n client.Object) bool {
-			return !equalAnnotations(o, n, DrainStartedAnnotation) ||
+			return !equalAnnotations(o, n, preview.DrainStartedAnnotation) ||
 				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 		}))).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(e.machinePoolToPool),
@@ -72,7 +73,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(e.clusterToPools),
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
 				return o.(*clusterv1.Cluster).Spec.Paused != n.(*clusterv1.Cluster).Spec.Paused ||
-					hasAnnotation(o.GetAnnotations(), clusterv1.PausedAnnotation) != hasAnnotation(n.GetAnnotations(), clusterv1.PausedAnnotation)
+					preview.HasAnnotation(o.GetAnnotations(), clusterv1.PausedAnnotation) != preview.HasAnnotation(n.GetAnnotations(), clusterv1.PausedAnnotation)
 			}))).
 		WithOptions(opts)
 	if nw, ok := e.w.(NodeWatcher); ok {

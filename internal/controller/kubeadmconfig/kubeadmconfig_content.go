@@ -13,6 +13,7 @@ import (
 
 	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
+	"github.com/mpool-dev/mpool/internal/events"
 )
 
 // reconcileDataContent keeps an existing data Secret's content what the
@@ -102,7 +103,7 @@ func (r *Reconciler) reconcileDataContent(ctx context.Context, s *scope) (ctrl.R
 		what = "its format or token annotation was out of date"
 	}
 	ctrl.LoggerFrom(ctx).Info("Rendered bootstrap data Secret again", "Secret", secret.Name, "generation", s.config.Generation, "contentChanged", contentChanged)
-	r.Recorder.Eventf(s.config, secret, corev1.EventTypeNormal, ReasonDataSecretUpdated, actionRender,
+	r.Recorder.Eventf(s.config, secret, corev1.EventTypeNormal, events.DataSecretUpdated, events.ActionRender,
 		"Bootstrap data Secret %s rendered again for generation %d: %s", secret.Name, s.config.Generation, what)
 	return ctrl.Result{}, nil
 }

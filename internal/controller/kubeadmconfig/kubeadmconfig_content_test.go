@@ -23,7 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/events"
+	kevents "k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +32,7 @@ import (
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
+	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -160,7 +161,7 @@ func TestSpecChangeRerendersData(t *testing.T) {
 	expectOneToken(t, f.config, tokenName)
 	expectTokenWorks(t, token)
 	expectUpToDate(t, key)
-	expectEvent(t, ns, ReasonDataSecretUpdated, "content changed")
+	expectEvent(t, ns, events.DataSecretUpdated, "content changed")
 	expectNoSecretsLeaked(t, ns, key, token, updated.Data["value"])
 }
 
@@ -174,7 +175,7 @@ func TestSteadyConfigWritesNothing(t *testing.T) {
 	f := &fixture{ns: ns}
 	f.create(t)
 	key := client.ObjectKeyFromObject(f.config)
-	recorder := events.NewFakeRecorder(100)
+	recorder := kevents.NewFakeRecorder(100)
 	r := &Reconciler{
 		Client:    env.Client,
 		APIReader: env.Client,
@@ -220,8 +221,8 @@ func TestSteadyConfigWritesNothing(t *testing.T) {
 	dataSecret(t, key)
 	expectSteady("after rendering")
 	recorded := drain(recorder)
-	if len(recorded) != 1 || !strings.Contains(recorded[0], ReasonDataSecretCreated) {
-		t.Errorf("events = %q, want one %s", recorded, ReasonDataSecretCreated)
+	if len(recorded) != 1 || !strings.Contains(recorded[0], events.DataSecretCreated) {
+		t.Errorf("events = %q, want one %s", recorded, events.DataSecretCreated)
 	}
 
 	// Changes to what the config does not render from write nothing either.
@@ -247,8 +248,8 @@ func TestSteadyConfigWritesNothing(t *testing.T) {
 	}
 	expectSteady("after a spec change")
 	recorded = drain(recorder)
-	if len(recorded) != 1 || !strings.Contains(recorded[0], ReasonDataSecretUpdated) {
-		t.Errorf("events = %q, want one %s", recorded, ReasonDataSecretUpdated)
+	if len(recorded) != 1 || !strings.Contains(recorded[0], events.DataSecretUpdated) {
+		t.Errorf("events = %q, want one %s", recorded, events.DataSecretUpdated)
 	}
 	cfg := getConfig(t, key)
 	if cfg.Status.ObservedGeneration != cfg.Generation {
@@ -257,7 +258,7 @@ func TestSteadyConfigWritesNothing(t *testing.T) {
 }
 
 // drain returns the events recorded so far.
-func drain(r *events.FakeRecorder) []string {
+func drain(r *kevents.FakeRecorder) []string {
 	var out []string
 	for {
 		select {
@@ -426,7 +427,7 @@ func TestUserTokenChangeRerendersData(t *testing.T) {
 	if !bytes.Equal(bootstrap.MaskBootstrapTokens(updated.Data["value"]), bootstrap.MaskBootstrapTokens(old.Data["value"])) {
 		t.Errorf("the masked data changed although only the token did")
 	}
-	expectEvent(t, ns, ReasonDataSecretUpdated, "only the bootstrap token")
+	expectEvent(t, ns, events.DataSecretUpdated, "only the bootstrap token")
 	expectUpToDate(t, key)
 }
 

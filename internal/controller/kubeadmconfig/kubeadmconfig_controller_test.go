@@ -29,6 +29,7 @@ import (
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
+	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -560,16 +561,16 @@ func TestDeleteWhenClusterGone(t *testing.T) {
 		if err := env.Client.Get(ctx, key, &bootstrapv1.KubeadmConfig{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("KubeadmConfig still there (%v)", err)
 		}
-		events := &eventsv1.EventList{}
-		if err := env.Client.List(ctx, events, client.InNamespace(ns)); err != nil {
+		list := &eventsv1.EventList{}
+		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
 			return err
 		}
-		for _, e := range events.Items {
-			if e.Reason == ReasonBootstrapTokenCleanupSkipped {
+		for _, e := range list.Items {
+			if e.Reason == events.BootstrapTokenCleanupSkipped {
 				return nil
 			}
 		}
-		return fmt.Errorf("no %s event", ReasonBootstrapTokenCleanupSkipped)
+		return fmt.Errorf("no %s event", events.BootstrapTokenCleanupSkipped)
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 
 	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/events"
 )
 
 // reconcileDelete deletes the config's tokens from the workload cluster, then
@@ -66,7 +67,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 
 func (r *Reconciler) skipTokenCleanup(ctx context.Context, cfg *bootstrapv1.KubeadmConfig, why string) (ctrl.Result, error) {
 	ctrl.LoggerFrom(ctx).Info("Not deleting the bootstrap tokens of the KubeadmConfig; they expire on their own", "reason", why)
-	r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, ReasonBootstrapTokenCleanupSkipped, actionDelete,
+	r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, events.BootstrapTokenCleanupSkipped, events.ActionDelete,
 		"Bootstrap tokens were not deleted because %s; they expire within %s", why, r.TokenTTL)
 	controllerutil.RemoveFinalizer(cfg, Finalizer)
 	return ctrl.Result{}, nil

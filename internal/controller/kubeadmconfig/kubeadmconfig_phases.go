@@ -22,6 +22,7 @@ import (
 	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
+	"github.com/mpool-dev/mpool/internal/events"
 )
 
 const (
@@ -106,7 +107,7 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 		return ctrl.Result{}, errors.Join(err, r.forgetToken(ctx, s, tokenSecret))
 	}
 	ctrl.LoggerFrom(ctx).Info("Created bootstrap data Secret", "Secret", secret.Name)
-	r.Recorder.Eventf(cfg, secret, corev1.EventTypeNormal, ReasonDataSecretCreated, actionCreate, "Created bootstrap data Secret %s", secret.Name)
+	r.Recorder.Eventf(cfg, secret, corev1.EventTypeNormal, events.DataSecretCreated, events.ActionCreate, "Created bootstrap data Secret %s", secret.Name)
 	r.markDataSecret(s, secret)
 	return ctrl.Result{}, nil
 }
@@ -205,7 +206,7 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 	if cfg.Spec.Format != "" && cfg.Spec.Format != bootstrapv1.CloudConfig {
 		s.data = waiting(ReasonUnsupportedFormat, "Format %s is not supported yet; use %s", cfg.Spec.Format, bootstrapv1.CloudConfig)
 		if !hasConditionReason(cfg, ReasonUnsupportedFormat, bootstrapv1.DataSecretAvailableCondition, DataSecretUpToDateCondition) {
-			r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, ReasonUnsupportedFormat, actionRender, "Format %s is not supported yet", cfg.Spec.Format)
+			r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, events.UnsupportedFormat, events.ActionRender, "Format %s is not supported yet", cfg.Spec.Format)
 		}
 		return nil, ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("KubeadmConfig %s: format %s: %w", client.ObjectKeyFromObject(cfg), cfg.Spec.Format, bootstrap.ErrUnsupportedFormat))
 	}

@@ -47,6 +47,8 @@ const (
 	ReasonWaitingForSecret = "WaitingForSecret"
 	// ReasonWaitingForWorkloadCluster: the workload cluster cannot be reached.
 	ReasonWaitingForWorkloadCluster = "WaitingForWorkloadCluster"
+	// ReasonUnsupportedFormat: the config asks for a format mpool cannot render.
+	ReasonUnsupportedFormat = "UnsupportedFormat"
 	// ReasonTokenValid: the data carries a managed token that is valid.
 	ReasonTokenValid = "TokenValid"
 	// ReasonTokenProvided: the config sets its own token; mpool does not

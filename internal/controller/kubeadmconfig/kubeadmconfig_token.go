@@ -15,6 +15,7 @@ import (
 	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
+	"github.com/mpool-dev/mpool/internal/events"
 )
 
 // poolJoining reports whether a pool may still have instances joining with
@@ -65,7 +66,7 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 			return ctrl.Result{}, err
 		}
 		log.Info("Replaced missing bootstrap token", "oldTokenSecret", current, "tokenSecret", name)
-		r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeWarning, ReasonBootstrapTokenReplaced, actionRotate,
+		r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeWarning, events.BootstrapTokenReplaced, events.ActionRotate,
 			"Bootstrap token Secret %s disappeared from the workload cluster; the data now carries %s", current, name)
 		current, expiration = name, exp
 	default:
@@ -83,7 +84,7 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 				return ctrl.Result{}, err
 			}
 			log.Info("Rotated bootstrap token", "oldTokenSecret", current, "tokenSecret", name)
-			r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeNormal, ReasonBootstrapTokenRotated, actionRotate,
+			r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeNormal, events.BootstrapTokenRotated, events.ActionRotate,
 				"Bootstrap data switched from token Secret %s to %s", current, name)
 			current, expiration = name, exp
 		}
@@ -125,7 +126,7 @@ func (r *Reconciler) rotateToken(ctx context.Context, s *scope, wl client.Client
 		if err != nil {
 			return "", time.Time{}, errors.Join(err, deleteToken(ctx, wl, name))
 		}
-		r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeWarning, ReasonDataSecretRerendered, actionRender,
+		r.Recorder.Eventf(s.config, s.dataSecret, corev1.EventTypeWarning, events.DataSecretRerendered, events.ActionRender,
 			"Bootstrap data did not carry token Secret %s it was annotated with and was rendered again", oldName)
 	}
 	secret := s.dataSecret

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
+	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,7 +37,7 @@ import (
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kubeadmconfigs,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=azuremachinepools;azuremachinepoolmachines;awsmachinepools;awsmanagedmachinepools;localmachinepools;localmachinepoolmachines,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // ControllerName names the controller, its event source and its field owner.
 const ControllerName = "machinepool"
@@ -67,7 +67,7 @@ type Reconciler struct {
 	// controller must use the same one.
 	ClusterCache *workload.ClusterCache
 	// Recorder records events; SetupWithManager defaults it from the manager.
-	Recorder record.EventRecorder
+	Recorder kevents.EventRecorder
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
 
@@ -86,7 +86,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return errors.New("machinepool.Reconciler needs Client and ClusterCache")
 	}
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorderFor(ControllerName + "-controller") //nolint:staticcheck // record.EventRecorder is mpool's recorder type
+		r.Recorder = mgr.GetEventRecorder(ControllerName + "-controller")
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}

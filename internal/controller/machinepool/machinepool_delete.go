@@ -61,7 +61,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 
 	controllerutil.RemoveFinalizer(pool, clusterv1.MachinePoolFinalizer)
 	ctrl.LoggerFrom(ctx).Info("MachinePool deleted")
-	r.Recorder.Event(pool, corev1.EventTypeNormal, events.Deleted, "Deleted the bootstrap config, the infrastructure pool, the Machines and the Nodes")
+	r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.Deleted, events.ActionDelete, "%s", "Deleted the bootstrap config, the infrastructure pool, the Machines and the Nodes")
 	return ctrl.Result{}, nil
 }
 
@@ -103,7 +103,7 @@ func (r *Reconciler) deleteExternal(ctx context.Context, s *scope) ([]string, er
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleted a referenced object", "kind", obj.GetKind(), "name", obj.GetName())
-		r.Recorder.Eventf(pool, corev1.EventTypeNormal, st.reason, "Deleted %s %s", obj.GetKind(), obj.GetName())
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, st.reason, events.ActionDelete, "Deleted %s %s", obj.GetKind(), obj.GetName())
 	}
 	return remaining, errors.Join(errs...)
 }
@@ -140,7 +140,7 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope) (int, error) 
 		errs = append(errs, err)
 	}
 	if n := issued.Load(); n > 0 {
-		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.DeletingMachines, "Deleting %d Machines", n)
+		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.DeletingMachines, events.ActionDelete, "Deleting %d Machines", n)
 	}
 	if len(errs) > 0 {
 		return len(machines), errors.Join(errs...)
@@ -171,7 +171,7 @@ func (r *Reconciler) deleteNodes(ctx context.Context, s *scope) (bool, ctrl.Resu
 		deadline := pool.DeletionTimestamp.Add(timeout)
 		if !s.now.Before(deadline) {
 			ctrl.LoggerFrom(ctx).Info("Giving up deleting the pool's Nodes: node deletion timeout passed", "timeout", timeout, "error", err.Error())
-			r.Recorder.Eventf(pool, corev1.EventTypeWarning, events.NodeDeletionTimedOut,
+			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.NodeDeletionTimedOut, events.ActionDelete,
 				"Could not delete the pool's Nodes within %s, leaving them: %v", timeout, err)
 			return true, ctrl.Result{}
 		}
@@ -230,7 +230,7 @@ func (r *Reconciler) deletePoolNodes(ctx context.Context, s *scope) error {
 		deleted++
 	}
 	if deleted > 0 {
-		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.DeletingNodes, "Deleted %d Nodes of the pool", deleted)
+		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.DeletingNodes, events.ActionDelete, "Deleted %d Nodes of the pool", deleted)
 	}
 	return errors.Join(errs...)
 }

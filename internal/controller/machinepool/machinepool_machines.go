@@ -82,7 +82,7 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 			if err := r.Client.Delete(ctx, m); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting Machine %s: %w", klog.KObj(m), err)
 			}
-			r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.MachineDeleted, "Deleted Machine %s: its infrastructure machine is gone", m.Name)
+			r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.MachineDeleted, events.ActionDelete, "Deleted Machine %s: its infrastructure machine is gone", m.Name)
 			return nil
 		})
 	}
@@ -182,7 +182,7 @@ func (r *Reconciler) createMachine(ctx context.Context, s *scope, im *unstructur
 		return fmt.Errorf("creating Machine %s for %s %s: %w", m.Name, im.GetKind(), im.GetName(), err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Created a Machine for an infrastructure machine", "Machine", klog.KObj(m))
-	r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.MachineCreated, "Created Machine %s for %s %s", m.Name, im.GetKind(), im.GetName())
+	r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.MachineCreated, events.ActionCreate, "Created Machine %s for %s %s", m.Name, im.GetKind(), im.GetName())
 	return nil
 }
 
@@ -359,7 +359,7 @@ func (r *Reconciler) finalizeMachine(ctx context.Context, s *scope, m *clusterv1
 			return fmt.Errorf("deleting %s %s of Machine %s: %w", im.GetKind(), im.GetName(), klog.KObj(m), err)
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleted the infrastructure machine of a deleted Machine", "Machine", klog.KObj(m), "kind", im.GetKind())
-		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.InfrastructureMachineDeleted,
+		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.InfrastructureMachineDeleted, events.ActionDelete,
 			"Deleted %s %s of deleted Machine %s", im.GetKind(), im.GetName(), m.Name)
 		return nil
 	case !apierrors.IsNotFound(err):
@@ -370,6 +370,6 @@ func (r *Reconciler) finalizeMachine(ctx context.Context, s *scope, m *clusterv1
 	if err := r.Client.Patch(ctx, m, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing the finalizer of Machine %s: %w", klog.KObj(m), err)
 	}
-	r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.MachineDeleted, "Machine %s deleted with its infrastructure machine", m.Name)
+	r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.MachineDeleted, events.ActionDelete, "Machine %s deleted with its infrastructure machine", m.Name)
 	return nil
 }

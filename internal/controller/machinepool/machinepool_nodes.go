@@ -50,7 +50,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 	st := computeNodeStatus(ids, nodes, minReady(pool.Spec.MinReadySeconds), s.now)
 	s.applyNodeStatus(st)
 	if s.nodeRefsCut > 0 && len(s.orig.Status.NodeRefs) < MaxNodeRefs {
-		r.Recorder.Eventf(pool, corev1.EventTypeNormal, events.NodeRefsTruncated,
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.NodeRefsTruncated, events.ActionReconcile,
 			"status.nodeRefs lists the first %d of %d Nodes (an object this large nears etcd's size limit); the replica counts include them all", MaxNodeRefs, s.nodeRefsCut)
 	}
 
@@ -225,12 +225,12 @@ func (r *Reconciler) deleteRetiredNodes(ctx context.Context, s *scope, key types
 	var errs []error
 	for _, n := range retired {
 		if err := deleteNode(ctx, c, n); err != nil {
-			r.Recorder.Eventf(s.pool, corev1.EventTypeWarning, events.NodeDeleteFailed, "Deleting Node %s: %v", n.Name, err)
+			r.Recorder.Eventf(s.pool, nil, corev1.EventTypeWarning, events.NodeDeleteFailed, events.ActionDelete, "Deleting Node %s: %v", n.Name, err)
 			errs = append(errs, err)
 			continue
 		}
 		ctrl.LoggerFrom(ctx).Info("Deleted a Node whose instance left the pool", "node", n.Name, "providerID", n.Spec.ProviderID)
-		r.Recorder.Eventf(s.pool, corev1.EventTypeNormal, events.NodeDeleted, "Deleted Node %s: its instance %s left the pool", n.Name, n.Spec.ProviderID)
+		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.NodeDeleted, events.ActionDelete, "Deleted Node %s: its instance %s left the pool", n.Name, n.Spec.ProviderID)
 	}
 	return errors.Join(errs...)
 }

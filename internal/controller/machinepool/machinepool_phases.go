@@ -161,7 +161,7 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, s *scope) (ctrl.Resu
 	pool := s.pool
 	if pool.ReplicasManagedExternally() && s.infraReplicas != nil {
 		if pool.Spec.Replicas == nil || *pool.Spec.Replicas != *s.infraReplicas {
-			r.Recorder.Eventf(pool, corev1.EventTypeNormal, events.ReplicasSynced,
+			r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ReplicasSynced, events.ActionScale,
 				"Replicas are managed by %q: took %d from the infrastructure pool", pool.Annotations[clusterv1.ReplicasManagedByAnnotation], *s.infraReplicas)
 			pool.Spec.Replicas = ptr.To(*s.infraReplicas)
 		}
@@ -175,7 +175,7 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, s *scope) (ctrl.Resu
 		ctrl.LoggerFrom(ctx).Info("Ignoring invalid autoscaler annotations", "error", err.Error())
 	}
 	pool.Spec.Replicas = ptr.To(n)
-	r.Recorder.Eventf(pool, corev1.EventTypeNormal, events.ReplicasDefaulted, "Defaulted replicas to %d (%s)", n, why)
+	r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ReplicasDefaulted, events.ActionScale, "Defaulted replicas to %d (%s)", n, why)
 	return ctrl.Result{}, nil
 }
 

@@ -320,32 +320,32 @@ func (r *Reconciler) recordEvents(s *scope) {
 			if pool.Status.FailureMessage != nil {
 				msg = *pool.Status.FailureMessage
 			}
-			r.Recorder.Event(pool, corev1.EventTypeWarning, events.Failed, msg)
+			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.Failed, events.ActionReconcile, "%s", msg)
 		}
 		if from == "" {
 			from = "(none)"
 		}
-		r.Recorder.Eventf(pool, corev1.EventTypeNormal, events.PhaseChanged, "Phase changed from %s to %s", from, to)
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.PhaseChanged, events.ActionReconcile, "Phase changed from %s to %s", from, to)
 	}
 	if c, ok := becameTrue(orig, pool, ScalingUpCondition); ok {
-		r.Recorder.Event(pool, corev1.EventTypeNormal, events.ScalingUp, c.Message)
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ScalingUp, events.ActionReconcile, "%s", c.Message)
 	}
 	if c, ok := becameTrue(orig, pool, ScalingDownCondition); ok {
-		r.Recorder.Event(pool, corev1.EventTypeNormal, events.ScalingDown, c.Message)
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ScalingDown, events.ActionReconcile, "%s", c.Message)
 	}
 	if _, ok := becameTrue(orig, pool, clusterv1.BootstrapReadyCondition); ok {
-		r.Recorder.Event(pool, corev1.EventTypeNormal, events.BootstrapReady, "Bootstrap data is ready")
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.BootstrapReady, events.ActionReconcile, "%s", "Bootstrap data is ready")
 	}
 	if _, ok := becameTrue(orig, pool, clusterv1.InfrastructureReadyCondition); ok {
-		r.Recorder.Event(pool, corev1.EventTypeNormal, events.InfrastructureReady, "The infrastructure pool is ready")
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.InfrastructureReady, events.ActionReconcile, "%s", "The infrastructure pool is ready")
 	}
 	for _, t := range []string{clusterv1.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition} {
 		if c, ok := gotReason(orig, pool, t, clusterv1.ObjectNotFoundReason); ok {
-			r.Recorder.Event(pool, corev1.EventTypeWarning, events.ExternalObjectNotFound, c.Message)
+			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.ExternalObjectNotFound, events.ActionReconcile, "%s", c.Message)
 		}
 	}
 	if c, ok := gotReason(orig, pool, clusterv1.ReplicasReadyCondition, WorkloadClusterNotConnectedReason); ok {
-		r.Recorder.Event(pool, corev1.EventTypeWarning, events.WorkloadClusterUnreachable, c.Message)
+		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.WorkloadClusterUnreachable, events.ActionReconcile, "%s", c.Message)
 	}
 }
 

@@ -4,19 +4,13 @@
 // test double: the infra pool engine drives LocalMachinePools through it
 // exactly as it drives Azure and AWS.
 //
-// # Model.Extra keys
+// # The model
 //
-// The simulated cloud reads these keys of scalegroup.Model.Extra:
-//
-//   - "version": the kubelet version simulated Nodes report (e.g. v1.31.2).
-//   - "cpu", "memory": the Nodes' capacity (resource quantities).
-//
-// These keys are not sent as part of the model; they set the group's
-// simulation knobs instead (Go duration strings and a float):
-//
-//   - ExtraBootDelay ("cloudsim.bootDelay"), ExtraBootJitter
-//     ("cloudsim.bootJitter"), ExtraProvisionDelay, ExtraDeleteDelay,
-//     ExtraFailureRate ("cloudsim.failureRate").
+// scalegroup.Model's common fields map onto the simulated cloud's model; its
+// Version becomes the kubelet version the simulated Nodes report. The local
+// provider has no provider-specific model fields (Model.Provider is nil);
+// Model.InPlace may be a Simulation, the group's simulation knobs, applied
+// in place without replacing instances.
 //
 // # Errors
 //
@@ -39,8 +33,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -48,14 +40,10 @@ import (
 // ProviderName labels the local provider in metrics and provider IDs.
 const ProviderName = "local"
 
-// Model.Extra keys that set simulation knobs rather than model fields.
-const (
-	ExtraProvisionDelay = "cloudsim.provisionDelay"
-	ExtraBootDelay      = "cloudsim.bootDelay"
-	ExtraBootJitter     = "cloudsim.bootJitter"
-	ExtraDeleteDelay    = "cloudsim.deleteDelay"
-	ExtraFailureRate    = "cloudsim.failureRate"
-)
+// extraVersion is the key of the local face's model "extra" map that holds
+// the kubelet version simulated Nodes report (cloudsim.ExtraVersion; a test
+// keeps the two equal without this package importing the simulator).
+const extraVersion = "version"
 
 // Options configure a Client.
 type Options struct {
@@ -223,6 +211,9 @@ func retryAfter(h string) time.Duration {
 
 func toLocalSpec(spec scalegroup.GroupSpec) (*localapi.GroupSpec, error) {
 	m := spec.Model
+	if m.Provider != nil {
+		return nil, scalegroup.NewInvalid(fmt.Sprintf("the simulated cloud has no provider-specific model fields, got %T", m.Provider))
+	}
 	out := &localapi.GroupSpec{
 		Capacity:  spec.Capacity,
 		ModelHash: spec.ModelHash,
@@ -234,41 +225,24 @@ func toLocalSpec(spec scalegroup.GroupSpec) (*localapi.GroupSpec, error) {
 			Tags:         m.Tags,
 		},
 	}
-	var sim localapi.Simulation
-	simSet := false
-	for k, v := range m.Extra {
-		var dst **metav1.Duration
-		switch k {
-		case ExtraProvisionDelay:
-			dst = &sim.ProvisionDelay
-		case ExtraBootDelay:
-			dst = &sim.BootDelay
-		case ExtraBootJitter:
-			dst = &sim.BootJitter
-		case ExtraDeleteDelay:
-			dst = &sim.DeleteDelay
-		case ExtraFailureRate:
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return nil, scalegroup.NewInvalid(fmt.Sprintf("model extra %s: %v", k, err))
-			}
-			sim.FailureRate, simSet = &f, true
-			continue
-		default:
-			if out.Model.Extra == nil {
-				out.Model.Extra = map[string]string{}
-			}
-			out.Model.Extra[k] = v
-			continue
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return nil, scalegroup.NewInvalid(fmt.Sprintf("model extra %s: %v", k, err))
-		}
-		*dst, simSet = &metav1.Duration{Duration: d}, true
+	if m.Version != "" {
+		out.Model.Extra = map[string]string{extraVersion: m.Version}
 	}
-	if simSet {
-		out.Simulation = &sim
+	switch sim := m.InPlace.(type) {
+	case nil:
+	case Simulation:
+		out.Simulation = sim.wire()
+	case *Simulation:
+		if sim != nil {
+			out.Simulation = sim.wire()
+		}
+	default:
+		return nil, scalegroup.NewInvalid(fmt.Sprintf("the simulated cloud's in-place settings are a local.Simulation, got %T", m.InPlace))
+	}
+	if out.Simulation != nil && out.Simulation.FailureRate != nil {
+		if f := *out.Simulation.FailureRate; f < 0 || f > 1 {
+			return nil, scalegroup.NewInvalid(fmt.Sprintf("simulation failure rate %v is not within [0, 1]", f))
+		}
 	}
 	return out, nil
 }

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -51,7 +53,7 @@ func spec(capacity int32, hash string) scalegroup.GroupSpec {
 			Image:        "ubuntu-24.04",
 			Zones:        []string{"z1", "z2"},
 			CustomData:   []byte("#cloud-config\n"),
-			Extra:        map[string]string{"version": "v1.31.0"},
+			Version:      "v1.31.0",
 		},
 	}
 }
@@ -127,9 +129,14 @@ func TestContract(t *testing.T) {
 			t.Fatalf("Apply with an invalid name: %v, want Invalid", err)
 		}
 		bad := spec(1, "h")
-		bad.Model.Extra = map[string]string{local.ExtraBootDelay: "soon"}
+		bad.Model.InPlace = local.Simulation{FailureRate: ptr.To(1.5)}
 		if _, err := sg.Apply(ctx, "pool", bad); !scalegroup.IsInvalid(err) {
-			t.Fatalf("Apply with a bad boot delay: %v, want Invalid", err)
+			t.Fatalf("Apply with a failure rate above 1: %v, want Invalid", err)
+		}
+		bad = spec(1, "h")
+		bad.Model.Provider = struct{ Disk int }{Disk: 30}
+		if _, err := sg.Apply(ctx, "pool", bad); !scalegroup.IsInvalid(err) {
+			t.Fatalf("Apply with another provider's model fields: %v, want Invalid", err)
 		}
 	})
 	t.Run("Delete, then Get is NotFound and Delete again succeeds", func(t *testing.T) {
@@ -149,10 +156,12 @@ func TestAsynchronousOperations(t *testing.T) {
 	ctx := context.Background()
 	srv, clk, sg := startCloud(t, cloudsim.Simulation{})
 	s := spec(2, "h1")
-	s.Model.Extra[local.ExtraProvisionDelay] = "5s"
-	s.Model.Extra[local.ExtraBootDelay] = "10s"
-	s.Model.Extra[local.ExtraBootJitter] = "0s"
-	s.Model.Extra[local.ExtraDeleteDelay] = "3s"
+	s.Model.InPlace = local.Simulation{
+		ProvisionDelay: ptr.To(5 * time.Second),
+		BootDelay:      ptr.To(10 * time.Second),
+		BootJitter:     ptr.To(time.Duration(0)),
+		DeleteDelay:    ptr.To(3 * time.Second),
+	}
 	g, err := sg.Apply(ctx, "pool", s)
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
@@ -165,12 +174,12 @@ func TestAsynchronousOperations(t *testing.T) {
 			t.Fatalf("instance %s is %s, want Creating", in.ID, in.State)
 		}
 	}
-	// The simulation keys became the group's knobs and left the model.
+	// The in-place settings became the group's knobs, not model fields.
 	cg, _ := srv.Cloud().GetGroup("pool")
 	if cg.Simulation.BootDelay != 10*time.Second || cg.Simulation.DeleteDelay != 3*time.Second {
 		t.Fatalf("simulation = %+v, want boot 10s, delete 3s", cg.Simulation)
 	}
-	if _, ok := cg.Model.Extra[local.ExtraBootDelay]; ok || cg.Model.Extra["version"] != "v1.31.0" {
+	if len(cg.Model.Extra) != 1 || cg.Model.Extra[cloudsim.ExtraVersion] != "v1.31.0" {
 		t.Fatalf("model extra = %v, want version only", cg.Model.Extra)
 	}
 
@@ -280,7 +289,7 @@ func TestErrorsAreTyped(t *testing.T) {
 func TestMetricsAndStats(t *testing.T) {
 	ctx := context.Background()
 	srv, _, client := startCloud(t, cloudsim.Simulation{})
-	sg := scalegroup.WithMetrics(client, local.ProviderName)
+	sg := metrics.WithMetrics(client, local.ProviderName)
 	if _, err := sg.Apply(ctx, "pool", spec(2, "h")); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +302,7 @@ func TestMetricsAndStats(t *testing.T) {
 	_ = sg.Delete(ctx, "pool")
 
 	counts := sg.Counts()
-	if counts.Reads() != 4 || counts.Writes() != 2 || counts[scalegroup.OpGet]["not_found"] != 1 {
+	if counts.Reads() != 4 || counts.Writes() != 2 || counts[metrics.OpGet]["not_found"] != 1 {
 		t.Fatalf("counts = %v: want 4 reads (1 not_found), 2 writes", counts)
 	}
 	st := srv.Stats()

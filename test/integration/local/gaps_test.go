@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpool-dev/mpool/internal/events"
+
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,8 +31,9 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/controller/localpool"
-	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/metrics"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -43,8 +46,8 @@ import (
 func TestGapReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	cloud := startCloud(t, cloudOptions{})
 	f := newFixture(t, cloud)
-	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *localpool.Options) {
-		o.Timing.ExternalReplicas = 500 * time.Millisecond
+	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) {
+		o.EngineTiming.ExternalReplicas = 500 * time.Millisecond
 	}})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
@@ -74,7 +77,7 @@ func TestGapReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	// It stays at 4: spec.replicas is not enforced. Someone setting it to 2
 	// is overruled by the core controller, which copies the reported count
 	// back, and the engine never writes to the cloud meanwhile.
-	sg := mgr.pool.ScaleGroup()
+	sg := mgr.pool
 	sg.ResetCounts()
 	f.scale(2)
 	f.waitMachinePoolReplicas(4)
@@ -137,7 +140,7 @@ func TestGapPausedClusterWritesNothing(t *testing.T) {
 	group := f.groupState()
 	lp := f.localPool()
 	objects := f.instanceObjectVersions()
-	sg := mgr.pool.ScaleGroup()
+	sg := mgr.pool
 	sg.ResetCounts()
 	f.pokeUntilReconciled(t, 2)
 
@@ -191,7 +194,7 @@ func TestGapDrainTimeout(t *testing.T) {
 	if err := env.Client.Get(f.ctx, f.key(infrapool.InstanceObjectName(poolName, victim)), obj); err != nil {
 		t.Fatal(err)
 	}
-	started, err := time.Parse(time.RFC3339, obj.Annotations[infrapool.DrainStartedAnnotation])
+	started, err := time.Parse(time.RFC3339, obj.Annotations[preview.DrainStartedAnnotation])
 	if err != nil || obj.Status.State != infrav1.LocalInstanceDeleting {
 		t.Fatalf("the victim's LocalMachinePoolMachine: state %s, annotations %v (%v)", obj.Status.State, obj.Annotations, err)
 	}
@@ -220,7 +223,7 @@ func TestGapDrainTimeout(t *testing.T) {
 	if d := time.Since(started); d < timeout-time.Second {
 		t.Errorf("instance %s went %s after its drain started, before the %s timeout", victim, d, timeout)
 	}
-	ev := f.waitPoolEvent(infrapool.ReasonDrainTimeout, victim)
+	ev := f.waitPoolEvent(events.DrainTimeout, victim)
 	if !strings.Contains(ev.Note, "not drained within "+timeout.String()) || !strings.Contains(ev.Note, "guarded") {
 		t.Errorf("DrainTimeout event: %q", ev.Note)
 	}
@@ -235,7 +238,7 @@ func TestGapNeverJoinedInstanceIsReplaced(t *testing.T) {
 	f := newFixture(t, cloud)
 	spy := newCloudSpy(t, f)
 	const joinTimeout = 5 * time.Second
-	startManager(t, f, cloud.URL(), managerOptions{spy: spy, tune: func(o *localpool.Options) { o.JoinTimeout = joinTimeout }})
+	startManager(t, f, cloud.URL(), managerOptions{spy: spy, tune: func(o *manager.Options) { o.NodeStartupTimeout = joinTimeout }})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 	conds := recordInstanceConditions(t, f)
@@ -268,7 +271,7 @@ func TestGapNeverJoinedInstanceIsReplaced(t *testing.T) {
 		t.Errorf("deleted %v, want only the instance that never joined, %s", got, bad.ID)
 	}
 	spy.assertClean()
-	ev := f.waitPoolEvent(infrapool.ReasonNodeStartupTimeout, bad.ID)
+	ev := f.waitPoolEvent(events.NodeStartupTimeout, bad.ID)
 	if !strings.Contains(ev.Note, nodeagent.MessageTokenRejected) || !strings.Contains(ev.Note, joinTimeout.String()) {
 		t.Errorf("NodeStartupTimeout event: %q", ev.Note)
 	}
@@ -284,18 +287,18 @@ func TestGapNeverJoinedInstanceIsReplaced(t *testing.T) {
 func TestGapQuotaExceeded(t *testing.T) {
 	cloud := startCloud(t, cloudOptions{})
 	f := newFixture(t, cloud)
-	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *localpool.Options) { o.Timing.QuotaRetry = 500 * time.Millisecond }})
+	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) { o.EngineTiming.QuotaRetry = 500 * time.Millisecond }})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 
 	if err := cloud.Cloud().SetMaxInstances(2); err != nil {
 		t.Fatal(err)
 	}
-	sg := mgr.pool.ScaleGroup()
+	sg := mgr.pool
 	sg.ResetCounts()
 	f.scale(4)
 	testenv.Eventually(t, converge, func() error {
-		if n := sg.Counts()[scalegroup.OpApply]["quota_exceeded"]; n < 3 {
+		if n := sg.Counts()[metrics.OpApply]["quota_exceeded"]; n < 3 {
 			return fmt.Errorf("%d capacity requests refused for quota", n)
 		}
 		c := findCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition)
@@ -317,7 +320,7 @@ func TestGapQuotaExceeded(t *testing.T) {
 	if g := f.groupState(); g == nil || g.Capacity != 2 || len(f.liveInstances()) != 2 || lp.Status.Replicas != 2 {
 		t.Fatalf("the pool left the quota: group %v, reported replicas %d", instancesOf(g), lp.Status.Replicas)
 	}
-	f.waitPoolEvent(infrapool.ReasonQuotaExceeded, "quota")
+	f.waitPoolEvent(events.QuotaExceeded, "quota")
 
 	if err := cloud.Cloud().SetMaxInstances(4); err != nil {
 		t.Fatal(err)

@@ -23,24 +23,19 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
-	"github.com/mpool-dev/mpool/internal/controller/cluster"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
-	"github.com/mpool-dev/mpool/internal/controller/localpool"
-	"github.com/mpool-dev/mpool/internal/controller/machinepool"
+	"github.com/mpool-dev/mpool/internal/features"
+	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/metrics"
+	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
@@ -103,15 +98,17 @@ type managerOptions struct {
 	burst                   int
 	skipModelReconciliation bool
 	spy                     *cloudSpy
-	// tune, when set, adjusts the LocalMachinePool reconciler's options
-	// (join timeout, quota retry, ...) before it is built.
-	tune func(*localpool.Options)
+	// tune, when set, adjusts the manager's options (the engine's join
+	// timeout, timing, ...) before it is built.
+	tune func(*manager.Options)
 }
 
-// testManager is a running manager with every controller the issue needs:
-// Cluster, MachinePool, KubeadmConfig and LocalMachinePool(+Machine).
+// testManager is a running mpool manager, built by internal/manager as
+// `mpool manager` and `mpool up` build theirs: every controller, the
+// providers from the registry, the feature-gate policy and the metrics.
 type testManager struct {
-	pool   *localpool.LocalMachinePoolReconciler
+	// pool is the local provider's ScaleGroup as the engine calls it.
+	pool   *metrics.Instrumented
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
@@ -128,58 +125,47 @@ func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *
 	if o.qps != 0 {
 		cfg.QPS, cfg.Burst = o.qps, o.burst
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{f.ns: {}}},
-	})
-	if err != nil {
-		t.Fatalf("creating the manager: %v", err)
-	}
-	// The workload cluster is the test API server itself: its clients get
-	// the manager's limits rather than the defaults for a remote cluster.
-	cc, err := workload.New(workload.Options{SecretReader: mgr.GetClient(), Scheme: env.Scheme, QPS: cfg.QPS, Burst: cfg.Burst})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := mgr.Add(cc); err != nil {
-		t.Fatal(err)
-	}
-	copts := controller.Options{MaxConcurrentReconciles: 4}
-	if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: cc}).SetupWithManager(ctx, mgr, copts); err != nil {
-		t.Fatal(err)
-	}
-	if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: cc}).SetupWithManager(ctx, mgr, copts); err != nil {
-		t.Fatal(err)
-	}
-	if err := (&kubeadmconfig.Reconciler{Workload: cc}).SetupWithManager(ctx, mgr, copts); err != nil {
+	gates := features.NewGate()
+	if err := gates.SetFromMap(map[string]bool{string(features.SkipMachinePoolModelReconciliation): o.skipModelReconciliation}); err != nil {
 		t.Fatal(err)
 	}
 	var hc *http.Client
 	if o.spy != nil {
 		hc = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
 	}
-	popts := localpool.Options{
-		CloudURL:                cloudURL,
-		HTTPClient:              hc,
-		Workload:                cc,
-		SkipModelReconciliation: o.skipModelReconciliation,
-		Timing:                  infrapool.Timing{Converging: 300 * time.Millisecond, Drain: 300 * time.Millisecond},
+	mopts := manager.Options{
+		MetricsBindAddress:     "0",
+		HealthProbeBindAddress: "0",
+		Gates:                  gates,
+		Concurrency:            4,
+		LocalCloudURL:          cloudURL,
+		CloudHTTPClient:        hc,
+		EngineTiming:           infrapool.Timing{Converging: 300 * time.Millisecond, Drain: 300 * time.Millisecond},
+		// Its cache sees only the fixture's namespace: the pools other
+		// tests left behind belong to other clouds.
+		CacheNamespaces:    []string{f.ns},
+		SkipNameValidation: true,
+		// The workload cluster is the test API server itself: its clients
+		// get the manager's limits rather than the defaults for a remote
+		// cluster.
+		WorkloadQPS:   cfg.QPS,
+		WorkloadBurst: cfg.Burst,
 	}
 	if o.tune != nil {
-		o.tune(&popts)
+		o.tune(&mopts)
 	}
-	pool, err := localpool.NewLocalMachinePoolReconciler(popts)
+	mgr, err := manager.New(ctx, cfg, mopts)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("creating the manager: %v", err)
 	}
-	if err := pool.SetupWithManager(ctx, mgr, copts); err != nil {
-		t.Fatal(err)
+	var pool *metrics.Instrumented
+	for _, p := range mgr.Providers {
+		if p.Provider.Name == local.ProviderName {
+			pool = p.ScaleGroup
+		}
 	}
-	if err := (&localpool.LocalMachinePoolMachineReconciler{}).SetupWithManager(ctx, mgr, copts); err != nil {
-		t.Fatal(err)
+	if pool == nil {
+		t.Fatal("the manager did not start the local provider")
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	m := &testManager{pool: pool, cancel: cancel, done: make(chan struct{})}
@@ -620,7 +606,7 @@ func (s *cloudSpy) deleted() map[string]int {
 // this process have finished (controller-runtime's reconcile_total).
 func reconciles(t testing.TB) int64 {
 	t.Helper()
-	families, err := metrics.Registry.Gather()
+	families, err := crmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

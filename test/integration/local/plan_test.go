@@ -18,7 +18,7 @@ import (
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cli"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -34,7 +34,7 @@ func TestPlanAgreesWithTheRollingUpgrade(t *testing.T) {
 	f.growPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 
 	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
-		mp.Annotations = map[string]string{infrapool.RolloutPausedAnnotation: "true"}
+		mp.Annotations = map[string]string{preview.RolloutPausedAnnotation: "true"}
 		mp.Spec.Template.Spec.Version = ptr.To(v2)
 	})
 	f.waitReportedStale(3)
@@ -53,7 +53,7 @@ func TestPlanAgreesWithTheRollingUpgrade(t *testing.T) {
 	}
 
 	rec := recordRemovals(t, f)
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, infrapool.RolloutPausedAnnotation) })
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
 	f.waitConverged(3, v2, "", 2*converge)
 	rec.assertWaves(want)
 }
@@ -87,7 +87,7 @@ func TestPlanAgreesWithScaleDown(t *testing.T) {
 			}
 
 			f.updateMachinePool(func(mp *clusterv1.MachinePool) {
-				mp.Annotations = map[string]string{infrapool.RolloutPausedAnnotation: "true"}
+				mp.Annotations = map[string]string{preview.RolloutPausedAnnotation: "true"}
 				mp.Spec.Replicas = ptr.To[int32](1)
 			})
 			plan := f.plan()
@@ -113,7 +113,7 @@ func TestPlanAgreesWithScaleDown(t *testing.T) {
 			}
 
 			rec := recordRemovals(t, f)
-			f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, infrapool.RolloutPausedAnnotation) })
+			f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
 			f.waitConverged(1, v1, "", converge)
 			rec.assertWaves(want)
 		})
@@ -267,7 +267,7 @@ func recordRemovals(t *testing.T, f *fixture) *removalRecorder {
 			if !ok {
 				continue
 			}
-			removing := ev.Type == watch.Deleted || m.DeletionTimestamp != nil || m.Annotations[infrapool.DrainStartedAnnotation] != ""
+			removing := ev.Type == watch.Deleted || m.DeletionTimestamp != nil || m.Annotations[preview.DrainStartedAnnotation] != ""
 			if removing && !seen[m.Name] {
 				seen[m.Name] = true
 				r.mu.Lock()

@@ -22,6 +22,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -63,7 +64,7 @@ func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
 	}
 
 	// A converged pool costs one cloud read and no write per reconcile.
-	sg := mgr.pool.ScaleGroup()
+	sg := mgr.pool
 	sg.ResetCounts()
 	before := reconciles(t)
 	const pokes = 5
@@ -146,7 +147,7 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 	if err := env.Client.Get(f.ctx, f.key(infrapool.InstanceObjectName(poolName, guarded)), m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Status.State != infrav1.LocalInstanceDeleting || m.Annotations[infrapool.DrainStartedAnnotation] == "" {
+	if m.Status.State != infrav1.LocalInstanceDeleting || m.Annotations[preview.DrainStartedAnnotation] == "" {
 		t.Errorf("blocked victim's LocalMachinePoolMachine: state %s, annotations %v", m.Status.State, m.Annotations)
 	}
 
@@ -349,7 +350,7 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 		if mp.Annotations == nil {
 			mp.Annotations = map[string]string{}
 		}
-		mp.Annotations[infrapool.RolloutPausedAnnotation] = "true"
+		mp.Annotations[preview.RolloutPausedAnnotation] = "true"
 		mp.Spec.Template.Spec.Version = ptr.To(v2)
 	})
 	testenv.Eventually(t, converge, func() error {
@@ -368,7 +369,7 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 		t.Fatalf("a paused rollout replaced instances: %v, was %v", got, before)
 	}
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, infrapool.RolloutPausedAnnotation) })
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
 	f.waitConverged(2, v2, "", converge)
 }
 
@@ -400,7 +401,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 		if err := env.Client.Get(f.ctx, obj, m); err != nil {
 			return err
 		}
-		if started = m.Annotations[infrapool.DrainStartedAnnotation]; started == "" {
+		if started = m.Annotations[preview.DrainStartedAnnotation]; started == "" {
 			return fmt.Errorf("the drain of %s has not started", oldest)
 		}
 		return nil
@@ -423,7 +424,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 	if err := env.Client.Get(f.ctx, obj, m); err != nil {
 		t.Fatal(err)
 	}
-	if got := m.Annotations[infrapool.DrainStartedAnnotation]; got != started {
+	if got := m.Annotations[preview.DrainStartedAnnotation]; got != started {
 		t.Errorf("the drain of %s restarted at %s; it started at %s", oldest, got, started)
 	}
 	if !slices.Contains(instanceIDs(f.liveInstances()), oldest) || !f.podExists("guarded") {

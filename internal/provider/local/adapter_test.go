@@ -1,6 +1,7 @@
-package localpool
+package local
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 	"time"
@@ -11,10 +12,10 @@ import (
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/provider/local"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 func pool() *infrav1.LocalMachinePool {
@@ -36,8 +37,15 @@ func owner() infrapool.Owner {
 	return infrapool.Owner{
 		MachinePool:   &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{ClusterName: "c1"}},
 		Version:       "v1.31.2",
-		BootstrapData: []byte("#cloud-config"),
+		BootstrapData: joinData("abcdef.0123456789abcdef", "--node-labels=a=b"),
 	}
+}
+
+// joinData is bootstrap data as the renderer writes it: a JoinConfiguration
+// with a bootstrap token and kubelet arguments.
+func joinData(token, kubeletArgs string) []byte {
+	return []byte("#cloud-config\nwrite_files:\n- path: /run/kubeadm/kubeadm-join-config.yaml\n  content: |\n" +
+		"    discovery:\n      bootstrapToken:\n        token: " + token + "\n    nodeRegistration:\n      kubeletExtraArgs: " + kubeletArgs + "\n")
 }
 
 func TestDesiredMapsTheTemplate(t *testing.T) {
@@ -49,10 +57,10 @@ func TestDesiredMapsTheTemplate(t *testing.T) {
 	if m.InstanceType != "sim.large" || m.Image != "ubuntu-2404" || !slices.Equal(m.Zones, []string{"zone-a", "zone-b"}) {
 		t.Errorf("template not mapped: %+v", m)
 	}
-	if m.Extra[cloudsim.ExtraVersion] != "v1.31.2" {
-		t.Errorf("version not mapped: %v", m.Extra)
+	if m.Version != "v1.31.2" || m.Provider != nil || m.InPlace != nil {
+		t.Errorf("version not mapped, or provider fields set: %+v", m)
 	}
-	if string(m.CustomData) != "#cloud-config" {
+	if !bytes.Equal(m.CustomData, owner().BootstrapData) {
 		t.Error("bootstrap data not mapped")
 	}
 	if m.Tags[TagCluster] != "c1" || m.Tags[TagPool] != "team-a/pool-0" {
@@ -79,17 +87,18 @@ func TestSimulationKnobsAreAppliedInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Model.Extra[local.ExtraBootDelay] != "3s" || d.Model.Extra[local.ExtraBootJitter] != "1s" || d.Model.Extra[local.ExtraFailureRate] != "0.25" {
-		t.Errorf("knobs not mapped: %v", d.Model.Extra)
+	sim, ok := d.Model.InPlace.(Simulation)
+	if !ok || *sim.BootDelay != 3*time.Second || *sim.BootJitter != time.Second || *sim.FailureRate != 0.25 {
+		t.Errorf("knobs not mapped: %#v", d.Model.InPlace)
 	}
-	if infrapool.ModelHash(d.Model, d.InPlace) != infrapool.ModelHash(base.Model, base.InPlace) {
+	if mustHash(t, d.Model) != mustHash(t, base.Model) {
 		t.Error("simulation knobs change the model hash: tuning the simulation would roll the pool")
 	}
 }
 
 func TestVersionAndTemplateChangeTheHash(t *testing.T) {
 	base, _ := Adapter{}.Desired(pool(), owner())
-	h := infrapool.ModelHash(base.Model, base.InPlace)
+	h := mustHash(t, base.Model)
 	for _, tc := range []struct {
 		name   string
 		change func(*infrav1.LocalMachinePool, *infrapool.Owner)
@@ -98,6 +107,9 @@ func TestVersionAndTemplateChangeTheHash(t *testing.T) {
 		{name: "image", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.Image = "ubuntu-2604" }},
 		{name: "instance type", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.InstanceType = "sim.xlarge" }},
 		{name: "zones", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.Zones = []string{"zone-c"} }},
+		{name: "bootstrap content (a KubeadmConfig change)", change: func(_ *infrav1.LocalMachinePool, o *infrapool.Owner) {
+			o.BootstrapData = joinData("abcdef.0123456789abcdef", "--node-labels=a=c")
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, o := pool(), owner()
@@ -106,43 +118,16 @@ func TestVersionAndTemplateChangeTheHash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if infrapool.ModelHash(d.Model, d.InPlace) == h {
+			if mustHash(t, d.Model) == h {
 				t.Error("hash unchanged")
 			}
 		})
 	}
 	o := owner()
-	o.BootstrapData = []byte("#cloud-config rotated token")
+	o.BootstrapData = joinData("ghijkl.fedcba9876543210", "--node-labels=a=b")
 	d, _ := Adapter{}.Desired(pool(), o)
-	if infrapool.ModelHash(d.Model, d.InPlace) != h {
+	if mustHash(t, d.Model) != h {
 		t.Error("a new bootstrap token changes the hash")
-	}
-}
-
-func TestStrategy(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		in      infrav1.MachinePoolDeploymentStrategy
-		want    rollout.Strategy
-		wantErr bool
-	}{
-		{name: "unset takes the planner's defaults", in: infrav1.MachinePoolDeploymentStrategy{}, want: rollout.Strategy{}},
-		{name: "Random", in: infrav1.MachinePoolDeploymentStrategy{RollingUpdate: &infrav1.MachineRollingUpdateDeployment{DeletePolicy: infrav1.RandomDeletePolicyType}},
-			want: rollout.Strategy{DeletePolicy: rollout.DeletePolicyRandom}},
-		{name: "both budgets zero is invalid", in: infrav1.MachinePoolDeploymentStrategy{RollingUpdate: &infrav1.MachineRollingUpdateDeployment{
-			MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromString("0%"))}}, wantErr: true},
-		{name: "unknown type", in: infrav1.MachinePoolDeploymentStrategy{Type: "Recreate"}, wantErr: true},
-		{name: "unknown delete policy", in: infrav1.MachinePoolDeploymentStrategy{RollingUpdate: &infrav1.MachineRollingUpdateDeployment{DeletePolicy: "Largest"}}, wantErr: true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := Strategy(tc.in)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if err == nil && got.DeletePolicy != tc.want.DeletePolicy && !(got.DeletePolicy == rollout.DeletePolicyOldest && tc.want.DeletePolicy == "") {
-				t.Errorf("got %+v, want %+v", got, tc.want)
-			}
-		})
 	}
 }
 
@@ -151,7 +136,7 @@ func TestWritePoolAndInstance(t *testing.T) {
 	Adapter{}.WritePool(p, infrapool.PoolReport{
 		Observed: true, ProviderIDList: []string{"local:///g/i-1"}, Ready: true, Replicas: 1, ModelHash: "h",
 		InfrastructureMachineKind: infrav1.LocalMachinePoolMachineKind,
-		Instances:                 []infrapool.InstanceReport{{InstanceID: "i-1", ProviderID: "local:///g/i-1", State: infrapool.InstanceRunning, Ready: true, LatestModelApplied: true}},
+		Instances:                 []infrapool.InstanceReport{{InstanceID: "i-1", ProviderID: "local:///g/i-1", State: preview.InstanceRunning, Ready: true, LatestModelApplied: true}},
 	})
 	if !slices.Equal(p.Spec.ProviderIDList, []string{"local:///g/i-1"}) || !p.Status.Ready || p.Status.Replicas != 1 ||
 		p.Status.InfrastructureMachineKind != "LocalMachinePoolMachine" || len(p.Status.Instances) != 1 || p.Status.Instances[0].State != infrav1.LocalInstanceRunning {
@@ -164,8 +149,8 @@ func TestWritePoolAndInstance(t *testing.T) {
 	}
 	m := &infrav1.LocalMachinePoolMachine{}
 	Adapter{}.WriteInstanceSpec(m, "i-1", "local:///g/i-1")
-	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{State: infrapool.InstanceDeleting, Zone: "zone-a", Version: "v1.31.2"})
-	if Adapter.InstanceID(Adapter{}, m) != "i-1" || Adapter.ProviderID(Adapter{}, m) != "local:///g/i-1" || m.Status.State != infrav1.LocalInstanceDeleting || m.Status.Zone != "zone-a" {
+	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{State: preview.InstanceDeleting, Zone: "zone-a", Version: "v1.31.2"})
+	if a := (Adapter{}); a.InstanceID(m) != "i-1" || a.ProviderID(m) != "local:///g/i-1" || m.Status.State != infrav1.LocalInstanceDeleting || m.Status.Zone != "zone-a" {
 		t.Errorf("instance not written: %+v", m)
 	}
 }
@@ -175,4 +160,13 @@ func TestGroupNameIsADNSLabel(t *testing.T) {
 	if len(name) > 63 || name != Adapter.GroupName(Adapter{}, pool()) {
 		t.Errorf("group name %q", name)
 	}
+}
+
+func mustHash(t *testing.T, m scalegroup.Model) string {
+	t.Helper()
+	h, err := infrapool.ModelHash(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

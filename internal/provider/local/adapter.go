@@ -1,17 +1,14 @@
-package localpool
+package local
 
 import (
 	"fmt"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/provider/local"
-	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -34,7 +31,7 @@ type Adapter struct{}
 var _ infrapool.Adapter = Adapter{}
 
 // Provider implements infrapool.Adapter.
-func (Adapter) Provider() string { return local.ProviderName }
+func (Adapter) Provider() string { return ProviderName }
 
 // PoolKind implements infrapool.Adapter.
 func (Adapter) PoolKind() string { return "LocalMachinePool" }
@@ -62,9 +59,10 @@ func (Adapter) GroupName(pool infrapool.Pool) string {
 	return infrapool.GroupName(pool.GetNamespace(), pool.GetName(), maxGroupName)
 }
 
-// Desired implements infrapool.Adapter. The model's Extra carries the
-// Kubernetes version the simulated Nodes report (hashed) and the
-// simulation knobs (applied in place, not hashed).
+// Desired implements infrapool.Adapter. The model is the pool's template
+// and the MachinePool's Kubernetes version, which the simulated Nodes
+// report; the pool's simulation knobs are the model's in-place part
+// (Simulation): tuning them replaces no instance.
 func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desired, error) {
 	pool := p.(*infrav1.LocalMachinePool)
 	t := pool.Spec.Template
@@ -72,89 +70,47 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		InstanceType: t.InstanceType,
 		Image:        t.Image,
 		Zones:        slices.Clone(t.Zones),
+		Version:      owner.Version,
 		CustomData:   owner.BootstrapData,
 		Tags:         map[string]string{TagPool: pool.Namespace + "/" + pool.Name},
-		Extra:        map[string]string{},
 	}
 	if owner.MachinePool != nil && owner.MachinePool.Spec.ClusterName != "" {
 		m.Tags[TagCluster] = owner.MachinePool.Spec.ClusterName
 	}
-	if owner.Version != "" {
-		m.Extra[cloudsim.ExtraVersion] = owner.Version
-	}
-	inPlace, err := simulation(pool.Spec.Simulation, m.Extra)
+	sim, err := simulation(pool.Spec.Simulation)
 	if err != nil {
 		return infrapool.Desired{}, err
 	}
-	strategy, err := Strategy(pool.Spec.Strategy)
+	if sim != nil {
+		m.InPlace = *sim
+	}
+	strategy, err := preview.Strategy(pool.Spec.Strategy)
 	if err != nil {
 		return infrapool.Desired{}, err
 	}
-	return infrapool.Desired{Model: m, InPlace: inPlace, Strategy: strategy}, nil
+	return infrapool.Desired{Model: m, Strategy: strategy}, nil
 }
 
-// simulation writes the simulation knobs into extra and returns their keys.
-func simulation(sim *infrav1.LocalSimulation, extra map[string]string) ([]string, error) {
+// simulation maps the pool's simulation knobs, nil when it sets none.
+func simulation(sim *infrav1.LocalSimulation) (*Simulation, error) {
 	if sim == nil {
 		return nil, nil
 	}
-	var keys []string
+	out := &Simulation{}
 	if sim.BootDelay != nil {
-		extra[local.ExtraBootDelay] = sim.BootDelay.Duration.String()
-		keys = append(keys, local.ExtraBootDelay)
+		out.BootDelay = &sim.BootDelay.Duration
 	}
 	if sim.BootJitter != nil {
-		extra[local.ExtraBootJitter] = sim.BootJitter.Duration.String()
-		keys = append(keys, local.ExtraBootJitter)
+		out.BootJitter = &sim.BootJitter.Duration
 	}
 	if sim.FailureRate != nil {
 		f, err := sim.FailureRateValue()
 		if err != nil {
 			return nil, fmt.Errorf("spec.simulation: %w", err)
 		}
-		extra[local.ExtraFailureRate] = fmt.Sprint(f)
-		keys = append(keys, local.ExtraFailureRate)
-	}
-	return keys, nil
-}
-
-// Strategy maps an infra pool's deployment strategy onto the planner's.
-// Unset fields take the planner's defaults (maxSurge 1, maxUnavailable 0,
-// Oldest).
-func Strategy(s infrav1.MachinePoolDeploymentStrategy) (rollout.Strategy, error) {
-	if s.Type != "" && s.Type != infrav1.RollingUpdateMachinePoolDeploymentStrategyType {
-		return rollout.Strategy{}, fmt.Errorf("spec.strategy.type %q is not supported; use RollingUpdate", s.Type)
-	}
-	ru := s.RollingUpdate
-	if ru == nil {
-		return rollout.Strategy{}, nil
-	}
-	out := rollout.Strategy{
-		MaxSurge:       cloneIntOrString(ru.MaxSurge),
-		MaxUnavailable: cloneIntOrString(ru.MaxUnavailable),
-	}
-	switch ru.DeletePolicy {
-	case "", infrav1.OldestDeletePolicyType:
-		out.DeletePolicy = rollout.DeletePolicyOldest
-	case infrav1.NewestDeletePolicyType:
-		out.DeletePolicy = rollout.DeletePolicyNewest
-	case infrav1.RandomDeletePolicyType:
-		out.DeletePolicy = rollout.DeletePolicyRandom
-	default:
-		return rollout.Strategy{}, fmt.Errorf("spec.strategy.rollingUpdate.deletePolicy %q is not one of Oldest, Newest, Random", ru.DeletePolicy)
-	}
-	if _, _, err := rollout.ResolveBudgets(1, out); err != nil {
-		return rollout.Strategy{}, fmt.Errorf("spec.strategy.rollingUpdate: %w", err)
+		out.FailureRate = &f
 	}
 	return out, nil
-}
-
-func cloneIntOrString(v *intstr.IntOrString) *intstr.IntOrString {
-	if v == nil {
-		return nil
-	}
-	c := *v
-	return &c
 }
 
 // WritePool implements infrapool.Adapter.

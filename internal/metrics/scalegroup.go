@@ -1,13 +1,20 @@
-package scalegroup
+package metrics
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
+
+// The ScaleGroup call decorator: metrics and counters around any provider's
+// scalegroup.ScaleGroup, applied by the provider registry, so that no
+// provider counts its own calls.
 
 // Operation names used as the "operation" metric label and in Counts.
 const (
@@ -59,16 +66,27 @@ var (
 	}, []string{"provider", "operation", "result"})
 )
 
-func init() {
-	metrics.Registry.MustRegister(RequestsTotal, RequestDuration, RetryAfterSeconds)
+// RegisterScaleGroupMetrics registers the ScaleGroup call metrics with reg
+// (the manager's registry): the manager calls it once at start-up. A
+// registry that has them already is fine.
+func RegisterScaleGroupMetrics(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{RequestsTotal, RequestDuration, RetryAfterSeconds} {
+		if err := reg.Register(c); err != nil {
+			var are prometheus.AlreadyRegisteredError
+			if !errors.As(err, &are) {
+				return fmt.Errorf("registering the ScaleGroup metrics: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
-// Instrumented is a ScaleGroup that counts and times the calls it forwards.
+// Instrumented is a scalegroup.ScaleGroup that counts and times the calls it forwards.
 // Besides the Prometheus metrics (shared by every Instrumented in the
 // process), it keeps its own counters, read with Counts, for tests and
 // benchmarks.
 type Instrumented struct {
-	next     ScaleGroup
+	next     scalegroup.ScaleGroup
 	provider string
 
 	mu     sync.Mutex
@@ -77,31 +95,31 @@ type Instrumented struct {
 
 type countKey struct{ op, result string }
 
-var _ ScaleGroup = (*Instrumented)(nil)
+var _ scalegroup.ScaleGroup = (*Instrumented)(nil)
 
 // WithMetrics wraps sg so that every call is counted by operation and result
 // and timed, labelled with provider ("azure", "aws", "local", ...).
-func WithMetrics(sg ScaleGroup, provider string) *Instrumented {
+func WithMetrics(sg scalegroup.ScaleGroup, provider string) *Instrumented {
 	return &Instrumented{next: sg, provider: provider, counts: map[countKey]int64{}}
 }
 
-// Get implements ScaleGroup.
-func (m *Instrumented) Get(ctx context.Context, name string) (*Group, error) {
+// Get implements scalegroup.ScaleGroup.
+func (m *Instrumented) Get(ctx context.Context, name string) (*scalegroup.Group, error) {
 	start := time.Now()
 	g, err := m.next.Get(ctx, name)
 	m.observe(OpGet, start, err)
 	return g, err
 }
 
-// Apply implements ScaleGroup.
-func (m *Instrumented) Apply(ctx context.Context, name string, spec GroupSpec) (*Group, error) {
+// Apply implements scalegroup.ScaleGroup.
+func (m *Instrumented) Apply(ctx context.Context, name string, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
 	start := time.Now()
 	g, err := m.next.Apply(ctx, name, spec)
 	m.observe(OpApply, start, err)
 	return g, err
 }
 
-// DeleteInstances implements ScaleGroup.
+// DeleteInstances implements scalegroup.ScaleGroup.
 func (m *Instrumented) DeleteInstances(ctx context.Context, name string, ids []string) error {
 	start := time.Now()
 	err := m.next.DeleteInstances(ctx, name, ids)
@@ -109,7 +127,7 @@ func (m *Instrumented) DeleteInstances(ctx context.Context, name string, ids []s
 	return err
 }
 
-// Delete implements ScaleGroup.
+// Delete implements scalegroup.ScaleGroup.
 func (m *Instrumented) Delete(ctx context.Context, name string) error {
 	start := time.Now()
 	err := m.next.Delete(ctx, name)
@@ -123,7 +141,7 @@ func (m *Instrumented) observe(op string, start time.Time, err error) {
 	result := resultLabel(err)
 	RequestsTotal.WithLabelValues(m.provider, op, result).Inc()
 	RequestDuration.WithLabelValues(m.provider, op).Observe(time.Since(start).Seconds())
-	if wait := RetryAfter(err); wait > 0 {
+	if wait := scalegroup.RetryAfter(err); wait > 0 {
 		RetryAfterSeconds.WithLabelValues(m.provider, op, result).Observe(wait.Seconds())
 	}
 	m.mu.Lock()
@@ -135,16 +153,16 @@ func resultLabel(err error) string {
 	if err == nil {
 		return ResultSuccess
 	}
-	switch r := ReasonOf(err); r {
-	case ReasonNotFound:
+	switch r := scalegroup.ReasonOf(err); r {
+	case scalegroup.ReasonNotFound:
 		return "not_found"
-	case ReasonThrottled:
+	case scalegroup.ReasonThrottled:
 		return "throttled"
-	case ReasonQuotaExceeded:
+	case scalegroup.ReasonQuotaExceeded:
 		return "quota_exceeded"
-	case ReasonTransient:
+	case scalegroup.ReasonTransient:
 		return "transient"
-	case ReasonInvalid:
+	case scalegroup.ReasonInvalid:
 		return "invalid"
 	default:
 		return ResultError

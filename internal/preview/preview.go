@@ -1,4 +1,4 @@
-package infrapool
+package preview
 
 import (
 	"fmt"
@@ -18,22 +18,22 @@ import (
 
 // Model hashes of a preview. The API server does not hold the instances'
 // model hashes, only whether each runs the pool's current model, so a
-// preview's instances are either on PreviewCurrentModel or on
-// PreviewStaleModel.
+// preview's instances are either on CurrentModel or on
+// StaleModel.
 const (
-	// PreviewCurrentModel stands for the pool's current model.
-	PreviewCurrentModel = "current"
-	// PreviewStaleModel stands for any older model.
-	PreviewStaleModel = "stale"
+	// CurrentModel stands for the pool's current model.
+	CurrentModel = "current"
+	// StaleModel stands for any older model.
+	StaleModel = "stale"
 )
 
-// PreviewState is what the management cluster's API server holds about one
+// State is what the management cluster's API server holds about one
 // infra pool: the owner MachinePool's spec and what the engine last reported
-// in the per-instance objects. PreviewInput turns it into the planner's
+// in the per-instance objects. Input turns it into the planner's
 // input without asking the cloud, so that `mpool rollout plan` shows what
 // the engine would do next. It is provider-neutral: the per-instance objects
 // are described in the infra machine pool contract's terms.
-type PreviewState struct {
+type State struct {
 	// MachinePool is the owner MachinePool: spec.replicas (unset means 1,
 	// as the engine reads it) and spec.minReadySeconds.
 	MachinePool *clusterv1.MachinePool
@@ -53,7 +53,7 @@ type PreviewState struct {
 	// this kind.
 	InstanceKind string
 	// Instances are the pool's per-instance objects.
-	Instances []PreviewInstance
+	Instances []Instance
 	// Machines are the MachinePool's Machines (its pool-name label).
 	Machines []clusterv1.Machine
 	// Nodes are the workload cluster's Nodes by providerID, nil when they
@@ -68,9 +68,9 @@ type PreviewState struct {
 	Now time.Time
 }
 
-// PreviewInstance is one per-instance object (LocalMachinePoolMachine,
+// Instance is one per-instance object (LocalMachinePoolMachine,
 // AzureMachinePoolMachine, ...) in the infra machine pool contract's terms.
-type PreviewInstance struct {
+type Instance struct {
 	// ObjectMeta is the object's metadata: its name, creation time (the
 	// instance's age), deletion time and annotations (drain-started,
 	// delete-machine).
@@ -93,14 +93,14 @@ type PreviewInstance struct {
 }
 
 // ID returns the instance's ID within its group.
-func (p *PreviewInstance) ID() string {
+func (p *Instance) ID() string {
 	if p.InstanceID != "" {
 		return p.InstanceID
 	}
 	return p.ObjectMeta.Name
 }
 
-// PreviewInput translates a pool's reported state into the planner's input,
+// Input translates a pool's reported state into the planner's input,
 // with the engine's own rules (plannerInstance, seed): replicas and
 // minReadySeconds from the MachinePool, the seed from the pool's UID, the
 // delete-machine marks of the objects and Machines, and an instance being
@@ -110,17 +110,17 @@ func (p *PreviewInstance) ID() string {
 //   - The instance's creation time is its object's creationTimestamp, which
 //     has whole seconds: instances created within one second are ordered by
 //     ID, as the planner breaks ties.
-//   - An instance is on PreviewCurrentModel when status.latestModelApplied
+//   - An instance is on CurrentModel when status.latestModelApplied
 //     is true or the engine has not reported it yet (new instances are
-//     created on the current model), else on PreviewStaleModel.
+//     created on the current model), else on StaleModel.
 //   - An instance is Ready since its Node became Ready (with Nodes), else
 //     since its object's InstanceReady (or Ready) condition became True,
 //     else since Now.
 //
 // Instances the cloud has but the engine has not made objects for yet are
-// unknown to it. The input is never paused: PreviewInput shows what the
+// unknown to it. The input is never paused: Input shows what the
 // engine would do once resumed (see RolloutPaused).
-func PreviewInput(s PreviewState) (rollout.Input, error) {
+func Input(s State) (rollout.Input, error) {
 	if s.MachinePool == nil {
 		return rollout.Input{}, fmt.Errorf("previewing the rollout: no MachinePool")
 	}
@@ -129,15 +129,15 @@ func PreviewInput(s PreviewState) (rollout.Input, error) {
 	in := rollout.Input{
 		Desired:                 ptr.Deref(s.MachinePool.Spec.Replicas, 1),
 		Strategy:                strategy,
-		ModelHash:               PreviewCurrentModel,
+		ModelHash:               CurrentModel,
 		SkipModelReconciliation: s.SkipModelReconciliation,
 		Now:                     s.Now,
-		RandSeed:                seed(string(s.PoolUID)),
+		RandSeed:                Seed(string(s.PoolUID)),
 		Instances:               make([]rollout.Instance, 0, len(s.Instances)),
 	}
 	if s.MachinePool.ReplicasManagedExternally() {
-		if rec, ok := parseManagedCapacity(s.PoolAnnotations[ManagedCapacityAnnotation]); ok {
-			in.Desired = rec.replicas
+		if rec, ok := ParseManagedCapacity(s.PoolAnnotations[ManagedCapacityAnnotation]); ok {
+			in.Desired = rec.Replicas
 		}
 	}
 	machines := make(map[string]*clusterv1.Machine, len(s.Machines))
@@ -149,28 +149,28 @@ func PreviewInput(s PreviewState) (rollout.Input, error) {
 	}
 	for i := range s.Instances {
 		p := &s.Instances[i]
-		model := PreviewCurrentModel
+		model := CurrentModel
 		if p.State != "" && !p.LatestModelApplied {
-			model = PreviewStaleModel
+			model = StaleModel
 		}
-		in.Instances = append(in.Instances, plannerInstance(rollout.Instance{
+		in.Instances = append(in.Instances, PlannerInstance(rollout.Instance{
 			ID:         p.ID(),
 			Zone:       p.Zone,
 			CreatedAt:  p.ObjectMeta.CreationTimestamp.Time,
 			ModelHash:  model,
-			ReadySince: previewReadySince(p, s.Nodes, s.Now),
+			ReadySince: readySince(p, s.Nodes, s.Now),
 		}, p.State, &p.ObjectMeta, machines[p.ObjectMeta.Name], false))
 	}
 	return in, nil
 }
 
-// previewReadySince says since when p is Ready, nil when it is not.
-func previewReadySince(p *PreviewInstance, nodes map[string]*corev1.Node, now time.Time) *time.Time {
+// readySince says since when p is Ready, nil when it is not.
+func readySince(p *Instance, nodes map[string]*corev1.Node, now time.Time) *time.Time {
 	if nodes != nil {
 		if p.ProviderID == "" {
 			return nil
 		}
-		return readySince(nodes[p.ProviderID])
+		return NodeReadySince(nodes[p.ProviderID])
 	}
 	if !p.Ready {
 		return nil
@@ -193,7 +193,7 @@ func RolloutPaused(mp *clusterv1.MachinePool, poolAnnotations map[string]string)
 	return mp != nil && mp.Annotations[RolloutPausedAnnotation] == "true" || poolAnnotations[RolloutPausedAnnotation] == "true"
 }
 
-// NewInstancePrefix starts the IDs ProjectRollout gives the instances it
+// NewInstancePrefix starts the IDs Project gives the instances it
 // assumes the engine creates; the cloud picks the real IDs.
 const NewInstancePrefix = "+new-"
 
@@ -207,7 +207,7 @@ type Wave struct {
 	Create int32
 }
 
-// ProjectRollout shows how a rollout would unfold from in: the first wave is
+// Project shows how a rollout would unfold from in: the first wave is
 // rollout.Plan(in) itself; each next one plans again on the group as it
 // would be if every victim of the previous wave were gone and every other
 // instance — the new ones included — were Running and available. New
@@ -220,7 +220,7 @@ type Wave struct {
 // The projection is the engine's order only as long as its assumption
 // holds: an instance that fails, a Node that stays NotReady or a change to
 // the pool changes the later waves.
-func ProjectRollout(in rollout.Input, maxWaves int) (waves []Wave, converged bool, err error) {
+func Project(in rollout.Input, maxWaves int) (waves []Wave, converged bool, err error) {
 	if maxWaves <= 0 {
 		maxWaves = 2*(len(in.Instances)+int(max(in.Desired, 0))) + 2
 	}
@@ -291,5 +291,5 @@ func becameAvailable(before, after []rollout.Instance, available time.Time) bool
 	return false
 }
 
-// IsNewInstance says whether id is one ProjectRollout made up.
+// IsNewInstance says whether id is one Project made up.
 func IsNewInstance(id string) bool { return strings.HasPrefix(id, NewInstancePrefix) }

@@ -1,4 +1,4 @@
-package scalegroup
+package metrics
 
 import (
 	"context"
@@ -8,7 +8,11 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 func TestResultLabel(t *testing.T) {
@@ -18,11 +22,11 @@ func TestResultLabel(t *testing.T) {
 		want string
 	}{
 		{name: "success", err: nil, want: ResultSuccess},
-		{name: "not found", err: NewNotFound("g"), want: "not_found"},
-		{name: "throttled, wrapped: the label survives wrapping", err: fmt.Errorf("applying g: %w", NewThrottled("slow down", time.Second)), want: "throttled"},
-		{name: "quota", err: NewQuotaExceeded("no cores"), want: "quota_exceeded"},
-		{name: "transient", err: NewTransient("503", nil), want: "transient"},
-		{name: "invalid", err: NewInvalid("bad zone"), want: "invalid"},
+		{name: "not found", err: scalegroup.NewNotFound("g"), want: "not_found"},
+		{name: "throttled, wrapped: the label survives wrapping", err: fmt.Errorf("applying g: %w", scalegroup.NewThrottled("slow down", time.Second)), want: "throttled"},
+		{name: "quota", err: scalegroup.NewQuotaExceeded("no cores"), want: "quota_exceeded"},
+		{name: "transient", err: scalegroup.NewTransient("503", nil), want: "transient"},
+		{name: "invalid", err: scalegroup.NewInvalid("bad zone"), want: "invalid"},
 		{name: "unclassified", err: errors.New("plain"), want: ResultError},
 	}
 	for _, tt := range tests {
@@ -38,12 +42,12 @@ func TestResultLabel(t *testing.T) {
 // observed by operation and result, and that calls without one are not.
 func TestRetryAfterHistogram(t *testing.T) {
 	ctx := context.Background()
-	throttled := WithMetrics(stub{err: fmt.Errorf("reading g: %w", NewThrottled("slow down", 3*time.Second))}, "test-throttled")
-	busy := WithMetrics(stub{err: &Error{Reason: ReasonTransient, Message: "busy", RetryAfter: 1500 * time.Millisecond}}, "test-throttled")
-	bare := WithMetrics(stub{err: NewThrottled("no header", 0)}, "test-throttled")
+	throttled := WithMetrics(stub{err: fmt.Errorf("reading g: %w", scalegroup.NewThrottled("slow down", 3*time.Second))}, "test-throttled")
+	busy := WithMetrics(stub{err: &scalegroup.Error{Reason: scalegroup.ReasonTransient, Message: "busy", RetryAfter: 1500 * time.Millisecond}}, "test-throttled")
+	bare := WithMetrics(stub{err: scalegroup.NewThrottled("no header", 0)}, "test-throttled")
 	_, _ = throttled.Get(ctx, "g")
 	_, _ = throttled.Get(ctx, "g")
-	_, _ = busy.Apply(ctx, "g", GroupSpec{})
+	_, _ = busy.Apply(ctx, "g", scalegroup.GroupSpec{})
 	_, _ = bare.Get(ctx, "g")
 
 	want := `
@@ -80,4 +84,48 @@ func histogram(labels string, v float64, n int) string {
 	fmt.Fprintf(&b, "mpool_scalegroup_retry_after_seconds_sum{%s} %g\n", labels, v*float64(n))
 	fmt.Fprintf(&b, "mpool_scalegroup_retry_after_seconds_count{%s} %d\n", labels, n)
 	return b.String()
+}
+
+// stub answers every call with err; enough to exercise the decorator.
+type stub struct{ err error }
+
+func (s stub) Get(context.Context, string) (*scalegroup.Group, error) {
+	return &scalegroup.Group{}, s.err
+}
+func (s stub) Apply(context.Context, string, scalegroup.GroupSpec) (*scalegroup.Group, error) {
+	return &scalegroup.Group{}, s.err
+}
+func (s stub) DeleteInstances(context.Context, string, []string) error { return s.err }
+func (s stub) Delete(context.Context, string) error                    { return s.err }
+
+func TestWithMetrics(t *testing.T) {
+	ctx := context.Background()
+	ok := WithMetrics(stub{}, "test-ok")
+	missing := WithMetrics(stub{err: scalegroup.NewNotFound("g")}, "test-missing")
+	for range 3 {
+		_, _ = ok.Get(ctx, "g")
+	}
+	_, _ = ok.Apply(ctx, "g", scalegroup.GroupSpec{})
+	_ = ok.DeleteInstances(ctx, "g", []string{"a"})
+	_ = ok.Delete(ctx, "g")
+	_, _ = missing.Get(ctx, "g")
+
+	c := ok.Counts()
+	if c.Reads() != 3 || c.Writes() != 3 || c[OpGet][ResultSuccess] != 3 {
+		t.Fatalf("counts = %v, want 3 reads and 3 writes", c)
+	}
+	if got := missing.Counts()[OpGet]["not_found"]; got != 1 {
+		t.Fatalf("not_found count = %d, want 1", got)
+	}
+	var m dto.Metric
+	if err := RequestsTotal.WithLabelValues("test-ok", OpGet, ResultSuccess).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.GetCounter().GetValue(); got != 3 {
+		t.Fatalf("prometheus counter = %v, want 3", got)
+	}
+	ok.ResetCounts()
+	if c := ok.Counts(); c.Reads() != 0 || c.Writes() != 0 {
+		t.Fatalf("after reset: %v", c)
+	}
 }

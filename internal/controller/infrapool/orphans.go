@@ -1,0 +1,99 @@
+package infrapool
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// OrphanReleaser releases orphaned per-instance objects of one adapter's
+// kind. A per-instance object's lifecycle belongs to its pool: the engine
+// creates it, reports into it and, when it is deleted, drains and deletes
+// its instance before removing its finalizer. OrphanReleaser only removes
+// the finalizer of an object being deleted whose pool no longer exists,
+// which no one else would do. It is the same for every provider.
+type OrphanReleaser struct {
+	// Adapter names the kinds and the finalizer. Required.
+	Adapter Adapter
+	// Client is the manager's client (default: mgr.GetClient()).
+	Client client.Client
+}
+
+// SetupWithManager registers the releaser for the adapter's per-instance
+// kind with mgr. It sees only objects being deleted.
+func (r *OrphanReleaser) SetupWithManager(_ context.Context, mgr ctrl.Manager, opts controller.Options) error {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	deleting := predicate.NewPredicateFuncs(func(o client.Object) bool { return !o.GetDeletionTimestamp().IsZero() })
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(strings.ToLower(r.Adapter.InstanceKind())).
+		For(r.Adapter.NewInstance(), builder.WithPredicates(deleting)).
+		WithOptions(opts).
+		Complete(r)
+}
+
+// Reconcile implements reconcile.Reconciler.
+func (r *OrphanReleaser) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.Adapter.NewInstance()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	fin := r.Adapter.InstanceFinalizer()
+	if obj.GetDeletionTimestamp().IsZero() || !controllerutil.ContainsFinalizer(obj, fin) {
+		return ctrl.Result{}, nil
+	}
+	kind := r.Adapter.PoolKind()
+	if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == kind {
+		pool := r.Adapter.NewPool()
+		err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}, pool)
+		switch {
+		case err == nil && pool.GetUID() == ref.UID:
+			return ctrl.Result{}, nil // the engine drains and deletes the instance
+		case err != nil && !apierrors.IsNotFound(err):
+			return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", kind, ref.Name, err)
+		}
+	}
+	before := obj.DeepCopyObject().(InstanceObject)
+	controllerutil.RemoveFinalizer(obj, fin)
+	if err := r.Client.Patch(ctx, obj, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("removing the finalizer of orphaned %s %s: %w", r.Adapter.InstanceKind(), obj.GetName(), err)
+	}
+	log := ctrl.LoggerFrom(ctx)
+	log.Info("Released an orphaned per-instance object: its pool is gone", "kind", r.Adapter.InstanceKind(), "name", obj.GetName())
+	return ctrl.Result{}, nil
+}
+
+// Setup registers everything one provider's pool kind needs with mgr: the
+// engine as the pool kind's controller and the OrphanReleaser of its
+// per-instance objects. opts.Client and opts.Recorder default to the
+// manager's. It returns the engine.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, copts controller.Options) (*Engine, error) {
+	if opts.Client == nil {
+		opts.Client = mgr.GetClient()
+	}
+	if opts.Recorder == nil && opts.Adapter != nil {
+		opts.Recorder = mgr.GetEventRecorder(strings.ToLower(opts.Adapter.PoolKind()) + "-controller")
+	}
+	e, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.SetupWithManager(ctx, mgr, copts); err != nil {
+		return nil, fmt.Errorf("setting up the %s controller: %w", opts.Adapter.PoolKind(), err)
+	}
+	if err := (&OrphanReleaser{Adapter: opts.Adapter, Client: opts.Client}).SetupWithManager(ctx, mgr, copts); err != nil {
+		return nil, fmt.Errorf("setting up the %s controller: %w", opts.Adapter.InstanceKind(), err)
+	}
+	return e, nil
+}

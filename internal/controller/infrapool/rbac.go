@@ -1,0 +1,10 @@
+package infrapool
+
+// What the engine does in the management cluster for every provider: it
+// reads the owner MachinePools, their Clusters and Machines and the
+// bootstrap data Secrets, and records events. Each provider declares the
+// verbs on its own kinds beside its Adapter.
+//
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinepools;clusters;machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

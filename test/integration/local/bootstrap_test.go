@@ -1,0 +1,129 @@
+package local
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/bootstrap"
+	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
+	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// dataSecret returns the pool's bootstrap data Secret.
+func (f *fixture) dataSecret() *corev1.Secret {
+	f.t.Helper()
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		f.t.Fatal(err)
+	}
+	name := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
+	if name == "" {
+		f.t.Fatal("the MachinePool has no bootstrap data Secret")
+	}
+	s := &corev1.Secret{}
+	if err := env.Client.Get(f.ctx, f.key(name), s); err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+// TestTokenRotationAtRestWritesNothing: a rotated bootstrap token is not a
+// reason to write to the cloud (CAPZ issue #4958 rewrote the scale set
+// model on every rotation, CAPA made a launch template version). The new
+// data reaches the cloud with the next write that creates instances from
+// it, and those instances join with it.
+func TestTokenRotationAtRestWritesNothing(t *testing.T) {
+	cloud := startCloud(t, cloudOptions{})
+	f := newFixture(t, cloud)
+	// Tokens live 40s: at rest one is rotated within about half a minute.
+	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second }})
+	f.createPool(poolSpec{replicas: 2})
+	f.waitConverged(2, v1, "", converge)
+	before := instanceIDs(f.liveInstances())
+	token := f.dataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]
+	if token == "" {
+		t.Fatal("the data Secret names no bootstrap token")
+	}
+
+	sg := mgr.pool
+	sg.ResetCounts()
+	testenv.Eventually(t, time.Minute, func() error {
+		if got := f.dataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
+			return fmt.Errorf("the token %s has not been rotated yet", token)
+		}
+		return nil
+	})
+	// The engine hears of the new data through the Secret; make sure it has
+	// looked at the pool a few times since.
+	f.pokeUntilReconciled(t, 3)
+	if c := sg.Counts(); c.Writes() != 0 || c.Reads() == 0 {
+		t.Fatalf("a token rotation on a pool at rest made %d scale-group writes (%d reads): %v", c.Writes(), c.Reads(), c)
+	}
+	if after := instanceIDs(f.liveInstances()); !slices.Equal(after, before) {
+		t.Fatalf("a token rotation replaced instances: %v, were %v", after, before)
+	}
+
+	// A scale-up carries the current data, and the new instance joins with it.
+	f.scale(3)
+	f.waitConverged(3, v1, "", converge)
+	// Tokens keep rotating meanwhile: the group's data carries a token newer
+	// than the first one, and the same content as the current data.
+	g := f.groupState()
+	if g == nil {
+		t.Fatal("the group is gone")
+	}
+	if oldID := strings.TrimPrefix(token, "bootstrap-token-"); bytes.Contains(g.Model.CustomData, []byte(oldID+".")) {
+		t.Fatalf("the scale-up left the group's custom data with the token %s of before the rotation", oldID)
+	}
+	if !bytes.Equal(bootstrap.MaskBootstrapTokens(g.Model.CustomData), bootstrap.MaskBootstrapTokens(f.dataSecret().Data["value"])) {
+		t.Fatal("the group's custom data differs from the pool's bootstrap data beyond its token")
+	}
+}
+
+// TestKubeadmConfigChangeRollsThePool: a changed KubeadmConfig (here the
+// kubelet's arguments) is re-rendered into the bootstrap data, whose content
+// is part of the instances' model: the pool rolls within its budgets.
+func TestKubeadmConfigChangeRollsThePool(t *testing.T) {
+	cloud := startCloud(t, cloudOptions{})
+	f := newFixture(t, cloud)
+	spy := newCloudSpy(t, f)
+	startManager(t, f, cloud.URL(), managerOptions{spy: spy})
+	f.createPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
+	f.waitConverged(3, v1, "ubuntu-2404", converge)
+	before := instanceIDs(f.liveInstances())
+
+	w := watchBudgets(f, 3, 1, 0)
+	cfg := &bootstrapv1.KubeadmConfig{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Spec.JoinConfiguration.NodeRegistration.KubeletExtraArgs["max-pods"] = "50"
+	if err := env.Client.Update(f.ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 2*converge, func() error {
+		after := instanceIDs(f.liveInstances())
+		for _, id := range before {
+			if slices.Contains(after, id) {
+				return fmt.Errorf("instance %s has not been replaced yet", id)
+			}
+		}
+		return f.converged(3, v1, "ubuntu-2404")
+	})
+	w.assertHeld()
+	if !bytes.Contains(f.dataSecret().Data["value"], []byte("max-pods")) {
+		t.Fatal("the bootstrap data was not re-rendered with the new kubelet argument")
+	}
+	spy.assertClean()
+}
