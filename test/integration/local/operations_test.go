@@ -1,10 +1,8 @@
 package local
 
-// The scenarios of issue 5's remaining gaps: replicas managed by an external
-// autoscaler, a paused Cluster, the node drain timeout, instances that never
-// join, and the cloud's quota. Run them alone with
-//
-//	go test -p 1 -run Gap ./test/integration/local/
+// What a platform engineer meets operating a pool beyond scaling and
+// rolling: replicas managed by an external autoscaler, a paused Cluster, the
+// node drain timeout, instances that never join, and the cloud's quota.
 
 import (
 	"context"
@@ -37,13 +35,13 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
-// TestGapReplicasManagedByAnExternalAutoscaler: with
+// TestReplicasManagedByAnExternalAutoscaler: with
 // cluster.x-k8s.io/replicas-managed-by on the MachinePool, the autoscaler
 // scales the cloud's group; the engine notices (it polls such a group, the
 // cloud sends no event), keeps and reports the group's count, the core
 // copies it into spec.replicas, and stale instances are still replaced
 // within the budgets at that count.
-func TestGapReplicasManagedByAnExternalAutoscaler(t *testing.T) {
+func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	cloud := startCloud(t, cloudOptions{})
 	f := newFixture(t, cloud)
 	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) {
@@ -116,10 +114,10 @@ func TestGapReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	f.waitMachinePoolReplicas(3)
 }
 
-// TestGapPausedClusterWritesNothing: while the Cluster is paused a scale-up
+// TestPausedClusterWritesNothing: while the Cluster is paused a scale-up
 // and a version change create and delete nothing, call the cloud not at
 // all and write nothing; unpausing resumes and converges.
-func TestGapPausedClusterWritesNothing(t *testing.T) {
+func TestPausedClusterWritesNothing(t *testing.T) {
 	cloud := startCloud(t, cloudOptions{})
 	f := newFixture(t, cloud)
 	mgr := startManager(t, f, cloud.URL(), managerOptions{})
@@ -163,10 +161,10 @@ func TestGapPausedClusterWritesNothing(t *testing.T) {
 	f.waitConverged(4, v2, "", converge)
 }
 
-// TestGapDrainTimeout: a pod whose PodDisruptionBudget never allows its
+// TestDrainTimeout: a pod whose PodDisruptionBudget never allows its
 // eviction holds a scale-down without a nodeDrainTimeout; with one, the
 // instance goes once it has passed, and an event says the drain timed out.
-func TestGapDrainTimeout(t *testing.T) {
+func TestDrainTimeout(t *testing.T) {
 	cloud := startCloud(t, cloudOptions{})
 	f := newFixture(t, cloud)
 	startManager(t, f, cloud.URL(), managerOptions{})
@@ -230,10 +228,10 @@ func TestGapDrainTimeout(t *testing.T) {
 	f.waitConverged(1, v1, "", converge)
 }
 
-// TestGapNeverJoinedInstanceIsReplaced: an instance that boots with a wrong
+// TestNeverJoinedInstanceIsReplaced: an instance that boots with a wrong
 // bootstrap token never joins; once the join timeout has passed the engine
 // deletes it, says so, and the group creates a fresh one that joins.
-func TestGapNeverJoinedInstanceIsReplaced(t *testing.T) {
+func TestNeverJoinedInstanceIsReplaced(t *testing.T) {
 	cloud := startCloud(t, cloudOptions{})
 	f := newFixture(t, cloud)
 	spy := newCloudSpy(t, f)
@@ -281,10 +279,10 @@ func TestGapNeverJoinedInstanceIsReplaced(t *testing.T) {
 	}
 }
 
-// TestGapQuotaExceeded: a quota below the desired replicas keeps the pool at
+// TestQuotaExceeded: a quota below the desired replicas keeps the pool at
 // the quota with ScaleGroupReady False, reason QuotaExceeded and a message
 // that says what to change; raising the quota converges.
-func TestGapQuotaExceeded(t *testing.T) {
+func TestQuotaExceeded(t *testing.T) {
 	cloud := startCloud(t, cloudOptions{})
 	f := newFixture(t, cloud)
 	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) { o.EngineTiming.QuotaRetry = 500 * time.Millisecond }})
