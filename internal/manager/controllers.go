@@ -12,8 +12,8 @@ import (
 	crmanager "sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/mpool-dev/mpool/internal/controller/cluster"
 	gatepolicy "github.com/mpool-dev/mpool/internal/admission/featuregate"
+	"github.com/mpool-dev/mpool/internal/controller/cluster"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
