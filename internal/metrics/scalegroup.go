@@ -127,6 +127,10 @@ func (m *Instrumented) DeleteInstances(ctx context.Context, name string, ids []s
 	return err
 }
 
+// Capabilities implements scalegroup.ScaleGroup: the wrapped group's, so
+// that the decorator hides nothing the engine branches on.
+func (m *Instrumented) Capabilities() scalegroup.Capabilities { return m.next.Capabilities() }
+
 // Delete implements scalegroup.ScaleGroup.
 func (m *Instrumented) Delete(ctx context.Context, name string) error {
 	start := time.Now()

@@ -97,6 +97,9 @@ func (s stub) Apply(context.Context, string, scalegroup.GroupSpec) (*scalegroup.
 }
 func (s stub) DeleteInstances(context.Context, string, []string) error { return s.err }
 func (s stub) Delete(context.Context, string) error                    { return s.err }
+func (s stub) Capabilities() scalegroup.Capabilities {
+	return scalegroup.Capabilities{CloudRollouts: true}
+}
 
 func TestWithMetrics(t *testing.T) {
 	ctx := context.Background()
@@ -127,5 +130,13 @@ func TestWithMetrics(t *testing.T) {
 	ok.ResetCounts()
 	if c := ok.Counts(); c.Reads() != 0 || c.Writes() != 0 {
 		t.Fatalf("after reset: %v", c)
+	}
+}
+
+// TestWithMetricsForwardsCapabilities: the engine branches on what the
+// cloud does by itself; the decorator must not hide it.
+func TestWithMetricsForwardsCapabilities(t *testing.T) {
+	if !WithMetrics(stub{}, "test-caps").Capabilities().CloudRollouts {
+		t.Fatal("the decorator hides the wrapped group's capabilities")
 	}
 }

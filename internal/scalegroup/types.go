@@ -64,11 +64,35 @@ type ScaleGroup interface {
 	// state Deleting until they are gone.
 	DeleteInstances(ctx context.Context, name string, ids []string) error
 
+	// Capabilities says what the cloud does by itself, which changes how the
+	// engine drives the group. It does no I/O and returns the same value
+	// every time.
+	Capabilities() Capabilities
+
 	// Delete destroys the group and all of its instances. It returns nil once
 	// the deletion has been accepted; the group may still be returned by Get
 	// (with a Delete operation) until it is gone. A group that does not exist
 	// is already deleted: Delete returns nil.
 	Delete(ctx context.Context, name string) error
+}
+
+// Capabilities are what a cloud does by itself.
+type Capabilities struct {
+	// CloudRollouts: the cloud replaces out-of-date instances itself when
+	// the group's model changes, within its own budget, draining them as it
+	// goes — an EKS managed node group launches new nodes and cordons and
+	// drains old ones within its updateConfig.maxUnavailable — and on a
+	// capacity decrease it picks the instances to remove and drains them.
+	// Such a group may not offer DeleteInstances for arbitrary instances.
+	//
+	// The engine then never picks victims for drift or excess: it applies
+	// the desired model and the desired replicas as the capacity (no surge),
+	// one change at a time (never while Group.Operation is in progress), and
+	// observes, reporting the cloud's progress (Group.Operation,
+	// Group.Message) and each instance's drift (Instance.ModelHash).
+	// Instances a user marks for deletion are still deleted through
+	// DeleteInstances.
+	CloudRollouts bool
 }
 
 // GroupSpec is the desired state of a group.
@@ -139,6 +163,10 @@ type Group struct {
 	// Operation is the long-running change in progress, nil when the group is
 	// at rest.
 	Operation *Operation
+	// Message is the cloud's note on the group when something is wrong with
+	// it: why its last change failed (an EKS update's errors, such as
+	// PodEvictionFailure), its health issues. Empty when all is well.
+	Message string
 }
 
 // Pending reports whether a long-running operation is in progress.

@@ -69,6 +69,29 @@ func (e *Engine) recordManagedCapacity(s *scope) {
 	s.pool.SetAnnotations(a)
 }
 
+// cloudRollouts reports whether the cloud replaces out-of-date instances
+// itself (see scalegroup.Capabilities).
+func (e *Engine) cloudRollouts() bool { return e.caps.CloudRollouts }
+
+// victims returns the plan's victims the engine removes itself: those the
+// cloud is not already deleting and, when the cloud runs its own rollouts
+// and picks its own victims on a scale-down, only those a user marked for
+// deletion.
+func (e *Engine) victims(s *scope, byID map[string]scalegroup.Instance) []rollout.Victim {
+	var victims []rollout.Victim
+	for _, v := range s.plan.Delete {
+		in, ok := byID[v.ID]
+		if !ok || in.State == scalegroup.StateDeleting {
+			continue
+		}
+		if e.cloudRollouts() && v.Reason != rollout.ReasonMarked {
+			continue
+		}
+		victims = append(victims, v)
+	}
+	return victims
+}
+
 // removeVictims drains the plan's victims and deletes those that are ready
 // to go. Victims the cloud is already deleting need nothing more.
 func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
@@ -77,12 +100,7 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 	for _, in := range current {
 		byID[in.ID] = in
 	}
-	var victims []rollout.Victim
-	for _, v := range s.plan.Delete {
-		if in, ok := byID[v.ID]; ok && in.State != scalegroup.StateDeleting {
-			victims = append(victims, v)
-		}
-	}
+	victims := e.victims(s, byID)
 	if len(victims) == 0 {
 		return nil
 	}
@@ -251,6 +269,16 @@ func (e *Engine) applyGroup(ctx context.Context, s *scope) error {
 		return nil
 	}
 	want := capacity(s.plan, s.input, s.instances(), s.deletedNow)
+	if e.cloudRollouts() {
+		// The cloud surges, replaces and picks victims itself: it gets the
+		// replicas, and one change at a time.
+		want = s.replicas
+		if g := s.cloud; g.Pending() {
+			log.FromContext(ctx).V(1).Info("Waiting for the cloud's own change to finish", "operation", g.Operation.Type, "message", g.Operation.Message)
+			s.requeueAfter(e.timing.Converging)
+			return nil
+		}
+	}
 	if g := s.cloud; g != nil {
 		have := g.Capacity - int32(len(s.deletedNow))
 		last, _ := e.applied.get(s.pool.GetUID())

@@ -52,6 +52,22 @@
 //     Ready). The pool is patched once, at the end, and only when something
 //     changed: a converged pool costs one cloud read and no write.
 //
+// # Clouds that run their own rollouts
+//
+// Some clouds replace out-of-date instances themselves: an EKS managed node
+// group launches new nodes, cordons and drains old ones within its
+// updateConfig.maxUnavailable, picks its own victims on a scale-down, and
+// has no call to delete chosen instances and shrink. Such a ScaleGroup
+// declares it (scalegroup.Capabilities.CloudRollouts) and the engine does
+// not pretend to pick victims: it applies the desired model with the
+// replicas as the capacity, one change at a time (never while the cloud's
+// own operation is in progress), and observes. Stale instances are reported
+// truthfully (latestModelApplied false, ScaleGroupModelUpdated False, and
+// RolloutProgressing True with reason CloudRollout while the cloud replaces
+// them); the cloud's note on a failed update or an unhealthy group is
+// surfaced in ScaleGroupReady (reason ScaleGroupProblem). Instances a user
+// marks for deletion are still deleted, drained first, one by one.
+//
 // # Bootstrap data
 //
 // New bootstrap data reaches the cloud only when instances will be created

@@ -106,6 +106,7 @@ type Engine struct {
 	a       Adapter
 	c       client.Client
 	sg      scalegroup.ScaleGroup
+	caps    scalegroup.Capabilities // sg's, read once
 	w       Workload
 	rec     kevents.EventRecorder
 	clock   clock.PassiveClock
@@ -154,6 +155,7 @@ func New(opts Options) (*Engine, error) {
 		a:           opts.Adapter,
 		c:           opts.Client,
 		sg:          opts.ScaleGroup,
+		caps:        opts.ScaleGroup.Capabilities(),
 		w:           opts.Workload,
 		rec:         opts.Recorder,
 		clock:       opts.Clock,

@@ -150,6 +150,7 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 
 // observeCloud reads the group.
 func (e *Engine) observeCloud(ctx context.Context, s *scope) error {
+	s.cloudRollouts = e.cloudRollouts()
 	g, err := e.sg.Get(ctx, s.group)
 	switch {
 	case scalegroup.IsNotFound(err):

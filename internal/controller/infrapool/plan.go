@@ -26,7 +26,11 @@ func (e *Engine) planRollout(_ context.Context, s *scope) error {
 	return nil
 }
 
-// rolloutInput translates the observation into the planner's terms.
+// rolloutInput translates the observation into the planner's terms. For a
+// cloud that runs its own rollouts (scalegroup.Capabilities.CloudRollouts)
+// out-of-date instances are the cloud's to replace: the planner neither
+// replaces them nor prefers them as victims, as with the
+// SkipMachinePoolModelReconciliation gate.
 // Without the workload cluster's Nodes no instance is known to be Ready, and
 // the planner would treat every instance as free to delete; without the
 // bootstrap data (its Secret is being re-rendered, or was deleted) the
@@ -37,7 +41,7 @@ func (e *Engine) rolloutInput(s *scope) rollout.Input {
 		Desired:                 s.replicas,
 		Strategy:                s.desired.Strategy,
 		ModelHash:               s.modelHash,
-		SkipModelReconciliation: e.skip,
+		SkipModelReconciliation: e.skip || e.cloudRollouts(),
 		Paused:                  s.paused || !s.nodesKnown || !s.bootstrap,
 		Now:                     s.now,
 		RandSeed:                preview.Seed(string(s.pool.GetUID())),

@@ -36,13 +36,14 @@ type scope struct {
 	specHash  string
 
 	// From the cloud and the API servers.
-	observed   bool              // Get succeeded; observedGroup nil means NotFound
-	cloud      *scalegroup.Group // as Get returned it
-	objects    map[string]InstanceObject
-	machines   map[string]*clusterv1.Machine // by per-instance object name
-	nodes      map[string]*corev1.Node       // by providerID, read-only
-	nodesKnown bool
-	nodesErr   error
+	cloudRollouts bool              // the cloud replaces out-of-date instances itself
+	observed      bool              // Get succeeded; observedGroup nil means NotFound
+	cloud         *scalegroup.Group // as Get returned it
+	objects       map[string]InstanceObject
+	machines      map[string]*clusterv1.Machine // by per-instance object name
+	nodes         map[string]*corev1.Node       // by providerID, read-only
+	nodesKnown    bool
+	nodesErr      error
 
 	// Planning.
 	planned bool

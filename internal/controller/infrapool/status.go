@@ -49,6 +49,12 @@ const (
 	NodeStartupTimeoutReason = "NodeStartupTimeout"
 	// QuotaExceededReason: the cloud refused the group's capacity for quota.
 	QuotaExceededReason = "QuotaExceeded"
+	// ScaleGroupProblemReason: the cloud reports a problem with the group
+	// (a failed update, health issues); the message is the cloud's.
+	ScaleGroupProblemReason = "ScaleGroupProblem"
+	// CloudRolloutReason: the cloud is replacing out-of-date instances
+	// itself (scalegroup.Capabilities.CloudRollouts).
+	CloudRolloutReason = "CloudRollout"
 )
 
 // report writes what this reconcile observed and did: the per-instance
@@ -212,6 +218,10 @@ func scaleGroupReadyCondition(s *scope) metav1.Condition {
 		g := s.currentGroup()
 		c.Status, c.Reason = metav1.ConditionTrue, clusterv1.ReadyReason
 		c.Message = fmt.Sprintf("Scale group %s has capacity %d", s.group, g.Capacity)
+		if g.Message != "" {
+			c.Status, c.Reason = metav1.ConditionFalse, ScaleGroupProblemReason
+			c.Message += "; the cloud reports: " + g.Message
+		}
 		if op := g.Operation; op != nil {
 			c.Message += fmt.Sprintf("; %s operation in progress: %s", op.Type, op.Message)
 		}
@@ -232,7 +242,10 @@ func modelUpdatedCondition(s *scope, skip bool) metav1.Condition {
 	default:
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.ScaleGroupModelOutOfDateReason
 		c.Message = fmt.Sprintf("%d of %d instances run an older model than %s", n.Stale, n.Replicas, s.modelHash)
-		if skip {
+		switch {
+		case s.cloudRollouts:
+			c.Message += "; the cloud replaces them itself, with its own rolling update"
+		case skip:
 			c.Message += "; SkipMachinePoolModelReconciliation is enabled: they stay until the pool is scaled in or they are deleted"
 		}
 	}
@@ -273,6 +286,12 @@ func rolloutProgressingCondition(s *scope) metav1.Condition {
 		c.Message = "Nothing is created or deleted until the MachinePool's bootstrap data is available: the instances' model includes it"
 	case s.input.Paused:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(rollout.WaitPaused), "The rollout is paused by the "+preview.RolloutPausedAnnotation+" annotation"
+	case s.cloudRollouts && s.plan.Counts.Stale > 0:
+		c.Status, c.Reason = metav1.ConditionTrue, CloudRolloutReason
+		c.Message = fmt.Sprintf("The cloud is replacing %d out-of-date instances itself", s.plan.Counts.Stale)
+		if g := s.currentGroup(); g.Pending() {
+			c.Message += fmt.Sprintf(" (%s operation: %s)", g.Operation.Type, g.Operation.Message)
+		}
 	case s.plan.Done:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ConvergedReason, fmt.Sprintf("%d replicas, all available and on model %s", s.plan.Counts.Replicas, s.modelHash)
 	default:

@@ -112,6 +112,10 @@ func (c *Client) DeleteInstances(ctx context.Context, name string, ids []string)
 	return nil
 }
 
+// Capabilities implements scalegroup.ScaleGroup: the simulated cloud's
+// groups leave rollouts to the engine, which picks every victim.
+func (c *Client) Capabilities() scalegroup.Capabilities { return scalegroup.Capabilities{} }
+
 // Delete implements scalegroup.ScaleGroup.
 func (c *Client) Delete(ctx context.Context, name string) error {
 	err := c.do(ctx, http.MethodDelete, groupPath(name), nil, nil)
