@@ -3,6 +3,7 @@ package jointest
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 // BenchmarkJoin1000 measures 1,000 instances booting at once (zero boot
 // delay) until every one has registered its Node and Lease with the real API
 // server: token discovery, CA check, SelfSubjectReview, Node and Lease.
+// With MPOOL_BENCH_SMALL=1 (hack/bench-smoke.sh) it boots 20.
 func BenchmarkJoin1000(b *testing.B) {
+	n := benchSize(1000, 20)
 	ctx := context.Background()
 	token := createToken(b, time.Now().Add(time.Hour))
 	opts := cloudsim.Options{DefaultSimulation: &cloudsim.Simulation{}}
@@ -29,7 +32,7 @@ func BenchmarkJoin1000(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		group := fmt.Sprintf("bench-%d", i)
 		start := time.Now()
-		if _, err := srv.Cloud().ApplyGroup(group, cloudsim.GroupSpec{Capacity: 1000, Model: cloudsim.Model{CustomData: data}}); err != nil {
+		if _, err := srv.Cloud().ApplyGroup(group, cloudsim.GroupSpec{Capacity: int32(n), Model: cloudsim.Model{CustomData: data}}); err != nil {
 			b.Fatal(err)
 		}
 		for {
@@ -46,11 +49,21 @@ func BenchmarkJoin1000(b *testing.B) {
 					b.Fatalf("instance %s failed to join: %s", in.ID, in.Message)
 				}
 			}
-			if joined == 1000 {
+			if joined == n {
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 		b.ReportMetric(float64(time.Since(start).Milliseconds()), "ms/1000-joins")
 	}
+}
+
+// benchSize is a benchmark's size: full, or small with MPOOL_BENCH_SMALL=1,
+// with which hack/bench-smoke.sh runs every benchmark once to see that it
+// still runs.
+func benchSize(full, small int) int {
+	if v := os.Getenv("MPOOL_BENCH_SMALL"); v != "" && v != "0" {
+		return small
+	}
+	return full
 }

@@ -32,13 +32,24 @@ import (
 //	go test -p 1 -run '^$' -bench BenchmarkPool -benchtime 1x -timeout 60m ./test/integration/local/
 //	MPOOL_BENCH_N=10000 go test -p 1 -run '^$' -bench 'BenchmarkPool(ScaleUp|SteadyState)' -benchtime 1x -timeout 120m ./test/integration/local/
 //
-// MPOOL_BENCH_QPS sets the manager's client QPS (burst twice that) instead
-// of the test environment's 200; MPOOL_BENCH_PROGRESS=1 logs progress;
+// MPOOL_BENCH_SMALL=1 makes the default N 10 instead (hack/bench-smoke.sh
+// runs every benchmark once that way, to see that it still runs; an
+// MPOOL_BENCH_N still wins). MPOOL_BENCH_QPS sets the manager's client QPS
+// (burst twice that) instead of the test environment's 200;
+// MPOOL_BENCH_PROGRESS=1 logs progress;
 // MPOOL_BENCH_UNTIL=joined ends a scale-up once every instance joined and
 // has its LocalMachinePoolMachine, instead of waiting for the MachinePool
 // to be Running; MPOOL_BENCH_APIPROF=file writes a 20 s CPU profile of the
 // API server taken during the scale-up (start the package with
 // MPOOL_TEST_APISERVER_ARGS=--profiling=true).
+
+// benchSize is a benchmark's size: full, or small with MPOOL_BENCH_SMALL=1.
+func benchSize(full, small int) int {
+	if v := os.Getenv("MPOOL_BENCH_SMALL"); v != "" && v != "0" {
+		return small
+	}
+	return full
+}
 
 // benchPool is one benchmark's pool: cloud, fixture and manager.
 type benchPool struct {
@@ -51,7 +62,7 @@ type benchPool struct {
 // 0 replicas (maxSurge 25%, maxUnavailable 0) that is Running.
 func newBenchPool(b *testing.B) *benchPool {
 	b.Helper()
-	n := 1000
+	n := benchSize(1000, 10)
 	if v, err := strconv.Atoi(os.Getenv("MPOOL_BENCH_N")); err == nil && v > 0 {
 		n = v
 	}
@@ -130,7 +141,7 @@ func BenchmarkPoolSteadyState(b *testing.B) {
 		p.scaleUp()
 		p.f.waitModel(p.n, 10*time.Minute)
 
-		sg := p.m.pool.ScaleGroup()
+		sg := p.m.pool
 		sg.ResetCounts()
 		before := reconciles(b)
 		const pokes = 5
