@@ -128,13 +128,24 @@ step_prepare() { go run ./cmd/mpool prepare; }
 
 step_test() { go test -p 2 -timeout 45m -count=1 "${pkgs[@]}"; }
 
+# Every benchmark once at a small size, so a benchmark that no longer runs fails
+# the build. Skipped when only some packages are tested.
+step_bench() {
+  if [ "${pkgs[*]}" != "./..." ]; then
+    echo "    (skipped: only ${pkgs[*]} tested)"
+    return 0
+  fi
+  bash hack/bench-smoke.sh
+}
+
 # The steps, in order: "name|what it does". To add one, write step_<name> above and
-# list it here (e.g. a lint step after vet, a benchmark step after test).
+# list it here.
 steps=(
   "gofmt|gofmt"
   "vet|go vet"
   "prepare|control-plane binaries (built from source and cached on first use)"
-  "test|go test ${pkgs[*]}"
+  "test|go test ${pkgs[*]} (the import rules in hack/layers included)"
+  "bench|every benchmark once at a small size (hack/bench-smoke.sh)"
 )
 
 for step in "${steps[@]}"; do
