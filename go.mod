@@ -3,6 +3,7 @@ module github.com/mpool-dev/mpool
 go 1.26.0
 
 require (
+	github.com/drone/envsubst/v2 v2.0.0-20210730161058-179042472c46
 	github.com/go-logr/logr v1.4.3
 	github.com/prometheus/client_golang v1.24.0
 	github.com/prometheus/client_model v0.6.2

@@ -32,7 +32,7 @@ Start everything on this machine, with no cloud and no Docker:
   mpool up`,
 		SilenceUsage: true,
 	}
-	root.AddCommand(newUpCommand(), newManagerCommand(), cloudsim.NewCommand(), newPrepareCommand(), newVersionCommand(), newDescribeCommand(), newRolloutCommand(), newScaleCommand())
+	root.AddCommand(newUpCommand(), newManagerCommand(), cloudsim.NewCommand(), newPrepareCommand(), newVersionCommand(), newDescribeCommand(), newRolloutCommand(), newScaleCommand(), newGenerateCommand())
 	return root
 }
 

@@ -29,6 +29,7 @@ type upOptions struct {
 	metricsAddr string
 	verbose     bool
 	empty       bool
+	sample      string
 }
 
 func newUpCommand() *cobra.Command {
@@ -39,7 +40,7 @@ func newUpCommand() *cobra.Command {
 		Long: `Start an embedded etcd, kube-apiserver and kube-controller-manager (built from source
 on first use and cached), install mpool's CRDs, start the simulated cloud and run the
 manager in this process. Unless --empty, it then creates a sample 3-replica pool of
-simulated VMs and shows its progress until it is Running. It runs in the
+simulated VMs (the local machinepool flavor of 'mpool generate cluster') and shows its progress until it is Running. It runs in the
 foreground until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
 Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 		Args: cobra.NoArgs,
@@ -48,12 +49,18 @@ Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "Directory for etcd data, certificates, kubeconfig and logs")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the manager's Prometheus metrics endpoint; "0" disables it`)
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "Write the manager's logs to the terminal instead of DATA_DIR/manager.log")
-	fs.BoolVar(&o.empty, "empty", false, "Do not create the sample 3-replica pool (examples/local/machinepool.yaml)")
+	fs.BoolVar(&o.empty, "empty", false, "Do not create the sample 3-replica pool")
+	fs.StringVar(&o.sample, "sample", "local", "The sample pool: local (the flavor of 'mpool generate cluster local --flavor machinepool'); azure, aws and eks wait for their providers")
 	gates := addGateFlags(fs)
 	logs := addLogFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if gates.envErr != nil {
 			return gates.envErr
+		}
+		if !o.empty {
+			if err := checkSample(o.sample); err != nil {
+				return err
+			}
 		}
 		ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
@@ -197,7 +204,8 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 				return
 			}
 			if ctx.Err() == nil {
-				nextSteps(out, kubeconfigPath)
+				mpool, haveKubectl := runningCommand()
+				nextSteps(out, kubeconfigPath, mpool, haveKubectl)
 			}
 		}()
 	}

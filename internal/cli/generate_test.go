@@ -1,0 +1,376 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mpool-dev/mpool/examples"
+	"github.com/mpool-dev/mpool/templates"
+)
+
+// flavorEnv is the environment of the golden outputs: the variables the
+// cloud flavors require, with the seeds' sample values.
+var flavorEnv = map[string]string{
+	"AZURE_LOCATION":          "westus2",
+	"AZURE_NODE_MACHINE_TYPE": "Standard_D2s_v3",
+	"AWS_NODE_MACHINE_TYPE":   "m5.large",
+	"AWS_SSH_KEY_NAME":        "default",
+}
+
+// flavorArgs are the flags of each flavor's golden output, as the seeds run
+// clusterctl: the cloud flavors with a --kubernetes-version, the local one
+// with none.
+func flavorArgs(f templates.Flavor) []string {
+	args := []string{"generate", "cluster", "my-cluster", "--infrastructure", f.Infrastructure, "--flavor", f.Name}
+	if f.Infrastructure != "local" {
+		args = append(args, "--kubernetes-version", "v1.22.0")
+	}
+	return args
+}
+
+type generateRun struct {
+	stdout, stderr string
+	err            error
+}
+
+// runGenerate runs `mpool generate ARGS...` with the environment env and,
+// without --config, the clusterctl config file defaultConfig.
+func runGenerate(t *testing.T, env map[string]string, defaultConfig string, args ...string) generateRun {
+	t.Helper()
+	var stdout, stderr syncBuffer
+	root := &cobra.Command{Use: "mpool", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(newGenerateCommandWith(func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}, defaultConfig))
+	root.SetArgs(args)
+	root.SetOut(&stdout)
+	root.SetErr(&stderr)
+	err := root.ExecuteContext(context.Background())
+	return generateRun{stdout: stdout.String(), stderr: stderr.String(), err: err}
+}
+
+func goldenName(f templates.Flavor, suffix string) string {
+	return "generate_" + f.Infrastructure + "_" + strings.ReplaceAll(f.Name, "-", "_") + suffix
+}
+
+// TestGenerateFlavors: every flavor's output, what it says it left out, and
+// its variables, against the golden files (-update rewrites them).
+func TestGenerateFlavors(t *testing.T) {
+	for _, f := range templates.Flavors() {
+		t.Run(f.Infrastructure+"/"+f.Name, func(t *testing.T) {
+			r := runGenerate(t, flavorEnv, "", flavorArgs(f)...)
+			if r.err != nil {
+				t.Fatalf("generate: %v", r.err)
+			}
+			golden(t, goldenName(f, ""), r.stdout)
+			golden(t, goldenName(f, "_stderr"), r.stderr)
+			if n := strings.Count(r.stderr, "mpool generate: left out "); n != len(f.LeftOut) {
+				t.Errorf("%d left-out lines on stderr, want %d:\n%s", n, len(f.LeftOut), r.stderr)
+			}
+
+			r = runGenerate(t, nil, "", "generate", "cluster", "my-cluster", "-i", f.Infrastructure, "-f", f.Name, "--list-variables")
+			if r.err != nil {
+				t.Fatalf("--list-variables: %v", r.err)
+			}
+			golden(t, goldenName(f, "_variables"), r.stdout)
+		})
+	}
+}
+
+// TestGenerateLocalNeedsNoVariables: the local flavor generates with nothing
+// set, and for the cluster name "local" it is the sample pool of `mpool up`,
+// examples/local/machinepool.yaml.
+func TestGenerateLocalNeedsNoVariables(t *testing.T) {
+	r := runGenerate(t, nil, "", "generate", "cluster", "local")
+	if r.err != nil {
+		t.Fatalf("generate: %v", r.err)
+	}
+	got, err := examples.Objects([]byte(r.stdout), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := examples.Objects(examples.LocalMachinePool, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the local flavor for cluster name local differs from examples/local/machinepool.yaml:\n%s", r.stdout)
+	}
+	sample, err := sampleObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(sample, want) {
+		t.Errorf("mpool up's sample differs from examples/local/machinepool.yaml")
+	}
+}
+
+func TestGenerateVariables(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	config := write("clusterctl.yaml", "AZURE_LOCATION: northeurope\nazure_node_machine_type: Standard_B2s\nWORKER_MACHINE_COUNT: 5\n"+
+		"providers:\n- name: azure\n  type: InfrastructureProvider\n")
+	from := write("template.yaml", `apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachinePool
+metadata:
+  name: ${CLUSTER_NAME}-${POOL_SUFFIX:=pool}
+  labels:
+    team: ${TEAM:-platform}
+    prefixed: ${PREFIXED/#pool/mp}
+spec:
+  clusterName: ${CLUSTER_NAME}
+  replicas: ${WORKER_MACHINE_COUNT:=1}
+  template:
+    spec:
+      bootstrap:
+        dataSecretName: ${SECRET}
+      clusterName: ${CLUSTER_NAME}
+      infrastructureRef:
+        apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+        kind: AzureMachinePool
+        name: ${CLUSTER_NAME}
+---
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureCluster
+metadata:
+  name: ${CLUSTER_NAME}
+`)
+	azure := []string{"generate", "cluster", "c1", "-i", "azure", "--kubernetes-version", "v1.22.0"}
+	tests := []struct {
+		name          string
+		env           map[string]string
+		defaultConfig string
+		args          []string
+		wantErr       string
+		want          []string // substrings of stdout
+		wantStderr    []string
+	}{
+		{
+			name:    "a missing variable is an error naming every missing variable, in clusterctl's words",
+			args:    []string{"generate", "cluster", "c1", "-i", "azure"},
+			wantErr: "value for variables [AZURE_LOCATION, AZURE_NODE_MACHINE_TYPE, KUBERNETES_VERSION] is not set. Please set the value using os environment variables or the clusterctl config file",
+		},
+		{
+			name: "the config file gives variables, its keys case-insensitive, its sections ignored",
+			args: append(azure, "--config", config),
+			want: []string{"location: northeurope", "vmSize: Standard_B2s", "replicas: 5"},
+		},
+		{
+			name:          "the default config file is read when it exists",
+			defaultConfig: config,
+			args:          azure,
+			want:          []string{"location: northeurope"},
+		},
+		{
+			name:          "a missing default config file is no error",
+			defaultConfig: filepath.Join(dir, "none.yaml"),
+			env:           flavorEnv,
+			args:          azure,
+			want:          []string{"location: westus2"},
+		},
+		{
+			name:    "a missing --config file is an error",
+			args:    append(azure, "--config", filepath.Join(dir, "none.yaml")),
+			wantErr: "reading the clusterctl config file",
+		},
+		{
+			name: "the environment wins over the config file, flags over both",
+			env:  map[string]string{"AZURE_LOCATION": "uksouth", "WORKER_MACHINE_COUNT": "7", "KUBERNETES_VERSION": "v1.1.1"},
+			args: append(azure, "--config", config, "--worker-machine-count", "2", "--target-namespace", "team-a"),
+			want: []string{"location: uksouth", "vmSize: Standard_B2s", "replicas: 2", "version: v1.22.0", "namespace: team-a"},
+		},
+		{
+			name:    "a WORKER_MACHINE_COUNT that is no count is an error",
+			env:     map[string]string{"WORKER_MACHINE_COUNT": "three"},
+			args:    []string{"generate", "cluster", "c1"},
+			wantErr: `invalid value "three" for WORKER_MACHINE_COUNT`,
+		},
+		{
+			name:    "a Kubernetes version that is no version is an error",
+			args:    []string{"generate", "cluster", "c1", "--kubernetes-version", "1.x"},
+			wantErr: `invalid --kubernetes-version "1.x"`,
+		},
+		{
+			name:    "a cluster name that is no DNS name is an error",
+			args:    []string{"generate", "cluster", "My_Cluster"},
+			wantErr: `invalid cluster name "My_Cluster"`,
+		},
+		{
+			name:    "an unknown flavor names the flavors there are",
+			args:    []string{"generate", "cluster", "c1", "-i", "azure", "-f", "machinepool-windows"},
+			wantErr: "its flavors: machinepool, machinepool-flex",
+		},
+		{
+			name: "--from a file: clusterctl's syntax, the target namespace, a note for kinds mpool does not serve",
+			env:  map[string]string{"SECRET": "boot", "PREFIXED": "pool-a"},
+			args: []string{"generate", "cluster", "c1", "--from", from},
+			want: []string{"name: c1-pool\n  namespace: default\n", "team: platform", "prefixed: mp-a", "dataSecretName: boot", "replicas: 1", "kind: AzureCluster"},
+			wantStderr: []string{"mpool generate: note: AzureCluster c1 (infrastructure.cluster.x-k8s.io/v1beta1) is not served by mpool; " +
+				"applying it needs its provider's CRDs"},
+		},
+		{
+			name:    "--from a file with a missing variable",
+			args:    []string{"generate", "cluster", "c1", "--from", from},
+			wantErr: "value for variables [SECRET] is not set",
+		},
+		{
+			name:    "${VAR/#/prefix}, an empty pattern, is refused as clusterctl's envsubst refuses it",
+			args:    []string{"generate", "cluster", "c1", "--from", write("empty-pattern.yaml", "kind: ConfigMap\nmetadata:\n  name: ${CLUSTER_NAME/#/cm-}\n")},
+			wantErr: "parsing the template's variables: unable to parse substitution within function",
+		},
+		{
+			name:    "--from and --flavor together are refused",
+			args:    []string{"generate", "cluster", "c1", "--from", from, "--flavor", "machinepool"},
+			wantErr: "--from and --flavor/--infrastructure choose the template two ways",
+		},
+		{
+			name: "--list-variables of a --from file",
+			args: []string{"generate", "cluster", "c1", "--from", from, "--list-variables"},
+			want: []string{`Required Variables:
+  - SECRET
+
+Optional Variables:
+  - CLUSTER_NAME          (defaults to c1)
+  - POOL_SUFFIX           (defaults to pool)
+  - PREFIXED              (optional)
+  - TEAM                  (defaults to platform)
+  - WORKER_MACHINE_COUNT  (defaults to 1)
+`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runGenerate(t, tt.env, tt.defaultConfig, tt.args...)
+			switch {
+			case tt.wantErr == "" && r.err != nil:
+				t.Fatalf("unexpected error: %v", r.err)
+			case tt.wantErr != "" && (r.err == nil || !strings.Contains(r.err.Error(), tt.wantErr)):
+				t.Fatalf("error = %v, want one containing %q", r.err, tt.wantErr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(r.stdout, w) {
+					t.Errorf("stdout does not contain %q:\n%s", w, r.stdout)
+				}
+			}
+			for _, w := range tt.wantStderr {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr does not contain %q:\n%s", w, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestGenerateWriteTo(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "my-cluster.yaml")
+	r := runGenerate(t, nil, "", "generate", "cluster", "demo", "--write-to", path)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout is not empty with --write-to:\n%s", r.stdout)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "name: demo-mp-0") {
+		t.Errorf("%s does not hold the pool:\n%s", path, b)
+	}
+}
+
+// TestGenerateAppliesToAPIServer: every flavor's output is created as is
+// by the real API server, with its admission rules, in a fresh namespace.
+func TestGenerateAppliesToAPIServer(t *testing.T) {
+	for _, f := range templates.Flavors() {
+		t.Run(f.Infrastructure+"/"+f.Name, func(t *testing.T) {
+			ns := env.NewNamespace(t)
+			r := runGenerate(t, flavorEnv, "", append(flavorArgs(f), "--target-namespace", ns)...)
+			if r.err != nil {
+				t.Fatalf("generate: %v", r.err)
+			}
+			objs, err := examples.Objects([]byte(r.stdout), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range objs {
+				if u.GetNamespace() != ns {
+					t.Errorf("%s %s is in namespace %q, want %q", u.GetKind(), u.GetName(), u.GetNamespace(), ns)
+				}
+				if err := env.Client.Create(context.Background(), u); err != nil {
+					t.Errorf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckSample(t *testing.T) {
+	tests := []struct{ sample, wantErr string }{
+		{sample: "local"},
+		{sample: "azure", wantErr: "the Azure provider is not implemented yet; use --sample local"},
+		{sample: "aws", wantErr: "the AWS provider is not implemented yet; use --sample local"},
+		{sample: "eks", wantErr: "the EKS provider is not implemented yet; use --sample local"},
+		{sample: "gcp", wantErr: `unknown --sample "gcp": local, azure, aws or eks`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sample, func(t *testing.T) {
+			err := checkSample(tt.sample)
+			if (tt.wantErr == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), tt.wantErr) {
+				t.Fatalf("checkSample(%q) = %v, want %q", tt.sample, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestTryNextCommands: the commands `mpool up` prints work as printed.
+func TestTryNextCommands(t *testing.T) {
+	dir := t.TempDir()
+	onPath := filepath.Join(dir, "mpool")
+	if err := os.WriteFile(onPath, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "mpool")
+	if err := os.WriteFile(other, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lookPath := func(string) (string, error) { return onPath, nil }
+	notOnPath := func(string) (string, error) { return "", os.ErrNotExist }
+	tests := []struct {
+		name, executable string
+		lookPath         func(string) (string, error)
+		want             string
+	}{
+		{name: "go run builds into a go-build directory", executable: "/tmp/go-build123/b001/exe/mpool", lookPath: lookPath, want: "go run ./cmd/mpool"},
+		{name: "the binary on PATH", executable: onPath, lookPath: lookPath, want: "mpool"},
+		{name: "another mpool on PATH is not this one", executable: other, lookPath: lookPath, want: other},
+		{name: "not on PATH: its own path", executable: other, lookPath: notOnPath, want: other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := mpoolCommand(tt.lookPath, tt.executable); got != tt.want {
+				t.Errorf("mpoolCommand = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	var out strings.Builder
+	nextSteps(&out, "/k", "go run ./cmd/mpool", false)
+	for _, w := range []string{"go install ./cmd/mpool", "  go run ./cmd/mpool describe machinepool local-mp-0", "kubectl is not on your PATH"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("the Try next lines do not contain %q:\n%s", w, out.String())
+		}
+	}
+}

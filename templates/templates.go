@@ -1,0 +1,124 @@
+// Package templates embeds mpool's cluster templates, the flavors of
+// `mpool generate cluster`: one directory per infrastructure provider, each
+// flavor a file named as clusterctl names them,
+// <infrastructure>/cluster-template-<flavor>.yaml. The templates use
+// clusterctl's variable syntax (${VAR}, ${VAR:=default}, ...) and the
+// variable names of the Cluster API providers they follow. They contain only
+// the kinds mpool serves; each Flavor lists what the provider's own flavor
+// of that name also contains and why it was left out.
+package templates
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+)
+
+//go:embed local/*.yaml azure/*.yaml aws/*.yaml
+var files embed.FS
+
+// Flavor is one embedded cluster template.
+type Flavor struct {
+	// Infrastructure is the provider: local, azure or aws.
+	Infrastructure string
+	// Name is the flavor, as clusterctl's --flavor names it.
+	Name string
+	// LeftOut says, one line each, what a full clusterctl flavor of this
+	// name also contains and why mpool does not emit it.
+	LeftOut []string
+}
+
+// The reasons shared by several flavors.
+const (
+	controlPlaneLeftOut = "mpool manages worker pools for a control plane that exists"
+	kubeconfigLeftOut   = "Secret ${CLUSTER_NAME}-kubeconfig: the control plane writes it; " +
+		"for a cluster that exists, create it (key \"value\": the workload cluster's kubeconfig) before the pool can join"
+)
+
+var flavors = []Flavor{
+	{Infrastructure: "local", Name: "machinepool", LeftOut: []string{
+		"Cluster: the pool joins a Cluster that exists, LOCAL_CLUSTER_NAME (default \"local\": the Cluster default/local that `mpool up` " +
+			"registers for its own API server); a new Cluster would need a <name>-kubeconfig Secret that generate cannot write",
+		"KubeadmControlPlane: " + controlPlaneLeftOut,
+	}},
+	{Infrastructure: "azure", Name: "machinepool", LeftOut: azureLeftOut},
+	{Infrastructure: "azure", Name: "machinepool-flex", LeftOut: azureLeftOut},
+	{Infrastructure: "aws", Name: "machinepool", LeftOut: []string{
+		"AWSCluster (AWS_REGION, AWS_SSH_KEY_NAME): not served by mpool yet (the AWS provider adds it)",
+		"KubeadmControlPlane, AWSMachineTemplate (AWS_CONTROL_PLANE_MACHINE_TYPE): " + controlPlaneLeftOut,
+		kubeconfigLeftOut,
+	}},
+	{Infrastructure: "aws", Name: "eks-managedmachinepool", LeftOut: []string{
+		"AWSManagedCluster: not served by mpool yet (the EKS provider adds it)",
+		"AWSManagedControlPlane (AWS_REGION, KUBERNETES_VERSION): not served by mpool yet; " + controlPlaneLeftOut,
+		kubeconfigLeftOut,
+	}},
+}
+
+var azureLeftOut = []string{
+	"AzureCluster (AZURE_LOCATION, AZURE_RESOURCE_GROUP, AZURE_SUBSCRIPTION_ID, AZURE_VNET_NAME): not served by mpool yet (the Azure provider adds it)",
+	"KubeadmControlPlane, AzureMachineTemplate (AZURE_CONTROL_PLANE_MACHINE_TYPE): " + controlPlaneLeftOut,
+	"AzureClusterIdentity and the azure.json cloud-provider Secret: CAPZ's controllers manage them; the Azure provider is not implemented yet",
+	kubeconfigLeftOut,
+}
+
+// Infrastructures are the providers with embedded flavors, sorted.
+func Infrastructures() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range flavors {
+		if !seen[f.Infrastructure] {
+			seen[f.Infrastructure] = true
+			out = append(out, f.Infrastructure)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Flavors returns every embedded flavor, by infrastructure then name.
+func Flavors() []Flavor {
+	out := append([]Flavor(nil), flavors...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Infrastructure != out[j].Infrastructure {
+			return out[i].Infrastructure < out[j].Infrastructure
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Lookup returns the flavor name of infrastructure infra, or an error
+// naming the flavors there are.
+func Lookup(infra, name string) (Flavor, error) {
+	var names []string
+	for _, f := range Flavors() {
+		if f.Infrastructure != infra {
+			continue
+		}
+		if f.Name == name {
+			return f, nil
+		}
+		names = append(names, f.Name)
+	}
+	if len(names) == 0 {
+		return Flavor{}, fmt.Errorf("no flavors for infrastructure %q; there are flavors for %s", infra, strings.Join(Infrastructures(), ", "))
+	}
+	return Flavor{}, fmt.Errorf("infrastructure %s has no flavor %q; its flavors: %s", infra, name, strings.Join(names, ", "))
+}
+
+// Path is the flavor's file in this package.
+func (f Flavor) Path() string {
+	return path.Join(f.Infrastructure, "cluster-template-"+f.Name+".yaml")
+}
+
+// Template returns the flavor's template text.
+func (f Flavor) Template() ([]byte, error) {
+	b, err := files.ReadFile(f.Path())
+	if err != nil {
+		return nil, fmt.Errorf("reading the %s flavor %s: %w", f.Infrastructure, f.Name, err)
+	}
+	return b, nil
+}
