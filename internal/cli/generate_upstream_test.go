@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	"github.com/mpool-dev/mpool/examples"
+)
+
+// TestGenerateFromUpstreamShape: a provider's own template, run through
+// `generate --from` with the same variables, gives the same pool objects as
+// the embedded flavor of that name — so the flavors use the providers'
+// variable names, object names and defaults — and the documents mpool does
+// not serve come with a note. The templates are stand-ins in the providers'
+// shape (testdata/upstream/README.md).
+func TestGenerateFromUpstreamShape(t *testing.T) {
+	env := map[string]string{"AWS_REGION": "us-east-1", "AZURE_SUBSCRIPTION_ID": "00000000-0000-0000-0000-000000000000"}
+	for k, v := range flavorEnv {
+		env[k] = v
+	}
+	tests := []struct {
+		name, file, infrastructure, flavor string
+		// same are the kinds whose objects must be equal. The Cluster is
+		// never among them: the flavors' Cluster drops the references to
+		// what mpool does not serve, so that it can become ready.
+		same []string
+		// notServed are the kinds --from must note.
+		notServed []string
+	}{
+		{name: "CAPZ machinepool", file: "azure-machinepool.yaml", infrastructure: "azure", flavor: "machinepool",
+			same: []string{"MachinePool", "AzureMachinePool", "KubeadmConfig"}, notServed: []string{"AzureCluster"}},
+		{name: "CAPA machinepool", file: "aws-machinepool.yaml", infrastructure: "aws", flavor: "machinepool",
+			same: []string{"MachinePool", "AWSMachinePool", "KubeadmConfig"}, notServed: []string{"AWSCluster"}},
+		// The embedded EKS flavor sets the node group's instance type and SSH
+		// key (AWS_NODE_MACHINE_TYPE, AWS_SSH_KEY_NAME), which CAPA's leaves
+		// to EKS's defaults and the control plane: only the MachinePools match.
+		{name: "CAPA eks-managedmachinepool", file: "aws-eks-managedmachinepool.yaml", infrastructure: "aws", flavor: "eks-managedmachinepool",
+			same: []string{"MachinePool"}, notServed: []string{"AWSManagedControlPlane"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			common := []string{"generate", "cluster", "my-cluster", "--kubernetes-version", "v1.22.0", "--worker-machine-count", "2"}
+			from := runGenerate(t, env, "", append(common, "--from", filepath.Join("testdata", "upstream", tt.file))...)
+			if from.err != nil {
+				t.Fatalf("--from: %v", from.err)
+			}
+			flavor := runGenerate(t, env, "", append(common, "-i", tt.infrastructure, "-f", tt.flavor)...)
+			if flavor.err != nil {
+				t.Fatalf("--flavor: %v", flavor.err)
+			}
+			got, want := objectsByKind(t, from.stdout), objectsByKind(t, flavor.stdout)
+			for _, kind := range tt.same {
+				if got[kind] == nil || want[kind] == nil {
+					t.Errorf("%s: --from gave %v, the flavor %v", kind, got[kind] != nil, want[kind] != nil)
+					continue
+				}
+				if !reflect.DeepEqual(got[kind].Object, want[kind].Object) {
+					g, _ := yaml.Marshal(got[kind].Object)
+					w, _ := yaml.Marshal(want[kind].Object)
+					t.Errorf("%s differs:\n--- from the provider's template:\n%s--- from the flavor:\n%s", kind, g, w)
+				}
+			}
+			for _, kind := range tt.notServed {
+				if !strings.Contains(from.stderr, "note: "+kind+" ") {
+					t.Errorf("no note that %s is not served:\n%s", kind, from.stderr)
+				}
+			}
+		})
+	}
+}
+
+func objectsByKind(t *testing.T, manifest string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	objs, err := examples.Objects([]byte(manifest), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*unstructured.Unstructured{}
+	for _, u := range objs {
+		out[u.GetKind()] = u
+	}
+	return out
+}
