@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
 	"github.com/mpool-dev/mpool/api"
@@ -35,21 +36,35 @@ type generateOptions struct {
 	env func(string) (string, bool)
 	// defaultConfig is read, when it exists, unless --config names a file.
 	defaultConfig string
+	// currentNamespace is the namespace without --target-namespace.
+	currentNamespace func() string
 }
 
 func newGenerateCommand() *cobra.Command {
-	return newGenerateCommandWith(os.LookupEnv, defaultClusterctlConfig())
+	return newGenerateCommandWith(generateOptions{env: os.LookupEnv, defaultConfig: defaultClusterctlConfig(), currentNamespace: kubeconfigNamespace})
 }
 
-// newGenerateCommandWith is `mpool generate` reading variables from env and,
-// without --config, from defaultConfig when it exists.
-func newGenerateCommandWith(env func(string) (string, bool), defaultConfig string) *cobra.Command {
+// newGenerateCommandWith is `mpool generate` reading variables from o.env
+// and, without --config, from o.defaultConfig when it exists.
+func newGenerateCommandWith(o generateOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "generate",
 		Short: "Generate manifests, as clusterctl generate does",
 	}
-	cmd.AddCommand(newGenerateClusterCommand(generateOptions{env: env, defaultConfig: defaultConfig}))
+	cmd.AddCommand(newGenerateClusterCommand(o))
 	return cmd
+}
+
+// kubeconfigNamespace is the namespace of the kubeconfig's current context
+// ($KUBECONFIG, else ~/.kube/config), else "default", as clusterctl's
+// --target-namespace defaults.
+func kubeconfigNamespace() string {
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(clientcmd.NewDefaultClientConfigLoadingRules(), &clientcmd.ConfigOverrides{})
+	ns, _, err := cc.Namespace()
+	if err != nil || ns == "" {
+		return "default"
+	}
+	return ns
 }
 
 func newGenerateClusterCommand(o generateOptions) *cobra.Command {
@@ -89,7 +104,7 @@ such variable.`,
 	fs.StringVarP(&o.infrastructure, "infrastructure", "i", "local", "The infrastructure provider of the flavor: local, azure or aws")
 	fs.StringVarP(&o.flavor, "flavor", "f", "machinepool", "The flavor of the infrastructure provider to use")
 	fs.StringVar(&o.kubernetesVersion, "kubernetes-version", "", "The Kubernetes version of the pool (KUBERNETES_VERSION)")
-	fs.StringVarP(&o.targetNamespace, "target-namespace", "n", "default", "The namespace of the objects (NAMESPACE)")
+	fs.StringVarP(&o.targetNamespace, "target-namespace", "n", "", `The namespace of the objects (NAMESPACE) (default the kubeconfig context's namespace, else "default")`)
 	fs.Int64Var(&o.workerMachineCount, "worker-machine-count", 0, "The number of machines of the pool (WORKER_MACHINE_COUNT); unset, the variable or the flavor's default")
 	fs.BoolVar(&o.listVariables, "list-variables", false, "List the variables the template needs instead of generating it")
 	fs.StringVar(&o.from, "from", "", "A clusterctl template file to use instead of a flavor")
@@ -102,6 +117,12 @@ such variable.`,
 }
 
 func runGenerateCluster(stdout, stderr io.Writer, name string, o generateOptions, countSet, flavorSet bool) error {
+	if o.targetNamespace == "" {
+		o.targetNamespace = "default"
+		if o.currentNamespace != nil {
+			o.targetNamespace = o.currentNamespace()
+		}
+	}
 	vars, err := o.variables(name, countSet)
 	if err != nil {
 		return err
@@ -140,6 +161,10 @@ func runGenerateCluster(stdout, stderr io.Writer, name string, o generateOptions
 	}
 	for _, l := range leftOut {
 		fmt.Fprintf(stderr, "mpool generate: left out %s\n", strings.ReplaceAll(l, "${CLUSTER_NAME}", name))
+	}
+	if _, set := vars.lookup("LOCAL_CLUSTER_NAME"); o.from == "" && o.infrastructure == "local" && !set && o.targetNamespace != "default" {
+		notes = append(notes, fmt.Sprintf("note: the pool is in namespace %s, but the Cluster local of `mpool up` is in default: "+
+			"use --target-namespace default, or set LOCAL_CLUSTER_NAME to a Cluster in %s", o.targetNamespace, o.targetNamespace))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "mpool generate: %s\n", n)

@@ -45,10 +45,14 @@ func runGenerate(t *testing.T, env map[string]string, defaultConfig string, args
 	t.Helper()
 	var stdout, stderr syncBuffer
 	root := &cobra.Command{Use: "mpool", SilenceUsage: true, SilenceErrors: true}
-	root.AddCommand(newGenerateCommandWith(func(k string) (string, bool) {
-		v, ok := env[k]
-		return v, ok
-	}, defaultConfig))
+	root.AddCommand(newGenerateCommandWith(generateOptions{
+		env: func(k string) (string, bool) {
+			v, ok := env[k]
+			return v, ok
+		},
+		defaultConfig:    defaultConfig,
+		currentNamespace: func() string { return "default" },
+	}))
 	root.SetArgs(args)
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
@@ -372,5 +376,38 @@ func TestTryNextCommands(t *testing.T) {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("the Try next lines do not contain %q:\n%s", w, out.String())
 		}
+	}
+}
+
+// TestGenerateNamespace: without --target-namespace the objects go to the
+// kubeconfig context's namespace, as clusterctl's do; the local flavor says
+// when that is not where `mpool up`'s Cluster is.
+func TestGenerateNamespace(t *testing.T) {
+	t.Setenv("KUBECONFIG", kubeconfigFile(t, "team-a"))
+	if got := kubeconfigNamespace(); got != "team-a" {
+		t.Errorf("kubeconfigNamespace() = %q with a context in team-a", got)
+	}
+	t.Setenv("KUBECONFIG", kubeconfigFile(t, ""))
+	if got := kubeconfigNamespace(); got != "default" {
+		t.Errorf("kubeconfigNamespace() = %q with a context without a namespace", got)
+	}
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing"))
+	if got := kubeconfigNamespace(); got != "default" {
+		t.Errorf("kubeconfigNamespace() = %q without a kubeconfig", got)
+	}
+
+	var stdout, stderr syncBuffer
+	cmd := newGenerateCommandWith(generateOptions{currentNamespace: func() string { return "team-a" }})
+	cmd.SetArgs([]string{"cluster", "demo"})
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&stderr)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(stdout.String(), "namespace: team-a\n"); n != 3 {
+		t.Errorf("%d objects in namespace team-a, want 3:\n%s", n, stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "note: the pool is in namespace team-a, but the Cluster local of `mpool up` is in default") {
+		t.Errorf("no note that the pool is not beside Cluster default/local:\n%s", stderr.String())
 	}
 }
