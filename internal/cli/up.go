@@ -40,8 +40,9 @@ func newUpCommand() *cobra.Command {
 		Long: `Start an embedded etcd, kube-apiserver and kube-controller-manager (built from source
 on first use and cached), install mpool's CRDs, start the simulated cloud and run the
 manager in this process. Unless --empty, it then creates a sample 3-replica pool of
-simulated VMs (the local machinepool flavor of 'mpool generate cluster') and shows its progress until it is Running. It runs in the
-foreground until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
+simulated VMs (--sample local: the local machinepool flavor of 'mpool generate
+cluster') and shows its progress until it is Running. It runs in the foreground
+until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
 Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 		Args: cobra.NoArgs,
 	}
