@@ -38,3 +38,17 @@
 // costs no cloud write. Providers apply the custom data they are given on
 // every Apply, whether or not anything else changed.
 package scalegroup
+//
+// # Accounts, regions and credentials (open)
+//
+// A group is addressed by its name alone, and a provider's ScaleGroup is
+// built once from the manager's configuration: that fits the simulated
+// cloud, and a manager that serves one subscription or account. Azure, AWS
+// and EKS pools carry their scope per cluster (AzureCluster's
+// subscriptionID, resourceGroup, location and identityRef; AWSCluster's
+// region and identityRef), and credentials per identity. The seam's next
+// step, for the first cloud provider: the engine reads the Cluster's
+// infrastructure object and passes it to the Adapter, which derives a group
+// reference (scope, name, identity) recorded on the pool when first
+// resolved (so deletion needs no Cluster), and ScaleGroup calls take that
+// reference; providers resolve and cache credentials per identity.
