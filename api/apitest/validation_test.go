@@ -100,6 +100,40 @@ kind: AzureMachinePoolMachine
 spec:
   providerID: azure:///subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/demo/virtualMachines/0
 `,
+	"AzureCluster": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureCluster
+spec:
+  subscriptionID: 11111111-1111-1111-1111-111111111111
+  resourceGroup: mpool-sim
+  location: eastus
+  identityRef:
+    apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+    kind: AzureClusterIdentity
+    name: demo-identity
+  networkSpec:
+    vnet:
+      name: demo-vnet
+      cidrBlocks: ["10.0.0.0/8"]
+    subnets:
+    - name: control-plane-subnet
+      role: control-plane
+      cidrBlocks: ["10.0.0.0/16"]
+    - name: node-subnet
+      role: node
+      cidrBlocks: ["10.1.0.0/16"]
+`,
+	"AzureClusterIdentity": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureClusterIdentity
+spec:
+  type: ServicePrincipal
+  clientID: 33333333-3333-3333-3333-333333333333
+  tenantID: 22222222-2222-2222-2222-222222222222
+  clientSecret:
+    name: demo-identity-secret
+  allowedNamespaces: {}
+`,
 	"KubeadmConfig": `
 apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
 kind: KubeadmConfig
@@ -128,6 +162,7 @@ func TestAdmissionValidation(t *testing.T) {
 		patch  string // merge patch (YAML) applied to the base before create
 		update string // when set: create the patched object, then apply this and update
 		want   string // expected substring of the rejection; "" means accepted
+		fix    string // when set: a further expected substring, the part of the message saying what to change
 	}{
 		// MachinePool.
 		{name: "machinepool valid", kind: "MachinePool"},
@@ -193,6 +228,53 @@ func TestAdmissionValidation(t *testing.T) {
 		{name: "azure empty providerIDList entry", kind: "AzureMachinePool", patch: `spec: {providerIDList: [""]}`, want: "spec.providerIDList[0]"},
 		{name: "azure empty location", kind: "AzureMachinePool", patch: `spec: {location: ""}`, want: "spec.location"},
 		{name: "azure pool machine without providerID", kind: "AzureMachinePoolMachine", patch: "spec: {providerID: null}", want: "spec.providerID"},
+
+		// AzureCluster.
+		{name: "azurecluster valid", kind: "AzureCluster"},
+		{name: "azurecluster minimal (location only) is valid", kind: "AzureCluster", patch: "spec: {subscriptionID: null, resourceGroup: null, identityRef: null, networkSpec: null}"},
+		{name: "azurecluster CAPZ networking extras are kept", kind: "AzureCluster", patch: `spec: {networkSpec: {apiServerLB: {type: Internal, frontendIPs: [{name: lb-ip, privateIP: 10.0.0.100}]}, nodeOutboundLB: {frontendIPsCount: 1}, privateDNSZoneName: demo.internal, vnet: {peerings: [{resourceGroup: hub, remoteVnetName: hub-vnet}]}, subnets: [{name: node-subnet, role: node, securityGroup: {name: node-nsg}, routeTable: {name: node-rt}, natGateway: {name: node-nat}}]}, bastionSpec: {azureBastion: {}}, additionalTags: {team: pools}, azureEnvironment: AzurePublicCloud}`},
+		{name: "azurecluster resourceGroup with periods and parentheses is valid", kind: "AzureCluster", patch: "spec: {resourceGroup: rg.prod_(eu)-1}"},
+		{name: "azurecluster resourceGroup with non-ASCII letters is valid", kind: "AzureCluster", patch: "spec: {resourceGroup: grupo-producción}"},
+		{name: "azurecluster subnet role cluster is valid", kind: "AzureCluster", patch: "spec: {networkSpec: {subnets: [{name: shared, role: cluster}]}}"},
+		{name: "azurecluster subscriptionID not a GUID", kind: "AzureCluster", patch: "spec: {subscriptionID: my-subscription}", want: "spec.subscriptionID", fix: "must be an Azure subscription GUID"},
+		{name: "azurecluster subscriptionID GUID in braces", kind: "AzureCluster", patch: "spec: {subscriptionID: '{11111111-1111-1111-1111-111111111111}'}", want: "spec.subscriptionID", fix: "GUID such as"},
+		{name: "azurecluster missing location", kind: "AzureCluster", patch: "spec: {location: null}", want: "spec.location", fix: "Required value"},
+		{name: "azurecluster location display name", kind: "AzureCluster", patch: "spec: {location: East US}", want: "spec.location", fix: "lowercase letters and digits without spaces, such as eastus"},
+		{name: "azurecluster location in capitals", kind: "AzureCluster", patch: "spec: {location: EastUS}", want: "spec.location", fix: "lowercase"},
+		{name: "azurecluster resourceGroup ending in a period", kind: "AzureCluster", patch: "spec: {resourceGroup: rg.}", want: "spec.resourceGroup", fix: "not ending in a period"},
+		{name: "azurecluster resourceGroup with a space", kind: "AzureCluster", patch: "spec: {resourceGroup: my rg}", want: "spec.resourceGroup", fix: "letters, digits, underscores, hyphens, periods or parentheses"},
+		{name: "azurecluster resourceGroup over 90 characters", kind: "AzureCluster", patch: "spec: {resourceGroup: " + strings.Repeat("r", 91) + "}", want: "spec.resourceGroup", fix: "90"},
+		{name: "azurecluster empty resourceGroup", kind: "AzureCluster", patch: `spec: {resourceGroup: ""}`, want: "spec.resourceGroup", fix: "1 to 90"},
+		{name: "azurecluster vnet name starting with a hyphen", kind: "AzureCluster", patch: "spec: {networkSpec: {vnet: {name: -vnet}}}", want: "spec.networkSpec.vnet.name", fix: "starting with a letter or digit"},
+		{name: "azurecluster vnet resourceGroup with a slash", kind: "AzureCluster", patch: "spec: {networkSpec: {vnet: {resourceGroup: a/b}}}", want: "spec.networkSpec.vnet.resourceGroup", fix: "letters, digits"},
+		{name: "azurecluster vnet cidr not a CIDR", kind: "AzureCluster", patch: `spec: {networkSpec: {vnet: {cidrBlocks: ["10.0.0.0/33"]}}}`, want: "spec.networkSpec.vnet.cidrBlocks", fix: "CIDR blocks such as 10.0.0.0/8"},
+		{name: "azurecluster subnet role outside enum", kind: "AzureCluster", patch: "spec: {networkSpec: {subnets: [{name: workers, role: worker}]}}", want: "spec.networkSpec.subnets[0].role", fix: `"node"`},
+		{name: "azurecluster subnet without role", kind: "AzureCluster", patch: "spec: {networkSpec: {subnets: [{name: workers}]}}", want: "spec.networkSpec.subnets[0].role", fix: "Required value"},
+		{name: "azurecluster subnet without name", kind: "AzureCluster", patch: "spec: {networkSpec: {subnets: [{role: node}]}}", want: "spec.networkSpec.subnets[0].name", fix: "Required value"},
+		{name: "azurecluster subnet name with a space", kind: "AzureCluster", patch: "spec: {networkSpec: {subnets: [{name: node subnet, role: node}]}}", want: "spec.networkSpec.subnets[0].name", fix: "letters, digits, underscores, periods or hyphens"},
+		{name: "azurecluster duplicate subnet names", kind: "AzureCluster", patch: "spec: {networkSpec: {subnets: [{name: s, role: node}, {name: s, role: control-plane}]}}", want: "spec.networkSpec.subnets", fix: "names must be unique"},
+		{name: "azurecluster subnet cidr not a CIDR", kind: "AzureCluster", patch: `spec: {networkSpec: {subnets: [{name: s, role: node, cidrBlocks: ["10.1.0.0"]}]}}`, want: "spec.networkSpec.subnets[0].cidrBlocks", fix: "CIDR blocks"},
+		{name: "azurecluster identityRef to a Secret", kind: "AzureCluster", patch: "spec: {identityRef: {kind: Secret, apiVersion: v1}}", want: "spec.identityRef.kind", fix: "must be AzureClusterIdentity"},
+		{name: "azurecluster identityRef without name", kind: "AzureCluster", patch: "spec: {identityRef: {name: null}}", want: "spec.identityRef.name", fix: "must name an AzureClusterIdentity"},
+		{name: "azurecluster azureEnvironment outside enum", kind: "AzureCluster", patch: "spec: {azureEnvironment: AzureMoonCloud}", want: "spec.azureEnvironment", fix: `"AzurePublicCloud"`},
+
+		// AzureClusterIdentity.
+		{name: "azure identity valid", kind: "AzureClusterIdentity"},
+		{name: "azure identity WorkloadIdentity without clientSecret is valid", kind: "AzureClusterIdentity", patch: "spec: {type: WorkloadIdentity, clientSecret: null}"},
+		{name: "azure identity clientSecret with namespace is valid", kind: "AzureClusterIdentity", patch: "spec: {clientSecret: {namespace: other}}"},
+		{name: "azure identity allowedNamespaces list and selector are valid", kind: "AzureClusterIdentity", patch: "spec: {allowedNamespaces: {list: [team-a, default], selector: {matchLabels: {azure: allowed}}}}"},
+		{name: "azure identity ServicePrincipal without clientSecret", kind: "AzureClusterIdentity", patch: "spec: {clientSecret: null}", want: "spec.clientSecret", fix: "must name the Secret holding the service principal's secret"},
+		{name: "azure identity ManualServicePrincipal clientSecret without name", kind: "AzureClusterIdentity", patch: "spec: {type: ManualServicePrincipal, clientSecret: {name: null, namespace: default}}", want: "spec.clientSecret", fix: "clientSecret.name must name the Secret"},
+		{name: "azure identity ServicePrincipalCertificate empty clientSecret name", kind: "AzureClusterIdentity", patch: `spec: {type: ServicePrincipalCertificate, clientSecret: {name: ""}}`, want: "spec.clientSecret", fix: "clientSecret.name"},
+		{name: "azure identity type outside enum", kind: "AzureClusterIdentity", patch: "spec: {type: Password}", want: "spec.type", fix: `"ServicePrincipal"`},
+		{name: "azure identity missing type", kind: "AzureClusterIdentity", patch: "spec: {type: null}", want: "spec.type", fix: "Required value"},
+		{name: "azure identity clientID not a GUID", kind: "AzureClusterIdentity", patch: "spec: {clientID: my-app}", want: "spec.clientID", fix: "application (client) ID, a GUID"},
+		{name: "azure identity missing clientID", kind: "AzureClusterIdentity", patch: "spec: {clientID: null}", want: "spec.clientID", fix: "Required value"},
+		{name: "azure identity tenantID a domain name", kind: "AzureClusterIdentity", patch: "spec: {tenantID: contoso.onmicrosoft.com}", want: "spec.tenantID", fix: "tenant ID, a GUID"},
+		{name: "azure identity missing tenantID", kind: "AzureClusterIdentity", patch: "spec: {tenantID: null}", want: "spec.tenantID", fix: "Required value"},
+		{name: "azure identity UserAssignedIdentityCredential without path", kind: "AzureClusterIdentity", patch: "spec: {type: UserAssignedIdentityCredential, clientSecret: null}", want: "spec.userAssignedIdentityCredentialsPath", fix: "must be set when type is UserAssignedIdentityCredential"},
+		{name: "azure identity credentials cloud type outside enum", kind: "AzureClusterIdentity", patch: "spec: {userAssignedIdentityCredentialsCloudType: mars}", want: "spec.userAssignedIdentityCredentialsCloudType", fix: `"public"`},
+		{name: "azure identity allowed namespace not a name", kind: "AzureClusterIdentity", patch: "spec: {allowedNamespaces: {list: [Team_A]}}", want: "spec.allowedNamespaces.list", fix: "namespace names"},
 
 		// AWSMachinePool.
 		{name: "aws valid", kind: "AWSMachinePool"},
@@ -283,6 +365,8 @@ func TestAdmissionValidation(t *testing.T) {
 				t.Fatalf("want refused with %q, got accepted\nobject: %s", tt.want, mustJSON(obj.Object))
 			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
 				t.Fatalf("want refusal containing %q, got: %v", tt.want, err)
+			case tt.fix != "" && !strings.Contains(err.Error(), tt.fix):
+				t.Fatalf("want the refusal of %s to say %q, got: %v", tt.want, tt.fix, err)
 			case err != nil:
 				t.Logf("refused as expected: %v", err)
 			}

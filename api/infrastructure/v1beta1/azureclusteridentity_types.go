@@ -1,0 +1,159 @@
+package v1beta1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// IdentityType is the kind of Azure credentials an AzureClusterIdentity holds, as CAPZ
+// names them.
+// +kubebuilder:validation:Enum=ServicePrincipal;ServicePrincipalCertificate;ManualServicePrincipal;UserAssignedMSI;WorkloadIdentity;UserAssignedIdentityCredential
+type IdentityType string
+
+const (
+	// ServicePrincipal authenticates as a Microsoft Entra ID application with a client
+	// secret (the OAuth client-credentials flow). clientSecret names the Secret holding
+	// the password.
+	ServicePrincipal IdentityType = "ServicePrincipal"
+	// ServicePrincipalCertificate authenticates as an application with a certificate;
+	// clientSecret names the Secret holding it.
+	ServicePrincipalCertificate IdentityType = "ServicePrincipalCertificate"
+	// ManualServicePrincipal is a ServicePrincipal whose Secret clusterctl move does not
+	// move (the user recreates it in the target cluster).
+	ManualServicePrincipal IdentityType = "ManualServicePrincipal"
+	// UserAssignedMSI authenticates as a user-assigned managed identity of the VM the
+	// manager runs on.
+	UserAssignedMSI IdentityType = "UserAssignedMSI"
+	// WorkloadIdentity authenticates with a federated service account token.
+	WorkloadIdentity IdentityType = "WorkloadIdentity"
+	// UserAssignedIdentityCredential authenticates with a user-assigned identity
+	// credential file (userAssignedIdentityCredentialsPath).
+	UserAssignedIdentityCredential IdentityType = "UserAssignedIdentityCredential"
+)
+
+// AzureClusterIdentityClientSecretKey is the key of the password (or certificate) in the
+// Secret an AzureClusterIdentity's clientSecret names, as CAPZ reads it.
+const AzureClusterIdentityClientSecretKey = "clientSecret"
+
+// AzureClusterIdentitySpec is the Azure credentials a cluster's provider uses.
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['ServicePrincipal', 'ServicePrincipalCertificate', 'ManualServicePrincipal']) || (has(self.clientSecret) && has(self.clientSecret.name) && size(self.clientSecret.name) > 0)",message="clientSecret.name must name the Secret holding the service principal's secret (key clientSecret) when type is ServicePrincipal, ServicePrincipalCertificate or ManualServicePrincipal",fieldPath=".clientSecret"
+// +kubebuilder:validation:XValidation:rule="self.type != 'UserAssignedIdentityCredential' || (has(self.userAssignedIdentityCredentialsPath) && size(self.userAssignedIdentityCredentialsPath) > 0)",message="userAssignedIdentityCredentialsPath must be set when type is UserAssignedIdentityCredential",fieldPath=".userAssignedIdentityCredentialsPath"
+type AzureClusterIdentitySpec struct {
+	// Type of the credentials: ServicePrincipal, ServicePrincipalCertificate,
+	// ManualServicePrincipal, UserAssignedMSI, WorkloadIdentity or
+	// UserAssignedIdentityCredential.
+	// +required
+	Type IdentityType `json:"type"`
+
+	// ResourceID is the Azure resource ID of a user-assigned managed identity. Only for
+	// type UserAssignedMSI; deprecated in CAPZ.
+	// +optional
+	ResourceID string `json:"resourceID,omitempty"`
+
+	// ClientID is the application (client) ID of the service principal or managed
+	// identity, a GUID.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')",message="clientID must be the application (client) ID, a GUID such as 33333333-3333-3333-3333-333333333333"
+	ClientID string `json:"clientID"`
+
+	// ClientSecret names the Secret holding the service principal's password (or
+	// certificate) under the key "clientSecret". Required for ServicePrincipal,
+	// ServicePrincipalCertificate and ManualServicePrincipal. When its namespace is
+	// empty, the Secret is looked up in the AzureClusterIdentity's namespace.
+	// +optional
+	ClientSecret corev1.SecretReference `json:"clientSecret,omitempty"`
+
+	// TenantID is the Microsoft Entra ID tenant of the service principal, a GUID.
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')",message="tenantID must be the Microsoft Entra ID tenant ID, a GUID such as 22222222-2222-2222-2222-222222222222"
+	TenantID string `json:"tenantID"`
+
+	// UserAssignedIdentityCredentialsPath is the path of the user-assigned identity
+	// credentials file. Required for type UserAssignedIdentityCredential.
+	// +optional
+	UserAssignedIdentityCredentialsPath string `json:"userAssignedIdentityCredentialsPath,omitempty"`
+
+	// UserAssignedIdentityCredentialsCloudType is the cloud of the user-assigned
+	// identity credentials: public (default), china or usgovernment.
+	// +optional
+	// +kubebuilder:validation:Enum=public;china;usgovernment
+	UserAssignedIdentityCredentialsCloudType string `json:"userAssignedIdentityCredentialsCloudType,omitempty"`
+
+	// AllowedNamespaces are the namespaces whose AzureClusters may use this identity.
+	// Unset (the default): only AzureClusters in the identity's own namespace. Empty
+	// ({}): every namespace. Otherwise a namespace must be in list or match selector.
+	// +optional
+	AllowedNamespaces *AllowedNamespaces `json:"allowedNamespaces,omitempty"`
+}
+
+// AllowedNamespaces selects the namespaces whose AzureClusters may use an
+// AzureClusterIdentity: those in list, and those matching selector.
+type AllowedNamespaces struct {
+	// NamespaceList names the allowed namespaces.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.all(n, n.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'))",message="allowedNamespaces.list entries must be namespace names (lowercase letters, digits and hyphens)"
+	NamespaceList []string `json:"list,omitempty"`
+
+	// Selector is a label selector of the allowed namespaces.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// AzureClusterIdentityStatus is the observed state of an AzureClusterIdentity.
+type AzureClusterIdentityStatus struct {
+	// Conditions are the observations of the identity's current state (for example
+	// whether its credentials were accepted).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=azureclusteridentities,scope=Namespaced,categories=cluster-api
+// +kubebuilder:storageversion
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Type",type="string",JSONPath=".spec.type",description="Kind of credentials"
+// +kubebuilder:printcolumn:name="ClientID",type="string",priority=1,JSONPath=".spec.clientID",description="Application (client) ID"
+// +kubebuilder:printcolumn:name="TenantID",type="string",priority=1,JSONPath=".spec.tenantID",description="Entra ID tenant"
+// +kubebuilder:printcolumn:name="Age",type="date",JSONPath=".metadata.creationTimestamp",description="Time since creation"
+
+// AzureClusterIdentity is the Azure credentials an AzureCluster's identityRef names.
+type AzureClusterIdentity struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +optional
+	Spec AzureClusterIdentitySpec `json:"spec,omitempty"`
+	// Status is the observed state.
+	// +optional
+	Status AzureClusterIdentityStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the AzureClusterIdentity's conditions.
+func (i *AzureClusterIdentity) GetConditions() []metav1.Condition { return i.Status.Conditions }
+
+// SetConditions replaces the AzureClusterIdentity's conditions.
+func (i *AzureClusterIdentity) SetConditions(conds []metav1.Condition) {
+	i.Status.Conditions = conds
+}
+
+// +kubebuilder:object:root=true
+
+// AzureClusterIdentityList is a list of AzureClusterIdentities.
+type AzureClusterIdentityList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the AzureClusterIdentities.
+	Items []AzureClusterIdentity `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&AzureClusterIdentity{}, &AzureClusterIdentityList{})
+}
