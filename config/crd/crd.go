@@ -3,18 +3,27 @@
 package crd
 
 import (
+	"bufio"
+	"bytes"
 	"embed"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sort"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
 //go:embed bases/*.yaml
 var bases embed.FS
+
+//go:embed policies/*.yaml
+var policies embed.FS
 
 // CRDs returns every mpool CRD, sorted by file name. Each call returns fresh objects.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
@@ -36,4 +45,60 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		out = append(out, crd)
 	}
 	return out, nil
+}
+
+// AdmissionPolicies returns the ValidatingAdmissionPolicies of config/crd/policies and
+// their bindings, policies first, each file's in order, files sorted by name. They check
+// what no CRD rule can, because it spans two objects (a Flexible AzureMachinePool needs
+// its MachinePool at Kubernetes v1.26 or later); install them after the CRDs. Each call
+// returns fresh objects.
+func AdmissionPolicies() ([]*admissionregistrationv1.ValidatingAdmissionPolicy, []*admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
+	names, err := fs.Glob(policies, "policies/*.yaml")
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing embedded admission policies: %w", err)
+	}
+	sort.Strings(names)
+	var pols []*admissionregistrationv1.ValidatingAdmissionPolicy
+	var binds []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	for _, name := range names {
+		b, err := policies.ReadFile(name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading embedded %s: %w", path.Base(name), err)
+		}
+		dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+		for {
+			doc, err := dec.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("reading embedded %s: %w", path.Base(name), err)
+			}
+			var head struct {
+				Kind string `json:"kind"`
+			}
+			if err := yaml.Unmarshal(doc, &head); err != nil {
+				return nil, nil, fmt.Errorf("decoding embedded %s: %w", path.Base(name), err)
+			}
+			switch head.Kind {
+			case "":
+				continue // comments only
+			case "ValidatingAdmissionPolicy":
+				p := &admissionregistrationv1.ValidatingAdmissionPolicy{}
+				if err := yaml.UnmarshalStrict(doc, p); err != nil {
+					return nil, nil, fmt.Errorf("decoding embedded %s: %w", path.Base(name), err)
+				}
+				pols = append(pols, p)
+			case "ValidatingAdmissionPolicyBinding":
+				bd := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+				if err := yaml.UnmarshalStrict(doc, bd); err != nil {
+					return nil, nil, fmt.Errorf("decoding embedded %s: %w", path.Base(name), err)
+				}
+				binds = append(binds, bd)
+			default:
+				return nil, nil, fmt.Errorf("embedded %s holds a %s, want admission policies and bindings only", path.Base(name), head.Kind)
+			}
+		}
+	}
+	return pols, binds, nil
 }

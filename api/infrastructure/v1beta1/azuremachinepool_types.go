@@ -120,6 +120,18 @@ type AzureMachinePoolSpec struct {
 	NodeDrainTimeout *metav1.Duration `json:"nodeDrainTimeout,omitempty"`
 
 	// OrchestrationMode of the scale set: Uniform (default) or Flexible.
+	//
+	// Flexible needs Kubernetes v1.26 or later, as in CAPZ, whose webhook refuses it
+	// by reading the owner MachinePool's spec.template.spec.version. That check spans
+	// two objects, so no rule in this CRD (CEL sees only the object itself) can make it.
+	// mpool makes it without a webhook with the ValidatingAdmissionPolicies of
+	// config/crd/policies (crd.AdmissionPolicies), one on MachinePools and one on
+	// AzureMachinePools, each taking the objects of the other kind in the namespace as
+	// parameters, so that whichever of the pair is written second is refused. Their
+	// parameters come from the API server's informer cache, so two writes in the same
+	// instant can both be admitted, and a management cluster may lack the policies:
+	// the provider enforces the rule too, refusing to provision such a pool and saying
+	// why in a condition.
 	// +optional
 	// +kubebuilder:default=Uniform
 	OrchestrationMode OrchestrationModeType `json:"orchestrationMode,omitempty"`

@@ -1,0 +1,120 @@
+package apitest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mpool-dev/mpool/config/crd"
+)
+
+// azurePoolPair returns a MachinePool at version whose infrastructureRef names the
+// AzureMachinePool name, and that AzureMachinePool in orchestration mode mode.
+func azurePoolPair(t *testing.T, ns, name, version, mode string) (mp, amp *unstructured.Unstructured) {
+	t.Helper()
+	mp = fromYAML(t, bases["MachinePool"])
+	mergePatch(t, mp.Object, fmt.Sprintf("spec: {template: {spec: {version: %s, infrastructureRef: {name: %s}}}}", version, name))
+	mp.SetNamespace(ns)
+	mp.SetName(name)
+	amp = fromYAML(t, bases["AzureMachinePool"])
+	mergePatch(t, amp.Object, "spec: {orchestrationMode: "+mode+"}")
+	amp.SetNamespace(ns)
+	amp.SetName(name)
+	return mp, amp
+}
+
+// TestFlexibleNeedsKubernetes126 installs the admission policies of config/crd/policies
+// (crd.AdmissionPolicies) and checks that it refuses a Flexible AzureMachinePool whose MachinePool runs a
+// Kubernetes version below v1.26, whichever of the two is written second, with a message
+// naming the field to change, and admits every other combination.
+func TestFlexibleNeedsKubernetes126(t *testing.T) {
+	pols, binds, err := crd.AdmissionPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []client.Object
+	for _, p := range pols {
+		objs = append(objs, p)
+	}
+	for _, b := range binds {
+		objs = append(objs, b)
+	}
+	for _, obj := range objs {
+		if err := env.Client.Create(ctx(), obj); err != nil {
+			t.Fatalf("installing %s: %v", obj.GetName(), err)
+		}
+		t.Cleanup(func() { _ = env.Client.Delete(ctx(), obj) })
+	}
+	ns := env.NewNamespace(t)
+
+	// The API server enforces new policies once its informers have them: retry the
+	// first refusal until it comes.
+	mp, amp := azurePoolPair(t, ns, "flex-old", "v1.22.0", "Flexible")
+	if err := env.Client.Create(ctx(), mp); err != nil {
+		t.Fatalf("a MachinePool without its AzureMachinePool must be admitted: %v", err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err = env.Client.Create(ctx(), amp.DeepCopy())
+		if err != nil || time.Now().After(deadline) {
+			break
+		}
+		_ = env.Client.Delete(ctx(), amp)
+		time.Sleep(200 * time.Millisecond)
+	}
+	wantRefused(t, err, "AzureMachinePool made Flexible under a v1.22.0 MachinePool",
+		"spec.orchestrationMode Flexible needs Kubernetes v1.26 or later", "raise its spec.template.spec.version")
+
+	// The AzureMachinePool first, then its MachinePool.
+	mp, amp = azurePoolPair(t, ns, "flex-first", "v1.25.9", "Flexible")
+	if err := env.Client.Create(ctx(), amp); err != nil {
+		t.Fatalf("a Flexible AzureMachinePool without a MachinePool must be admitted: %v", err)
+	}
+	wantRefused(t, env.Client.Create(ctx(), mp), "MachinePool v1.25.9 over a Flexible AzureMachinePool",
+		"spec.template.spec.version v1.25.9 is below v1.26", "or orchestrationMode Uniform")
+
+	mp.SetResourceVersion("")
+	mergePatch(t, mp.Object, "spec: {template: {spec: {version: v1.26.0}}}")
+	if err := env.Client.Create(ctx(), mp); err != nil {
+		t.Fatalf("MachinePool v1.26.0 over a Flexible AzureMachinePool must be admitted: %v", err)
+	}
+	mergePatch(t, mp.Object, "spec: {replicas: 5}")
+	if err := env.Client.Update(ctx(), mp); err != nil {
+		t.Fatalf("scaling an admitted Flexible pool must be admitted: %v", err)
+	}
+	mergePatch(t, mp.Object, "spec: {template: {spec: {version: v1.25.0}}}")
+	wantRefused(t, env.Client.Update(ctx(), mp), "downgrading a Flexible pool's MachinePool to v1.25.0",
+		"spec.template.spec.version v1.25.0 is below v1.26", "use Kubernetes v1.26 or later")
+
+	// Admitted combinations.
+	for _, c := range []struct{ name, version, mode string }{
+		{"uniform-old", "v1.22.0", "Uniform"},
+		{"flex-new", "v1.31.2", "Flexible"},
+		{"flex-rc", "v1.27.0-rc.1", "Flexible"},
+	} {
+		mp, amp := azurePoolPair(t, ns, c.name, c.version, c.mode)
+		if err := env.Client.Create(ctx(), mp); err != nil {
+			t.Errorf("%s: MachinePool %s: %v", c.name, c.version, err)
+		}
+		if err := env.Client.Create(ctx(), amp); err != nil {
+			t.Errorf("%s: AzureMachinePool %s: %v", c.name, c.mode, err)
+		}
+	}
+}
+
+func wantRefused(t *testing.T, err error, what string, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: admitted, want refused", what)
+	}
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("%s: refusal %q lacks %q", what, err, w)
+		}
+	}
+	t.Logf("%s: refused as expected: %v", what, err)
+}
