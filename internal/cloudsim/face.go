@@ -71,6 +71,10 @@ type NewInstance struct {
 	// Seq is the instance's sequence number: unique across the cloud and
 	// never reused, even across restarts.
 	Seq uint64
+	// Ordinal is the number of instances the group created before this
+	// one: 0, 1, 2, ... within the group, never reused (a VMSS's instance
+	// IDs).
+	Ordinal uint64
 	// ID is the core's default instance ID (i-%08x of Seq).
 	ID string
 	// Zone is the zone the core placed the instance in ("" without zones).
@@ -193,7 +197,7 @@ var reservedFaceNames = map[string]bool{"admin": true, "healthz": true, "v1": tr
 // the order they are served and printed: the registry of faces, one line
 // per cloud.
 func BuiltinFaces() []Face {
-	return []Face{}
+	return []Face{&AzureFace{}}
 }
 
 // checkFaces validates the built-in faces and those of Options and returns
@@ -201,7 +205,19 @@ func BuiltinFaces() []Face {
 func checkFaces(extra []Face) (map[string]Face, []Face, error) {
 	byName := map[string]Face{LocalFace: localFace{}}
 	order := []Face{localFace{}}
-	for _, f := range append(BuiltinFaces(), extra...) {
+	builtin := BuiltinFaces()
+	// A face of Options with a built-in face's name replaces it (e.g. one
+	// configured otherwise for a test), in its place.
+	for i, f := range builtin {
+		for j, e := range extra {
+			if e != nil && f.Name() == e.Name() {
+				builtin[i] = e
+				extra = append(extra[:j:j], extra[j+1:]...)
+				break
+			}
+		}
+	}
+	for _, f := range append(builtin, extra...) {
 		if f == nil {
 			return nil, nil, fmt.Errorf("faces: nil face")
 		}

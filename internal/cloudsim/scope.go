@@ -155,3 +155,19 @@ func (c *Cloud) DeleteGroup(name string) (*Group, error) { return c.local().Dele
 func (c *Cloud) SetSimulation(name string, p SimulationPatch) (*Group, error) {
 	return c.local().SetSimulation(name, p)
 }
+
+// CustomData returns a copy of the custom data of the group's current model
+// (snapshots leave it out), for a face whose partial updates keep it. It
+// returns a NotFound error when the group does not exist.
+func (s Scope) CustomData(name string) ([]byte, error) {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	g := s.c.st.Groups[s.key(name)]
+	if g == nil {
+		return nil, notFound(s.key(name))
+	}
+	if m := g.Models[g.ModelRef]; m != nil && m.CustomData != nil {
+		return append([]byte(nil), m.CustomData...), nil
+	}
+	return nil, nil
+}

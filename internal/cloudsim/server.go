@@ -1,7 +1,9 @@
 package cloudsim
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -25,6 +27,7 @@ type Server struct {
 	url       string
 	endpoints []FaceEndpoint
 	servers   []*httpServer
+	certs     *cloudCerts
 
 	stopOnce sync.Once
 	stopErr  error
@@ -36,8 +39,30 @@ type FaceEndpoint struct {
 	Face string
 	// URL is the face's base URL (no trailing slash): its own listener's
 	// when it has one, else the Server's URL for the local face and
-	// URL()/<name> for the others.
+	// URL()/<name> for the others. It is https:// for an HTTPSFace.
 	URL string
+	// CAFile is the PEM file of the CA that signed the listener's
+	// certificate for an HTTPS face served from a data directory (see
+	// Server.CA); empty otherwise.
+	CAFile string
+}
+
+// HTTPSFace is implemented by faces whose clients only speak HTTPS to the
+// root of a host: the Azure SDK sends bearer tokens over TLS only, and MSAL
+// wants an authority whose path is just the tenant. The Server serves such a
+// face on a listener of its own (Options.FaceAddrs, default 127.0.0.1:0),
+// with TLS and a certificate for 127.0.0.1, ::1 and localhost signed by the
+// cloud's CA (Server.CA, Server.CAFile), besides plain HTTP under /<name>/
+// of the Server's listener.
+type HTTPSFace interface {
+	Face
+	// HTTPS reports whether the face must be served over HTTPS.
+	HTTPS() bool
+}
+
+func isHTTPS(f Face) bool {
+	h, ok := f.(HTTPSFace)
+	return ok && h.HTTPS()
 }
 
 // httpServer is one listener and its HTTP server.
@@ -45,6 +70,8 @@ type httpServer struct {
 	lis      net.Listener
 	http     *http.Server
 	serveErr chan error
+	// tls is set for HTTPS listeners.
+	tls *tls.Config
 }
 
 // Start starts the simulated cloud: it loads opts.DataDir, starts the
@@ -85,6 +112,14 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, errors.Join(err, cloud.Stop())
 	}
 
+	for _, f := range faces {
+		if isHTTPS(f) {
+			if s.certs, err = loadOrCreateCerts(opts.DataDir, opts.Clock.Now()); err != nil {
+				return fail(fmt.Errorf("the cloud's CA: %w", err))
+			}
+			break
+		}
+	}
 	mux := http.NewServeMux()
 	root, err := listen(opts.Addr, mux)
 	if err != nil {
@@ -105,18 +140,32 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			mux.Handle(base+"/", http.StripPrefix(base, h))
 		}
 		ep := FaceEndpoint{Face: name, URL: s.url + base}
-		if addr, ok := opts.FaceAddrs[name]; ok {
+		addr, ok := opts.FaceAddrs[name]
+		if !ok && isHTTPS(f) {
+			addr, ok = "127.0.0.1:0", true
+		}
+		if ok {
 			own, err := listen(addr, f.Handler(s.faceEnv(f, "")))
 			if err != nil {
 				return fail(fmt.Errorf("face %s: %w", name, err))
 			}
 			s.servers = append(s.servers, own)
 			ep.URL = "http://" + own.lis.Addr().String()
+			if isHTTPS(f) {
+				own.tls = &tls.Config{Certificates: []tls.Certificate{s.certs.serving}, MinVersion: tls.VersionTLS12}
+				ep.URL = "https://" + own.lis.Addr().String()
+				ep.CAFile = s.certs.caFile
+			}
 		}
 		s.endpoints = append(s.endpoints, ep)
 	}
 	s.registerAdmin(mux)
 	for _, hs := range s.servers {
+		if hs.tls != nil {
+			hs.http.TLSConfig = hs.tls
+			go func() { hs.serveErr <- hs.http.ServeTLS(hs.lis, "", "") }()
+			continue
+		}
 		go func() { hs.serveErr <- hs.http.Serve(hs.lis) }()
 	}
 	go func() {
@@ -124,7 +173,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = s.Stop()
 	}()
 	for _, ep := range s.endpoints {
-		cloud.log.Info("Simulated cloud listening", "face", ep.Face, "url", ep.URL, "dataDir", opts.DataDir)
+		cloud.log.Info("Simulated cloud listening", "face", ep.Face, "url", ep.URL, "dataDir", opts.DataDir, "caFile", ep.CAFile)
 	}
 	return s, nil
 }
@@ -173,8 +222,32 @@ func (s *Server) FaceLines() []string {
 	lines := make([]string, len(s.endpoints))
 	for i, ep := range s.endpoints {
 		lines[i] = fmt.Sprintf("simulated cloud: %s face at %s", ep.Face, ep.URL)
+		if ep.CAFile != "" {
+			lines[i] += " (CA " + ep.CAFile + ")"
+		}
 	}
 	return lines
+}
+
+// CA returns the PEM certificate of the cloud's CA, which signs the
+// certificate of its HTTPS listeners (HTTPSFace); nil when no face is served
+// over HTTPS. Clients trust it (CertPool) rather than disabling
+// verification. It is kept in the data directory (CAFile), so a restarted
+// cloud keeps it.
+func (s *Server) CA() []byte {
+	if s.certs == nil {
+		return nil
+	}
+	return bytes.Clone(s.certs.caPEM)
+}
+
+// CAFile returns the path of the CA's PEM file (<DataDir>/ca.crt), or ""
+// when the cloud has no data directory or serves no HTTPS face.
+func (s *Server) CAFile() string {
+	if s.certs == nil {
+		return ""
+	}
+	return s.certs.caFile
 }
 
 // FaceEndpoints returns where each face is served: the local face first,

@@ -257,9 +257,10 @@ func (c *Cloud) newInstance(g *groupState, model *Model, zone string, now time.T
 	var ident InstanceIdentity
 	if f := c.faces[g.Face]; f != nil {
 		ident = f.InstanceIdentity(NewInstance{
-			Group: g.key(), Seq: seq, ID: id, Zone: zone, PrivateIP: ip, Model: model, GroupPayload: g.Payload,
+			Group: g.key(), Seq: seq, Ordinal: g.Created, ID: id, Zone: zone, PrivateIP: ip, Model: model, GroupPayload: g.Payload,
 		})
 	}
+	g.Created++
 	if ident.ID != "" && g.find(ident.ID) == nil {
 		id = ident.ID
 	}

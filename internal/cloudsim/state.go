@@ -63,6 +63,10 @@ type groupState struct {
 	Simulation Simulation `json:"simulation"`
 	CreatedAt  time.Time  `json:"createdAt"`
 	Deleting   bool       `json:"deleting,omitempty"`
+	// Created counts the instances the group ever created
+	// (NewInstance.Ordinal); older state files start it at the number of
+	// instances listed.
+	Created uint64 `json:"created,omitempty"`
 	// WrongTokens counts down the next instances that boot with a wrong
 	// bootstrap token (GroupFaults).
 	WrongTokens int        `json:"wrongTokens,omitempty"`
@@ -177,6 +181,7 @@ func decodeState(b []byte) (*cloudState, error) {
 			g.Models = map[string]*Model{}
 		}
 		sort.Slice(g.Instances, func(i, j int) bool { return g.Instances[i].Seq < g.Instances[j].Seq })
+		g.Created = max(g.Created, uint64(len(g.Instances)))
 		for _, in := range g.Instances {
 			in.meta = defaultMetadata(in, in.Metadata)
 		}

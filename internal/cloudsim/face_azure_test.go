@@ -1,0 +1,351 @@
+package cloudsim
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
+)
+
+// azureTestEnv is a simulated cloud with clients of the real Azure SDK
+// pointed at its Azure face.
+type azureTestEnv struct {
+	srv  *Server
+	url  string
+	co   azcore.ClientOptions
+	cred azcore.TokenCredential
+	vmss *armcompute.VirtualMachineScaleSetsClient
+	vms  *armcompute.VirtualMachineScaleSetVMsClient
+	vm   *armcompute.VirtualMachinesClient
+	skus *armcompute.ResourceSKUsClient
+}
+
+const testRG = AzureDefaultResourceGroup
+
+// fastPoll polls long-running operations every 20ms.
+var fastPoll = &runtime.PollUntilDoneOptions{Frequency: 20 * time.Millisecond}
+
+func startAzure(t *testing.T, opts Options) *Server {
+	t.Helper()
+	if opts.DefaultSimulation == nil {
+		opts.DefaultSimulation = &Simulation{BootDelay: 100 * time.Millisecond}
+	}
+	srv, err := Start(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	return srv
+}
+
+// azureClientOptions trusts the cloud's CA and points every Azure cloud
+// endpoint at the face; no retries, so faults surface.
+func azureClientOptions(t *testing.T, srv *Server) azcore.ClientOptions {
+	t.Helper()
+	pool, err := CertPool(srv.CA())
+	if err != nil {
+		t.Fatalf("CertPool: %v", err)
+	}
+	u := srv.FaceURL(AzureFaceName)
+	if !strings.HasPrefix(u, "https://") {
+		t.Fatalf("azure face URL %q is not https", u)
+	}
+	return azcore.ClientOptions{
+		Cloud: cloud.Configuration{
+			ActiveDirectoryAuthorityHost: u + "/",
+			Services: map[cloud.ServiceName]cloud.ServiceConfiguration{
+				cloud.ResourceManager: {Endpoint: u, Audience: u},
+			},
+		},
+		Transport: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
+		Retry:     policy.RetryOptions{MaxRetries: -1},
+	}
+}
+
+func newAzureEnv(t *testing.T, srv *Server) *azureTestEnv {
+	t.Helper()
+	e := &azureTestEnv{srv: srv, url: srv.FaceURL(AzureFaceName), co: azureClientOptions(t, srv)}
+	cred, err := azidentity.NewClientSecretCredential(AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret,
+		&azidentity.ClientSecretCredentialOptions{ClientOptions: e.co, DisableInstanceDiscovery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cred = cred
+	ao := &arm.ClientOptions{ClientOptions: e.co}
+	sub := AzureDefaultSubscriptionID
+	if e.vmss, err = armcompute.NewVirtualMachineScaleSetsClient(sub, cred, ao); err != nil {
+		t.Fatal(err)
+	}
+	if e.vms, err = armcompute.NewVirtualMachineScaleSetVMsClient(sub, cred, ao); err != nil {
+		t.Fatal(err)
+	}
+	if e.vm, err = armcompute.NewVirtualMachinesClient(sub, cred, ao); err != nil {
+		t.Fatal(err)
+	}
+	if e.skus, err = armcompute.NewResourceSKUsClient(sub, cred, ao); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// testVMSS is a scale set as CAPZ would send it.
+func testVMSS(mode armcompute.OrchestrationMode, capacity int64, customData string, zones ...string) armcompute.VirtualMachineScaleSet {
+	v := armcompute.VirtualMachineScaleSet{
+		Location: to.Ptr("eastus"),
+		SKU:      &armcompute.SKU{Name: to.Ptr("Standard_D2s_v3"), Tier: to.Ptr("Standard"), Capacity: to.Ptr(capacity)},
+		Tags:     map[string]*string{AzureTagModelHash: to.Ptr("hash-1"), "team": to.Ptr("a")},
+		Properties: &armcompute.VirtualMachineScaleSetProperties{
+			OrchestrationMode: to.Ptr(mode),
+			VirtualMachineProfile: &armcompute.VirtualMachineScaleSetVMProfile{
+				StorageProfile: &armcompute.VirtualMachineScaleSetStorageProfile{
+					ImageReference: &armcompute.ImageReference{Publisher: to.Ptr("cncf-upstream"), Offer: to.Ptr("capi"), SKU: to.Ptr("ubuntu-2204-gen1"), Version: to.Ptr("130.4.20240717")},
+				},
+				OSProfile: &armcompute.VirtualMachineScaleSetOSProfile{
+					ComputerNamePrefix: to.Ptr("pool0"),
+					AdminUsername:      to.Ptr("capi"),
+					CustomData:         to.Ptr(base64.StdEncoding.EncodeToString([]byte(customData))),
+				},
+			},
+		},
+	}
+	if mode == armcompute.OrchestrationModeUniform {
+		v.Properties.UpgradePolicy = &armcompute.UpgradePolicy{Mode: to.Ptr(armcompute.UpgradeModeManual)}
+	} else {
+		v.Properties.PlatformFaultDomainCount = to.Ptr[int32](1)
+	}
+	for _, z := range zones {
+		v.Zones = append(v.Zones, to.Ptr(z))
+	}
+	return v
+}
+
+func (e *azureTestEnv) create(t *testing.T, name string, v armcompute.VirtualMachineScaleSet) armcompute.VirtualMachineScaleSet {
+	t.Helper()
+	ctx := context.Background()
+	p, err := e.vmss.BeginCreateOrUpdate(ctx, testRG, name, v, nil)
+	if err != nil {
+		t.Fatalf("BeginCreateOrUpdate %s: %v", name, err)
+	}
+	res, err := p.PollUntilDone(ctx, fastPoll)
+	if err != nil {
+		t.Fatalf("PollUntilDone %s: %v", name, err)
+	}
+	return res.VirtualMachineScaleSet
+}
+
+func (e *azureTestEnv) listUniform(t *testing.T, name string) []*armcompute.VirtualMachineScaleSetVM {
+	t.Helper()
+	var out []*armcompute.VirtualMachineScaleSetVM
+	pager := e.vms.NewListPager(testRG, name, nil)
+	for pager.More() {
+		page, err := pager.NextPage(context.Background())
+		if err != nil {
+			t.Fatalf("listing VMs of %s: %v", name, err)
+		}
+		out = append(out, page.Value...)
+	}
+	return out
+}
+
+func responseError(t *testing.T, err error, status int, code string) *azcore.ResponseError {
+	t.Helper()
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) {
+		t.Fatalf("error %v is not an azcore.ResponseError", err)
+	}
+	if re.StatusCode != status || re.ErrorCode != code {
+		t.Fatalf("error = %d %s, want %d %s: %v", re.StatusCode, re.ErrorCode, status, code, err)
+	}
+	return re
+}
+
+func TestAzureToken(t *testing.T) {
+	srv := startAzure(t, Options{})
+	co := azureClientOptions(t, srv)
+	ctx := context.Background()
+	scope := srv.FaceURL(AzureFaceName) + "/.default"
+	// MSAL's instance discovery always asks login.microsoftonline.com:
+	// clients of the simulated Azure set DisableInstanceDiscovery.
+	cred, err := azidentity.NewClientSecretCredential(AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret,
+		&azidentity.ClientSecretCredentialOptions{ClientOptions: co, DisableInstanceDiscovery: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{scope}})
+	if err != nil {
+		t.Fatalf("GetToken: %v", err)
+	}
+	if tok.Token == "" || time.Until(tok.ExpiresOn) < 50*time.Minute {
+		t.Fatalf("token %+v: want a token valid for about an hour", tok)
+	}
+
+	// A wrong secret, an unknown client: Entra's errors.
+	wrong, _ := azidentity.NewClientSecretCredential(AzureDefaultTenantID, AzureDefaultClientID, "nope",
+		&azidentity.ClientSecretCredentialOptions{ClientOptions: co, DisableInstanceDiscovery: true})
+	_, err = wrong.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{scope}})
+	var af *azidentity.AuthenticationFailedError
+	if !errors.As(err, &af) || af.RawResponse == nil || af.RawResponse.StatusCode != http.StatusUnauthorized ||
+		!strings.Contains(err.Error(), "invalid_client") || !strings.Contains(err.Error(), "AADSTS7000215") {
+		t.Fatalf("wrong secret: %v, want a 401 invalid_client AADSTS7000215", err)
+	}
+
+	// A registered client works; removed, it does not.
+	if err := AzureSetClient(srv.Cloud(), AzureClient{TenantID: "t2", ClientID: "c2", ClientSecret: "s2"}); err != nil {
+		t.Fatal(err)
+	}
+	c2, _ := azidentity.NewClientSecretCredential("t2", "c2", "s2", &azidentity.ClientSecretCredentialOptions{ClientOptions: co, DisableInstanceDiscovery: true})
+	if _, err := c2.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{scope}}); err != nil {
+		t.Fatalf("registered client: %v", err)
+	}
+	if err := AzureDeleteClient(srv.Cloud(), AzureDefaultTenantID, AzureDefaultClientID); err != nil {
+		t.Fatal(err)
+	}
+	def, _ := azidentity.NewClientSecretCredential(AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret,
+		&azidentity.ClientSecretCredentialOptions{ClientOptions: co, DisableInstanceDiscovery: true})
+	if _, err := def.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{scope}}); err == nil || !strings.Contains(err.Error(), "AADSTS") {
+		t.Fatalf("removed default client: %v, want an Entra error", err)
+	}
+}
+
+func TestAzureARMRequiresToken(t *testing.T) {
+	srv := startAzure(t, Options{})
+	u := srv.FaceURL(AzureFaceName) + "/subscriptions/" + AzureDefaultSubscriptionID + "/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=2024-07-01"
+	co := azureClientOptions(t, srv)
+	for _, tt := range []struct{ auth, code string }{
+		{"", "AuthenticationFailed"},
+		{"Bearer abc.def.ghi", "InvalidAuthenticationToken"},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, u, nil)
+		if tt.auth != "" {
+			req.Header.Set("Authorization", tt.auth)
+		}
+		resp, err := co.Transport.(*http.Client).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := runtime.NewResponseError(resp)
+		resp.Body.Close()
+		responseError(t, re, http.StatusUnauthorized, tt.code)
+	}
+}
+
+func TestAzureUniformScaleSet(t *testing.T) {
+	srv := startAzure(t, Options{Faces: []Face{&AzureFace{PageSize: 2}}})
+	e := newAzureEnv(t, srv)
+	ctx := context.Background()
+
+	got := e.create(t, "pool0", testVMSS(armcompute.OrchestrationModeUniform, 3, "#cloud-config\n", "1", "2"))
+	if *got.Properties.ProvisioningState != "Succeeded" || *got.SKU.Capacity != 3 || got.Properties.VirtualMachineProfile.OSProfile.CustomData != nil {
+		t.Fatalf("created scale set: state %s capacity %d customData %v", *got.Properties.ProvisioningState, *got.SKU.Capacity, got.Properties.VirtualMachineProfile.OSProfile.CustomData)
+	}
+	wantID := "/subscriptions/" + AzureDefaultSubscriptionID + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/virtualMachineScaleSets/pool0"
+	if *got.ID != wantID || *got.Properties.OrchestrationMode != armcompute.OrchestrationModeUniform {
+		t.Fatalf("scale set ID %s mode %s", *got.ID, *got.Properties.OrchestrationMode)
+	}
+
+	// GET never returns custom data.
+	g, err := e.vmss.Get(ctx, testRG, "pool0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Properties.VirtualMachineProfile.OSProfile.CustomData != nil {
+		t.Fatalf("GET returned custom data")
+	}
+
+	// VMs, listed over two pages.
+	vms := e.listUniform(t, "pool0")
+	if len(vms) != 3 {
+		t.Fatalf("listed %d VMs, want 3", len(vms))
+	}
+	for i, vm := range vms {
+		id := []string{"0", "1", "2"}[i]
+		host := []string{"pool0000000", "pool0000001", "pool0000002"}[i]
+		if *vm.InstanceID != id || *vm.Name != "pool0_"+id || *vm.ID != wantID+"/virtualMachines/"+id ||
+			*vm.Properties.OSProfile.ComputerName != host || !*vm.Properties.LatestModelApplied ||
+			*vm.Properties.ProvisioningState != "Succeeded" || *vm.Tags[AzureTagModelHash] != "hash-1" {
+			t.Fatalf("VM %d: id %s name %s computer %s latest %v state %s", i, *vm.InstanceID, *vm.Name,
+				*vm.Properties.OSProfile.ComputerName, *vm.Properties.LatestModelApplied, *vm.Properties.ProvisioningState)
+		}
+	}
+	grp, err := srv.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG)).GetGroup("pool0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := grp.Instances[0]
+	if in.ProviderID != "azure://"+wantID+"/virtualMachines/0" || in.Hostname != "pool0000000" ||
+		in.Metadata[MetaLocalHostname] != "pool0000000" || grp.Model.Extra[ExtraVersion] != "v1.30.4" || grp.Model.InstanceType != "Standard_D2s_v3" {
+		t.Fatalf("instance %+v, model %+v", in, grp.Model)
+	}
+
+	// The delete action: the VMs go, the capacity drops.
+	dp, err := e.vmss.BeginDeleteInstances(ctx, testRG, "pool0", armcompute.VirtualMachineScaleSetVMInstanceRequiredIDs{InstanceIDs: []*string{to.Ptr("1")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dp.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatalf("delete instances: %v", err)
+	}
+	g, _ = e.vmss.Get(ctx, testRG, "pool0", nil)
+	if *g.SKU.Capacity != 2 {
+		t.Fatalf("capacity after deleting one VM: %d", *g.SKU.Capacity)
+	}
+	if ids := vmIDs(e.listUniform(t, "pool0")); !slices.Equal(ids, []string{"0", "2"}) {
+		t.Fatalf("VMs after deleting 1: %v", ids)
+	}
+
+	// A model change: new VMs get the next IDs, old ones are not latest.
+	upd := testVMSS(armcompute.OrchestrationModeUniform, 3, "#cloud-config\n", "1", "2")
+	upd.Tags[AzureTagModelHash] = to.Ptr("hash-2")
+	upd.Properties.VirtualMachineProfile.OSProfile.CustomData = nil
+	e.create(t, "pool0", upd)
+	vms = e.listUniform(t, "pool0")
+	if ids := vmIDs(vms); !slices.Equal(ids, []string{"0", "2", "3"}) {
+		t.Fatalf("VMs after scaling to 3: %v", ids)
+	}
+	if *vms[0].Properties.LatestModelApplied || !*vms[2].Properties.LatestModelApplied {
+		t.Fatalf("latestModelApplied: old %v new %v", *vms[0].Properties.LatestModelApplied, *vms[2].Properties.LatestModelApplied)
+	}
+
+	// PATCH the capacity only.
+	pp, err := e.vmss.BeginUpdate(ctx, testRG, "pool0", armcompute.VirtualMachineScaleSetUpdate{SKU: &armcompute.SKU{Capacity: to.Ptr[int64](1)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := pp.PollUntilDone(ctx, fastPoll)
+	if err != nil || *pr.SKU.Capacity != 1 || *pr.SKU.Name != "Standard_D2s_v3" {
+		t.Fatalf("PATCH capacity: %v", err)
+	}
+
+	// Delete the scale set.
+	del, err := e.vmss.BeginDelete(ctx, testRG, "pool0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := del.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.vmss.Get(ctx, testRG, "pool0", nil)
+	responseError(t, err, http.StatusNotFound, "ResourceNotFound")
+}
+
+func vmIDs(vms []*armcompute.VirtualMachineScaleSetVM) []string {
+	var ids []string
+	for _, vm := range vms {
+		ids = append(ids, *vm.InstanceID)
+	}
+	return ids
+}
