@@ -331,8 +331,8 @@ type AzureCluster struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the desired state.
-	// +optional
-	Spec AzureClusterSpec `json:"spec,omitempty"`
+	// +required
+	Spec AzureClusterSpec `json:"spec"`
 	// Status is the observed state.
 	// +optional
 	Status AzureClusterStatus `json:"status,omitempty"`

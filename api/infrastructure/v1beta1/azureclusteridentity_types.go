@@ -15,8 +15,8 @@ const (
 	// secret (the OAuth client-credentials flow). clientSecret names the Secret holding
 	// the password.
 	ServicePrincipal IdentityType = "ServicePrincipal"
-	// ServicePrincipalCertificate authenticates as an application with a certificate;
-	// clientSecret names the Secret holding it.
+	// ServicePrincipalCertificate authenticates as an application with a certificate:
+	// the file at certPath, or else the Secret clientSecret names.
 	ServicePrincipalCertificate IdentityType = "ServicePrincipalCertificate"
 	// ManualServicePrincipal is a ServicePrincipal whose Secret clusterctl move does not
 	// move (the user recreates it in the target cluster).
@@ -36,7 +36,7 @@ const (
 const AzureClusterIdentityClientSecretKey = "clientSecret"
 
 // AzureClusterIdentitySpec is the Azure credentials a cluster's provider uses.
-// +kubebuilder:validation:XValidation:rule="!(self.type in ['ServicePrincipal', 'ServicePrincipalCertificate', 'ManualServicePrincipal']) || (has(self.clientSecret) && has(self.clientSecret.name) && size(self.clientSecret.name) > 0)",message="clientSecret.name must name the Secret holding the service principal's secret (key clientSecret) when type is ServicePrincipal, ServicePrincipalCertificate or ManualServicePrincipal",fieldPath=".clientSecret"
+// +kubebuilder:validation:XValidation:rule="!(self.type in ['ServicePrincipal', 'ManualServicePrincipal'] || (self.type == 'ServicePrincipalCertificate' && (!has(self.certPath) || size(self.certPath) == 0))) || (has(self.clientSecret) && has(self.clientSecret.name) && size(self.clientSecret.name) > 0)",message="clientSecret.name must name the Secret holding the service principal's secret (key clientSecret) when type is ServicePrincipal or ManualServicePrincipal, or ServicePrincipalCertificate without certPath",fieldPath=".clientSecret"
 // +kubebuilder:validation:XValidation:rule="self.type != 'UserAssignedIdentityCredential' || (has(self.userAssignedIdentityCredentialsPath) && size(self.userAssignedIdentityCredentialsPath) > 0)",message="userAssignedIdentityCredentialsPath must be set when type is UserAssignedIdentityCredential",fieldPath=".userAssignedIdentityCredentialsPath"
 type AzureClusterIdentitySpec struct {
 	// Type of the credentials: ServicePrincipal, ServicePrincipalCertificate,
@@ -58,8 +58,8 @@ type AzureClusterIdentitySpec struct {
 	ClientID string `json:"clientID"`
 
 	// ClientSecret names the Secret holding the service principal's password (or
-	// certificate) under the key "clientSecret". Required for ServicePrincipal,
-	// ServicePrincipalCertificate and ManualServicePrincipal. When its namespace is
+	// certificate) under the key "clientSecret". Required for ServicePrincipal and
+	// ManualServicePrincipal, and for ServicePrincipalCertificate without certPath. When its namespace is
 	// empty, the Secret is looked up in the AzureClusterIdentity's namespace.
 	// +optional
 	ClientSecret corev1.SecretReference `json:"clientSecret,omitempty"`
@@ -69,6 +69,12 @@ type AzureClusterIdentitySpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$')",message="tenantID must be the Microsoft Entra ID tenant ID, a GUID such as 22222222-2222-2222-2222-222222222222"
 	TenantID string `json:"tenantID"`
+
+	// CertPath is the path of the certificate file of a ServicePrincipalCertificate
+	// identity. When set, it takes precedence over clientSecret, which may then be
+	// left out.
+	// +optional
+	CertPath string `json:"certPath,omitempty"`
 
 	// UserAssignedIdentityCredentialsPath is the path of the user-assigned identity
 	// credentials file. Required for type UserAssignedIdentityCredential.
@@ -81,9 +87,10 @@ type AzureClusterIdentitySpec struct {
 	// +kubebuilder:validation:Enum=public;china;usgovernment
 	UserAssignedIdentityCredentialsCloudType string `json:"userAssignedIdentityCredentialsCloudType,omitempty"`
 
-	// AllowedNamespaces are the namespaces whose AzureClusters may use this identity.
-	// Unset (the default): only AzureClusters in the identity's own namespace. Empty
-	// ({}): every namespace. Otherwise a namespace must be in list or match selector.
+	// AllowedNamespaces are the namespaces whose AzureClusters may use this identity,
+	// as CAPZ reads it: unset (the default), none; empty ({}), every namespace;
+	// otherwise a namespace in list or matching selector (an empty selector matches
+	// none).
 	// +optional
 	AllowedNamespaces *AllowedNamespaces `json:"allowedNamespaces,omitempty"`
 }
@@ -129,8 +136,8 @@ type AzureClusterIdentity struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// Spec is the desired state.
-	// +optional
-	Spec AzureClusterIdentitySpec `json:"spec,omitempty"`
+	// +required
+	Spec AzureClusterIdentitySpec `json:"spec"`
 	// Status is the observed state.
 	// +optional
 	Status AzureClusterIdentityStatus `json:"status,omitempty"`
