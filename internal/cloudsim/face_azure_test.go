@@ -349,3 +349,245 @@ func vmIDs(vms []*armcompute.VirtualMachineScaleSetVM) []string {
 	}
 	return ids
 }
+
+func TestAzureFlexibleScaleSet(t *testing.T) {
+	srv := startAzure(t, Options{Faces: []Face{&AzureFace{PageSize: 2}}})
+	e := newAzureEnv(t, srv)
+	ctx := context.Background()
+	e.create(t, "flex", testVMSS(armcompute.OrchestrationModeFlexible, 3, "#cloud-config\n", "1", "2", "3"))
+	e.create(t, "other", testVMSS(armcompute.OrchestrationModeFlexible, 1, "#cloud-config\n"))
+
+	vmssID := "/subscriptions/" + AzureDefaultSubscriptionID + "/resourceGroups/" + testRG + "/providers/Microsoft.Compute/virtualMachineScaleSets/flex"
+	list := func(filter *string) []*armcompute.VirtualMachine {
+		var out []*armcompute.VirtualMachine
+		pager := e.vm.NewListPager(testRG, &armcompute.VirtualMachinesClientListOptions{Filter: filter})
+		for pager.More() {
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				t.Fatalf("listing VMs: %v", err)
+			}
+			out = append(out, page.Value...)
+		}
+		return out
+	}
+	if all := list(nil); len(all) != 4 {
+		t.Fatalf("listed %d VMs in the resource group, want 4", len(all))
+	}
+	vms := list(to.Ptr("virtualMachineScaleSet/id eq '" + vmssID + "'"))
+	if len(vms) != 3 {
+		t.Fatalf("listed %d VMs of flex, want 3", len(vms))
+	}
+	grp, _ := srv.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG)).GetGroup("flex")
+	for i, vm := range vms {
+		name := *vm.Name
+		if !strings.HasPrefix(name, "flex_") || len(name) != len("flex_")+8 || *vm.Properties.VirtualMachineScaleSet.ID != vmssID ||
+			*vm.ID != "/subscriptions/"+AzureDefaultSubscriptionID+"/resourceGroups/"+testRG+"/providers/Microsoft.Compute/virtualMachines/"+name ||
+			*vm.Properties.HardwareProfile.VMSize != "Standard_D2s_v3" || *vm.Properties.ProvisioningState != "Succeeded" ||
+			*vm.Properties.OSProfile.ComputerName != "pool0"+name[5:11] || *vm.Tags[AzureTagModelHash] != "hash-1" || len(vm.Zones) != 1 {
+			t.Fatalf("VM %d: %s %s", i, name, *vm.ID)
+		}
+		in := grp.Instances[i]
+		if in.ID != name || in.ProviderID != "azure://"+*vm.ID || in.Hostname != *vm.Properties.OSProfile.ComputerName {
+			t.Fatalf("instance %+v for VM %s", in, name)
+		}
+	}
+	// Get and delete one VM: the scale set shrinks by one.
+	name := *vms[1].Name
+	if _, err := e.vm.Get(ctx, testRG, name, nil); err != nil {
+		t.Fatalf("Get %s: %v", name, err)
+	}
+	dp, err := e.vm.BeginDelete(ctx, testRG, name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dp.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := e.vmss.Get(ctx, testRG, "flex", nil); *g.SKU.Capacity != 2 {
+		t.Fatalf("capacity after deleting a VM: %d", *g.SKU.Capacity)
+	}
+	_, err = e.vm.Get(ctx, testRG, name, nil)
+	responseError(t, err, http.StatusNotFound, "ResourceNotFound")
+	// The delete action takes VM names in Flexible mode.
+	ap, err := e.vmss.BeginDeleteInstances(ctx, testRG, "flex", armcompute.VirtualMachineScaleSetVMInstanceRequiredIDs{InstanceIDs: []*string{vms[0].Name}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ap.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	if got := list(to.Ptr("virtualMachineScaleSet/id eq '" + vmssID + "'")); len(got) != 1 || *got[0].Name != *vms[2].Name {
+		t.Fatalf("VMs left: %d", len(got))
+	}
+	// The Uniform VM list refuses a Flexible scale set.
+	_, err = e.vms.NewListPager(testRG, "flex", nil).NextPage(ctx)
+	responseError(t, err, http.StatusBadRequest, "OperationNotAllowed")
+}
+
+func TestAzureResumeToken(t *testing.T) {
+	srv := startAzure(t, Options{DefaultSimulation: &Simulation{BootDelay: 300 * time.Millisecond}})
+	e := newAzureEnv(t, srv)
+	ctx := context.Background()
+	p, err := e.vmss.BeginCreateOrUpdate(ctx, testRG, "resume", testVMSS(armcompute.OrchestrationModeUniform, 2, "x"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Done() {
+		t.Fatalf("the create is done before its VMs booted")
+	}
+	g, _ := e.vmss.Get(ctx, testRG, "resume", nil)
+	if *g.Properties.ProvisioningState != "Creating" {
+		t.Fatalf("provisioningState while booting: %s", *g.Properties.ProvisioningState)
+	}
+	tok, err := p.ResumeToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A new client (a restarted manager) resumes the operation.
+	e2 := newAzureEnv(t, srv)
+	p2, err := e2.vmss.BeginCreateOrUpdate(ctx, testRG, "resume", armcompute.VirtualMachineScaleSet{}, &armcompute.VirtualMachineScaleSetsClientBeginCreateOrUpdateOptions{ResumeToken: tok})
+	if err != nil {
+		t.Fatalf("resuming: %v", err)
+	}
+	res, err := p2.PollUntilDone(ctx, fastPoll)
+	if err != nil || *res.Properties.ProvisioningState != "Succeeded" || *res.SKU.Capacity != 2 {
+		t.Fatalf("resumed poller: %v", err)
+	}
+	if n := srv.Stats().CountFace(AzureFaceName, OpAzureVMSSCreateOrUpdate); n != 1 {
+		t.Fatalf("%d PUTs, want 1", n)
+	}
+	// The same through runtime.WithResumeToken... the delete's token.
+	dp, err := e.vmss.BeginDelete(ctx, testRG, "resume", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dtok, _ := dp.ResumeToken()
+	dp2, err := e2.vmss.BeginDelete(ctx, testRG, "resume", &armcompute.VirtualMachineScaleSetsClientBeginDeleteOptions{ResumeToken: dtok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dp2.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Stats().CountFace(AzureFaceName, OpAzureVMSSDelete); n != 1 {
+		t.Fatalf("%d DELETEs, want 1", n)
+	}
+}
+
+func TestAzureErrors(t *testing.T) {
+	srv := startAzure(t, Options{Faces: []Face{&AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 10}}}})
+	e := newAzureEnv(t, srv)
+	ctx := context.Background()
+
+	_, err := e.vmss.Get(ctx, testRG, "missing", nil)
+	responseError(t, err, http.StatusNotFound, "ResourceNotFound")
+
+	bad := testVMSS(armcompute.OrchestrationModeUniform, 1, "x")
+	bad.SKU.Name = to.Ptr("Standard_Nope")
+	_, err = e.vmss.BeginCreateOrUpdate(ctx, testRG, "bad", bad, nil)
+	responseError(t, err, http.StatusBadRequest, "SkuNotAvailable")
+
+	zoned := testVMSS(armcompute.OrchestrationModeUniform, 1, "x", "1")
+	zoned.SKU.Name = to.Ptr("Standard_NC6s_v3")
+	_, err = e.vmss.BeginCreateOrUpdate(ctx, testRG, "bad", zoned, nil)
+	responseError(t, err, http.StatusBadRequest, "InvalidParameter")
+
+	big := testVMSS(armcompute.OrchestrationModeUniform, 1, strings.Repeat("x", 70000))
+	_, err = e.vmss.BeginCreateOrUpdate(ctx, testRG, "bad", big, nil)
+	responseError(t, err, http.StatusBadRequest, "InvalidParameter")
+
+	// 5 × 2 vCPUs fit the quota of 10; a sixth does not.
+	e.create(t, "q", testVMSS(armcompute.OrchestrationModeUniform, 5, "x"))
+	_, err = e.vmss.BeginCreateOrUpdate(ctx, testRG, "q2", testVMSS(armcompute.OrchestrationModeUniform, 1, "x"), nil)
+	re := responseError(t, err, http.StatusConflict, "OperationNotAllowed")
+	if !strings.Contains(err.Error(), "exceeding approved standardDSv3Family Cores quota") {
+		t.Fatalf("quota error %v", re)
+	}
+
+	// SKUs.
+	var skus []*armcompute.ResourceSKU
+	pager := e.skus.NewListPager(&armcompute.ResourceSKUsClientListOptions{Filter: to.Ptr("location eq 'eastus'")})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		skus = append(skus, page.Value...)
+	}
+	var b1s *armcompute.ResourceSKU
+	for _, s := range skus {
+		if *s.Name == "Standard_B1s" {
+			b1s = s
+		}
+		if *s.Locations[0] != "eastus" {
+			t.Fatalf("SKU %s in %s", *s.Name, *s.Locations[0])
+		}
+	}
+	if b1s == nil || len(b1s.LocationInfo[0].Zones) != 3 {
+		t.Fatalf("Standard_B1s not listed with 3 zones")
+	}
+	caps := map[string]string{}
+	for _, c := range b1s.Capabilities {
+		caps[*c.Name] = *c.Value
+	}
+	if caps["vCPUs"] != "1" || caps["MemoryGB"] != "1" {
+		t.Fatalf("Standard_B1s capabilities %v", caps)
+	}
+}
+
+func TestAzureThrottled(t *testing.T) {
+	srv := startAzure(t, Options{})
+	e := newAzureEnv(t, srv)
+	ctx := context.Background()
+	// A token first, then every ARM request throttled.
+	e.create(t, "t", testVMSS(armcompute.OrchestrationModeUniform, 0, "x"))
+	if err := srv.SetFaceFaults(AzureFaceName, &Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.vmss.Get(ctx, testRG, "t", nil)
+	re := responseError(t, err, http.StatusTooManyRequests, "TooManyRequests")
+	if re.RawResponse.Header.Get("Retry-After") != "3" || re.RawResponse.Header.Get("x-ms-ratelimit-remaining-subscription-reads") == "" {
+		t.Fatalf("throttled headers %v", re.RawResponse.Header)
+	}
+	if err := srv.SetFaceFaults(AzureFaceName, &Faults{ErrorRate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.vmss.Get(ctx, testRG, "t", nil)
+	var rerr *azcore.ResponseError
+	if !errors.As(err, &rerr) || rerr.StatusCode < 500 {
+		t.Fatalf("server error: %v", err)
+	}
+}
+
+func TestAzureSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv := startAzure(t, Options{DataDir: dir})
+	ca := srv.CA()
+	if srv.CAFile() == "" || srv.FaceEndpoints()[1].CAFile != srv.CAFile() {
+		t.Fatalf("CA file %q, endpoints %+v", srv.CAFile(), srv.FaceEndpoints())
+	}
+	e := newAzureEnv(t, srv)
+	e.create(t, "keep", testVMSS(armcompute.OrchestrationModeUniform, 2, "#cloud-config\n"))
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	srv2 := startAzure(t, Options{DataDir: dir})
+	if string(srv2.CA()) != string(ca) {
+		t.Fatalf("the CA changed across a restart")
+	}
+	e2 := newAzureEnv(t, srv2)
+	g, err := e2.vmss.Get(context.Background(), testRG, "keep", nil)
+	if err != nil || *g.SKU.Capacity != 2 {
+		t.Fatalf("scale set after restart: %v", err)
+	}
+	if ids := vmIDs(e2.listUniform(t, "keep")); !slices.Equal(ids, []string{"0", "1"}) {
+		t.Fatalf("VMs after restart: %v", ids)
+	}
+	// The custom data survived too: a PUT without it keeps it, and the next
+	// VM's model has it.
+	cd, err := srv2.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG)).CustomData("keep")
+	if err != nil || string(cd) != "#cloud-config\n" {
+		t.Fatalf("custom data after restart: %q %v", cd, err)
+	}
+}
