@@ -72,6 +72,21 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 	handlePut(mux, "PUT /admin/groups/{name}/faults", func(r *http.Request, f localapi.GroupFaults) (any, error) {
 		return groupOrError(s.adminScope(r).SetGroupFaults(r.PathValue("name"), GroupFaults{WrongTokens: f.WrongTokens}))
 	})
+	// The Azure face's service principals (Entra ID applications with a
+	// client secret): PUT registers or replaces one, DELETE removes one.
+	mux.HandleFunc("GET /admin/azure/clients", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string][]AzureClient{"clients": AzureClients(s.cloud)})
+	})
+	handlePut(mux, "PUT /admin/azure/clients", func(_ *http.Request, c AzureClient) (any, error) {
+		return c, AzureSetClient(s.cloud, c)
+	})
+	mux.HandleFunc("DELETE /admin/azure/clients/{tenant}/{client}", func(w http.ResponseWriter, r *http.Request) {
+		if err := AzureDeleteClient(s.cloud, r.PathValue("tenant"), r.PathValue("client")); err != nil {
+			writeCloudError(w, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
 	mux.HandleFunc("GET /admin/quota", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, localapi.Quota{MaxInstances: s.cloud.MaxInstances()})
 	})

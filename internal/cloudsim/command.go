@@ -2,8 +2,10 @@ package cloudsim
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -57,6 +59,11 @@ No CSR signer runs, so the Node is registered with the credentials of a
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			ctx = ctrllog.IntoContext(ctx, ctrllog.FromContext(ctx))
+			if _, ok := faceAddrs[AzureFaceName]; !ok {
+				// A stable address, so a manager's endpoint survives a
+				// restart of the cloud.
+				faceAddrs = mergeAddr(faceAddrs, AzureFaceName, nextPort(addr))
+			}
 			opts := Options{
 				Addr:              addr,
 				DataDir:           dataDir,
@@ -98,8 +105,27 @@ No CSR signer runs, so the Node is registered with the credentials of a
 	f.DurationVar(&faults.Latency, "latency", 0, "latency added to every API request")
 	f.DurationVar(&heartbeat, "heartbeat-interval", 10*time.Second, "node lease renewal interval")
 	f.IntVar(&nodeAgentWorkers, "join-workers", 16, "concurrent node joins")
-	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr)")
+	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr; the azure face always has one, HTTPS, by default the port after --addr's)")
 	return cmd
+}
+
+// nextPort is addr with the next port (127.0.0.1:8790 → 127.0.0.1:8791),
+// where `mpool cloud` serves the Azure face by default; port 0 stays 0.
+func nextPort(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n == 0 || n >= 65535 {
+		return net.JoinHostPort(host, "0")
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1))
+}
+
+func mergeAddr(m map[string]string, face, addr string) map[string]string {
+	out := map[string]string{face: addr}
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
 }
 
 func defaultDataDir() string {

@@ -76,6 +76,12 @@ func (*AzureFace) Name() string { return AzureFaceName }
 // only.
 func (*AzureFace) HTTPS() bool { return true }
 
+// Describe implements FaceDescriber: the default credentials and scope.
+func (*AzureFace) Describe() string {
+	return fmt.Sprintf("tenant %s, client %s, secret %s, subscription %s, resource group %s, location %s",
+		AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AzureDefaultLocation)
+}
+
 func (f *AzureFace) pageSize() int {
 	if f.PageSize > 0 {
 		return f.PageSize

@@ -28,6 +28,7 @@ type Server struct {
 	endpoints []FaceEndpoint
 	servers   []*httpServer
 	certs     *cloudCerts
+	faces     map[string]Face
 
 	stopOnce sync.Once
 	stopErr  error
@@ -58,6 +59,12 @@ type HTTPSFace interface {
 	Face
 	// HTTPS reports whether the face must be served over HTTPS.
 	HTTPS() bool
+}
+
+// FaceDescriber is implemented by faces with more to say where the Server
+// prints their URL (FaceLines): default credentials, say.
+type FaceDescriber interface {
+	Describe() string
 }
 
 func isHTTPS(f Face) bool {
@@ -104,7 +111,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cloud: cloud, inj: newInjector(opts.Clock, opts.Seed, opts.Faults)}
+	s := &Server{cloud: cloud, inj: newInjector(opts.Clock, opts.Seed, opts.Faults), faces: byName}
 	fail := func(err error) (*Server, error) {
 		for _, hs := range s.servers {
 			_ = hs.lis.Close()
@@ -224,6 +231,11 @@ func (s *Server) FaceLines() []string {
 		lines[i] = fmt.Sprintf("simulated cloud: %s face at %s", ep.Face, ep.URL)
 		if ep.CAFile != "" {
 			lines[i] += " (CA " + ep.CAFile + ")"
+		}
+		if d, ok := s.faces[ep.Face].(FaceDescriber); ok {
+			if more := d.Describe(); more != "" {
+				lines[i] += "; " + more
+			}
 		}
 	}
 	return lines
