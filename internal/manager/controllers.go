@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/admission"
+
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,6 +57,14 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]pr
 	if err := mgr.Add(crmanager.RunnableFunc(func(ctx context.Context) error {
 		if err := gatepolicy.Ensure(ctx, direct, poolsOn); err != nil {
 			return fmt.Errorf("applying the MachinePool feature gate policy: %w", err)
+		}
+		// The rules that span two objects (config/crd/policies).
+		pols, binds, err := crd.AdmissionPolicies()
+		if err != nil {
+			return err
+		}
+		if err := admission.EnsurePolicies(ctx, direct, pols, binds); err != nil {
+			return fmt.Errorf("applying the admission policies: %w", err)
 		}
 		<-ctx.Done()
 		return nil

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -83,6 +86,24 @@ func TestManagerAgainstAManagementCluster(t *testing.T) {
 		}
 		if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
 			return fmt.Errorf("lease has no holder")
+		}
+		return nil
+	})
+	// The leader applies the admission policies that span two objects.
+	pols, binds, err := crd.AdmissionPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 30*time.Second, func() error {
+		for _, p := range pols {
+			if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(p), &admissionregistrationv1.ValidatingAdmissionPolicy{}); err != nil {
+				return fmt.Errorf("admission policy %s: %w", p.Name, err)
+			}
+		}
+		for _, b := range binds {
+			if err := env.Client.Get(context.Background(), client.ObjectKeyFromObject(b), &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}); err != nil {
+				return fmt.Errorf("admission policy binding %s: %w", b.Name, err)
+			}
 		}
 		return nil
 	})

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mpool-dev/mpool/internal/admission"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -86,7 +88,7 @@ func Ensure(ctx context.Context, c client.Client, enabled bool) error {
 		}
 		return errors.Join(errs...)
 	}
-	if err := apply(ctx, c, Policy(), func(got, want *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+	if err := admission.Apply(ctx, c, Policy(), func(got, want *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
 		if equality.Semantic.DeepEqual(got.Spec.MatchConstraints, want.Spec.MatchConstraints) &&
 			equality.Semantic.DeepEqual(got.Spec.Validations, want.Spec.Validations) &&
 			equality.Semantic.DeepEqual(got.Spec.FailurePolicy, want.Spec.FailurePolicy) {
@@ -97,7 +99,7 @@ func Ensure(ctx context.Context, c client.Client, enabled bool) error {
 	}); err != nil {
 		return err
 	}
-	return apply(ctx, c, Binding(), func(got, want *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+	return admission.Apply(ctx, c, Binding(), func(got, want *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
 		if got.Spec.PolicyName == want.Spec.PolicyName && equality.Semantic.DeepEqual(got.Spec.ValidationActions, want.Spec.ValidationActions) &&
 			got.Spec.MatchResources == nil && got.Spec.ParamRef == nil {
 			return false
@@ -105,27 +107,4 @@ func Ensure(ctx context.Context, c client.Client, enabled bool) error {
 		got.Spec = want.Spec
 		return true
 	})
-}
-
-// apply creates want, or updates the existing object when merge (which
-// copies want's fields onto got) reports a difference.
-func apply[T client.Object](ctx context.Context, c client.Client, want T, merge func(got, want T) bool) error {
-	got := want.DeepCopyObject().(T)
-	err := c.Get(ctx, client.ObjectKeyFromObject(want), got)
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := c.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating %T %s: %w", want, want.GetName(), err)
-		}
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading %T %s: %w", want, want.GetName(), err)
-	}
-	if !merge(got, want) {
-		return nil
-	}
-	if err := c.Update(ctx, got); err != nil {
-		return fmt.Errorf("updating %T %s: %w", want, want.GetName(), err)
-	}
-	return nil
 }

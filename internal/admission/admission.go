@@ -1,0 +1,67 @@
+// Package admission applies the ValidatingAdmissionPolicies with which mpool
+// refuses, at admission and without a webhook, what no CRD rule can check:
+// the MachinePool feature gate (subpackage featuregate) and the rules that
+// span two objects (config/crd/policies, e.g. a Flexible AzureMachinePool
+// needs its MachinePool at Kubernetes v1.26 or later). The manager's leader
+// applies them at start, so a real management cluster, `mpool up` and the
+// tests get the same policies.
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Apply creates want, or updates the existing object when merge (which
+// copies want's fields onto got) reports a difference.
+func Apply[T client.Object](ctx context.Context, c client.Client, want T, merge func(got, want T) bool) error {
+	got := want.DeepCopyObject().(T)
+	err := c.Get(ctx, client.ObjectKeyFromObject(want), got)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := c.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating %T %s: %w", want, want.GetName(), err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading %T %s: %w", want, want.GetName(), err)
+	}
+	if !merge(got, want) {
+		return nil
+	}
+	if err := c.Update(ctx, got); err != nil {
+		return fmt.Errorf("updating %T %s: %w", want, want.GetName(), err)
+	}
+	return nil
+}
+
+// EnsurePolicies creates or updates each policy, then each binding, so that
+// their specs are as given.
+func EnsurePolicies(ctx context.Context, c client.Client, policies []*admissionregistrationv1.ValidatingAdmissionPolicy, bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) error {
+	var errs []error
+	for _, p := range policies {
+		errs = append(errs, Apply(ctx, c, p, func(got, want *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+			if equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+				return false
+			}
+			got.Spec = want.Spec
+			return true
+		}))
+	}
+	for _, b := range bindings {
+		errs = append(errs, Apply(ctx, c, b, func(got, want *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+			if equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+				return false
+			}
+			got.Spec = want.Spec
+			return true
+		}))
+	}
+	return errors.Join(errs...)
+}
