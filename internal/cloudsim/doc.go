@@ -197,11 +197,15 @@
 // Injected faults: 429 TooManyRequests with Retry-After and
 // x-ms-ratelimit-remaining-subscription-reads/-writes, 5xx
 // InternalServerError/BadGateway/ServiceUnavailable; the token endpoint
-// answers them in Entra's shape.
+// answers them in Entra's shape. Request budgets (AzureFace.SubscriptionReads,
+// SubscriptionWrites, ScaleSetWrites: token buckets, off by default;
+// AzureSubscriptionReads/Writes and AzureScaleSetWrites are Azure's
+// documented figures) answer 429 TooManyRequests with Retry-After until
+// their next token; x-ms-ratelimit-remaining-subscription-reads/-writes
+// report what is left.
 //
 // Limits: any subscription and resource group name is accepted without
-// being created; one region's SKUs everywhere; no ARM read/write budgets
-// beyond injected throttling; no instance views, NICs, disks or
+// being created; one region's SKUs everywhere; no instance views, NICs, disks or
 // extensions (kept in the model as sent, not simulated); scale-in victims
 // are the core's (failed, then zone-balanced newest first), not Azure's
 // scale-in policy.

@@ -67,6 +67,16 @@ type AzureFace struct {
 	// TokenLifetime is the lifetime of the access tokens the token
 	// endpoint issues (default 3599s, Entra's expires_in).
 	TokenLifetime time.Duration
+	// SubscriptionReads and SubscriptionWrites are ARM's per-subscription
+	// request budgets, ScaleSetWrites Compute's per-scale-set write budget
+	// (PUT, PATCH, DELETE and actions on a scale set or its VMs); zero is
+	// unlimited (AzureSubscriptionReads, AzureSubscriptionWrites and
+	// AzureScaleSetWrites are Azure's documented figures). An exhausted
+	// budget answers 429 TooManyRequests with Retry-After until its next
+	// token.
+	SubscriptionReads, SubscriptionWrites, ScaleSetWrites AzureBudget
+
+	buckets azureBuckets
 }
 
 // Name implements Face.
@@ -315,14 +325,15 @@ const azureDefaultAPIVersionError = "The api-version query parameter (?api-versi
 
 // azureHandler serves the Azure face.
 type azureHandler struct {
-	face *AzureFace
-	env  FaceEnv
-	ops  map[string]http.HandlerFunc
+	face    *AzureFace
+	env     FaceEnv
+	ops     map[string]http.HandlerFunc
+	buckets *azureBuckets
 }
 
 // Handler implements Face.
 func (f *AzureFace) Handler(env FaceEnv) http.Handler {
-	h := &azureHandler{face: f, env: env, ops: map[string]http.HandlerFunc{}}
+	h := &azureHandler{face: f, env: env, ops: map[string]http.HandlerFunc{}, buckets: &f.buckets}
 	for op, fn := range map[string]http.HandlerFunc{
 		OpAzureToken:               h.token,
 		OpAzureDiscovery:           h.discovery,
@@ -448,8 +459,9 @@ func (h *azureHandler) arm(fn http.HandlerFunc) http.HandlerFunc {
 			writeARMError(w, http.StatusBadRequest, azureapi.CodeMissingAPIVersion, azureDefaultAPIVersionError)
 			return
 		}
-		w.Header().Set("x-ms-ratelimit-remaining-subscription-reads", "16499")
-		w.Header().Set("x-ms-ratelimit-remaining-subscription-writes", "1199")
+		if !h.throttle(w, r) {
+			return
+		}
 		fn(w, r)
 	}
 }

@@ -591,3 +591,41 @@ func TestAzureSurvivesRestart(t *testing.T) {
 		t.Fatalf("custom data after restart: %q %v", cd, err)
 	}
 }
+
+func TestAzureBudgets(t *testing.T) {
+	srv := startAzure(t, Options{Faces: []Face{&AzureFace{
+		SubscriptionReads: AzureBudget{Burst: 3, PerSecond: 0.5},
+		ScaleSetWrites:    AzureBudget{Burst: 1, PerSecond: 0.25},
+	}}})
+	e := newAzureEnv(t, srv)
+	ctx := context.Background()
+	p, err := e.vmss.BeginCreateOrUpdate(ctx, testRG, "b", testVMSS(armcompute.OrchestrationModeUniform, 0, "x"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scale set's one write is spent: the next is throttled, for 4s.
+	_, err = e.vmss.BeginCreateOrUpdate(ctx, testRG, "b", testVMSS(armcompute.OrchestrationModeUniform, 1, "x"), nil)
+	re := responseError(t, err, http.StatusTooManyRequests, "TooManyRequests")
+	if ra := re.RawResponse.Header.Get("Retry-After"); ra != "4" {
+		t.Fatalf("Retry-After %q, want 4", ra)
+	}
+	// Another scale set has a budget of its own.
+	if _, err := e.vmss.BeginCreateOrUpdate(ctx, testRG, "c", testVMSS(armcompute.OrchestrationModeUniform, 0, "x"), nil); err != nil {
+		t.Fatal(err)
+	}
+	// Reads: 3 at once (the poller's included), then throttled.
+	if _, err := p.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	reads := srv.Stats().Count(OpAzureOperationStatus) + srv.Stats().Count(OpAzureVMSSGet)
+	for range 3 - reads {
+		if _, err := e.vmss.Get(ctx, testRG, "b", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = e.vmss.Get(ctx, testRG, "b", nil)
+	re = responseError(t, err, http.StatusTooManyRequests, "TooManyRequests")
+	if re.RawResponse.Header.Get("x-ms-ratelimit-remaining-subscription-reads") != "0" || re.RawResponse.Header.Get("Retry-After") != "2" {
+		t.Fatalf("throttled read headers %v", re.RawResponse.Header)
+	}
+}
