@@ -23,9 +23,9 @@ type AzureBudget struct {
 // 25/s, writes 200 refilled 10/s) and Compute's per-resource example (12
 // updates, refilled 4 per minute).
 var (
-	AzureSubscriptionReads = AzureBudget{Burst: 250, PerSecond: 25}
+	AzureSubscriptionReads  = AzureBudget{Burst: 250, PerSecond: 25}
 	AzureSubscriptionWrites = AzureBudget{Burst: 200, PerSecond: 10}
-	AzureScaleSetWrites    = AzureBudget{Burst: 12, PerSecond: 4.0 / 60}
+	AzureScaleSetWrites     = AzureBudget{Burst: 12, PerSecond: 4.0 / 60}
 )
 
 func (b AzureBudget) on() bool { return b.Burst > 0 && b.PerSecond > 0 }
