@@ -629,3 +629,43 @@ func TestAzureBudgets(t *testing.T) {
 		t.Fatalf("throttled read headers %v", re.RawResponse.Header)
 	}
 }
+
+func TestAzureExpiredTokenAndAdminClients(t *testing.T) {
+	srv := startAzure(t, Options{Faces: []Face{&AzureFace{TokenLifetime: time.Second}}})
+	co := azureClientOptions(t, srv)
+	u := srv.FaceURL(AzureFaceName)
+	hc := co.Transport.(*http.Client)
+
+	// Register a client through the admin endpoint.
+	body := strings.NewReader(`{"tenantID":"t9","clientID":"c9","clientSecret":"s9"}`)
+	req, _ := http.NewRequest(http.MethodPut, srv.URL()+"/admin/azure/clients", body)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT /admin/azure/clients: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if cl := AzureClients(srv.Cloud()); len(cl) != 2 {
+		t.Fatalf("clients %+v", cl)
+	}
+	cred, _ := azidentity.NewClientSecretCredential("t9", "c9", "s9", &azidentity.ClientSecretCredentialOptions{ClientOptions: co, DisableInstanceDiscovery: true})
+	tok, err := cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{u + "/.default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, u+"/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets?api-version=2024-07-01", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Token)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := get(); resp.StatusCode != http.StatusOK {
+		t.Fatalf("fresh token: %s", resp.Status)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	resp = get()
+	defer resp.Body.Close()
+	responseError(t, runtime.NewResponseError(resp), http.StatusUnauthorized, "ExpiredAuthenticationToken")
+}

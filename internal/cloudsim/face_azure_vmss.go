@@ -548,6 +548,13 @@ func (h *azureHandler) vmssResource(g *Group) map[string]any {
 	if os := child(props, false, "virtualMachineProfile", "osProfile"); os != nil {
 		delete(os, "customData")
 	}
+	if id := child(res, false, "identity"); id != nil {
+		if typ, _ := id["type"].(string); strings.Contains(typ, "SystemAssigned") {
+			sum := sha256.Sum256([]byte("principal/" + p.UniqueID))
+			id["principalId"] = uuidFrom(sum[:16])
+			id["tenantId"] = AzureDefaultTenantID
+		}
+	}
 	return res
 }
 
