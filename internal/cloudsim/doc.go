@@ -154,8 +154,8 @@
 //     scale set, never reused; names <vmss>_<n>; host names
 //     computerNamePrefix + 6 base-36 digits of n (lowercased); providerIDs
 //     azure:///subscriptions/<sub>/resourceGroups/<rg>/providers/Microsoft.Compute/virtualMachineScaleSets/<vmss>/virtualMachines/<n>.
-//   - Flexible: virtualMachines list (paged; $filter=virtualMachineScaleSet/id
-//     eq '<id>'), get, DELETE, with properties.virtualMachineScaleSet.id.
+//   - Flexible: virtualMachines list (paged; $filter='virtualMachineScaleSet/id'
+//     eq '<id>', as Azure documents it, the field's quotes optional), get, DELETE, with properties.virtualMachineScaleSet.id.
 //     Names <vmss>_<8 hex> (the core's instance ID), host names (Node names:
 //     a name with "_" is not a valid Node name) computerNamePrefix + the
 //     first 6 of those hex digits, as Azure's osProfile.computerName;

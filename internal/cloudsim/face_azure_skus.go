@@ -89,10 +89,11 @@ func (h *azureHandler) listSkus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// parseEqFilter parses an OData filter "<field> eq '<value>'".
+// parseEqFilter parses an OData filter "<field> eq '<value>'"; the field
+// may be quoted, as Azure's documented 'virtualMachineScaleSet/id' eq '<id>'.
 func parseEqFilter(f, field string) (string, bool) {
 	parts := strings.Fields(f)
-	if len(parts) != 3 || !strings.EqualFold(parts[0], field) || !strings.EqualFold(parts[1], "eq") {
+	if len(parts) != 3 || !strings.EqualFold(strings.Trim(parts[0], "'"), field) || !strings.EqualFold(parts[1], "eq") {
 		return "", false
 	}
 	v := parts[2]

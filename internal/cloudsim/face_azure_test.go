@@ -373,7 +373,7 @@ func TestAzureFlexibleScaleSet(t *testing.T) {
 	if all := list(nil); len(all) != 4 {
 		t.Fatalf("listed %d VMs in the resource group, want 4", len(all))
 	}
-	vms := list(to.Ptr("virtualMachineScaleSet/id eq '" + vmssID + "'"))
+	vms := list(to.Ptr("'virtualMachineScaleSet/id' eq '" + vmssID + "'")) // as Azure documents it
 	if len(vms) != 3 {
 		t.Fatalf("listed %d VMs of flex, want 3", len(vms))
 	}

@@ -110,7 +110,7 @@ func (h *azureHandler) listVMSSVMs(w http.ResponseWriter, r *http.Request) {
 	gp := readAzurePayload(g)
 	if gp.Mode == azureapi.OrchestrationFlexible {
 		writeARMError(w, http.StatusBadRequest, azureapi.CodeOperationNotAllowed,
-			fmt.Sprintf("Operation 'VMScaleSetVMs.List' is not allowed on scale set '%s' with orchestration mode 'Flexible'; list its VMs as Microsoft.Compute/virtualMachines with $filter=virtualMachineScaleSet/id eq '<id>'.", gp.Name))
+			fmt.Sprintf("Operation 'VMScaleSetVMs.List' is not allowed on scale set '%s' with orchestration mode 'Flexible'; list its VMs as Microsoft.Compute/virtualMachines with $filter='virtualMachineScaleSet/id' eq '<id>'.", gp.Name))
 		return
 	}
 	after := int64(-1)
@@ -204,7 +204,7 @@ func (h *azureHandler) listVMs(w http.ResponseWriter, r *http.Request) {
 		id, ok := parseEqFilter(f, "virtualMachineScaleSet/id")
 		if !ok {
 			writeARMError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter,
-				"The $filter '"+f+"' is not supported: only virtualMachineScaleSet/id eq '<scale set ID>'.")
+				"The $filter '"+f+"' is not supported: only 'virtualMachineScaleSet/id' eq '<scale set ID>'.")
 			return
 		}
 		onlyID = id
