@@ -39,7 +39,7 @@ const testRG = AzureDefaultResourceGroup
 // fastPoll polls long-running operations every 20ms.
 var fastPoll = &runtime.PollUntilDoneOptions{Frequency: 20 * time.Millisecond}
 
-func startAzure(t *testing.T, opts Options) *Server {
+func startAzure(t testing.TB, opts Options) *Server {
 	t.Helper()
 	if opts.DefaultSimulation == nil {
 		opts.DefaultSimulation = &Simulation{BootDelay: 100 * time.Millisecond}
@@ -54,7 +54,7 @@ func startAzure(t *testing.T, opts Options) *Server {
 
 // azureClientOptions trusts the cloud's CA and points every Azure cloud
 // endpoint at the face; no retries, so faults surface.
-func azureClientOptions(t *testing.T, srv *Server) azcore.ClientOptions {
+func azureClientOptions(t testing.TB, srv *Server) azcore.ClientOptions {
 	t.Helper()
 	pool, err := CertPool(srv.CA())
 	if err != nil {
@@ -76,7 +76,7 @@ func azureClientOptions(t *testing.T, srv *Server) azcore.ClientOptions {
 	}
 }
 
-func newAzureEnv(t *testing.T, srv *Server) *azureTestEnv {
+func newAzureEnv(t testing.TB, srv *Server) *azureTestEnv {
 	t.Helper()
 	e := &azureTestEnv{srv: srv, url: srv.FaceURL(AzureFaceName), co: azureClientOptions(t, srv)}
 	cred, err := azidentity.NewClientSecretCredential(AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret,
@@ -133,7 +133,7 @@ func testVMSS(mode armcompute.OrchestrationMode, capacity int64, customData stri
 	return v
 }
 
-func (e *azureTestEnv) create(t *testing.T, name string, v armcompute.VirtualMachineScaleSet) armcompute.VirtualMachineScaleSet {
+func (e *azureTestEnv) create(t testing.TB, name string, v armcompute.VirtualMachineScaleSet) armcompute.VirtualMachineScaleSet {
 	t.Helper()
 	ctx := context.Background()
 	p, err := e.vmss.BeginCreateOrUpdate(ctx, testRG, name, v, nil)
@@ -147,7 +147,7 @@ func (e *azureTestEnv) create(t *testing.T, name string, v armcompute.VirtualMac
 	return res.VirtualMachineScaleSet
 }
 
-func (e *azureTestEnv) listUniform(t *testing.T, name string) []*armcompute.VirtualMachineScaleSetVM {
+func (e *azureTestEnv) listUniform(t testing.TB, name string) []*armcompute.VirtualMachineScaleSetVM {
 	t.Helper()
 	var out []*armcompute.VirtualMachineScaleSetVM
 	pager := e.vms.NewListPager(testRG, name, nil)
@@ -161,7 +161,7 @@ func (e *azureTestEnv) listUniform(t *testing.T, name string) []*armcompute.Virt
 	return out
 }
 
-func responseError(t *testing.T, err error, status int, code string) *azcore.ResponseError {
+func responseError(t testing.TB, err error, status int, code string) *azcore.ResponseError {
 	t.Helper()
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {
