@@ -124,6 +124,10 @@
 // JWTs signed with a key kept in the face's data (valid across restarts),
 // for the cloud's clock's expires_in (AzureFace.TokenLifetime).
 //
+// A scale set is the core group AzureGroupKey(sub, rg, vmss): scope
+// /subscriptions/<sub>/resourceGroups/<rg> and name, lowercased, since
+// ARM's names are case-insensitive (responses keep the client's spelling).
+//
 // ARM (every request needs api-version and a valid bearer token: missing →
 // 401 AuthenticationFailed, invalid or of another audience → 401
 // InvalidAuthenticationToken, expired → 401 ExpiredAuthenticationToken;

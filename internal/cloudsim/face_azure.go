@@ -113,6 +113,14 @@ func (f *AzureFace) tokenLifetime() time.Duration {
 	return 3599 * time.Second
 }
 
+// AzureGroupKey is the core's key of a scale set of the Azure face: scope
+// /subscriptions/<sub>/resourceGroups/<rg> and the scale set's name, all
+// lowercased (ARM's names are case-insensitive), for Cloud.Scope and the
+// admin endpoints' ?face=azure&scope=.
+func AzureGroupKey(subscription, resourceGroup, vmss string) GroupKey {
+	return GroupKey{Face: AzureFaceName, Scope: azureScope(subscription, resourceGroup), Name: groupName(vmss)}
+}
+
 // azureScope is the core scope of a subscription's resource group.
 func azureScope(sub, rg string) string {
 	return "/subscriptions/" + strings.ToLower(sub) + "/resourceGroups/" + strings.ToLower(rg)

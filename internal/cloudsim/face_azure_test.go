@@ -669,3 +669,18 @@ func TestAzureExpiredTokenAndAdminClients(t *testing.T) {
 	defer resp.Body.Close()
 	responseError(t, runtime.NewResponseError(resp), http.StatusUnauthorized, "ExpiredAuthenticationToken")
 }
+
+func TestAzureGroupKeyIsCaseInsensitive(t *testing.T) {
+	srv := startAzure(t, Options{})
+	e := newAzureEnv(t, srv)
+	e.create(t, "MixedCase", testVMSS(armcompute.OrchestrationModeUniform, 1, "x"))
+	k := AzureGroupKey(strings.ToUpper(AzureDefaultSubscriptionID), "MPOOL", "mixedcase")
+	g, err := srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
+	if err != nil || g.Capacity != 1 {
+		t.Fatalf("group %v: %v", k, err)
+	}
+	got, err := e.vmss.Get(context.Background(), "MPool", "MIXEDCASE", nil)
+	if err != nil || *got.Name != "MixedCase" {
+		t.Fatalf("GET with another case: %v", err)
+	}
+}
