@@ -29,6 +29,8 @@ func NewCommand() *cobra.Command {
 		heartbeat        time.Duration
 		nodeAgentWorkers int
 		faceAddrs        map[string]string
+		azureThrottle    bool
+		azureQuota       map[string]int
 	)
 	cmd := &cobra.Command{
 		Use:   "cloud",
@@ -73,6 +75,13 @@ No CSR signer runs, so the Node is registered with the credentials of a
 				Faults:            faults,
 				FaceAddrs:         faceAddrs,
 			}
+			if azureThrottle || len(azureQuota) > 0 {
+				az := &AzureFace{VCPUQuota: azureQuota}
+				if azureThrottle {
+					az.SubscriptionReads, az.SubscriptionWrites, az.ScaleSetWrites = AzureSubscriptionReads, AzureSubscriptionWrites, AzureScaleSetWrites
+				}
+				opts.Faces = append(opts.Faces, az)
+			}
 			opts.NodeAgent.Credentials = creds
 			opts.NodeAgent.HeartbeatInterval = heartbeat
 			opts.NodeAgent.Workers = nodeAgentWorkers
@@ -106,6 +115,8 @@ No CSR signer runs, so the Node is registered with the credentials of a
 	f.DurationVar(&heartbeat, "heartbeat-interval", 10*time.Second, "node lease renewal interval")
 	f.IntVar(&nodeAgentWorkers, "join-workers", 16, "concurrent node joins")
 	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr; the azure face always has one, HTTPS, by default the port after --addr's)")
+	f.BoolVar(&azureThrottle, "azure-throttle", false, "apply Azure's documented request budgets to the azure face (ARM's per-subscription reads and writes, Compute's per-scale-set writes)")
+	f.StringToIntVar(&azureQuota, "azure-vcpu-quota", nil, "regional vCPU quota of the azure face by SKU family, e.g. standardDSv3Family=100 (repeatable; default unlimited)")
 	return cmd
 }
 

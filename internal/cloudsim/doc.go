@@ -120,7 +120,8 @@
 // AzureDefaultClientSecret — until removed; AzureSetClient,
 // AzureDeleteClient and AzureClients, or PUT/GET /admin/azure/clients
 // (body {"tenantID","clientID","clientSecret","expiresAt"}) and DELETE
-// /admin/azure/clients/{tenant}/{client}, manage them. Access tokens are
+// /admin/azure/clients/{tenant}/{client}, manage them; AzureFace.Clients
+// adds fixed ones. Access tokens are
 // JWTs signed with a key kept in the face's data (valid across restarts),
 // for the cloud's clock's expires_in (AzureFace.TokenLifetime).
 //
@@ -206,7 +207,8 @@
 // AzureSubscriptionReads/Writes and AzureScaleSetWrites are Azure's
 // documented figures) answer 429 TooManyRequests with Retry-After until
 // their next token; x-ms-ratelimit-remaining-subscription-reads/-writes
-// report what is left.
+// report what is left. `mpool cloud --azure-throttle` turns Azure's figures
+// on, --azure-vcpu-quota family=n sets VCPUQuota.
 //
 // Limits: any subscription and resource group name is accepted without
 // being created; one region's SKUs everywhere; no instance views, NICs, disks or

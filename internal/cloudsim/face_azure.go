@@ -75,6 +75,9 @@ type AzureFace struct {
 	// budget answers 429 TooManyRequests with Retry-After until its next
 	// token.
 	SubscriptionReads, SubscriptionWrites, ScaleSetWrites AzureBudget
+	// Clients are service principals accepted besides those registered in
+	// the face's data (AzureSetClient, the default one).
+	Clients []AzureClient
 
 	buckets azureBuckets
 }

@@ -217,14 +217,14 @@ func (h *azureHandler) token(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("The provided value for scope %s is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).", scope))
 		return
 	}
-	d := readAzureData(h.env.Cloud.FaceData(AzureFaceName))
+	clients := append(readAzureData(h.env.Cloud.FaceData(AzureFaceName)).Clients, h.face.Clients...)
 	var cl *AzureClient
 	tenantKnown := false
-	for i, c := range d.Clients {
+	for i, c := range clients {
 		if strings.EqualFold(c.TenantID, tenant) {
 			tenantKnown = true
-			if strings.EqualFold(c.ClientID, id) {
-				cl = &d.Clients[i]
+			if cl == nil && strings.EqualFold(c.ClientID, id) {
+				cl = &clients[i]
 			}
 		}
 	}
