@@ -684,3 +684,40 @@ func TestAzureGroupKeyIsCaseInsensitive(t *testing.T) {
 		t.Fatalf("GET with another case: %v", err)
 	}
 }
+
+func TestAzureUniformVMGetAndDelete(t *testing.T) {
+	srv := startAzure(t, Options{})
+	e := newAzureEnv(t, srv)
+	ctx := context.Background()
+	e.create(t, "u", testVMSS(armcompute.OrchestrationModeUniform, 2, "x"))
+	vm, err := e.vms.Get(ctx, testRG, "u", "1", nil)
+	if err != nil || *vm.InstanceID != "1" || *vm.Properties.OSProfile.ComputerName != "pool0000001" {
+		t.Fatalf("Get VM 1: %v", err)
+	}
+	p, err := e.vms.BeginDelete(ctx, testRG, "u", "0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	if g, _ := e.vmss.Get(ctx, testRG, "u", nil); *g.SKU.Capacity != 1 {
+		t.Fatalf("capacity after deleting VM 0: %d", *g.SKU.Capacity)
+	}
+	_, err = e.vms.Get(ctx, testRG, "u", "0", nil)
+	responseError(t, err, http.StatusNotFound, "ResourceNotFound")
+	// Deleting it again is a no-op, as ARM's DELETE of a missing resource.
+	p, err = e.vms.BeginDelete(ctx, testRG, "u", "0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	// Scaling out continues the instance IDs: 2, never 0 again.
+	up := testVMSS(armcompute.OrchestrationModeUniform, 2, "x")
+	e.create(t, "u", up)
+	if ids := vmIDs(e.listUniform(t, "u")); !slices.Equal(ids, []string{"1", "2"}) {
+		t.Fatalf("VMs after scaling out: %v", ids)
+	}
+}
