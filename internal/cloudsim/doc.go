@@ -188,7 +188,10 @@
 // creating or booting, and Failed when one failed to boot; deletes until
 // their VMs (or the scale set) are gone. The operation ID encodes the
 // operation, so operations need no record and survive restarts; the SDK's
-// pollers and their resume tokens work unmodified.
+// pollers and their resume tokens work unmodified. A failed write's status
+// carries the error VMExtensionProvisioningError (the poller's Result
+// returns it). Operations send no Retry-After: clients poll at their own
+// frequency (PollUntilDoneOptions.Frequency).
 //
 // Errors in ARM's body ({"error":{"code","message","target"}}): 404
 // ResourceNotFound; 400 SkuNotAvailable (unknown SKU), InvalidParameter

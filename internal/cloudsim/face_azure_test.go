@@ -721,3 +721,26 @@ func TestAzureUniformVMGetAndDelete(t *testing.T) {
 		t.Fatalf("VMs after scaling out: %v", ids)
 	}
 }
+
+func TestAzureFailedProvisioning(t *testing.T) {
+	srv := startAzure(t, Options{DefaultSimulation: &Simulation{BootDelay: 50 * time.Millisecond, FailureRate: 1}})
+	e := newAzureEnv(t, srv)
+	ctx := context.Background()
+	p, err := e.vmss.BeginCreateOrUpdate(ctx, testRG, "f", testVMSS(armcompute.OrchestrationModeUniform, 1, "x"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.PollUntilDone(ctx, fastPoll)
+	var re *azcore.ResponseError
+	if !errors.As(err, &re) || re.ErrorCode != "VMExtensionProvisioningError" {
+		t.Fatalf("PollUntilDone of a failing create: %v", err)
+	}
+	g, err := e.vmss.Get(ctx, testRG, "f", nil)
+	if err != nil || *g.Properties.ProvisioningState != "Failed" {
+		t.Fatalf("scale set after failed VMs: %v", err)
+	}
+	vms := e.listUniform(t, "f")
+	if len(vms) != 1 || *vms[0].Properties.ProvisioningState != "Failed" {
+		t.Fatalf("failed VM state")
+	}
+}
