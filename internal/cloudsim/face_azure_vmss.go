@@ -51,7 +51,7 @@ func armNotFound(w http.ResponseWriter, typ, name, rg string) {
 		fmt.Sprintf("The Resource '%s/%s' under resource group '%s' was not found. For more details please go to https://aka.ms/ARMResourceNotFoundFix", typ, name, rg))
 }
 
-// readBody decodes a JSON request body into a generic map (numbers kept).
+// readARMBody decodes a JSON request body into a generic map (numbers kept).
 func readARMBody(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	if err == nil && len(bytes.TrimSpace(b)) == 0 {
