@@ -38,6 +38,7 @@
 // costs no cloud write. Providers apply the custom data they are given on
 // every Apply, whether or not anything else changed.
 package scalegroup
+
 //
 // # Accounts, regions and credentials (open)
 //
