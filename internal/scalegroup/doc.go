@@ -37,8 +37,6 @@
 // capacity or a new model), not on its own: a rotation on a group at rest
 // costs no cloud write. Providers apply the custom data they are given on
 // every Apply, whether or not anything else changed.
-package scalegroup
-
 //
 // # Accounts, regions and credentials (open)
 //
@@ -53,3 +51,4 @@ package scalegroup
 // reference (scope, name, identity) recorded on the pool when first
 // resolved (so deletion needs no Cluster), and ScaleGroup calls take that
 // reference; providers resolve and cache credentials per identity.
+package scalegroup
