@@ -58,7 +58,7 @@ var flavors = []Flavor{
 }
 
 var azureLeftOut = []string{
-	"AzureCluster (AZURE_LOCATION, AZURE_RESOURCE_GROUP, AZURE_SUBSCRIPTION_ID, AZURE_VNET_NAME): not served by mpool yet (the Azure provider adds it)",
+	"AzureCluster (AZURE_LOCATION, AZURE_RESOURCE_GROUP, AZURE_SUBSCRIPTION_ID, AZURE_VNET_NAME): the Azure provider does not read it yet (the kind is served: see examples/azure/cluster.yaml)",
 	"KubeadmControlPlane, AzureMachineTemplate (AZURE_CONTROL_PLANE_MACHINE_TYPE): " + controlPlaneLeftOut,
 	"AzureClusterIdentity and the azure.json cloud-provider Secret: CAPZ's controllers manage them; the Azure provider is not implemented yet",
 	kubeconfigLeftOut,

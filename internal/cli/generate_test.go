@@ -28,7 +28,11 @@ var flavorEnv = map[string]string{
 // with none.
 func flavorArgs(f templates.Flavor) []string {
 	args := []string{"generate", "cluster", "my-cluster", "--infrastructure", f.Infrastructure, "--flavor", f.Name}
-	if f.Infrastructure != "local" {
+	switch {
+	case f.Name == "machinepool-flex":
+		// Flexible orchestration needs v1.26 (refused at admission below).
+		args = append(args, "--kubernetes-version", "v1.26.0")
+	case f.Infrastructure != "local":
 		args = append(args, "--kubernetes-version", "v1.22.0")
 	}
 	return args
@@ -147,8 +151,8 @@ spec:
         kind: AzureMachinePool
         name: ${CLUSTER_NAME}
 ---
-apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
-kind: AzureCluster
+apiVersion: controlplane.cluster.x-k8s.io/v1beta1
+kind: KubeadmControlPlane
 metadata:
   name: ${CLUSTER_NAME}
 `)
@@ -221,8 +225,8 @@ metadata:
 			name: "--from a file: clusterctl's syntax, the target namespace, a note for kinds mpool does not serve",
 			env:  map[string]string{"SECRET": "boot", "PREFIXED": "pool-a"},
 			args: []string{"generate", "cluster", "c1", "--from", from},
-			want: []string{"name: c1-pool\n  namespace: default\n", "team: platform", "prefixed: mp-a", "dataSecretName: boot", "replicas: 1", "kind: AzureCluster"},
-			wantStderr: []string{"mpool generate: note: AzureCluster c1 (infrastructure.cluster.x-k8s.io/v1beta1) is not served by mpool; " +
+			want: []string{"name: c1-pool\n  namespace: default\n", "team: platform", "prefixed: mp-a", "dataSecretName: boot", "replicas: 1", "kind: KubeadmControlPlane"},
+			wantStderr: []string{"mpool generate: note: KubeadmControlPlane c1 (controlplane.cluster.x-k8s.io/v1beta1) is not served by mpool; " +
 				"applying it needs its provider's CRDs"},
 		},
 		{
