@@ -74,6 +74,7 @@ func TestFlexibleNeedsKubernetes126(t *testing.T) {
 	if err := env.Client.Create(ctx(), amp); err != nil {
 		t.Fatalf("a Flexible AzureMachinePool without a MachinePool must be admitted: %v", err)
 	}
+	waitUntilRefused(t, func() error { return env.Client.Create(ctx(), mp.DeepCopy(), client.DryRunAll) })
 	wantRefused(t, env.Client.Create(ctx(), mp), "MachinePool v1.25.9 over a Flexible AzureMachinePool",
 		"spec.template.spec.version v1.25.9 is below v1.26", "or orchestrationMode Uniform")
 
@@ -103,6 +104,17 @@ func TestFlexibleNeedsKubernetes126(t *testing.T) {
 		if err := env.Client.Create(ctx(), amp); err != nil {
 			t.Errorf("%s: AzureMachinePool %s: %v", c.name, c.mode, err)
 		}
+	}
+}
+
+// waitUntilRefused repeats a dry-run write until admission refuses it, for at
+// most a minute: the API server reads a policy's parameters (the object of
+// the other kind, just written) from an informer that may lag the write.
+func waitUntilRefused(t *testing.T, dryRun func() error) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for dryRun() == nil && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
