@@ -147,13 +147,8 @@ func (h *azureHandler) patchVMSS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc := h.scope(r)
-	g, err := sc.GetGroup(groupName(r.PathValue("vmss")))
-	if err != nil {
-		if CodeOf(err) == CodeNotFound {
-			armNotFound(w, azureapi.TypeVirtualMachineScaleSets, r.PathValue("vmss"), r.PathValue("rg"))
-			return
-		}
-		writeAzureCloudError(w, err)
+	g, ok := h.scaleSet(w, r, sc, groupName(r.PathValue("vmss")))
+	if !ok {
 		return
 	}
 	p := readAzurePayload(g)
@@ -560,13 +555,8 @@ func (h *azureHandler) vmssResource(g *Group) map[string]any {
 
 // getVMSS serves GET .../virtualMachineScaleSets/{vmss}.
 func (h *azureHandler) getVMSS(w http.ResponseWriter, r *http.Request) {
-	g, err := h.scope(r).GetGroup(groupName(r.PathValue("vmss")))
-	if err != nil {
-		if CodeOf(err) == CodeNotFound {
-			armNotFound(w, azureapi.TypeVirtualMachineScaleSets, r.PathValue("vmss"), r.PathValue("rg"))
-			return
-		}
-		writeAzureCloudError(w, err)
+	g, ok := h.scaleSet(w, r, h.scope(r), groupName(r.PathValue("vmss")))
+	if !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, h.vmssResource(g))
@@ -635,17 +625,27 @@ func (h *azureHandler) deleteInstances(w http.ResponseWriter, r *http.Request) {
 	h.deleteVMs(w, r, groupName(r.PathValue("vmss")), req.InstanceIDs)
 }
 
-// deleteVMs deletes instances of a group (IDs matched case-insensitively)
-// and answers 202 with an operation; 404 when the group does not exist.
-func (h *azureHandler) deleteVMs(w http.ResponseWriter, r *http.Request, gname string, ids []string) {
-	sc := h.scope(r)
+// scaleSet reads the core group of scale set gname; when it cannot, it
+// answers ARM's 404 ResourceNotFound (or the core's error) and reports false.
+func (h *azureHandler) scaleSet(w http.ResponseWriter, r *http.Request, sc Scope, gname string) (*Group, bool) {
 	g, err := sc.GetGroup(gname)
 	if err != nil {
 		if CodeOf(err) == CodeNotFound {
 			armNotFound(w, azureapi.TypeVirtualMachineScaleSets, r.PathValue("vmss"), r.PathValue("rg"))
-			return
+			return nil, false
 		}
 		writeAzureCloudError(w, err)
+		return nil, false
+	}
+	return g, true
+}
+
+// deleteVMs deletes instances of a group (IDs matched case-insensitively)
+// and answers 202 with an operation; 404 when the group does not exist.
+func (h *azureHandler) deleteVMs(w http.ResponseWriter, r *http.Request, gname string, ids []string) {
+	sc := h.scope(r)
+	g, ok := h.scaleSet(w, r, sc, gname)
+	if !ok {
 		return
 	}
 	var match []string
