@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/mpool-dev/mpool/internal/events"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +14,7 @@ import (
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 

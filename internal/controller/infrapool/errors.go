@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mpool-dev/mpool/internal/events"
-
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
