@@ -57,8 +57,6 @@ type Running struct {
 	// ScaleGroup is the provider's ScaleGroup as the engine calls it,
 	// decorated with metrics; its Counts tell how many cloud calls were made.
 	ScaleGroup *metrics.Instrumented
-	// Engine reconciles the provider's pools.
-	Engine *infrapool.Engine
 }
 
 // Setup starts, for every provider that cfg configures, the engine for its
@@ -81,11 +79,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config, engine infrapool.O
 		instrumented := metrics.WithMetrics(sg, p.Name)
 		opts := engine
 		opts.Adapter, opts.ScaleGroup = p.Adapter, instrumented
-		e, err := infrapool.Setup(ctx, mgr, opts, copts)
-		if err != nil {
+		if err := infrapool.Setup(ctx, mgr, opts, copts); err != nil {
 			return nil, err
 		}
-		out = append(out, Running{Provider: p, ScaleGroup: instrumented, Engine: e})
+		out = append(out, Running{Provider: p, ScaleGroup: instrumented})
 	}
 	return out, nil
 }

@@ -70,14 +70,6 @@ func (e *Engine) clusterPaused(ctx context.Context, pool Pool) (bool, error) {
 	return cluster.Spec.Paused || preview.HasAnnotation(cluster.Annotations, clusterv1.PausedAnnotation), nil
 }
 
-// ReplicasManagedExternally reports whether an external actor (an
-// autoscaler) owns mp's replica count: the cluster.x-k8s.io/replicas-managed-by
-// annotation is present, whatever its value, as the core MachinePool
-// controller reads it.
-func ReplicasManagedExternally(mp *clusterv1.MachinePool) bool {
-	return mp.ReplicasManagedExternally()
-}
-
 // externalReplicas takes the desired replicas from the group when the
 // MachinePool's replicas are managed by an external actor (Cluster API's
 // cluster.x-k8s.io/replicas-managed-by, honoured as CAPZ and CAPA do): that
@@ -98,7 +90,7 @@ func ReplicasManagedExternally(mp *clusterv1.MachinePool) bool {
 // spec.replicas. The cloud sends no event when the actor scales the group:
 // such a pool is looked at every Timing.ExternalReplicas.
 func (e *Engine) externalReplicas(s *scope) {
-	if !ReplicasManagedExternally(s.owner) || s.cloud == nil {
+	if !s.owner.ReplicasManagedExternally() || s.cloud == nil {
 		return
 	}
 	s.managedBy = s.owner.Annotations[clusterv1.ReplicasManagedByAnnotation]

@@ -77,8 +77,8 @@ func (r *OrphanReleaser) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 // Setup registers everything one provider's pool kind needs with mgr: the
 // engine as the pool kind's controller and the OrphanReleaser of its
 // per-instance objects. opts.Client and opts.Recorder default to the
-// manager's. It returns the engine.
-func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, copts controller.Options) (*Engine, error) {
+// manager's.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, copts controller.Options) error {
 	if opts.Client == nil {
 		opts.Client = mgr.GetClient()
 	}
@@ -87,13 +87,13 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, copts controller
 	}
 	e, err := New(opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.SetupWithManager(ctx, mgr, copts); err != nil {
-		return nil, fmt.Errorf("setting up the %s controller: %w", opts.Adapter.PoolKind(), err)
+		return fmt.Errorf("setting up the %s controller: %w", opts.Adapter.PoolKind(), err)
 	}
 	if err := (&OrphanReleaser{Adapter: opts.Adapter, Client: opts.Client}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return nil, fmt.Errorf("setting up the %s controller: %w", opts.Adapter.InstanceKind(), err)
+		return fmt.Errorf("setting up the %s controller: %w", opts.Adapter.InstanceKind(), err)
 	}
-	return e, nil
+	return nil
 }
