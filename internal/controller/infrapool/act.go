@@ -267,10 +267,13 @@ func (e *Engine) applyGroup(ctx context.Context, s *scope) error {
 		// New instances could not join; wait for the bootstrap provider.
 		return nil
 	}
-	want := capacity(s.plan, s.input, s.instances(), s.deletedNow)
-	if e.cloudRollouts() {
-		// The cloud surges, replaces and picks victims itself: it gets the
-		// replicas, and one change at a time.
+	// The capacity never lets the cloud pick a victim; a cloud that runs its
+	// own rollouts surges, replaces and picks victims itself: it gets the
+	// replicas, and one change at a time.
+	var want int32
+	if !e.cloudRollouts() {
+		want = capacity(s.plan, s.input, s.instances(), s.deletedNow)
+	} else {
 		want = s.replicas
 		if g := s.cloud; g.Pending() {
 			log.FromContext(ctx).V(1).Info("Waiting for the cloud's own change to finish", "operation", g.Operation.Type, "message", g.Operation.Message)
