@@ -35,7 +35,7 @@ func TestGenerateFromUpstreamShape(t *testing.T) {
 		{name: "CAPZ machinepool", file: "azure-machinepool.yaml", infrastructure: "azure", flavor: "machinepool",
 			same: []string{"MachinePool", "AzureMachinePool", "KubeadmConfig"}},
 		{name: "CAPA machinepool", file: "aws-machinepool.yaml", infrastructure: "aws", flavor: "machinepool",
-			same: []string{"MachinePool", "AWSMachinePool", "KubeadmConfig"}, notServed: []string{"AWSCluster"}},
+			same: []string{"MachinePool", "AWSMachinePool", "KubeadmConfig"}},
 		// The embedded EKS flavor sets the node group's instance type and SSH
 		// key (AWS_NODE_MACHINE_TYPE, AWS_SSH_KEY_NAME), which CAPA's leaves
 		// to EKS's defaults and the control plane: only the MachinePools match.

@@ -21,6 +21,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
 
@@ -166,9 +167,31 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 		}
 	}()
 	mo.LocalCloudURL = cloud.URL()
+	// The simulated Azure: AzureMachinePools in AzureClusters of its
+	// subscription (examples/azure/cluster.yaml) run on it, authenticated
+	// with their AzureClusterIdentity, else with its default principal.
+	if az := cloud.FaceURL(cloudsim.AzureFaceName); az != "" {
+		mo.Azure = &provider.AzureConfig{
+			ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
+			TenantID: cloudsim.AzureDefaultTenantID, ClientID: cloudsim.AzureDefaultClientID, ClientSecret: cloudsim.AzureDefaultClientSecret,
+		}
+	}
+
+	// The simulated AWS: AWSMachinePools in AWSClusters of its account
+	// (examples/aws/cluster.yaml), with their static identity (whose Secret
+	// is in namespace default here), else its default key.
+	if u := cloud.FaceURL(cloudsim.AWSFaceName); u != "" {
+		mo.AWS = &provider.AWSConfig{
+			Endpoint: u, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
+			AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
+		}
+	}
 
 	mgr, err := manager.New(ctx, cfg, mo)
 	if err != nil {
+		return err
+	}
+	if err := setupSandboxClusters(mgr, cp); err != nil {
 		return err
 	}
 	mgrCtx, cancelMgr := context.WithCancel(ctx)

@@ -306,6 +306,15 @@ func TestAzureUniformScaleSet(t *testing.T) {
 	if ids := vmIDs(e.listUniform(t, "pool0")); !slices.Equal(ids, []string{"0", "2"}) {
 		t.Fatalf("VMs after deleting 1: %v", ids)
 	}
+	// An instance the scale set no longer has is refused, as Azure does,
+	// and nothing is deleted.
+	_, err = e.vmss.BeginDeleteInstances(ctx, testRG, "pool0", armcompute.VirtualMachineScaleSetVMInstanceRequiredIDs{InstanceIDs: []*string{to.Ptr("2"), to.Ptr("1")}}, nil)
+	if re := responseError(t, err, http.StatusBadRequest, "InvalidParameter"); !strings.Contains(err.Error(), "instanceId 1 is not an active") {
+		t.Fatalf("deleting a gone VM: %v", re)
+	}
+	if g, _ = e.vmss.Get(ctx, testRG, "pool0", nil); *g.SKU.Capacity != 2 {
+		t.Fatalf("capacity after a refused delete: %d", *g.SKU.Capacity)
+	}
 
 	// A model change: new VMs get the next IDs, old ones are not latest.
 	upd := testVMSS(armcompute.OrchestrationModeUniform, 3, "#cloud-config\n", "1", "2")

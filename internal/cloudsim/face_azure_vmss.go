@@ -614,8 +614,11 @@ func (h *azureHandler) deleteVMSS(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleteInstances serves POST .../virtualMachineScaleSets/{vmss}/delete:
-// the VMs are deleted and the capacity lowered by their number. Unknown
-// instance IDs are ignored.
+// the VMs are deleted and the capacity lowered by their number. An
+// instance ID the scale set does not have is refused, as Azure does (400
+// InvalidParameter, "... is not an active Virtual Machine Scale Set VM
+// instanceId"), and nothing is deleted; VMs already deleting are accepted
+// and not counted twice.
 func (h *azureHandler) deleteInstances(w http.ResponseWriter, r *http.Request) {
 	var req azureapi.DeleteInstancesRequest
 	if err := json.NewDecoder(io.LimitReader(r.Body, maxBody)).Decode(&req); err != nil || len(req.InstanceIDs) == 0 {
@@ -652,6 +655,15 @@ func (h *azureHandler) deleteVMs(w http.ResponseWriter, r *http.Request, gname s
 	for _, in := range g.Instances {
 		if slices.ContainsFunc(ids, func(id string) bool { return strings.EqualFold(id, in.ID) }) {
 			match = append(match, in.ID)
+		}
+	}
+	for _, id := range ids {
+		if !slices.ContainsFunc(match, func(m string) bool { return strings.EqualFold(id, m) }) {
+			writeJSON(w, http.StatusBadRequest, azureapi.ErrorResponse{Error: azureapi.ErrorBody{
+				Code: azureapi.CodeInvalidParameter, Target: "instanceIds",
+				Message: fmt.Sprintf("The provided instanceId %s is not an active Virtual Machine Scale Set VM instanceId.", id),
+			}})
+			return
 		}
 	}
 	if _, err := sc.DeleteInstances(gname, match); err != nil {

@@ -67,6 +67,21 @@ type FaceDescriber interface {
 	Describe() string
 }
 
+// ListenerFace is implemented by faces whose clients want the root of a
+// host of their own over plain HTTP (the AWS SDKs' BaseEndpoint, which they
+// sign the path of): the Server serves such a face on a listener of its own
+// (Options.FaceAddrs, default 127.0.0.1:0) besides under /<name>/.
+type ListenerFace interface {
+	Face
+	// OwnListener reports whether the face wants a listener of its own.
+	OwnListener() bool
+}
+
+func wantsListener(f Face) bool {
+	l, ok := f.(ListenerFace)
+	return isHTTPS(f) || ok && l.OwnListener()
+}
+
 func isHTTPS(f Face) bool {
 	h, ok := f.(HTTPSFace)
 	return ok && h.HTTPS()
@@ -148,7 +163,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		ep := FaceEndpoint{Face: name, URL: s.url + base}
 		addr, ok := opts.FaceAddrs[name]
-		if !ok && isHTTPS(f) {
+		if !ok && wantsListener(f) {
 			addr, ok = "127.0.0.1:0", true
 		}
 		if ok {

@@ -119,6 +119,9 @@ const (
 	// InvalidSpec (Warning): the cloud (or the adapter) rejected the pool's
 	// spec.
 	InvalidSpec = "InvalidSpec"
+	// CredentialsRejected (Warning): the cloud refused the credentials the
+	// pool's scale group is reached with.
+	CredentialsRejected = "CredentialsRejected"
 	// Throttled (Warning): the cloud throttled a request.
 	Throttled = "Throttled"
 	// DrainStarted: instances are being removed (on the pool, once per

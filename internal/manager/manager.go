@@ -46,6 +46,10 @@ type Options struct {
 	// LocalCloudURL is the simulated cloud's endpoint for LocalMachinePools;
 	// empty disables the local provider.
 	LocalCloudURL string
+	// Azure configures the Azure provider; nil disables it.
+	Azure *provider.AzureConfig
+	// AWS configures the AWS provider; nil disables it.
+	AWS *provider.AWSConfig
 	// CloudHTTPClient, when set, carries the providers' cloud requests
 	// (tests count and fault them with it).
 	CloudHTTPClient *http.Client

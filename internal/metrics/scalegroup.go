@@ -104,25 +104,25 @@ func WithMetrics(sg scalegroup.ScaleGroup, provider string) *Instrumented {
 }
 
 // Get implements scalegroup.ScaleGroup.
-func (m *Instrumented) Get(ctx context.Context, name string) (*scalegroup.Group, error) {
+func (m *Instrumented) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Group, error) {
 	start := time.Now()
-	g, err := m.next.Get(ctx, name)
+	g, err := m.next.Get(ctx, ref)
 	m.observe(OpGet, start, err)
 	return g, err
 }
 
 // Apply implements scalegroup.ScaleGroup.
-func (m *Instrumented) Apply(ctx context.Context, name string, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
+func (m *Instrumented) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
 	start := time.Now()
-	g, err := m.next.Apply(ctx, name, spec)
+	g, err := m.next.Apply(ctx, ref, spec)
 	m.observe(OpApply, start, err)
 	return g, err
 }
 
 // DeleteInstances implements scalegroup.ScaleGroup.
-func (m *Instrumented) DeleteInstances(ctx context.Context, name string, ids []string) error {
+func (m *Instrumented) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []string) error {
 	start := time.Now()
-	err := m.next.DeleteInstances(ctx, name, ids)
+	err := m.next.DeleteInstances(ctx, ref, ids)
 	m.observe(OpDeleteInstances, start, err)
 	return err
 }
@@ -132,9 +132,9 @@ func (m *Instrumented) DeleteInstances(ctx context.Context, name string, ids []s
 func (m *Instrumented) Capabilities() scalegroup.Capabilities { return m.next.Capabilities() }
 
 // Delete implements scalegroup.ScaleGroup.
-func (m *Instrumented) Delete(ctx context.Context, name string) error {
+func (m *Instrumented) Delete(ctx context.Context, ref scalegroup.Ref) error {
 	start := time.Now()
-	err := m.next.Delete(ctx, name)
+	err := m.next.Delete(ctx, ref)
 	m.observe(OpDelete, start, err)
 	return err
 }

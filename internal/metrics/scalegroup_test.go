@@ -45,10 +45,10 @@ func TestRetryAfterHistogram(t *testing.T) {
 	throttled := WithMetrics(stub{err: fmt.Errorf("reading g: %w", scalegroup.NewThrottled("slow down", 3*time.Second))}, "test-throttled")
 	busy := WithMetrics(stub{err: &scalegroup.Error{Reason: scalegroup.ReasonTransient, Message: "busy", RetryAfter: 1500 * time.Millisecond}}, "test-throttled")
 	bare := WithMetrics(stub{err: scalegroup.NewThrottled("no header", 0)}, "test-throttled")
-	_, _ = throttled.Get(ctx, "g")
-	_, _ = throttled.Get(ctx, "g")
-	_, _ = busy.Apply(ctx, "g", scalegroup.GroupSpec{})
-	_, _ = bare.Get(ctx, "g")
+	_, _ = throttled.Get(ctx, scalegroup.Ref{Name: "g"})
+	_, _ = throttled.Get(ctx, scalegroup.Ref{Name: "g"})
+	_, _ = busy.Apply(ctx, scalegroup.Ref{Name: "g"}, scalegroup.GroupSpec{})
+	_, _ = bare.Get(ctx, scalegroup.Ref{Name: "g"})
 
 	want := `
 # HELP mpool_scalegroup_retry_after_seconds Waits the cloud asked for before a retry (Retry-After of throttled or busy ScaleGroup calls), by provider, operation and result.
@@ -89,14 +89,14 @@ func histogram(labels string, v float64, n int) string {
 // stub answers every call with err; enough to exercise the decorator.
 type stub struct{ err error }
 
-func (s stub) Get(context.Context, string) (*scalegroup.Group, error) {
+func (s stub) Get(context.Context, scalegroup.Ref) (*scalegroup.Group, error) {
 	return &scalegroup.Group{}, s.err
 }
-func (s stub) Apply(context.Context, string, scalegroup.GroupSpec) (*scalegroup.Group, error) {
+func (s stub) Apply(context.Context, scalegroup.Ref, scalegroup.GroupSpec) (*scalegroup.Group, error) {
 	return &scalegroup.Group{}, s.err
 }
-func (s stub) DeleteInstances(context.Context, string, []string) error { return s.err }
-func (s stub) Delete(context.Context, string) error                    { return s.err }
+func (s stub) DeleteInstances(context.Context, scalegroup.Ref, []string) error { return s.err }
+func (s stub) Delete(context.Context, scalegroup.Ref) error                    { return s.err }
 func (s stub) Capabilities() scalegroup.Capabilities {
 	return scalegroup.Capabilities{CloudRollouts: true}
 }
@@ -106,12 +106,12 @@ func TestWithMetrics(t *testing.T) {
 	ok := WithMetrics(stub{}, "test-ok")
 	missing := WithMetrics(stub{err: scalegroup.NewNotFound("g")}, "test-missing")
 	for range 3 {
-		_, _ = ok.Get(ctx, "g")
+		_, _ = ok.Get(ctx, scalegroup.Ref{Name: "g"})
 	}
-	_, _ = ok.Apply(ctx, "g", scalegroup.GroupSpec{})
-	_ = ok.DeleteInstances(ctx, "g", []string{"a"})
-	_ = ok.Delete(ctx, "g")
-	_, _ = missing.Get(ctx, "g")
+	_, _ = ok.Apply(ctx, scalegroup.Ref{Name: "g"}, scalegroup.GroupSpec{})
+	_ = ok.DeleteInstances(ctx, scalegroup.Ref{Name: "g"}, []string{"a"})
+	_ = ok.Delete(ctx, scalegroup.Ref{Name: "g"})
+	_, _ = missing.Get(ctx, scalegroup.Ref{Name: "g"})
 
 	c := ok.Counts()
 	if c.Reads() != 3 || c.Writes() != 3 || c[OpGet][ResultSuccess] != 3 {

@@ -14,8 +14,11 @@
 //     bad input is refused at admission with a message naming the field.
 //     Generate with hack/generate.sh.
 //  2. An Adapter (internal/provider/<cloud>/adapter.go) implementing
-//     infrapool.Adapter: the kinds and finalizers, a predictable group name,
-//     Desired (the pool and its MachinePool → scalegroup.Model and the
+//     infrapool.Adapter: the kinds and finalizers, the kind of the Cluster's
+//     infrastructure object it reads (AzureCluster; none for the local
+//     provider), GroupRef (a predictable group name and the scope, location
+//     and credentials the infrastructure object gives; the engine records
+//     it on the pool), Desired (the pool and its MachinePool → scalegroup.Model and the
 //     rollout strategy; the cloud's own fields go in a typed Model.Provider,
 //     hashed, and Model.InPlace, applied in place; the strategy through
 //     preview.Strategy where the kind uses the common one), WritePool and
@@ -25,16 +28,18 @@
 //     scalegroup.ScaleGroup on the cloud's own SDK, over real HTTP. Its
 //     contract is in package scalegroup: one read per Get, idempotent
 //     writes, typed errors (NotFound, Throttled with Retry-After,
-//     QuotaExceeded, Invalid, Transient), the model hash carried on the
-//     cloud's instances. No SDK type leaves the package; SDK imports stay
+//     QuotaExceeded, Invalid, Unauthorized, Transient), the model hash
+//     carried on the cloud's instances; it resolves a Ref's credentials per
+//     call (internal/provider/azure's IdentityCredentials). No SDK type leaves the package; SDK imports stay
 //     under internal/provider/<cloud> (the layer check in
 //     hack/layers_test.go refuses them elsewhere).
 //  4. A face of the simulated cloud (internal/cloudsim, see its doc) that
 //     speaks the cloud's wire protocol, so the real SDK is tested against
 //     it on loopback.
 //  5. One line in All: the provider's name, its Adapter, and how its
-//     ScaleGroup is made from Config (endpoints, credentials); a provider
-//     whose Config is empty is not started.
+//     ScaleGroup is made from Config (endpoints, the manager's own
+//     credentials; clients.go); a provider whose Config is empty is not
+//     started.
 //
 // Everything else — observing, planning, draining, deleting, reporting,
 // orphaned per-instance objects, metrics, the CLI's describe and rollout

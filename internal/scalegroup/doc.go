@@ -38,17 +38,18 @@
 // costs no cloud write. Providers apply the custom data they are given on
 // every Apply, whether or not anything else changed.
 //
-// # Accounts, regions and credentials (open)
+// # Accounts, regions and credentials
 //
-// A group is addressed by its name alone, and a provider's ScaleGroup is
-// built once from the manager's configuration: that fits the simulated
-// cloud, and a manager that serves one subscription or account. Azure, AWS
-// and EKS pools carry their scope per cluster (AzureCluster's
-// subscriptionID, resourceGroup, location and identityRef; AWSCluster's
-// region and identityRef), and credentials per identity. The seam's next
-// step, for the first cloud provider: the engine reads the Cluster's
-// infrastructure object and passes it to the Adapter, which derives a group
-// reference (scope, name, identity) recorded on the pool when first
-// resolved (so deletion needs no Cluster), and ScaleGroup calls take that
-// reference; providers resolve and cache credentials per identity.
+// A group is addressed by a Ref: its name, its scope at the cloud (an Azure
+// subscription's resource group, an AWS region), the location new
+// resources go to and the credentials that reach it (an identity object,
+// or the manager's own). The pool's Adapter derives the Ref from the pool
+// and its Cluster's infrastructure object (AzureCluster: subscriptionID,
+// resourceGroup, location, identityRef); the engine records it on the pool
+// before its first write (infrapool.GroupRefAnnotation), so that every
+// later call, the deletion included, reaches the same group even when the
+// Cluster is gone. A provider's ScaleGroup is built once, from the
+// manager's configuration (endpoints, its own credentials), and resolves
+// a Ref's credentials per call, caching them per identity; the simulated
+// cloud's local face has one scope and needs none.
 package scalegroup

@@ -25,6 +25,10 @@ const (
 	// ReasonInvalid: the cloud rejected the request as malformed; retrying
 	// the same request cannot succeed.
 	ReasonInvalid Reason = "Invalid"
+	// ReasonUnauthorized: the cloud refused the credentials (unknown client,
+	// wrong or expired secret, no access to the scope). Retrying succeeds
+	// once someone fixes the identity, so callers retry slowly.
+	ReasonUnauthorized Reason = "Unauthorized"
 )
 
 // Error is a classified ScaleGroup error. Providers return it (possibly
@@ -84,6 +88,11 @@ func NewInvalid(message string) error {
 	return &Error{Reason: ReasonInvalid, Message: message}
 }
 
+// NewUnauthorized returns an Unauthorized error.
+func NewUnauthorized(message string, err error) error {
+	return &Error{Reason: ReasonUnauthorized, Message: message, Err: err}
+}
+
 // ReasonOf returns the reason of a classified error in err's chain, and ""
 // for nil or unclassified errors.
 func ReasonOf(err error) Reason {
@@ -117,6 +126,9 @@ func IsTransient(err error) bool { return ReasonOf(err) == ReasonTransient }
 
 // IsInvalid reports whether the cloud rejected the request as invalid.
 func IsInvalid(err error) bool { return ReasonOf(err) == ReasonInvalid }
+
+// IsUnauthorized reports whether the cloud refused the credentials.
+func IsUnauthorized(err error) bool { return ReasonOf(err) == ReasonUnauthorized }
 
 // RetryAfter returns how long the cloud asked the caller to wait before
 // retrying, or zero.

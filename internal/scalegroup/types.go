@@ -10,7 +10,8 @@ import (
 // simulated cloud. The infra pool engine is its only caller; it plans every
 // change itself (rollout.Plan) and uses ScaleGroup to observe and act.
 //
-// A group is addressed by a name the caller chooses. Names are predictable
+// A group is addressed by a Ref: its name, which the caller chooses, and
+// where it lives (scope, location, credentials). Names are predictable
 // (derived from the pool), so a crash half-way through creating a group cannot
 // leak it: the next reconcile finds it by name. Names must be valid DNS-1123
 // subdomains; providers may impose shorter limits.
@@ -29,7 +30,7 @@ type ScaleGroup interface {
 	//
 	// It returns a NotFound error when no group has this name (including a
 	// group whose deletion has completed).
-	Get(ctx context.Context, name string) (*Group, error)
+	Get(ctx context.Context, ref Ref) (*Group, error)
 
 	// Apply creates the group, or updates its model and capacity, so that it
 	// matches spec. It is idempotent: applying the spec the group already has
@@ -50,7 +51,7 @@ type ScaleGroup interface {
 	//
 	// Errors: QuotaExceeded when the capacity cannot be granted, Invalid for a
 	// spec the cloud rejects, Throttled and Transient for retryable failures.
-	Apply(ctx context.Context, name string, spec GroupSpec) (*Group, error)
+	Apply(ctx context.Context, ref Ref, spec GroupSpec) (*Group, error)
 
 	// DeleteInstances deletes exactly the instances with these IDs and lowers
 	// the group's capacity by the number of instances it deleted, so they are
@@ -62,7 +63,7 @@ type ScaleGroup interface {
 	//
 	// Deletion may complete asynchronously: the instances are reported in
 	// state Deleting until they are gone.
-	DeleteInstances(ctx context.Context, name string, ids []string) error
+	DeleteInstances(ctx context.Context, ref Ref, ids []string) error
 
 	// Capabilities says what the cloud does by itself, which changes how the
 	// engine drives the group. It does no I/O and returns the same value
@@ -73,7 +74,7 @@ type ScaleGroup interface {
 	// the deletion has been accepted; the group may still be returned by Get
 	// (with a Delete operation) until it is gone. A group that does not exist
 	// is already deleted: Delete returns nil.
-	Delete(ctx context.Context, name string) error
+	Delete(ctx context.Context, ref Ref) error
 }
 
 // Capabilities are what a cloud does by itself.
@@ -183,6 +184,11 @@ type Operation struct {
 	StartedAt time.Time
 	// Message is the cloud's description of the operation's progress.
 	Message string
+	// ResumeToken is the cloud's handle on the operation, opaque to the
+	// engine, which records it on the pool (Azure: a poller's resume token,
+	// kept in status.longRunningOperationStates as CAPZ does); "" when the
+	// cloud offers none or the operation was started by another client.
+	ResumeToken string
 }
 
 // Operation types.

@@ -318,3 +318,73 @@ func checkSampleDescribed(t *testing.T, bin, kubeconfig string) {
 		}
 	}
 }
+
+// TestUpRunsTheAzureExample is the Azure walk-through of the README on
+// `mpool up`: examples/azure/cluster.yaml and seed 000's example applied
+// unchanged become a Running pool of simulated VMSS VMs (Azure face, real
+// SDK, the example's AzureClusterIdentity), joined to the API server `mpool
+// up` makes the Cluster's workload cluster, and the operator CLI describes
+// and plans it as it does local pools.
+func TestUpRunsTheAzureExample(t *testing.T) {
+	bin := buildMpool(t)
+	up, _ := startUp(t, bin, "--data-dir", t.TempDir(), "--empty")
+	up.drain()
+	c := up.client(t)
+	ctx := context.Background()
+	for _, f := range []string{"../../examples/azure/cluster.yaml", "../../examples/seeds/azure-machinepool.yaml"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := examples.Objects(b, "default")
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, u := range objs {
+			if err := c.Create(ctx, u); err != nil {
+				t.Fatalf("applying %s %s from %s: %v", u.GetKind(), u.GetName(), f, err)
+			}
+		}
+	}
+	mp := &corev1beta1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "capz-mp-0"}}
+	testenv.Eventually(t, 5*time.Minute, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(mp), mp); err != nil {
+			return err
+		}
+		if mp.Status.Phase != string(corev1beta1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != 2 {
+			return fmt.Errorf("MachinePool capz-mp-0 %s, %d ready", mp.Status.Phase, mp.Status.ReadyReplicas)
+		}
+		return nil
+	})
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	azure := 0
+	for _, n := range nodes.Items {
+		if strings.HasPrefix(n.Spec.ProviderID, "azure:///subscriptions/") && strings.HasPrefix(n.Name, "capz-mp-0") {
+			azure++
+		}
+	}
+	if azure != 2 {
+		t.Errorf("%d Nodes with Azure providerIDs named after the pool, want 2", azure)
+	}
+	kubeconfig := up.kubeconfig
+	testenv.Eventually(t, time.Minute, func() error {
+		out, err := exec.Command(bin, "describe", "machinepool", "capz-mp-0", "--kubeconfig", kubeconfig).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("mpool describe: %v\n%s", err, out)
+		}
+		for _, want := range []string{"Infrastructure  AzureMachinePool/capz-mp-0", "up to date"} {
+			if !strings.Contains(string(out), want) {
+				return fmt.Errorf("describe lacks %q:\n%s", want, out)
+			}
+		}
+		return nil
+	})
+	out, err := exec.Command(bin, "rollout", "plan", "capz-mp-0", "--kubeconfig", kubeconfig).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "up to date   2 of 2") {
+		t.Errorf("mpool rollout plan capz-mp-0: %v\n%s", err, out)
+	}
+	up.stop(t)
+}

@@ -1,8 +1,11 @@
 package v1beta1
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 // IdentityType is the kind of Azure credentials an AzureClusterIdentity holds, as CAPZ
@@ -163,4 +166,35 @@ type AzureClusterIdentityList struct {
 
 func init() {
 	SchemeBuilder.Register(&AzureClusterIdentity{}, &AzureClusterIdentityList{})
+}
+
+// Allows reports whether an identity with these allowed namespaces may be used from
+// namespace, as CAPZ and CAPA read the field: unset (nil) allows none; empty ({}) allows
+// every namespace; otherwise a namespace in list, or whose labels match selector (an
+// empty selector matches none). labelsOf returns the namespace's labels; it is called only
+// when the selector must be evaluated. An invalid selector is an error.
+func (a *AllowedNamespaces) Allows(namespace string, labelsOf func() (map[string]string, error)) (bool, error) {
+	switch {
+	case a == nil:
+		return false, nil
+	case len(a.NamespaceList) == 0 && a.Selector == nil:
+		return true, nil
+	}
+	for _, n := range a.NamespaceList {
+		if n == namespace {
+			return true, nil
+		}
+	}
+	if a.Selector == nil || (len(a.Selector.MatchLabels) == 0 && len(a.Selector.MatchExpressions) == 0) {
+		return false, nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(a.Selector)
+	if err != nil {
+		return false, fmt.Errorf("spec.allowedNamespaces.selector: %w", err)
+	}
+	l, err := labelsOf()
+	if err != nil {
+		return false, err
+	}
+	return sel.Matches(labels.Set(l)), nil
 }

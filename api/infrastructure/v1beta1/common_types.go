@@ -20,6 +20,8 @@ const (
 	AzureMachinePoolMachineFinalizer = "azuremachinepoolmachine.infrastructure.cluster.x-k8s.io"
 	// AWSMachinePoolFinalizer is added to AWSMachinePools.
 	AWSMachinePoolFinalizer = "awsmachinepool.infrastructure.cluster.x-k8s.io"
+	// AWSMachinePoolMachineFinalizer is added to AWSMachinePoolMachines.
+	AWSMachinePoolMachineFinalizer = "awsmachinepoolmachine.infrastructure.cluster.x-k8s.io"
 	// AWSManagedMachinePoolFinalizer is added to AWSManagedMachinePools.
 	AWSManagedMachinePoolFinalizer = "awsmanagedmachinepools.infrastructure.cluster.x-k8s.io"
 	// LocalMachinePoolFinalizer is added to LocalMachinePools.

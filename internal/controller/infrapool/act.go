@@ -147,7 +147,7 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 	for _, id := range toDelete {
 		s.deletedNow[id] = true
 	}
-	log.FromContext(ctx).Info("Deleted instances", "group", s.group, "instances", toDelete)
+	log.FromContext(ctx).Info("Deleted instances", "group", s.group.String(), "instances", toDelete)
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.InstancesDeleted, events.ActionDelete,
 		"Deleted %d instances: %s", len(toDelete), summarize(toDelete))
 	return errors.Join(errs...)
@@ -302,7 +302,7 @@ func (e *Engine) applyGroup(ctx context.Context, s *scope) error {
 	}
 	a[AppliedSpecAnnotation] = s.specHash
 	s.pool.SetAnnotations(a)
-	log.FromContext(ctx).Info("Applied scale group", "group", s.group, "capacity", want, "modelHash", s.modelHash)
+	log.FromContext(ctx).Info("Applied scale group", "group", s.group.String(), "capacity", want, "modelHash", s.modelHash)
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupApplied, events.ActionApply,
 		"Applied scale group %s: capacity %d, model %s", s.group, want, s.modelHash)
 	return nil

@@ -55,16 +55,30 @@ type Adapter interface {
 	// NewInstanceList returns an empty list of per-instance objects.
 	NewInstanceList() client.ObjectList
 
-	// GroupName returns the scale group's name: predictable (derived from
-	// the pool's namespace and name, see GroupName), so that a crash half-way
-	// through creating the group cannot leak it, and valid for the cloud.
-	GroupName(pool Pool) string
-	// Desired maps the pool and its owner MachinePool onto the instance model
+	// InfraClusterKind is the kind of the Cluster's infrastructure object
+	// (spec.infrastructureRef) that places the pool's groups (AzureCluster:
+	// subscription, resource group, location, identity), "" when the
+	// adapter needs none.
+	InfraClusterKind() string
+	// NewInfraCluster returns an empty infrastructure cluster object of
+	// that kind, nil when the adapter needs none.
+	NewInfraCluster() client.Object
+	// GroupRef places the pool's scale group: its name — predictable
+	// (derived from the pool's namespace and name, see GroupName), so that
+	// a crash half-way through creating the group cannot leak it, and valid
+	// for the cloud — and its scope, location and credentials, from the
+	// Cluster's infrastructure object (nil for adapters that need none).
+	// The engine calls it until the pool records the answer (see
+	// GroupRefAnnotation); an error is reported, not retried.
+	GroupRef(pool Pool, infraCluster client.Object) (scalegroup.Ref, error)
+	// Desired maps the pool, its owner MachinePool and its Cluster's
+	// infrastructure object onto the instance model
 	// and the rollout strategy. An error means the spec cannot be mapped
 	// (it is reported, not retried).
 	Desired(pool Pool, owner Owner) (Desired, error)
 	// WritePool writes the engine's report into the pool: spec.providerIDList
-	// and the status fields of the infra machine pool contract.
+	// and the status fields of the infra machine pool contract. The engine
+	// has set its conditions (ScaleGroupReady, ...) on the pool before.
 	WritePool(pool Pool, r PoolReport)
 
 	// InstanceID returns the instance ID recorded in a per-instance object's
@@ -88,6 +102,9 @@ type Owner struct {
 	MachinePool *clusterv1.MachinePool
 	// Version is spec.template.spec.version, "" when unset.
 	Version string
+	// InfraCluster is the Cluster's infrastructure object, of the adapter's
+	// InfraClusterKind (read-only); nil for adapters that need none.
+	InfraCluster client.Object
 	// BootstrapData is the content of the bootstrap data Secret (key
 	// "value"), nil when it is not available yet. It holds a bootstrap
 	// token: never log it.
@@ -100,8 +117,8 @@ type Desired struct {
 	// the provider's own fields go in Model.Provider (hashed) and
 	// Model.InPlace (applied in place, not hashed).
 	Model scalegroup.Model
-	// Strategy is the pool's rolling update strategy. The engine sets
-	// MinReadySeconds from the MachinePool.
+	// Strategy is the pool's rolling update strategy. The MachinePool's
+	// minReadySeconds, when set, replaces the adapter's MinReadySeconds.
 	Strategy rollout.Strategy
 }
 
@@ -158,6 +175,9 @@ type PoolReport struct {
 	// Instances describe the instances, ordered by ID: all of them up to
 	// MaxReportedInstances, beyond that those that need attention first.
 	Instances []InstanceReport
+	// Operation is the cloud's long-running change of the group in
+	// progress, nil when it is at rest (or was not observed).
+	Operation *scalegroup.Operation
 	// InfrastructureMachineKind is the adapter's InstanceKind.
 	InfrastructureMachineKind string
 	// FailureReason and FailureMessage are set on a problem retrying cannot

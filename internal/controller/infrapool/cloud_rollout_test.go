@@ -24,22 +24,24 @@ type cloudGroup struct {
 	deleted [][]string
 }
 
-func (c *cloudGroup) Get(context.Context, string) (*scalegroup.Group, error) { return c.group, nil }
-func (c *cloudGroup) Apply(_ context.Context, _ string, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
+func (c *cloudGroup) Get(context.Context, scalegroup.Ref) (*scalegroup.Group, error) {
+	return c.group, nil
+}
+func (c *cloudGroup) Apply(_ context.Context, _ scalegroup.Ref, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
 	c.applied = append(c.applied, spec)
 	g := *c.group
 	g.Capacity, g.ModelHash = spec.Capacity, spec.ModelHash
 	g.Operation = &scalegroup.Operation{ID: "u-1", Type: scalegroup.OperationUpdate}
 	return &g, nil
 }
-func (c *cloudGroup) DeleteInstances(_ context.Context, _ string, ids []string) error {
+func (c *cloudGroup) DeleteInstances(_ context.Context, _ scalegroup.Ref, ids []string) error {
 	c.deleted = append(c.deleted, ids)
 	return nil
 }
 func (c *cloudGroup) Capabilities() scalegroup.Capabilities {
 	return scalegroup.Capabilities{CloudRollouts: true}
 }
-func (c *cloudGroup) Delete(context.Context, string) error { return nil }
+func (c *cloudGroup) Delete(context.Context, scalegroup.Ref) error { return nil }
 
 func cloudRollingEngine(t *testing.T, fx []fixture, desired int32) (*Engine, *scope, *cloudGroup) {
 	t.Helper()

@@ -37,13 +37,28 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 		s.cluster = types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}
 	}
 
-	g, err := e.sg.Get(ctx, s.group)
+	var g *scalegroup.Group
 	switch {
-	case scalegroup.IsNotFound(err):
-	case err != nil:
-		return e.cloudError(ctx, s, events.ActionObserve, fmt.Errorf("reading scale group %s: %w", s.group, err))
+	case s.refErr != nil:
+		// The recorded reference is unreadable: deleting by a guess could
+		// miss the group, or hit another. Keep the finalizer and say so.
+		s.invalid = s.refErr
+		return nil
+	case !s.refKnown:
+		// No reference was ever recorded, so no group was ever created:
+		// the engine records it before its first Apply.
+		log.FromContext(ctx).V(1).Info("No scale group was placed for this pool")
 	default:
-		s.cloud = g
+		var err error
+		g, err = e.sg.Get(ctx, s.group)
+		switch {
+		case scalegroup.IsNotFound(err):
+			g = nil
+		case err != nil:
+			return e.cloudError(ctx, s, events.ActionObserve, fmt.Errorf("reading scale group %s: %w", s.group, err))
+		default:
+			s.cloud = g
+		}
 	}
 	s.observed = true
 	if s.objects, err = e.instanceObjects(ctx, s.pool, ownerName); err != nil {
@@ -74,7 +89,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 	e.applied.forget(s.pool.GetUID())
 	e.managed.forget(s.pool.GetUID())
 	controllerutil.RemoveFinalizer(s.pool, e.a.PoolFinalizer())
-	log.FromContext(ctx).Info("Scale group deleted", "group", s.group)
+	log.FromContext(ctx).Info("Scale group deleted", "group", s.group.String())
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupDeleted, events.ActionDelete, "Scale group %s is deleted", s.group)
 	return nil
 }
@@ -132,7 +147,7 @@ func (e *Engine) deleteGroup(ctx context.Context, s *scope) error {
 	if err := e.sg.Delete(ctx, s.group); err != nil {
 		return e.cloudError(ctx, s, events.ActionDelete, fmt.Errorf("deleting scale group %s: %w", s.group, err))
 	}
-	log.FromContext(ctx).Info("Deleting scale group", "group", s.group)
+	log.FromContext(ctx).Info("Deleting scale group", "group", s.group.String())
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupDeleting, events.ActionDelete, "Deleting scale group %s", s.group)
 	return nil
 }

@@ -40,8 +40,8 @@ type Timing struct {
 	// NotConverged bounds the wait of a pool that is not converged and has
 	// nothing else to wait for (default 30s).
 	NotConverged time.Duration
-	// QuotaRetry is the requeue after the cloud refused capacity for quota
-	// (default 1m).
+	// QuotaRetry is the requeue after the cloud refused capacity for quota,
+	// or refused the credentials (default 1m).
 	QuotaRetry time.Duration
 	// ThrottleRetry is the requeue after throttling when the cloud gave no
 	// Retry-After (default 1s).

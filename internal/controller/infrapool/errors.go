@@ -14,7 +14,7 @@ import (
 
 // cloudError records a failed ScaleGroup call on the scope and decides how
 // the reconcile ends: throttling requeues after the cloud's Retry-After,
-// quota and invalid-spec errors are reported (condition and event) and
+// quota, credential and invalid-spec errors are reported (condition and event) and
 // retried slowly or not at all, so that nothing loops hot; other errors
 // (transient) are returned, and controller-runtime retries them with
 // exponential backoff.
@@ -26,7 +26,7 @@ func (e *Engine) cloudError(ctx context.Context, s *scope, action string, err er
 		}
 		logger.V(1).Info("Throttled by the cloud", "retryAfter", after, "error", err.Error())
 		s.problem = &problem{reason: infrav1.ThrottledReason, message: err.Error()}
-		e.throttle.hold(s.now, after)
+		e.throttle.hold(e.clock.Now(), after) // from the answer, not from the reconcile's start
 		s.requeueAfter(after)
 		return nil
 	}
@@ -38,6 +38,15 @@ func (e *Engine) cloudError(ctx context.Context, s *scope, action string, err er
 		s.problem = &problem{reason: QuotaExceededReason, message: msg}
 		logger.Info("The cloud refused the capacity for quota", "error", err.Error())
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, events.QuotaExceeded, action, "%s", msg)
+		s.requeueAfter(e.timing.QuotaRetry)
+		return nil
+	case scalegroup.IsUnauthorized(err):
+		msg := fmt.Sprintf("The cloud refused the credentials of scale group %s (%v). "+
+			"Fix the identity the Cluster's infrastructure object names (or the manager's own credentials); "+
+			"nothing is changed in the cloud meanwhile and the request is retried every %s", s.group, err, e.timing.QuotaRetry)
+		s.problem = &problem{reason: CredentialsRejectedReason, message: msg}
+		logger.Info("The cloud refused the credentials", "error", err.Error())
+		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, events.CredentialsRejected, action, "%s", msg)
 		s.requeueAfter(e.timing.QuotaRetry)
 		return nil
 	case scalegroup.IsInvalid(err):

@@ -37,11 +37,18 @@ func (e *Engine) observe(ctx context.Context, s *scope) error {
 		s.halt = true
 		return nil
 	}
+	s.cluster = types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}
+	if err := e.readInfraCluster(ctx, s); err != nil || s.halt {
+		return err
+	}
 	if err := e.readOwner(ctx, s, owner); err != nil {
 		return err
 	}
 	if s.halt {
 		return nil
+	}
+	if err := e.resolveRef(ctx, s); err != nil || s.halt {
+		return err
 	}
 	if err := e.observeCloud(ctx, s); err != nil || s.halt {
 		return err
@@ -112,7 +119,6 @@ func (e *Engine) externalReplicas(s *scope) {
 // through the adapter.
 func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.MachinePool) error {
 	s.owner = owner
-	s.cluster = types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}
 	s.replicas = ptr.Deref(owner.Spec.Replicas, 1)
 	s.paused = owner.Annotations[preview.RolloutPausedAnnotation] == "true" || s.pool.GetAnnotations()[preview.RolloutPausedAnnotation] == "true"
 
@@ -121,13 +127,17 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 		return err
 	}
 	s.bootstrap = data != nil
-	d, err := e.a.Desired(s.pool, Owner{MachinePool: owner, Version: ptr.Deref(owner.Spec.Template.Spec.Version, ""), BootstrapData: data})
+	d, err := e.a.Desired(s.pool, Owner{MachinePool: owner, Version: ptr.Deref(owner.Spec.Template.Spec.Version, ""), BootstrapData: data, InfraCluster: s.infra})
 	if err != nil {
 		s.invalid = fmt.Errorf("mapping the %s spec: %w", e.a.PoolKind(), err)
 		s.halt = true
 		return nil
 	}
-	d.Strategy.MinReadySeconds = ptr.Deref(owner.Spec.MinReadySeconds, 0)
+	if owner.Spec.MinReadySeconds != nil {
+		// The MachinePool's minReadySeconds wins over what the adapter
+		// mapped from its own kind (AWS's refreshPreferences.instanceWarmup).
+		d.Strategy.MinReadySeconds = *owner.Spec.MinReadySeconds
+	}
 	s.desired = d
 	if s.modelHash, err = ModelHash(d.Model); err == nil {
 		s.specHash, err = specHash(d.Model, s.modelHash)

@@ -1,9 +1,15 @@
 package infrapool
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 	"strings"
+
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -74,6 +80,23 @@ func (r *OrphanReleaser) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	return ctrl.Result{}, nil
 }
 
+// MaxRetryDelay caps the per-pool retry delay after consecutive failed
+// reconciles (transient cloud errors), which would otherwise double up to
+// controller-runtime's 1,000 s: a cloud that answered errors for a while
+// (throttling storms, a scaling activity in progress) must not leave a
+// pool untouched for a quarter of an hour once it recovers.
+const MaxRetryDelay = 30 * time.Second
+
+// RateLimiter is the engine's retry policy: controller-runtime's default
+// (per item 5 ms doubling, overall 10 qps with bursts of 100), with the
+// per-item delay capped at MaxRetryDelay.
+func RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, MaxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
+}
+
 // Setup registers everything one provider's pool kind needs with mgr: the
 // engine as the pool kind's controller and the OrphanReleaser of its
 // per-instance objects. opts.Client and opts.Recorder default to the
@@ -89,7 +112,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, copts controller
 	if err != nil {
 		return err
 	}
-	if err := e.SetupWithManager(ctx, mgr, copts); err != nil {
+	engineOpts := copts
+	if engineOpts.RateLimiter == nil {
+		engineOpts.RateLimiter = RateLimiter()
+	}
+	if err := e.SetupWithManager(ctx, mgr, engineOpts); err != nil {
 		return fmt.Errorf("setting up the %s controller: %w", opts.Adapter.PoolKind(), err)
 	}
 	if err := (&OrphanReleaser{Adapter: opts.Adapter, Client: opts.Client}).SetupWithManager(ctx, mgr, copts); err != nil {

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/drain"
@@ -19,7 +20,11 @@ type scope struct {
 	pool   Pool
 	before Pool // as read (or as last patched), the base of the patches
 	now    time.Time
-	group  string // the scale group's name
+	group  scalegroup.Ref // the scale group's reference, once known
+	// refKnown: group is known (recorded on the pool, or derived from it
+	// alone); refErr: the recorded reference could not be read.
+	refKnown bool
+	refErr   error
 
 	// halt stops the phases after the current one; report still runs.
 	halt bool
@@ -27,6 +32,7 @@ type scope struct {
 	// From the owner MachinePool.
 	owner     *clusterv1.MachinePool
 	cluster   types.NamespacedName
+	infra     client.Object // the Cluster's infrastructure object, for adapters that read one
 	replicas  int32
 	managedBy string // who manages the replicas (replicas-managed-by), "" when the MachinePool does
 	paused    bool   // the rollout pause annotation
@@ -84,11 +90,14 @@ type problem struct {
 }
 
 func (e *Engine) newScope(pool Pool) *scope {
+	ref, known, err := e.recordedRef(pool)
 	return &scope{
 		pool:         pool,
 		before:       pool.DeepCopyObject().(Pool),
 		now:          e.clock.Now(),
-		group:        e.a.GroupName(pool),
+		group:        ref,
+		refKnown:     known,
+		refErr:       err,
 		removing:     map[string]time.Time{},
 		drains:       map[string]drainOutcome{},
 		deletedNow:   map[string]bool{},

@@ -49,6 +49,9 @@ const (
 	NodeStartupTimeoutReason = "NodeStartupTimeout"
 	// QuotaExceededReason: the cloud refused the group's capacity for quota.
 	QuotaExceededReason = "QuotaExceeded"
+	// CredentialsRejectedReason: the cloud refused the credentials the
+	// group is reached with.
+	CredentialsRejectedReason = "CredentialsRejected"
 	// ScaleGroupProblemReason: the cloud reports a problem with the group
 	// (a failed update, health issues); the message is the cloud's.
 	ScaleGroupProblemReason = "ScaleGroupProblem"
@@ -65,10 +68,12 @@ func (e *Engine) report(ctx context.Context, s *scope) error {
 	if s.observed && s.owner != nil {
 		err = e.syncInstances(ctx, s)
 	}
+	setPoolConditions(s, e.skip)
 	if s.owner != nil {
+		// After the conditions: adapters may mirror them in their kind's
+		// own terms (AzureMachinePool's ScaleSetRunning, ...).
 		e.a.WritePool(s.pool, e.poolReport(s))
 	}
-	setPoolConditions(s, e.skip)
 	e.requeueWhileConverging(s)
 	return err
 }
@@ -90,6 +95,7 @@ func (e *Engine) poolReport(s *scope) PoolReport {
 		return r
 	}
 	r.Ready = groupReady(g)
+	r.Operation = g.Operation
 	instances := s.instances()
 	r.Instances = make([]InstanceReport, 0, len(instances))
 	for _, in := range instances {

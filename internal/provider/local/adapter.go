@@ -54,9 +54,17 @@ func (Adapter) NewInstance() infrapool.InstanceObject { return &infrav1.LocalMac
 // NewInstanceList implements infrapool.Adapter.
 func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.LocalMachinePoolMachineList{} }
 
-// GroupName implements infrapool.Adapter.
-func (Adapter) GroupName(pool infrapool.Pool) string {
-	return infrapool.GroupName(pool.GetNamespace(), pool.GetName(), maxGroupName)
+// InfraClusterKind implements infrapool.Adapter: the simulated cloud has
+// one scope, so local pools need no infrastructure cluster.
+func (Adapter) InfraClusterKind() string { return "" }
+
+// NewInfraCluster implements infrapool.Adapter.
+func (Adapter) NewInfraCluster() client.Object { return nil }
+
+// GroupRef implements infrapool.Adapter: the group is named after the
+// pool, in the simulated cloud's only scope.
+func (Adapter) GroupRef(pool infrapool.Pool, _ client.Object) (scalegroup.Ref, error) {
+	return scalegroup.Ref{Name: infrapool.GroupName(pool.GetNamespace(), pool.GetName(), maxGroupName)}, nil
 }
 
 // Desired implements infrapool.Adapter. The model is the pool's template

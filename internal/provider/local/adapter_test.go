@@ -155,10 +155,14 @@ func TestWritePoolAndInstance(t *testing.T) {
 	}
 }
 
-func TestGroupNameIsADNSLabel(t *testing.T) {
-	name := Adapter{}.GroupName(pool())
-	if len(name) > 63 || name != Adapter.GroupName(Adapter{}, pool()) {
-		t.Errorf("group name %q", name)
+func TestGroupRefIsADNSLabelInTheOnlyScope(t *testing.T) {
+	ref, err := Adapter{}.GroupRef(pool(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Adapter{}.GroupRef(pool(), nil)
+	if len(ref.Name) > 63 || ref.Name == "" || ref.Scope != "" || ref != again {
+		t.Errorf("group ref %+v, then %+v", ref, again)
 	}
 }
 

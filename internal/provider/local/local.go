@@ -79,7 +79,8 @@ func New(baseURL string, opts Options) (*Client, error) {
 }
 
 // Get implements scalegroup.ScaleGroup.
-func (c *Client) Get(ctx context.Context, name string) (*scalegroup.Group, error) {
+func (c *Client) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Group, error) {
+	name := ref.Name
 	var g localapi.Group
 	if err := c.do(ctx, http.MethodGet, groupPath(name), nil, &g); err != nil {
 		return nil, fmt.Errorf("getting scale group %s: %w", name, err)
@@ -88,7 +89,11 @@ func (c *Client) Get(ctx context.Context, name string) (*scalegroup.Group, error
 }
 
 // Apply implements scalegroup.ScaleGroup.
-func (c *Client) Apply(ctx context.Context, name string, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
+func (c *Client) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
+	name := ref.Name
+	if ref.Scope != "" {
+		return nil, scalegroup.NewInvalid(fmt.Sprintf("the simulated cloud's local face has no scopes, got %q", ref.Scope))
+	}
 	body, err := toLocalSpec(spec)
 	if err != nil {
 		return nil, fmt.Errorf("applying scale group %s: %w", name, err)
@@ -101,7 +106,8 @@ func (c *Client) Apply(ctx context.Context, name string, spec scalegroup.GroupSp
 }
 
 // DeleteInstances implements scalegroup.ScaleGroup.
-func (c *Client) DeleteInstances(ctx context.Context, name string, ids []string) error {
+func (c *Client) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []string) error {
+	name := ref.Name
 	if len(ids) == 0 {
 		return nil
 	}
@@ -117,7 +123,8 @@ func (c *Client) DeleteInstances(ctx context.Context, name string, ids []string)
 func (c *Client) Capabilities() scalegroup.Capabilities { return scalegroup.Capabilities{} }
 
 // Delete implements scalegroup.ScaleGroup.
-func (c *Client) Delete(ctx context.Context, name string) error {
+func (c *Client) Delete(ctx context.Context, ref scalegroup.Ref) error {
+	name := ref.Name
 	err := c.do(ctx, http.MethodDelete, groupPath(name), nil, nil)
 	if err != nil && !scalegroup.IsNotFound(err) {
 		return fmt.Errorf("deleting scale group %s: %w", name, err)

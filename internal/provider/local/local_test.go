@@ -64,13 +64,13 @@ func TestContract(t *testing.T) {
 	_, _, sg := startCloud(t, cloudsim.Simulation{})
 
 	t.Run("Get of a missing group is NotFound", func(t *testing.T) {
-		_, err := sg.Get(ctx, "missing")
+		_, err := sg.Get(ctx, scalegroup.Ref{Name: "missing"})
 		if !scalegroup.IsNotFound(err) {
 			t.Fatalf("Get: %v, want NotFound", err)
 		}
 	})
 	t.Run("Apply creates, and is idempotent", func(t *testing.T) {
-		g, err := sg.Apply(ctx, "pool", spec(3, "h1"))
+		g, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(3, "h1"))
 		if err != nil {
 			t.Fatalf("Apply: %v", err)
 		}
@@ -78,14 +78,14 @@ func TestContract(t *testing.T) {
 			t.Fatalf("Apply returned capacity %d, %d instances, hash %q", g.Capacity, len(g.Instances), g.ModelHash)
 		}
 		first := instanceIDs(g)
-		g, err = sg.Apply(ctx, "pool", spec(3, "h1"))
+		g, err = sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(3, "h1"))
 		if err != nil {
 			t.Fatalf("Apply again: %v", err)
 		}
 		if !slices.Equal(first, instanceIDs(g)) {
 			t.Fatalf("re-applying the same spec changed instances: %v → %v", first, instanceIDs(g))
 		}
-		g, err = sg.Get(ctx, "pool")
+		g, err = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 		if err != nil {
 			t.Fatalf("Get: %v", err)
 		}
@@ -100,12 +100,12 @@ func TestContract(t *testing.T) {
 		}
 	})
 	t.Run("DeleteInstances deletes exactly those and lowers the capacity", func(t *testing.T) {
-		g, _ := sg.Get(ctx, "pool")
+		g, _ := sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 		victim := g.Instances[0].ID
-		if err := sg.DeleteInstances(ctx, "pool", []string{victim, "i-missing"}); err != nil {
+		if err := sg.DeleteInstances(ctx, scalegroup.Ref{Name: "pool"}, []string{victim, "i-missing"}); err != nil {
 			t.Fatalf("DeleteInstances: %v", err)
 		}
-		g, _ = sg.Get(ctx, "pool")
+		g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 		if g.Capacity != 2 || slices.Contains(instanceIDs(g), victim) || len(g.Instances) != 2 {
 			t.Fatalf("after deleting %s: capacity %d, instances %v", victim, g.Capacity, instanceIDs(g))
 		}
@@ -115,38 +115,38 @@ func TestContract(t *testing.T) {
 			group string
 			ids   []string
 		}{{"pool", []string{"i-nope"}}, {"missing", []string{"i-1"}}, {"pool", nil}} {
-			if err := sg.DeleteInstances(ctx, c.group, c.ids); err != nil {
+			if err := sg.DeleteInstances(ctx, scalegroup.Ref{Name: c.group}, c.ids); err != nil {
 				t.Fatalf("DeleteInstances(%s, %v): %v", c.group, c.ids, err)
 			}
 		}
-		if g, _ := sg.Get(ctx, "pool"); g.Capacity != 2 {
+		if g, _ := sg.Get(ctx, scalegroup.Ref{Name: "pool"}); g.Capacity != 2 {
 			t.Fatalf("capacity changed to %d by no-op deletes", g.Capacity)
 		}
 	})
 	t.Run("Invalid specs are Invalid", func(t *testing.T) {
-		_, err := sg.Apply(ctx, "Not_A_Name", spec(1, "h"))
+		_, err := sg.Apply(ctx, scalegroup.Ref{Name: "Not_A_Name"}, spec(1, "h"))
 		if !scalegroup.IsInvalid(err) {
 			t.Fatalf("Apply with an invalid name: %v, want Invalid", err)
 		}
 		bad := spec(1, "h")
 		bad.Model.InPlace = local.Simulation{FailureRate: ptr.To(1.5)}
-		if _, err := sg.Apply(ctx, "pool", bad); !scalegroup.IsInvalid(err) {
+		if _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, bad); !scalegroup.IsInvalid(err) {
 			t.Fatalf("Apply with a failure rate above 1: %v, want Invalid", err)
 		}
 		bad = spec(1, "h")
 		bad.Model.Provider = struct{ Disk int }{Disk: 30}
-		if _, err := sg.Apply(ctx, "pool", bad); !scalegroup.IsInvalid(err) {
+		if _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, bad); !scalegroup.IsInvalid(err) {
 			t.Fatalf("Apply with another provider's model fields: %v, want Invalid", err)
 		}
 	})
 	t.Run("Delete, then Get is NotFound and Delete again succeeds", func(t *testing.T) {
-		if err := sg.Delete(ctx, "pool"); err != nil {
+		if err := sg.Delete(ctx, scalegroup.Ref{Name: "pool"}); err != nil {
 			t.Fatalf("Delete: %v", err)
 		}
-		if _, err := sg.Get(ctx, "pool"); !scalegroup.IsNotFound(err) {
+		if _, err := sg.Get(ctx, scalegroup.Ref{Name: "pool"}); !scalegroup.IsNotFound(err) {
 			t.Fatalf("Get after Delete: %v, want NotFound", err)
 		}
-		if err := sg.Delete(ctx, "pool"); err != nil {
+		if err := sg.Delete(ctx, scalegroup.Ref{Name: "pool"}); err != nil {
 			t.Fatalf("Delete again: %v", err)
 		}
 	})
@@ -162,7 +162,7 @@ func TestAsynchronousOperations(t *testing.T) {
 		BootJitter:     ptr.To(time.Duration(0)),
 		DeleteDelay:    ptr.To(3 * time.Second),
 	}
-	g, err := sg.Apply(ctx, "pool", s)
+	g, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, s)
 	if err != nil {
 		t.Fatalf("Apply: %v", err)
 	}
@@ -185,24 +185,24 @@ func TestAsynchronousOperations(t *testing.T) {
 
 	// A caller that restarts resumes from Get alone.
 	clk.Step(5 * time.Second)
-	g, _ = sg.Get(ctx, "pool")
+	g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 	if g.Pending() || g.Instances[0].State != scalegroup.StateBooting {
 		t.Fatalf("after provisioning: pending %v, state %s; want done and Booting", g.Pending(), g.Instances[0].State)
 	}
 	clk.Step(10 * time.Second)
-	g, _ = sg.Get(ctx, "pool")
+	g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 	if g.Instances[0].State != scalegroup.StateRunning {
 		t.Fatalf("after booting: %s, want Running", g.Instances[0].State)
 	}
-	if err := sg.DeleteInstances(ctx, "pool", []string{g.Instances[0].ID}); err != nil {
+	if err := sg.DeleteInstances(ctx, scalegroup.Ref{Name: "pool"}, []string{g.Instances[0].ID}); err != nil {
 		t.Fatal(err)
 	}
-	g, _ = sg.Get(ctx, "pool")
+	g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 	if !g.Pending() || g.Instances[0].State != scalegroup.StateDeleting {
 		t.Fatalf("deleting: pending %v, state %s; want pending and Deleting", g.Pending(), g.Instances[0].State)
 	}
 	clk.Step(3 * time.Second)
-	if g, _ = sg.Get(ctx, "pool"); g.Pending() || len(g.Instances) != 1 {
+	if g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"}); g.Pending() || len(g.Instances) != 1 {
 		t.Fatalf("after the delete delay: pending %v, %d instances; want done with 1", g.Pending(), len(g.Instances))
 	}
 }
@@ -210,7 +210,7 @@ func TestAsynchronousOperations(t *testing.T) {
 func TestErrorsAreTyped(t *testing.T) {
 	ctx := context.Background()
 	srv, _, sg := startCloud(t, cloudsim.Simulation{})
-	if _, err := sg.Apply(ctx, "pool", spec(1, "h")); err != nil {
+	if _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(1, "h")); err != nil {
 		t.Fatal(err)
 	}
 
@@ -224,7 +224,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		{
 			name:   "throttling surfaces as Throttled with the Retry-After",
 			faults: cloudsim.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second},
-			call:   func() error { _, err := sg.Get(ctx, "pool"); return err },
+			call:   func() error { _, err := sg.Get(ctx, scalegroup.Ref{Name: "pool"}); return err },
 			check: func(t *testing.T, err error) {
 				ra, ok := scalegroup.IsThrottled(err)
 				if !ok || ra != 3*time.Second {
@@ -235,7 +235,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		{
 			name:   "sub-second Retry-After rounds up to a second",
 			faults: cloudsim.Faults{ThrottleRate: 1, RetryAfter: 200 * time.Millisecond},
-			call:   func() error { return sg.DeleteInstances(ctx, "pool", []string{"x"}) },
+			call:   func() error { return sg.DeleteInstances(ctx, scalegroup.Ref{Name: "pool"}, []string{"x"}) },
 			check: func(t *testing.T, err error) {
 				if ra, ok := scalegroup.IsThrottled(err); !ok || ra != time.Second {
 					t.Fatalf("err = %v: throttled %v retry-after %s, want true 1s", err, ok, ra)
@@ -245,7 +245,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		{
 			name:   "server errors are Transient",
 			faults: cloudsim.Faults{ErrorRate: 1},
-			call:   func() error { _, err := sg.Apply(ctx, "pool", spec(1, "h")); return err },
+			call:   func() error { _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(1, "h")); return err },
 			check: func(t *testing.T, err error) {
 				if !scalegroup.IsTransient(err) {
 					t.Fatalf("err = %v, want Transient", err)
@@ -255,7 +255,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		{
 			name:  "quota is QuotaExceeded",
 			setup: func() error { return srv.Cloud().SetMaxInstances(2) },
-			call:  func() error { _, err := sg.Apply(ctx, "pool", spec(5, "h")); return err },
+			call:  func() error { _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(5, "h")); return err },
 			check: func(t *testing.T, err error) {
 				if !scalegroup.IsQuotaExceeded(err) {
 					t.Fatalf("err = %v, want QuotaExceeded", err)
@@ -281,7 +281,7 @@ func TestErrorsAreTyped(t *testing.T) {
 
 	// Unreachable clouds are Transient too.
 	dead, _ := local.New("http://127.0.0.1:1", local.Options{})
-	if _, err := dead.Get(ctx, "pool"); !scalegroup.IsTransient(err) {
+	if _, err := dead.Get(ctx, scalegroup.Ref{Name: "pool"}); !scalegroup.IsTransient(err) {
 		t.Fatalf("unreachable cloud: %v, want Transient", err)
 	}
 }
@@ -290,16 +290,16 @@ func TestMetricsAndStats(t *testing.T) {
 	ctx := context.Background()
 	srv, _, client := startCloud(t, cloudsim.Simulation{})
 	sg := metrics.WithMetrics(client, local.ProviderName)
-	if _, err := sg.Apply(ctx, "pool", spec(2, "h")); err != nil {
+	if _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(2, "h")); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		if _, err := sg.Get(ctx, "pool"); err != nil {
+		if _, err := sg.Get(ctx, scalegroup.Ref{Name: "pool"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, _ = sg.Get(ctx, "missing")
-	_ = sg.Delete(ctx, "pool")
+	_, _ = sg.Get(ctx, scalegroup.Ref{Name: "missing"})
+	_ = sg.Delete(ctx, scalegroup.Ref{Name: "pool"})
 
 	counts := sg.Counts()
 	if counts.Reads() != 4 || counts.Writes() != 2 || counts[metrics.OpGet]["not_found"] != 1 {
@@ -325,7 +325,7 @@ func BenchmarkApplyAndBoot1000(b *testing.B) {
 	sg, _ := local.New(srv.URL(), local.Options{})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		name := fmt.Sprintf("bench-%d", i)
+		name := scalegroup.Ref{Name: fmt.Sprintf("bench-%d", i)}
 		if _, err := sg.Apply(ctx, name, spec(1000, "h")); err != nil {
 			b.Fatal(err)
 		}

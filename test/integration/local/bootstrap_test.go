@@ -12,32 +12,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
 // dataSecret returns the pool's bootstrap data Secret.
-func (f *fixture) dataSecret() *corev1.Secret {
-	f.t.Helper()
-	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
-		f.t.Fatal(err)
-	}
-	name := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
-	if name == "" {
-		f.t.Fatal("the MachinePool has no bootstrap data Secret")
-	}
-	s := &corev1.Secret{}
-	if err := env.Client.Get(f.ctx, f.key(name), s); err != nil {
-		f.t.Fatal(err)
-	}
-	return s
-}
+func (f *fixture) dataSecret() *corev1.Secret { return env.DataSecret(f.t, f.key(poolName)) }
 
 // TestTokenRotationAtRestWritesNothing: a rotated bootstrap token is not a
 // reason to write to the cloud (CAPZ issue #4958 rewrote the scale set

@@ -7,16 +7,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -24,7 +23,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
@@ -37,7 +35,6 @@ import (
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 const (
@@ -77,10 +74,7 @@ func startCloud(t testing.TB, o cloudOptions) *cloudsim.Server {
 		DefaultSimulation: &cloudsim.Simulation{BootDelay: o.bootDelay, BootJitter: o.bootJitter},
 		Faults:            o.faults,
 	}
-	opts.NodeAgent.Credentials = []*rest.Config{env.Config}
-	opts.NodeAgent.HeartbeatInterval = 5 * time.Second
-	opts.NodeAgent.AuthAttempts = 3
-	opts.NodeAgent.RetryBackoff = 200 * time.Millisecond
+	env.JoinThisAPIServer(&opts)
 	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
@@ -209,26 +203,11 @@ func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
 	}
 	f := &fixture{t: t, ctx: context.Background(), ns: env.NewNamespace(t), cloud: cloud, cs: cs}
 	f.group = infrapool.GroupName(f.ns, poolName, 63)
-	u, err := url.Parse(env.Config.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port, err := strconv.Atoi(u.Port())
-	if err != nil {
-		t.Fatal(err)
-	}
 	f.create(&clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: clusterName},
-		Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: clusterv1.APIEndpoint{Host: u.Hostname(), Port: int32(port)}},
+		Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(t)},
 	})
-	f.create(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: workload.KubeconfigSecretName(clusterName)},
-		Data:       map[string][]byte{workload.KubeconfigDataKey: env.Kubeconfig},
-	})
-	f.create(&corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: clusterName + "-ca"},
-		Data:       map[string][]byte{corev1.TLSCertKey: env.CAData},
-	})
+	env.RegisterWorkloadCluster(t, f.ns, clusterName)
 	return f
 }
 
@@ -393,15 +372,6 @@ func (f *fixture) poolNodes() []corev1.Node {
 // nodeName is the Node name of instance id (the simulated VM's host name).
 func (f *fixture) nodeName(id string) string { return strings.ReplaceAll(f.group, ".", "-") + "-" + id }
 
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // waitConverged waits until the pool is Running with n Ready Nodes, every
 // instance on the version (and image, when not empty) asked for, one
 // LocalMachinePoolMachine and one Machine per instance, and nothing else
@@ -423,7 +393,7 @@ func (f *fixture) converged(n int, version, image string) error {
 	if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
 		return err
 	}
-	if c := findCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition); c == nil || c.Reason != infrapool.ConvergedReason {
+	if c := meta.FindStatusCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition); c == nil || c.Reason != infrapool.ConvergedReason {
 		return fmt.Errorf("LocalMachinePool not converged: %+v", c)
 	}
 	if len(lp.Spec.ProviderIDList) != n || lp.Status.Replicas != int32(n) || !lp.Status.Ready {
@@ -447,8 +417,8 @@ func (f *fixture) converged(n int, version, image string) error {
 	}
 	for i := range nodes {
 		node := &nodes[i]
-		if !nodeReady(node) || node.Spec.Unschedulable {
-			return fmt.Errorf("Node %s ready %v unschedulable %v", node.Name, nodeReady(node), node.Spec.Unschedulable)
+		if !testenv.NodeReady(node) || node.Spec.Unschedulable {
+			return fmt.Errorf("Node %s ready %v unschedulable %v", node.Name, testenv.NodeReady(node), node.Spec.Unschedulable)
 		}
 		if node.Status.NodeInfo.KubeletVersion != version {
 			return fmt.Errorf("Node %s runs %s, want %s", node.Name, node.Status.NodeInfo.KubeletVersion, version)
@@ -488,15 +458,6 @@ func instancesOf(g *cloudsim.Group) []string {
 		out = append(out, in.ID+":"+string(in.State))
 	}
 	return out
-}
-
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 // instanceIDs returns the IDs of instances, sorted.
@@ -603,25 +564,5 @@ func (s *cloudSpy) deleted() map[string]int {
 }
 
 // reconciles returns how many reconciles the LocalMachinePool controllers of
-// this process have finished (controller-runtime's reconcile_total).
-func reconciles(t testing.TB) int64 {
-	t.Helper()
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, mf := range families {
-		if mf.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == "localmachinepool" {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return int64(n)
-}
+// this process have finished.
+func reconciles(t testing.TB) int64 { return testenv.Reconciles(t, "localmachinepool") }

@@ -17,6 +17,7 @@ import (
 
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
@@ -57,7 +58,7 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	// The engine says who manages the replicas once it has seen the
 	// annotation; before, it would rightly scale the group back.
 	testenv.Eventually(t, converge, func() error {
-		c := findCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupDesiredReplicasCondition)
+		c := meta.FindStatusCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupDesiredReplicasCondition)
 		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "managed by cluster-autoscaler") {
 			return fmt.Errorf("ScaleGroupDesiredReplicas %+v, want True naming who manages the replicas", c)
 		}
@@ -200,7 +201,7 @@ func TestDrainTimeout(t *testing.T) {
 		if err := env.Client.Get(f.ctx, f.key(infrapool.InstanceObjectName(poolName, victim)), obj); err != nil {
 			return err
 		}
-		if c := findCondition(obj.Status.Conditions, infrav1.DrainingSucceededCondition); c == nil || c.Reason != infrav1.DrainingReason || !strings.Contains(c.Message, "guarded") {
+		if c := meta.FindStatusCondition(obj.Status.Conditions, infrav1.DrainingSucceededCondition); c == nil || c.Reason != infrav1.DrainingReason || !strings.Contains(c.Message, "guarded") {
 			return fmt.Errorf("DrainingSucceeded %+v, want Draining naming the blocked pod", c)
 		}
 		return nil
@@ -298,20 +299,20 @@ func TestQuotaExceeded(t *testing.T) {
 		if n := sg.Counts()[metrics.OpApply]["quota_exceeded"]; n < 3 {
 			return fmt.Errorf("%d capacity requests refused for quota", n)
 		}
-		c := findCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition)
+		c := meta.FindStatusCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrapool.QuotaExceededReason {
 			return fmt.Errorf("ScaleGroupReady %+v, want False/%s", c, infrapool.QuotaExceededReason)
 		}
 		return nil
 	})
 	lp := f.localPool()
-	c := findCondition(lp.Status.Conditions, infrav1.ScaleGroupReadyCondition)
+	c := meta.FindStatusCondition(lp.Status.Conditions, infrav1.ScaleGroupReadyCondition)
 	for _, want := range []string{"quota", "Raise the quota", "spec.replicas"} {
 		if !strings.Contains(c.Message, want) {
 			t.Errorf("ScaleGroupReady message %q does not say %q", c.Message, want)
 		}
 	}
-	if r := findCondition(lp.Status.Conditions, clusterv1.ReadyCondition); r == nil || r.Reason != infrapool.QuotaExceededReason {
+	if r := meta.FindStatusCondition(lp.Status.Conditions, clusterv1.ReadyCondition); r == nil || r.Reason != infrapool.QuotaExceededReason {
 		t.Errorf("Ready %+v, want it to mirror ScaleGroupReady", r)
 	}
 	if g := f.groupState(); g == nil || g.Capacity != 2 || len(f.liveInstances()) != 2 || lp.Status.Replicas != 2 {
@@ -323,7 +324,7 @@ func TestQuotaExceeded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitConverged(4, v1, "", converge)
-	if c := findCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("ScaleGroupReady after raising the quota: %+v", c)
 	}
 }
@@ -359,22 +360,7 @@ func (f *fixture) waitMachinePoolReplicas(n int32) {
 // starts, at least n-1 started after it: they saw everything the manager's
 // cache held when it was called.
 func (f *fixture) pokeUntilReconciled(t *testing.T, n int64) {
-	t.Helper()
-	before := reconciles(t)
-	i := 0
-	testenv.Eventually(t, 30*time.Second, func() error {
-		if got := reconciles(t) - before; got < n {
-			i++
-			f.updateLocalPool(func(p *infrav1.LocalMachinePool) {
-				if p.Annotations == nil {
-					p.Annotations = map[string]string{}
-				}
-				p.Annotations["test.mpool.dev/poke"] = strconv.Itoa(i)
-			})
-			return fmt.Errorf("%d reconciles of %d", got, n)
-		}
-		return nil
-	})
+	env.PokeUntilReconciled(t, &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName}}, "localmachinepool", n)
 }
 
 func (f *fixture) setClusterPaused(paused bool) {
@@ -403,7 +389,7 @@ func (f *fixture) waitMachinePoolPaused(paused bool) {
 		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
 			return err
 		}
-		c := findCondition(mp.Status.Conditions, clusterv1.PausedCondition)
+		c := meta.FindStatusCondition(mp.Status.Conditions, clusterv1.PausedCondition)
 		if c == nil || c.Status != want || c.ObservedGeneration != mp.Generation {
 			return fmt.Errorf("MachinePool generation %d: Paused %+v, want %s", mp.Generation, c, want)
 		}

@@ -48,7 +48,7 @@ func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
 		t.Errorf("pool status: %+v, providerIDList %v", lp.Status, lp.Spec.ProviderIDList)
 	}
 	for _, ct := range []string{infrav1.ScaleGroupReadyCondition, infrav1.ScaleGroupModelUpdatedCondition, infrav1.ScaleGroupDesiredReplicasCondition, clusterv1.ReadyCondition} {
-		if c := findCondition(lp.Status.Conditions, ct); c == nil || c.Status != metav1.ConditionTrue {
+		if c := meta.FindStatusCondition(lp.Status.Conditions, ct); c == nil || c.Status != metav1.ConditionTrue {
 			t.Errorf("condition %s: %+v", ct, c)
 		}
 	}
@@ -276,11 +276,11 @@ func TestSkipMachinePoolModelReconciliation(t *testing.T) {
 		if err := env.Client.Get(f.ctx, f.key(poolName), &lp); err != nil {
 			return err
 		}
-		c := findCondition(lp.Status.Conditions, infrav1.ScaleGroupModelUpdatedCondition)
+		c := meta.FindStatusCondition(lp.Status.Conditions, infrav1.ScaleGroupModelUpdatedCondition)
 		if lp.Status.ModelHash == oldHash || c == nil || c.Status != metav1.ConditionFalse {
 			return fmt.Errorf("model %s, ScaleGroupModelUpdated %+v", lp.Status.ModelHash, c)
 		}
-		if p := findCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition); p == nil || p.Reason != infrapool.ConvergedReason {
+		if p := meta.FindStatusCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition); p == nil || p.Reason != infrapool.ConvergedReason {
 			return fmt.Errorf("RolloutProgressing %+v: the stale instances must not keep the rollout going", p)
 		}
 		return nil
@@ -358,8 +358,8 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 		if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
 			return err
 		}
-		c := findCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition)
-		m := findCondition(lp.Status.Conditions, infrav1.ScaleGroupModelUpdatedCondition)
+		c := meta.FindStatusCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition)
+		m := meta.FindStatusCondition(lp.Status.Conditions, infrav1.ScaleGroupModelUpdatedCondition)
 		if c == nil || c.Reason != "Paused" || m == nil || m.Status != metav1.ConditionFalse {
 			return fmt.Errorf("RolloutProgressing %+v, ScaleGroupModelUpdated %+v", c, m)
 		}

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
 // budgetWatcher samples the pool's state every few milliseconds, from the
@@ -99,10 +100,10 @@ func (w *budgetWatcher) sample(ctx context.Context) {
 		if in.State != cloudsim.StateDeleting && in.State != cloudsim.StateFailed && !removed {
 			capacity++
 		}
-		if in.State == cloudsim.StateRunning && node != nil && nodeReady(node) && !removed {
+		if in.State == cloudsim.StateRunning && node != nil && testenv.NodeReady(node) && !removed {
 			available++
 		}
-		desc = append(desc, fmt.Sprintf("%s:%s:node=%v:removed=%v:ready=%v", in.ID, in.State, node != nil, removed, node != nil && nodeReady(node)))
+		desc = append(desc, fmt.Sprintf("%s:%s:node=%v:removed=%v:ready=%v", in.ID, in.State, node != nil, removed, node != nil && testenv.NodeReady(node)))
 	}
 	w.samples++
 	w.peak = max(w.peak, capacity)

@@ -1,0 +1,145 @@
+package infrapool
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// GroupRefAnnotation records on a pool the reference of its scale group
+// (scalegroup.Ref.Encode), written once, before the group is first
+// created, for adapters whose groups live in a scope the Cluster's
+// infrastructure object names (an Azure subscription and resource group,
+// an AWS region and identity). Every later call uses it, the deletion
+// included, so a pool whose Cluster is gone can still be torn down.
+const GroupRefAnnotation = "mpool.dev/scale-group"
+
+// WaitingForInfrastructureClusterReason: the pool's scale group cannot be
+// placed until the Cluster names its infrastructure object and that
+// object exists.
+const WaitingForInfrastructureClusterReason = "WaitingForInfrastructureCluster"
+
+// recordedRef returns the group reference a pool carries, or, for adapters
+// that need no infrastructure cluster, the one derived from the pool
+// alone. ok is false when neither is available yet.
+func (e *Engine) recordedRef(pool Pool) (scalegroup.Ref, bool, error) {
+	if enc, found := pool.GetAnnotations()[GroupRefAnnotation]; found {
+		ref, err := scalegroup.DecodeRef(enc)
+		if err != nil {
+			return scalegroup.Ref{}, false, fmt.Errorf("annotation %s: %w", GroupRefAnnotation, err)
+		}
+		return ref, true, nil
+	}
+	if e.a.NewInfraCluster() != nil {
+		return scalegroup.Ref{}, false, nil
+	}
+	ref, err := e.a.GroupRef(pool, nil)
+	return ref, err == nil, err
+}
+
+// resolveRef makes sure the scope knows the pool's group reference: the
+// recorded one, or one derived from the Cluster's infrastructure object
+// (readInfraCluster) and recorded on the pool at once, before anything is
+// created in the cloud.
+func (e *Engine) resolveRef(ctx context.Context, s *scope) error {
+	if s.refKnown {
+		return nil
+	}
+	if s.refErr != nil {
+		s.invalid, s.halt = s.refErr, true
+		return nil
+	}
+	infra := s.infra
+	ref, err := e.a.GroupRef(s.pool, infra)
+	if err != nil {
+		s.invalid = fmt.Errorf("placing the scale group from %s %s: %w", e.a.InfraClusterKind(), infra.GetName(), err)
+		s.halt = true
+		return nil
+	}
+	annotated := s.pool.DeepCopyObject().(Pool)
+	a := annotated.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[GroupRefAnnotation] = ref.Encode()
+	annotated.SetAnnotations(a)
+	if err := e.c.Patch(ctx, annotated, client.MergeFrom(s.before)); err != nil {
+		return fmt.Errorf("recording the scale group reference: %w", err)
+	}
+	for _, o := range []Pool{s.pool, s.before} {
+		oa := o.GetAnnotations()
+		if oa == nil {
+			oa = map[string]string{}
+		}
+		oa[GroupRefAnnotation] = a[GroupRefAnnotation]
+		o.SetAnnotations(oa)
+		o.SetResourceVersion(annotated.GetResourceVersion())
+	}
+	log.FromContext(ctx).Info("Placed the scale group", "group", ref.String(), "credentials", ref.Credentials)
+	s.group, s.refKnown = ref, true
+	return nil
+}
+
+// readInfraCluster reads the Cluster's infrastructure object for adapters
+// that have one: every reconcile maps it (AzureCluster: the subnet, the
+// tags) and the first places the group with it. It halts the reconcile,
+// with a condition, while the Cluster or the object is missing.
+func (e *Engine) readInfraCluster(ctx context.Context, s *scope) error {
+	if e.a.NewInfraCluster() == nil {
+		return nil
+	}
+	infra, why, err := e.infraCluster(ctx, s.cluster)
+	if err != nil {
+		return err
+	}
+	if infra == nil {
+		log.FromContext(ctx).V(1).Info("Waiting for the infrastructure cluster", "reason", why)
+		s.problem = &problem{reason: WaitingForInfrastructureClusterReason, message: why}
+		s.requeueAfter(e.timing.Drain)
+		s.halt = true
+		return nil
+	}
+	s.infra = infra
+	return nil
+}
+
+// infraCluster reads the infrastructure object of the named Cluster, of
+// the adapter's kind. It returns nil and why when the Cluster or the
+// object is not there (yet).
+func (e *Engine) infraCluster(ctx context.Context, cluster types.NamespacedName) (client.Object, string, error) {
+	c := &clusterv1.Cluster{}
+	switch err := e.c.Get(ctx, cluster, c); {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Sprintf("Cluster %s does not exist", cluster.Name), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading Cluster %s: %w", cluster.Name, err)
+	}
+	obj := e.a.NewInfraCluster()
+	ref := c.Spec.InfrastructureRef
+	if ref == nil || ref.Name == "" {
+		return nil, fmt.Sprintf("Cluster %s has no spec.infrastructureRef", cluster.Name), nil
+	}
+	want := e.a.InfraClusterKind()
+	if ref.Kind != want || ref.GroupVersionKind().Group != infrav1.GroupVersion.Group {
+		return nil, fmt.Sprintf("Cluster %s's spec.infrastructureRef is a %s; %s pools need a %s", cluster.Name, ref.Kind, e.a.PoolKind(), want), nil
+	}
+	ns := ref.Namespace
+	if ns == "" {
+		ns = cluster.Namespace
+	}
+	switch err := e.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, obj); {
+	case apierrors.IsNotFound(err):
+		return nil, fmt.Sprintf("%s %s does not exist", want, ref.Name), nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading %s %s: %w", want, ref.Name, err)
+	}
+	return obj, "", nil
+}

@@ -1,0 +1,34 @@
+package infrapool
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// ConditionAlias is one of the engine's conditions under a provider's own
+// name (CAPZ's ScaleSetRunning, CAPA's ASGReady, ...): Type is the
+// provider's condition type; Reasons maps the engine's reasons onto the
+// provider's (reasons not in it are kept).
+type ConditionAlias struct {
+	Type    string
+	Reasons map[string]string
+}
+
+// MirrorConditions sets on pool, for each of the engine's conditions it
+// holds, every alias aliases names for it, with the engine's status,
+// message and observed generation; the transition time moves only when
+// the status does. Adapters call it from WritePool, which the engine calls
+// after setting its conditions.
+func MirrorConditions(pool Pool, aliases map[string][]ConditionAlias) {
+	conds := pool.GetConditions()
+	for _, c := range pool.GetConditions() {
+		for _, a := range aliases[c.Type] {
+			m := c
+			m.Type = a.Type
+			if r, ok := a.Reasons[c.Reason]; ok {
+				m.Reason = r
+			}
+			meta.SetStatusCondition(&conds, m)
+		}
+	}
+	pool.SetConditions(conds)
+}

@@ -1,0 +1,519 @@
+package aws
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// ProviderName labels the AWS provider in metrics, events and logs.
+const ProviderName = "aws"
+
+// maxGroupName is the longest name mpool derives for an ASG and its launch
+// template: a launch template name's limit (128 of [a-zA-Z0-9().-/_]; an
+// ASG's is 255). infrapool.GroupName yields [a-z0-9-].
+const maxGroupName = 128
+
+// Tags mpool (like CAPA) puts on an Auto Scaling Group and, propagated at
+// launch, on its instances.
+const (
+	// TagClusterPrefix + the cluster's name, value "owned": the cluster
+	// owns the resource (CAPA's owned-cluster tag).
+	TagClusterPrefix = "sigs.k8s.io/cluster-api-provider-aws/cluster/"
+	// TagRole is the resource's role in the cluster ("node").
+	TagRole = "sigs.k8s.io/cluster-api-provider-aws/role"
+	// TagKubernetesClusterPrefix + the cluster's name, value "owned": the
+	// AWS cloud provider's cluster tag.
+	TagKubernetesClusterPrefix = "kubernetes.io/cluster/"
+	// TagName is the instances' Name (the pool's name, as CAPA's).
+	TagName = "Name"
+	// TagPool names the AWSMachinePool ("namespace/name").
+	TagPool = "mpool.dev/pool"
+)
+
+// CAPA's defaults for looking an AMI up by Kubernetes version, as in
+// cluster-api-provider-aws's pkg/cloud/services/ec2/ami.go: CAPA publishes
+// its reference images from the Kubernetes project's account
+// (DefaultAMIOwner) since it lost access to the VMware account
+// (LegacyAMIOwner) that published the older ones. Without an
+// imageLookupOrg mpool looks in both (DefaultAMIOwners) and takes the
+// newest image.
+const (
+	DefaultAMIOwner  = "819546954734"
+	LegacyAMIOwner   = "258751437250"
+	DefaultAMIOwners = DefaultAMIOwner + "," + LegacyAMIOwner
+	DefaultAMIFormat = "capa-ami-{{.BaseOS}}-?{{.K8sVersion}}-*"
+	DefaultAMIBaseOS = "ubuntu-24.04"
+)
+
+// AWS's instance refresh defaults, which the strategy follows.
+const (
+	defaultMinHealthyPercentage = 90
+	defaultMaxHealthyPercentage = 100
+)
+
+// Adapter maps AWSMachinePool and AWSMachinePoolMachine onto the infrapool
+// engine; their Auto Scaling Groups are placed by the AWSCluster.
+type Adapter struct{}
+
+var _ infrapool.Adapter = Adapter{}
+
+// Provider implements infrapool.Adapter.
+func (Adapter) Provider() string { return ProviderName }
+
+// PoolKind implements infrapool.Adapter.
+func (Adapter) PoolKind() string { return "AWSMachinePool" }
+
+// InstanceKind implements infrapool.Adapter.
+func (Adapter) InstanceKind() string { return "AWSMachinePoolMachine" }
+
+// PoolFinalizer implements infrapool.Adapter.
+func (Adapter) PoolFinalizer() string { return infrav1.AWSMachinePoolFinalizer }
+
+// InstanceFinalizer implements infrapool.Adapter.
+func (Adapter) InstanceFinalizer() string { return infrav1.AWSMachinePoolMachineFinalizer }
+
+// NewPool implements infrapool.Adapter.
+func (Adapter) NewPool() infrapool.Pool { return &infrav1.AWSMachinePool{} }
+
+// NewInstance implements infrapool.Adapter.
+func (Adapter) NewInstance() infrapool.InstanceObject { return &infrav1.AWSMachinePoolMachine{} }
+
+// NewInstanceList implements infrapool.Adapter.
+func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.AWSMachinePoolMachineList{} }
+
+// InfraClusterKind implements infrapool.Adapter.
+func (Adapter) InfraClusterKind() string { return infrav1.AWSClusterKind }
+
+// NewInfraCluster implements infrapool.Adapter.
+func (Adapter) NewInfraCluster() client.Object { return &infrav1.AWSCluster{} }
+
+// GroupRef implements infrapool.Adapter: the ASG lives in the AWSCluster's
+// region, reached with its identity: an AWSClusterStaticIdentity, or the
+// manager's own credentials for none or AWSClusterControllerIdentity.
+func (Adapter) GroupRef(p infrapool.Pool, infra client.Object) (scalegroup.Ref, error) {
+	pool := p.(*infrav1.AWSMachinePool)
+	ac, ok := infra.(*infrav1.AWSCluster)
+	if !ok || ac == nil {
+		return scalegroup.Ref{}, fmt.Errorf("an AWSMachinePool needs its Cluster's AWSCluster, got %T", infra)
+	}
+	if ac.Spec.Region == "" {
+		return scalegroup.Ref{}, fmt.Errorf("AWSCluster %s has no spec.region: set the region the Auto Scaling Group is created in", ac.Name)
+	}
+	ref := scalegroup.Ref{
+		Name:      GroupName(pool.Namespace, pool.Name),
+		Scope:     ac.Spec.Region,
+		Namespace: pool.Namespace,
+	}
+	if id := ac.Spec.IdentityRef; id != nil {
+		switch id.Kind {
+		case infrav1.AWSClusterStaticIdentityKind:
+			ref.Credentials = CredentialsPrefix + id.Name
+		case "AWSClusterControllerIdentity", "":
+			// The manager's own credentials, as CAPA's controller identity.
+		case "AWSClusterRoleIdentity":
+			return scalegroup.Ref{}, fmt.Errorf("AWSCluster %s's spec.identityRef is an AWSClusterRoleIdentity, which mpool does not support yet: use an AWSClusterStaticIdentity, or AWSClusterControllerIdentity for the manager's own credentials", ac.Name)
+		default:
+			return scalegroup.Ref{}, fmt.Errorf("AWSCluster %s's spec.identityRef is a %s; mpool reads AWSClusterStaticIdentity and AWSClusterControllerIdentity", ac.Name, id.Kind)
+		}
+	}
+	return ref, nil
+}
+
+// GroupName is the Auto Scaling Group (and launch template) of the
+// AWSMachinePool namespace/name (see infrapool.GroupName), within the
+// launch template name's 128 characters.
+func GroupName(namespace, name string) string {
+	return infrapool.GroupName(namespace, name, maxGroupName)
+}
+
+// Desired implements infrapool.Adapter.
+func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desired, error) {
+	pool := p.(*infrav1.AWSMachinePool)
+	ac, _ := owner.InfraCluster.(*infrav1.AWSCluster)
+	if ac == nil {
+		return infrapool.Desired{}, fmt.Errorf("the Cluster's AWSCluster is not available")
+	}
+	spec := pool.Spec
+	t := spec.AWSLaunchTemplate
+	if t.InstanceType == "" {
+		return infrapool.Desired{}, fmt.Errorf("spec.awsLaunchTemplate.instanceType is required: set the EC2 instance type (for example m5.large)")
+	}
+	if spec.MixedInstancesPolicy != nil {
+		return infrapool.Desired{}, fmt.Errorf("spec.mixedInstancesPolicy is not supported by mpool yet: remove it and set spec.awsLaunchTemplate.instanceType")
+	}
+	if owner.MachinePool != nil {
+		replicas := ptr.Deref(owner.MachinePool.Spec.Replicas, 1)
+		if replicas < spec.MinSize || replicas > spec.MaxSize {
+			return infrapool.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AWSMachinePool's [minSize %d, maxSize %d]: change the MachinePool's spec.replicas, or spec.minSize / spec.maxSize",
+				replicas, spec.MinSize, spec.MaxSize)
+		}
+	}
+	ami, err := amiOf(t, ac, owner.Version)
+	if err != nil {
+		return infrapool.Desired{}, err
+	}
+	lt := LaunchTemplate{
+		AMI:                   ami,
+		IAMInstanceProfile:    t.IamInstanceProfile,
+		RootVolume:            volume(t.RootVolume),
+		CapacityReservationID: ptr.Deref(t.CapacityReservationID, ""),
+	}
+	for i := range t.NonRootVolumes {
+		lt.NonRootVolumes = append(lt.NonRootVolumes, *volume(&t.NonRootVolumes[i]))
+	}
+	switch {
+	case t.SSHKeyName != nil:
+		lt.SSHKeyName = *t.SSHKeyName
+	case ac.Spec.SSHKeyName != nil:
+		lt.SSHKeyName = *ac.Spec.SSHKeyName
+	}
+	for i, sg := range t.AdditionalSecurityGroups {
+		id, err := resourceID(sg, fmt.Sprintf("spec.awsLaunchTemplate.additionalSecurityGroups[%d]", i))
+		if err != nil {
+			return infrapool.Desired{}, err
+		}
+		lt.SecurityGroupIDs = append(lt.SecurityGroupIDs, id)
+	}
+	if s := t.SpotMarketOptions; s != nil {
+		lt.Spot = &Spot{MaxPrice: ptr.Deref(s.MaxPrice, "")}
+	}
+	if m := t.InstanceMetadataOptions; m != nil {
+		lt.Metadata = &Metadata{HTTPEndpoint: m.HTTPEndpoint, HTTPPutResponseHopLimit: int32(m.HTTPPutResponseHopLimit),
+			HTTPTokens: m.HTTPTokens, InstanceMetadataTags: m.InstanceMetadataTags}
+	}
+	if d := t.PrivateDNSName; d != nil {
+		lt.PrivateDNSName = &PrivateDNSName{EnableResourceNameDNSAAAARecord: d.EnableResourceNameDNSAAAARecord,
+			EnableResourceNameDNSARecord: d.EnableResourceNameDNSARecord, HostnameType: ptr.Deref(d.HostnameType, "")}
+	}
+
+	zones := slices.Clone(spec.AvailabilityZones)
+	if len(zones) == 0 && owner.MachinePool != nil {
+		zones = slices.Clone(owner.MachinePool.Spec.FailureDomains)
+	}
+	subnets, zones, err := subnetsOf(pool, ac, zones)
+	if err != nil {
+		return infrapool.Desired{}, err
+	}
+	settings := GroupSettings{
+		MinSize:                      spec.MinSize,
+		MaxSize:                      spec.MaxSize,
+		SubnetIDs:                    subnets,
+		CapacityRebalance:            spec.CapacityRebalance,
+		DefaultCooldownSeconds:       int32(spec.DefaultCoolDown.Seconds()),
+		DefaultInstanceWarmupSeconds: int32(spec.DefaultInstanceWarmup.Seconds()),
+		SuspendedProcesses:           suspendedProcesses(spec.SuspendProcesses),
+	}
+	m := scalegroup.Model{
+		InstanceType: t.InstanceType,
+		Image:        ami.String(),
+		Zones:        zones,
+		Version:      owner.Version,
+		CustomData:   owner.BootstrapData,
+		Tags:         tags(pool, ac, owner),
+		Provider:     lt,
+		InPlace:      settings,
+	}
+	strategy := Strategy(spec.RefreshPreferences)
+	if owner.MachinePool == nil || owner.MachinePool.Spec.MinReadySeconds == nil {
+		if rp := spec.RefreshPreferences; rp != nil && rp.InstanceWarmup != nil {
+			strategy.MinReadySeconds = int32(min(*rp.InstanceWarmup, 1<<31-1))
+		}
+	}
+	return infrapool.Desired{Model: m, Strategy: strategy}, nil
+}
+
+// Strategy maps an AWSMachinePool's refreshPreferences onto the engine's
+// rolling update budgets with AWS instance refresh's meaning, the engine
+// replacing instances as a refresh would:
+//
+//   - minHealthyPercentage (AWS's default 90) of the desired capacity stays
+//     in service: maxUnavailable = 100% − minHealthyPercentage, of the
+//     desired replicas rounded down;
+//   - maxHealthyPercentage (AWS's default 100, at most 200) bounds the
+//     capacity during the replacement: maxSurge = maxHealthyPercentage −
+//     100%, rounded up;
+//   - when both round to zero, one instance is replaced at a time (taken
+//     down first), as AWS does with minHealthyPercentage 100 and
+//     maxHealthyPercentage 100.
+//
+// refreshPreferences.disable is not mapped: the engine has no per-pool
+// switch that keeps out-of-date instances while still scaling (the
+// SkipMachinePoolModelReconciliation gate is the manager's).
+// instanceWarmup becomes MinReadySeconds when the MachinePool sets none
+// (see Desired).
+func Strategy(rp *infrav1.RefreshPreferences) rollout.Strategy {
+	minHealthy, maxHealthy := int64(defaultMinHealthyPercentage), int64(defaultMaxHealthyPercentage)
+	if rp != nil {
+		minHealthy = ptr.Deref(rp.MinHealthyPercentage, minHealthy)
+		maxHealthy = ptr.Deref(rp.MaxHealthyPercentage, maxHealthy)
+	}
+	minHealthy = min(max(minHealthy, 0), 100)
+	maxHealthy = min(max(maxHealthy, 100), 200)
+	unavailable, surge := 100-minHealthy, maxHealthy-100
+	if unavailable == 0 && surge == 0 {
+		return rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	}
+	return rollout.Strategy{
+		MaxSurge:       ptr.To(intstr.FromString(strconv.FormatInt(surge, 10) + "%")),
+		MaxUnavailable: ptr.To(intstr.FromString(strconv.FormatInt(unavailable, 10) + "%")),
+	}
+}
+
+// amiOf is the launch template's image: its ID, or CAPA's lookup by the
+// MachinePool's Kubernetes version with the pool's, else the AWSCluster's,
+// else CAPA's default owner, name format and base OS.
+func amiOf(t infrav1.AWSLaunchTemplate, ac *infrav1.AWSCluster, k8sVersion string) (AMI, error) {
+	if id := ptr.Deref(t.AMI.ID, ""); id != "" {
+		return AMI{ID: id}, nil
+	}
+	if t.AMI.EKSOptimizedLookupType != nil {
+		return AMI{}, fmt.Errorf("spec.awsLaunchTemplate.ami.eksLookupType is for EKS clusters, which mpool's AWSMachinePools do not support yet: set spec.awsLaunchTemplate.ami.id")
+	}
+	if k8sVersion == "" {
+		return AMI{}, fmt.Errorf("spec.awsLaunchTemplate.ami.id is unset and the MachinePool has no spec.template.spec.version to look an AMI up by: set one of them")
+	}
+	first := func(vals ...string) string {
+		for _, v := range vals {
+			if v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	return AMI{
+		Owner:  first(t.ImageLookupOrg, ac.Spec.ImageLookupOrg, DefaultAMIOwners),
+		Format: first(t.ImageLookupFormat, ac.Spec.ImageLookupFormat, DefaultAMIFormat),
+		BaseOS: first(t.ImageLookupBaseOS, ac.Spec.ImageLookupBaseOS, DefaultAMIBaseOS),
+	}, nil
+}
+
+// resourceID is the ID an AWSResourceReference names. Filters would need a
+// lookup, which an adapter does not do.
+func resourceID(r infrav1.AWSResourceReference, field string) (string, error) {
+	if id := ptr.Deref(r.ID, ""); id != "" {
+		return id, nil
+	}
+	return "", fmt.Errorf("%s names no id: mpool does not resolve filters or ARNs yet, set the resource's ID", field)
+}
+
+// subnetsOf returns the ASG's subnets and zones: the pool's subnets by ID
+// (with the zones given), else the AWSCluster's subnets of the zones (all
+// zones when none is given) of the pool's availabilityZoneSubnetType
+// (default private), whose zones become the model's when none were given.
+func subnetsOf(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, zones []string) ([]string, []string, error) {
+	var ids []string
+	for i, s := range pool.Spec.Subnets {
+		id, err := resourceID(s, fmt.Sprintf("spec.subnets[%d]", i))
+		if err != nil {
+			return nil, nil, err
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) > 0 {
+		return sortedUnique(ids), zones, nil
+	}
+	kind := infrav1.AZSubnetType("private")
+	if pool.Spec.AvailabilityZoneSubnetType != nil {
+		kind = *pool.Spec.AvailabilityZoneSubnetType
+	}
+	var found []string
+	for _, s := range ac.Spec.NetworkSpec.Subnets {
+		switch {
+		case s.ID == "":
+		case len(zones) > 0 && !slices.Contains(zones, s.AvailabilityZone):
+		case kind == "private" && s.IsPublic, kind == "public" && !s.IsPublic:
+		default:
+			ids = append(ids, s.ID)
+			if s.AvailabilityZone != "" {
+				found = append(found, s.AvailabilityZone)
+			}
+		}
+	}
+	if len(zones) == 0 {
+		zones = sortedUnique(found)
+	}
+	if len(ids) == 0 && len(zones) == 0 {
+		return nil, nil, fmt.Errorf("no subnet for the Auto Scaling Group: set spec.subnets, or spec.availabilityZones, or list the VPC's %s subnets (with their IDs) in AWSCluster %s's spec.network.subnets", kind, ac.Name)
+	}
+	return sortedUnique(ids), zones, nil
+}
+
+func sortedUnique(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func volume(v *infrav1.Volume) *Volume {
+	if v == nil {
+		return nil
+	}
+	out := &Volume{DeviceName: v.DeviceName, SizeGiB: int32(v.Size), Type: v.Type, IOPS: int32(v.IOPS),
+		Encrypted: v.Encrypted, KMSKeyID: v.EncryptionKey}
+	if v.Throughput != nil {
+		out.Throughput = int32(*v.Throughput)
+	}
+	return out
+}
+
+// allProcesses are the ASG processes CAPA's suspendProcesses.all suspends.
+var allProcesses = []string{"AZRebalance", "AddToLoadBalancer", "AlarmNotification", "HealthCheck",
+	"InstanceRefresh", "Launch", "ReplaceUnhealthy", "ScheduledActions", "Terminate"}
+
+// suspendedProcesses lists the processes to keep suspended, sorted.
+func suspendedProcesses(s *infrav1.SuspendProcessesTypes) []string {
+	if s == nil {
+		return nil
+	}
+	if s.All {
+		return slices.Clone(allProcesses)
+	}
+	p := s.Processes
+	if p == nil {
+		return nil
+	}
+	var out []string
+	for name, on := range map[string]*bool{
+		"AZRebalance": p.AZRebalance, "AddToLoadBalancer": p.AddToLoadBalancer, "AlarmNotification": p.AlarmNotification,
+		"HealthCheck": p.HealthCheck, "InstanceRefresh": p.InstanceRefresh, "Launch": p.Launch,
+		"ReplaceUnhealthy": p.ReplaceUnhealthy, "ScheduledActions": p.ScheduledActions, "Terminate": p.Terminate,
+	} {
+		if ptr.Deref(on, false) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// tags are the AWSCluster's and the pool's additional tags and CAPA's
+// tags of the owning cluster and role, the instances' Name and the pool.
+func tags(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, owner infrapool.Owner) map[string]string {
+	out := map[string]string{}
+	maps.Copy(out, ac.Spec.AdditionalTags)
+	maps.Copy(out, pool.Spec.AdditionalTags)
+	cluster := ""
+	if owner.MachinePool != nil {
+		cluster = owner.MachinePool.Spec.ClusterName
+	}
+	if cluster != "" {
+		out[TagClusterPrefix+cluster] = "owned"
+		out[TagKubernetesClusterPrefix+cluster] = "owned"
+	}
+	out[TagRole] = "node"
+	out[TagName] = pool.Name
+	out[TagPool] = pool.Namespace + "/" + pool.Name
+	return out
+}
+
+// WritePool implements infrapool.Adapter: the contract's fields, the
+// instances, CAPA's asgStatus, and the engine's conditions mirrored under
+// CAPA's names. The launch template's ID and version are not in the
+// engine's report and are left as they are.
+func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
+	pool := p.(*infrav1.AWSMachinePool)
+	st := &pool.Status
+	st.InfrastructureMachineKind = r.InfrastructureMachineKind
+	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+	st.ObservedGeneration = r.ObservedGeneration
+	infrapool.MirrorConditions(pool, conditionAliases)
+	if !r.Observed {
+		return
+	}
+	pool.Spec.ProviderIDList = r.ProviderIDList
+	st.Ready = r.Ready
+	st.Replicas = r.Replicas
+	st.ASGStatus = nil
+	if op := r.Operation; op != nil && op.Type == scalegroup.OperationDelete {
+		st.ASGStatus = ptr.To(asgDeleteInProgress)
+	}
+	st.Instances = nil
+	for _, in := range r.Instances {
+		s := infrav1.AWSMachinePoolInstanceStatus{InstanceID: in.InstanceID}
+		if in.Version != "" {
+			s.Version = ptr.To(in.Version)
+		}
+		st.Instances = append(st.Instances, s)
+	}
+}
+
+// conditionAliases are the engine's conditions under CAPA's names: the
+// ASG is ready when the scale group is, and so is its launch template
+// (mpool writes the template with the group).
+var conditionAliases = map[string][]infrapool.ConditionAlias{
+	infrav1.ScaleGroupReadyCondition: {
+		{Type: infrav1.ASGReadyCondition, Reasons: map[string]string{
+			infrav1.ScaleGroupNotFoundReason:        "ASGNotFound",
+			infrav1.ScaleGroupProvisionFailedReason: "ASGProvisionFailed",
+			infrav1.ScaleGroupDeletingReason:        "ASGDeletionInProgress",
+		}},
+		{Type: infrav1.LaunchTemplateReadyCondition, Reasons: map[string]string{
+			infrav1.ScaleGroupNotFoundReason:        "LaunchTemplateNotFound",
+			infrav1.ScaleGroupProvisionFailedReason: "LaunchTemplateCreateFailed",
+		}},
+	},
+}
+
+// InstanceID implements infrapool.Adapter.
+func (Adapter) InstanceID(obj infrapool.InstanceObject) string {
+	return obj.(*infrav1.AWSMachinePoolMachine).Spec.InstanceID
+}
+
+// ProviderID implements infrapool.Adapter.
+func (Adapter) ProviderID(obj infrapool.InstanceObject) string {
+	return obj.(*infrav1.AWSMachinePoolMachine).Spec.ProviderID
+}
+
+// WriteInstanceSpec implements infrapool.Adapter.
+func (Adapter) WriteInstanceSpec(obj infrapool.InstanceObject, instanceID, providerID string) {
+	m := obj.(*infrav1.AWSMachinePoolMachine)
+	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
+}
+
+// WriteInstanceStatus implements infrapool.Adapter. The launch template
+// version is known for an instance of an older model (its ModelHash says
+// it, see "Carrying the model hash" in the package doc); an instance of
+// the current model runs one of its versions, and reports none.
+func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.InstanceReport) {
+	st := &obj.(*infrav1.AWSMachinePoolMachine).Status
+	st.Ready = r.Ready
+	st.LatestModelApplied = r.LatestModelApplied
+	st.LifecycleState = lifecycleState(r.State)
+	st.AvailabilityZone = r.Zone
+	st.LaunchTemplateVersion = ""
+	if v, ok := strings.CutPrefix(r.ModelHash, staleHashPrefix); ok && !r.LatestModelApplied {
+		st.LaunchTemplateVersion = v
+	}
+	st.Version = r.Version
+	st.NodeRef = r.NodeRef
+	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+}
+
+// lifecycleState is the instance's state in Auto Scaling's terms, from
+// the engine's view of it (InService covers a failed instance the ASG
+// still holds: its failure is in failureReason).
+func lifecycleState(s preview.InstanceState) string {
+	switch s {
+	case preview.InstancePending:
+		return "Pending"
+	case preview.InstanceBooting:
+		return "Pending:Wait"
+	case preview.InstanceDeleting:
+		return "Terminating"
+	default:
+		return "InService"
+	}
+}

@@ -1,0 +1,228 @@
+package azure_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/provider/azure"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+func TestErrors(t *testing.T) {
+	e := startAzure(t, &cloudsim.AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 8}}, defaultSim())
+	ctx := context.Background()
+	e.apply(t, ref("exists"), spec(1, "h1", "Uniform"))
+
+	for _, tc := range []struct {
+		name string
+		why  string
+		call func() error
+		// is classifies the error; contains are parts of its message.
+		is       func(error) bool
+		contains []string
+		// noRequests: refused before any request.
+		noRequests bool
+	}{
+		{
+			name: "unknown VM size", why: "ARM's SkuNotAvailable says what to change",
+			call: func() error {
+				s := spec(1, "h1", "Uniform")
+				s.Model.InstanceType = "Standard_Nope"
+				_, err := e.sg.Apply(ctx, ref("bad-sku"), s)
+				return err
+			},
+			is: scalegroup.IsInvalid, contains: []string{"SkuNotAvailable", "spec.template.vmSize"},
+		},
+		{
+			name: "zone the size lacks", why: "the size's zones (resourceSkus) are checked before the PUT",
+			call: func() error {
+				s := spec(1, "h1", "Uniform", "1")
+				s.Model.InstanceType = "Standard_NC6s_v3"
+				_, err := e.sg.Apply(ctx, ref("bad-zone"), s)
+				return err
+			},
+			is: scalegroup.IsInvalid, contains: []string{"not offered in zone 1", "spec.failureDomains"},
+		},
+		{
+			name: "size too small", why: "CAPZ requires 2 vCPUs and 2 GiB",
+			call: func() error {
+				s := spec(1, "h1", "Uniform")
+				s.Model.InstanceType = "Standard_B1s"
+				_, err := e.sg.Apply(ctx, ref("too-small"), s)
+				return err
+			},
+			is: scalegroup.IsInvalid, contains: []string{"Standard_B1s has 1 vCPUs and 1 GiB", "spec.template.vmSize"},
+		},
+		{
+			name: "vCPU quota", why: "409 OperationNotAllowed about quota is QuotaExceeded",
+			call: func() error {
+				_, err := e.sg.Apply(ctx, ref("big"), spec(5, "h1", "Uniform"))
+				return err
+			},
+			is: scalegroup.IsQuotaExceeded, contains: []string{"OperationNotAllowed", "standardDSv3Family Cores quota"},
+		},
+		{
+			name: "missing scale set", why: "Get of a scale set that does not exist is NotFound",
+			call: func() error { _, err := e.sg.Get(ctx, ref("missing")); return err },
+			is:   scalegroup.IsNotFound, contains: []string{"ResourceNotFound"},
+		},
+		{
+			name: "invalid name", why: "Azure's naming rules are checked before any request",
+			call: func() error { _, err := e.sg.Get(ctx, ref("-bad.")); return err },
+			is:   scalegroup.IsInvalid, contains: []string{"not a valid scale set name"}, noRequests: true,
+		},
+		{
+			name: "scope not a resource group", why: "the Ref's scope must be a resource group's ID",
+			call: func() error {
+				r := ref("pool0")
+				r.Scope = "/subscriptions/" + cloudsim.AzureDefaultSubscriptionID
+				_, err := e.sg.Get(ctx, r)
+				return err
+			},
+			is: scalegroup.IsInvalid, contains: []string{"not a resource group's ID"}, noRequests: true,
+		},
+		{
+			name: "model without the Azure part", why: "Model.Provider must be an azure.VMModel",
+			call: func() error {
+				s := spec(1, "h1", "Uniform")
+				s.Model.Provider = "nope"
+				_, err := e.sg.Apply(ctx, ref("pool0"), s)
+				return err
+			},
+			is: scalegroup.IsInvalid, contains: []string{"azure.VMModel"}, noRequests: true,
+		},
+		{
+			name: "no location to create in", why: "a create needs the Ref's location",
+			call: func() error {
+				r := ref("nowhere")
+				r.Location = ""
+				_, err := e.sg.Apply(ctx, r, spec(1, "h1", "Uniform"))
+				return err
+			},
+			is: scalegroup.IsInvalid, contains: []string{"no location"},
+		},
+		{
+			name: "moved location", why: "Azure cannot move a scale set",
+			call: func() error {
+				r := ref("exists")
+				r.Location = "westeurope"
+				_, err := e.sg.Apply(ctx, r, spec(1, "h1", "Uniform"))
+				return err
+			},
+			is: scalegroup.IsInvalid, contains: []string{"cannot move"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.srv.ResetStats()
+			err := tc.call()
+			t.Log(err)
+			if err == nil || !tc.is(err) {
+				t.Fatalf("%s: got %v", tc.why, err)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(err.Error(), s) {
+					t.Fatalf("%s: %q does not say %q", tc.why, err, s)
+				}
+			}
+			if n := armRequests(e.srv).total(); tc.noRequests && n != 0 {
+				t.Fatalf("%s: %d requests", tc.why, n)
+			}
+			if strings.Contains(err.Error(), "token abc") || strings.Contains(err.Error(), cloudsim.AzureDefaultClientSecret) {
+				t.Fatalf("the error shows custom data or a secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestThrottledAndServerErrors(t *testing.T) {
+	e := startAzure(t, nil, defaultSim())
+	ctx := context.Background()
+	r := ref("pool0")
+	e.apply(t, r, spec(1, "h1", "Uniform")) // holds a token from now on
+
+	if err := e.srv.SetFaceFaults(cloudsim.AzureFaceName, &cloudsim.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	e.srv.ResetStats()
+	_, err := e.sg.Get(ctx, r)
+	if ra, ok := scalegroup.IsThrottled(err); !ok || ra != 3*time.Second {
+		t.Fatalf("throttled Get: %v (retry after %s), want Throttled for 3s", err, ra)
+	}
+	// No retries behind the engine's back: the one request was answered.
+	if n := armRequests(e.srv).total(); n != 1 {
+		t.Fatalf("%d requests for a throttled Get, want 1", n)
+	}
+	if err := e.sg.DeleteInstances(ctx, r, []string{"0"}); !isThrottled(err) {
+		t.Fatalf("throttled DeleteInstances: %v", err)
+	}
+
+	if err := e.srv.SetFaceFaults(cloudsim.AzureFaceName, &cloudsim.Faults{ErrorRate: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.sg.Apply(ctx, r, spec(2, "h1", "Uniform")); !scalegroup.IsTransient(err) {
+		t.Fatalf("Apply answered by a server error: %v, want Transient", err)
+	}
+	if err := e.sg.Delete(ctx, r); !scalegroup.IsTransient(err) {
+		t.Fatalf("Delete answered by a server error: %v, want Transient", err)
+	}
+
+	// An ARM request budget: 429 with the bucket's Retry-After.
+	e2 := startAzure(t, &cloudsim.AzureFace{ScaleSetWrites: cloudsim.AzureBudget{Burst: 1, PerSecond: 0.25}}, defaultSim())
+	e2.apply(t, r, spec(1, "h1", "Uniform"))
+	_, err = e2.sg.Apply(ctx, r, spec(2, "h1", "Uniform"))
+	if ra, ok := scalegroup.IsThrottled(err); !ok || ra != 4*time.Second {
+		t.Fatalf("the scale set's write budget spent: %v, want Throttled for 4s", err)
+	}
+}
+
+func isThrottled(err error) bool { _, ok := scalegroup.IsThrottled(err); return ok }
+
+func TestUnauthorized(t *testing.T) {
+	e := startAzure(t, nil, defaultSim())
+	ctx := context.Background()
+	r := ref("pool0")
+	r.Credentials = "default/azure-identity"
+
+	e.creds.renew("wrong-secret")
+	_, err := e.sg.Get(ctx, r)
+	t.Log(err)
+	if !scalegroup.IsUnauthorized(err) {
+		t.Fatalf("wrong secret: %v, want Unauthorized", err)
+	}
+	for _, s := range []string{"AADSTS7000215", cloudsim.AzureDefaultTenantID, "AzureClusterIdentity default/azure-identity", "Secret"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Fatalf("wrong secret: %q does not say %q", err, s)
+		}
+	}
+	if strings.Contains(err.Error(), "wrong-secret") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("the error shows the secret or spans lines: %q", err)
+	}
+
+	// The manager's own credentials: the hint names its environment.
+	r.Credentials = ""
+	if _, err := e.sg.Get(ctx, r); !scalegroup.IsUnauthorized(err) || !strings.Contains(err.Error(), "AZURE_CLIENT_SECRET") {
+		t.Fatalf("wrong secret of the manager's credentials: %v", err)
+	}
+
+	// A resolver's error that is not classified is Unauthorized: the
+	// identity needs fixing.
+	sg, err := azure.New(azure.Options{ResourceManagerEndpoint: e.srv.FaceURL(cloudsim.AzureFaceName), AuthorityHost: e.srv.FaceURL(cloudsim.AzureFaceName), Credentials: failingCredentials{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sg.Get(ctx, r); !scalegroup.IsUnauthorized(err) || !strings.Contains(err.Error(), "no Secret") {
+		t.Fatalf("resolver error: %v", err)
+	}
+}
+
+type failingCredentials struct{}
+
+func (failingCredentials) TokenCredential(context.Context, scalegroup.Ref) (azcore.TokenCredential, error) {
+	return nil, errors.New("no Secret")
+}

@@ -1,0 +1,571 @@
+package azure_test
+
+import (
+	"context"
+	"crypto/tls"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/provider/azure"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// bootDelay is how long the simulated VMs take to boot: on the fake clock,
+// so a test steps it rather than waiting.
+const bootDelay = 10 * time.Second
+
+// testScope is the resource group the tests' scale sets live in.
+const testScope = "/subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/" + cloudsim.AzureDefaultResourceGroup
+
+// env is a simulated cloud, on a fake clock, and the Azure ScaleGroup
+// pointed at its Azure face over HTTPS with the real SDK.
+type env struct {
+	srv   *cloudsim.Server
+	clk   *clocktesting.FakeClock
+	sg    *azure.ScaleSets
+	creds *testCredentials
+}
+
+// testCredentials resolves every Ref to one client-secret credential of
+// the face's default service principal (or secret, when set), built once.
+type testCredentials struct {
+	opts   azcore.ClientOptions
+	secret string
+
+	mu    sync.Mutex
+	cred  azcore.TokenCredential
+	calls int
+}
+
+func (c *testCredentials) TokenCredential(_ context.Context, _ scalegroup.Ref) (azcore.TokenCredential, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	if c.cred == nil {
+		secret := c.secret
+		if secret == "" {
+			secret = cloudsim.AzureDefaultClientSecret
+		}
+		cred, err := azidentity.NewClientSecretCredential(cloudsim.AzureDefaultTenantID, cloudsim.AzureDefaultClientID, secret,
+			&azidentity.ClientSecretCredentialOptions{ClientOptions: c.opts, DisableInstanceDiscovery: true})
+		if err != nil {
+			return nil, err
+		}
+		c.cred = cred
+	}
+	return c.cred, nil
+}
+
+// renew makes the resolver return a new credential (a rotated secret).
+func (c *testCredentials) renew(secret string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cred, c.secret = nil, secret
+}
+
+// startAzure starts a simulated cloud serving face (nil: the default Azure
+// face) whose VMs boot in bootDelay of its fake clock, and the ScaleGroup.
+func startAzure(t testing.TB, face *cloudsim.AzureFace, sim cloudsim.Simulation) *env {
+	t.Helper()
+	// The fake clock starts at the wall clock's time: the cloud signs its
+	// TLS certificate with it, and the client checks it against the wall
+	// clock.
+	clk := clocktesting.NewFakeClock(time.Now())
+	opts := cloudsim.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim}
+	if face != nil {
+		opts.Faces = []cloudsim.Face{face}
+	}
+	srv, err := cloudsim.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("starting the simulated cloud: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	pool, err := cloudsim.CertPool(srv.CA())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := srv.FaceURL(cloudsim.AzureFaceName)
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	creds := &testCredentials{opts: azcore.ClientOptions{
+		Cloud: cloud.Configuration{
+			ActiveDirectoryAuthorityHost: u + "/",
+			Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: u, Audience: u}},
+		},
+		Transport: hc,
+		Retry:     policy.RetryOptions{MaxRetries: -1},
+	}}
+	sg, err := azure.New(azure.Options{ResourceManagerEndpoint: u, AuthorityHost: u, HTTPClient: hc, Credentials: creds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{srv: srv, clk: clk, sg: sg, creds: creds}
+}
+
+func defaultSim() cloudsim.Simulation { return cloudsim.Simulation{BootDelay: bootDelay} }
+
+func ref(name string) scalegroup.Ref {
+	return scalegroup.Ref{Name: name, Scope: testScope, Location: cloudsim.AzureDefaultLocation}
+}
+
+// vmModel is a Linux VM model as the Adapter builds it.
+func vmModel(mode string) azure.VMModel {
+	return azure.VMModel{
+		OrchestrationMode:  mode,
+		ComputerNamePrefix: "pool0",
+		AdminUsername:      "capi",
+		SSHPublicKey:       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEXAMPLE test",
+		Image:              azure.Image{Publisher: "cncf-upstream", Offer: "capi", SKU: "ubuntu-2204-gen1", Version: "130.4.20240717"},
+		OSDisk:             azure.OSDisk{OSType: "Linux", SizeGB: 30, StorageAccountType: "Premium_LRS", Caching: "ReadWrite"},
+		SubnetID:           "/subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/mpool/providers/Microsoft.Network/virtualNetworks/vnet/subnets/node",
+		Identity:           azure.Identity{Type: "SystemAssigned"},
+	}
+}
+
+// spec is a pool's desired group: Standard_D2s_v3 VMs of model hash.
+func spec(capacity int32, hash, mode string, zones ...string) scalegroup.GroupSpec {
+	vm := vmModel(mode)
+	return scalegroup.GroupSpec{
+		Capacity:  capacity,
+		ModelHash: hash,
+		Model: scalegroup.Model{
+			InstanceType: "Standard_D2s_v3",
+			Image:        vm.Image.String(),
+			Zones:        zones,
+			Version:      "v1.30.4",
+			CustomData:   []byte("#cloud-config\n# token abc\n"),
+			Tags:         map[string]string{"team": "a"},
+			Provider:     vm,
+		},
+	}
+}
+
+// requests counts the Azure face's requests by operation since the last
+// reset, leaving Entra ID's out.
+type requests map[string]int64
+
+func armRequests(srv *cloudsim.Server) requests {
+	out := requests{}
+	for _, r := range srv.Stats().Requests {
+		if r.Face == cloudsim.AzureFaceName && r.Operation != cloudsim.OpAzureToken && r.Operation != cloudsim.OpAzureDiscovery {
+			out[r.Operation] += r.Count
+		}
+	}
+	return out
+}
+
+func (r requests) total() int64 {
+	var n int64
+	for _, c := range r {
+		n += c
+	}
+	return n
+}
+
+// writes are the requests that change something.
+func (r requests) writes() int64 {
+	return r[cloudsim.OpAzureVMSSCreateOrUpdate] + r[cloudsim.OpAzureVMSSUpdate] + r[cloudsim.OpAzureVMSSDelete] +
+		r[cloudsim.OpAzureVMSSDeleteInstances] + r[cloudsim.OpAzureVMDelete] + r[cloudsim.OpAzureVMSSVMDelete]
+}
+
+// cloudGroup is the core's view of a scale set.
+func (e *env) cloudGroup(t testing.TB, name string) *cloudsim.Group {
+	t.Helper()
+	k := cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, name)
+	g, err := e.srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
+	if err != nil {
+		t.Fatalf("the cloud's group %s: %v", name, err)
+	}
+	return g
+}
+
+func (e *env) customData(t testing.TB, name string) string {
+	t.Helper()
+	k := cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, name)
+	cd, err := e.srv.Cloud().Scope(k.Face, k.Scope).CustomData(k.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(cd)
+}
+
+func (e *env) apply(t testing.TB, r scalegroup.Ref, s scalegroup.GroupSpec) *scalegroup.Group {
+	t.Helper()
+	g, err := e.sg.Apply(context.Background(), r, s)
+	if err != nil {
+		t.Fatalf("Apply %s: %v", r.Name, err)
+	}
+	return g
+}
+
+func (e *env) get(t testing.TB, r scalegroup.Ref) *scalegroup.Group {
+	t.Helper()
+	g, err := e.sg.Get(context.Background(), r)
+	if err != nil {
+		t.Fatalf("Get %s: %v", r.Name, err)
+	}
+	return g
+}
+
+// boot steps the fake clock past the boot delay and returns the group
+// once every VM runs (bounded: the simulation advances on each read).
+func (e *env) boot(t testing.TB, r scalegroup.Ref) *scalegroup.Group {
+	t.Helper()
+	e.clk.Step(bootDelay + time.Second)
+	var g *scalegroup.Group
+	for range 20 {
+		g = e.get(t, r)
+		if !g.Pending() && !slices.ContainsFunc(g.Instances, func(in scalegroup.Instance) bool { return in.State != scalegroup.StateRunning }) {
+			return g
+		}
+		e.clk.Step(time.Second)
+	}
+	t.Fatalf("scale set %s did not settle: %+v", r.Name, g)
+	return nil
+}
+
+func ids(g *scalegroup.Group) []string {
+	var out []string
+	for _, in := range g.Instances {
+		out = append(out, in.ID)
+	}
+	return out
+}
+
+func hashes(g *scalegroup.Group) map[string]string {
+	out := map[string]string{}
+	for _, in := range g.Instances {
+		out[in.ID] = in.ModelHash
+	}
+	return out
+}
+
+func TestTagsMatchTheSimulatedAzure(t *testing.T) {
+	// The face reads the tags the provider writes; the provider does not
+	// import the simulator, so this test keeps them equal.
+	if azure.TagModelHash != cloudsim.AzureTagModelHash || azure.TagKubernetesVersion != cloudsim.AzureTagKubernetesVersion {
+		t.Fatalf("tags %q %q, the face's %q %q", azure.TagModelHash, azure.TagKubernetesVersion, cloudsim.AzureTagModelHash, cloudsim.AzureTagKubernetesVersion)
+	}
+}
+
+func TestUniformCreate(t *testing.T) {
+	e := startAzure(t, nil, defaultSim())
+	r := ref("pool0")
+
+	g := e.apply(t, r, spec(3, "h1", "Uniform", "1", "2", "3"))
+	// Apply does not wait: the VMs are being created, the operation is the
+	// scale set's creation, with the poller's resume token.
+	if g.Capacity != 3 || g.ModelHash != "h1" || len(g.Instances) != 3 {
+		t.Fatalf("applied group: capacity %d hash %q instances %v", g.Capacity, g.ModelHash, ids(g))
+	}
+	if op := g.Operation; op == nil || op.Type != scalegroup.OperationScale || op.ResumeToken == "" || op.ID == "" || op.StartedAt.IsZero() {
+		t.Fatalf("operation after create: %+v", g.Operation)
+	}
+	for _, in := range g.Instances {
+		if in.State != scalegroup.StateCreating {
+			t.Fatalf("instance %s is %s right after the create", in.ID, in.State)
+		}
+	}
+	// A create costs the GET that found nothing, the location's VM sizes
+	// (once an hour), the PUT and the VM list.
+	if got := armRequests(e.srv); got[cloudsim.OpAzureVMSSGet] != 1 || got[cloudsim.OpAzureSkuList] != 1 || got[cloudsim.OpAzureVMSSCreateOrUpdate] != 1 || got[cloudsim.OpAzureVMSSVMList] != 1 || got.total() != 4 {
+		t.Fatalf("requests of a create: %v", got)
+	}
+	// Get while creating reports the same operation, resume token included.
+	if g := e.get(t, r); g.Operation == nil || g.Operation.ResumeToken == "" || g.Operation.Type != scalegroup.OperationScale {
+		t.Fatalf("operation seen by Get: %+v", g.Operation)
+	}
+
+	g = e.boot(t, r)
+	cg := e.cloudGroup(t, "pool0")
+	if !slices.Equal(ids(g), []string{"0", "1", "2"}) || g.Operation != nil || g.Message != "" {
+		t.Fatalf("booted group: %v op %+v message %q", ids(g), g.Operation, g.Message)
+	}
+	zones := map[string]bool{}
+	for i, in := range g.Instances {
+		want := "azure://" + testScope + "/providers/Microsoft.Compute/virtualMachineScaleSets/pool0/virtualMachines/" + in.ID
+		if in.ProviderID != want || in.ProviderID != cg.Instances[i].ProviderID {
+			t.Fatalf("instance %s providerID %q, want %q (the Node's %q)", in.ID, in.ProviderID, want, cg.Instances[i].ProviderID)
+		}
+		if in.ModelHash != "h1" || in.CreatedAt.IsZero() || in.Zone == "" || in.Message != "" {
+			t.Fatalf("instance %+v", in)
+		}
+		zones[in.Zone] = true
+	}
+	if len(zones) != 3 {
+		t.Fatalf("instances in zones %v, want spread over 1, 2 and 3", zones)
+	}
+	// What reached the cloud: the size, image, custom data, tags and the
+	// Kubernetes version the Nodes report.
+	if cg.Model.InstanceType != "Standard_D2s_v3" || cg.Model.Image != "cncf-upstream:capi:ubuntu-2204-gen1:130.4.20240717" ||
+		cg.Model.Tags["team"] != "a" || cg.Model.Extra[cloudsim.ExtraVersion] != "v1.30.4" {
+		t.Fatalf("the cloud's model: %+v", cg.Model)
+	}
+	if cd := e.customData(t, "pool0"); cd != "#cloud-config\n# token abc\n" {
+		t.Fatalf("custom data %q", cd)
+	}
+}
+
+func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
+	e := startAzure(t, nil, defaultSim())
+	r := ref("pool0")
+	e.apply(t, r, spec(2, "h1", "Uniform"))
+	e.boot(t, r)
+
+	for _, tc := range []struct {
+		name string
+		why  string
+		spec func() scalegroup.GroupSpec
+		// method is the write expected: "" none, PATCH or PUT.
+		method     string
+		customData string
+	}{
+		{
+			name: "same spec", why: "a pool at rest costs a read, no write",
+			spec:   func() scalegroup.GroupSpec { return spec(2, "h1", "Uniform") },
+			method: "",
+		},
+		{
+			name: "rotated token only", why: "custom data is not compared (Azure never returns it): a rotation alone costs no write",
+			spec: func() scalegroup.GroupSpec {
+				s := spec(2, "h1", "Uniform")
+				s.Model.CustomData = []byte("#cloud-config\n# token def\n")
+				return s
+			},
+			method: "", customData: "#cloud-config\n# token abc\n",
+		},
+		{
+			name: "capacity", why: "a capacity change is one PATCH, carrying the current custom data",
+			spec: func() scalegroup.GroupSpec {
+				s := spec(3, "h1", "Uniform")
+				s.Model.CustomData = []byte("#cloud-config\n# token ghi\n")
+				return s
+			},
+			method: http.MethodPatch, customData: "#cloud-config\n# token ghi\n",
+		},
+		{
+			name: "tags", why: "tags are applied in place: one PUT",
+			spec: func() scalegroup.GroupSpec {
+				s := spec(3, "h1", "Uniform")
+				s.Model.Tags["team"] = "b"
+				return s
+			},
+			method: http.MethodPut,
+		},
+		{
+			name: "in-place settings", why: "the terminate notification is applied in place: one PUT",
+			spec: func() scalegroup.GroupSpec {
+				s := spec(3, "h1", "Uniform")
+				s.Model.Tags["team"] = "b"
+				s.Model.InPlace = &azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
+				return s
+			},
+			method: http.MethodPut,
+		},
+		{
+			name: "in-place settings again", why: "applied settings are read back from the scale set",
+			spec: func() scalegroup.GroupSpec {
+				s := spec(3, "h1", "Uniform")
+				s.Model.Tags["team"] = "b"
+				s.Model.InPlace = azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
+				return s
+			},
+			method: "",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e.srv.ResetStats()
+			s := tc.spec()
+			g := e.apply(t, r, s)
+			got := armRequests(e.srv)
+			if g.Capacity != s.Capacity || int32(len(g.Instances)) != s.Capacity {
+				t.Fatalf("%s: capacity %d with %d instances, want %d", tc.why, g.Capacity, len(g.Instances), s.Capacity)
+			}
+			want := requests{cloudsim.OpAzureVMSSGet: 1, cloudsim.OpAzureVMSSVMList: 1}
+			switch tc.method {
+			case http.MethodPatch:
+				want[cloudsim.OpAzureVMSSUpdate] = 1
+			case http.MethodPut:
+				want[cloudsim.OpAzureVMSSCreateOrUpdate] = 1
+			}
+			if !maps.Equal(got, want) {
+				t.Fatalf("%s: requests %v, want %v", tc.why, got, want)
+			}
+			if tc.customData != "" {
+				if cd := e.customData(t, "pool0"); cd != tc.customData {
+					t.Fatalf("%s: custom data %q, want %q", tc.why, cd, tc.customData)
+				}
+			}
+			e.boot(t, r)
+		})
+	}
+}
+
+func TestModelChangeKeepsOldInstances(t *testing.T) {
+	e := startAzure(t, nil, defaultSim())
+	r := ref("pool0")
+	e.apply(t, r, spec(2, "h1", "Uniform"))
+	e.boot(t, r)
+
+	s := spec(4, "h2", "Uniform")
+	vm := s.Model.Provider.(azure.VMModel)
+	vm.Image.Version = "131.1.20240901"
+	s.Model.Provider, s.Model.Image, s.Model.Version = &vm, vm.Image.String(), "v1.31.1"
+	g := e.apply(t, r, s)
+	if g.ModelHash != "h2" || g.Operation == nil || g.Operation.Type != scalegroup.OperationUpdate {
+		t.Fatalf("after the model change: hash %q operation %+v", g.ModelHash, g.Operation)
+	}
+	g = e.boot(t, r)
+	want := map[string]string{"0": "h1", "1": "h1", "2": "h2", "3": "h2"}
+	if got := hashes(g); !maps.Equal(got, want) {
+		t.Fatalf("instances' model hashes %v, want %v (old VMs keep theirs until deleted)", got, want)
+	}
+	// The engine replaces the old VMs by deleting them.
+	if err := e.sg.DeleteInstances(context.Background(), r, []string{"0", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	g = e.boot(t, r)
+	if g.Capacity != 2 || !slices.Equal(ids(g), []string{"2", "3"}) {
+		t.Fatalf("after deleting the old VMs: capacity %d instances %v", g.Capacity, ids(g))
+	}
+}
+
+func TestDeleteInstancesUniform(t *testing.T) {
+	e := startAzure(t, nil, cloudsim.Simulation{BootDelay: bootDelay, DeleteDelay: 5 * time.Second})
+	r := ref("pool0")
+	ctx := context.Background()
+	e.apply(t, r, spec(3, "h1", "Uniform"))
+	e.boot(t, r)
+
+	e.srv.ResetStats()
+	if err := e.sg.DeleteInstances(ctx, r, []string{"1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := armRequests(e.srv); got[cloudsim.OpAzureVMSSDeleteInstances] != 1 || got.total() != 1 {
+		t.Fatalf("requests of DeleteInstances: %v, want the one delete action", got)
+	}
+	g := e.get(t, r)
+	if g.Capacity != 2 || g.Instances[1].ID != "1" || g.Instances[1].State != scalegroup.StateDeleting {
+		t.Fatalf("after deleting 1: capacity %d instances %+v", g.Capacity, g.Instances)
+	}
+	// Deleting it again (still deleting, then gone), or an unknown ID, does
+	// not lower the capacity again.
+	for _, again := range [][]string{{"1"}, {"1", "7"}} {
+		if err := e.sg.DeleteInstances(ctx, r, again); err != nil {
+			t.Fatal(err)
+		}
+		if g := e.get(t, r); g.Capacity != 2 {
+			t.Fatalf("capacity after deleting %v again: %d", again, g.Capacity)
+		}
+		e.clk.Step(6 * time.Second)
+	}
+	if g := e.get(t, r); !slices.Equal(ids(g), []string{"0", "2"}) {
+		t.Fatalf("instances left: %v", ids(g))
+	}
+	// Azure refuses IDs a scale set does not have; the VM list then says
+	// which are left, and the action is sent again for those only.
+	e.srv.ResetStats()
+	if err := e.sg.DeleteInstances(ctx, r, []string{"1", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	st := e.srv.Stats()
+	if st.CountStatus(cloudsim.OpAzureVMSSDeleteInstances, http.StatusBadRequest) != 1 || st.CountStatus(cloudsim.OpAzureVMSSDeleteInstances, http.StatusAccepted) != 1 {
+		t.Fatalf("deleting a gone and a live VM: %v", armRequests(e.srv))
+	}
+	if g := e.get(t, r); g.Capacity != 1 || g.Instances[1].State != scalegroup.StateDeleting {
+		t.Fatalf("after deleting 1 (gone) and 2: capacity %d instances %+v", g.Capacity, g.Instances)
+	}
+	// Nothing to delete costs nothing; a scale set that does not exist has
+	// no instances.
+	e.srv.ResetStats()
+	if err := e.sg.DeleteInstances(ctx, r, nil); err != nil || armRequests(e.srv).total() != 0 {
+		t.Fatalf("empty DeleteInstances: %v, %v", err, armRequests(e.srv))
+	}
+	if err := e.sg.DeleteInstances(ctx, ref("missing"), []string{"0"}); err != nil {
+		t.Fatalf("DeleteInstances of a missing scale set: %v", err)
+	}
+}
+
+func TestGetCostIsOneGetPlusListPages(t *testing.T) {
+	e := startAzure(t, &cloudsim.AzureFace{PageSize: 2}, defaultSim())
+	for _, mode := range []string{"Uniform", "Flexible"} {
+		t.Run(mode, func(t *testing.T) {
+			r := ref("cost-" + strings.ToLower(mode))
+			e.apply(t, r, spec(5, "h1", mode, "1", "2"))
+			e.boot(t, r)
+			e.srv.ResetStats()
+			g := e.get(t, r)
+			got := armRequests(e.srv)
+			list := cloudsim.OpAzureVMSSVMList
+			if mode == "Flexible" {
+				list = cloudsim.OpAzureVMList
+			}
+			if len(g.Instances) != 5 || got[cloudsim.OpAzureVMSSGet] != 1 || got[list] != 3 || got.total() != 4 {
+				t.Fatalf("Get of 5 VMs at 2 per page: %d instances, requests %v; want 1 GET and 3 pages", len(g.Instances), got)
+			}
+		})
+	}
+}
+
+func TestDelete(t *testing.T) {
+	e := startAzure(t, nil, cloudsim.Simulation{BootDelay: bootDelay, DeleteDelay: 5 * time.Second})
+	r := ref("pool0")
+	ctx := context.Background()
+	e.apply(t, r, spec(2, "h1", "Uniform"))
+	e.boot(t, r)
+
+	if err := e.sg.Delete(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	g := e.get(t, r)
+	if g.Operation == nil || g.Operation.Type != scalegroup.OperationDelete || g.Operation.ResumeToken == "" {
+		t.Fatalf("operation while deleting: %+v", g.Operation)
+	}
+	// Deleting again while it is being deleted is accepted.
+	if err := e.sg.Delete(ctx, r); err != nil {
+		t.Fatalf("Delete while deleting: %v", err)
+	}
+	e.clk.Step(6 * time.Second)
+	if _, err := e.sg.Get(ctx, r); !scalegroup.IsNotFound(err) {
+		t.Fatalf("Get after the deletion: %v, want NotFound", err)
+	}
+	if err := e.sg.Delete(ctx, r); err != nil {
+		t.Fatalf("Delete of a deleted scale set: %v", err)
+	}
+}
+
+func TestClientsAndTokensAreCachedPerCredential(t *testing.T) {
+	e := startAzure(t, nil, defaultSim())
+	r := ref("pool0")
+	e.apply(t, r, spec(1, "h1", "Uniform"))
+	for range 3 {
+		e.get(t, r)
+	}
+	if n := e.srv.Stats().Count(cloudsim.OpAzureToken); n != 1 {
+		t.Fatalf("%d token requests for 4 calls with one credential, want 1", n)
+	}
+	// A new credential (a rotated secret) is used from the next call.
+	e.creds.renew(cloudsim.AzureDefaultClientSecret)
+	e.get(t, r)
+	if n := e.srv.Stats().Count(cloudsim.OpAzureToken); n != 2 {
+		t.Fatalf("%d token requests after the credential changed, want 2", n)
+	}
+}
+
+func TestCapabilities(t *testing.T) {
+	e := startAzure(t, nil, defaultSim())
+	if c := e.sg.Capabilities(); c != (scalegroup.Capabilities{}) {
+		t.Fatalf("capabilities %+v: the engine picks the victims", c)
+	}
+}

@@ -1,0 +1,271 @@
+package testenv
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2/textlogger"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/parallel"
+)
+
+// LogEnv names the environment variable that makes integration tests log
+// to stderr at that verbosity (0, 1, ...); unset, they log nowhere.
+const LogEnv = "MPOOL_TEST_LOG"
+
+// Logger is the integration tests' logger: stderr at the verbosity of
+// MPOOL_TEST_LOG, else a logger that discards.
+func Logger() logr.Logger {
+	v, err := strconv.Atoi(os.Getenv(LogEnv))
+	if err != nil {
+		return logr.Discard()
+	}
+	return textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(v), textlogger.Output(os.Stderr)))
+}
+
+// ControlPlaneEndpoint is this API server as a Cluster's
+// spec.controlPlaneEndpoint.
+func (e *Env) ControlPlaneEndpoint(t testing.TB) clusterv1.APIEndpoint {
+	t.Helper()
+	u, err := url.Parse(e.Config.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := strconv.Atoi(u.Port())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clusterv1.APIEndpoint{Host: u.Hostname(), Port: int32(port)}
+}
+
+// RegisterWorkloadCluster makes this API server the workload cluster of
+// the Cluster namespace/cluster: the <cluster>-kubeconfig and <cluster>-ca
+// Secrets Cluster API keeps (the Cluster itself is the caller's, with
+// ControlPlaneEndpoint).
+func (e *Env) RegisterWorkloadCluster(t testing.TB, namespace, cluster string) {
+	t.Helper()
+	for _, s := range []*corev1.Secret{
+		{
+			// Cluster API's names (workload.KubeconfigSecretName and
+			// KubeconfigDataKey; that package's tests use this one).
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster + "-kubeconfig"},
+			Data:       map[string][]byte{"value": e.Kubeconfig},
+		},
+		{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster + "-ca"},
+			Data:       map[string][]byte{corev1.TLSCertKey: e.CAData},
+		},
+	} {
+		if err := e.Client.Create(context.Background(), s); err != nil {
+			t.Fatalf("creating Secret %s: %v", s.Name, err)
+		}
+	}
+}
+
+// JoinThisAPIServer configures a simulated cloud's node agent to join its
+// VMs to this API server, with the tests' quick heartbeats and retries.
+func (e *Env) JoinThisAPIServer(opts *cloudsim.Options) {
+	opts.NodeAgent.Credentials = []*rest.Config{e.Config}
+	opts.NodeAgent.HeartbeatInterval = 5 * time.Second
+	opts.NodeAgent.AuthAttempts = 3
+	opts.NodeAgent.RetryBackoff = 200 * time.Millisecond
+}
+
+// DataSecret returns the bootstrap data Secret of the MachinePool key.
+func (e *Env) DataSecret(t testing.TB, key types.NamespacedName) *corev1.Secret {
+	t.Helper()
+	mp := &clusterv1.MachinePool{}
+	if err := e.Client.Get(context.Background(), key, mp); err != nil {
+		t.Fatal(err)
+	}
+	name := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
+	if name == "" {
+		t.Fatal("the MachinePool has no bootstrap data Secret")
+	}
+	s := &corev1.Secret{}
+	if err := e.Client.Get(context.Background(), types.NamespacedName{Namespace: key.Namespace, Name: name}, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// NodeReady reports whether the Node's Ready condition is True.
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Reconciles returns how many reconciles the controller named controller
+// (e.g. localmachinepool) has finished in this process
+// (controller-runtime's reconcile_total).
+func Reconciles(t testing.TB, controller string) int64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range families {
+		if mf.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return int64(n)
+}
+
+// PokeUntilReconciled annotates obj (a fresh copy read by its key) until
+// the controller named controller has finished n more reconciles.
+func (e *Env) PokeUntilReconciled(t testing.TB, obj client.Object, controller string, n int64) {
+	t.Helper()
+	before := Reconciles(t, controller)
+	i := 0
+	Eventually(t, 30*time.Second, func() error {
+		if got := Reconciles(t, controller) - before; got < n {
+			i++
+			patch := fmt.Sprintf(`{"metadata":{"annotations":{"test.mpool.dev/poke":%q}}}`, strconv.Itoa(i))
+			if err := e.Client.Patch(context.Background(), obj, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+				return err
+			}
+			return fmt.Errorf("%d reconciles of %d", got, n)
+		}
+		return nil
+	})
+}
+
+// CreateLocalPool creates, in the Cluster namespace/cluster, a
+// LocalMachinePool pool named name of 0 replicas on version (MachinePool,
+// LocalMachinePool, KubeadmConfig), as examples/local does: the benchmarks
+// compare a cloud provider's pool with it in the same run.
+func (e *Env) CreateLocalPool(t testing.TB, namespace, cluster, name, version string) {
+	t.Helper()
+	for _, o := range []client.Object{
+		&infrav1.LocalMachinePool{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: infrav1.LocalMachinePoolSpec{
+				Template: infrav1.LocalMachinePoolMachineTemplate{InstanceType: "sim.small", Image: "ubuntu-2404", Zones: []string{"zone-a", "zone-b", "zone-c"}},
+			},
+		},
+		&bootstrapv1.KubeadmConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: bootstrapv1.KubeadmConfigSpec{JoinConfiguration: &bootstrapv1.JoinConfiguration{
+				NodeRegistration: bootstrapv1.NodeRegistrationOptions{Name: `{{ ds.meta_data["local_hostname"] }}`},
+			}},
+		},
+		&clusterv1.MachinePool{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: clusterv1.MachinePoolSpec{
+				ClusterName: cluster,
+				Replicas:    ptr.To[int32](0),
+				Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
+					ClusterName: cluster,
+					Bootstrap: clusterv1.Bootstrap{ConfigRef: &corev1.ObjectReference{
+						APIVersion: bootstrapv1.GroupVersion.String(), Kind: "KubeadmConfig", Name: name,
+					}},
+					InfrastructureRef: corev1.ObjectReference{APIVersion: infrav1.GroupVersion.String(), Kind: "LocalMachinePool", Name: name},
+					Version:           ptr.To(version),
+				}},
+			},
+		},
+	} {
+		if err := e.Client.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %T %s: %v", o, name, err)
+		}
+	}
+}
+
+// ScaleMachinePool sets the replicas of the MachinePool key.
+func (e *Env) ScaleMachinePool(t testing.TB, key types.NamespacedName, n int32) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, n)
+	mp := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	if err := e.Client.Patch(context.Background(), mp, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// WaitRunning waits, cheaply, until the MachinePool key is Running with n
+// Ready replicas.
+func (e *Env) WaitRunning(t testing.TB, key types.NamespacedName, n int, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, func() error {
+		mp := &clusterv1.MachinePool{}
+		if err := e.Client.Get(context.Background(), key, mp); err != nil {
+			return err
+		}
+		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != int32(n) || mp.Status.Replicas != int32(n) {
+			return fmt.Errorf("MachinePool %s %s, %d replicas, %d ready; want Running with %d", key.Name, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
+		}
+		return nil
+	})
+}
+
+// BenchN is a pool benchmark's size: MPOOL_BENCH_N, else 1,000 (10 with
+// MPOOL_BENCH_SMALL=1, as hack/bench-smoke.sh runs them).
+func BenchN() int {
+	n := 1000
+	if v := os.Getenv("MPOOL_BENCH_SMALL"); v != "" && v != "0" {
+		n = 10
+	}
+	if v, err := strconv.Atoi(os.Getenv("MPOOL_BENCH_N")); err == nil && v > 0 {
+		n = v
+	}
+	return n
+}
+
+// DeleteNodes deletes the Nodes match selects, many at a time (pool
+// benchmarks leave thousands).
+func (e *Env) DeleteNodes(t testing.TB, match func(*corev1.Node) bool) {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(e.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Errorf("listing Nodes: %v", err)
+		return
+	}
+	err = parallel.ForEach(context.Background(), 16, len(nodes.Items), func(ctx context.Context, i int) error {
+		n := &nodes.Items[i]
+		if !match(n) {
+			return nil
+		}
+		if err := cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("deleting Nodes: %v", err)
+	}
+}

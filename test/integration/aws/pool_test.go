@@ -1,0 +1,88 @@
+package aws
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// nodeName is AWS's private DNS name in us-east-1.
+var nodeName = regexp.MustCompile(`^ip-10-0-\d{1,3}-\d{1,3}\.ec2\.internal$`)
+
+// TestSeedMachinePool: seed 004's example, applied unchanged, becomes a
+// Running pool of Auto Scaling Group instances launched from a launch
+// template, joined as Nodes with AWS's providerIDs and private DNS names;
+// it scales 2→4→1; an instance type change and a version change each roll
+// every instance within the budgets (one launch template version each);
+// deleting one AWSMachinePoolMachine replaces that instance; deleting the
+// pool leaves nothing behind.
+func TestSeedMachinePool(t *testing.T) {
+	cloud := startCloud(t, 0)
+	f := newFixture(t, cloud)
+	startManager(t, f, nil)
+	f.applySeed(nil)
+	f.waitConverged(2, seedVersion)
+	for _, n := range f.poolNodes() {
+		if !strings.HasPrefix(n.Spec.ProviderID, "aws:///us-east-1a/i-") {
+			t.Errorf("Node %s has providerID %s, want aws:///us-east-1a/i-...", n.Name, n.Spec.ProviderID)
+		}
+		if !nodeName.MatchString(n.Name) {
+			t.Errorf("Node name %s is not AWS's private DNS name", n.Name)
+		}
+	}
+	if v := f.launchTemplateVersions(t); v != 1 {
+		t.Errorf("the launch template has %d versions after the create, want 1", v)
+	}
+
+	t.Log("scale 2 → 4 → 1")
+	f.scale(4)
+	f.waitConverged(4, seedVersion)
+	f.scale(1)
+	f.waitConverged(1, seedVersion)
+	f.scale(3)
+	f.waitConverged(3, seedVersion)
+
+	t.Log("instance type change rolls every instance")
+	before := f.instanceIDs()
+	versions := f.launchTemplateVersions(t)
+	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge" })
+	f.waitRolled(before, 3, seedVersion)
+	if v := f.launchTemplateVersions(t); v != versions+1 {
+		t.Errorf("an instance type change made %d launch template versions, want 1", v-versions)
+	}
+
+	t.Log("version change rolls every instance")
+	before = f.instanceIDs()
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = ptr.To("v1.17.3") })
+	f.waitRolled(before, 3, "v1.17.3")
+
+	t.Log("deleting one AWSMachinePoolMachine replaces that instance only")
+	before = f.instanceIDs()
+	machines := &infrav1.AWSMachinePoolMachineList{}
+	if err := env.Client.List(f.ctx, machines, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	victim := machines.Items[0]
+	if err := env.Client.Delete(f.ctx, &victim); err != nil {
+		t.Fatal(err)
+	}
+	f.waitRolled([]string{victim.Spec.InstanceID}, 3, "v1.17.3")
+	kept := 0
+	for _, id := range f.instanceIDs() {
+		if slices.Contains(before, id) {
+			kept++
+		}
+	}
+	if kept != 2 {
+		t.Errorf("deleting one AWSMachinePoolMachine kept %d of the other 2 instances", kept)
+	}
+
+	t.Log("deleting the pool leaves nothing behind")
+	f.deletePoolAndWaitGone()
+}

@@ -1,0 +1,55 @@
+package azure
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+)
+
+// flexibleVersion is the Flexible variant's version: CAPZ allows Flexible
+// scale sets from v1.26.
+const flexibleVersion = "v1.30.4"
+
+// flexible turns seed 000's example into its Flexible variant.
+func flexible(obj *unstructured.Unstructured) {
+	switch obj.GetKind() {
+	case "AzureMachinePool":
+		_ = unstructured.SetNestedField(obj.Object, "Flexible", "spec", "orchestrationMode")
+	case "MachinePool":
+		_ = unstructured.SetNestedField(obj.Object, flexibleVersion, "spec", "template", "spec", "version")
+	}
+}
+
+// TestSeedFlexible: seed 000's example with orchestrationMode Flexible
+// (and a version Flexible allows) becomes a Running pool of Flexible VMs,
+// Microsoft.Compute/virtualMachines named after the scale set, whose
+// Nodes are named after the VMs' host names; it scales and is deleted
+// cleanly.
+func TestSeedFlexible(t *testing.T) {
+	cloud := startCloud(t, 0)
+	f := newFixture(t, cloud)
+	startManager(t, f, nil)
+	f.applySeed(flexible)
+	f.waitConverged(2, flexibleVersion, converge)
+
+	prefix := "azure:///subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/" + cloudsim.AzureDefaultResourceGroup +
+		"/providers/Microsoft.Compute/virtualMachines/" + f.vmss() + "_"
+	host := regexp.MustCompile(`^` + regexp.QuoteMeta(poolName) + `[0-9a-f]{6}$`)
+	for _, n := range f.poolNodes() {
+		if !strings.HasPrefix(n.Spec.ProviderID, prefix) {
+			t.Errorf("Node %s has providerID %s, want %s<suffix>", n.Name, n.Spec.ProviderID, prefix)
+		}
+		if !host.MatchString(n.Name) {
+			t.Errorf("Node name %s is not %s + 6 hex digits", n.Name, poolName)
+		}
+	}
+	f.scale(3)
+	f.waitConverged(3, flexibleVersion, converge)
+	f.scale(1)
+	f.waitConverged(1, flexibleVersion, converge)
+	f.deletePoolAndWaitGone()
+}
