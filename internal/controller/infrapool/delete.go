@@ -88,6 +88,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 	e.tracker.forget(s.pool.GetUID())
 	e.applied.forget(s.pool.GetUID())
 	e.managed.forget(s.pool.GetUID())
+	e.status.forget(s.pool.GetUID())
 	controllerutil.RemoveFinalizer(s.pool, e.a.PoolFinalizer())
 	log.FromContext(ctx).Info("Scale group deleted", "group", s.group.String())
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupDeleted, events.ActionDelete, "Scale group %s is deleted", s.group)

@@ -120,7 +120,10 @@ type Engine struct {
 	tracker    *drainTracker
 	applied    *poolMemo[string] // spec hash last applied
 	managed    *poolMemo[preview.ManagedCapacity]
-	throttle   throttleGate
+	// status is the pool as this engine last wrote its status (the
+	// server's answer): see patch.
+	status   *poolMemo[Pool]
+	throttle throttleGate
 }
 
 // New returns an Engine.
@@ -167,17 +170,20 @@ func New(opts Options) (*Engine, error) {
 		tracker:     newDrainTracker(),
 		applied:     newPoolMemo[string](),
 		managed:     newPoolMemo[preview.ManagedCapacity](),
+		status:      newPoolMemo[Pool](),
 	}, nil
 }
 
 // Reconcile implements reconcile.Reconciler for the adapter's pool kind.
-func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, retErr error) {
+func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, retErr error) {
 	start := e.clock.Now()
 	pool := e.a.NewPool()
 	if err := e.c.Get(ctx, req.NamespacedName, pool); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	defer func() { log.FromContext(ctx).V(1).Info("Reconciled", "duration", e.clock.Since(start).String()) }()
+	defer func() {
+		log.FromContext(ctx).V(1).Info("Reconciled", "duration", e.clock.Since(start).String(), "requeueAfter", res.RequeueAfter.String(), "failed", retErr != nil)
+	}()
 	logger := log.FromContext(ctx).WithValues(e.a.PoolKind(), klog.KObj(pool))
 	ctx = log.IntoContext(ctx, logger)
 	if pool.GetAnnotations()[clusterv1.PausedAnnotation] == "true" {

@@ -14,11 +14,28 @@ import (
 // the status changed, then a patch of metadata and spec when they changed
 // (in that order, so that dropping the finalizer comes last). Nothing is
 // sent when nothing changed.
+//
+// The status is diffed against what this engine last wrote, not against
+// the cache, when the two differ. The engine is the status's only writer,
+// and its pool watch ignores status-only changes, so a cache that has not
+// caught up with its last write is the likely reason: a reconcile that ran
+// right after a failed one (whose status said "not observed") would
+// otherwise compute the status the stale cache still holds, send nothing,
+// and leave the failed reconcile's status on the server with no event to
+// correct it.
 func (e *Engine) patch(ctx context.Context, s *scope) error {
 	var errs []error
-	if !equalField(s.before, s.pool, "Status") {
-		obj := s.pool.DeepCopyObject().(client.Object)
-		if err := e.c.Status().Patch(ctx, obj, client.MergeFrom(s.before)); client.IgnoreNotFound(err) != nil {
+	base := s.before
+	if last, ok := e.status.get(s.pool.GetUID()); ok && !equalField(base, last, "Status") {
+		base = s.before.DeepCopyObject().(Pool)
+		copyField(base, last, "Status")
+	}
+	if !equalField(base, s.pool, "Status") {
+		obj := s.pool.DeepCopyObject().(Pool)
+		switch err := e.c.Status().Patch(ctx, obj, client.MergeFrom(base)); {
+		case err == nil:
+			e.status.set(s.pool.GetUID(), obj)
+		case client.IgnoreNotFound(err) != nil:
 			errs = append(errs, fmt.Errorf("patching the status of %s %s: %w", e.a.PoolKind(), s.pool.GetName(), err))
 		}
 	}
