@@ -87,6 +87,7 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 		}
 		w.WriteHeader(http.StatusNoContent)
 	})
+	s.registerAWSAdmin(mux)
 	mux.HandleFunc("GET /admin/quota", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, localapi.Quota{MaxInstances: s.cloud.MaxInstances()})
 	})

@@ -74,6 +74,10 @@ type AWSFace struct {
 	// ClockSkew is how far a request's X-Amz-Date may be from the cloud's
 	// clock (default 15 minutes, as AWS).
 	ClockSkew time.Duration
+	// SpotInterruptionNotice is the time between a Spot interruption
+	// (AWSInterruptSpot) and the instance's termination (default
+	// AWSDefaultSpotInterruptionNotice, EC2's two minutes).
+	SpotInterruptionNotice time.Duration
 
 	buckets azureBuckets
 }
@@ -553,6 +557,7 @@ func (*AWSFace) InstanceIdentity(in NewInstance) InstanceIdentity {
 		Protected:      p.NewInstancesProtected,
 		Tags:           p.instanceTags(),
 	}
+	mixedIdentity(&inst, &p)
 	if sub != nil {
 		inst.SubnetID, inst.VpcID = sub.id, defaultVPCID(account, region)
 	}

@@ -54,6 +54,11 @@ type awsGroupPayload struct {
 	DefaultCooldown       int32        `json:"defaultCooldown,omitempty"`
 	NewInstancesProtected bool         `json:"newInstancesProtectedFromScaleIn,omitempty"`
 	TerminationPolicies   []string     `json:"terminationPolicies,omitempty"`
+	// Mixed is the group's mixed instances policy, nil for none;
+	// Interruptions are its Spot interruptions in progress
+	// (face_aws_spot.go).
+	Mixed         *awsMixed         `json:"mixed,omitempty"`
+	Interruptions []awsInterruption `json:"interruptions,omitempty"`
 }
 
 // instanceTags are the tags of instances the group launches: the
@@ -80,6 +85,9 @@ type awsInstancePayload struct {
 	Spot           bool                                `json:"spot,omitempty"`
 	Protected      bool                                `json:"protected,omitempty"`
 	Tags           []awsapi.Tag                        `json:"tags,omitempty"`
+	// Market is on-demand, spot or pending for an instance of a mixed
+	// instances policy (face_aws_spot.go), "" otherwise.
+	Market string `json:"market,omitempty"`
 }
 
 func readAWSPayload(g *Group) awsGroupPayload {
@@ -131,6 +139,9 @@ func (h *awsHandler) parseGroupFields(req *awsRequest, p *awsGroupPayload, creat
 		}
 	} else if create {
 		return validationError("Valid requests must contain either LaunchTemplate, LaunchConfigurationName, InstanceId or MixedInstancesPolicy parameter.")
+	}
+	if err := parseMixed(req, p); err != nil {
+		return err
 	}
 	for _, x := range []struct {
 		key string
@@ -313,6 +324,9 @@ func awsInstanceTypeNames() []string {
 // the face's vCPU quota, counting the other groups' On-Demand standard
 // instances in the scope; -1 when unlimited.
 func (h *awsHandler) vcpuFit(req *awsRequest, name string, p *awsGroupPayload) int {
+	if p.Mixed != nil {
+		return h.mixedVCPUFit(req, name, p)
+	}
 	it := awsInstanceTypes[p.InstanceType]
 	if h.face.VCPUQuota <= 0 || p.Spot || !it.standard || it.vcpus == 0 {
 		return -1
@@ -353,7 +367,8 @@ func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, exi
 		return nil, err
 	}
 	sc := h.scope(req)
-	target := int(p.Desired)
+	// Capacity rebalance replacements are above the desired capacity.
+	target := int(p.Desired) + rebalanceExtra(existing, p)
 	short := false
 	if fit := h.vcpuFit(req, name, p); fit >= 0 && fit < target {
 		target, short = fit, true
@@ -383,6 +398,7 @@ func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, exi
 	if err != nil {
 		return nil, err
 	}
+	g = h.assignMarkets(req, name, p, g, nil)
 	now := h.env.Cloud.clock.Now().UTC()
 	var acts []awsActivity
 	prev := len(before) - len(victims)
@@ -464,6 +480,7 @@ func awsVictimBefore(a, b Instance, perZone map[string]int, p *awsGroupPayload) 
 // converge launches what the vCPU quota held back once it allows, as the
 // group's retries do.
 func (h *awsHandler) converge(req *awsRequest, g *Group) *Group {
+	g = h.progressSpot(req, g)
 	p := readAWSPayload(g)
 	if g.Operation != nil && g.Operation.Type == OperationDelete || int(p.Desired) <= awsLive(g) {
 		return g
@@ -841,6 +858,7 @@ func (h *awsHandler) wireGroup(g *Group) awsapi.AutoScalingGroup {
 		lt.Version = "$Default"
 	}
 	out.LaunchTemplate = &lt
+	wireMixed(&out, p)
 	if g.Operation != nil && g.Operation.Type == OperationDelete {
 		out.Status = "Delete in progress"
 	}

@@ -146,6 +146,7 @@ type AutoScalingGroup struct {
 	AutoScalingGroupName             string                       `xml:"AutoScalingGroupName"`
 	AutoScalingGroupARN              string                       `xml:"AutoScalingGroupARN"`
 	LaunchTemplate                   *LaunchTemplateSpecification `xml:"LaunchTemplate,omitempty"`
+	MixedInstancesPolicy             *MixedInstancesPolicy        `xml:"MixedInstancesPolicy,omitempty"`
 	MinSize                          int32                        `xml:"MinSize"`
 	MaxSize                          int32                        `xml:"MaxSize"`
 	DesiredCapacity                  int32                        `xml:"DesiredCapacity"`
