@@ -151,8 +151,10 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	if t.InstanceType == "" {
 		return infrapool.Desired{}, fmt.Errorf("spec.awsLaunchTemplate.instanceType is required: set the EC2 instance type (for example m5.large)")
 	}
-	if spec.MixedInstancesPolicy != nil {
-		return infrapool.Desired{}, fmt.Errorf("spec.mixedInstancesPolicy is not supported by mpool yet: remove it and set spec.awsLaunchTemplate.instanceType")
+	if spec.MixedInstancesPolicy != nil && t.SpotMarketOptions != nil {
+		// AWS refuses a launch template requesting Spot in a mixed
+		// instances policy: its distribution decides.
+		return infrapool.Desired{}, fmt.Errorf("spec.awsLaunchTemplate.spotMarketOptions cannot be combined with spec.mixedInstancesPolicy: remove it and set the Spot share in spec.mixedInstancesPolicy.instancesDistribution")
 	}
 	if owner.MachinePool != nil {
 		replicas := ptr.Deref(owner.MachinePool.Spec.Replicas, 1)
@@ -215,6 +217,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		DefaultCooldownSeconds:       int32(spec.DefaultCoolDown.Seconds()),
 		DefaultInstanceWarmupSeconds: int32(spec.DefaultInstanceWarmup.Seconds()),
 		SuspendedProcesses:           suspendedProcesses(spec.SuspendProcesses),
+		MixedInstances:               mixedInstancesOf(spec.MixedInstancesPolicy),
 	}
 	m := scalegroup.Model{
 		InstanceType: t.InstanceType,

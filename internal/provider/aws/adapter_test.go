@@ -271,8 +271,9 @@ func TestDesiredRefusals(t *testing.T) {
 		{name: "subnets by filter need a lookup the adapter does not do", mutate: func(p *infrav1.AWSMachinePool, _ *infrapool.Owner) {
 			p.Spec.Subnets = []infrav1.AWSResourceReference{{Filters: []infrav1.Filter{{Name: "tag:Name", Values: []string{"x"}}}}}
 		}, mentions: "spec.subnets[0]"},
-		{name: "mixed instances policies are not supported yet", mutate: func(p *infrav1.AWSMachinePool, _ *infrapool.Owner) {
+		{name: "a Spot launch template in a mixed instances policy is refused", mutate: func(p *infrav1.AWSMachinePool, _ *infrapool.Owner) {
 			p.Spec.MixedInstancesPolicy = &infrav1.MixedInstancesPolicy{}
+			p.Spec.AWSLaunchTemplate.SpotMarketOptions = &infrav1.SpotMarketOptions{}
 		}, mentions: "mixedInstancesPolicy"},
 		{name: "no subnet and no zone anywhere", mutate: func(p *infrav1.AWSMachinePool, o *infrapool.Owner) {
 			p.Spec.Subnets, p.Spec.AvailabilityZones, o.MachinePool.Spec.FailureDomains = nil, nil, nil

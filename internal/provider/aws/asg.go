@@ -196,6 +196,7 @@ func (s *ASGs) create(ctx context.Context, c *sdkClients, ref scalegroup.Ref, sp
 		return err
 	}
 	input := createGroupInput(ref, spec, want, lt)
+	withMixed(input, want, lt)
 	log.FromContext(ctx).V(1).Info("Creating auto scaling group", "group", ref.String(), "capacity", spec.Capacity,
 		"modelHash", spec.ModelHash, "launchTemplate", lt.id, "version", lt.version)
 	if _, err := c.asg.CreateAutoScalingGroup(ctx, input); err != nil {

@@ -159,7 +159,7 @@ type observed struct {
 
 // observedState reads the ASG's launch template and mpool's tags.
 func observedState(asg *asgtypes.AutoScalingGroup) (observed, error) {
-	lt := asg.LaunchTemplate
+	lt := groupTemplate(asg)
 	if lt == nil || aws.ToString(lt.LaunchTemplateId) == "" {
 		return observed{}, scalegroup.NewInvalid(fmt.Sprintf("auto scaling group %s has no launch template (a launch configuration or a mixed instances policy): mpool does not manage it; delete it or rename the pool",
 			aws.ToString(asg.AutoScalingGroupName)))
@@ -269,7 +269,7 @@ func createGroupInput(ref scalegroup.Ref, spec scalegroup.GroupSpec, want desire
 func updateGroupInput(ref scalegroup.Ref, asg *asgtypes.AutoScalingGroup, spec scalegroup.GroupSpec, want desired, target templateVersion) *autoscaling.UpdateAutoScalingGroupInput {
 	in := &autoscaling.UpdateAutoScalingGroupInput{AutoScalingGroupName: aws.String(ref.Name)}
 	changed := false
-	cur := asg.LaunchTemplate
+	cur := groupTemplate(asg)
 	version := strconv.FormatInt(target.version, 10)
 	if cur == nil || aws.ToString(cur.LaunchTemplateId) != target.id || aws.ToString(cur.Version) != version {
 		in.LaunchTemplate = &asgtypes.LaunchTemplateSpecification{LaunchTemplateId: aws.String(target.id), Version: aws.String(version)}
@@ -299,6 +299,9 @@ func updateGroupInput(ref scalegroup.Ref, asg *asgtypes.AutoScalingGroup, spec s
 		}
 	} else if zones := sortedUnique(spec.Model.Zones); !slices.Equal(sortedUnique(asg.AvailabilityZones), zones) {
 		in.AvailabilityZones, changed = zones, true
+	}
+	if updateMixed(in, asg, want, target) {
+		changed = true
 	}
 	if !changed {
 		return nil
@@ -529,12 +532,16 @@ func (s *ASGs) group(ref scalegroup.Ref, asg *asgtypes.AutoScalingGroup) *scaleg
 		ModelHash: hash,
 	}
 	templateID := ""
-	if asg.LaunchTemplate != nil {
-		templateID = aws.ToString(asg.LaunchTemplate.LaunchTemplateId)
+	if lt := groupTemplate(asg); lt != nil {
+		templateID = aws.ToString(lt.LaunchTemplateId)
 	}
 	seen := s.firstSeen(ref, asg.Instances)
+	hidden := rebalanceReplacements(asg, seen)
 	moving := 0
 	for _, in := range asg.Instances {
+		if hidden[aws.ToString(in.InstanceId)] {
+			continue
+		}
 		inst := instance(in, hash, since, templateID)
 		inst.CreatedAt = seen[inst.ID]
 		switch inst.State {

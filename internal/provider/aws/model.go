@@ -136,4 +136,7 @@ type GroupSettings struct {
 	// SuspendedProcesses are the ASG processes kept suspended (Launch,
 	// AZRebalance, ...), sorted; those not listed are resumed.
 	SuspendedProcesses []string `json:"suspendedProcesses,omitempty"`
+	// MixedInstances is the ASG's mixed instances policy, nil for none
+	// (mixed.go: in place, see MixedInstances).
+	MixedInstances *MixedInstances `json:"mixedInstances,omitempty"`
 }
