@@ -31,6 +31,8 @@ func NewCommand() *cobra.Command {
 		faceAddrs        map[string]string
 		azureThrottle    bool
 		azureQuota       map[string]int
+		awsThrottle      bool
+		awsQuota         int
 	)
 	cmd := &cobra.Command{
 		Use:   "cloud",
@@ -85,6 +87,13 @@ No CSR signer runs, so the Node is registered with the credentials of a
 				}
 				opts.Faces = append(opts.Faces, az)
 			}
+			if awsThrottle || awsQuota > 0 {
+				aws := &AWSFace{VCPUQuota: awsQuota}
+				if awsThrottle {
+					aws.Budgets = AWSDefaultBudgets
+				}
+				opts.Faces = append(opts.Faces, aws)
+			}
 			opts.NodeAgent.Credentials = creds
 			opts.NodeAgent.HeartbeatInterval = heartbeat
 			opts.NodeAgent.Workers = nodeAgentWorkers
@@ -120,6 +129,8 @@ No CSR signer runs, so the Node is registered with the credentials of a
 	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr; the azure face always has one, HTTPS, by default the port after --addr's; the aws face, plain HTTP, the port after that)")
 	f.BoolVar(&azureThrottle, "azure-throttle", false, "apply Azure's documented request budgets to the azure face (ARM's per-subscription reads and writes, Compute's per-scale-set writes)")
 	f.StringToIntVar(&azureQuota, "azure-vcpu-quota", nil, "regional vCPU quota of the azure face by SKU family, e.g. standardDSv3Family=100 (repeatable; default unlimited)")
+	f.BoolVar(&awsThrottle, "aws-throttle", false, "apply AWS's request budgets to the aws face (EC2's documented token buckets; Auto Scaling's chosen figures), answered Throttling / RequestLimitExceeded")
+	f.IntVar(&awsQuota, "aws-vcpu-quota", 0, "the aws face's Running On-Demand Standard instances vCPU limit per account and region; launches beyond it fail with VcpuLimitExceeded (0: unlimited)")
 	return cmd
 }
 
