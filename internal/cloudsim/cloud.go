@@ -798,6 +798,7 @@ func (c *Cloud) snapshot(g *groupState) *Group {
 			Join:       in.Join,
 			NodeName:   in.NodeName,
 			WrongToken: in.WrongToken,
+			Held:       in.Held,
 			Metadata:   in.meta,
 			Payload:    clonePayload(in.Payload),
 		}

@@ -116,6 +116,10 @@ type InstanceIdentity struct {
 	// Payload is the instance's initial face payload (valid JSON, or
 	// empty).
 	Payload json.RawMessage
+	// Hold keeps the instance Creating, neither provisioned nor booted,
+	// until the face releases it (Scope.ReleaseInstance): an ASG's launch
+	// lifecycle hook (Pending:Wait).
+	Hold bool
 }
 
 // Keys of Instance.Metadata the core fills in when the face does not.

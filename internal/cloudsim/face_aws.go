@@ -185,6 +185,11 @@ func (f *AWSFace) Handler(env FaceEnv) http.Handler {
 		OpAWSCreateOrUpdateTags:             h.createOrUpdateTags,
 		OpAWSDeleteTags:                     h.deleteTags,
 		OpAWSDescribeScalingActivities:      h.describeScalingActivities,
+		OpAWSPutLifecycleHook:               h.putLifecycleHook,
+		OpAWSDescribeLifecycleHooks:         h.describeLifecycleHooks,
+		OpAWSDeleteLifecycleHook:            h.deleteLifecycleHook,
+		OpAWSCompleteLifecycleAction:        h.completeLifecycleAction,
+		OpAWSRecordLifecycleActionHeartbeat: h.recordLifecycleActionHeartbeat,
 		OpAWSCreateLaunchTemplate:           h.createLaunchTemplate,
 		OpAWSCreateLaunchTemplateVersion:    h.createLaunchTemplateVersion,
 		OpAWSDescribeLaunchTemplates:        h.describeLaunchTemplates,
@@ -562,6 +567,8 @@ func (*AWSFace) InstanceIdentity(in NewInstance) InstanceIdentity {
 		inst.SubnetID, inst.VpcID = sub.id, defaultVPCID(account, region)
 	}
 	inst.Tags = append(inst.Tags, awsapi.Tag{Key: "aws:autoscaling:groupName", Value: in.Group.Name})
+	// Launch lifecycle hooks hold the instance in Pending:Wait.
+	inst.Waits = p.waits(in.Group.Name, id, awsapi.TransitionLaunching, nil)
 	payload, _ := json.Marshal(inst)
 	md := map[string]string{
 		MetaRegion:      region,
@@ -580,6 +587,7 @@ func (*AWSFace) InstanceIdentity(in NewInstance) InstanceIdentity {
 		PrivateIP:  ip4,
 		Metadata:   md,
 		Payload:    payload,
+		Hold:       len(inst.Waits) > 0,
 	}
 }
 

@@ -54,6 +54,8 @@ type awsGroupPayload struct {
 	DefaultCooldown       int32        `json:"defaultCooldown,omitempty"`
 	NewInstancesProtected bool         `json:"newInstancesProtectedFromScaleIn,omitempty"`
 	TerminationPolicies   []string     `json:"terminationPolicies,omitempty"`
+	// Hooks are the group's lifecycle hooks (face_aws_hooks.go).
+	Hooks []awsHook `json:"hooks,omitempty"`
 	// Mixed is the group's mixed instances policy, nil for none;
 	// Interruptions are its Spot interruptions in progress
 	// (face_aws_spot.go).
@@ -85,6 +87,10 @@ type awsInstancePayload struct {
 	Spot           bool                                `json:"spot,omitempty"`
 	Protected      bool                                `json:"protected,omitempty"`
 	Tags           []awsapi.Tag                        `json:"tags,omitempty"`
+	// Waits are the lifecycle actions the instance waits on; Proceeded is
+	// set once its launch hooks let it go (face_aws_hooks.go).
+	Waits     []awsHookWait `json:"waits,omitempty"`
+	Proceeded bool          `json:"proceeded,omitempty"`
 	// Market is on-demand, spot or pending for an instance of a mixed
 	// instances policy (face_aws_spot.go), "" otherwise.
 	Market string `json:"market,omitempty"`
@@ -377,12 +383,17 @@ func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, exi
 	if existing != nil {
 		victims = awsVictims(existing, p, target)
 		if len(victims) > 0 {
-			if existing, err = sc.DeleteInstances(name, victims); err != nil {
+			if existing, err = h.terminateInstances(req, existing, victims); err != nil {
 				return nil, err
 			}
 		}
 		// Protected instances the group could not remove stay.
 		target = max(target, awsLive(existing))
+	}
+	// The core still counts instances in Terminating:Wait.
+	coreCapacity := target
+	if existing != nil {
+		coreCapacity += awsTerminateWaitingCount(existing)
 	}
 	payload, err := json.Marshal(p)
 	if err != nil {
@@ -394,7 +405,7 @@ func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, exi
 			before[in.ID] = true
 		}
 	}
-	g, err := sc.ApplyGroup(name, GroupSpec{Capacity: int32(target), ModelHash: hash, Model: model, Payload: payload})
+	g, err := sc.ApplyGroup(name, GroupSpec{Capacity: int32(coreCapacity), ModelHash: hash, Model: model, Payload: payload})
 	if err != nil {
 		return nil, err
 	}
@@ -420,11 +431,12 @@ func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, exi
 	return g, nil
 }
 
-// awsLive counts a group's instances that are not terminating.
+// awsLive counts a group's instances that are not terminating (nor
+// waiting on a terminate hook).
 func awsLive(g *Group) int {
 	n := 0
 	for _, in := range g.Instances {
-		if in.State != StateDeleting {
+		if !awsLeaving(in) {
 			n++
 		}
 	}
@@ -436,7 +448,7 @@ func awsVictims(g *Group, p *awsGroupPayload, target int) []string {
 	var cands []Instance
 	perZone := map[string]int{}
 	for _, in := range g.Instances {
-		if in.State == StateDeleting {
+		if awsLeaving(in) {
 			continue
 		}
 		perZone[in.Zone]++
@@ -480,6 +492,7 @@ func awsVictimBefore(a, b Instance, perZone map[string]int, p *awsGroupPayload) 
 // converge launches what the vCPU quota held back once it allows, as the
 // group's retries do.
 func (h *awsHandler) converge(req *awsRequest, g *Group) *Group {
+	g = h.expireHooks(req, g)
 	g = h.progressSpot(req, g)
 	p := readAWSPayload(g)
 	if g.Operation != nil && g.Operation.Type == OperationDelete || int(p.Desired) <= awsLive(g) {
@@ -490,7 +503,7 @@ func (h *awsHandler) converge(req *awsRequest, g *Group) *Group {
 	if fit >= 0 {
 		want = min(want, fit)
 	}
-	if want <= int(g.Capacity) {
+	if want <= int(g.Capacity)-awsTerminateWaitingCount(g) {
 		return g
 	}
 	if ng, err := h.apply(req, g.Name, &p, g, "an instance was started in response to a difference between desired and actual capacity"); err == nil {
@@ -518,6 +531,12 @@ func (h *awsHandler) createASG(w http.ResponseWriter, r *http.Request) {
 		h.writeAWSError(w, req, err)
 		return
 	}
+	hooks, err := parseHookSpecs(req)
+	if err != nil {
+		h.writeAWSError(w, req, err)
+		return
+	}
+	p.Hooks = hooks
 	if _, err := h.apply(req, name, &p, nil, "a user request created an AutoScalingGroup"); err != nil {
 		h.writeAWSError(w, req, err)
 		return
@@ -645,14 +664,14 @@ func (h *awsHandler) terminateInstance(w http.ResponseWriter, r *http.Request) {
 	p := readAWSPayload(g)
 	now := h.env.Cloud.clock.Now().UTC()
 	act := awsActivity{ID: newRequestID(), Kind: "terminate", InstanceID: id, Start: now}
-	if in.State != StateDeleting {
+	if !awsLeaving(*in) {
 		if *dec && p.Desired <= p.MinSize {
 			h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, fmt.Sprintf(
 				"Currently, desiredSize equals minSize (%d). Terminating instance without replacement will violate group's min size constraint. Either set shouldDecrementDesiredCapacity flag to false or lower group's min size.", p.MinSize))
 			return
 		}
 		live := awsLive(g)
-		if _, err := sc.DeleteInstances(g.Name, []string{id}); err != nil {
+		if _, err := h.terminateInstances(req, g, []string{id}); err != nil {
 			h.writeAWSError(w, req, err)
 			return
 		}
@@ -867,7 +886,7 @@ func (h *awsHandler) wireGroup(g *Group) awsapi.AutoScalingGroup {
 	}
 	for _, in := range g.Instances {
 		ip := readAWSInstance(in)
-		state, health := awsLifecycle(in.State)
+		state, health := awsInstanceLifecycle(in)
 		out.Instances = append(out.Instances, awsapi.Instance{
 			InstanceID: in.ID, InstanceType: ip.InstanceType, AvailabilityZone: in.Zone, LifecycleState: state, HealthStatus: health,
 			LaunchTemplate: ip.LaunchTemplate, ProtectedFromScaleIn: ip.Protected, ImageID: ip.ImageID,

@@ -85,7 +85,7 @@ func (c *Cloud) advance(g *groupState, now time.Time) {
 	changed := false
 	kept := g.Instances[:0]
 	for _, in := range g.Instances {
-		if in.State == StateCreating && !now.Before(in.ProvisionAt) {
+		if in.State == StateCreating && !in.Held && !now.Before(in.ProvisionAt) {
 			in.State = StateBooting
 			changed = true
 		}
@@ -136,7 +136,9 @@ func (c *Cloud) refresh(g *groupState, now time.Time) {
 		switch in.State {
 		case StateCreating:
 			creating++
-			consider(in.ProvisionAt)
+			if !in.Held {
+				consider(in.ProvisionAt)
+			}
 		case StateBooting:
 			consider(in.BootAt)
 		case StateDeleting:
@@ -304,6 +306,7 @@ func (c *Cloud) newInstance(g *groupState, model *Model, zone string, now time.T
 		ModelHash:   g.ModelHash,
 		ModelRef:    g.ModelRef,
 		WrongToken:  wrongToken,
+		Held:        ident.Hold,
 		Payload:     clonePayload(payload),
 	}
 	if len(ident.Metadata) > 0 {

@@ -105,6 +105,8 @@ type instanceState struct {
 	NodeName    string        `json:"nodeName,omitempty"`
 	Endpoint    string        `json:"endpoint,omitempty"`
 	WrongToken  bool          `json:"wrongToken,omitempty"`
+	// Held keeps the instance Creating until its face releases it.
+	Held bool `json:"held,omitempty"`
 	// Metadata are the keys of the instance data (ds.meta_data) the face
 	// chose; the core's defaults are derived on load (meta).
 	Metadata map[string]string `json:"metadata,omitempty"`

@@ -213,6 +213,9 @@ type Instance struct {
 	// WrongToken is set when the instance booted with a wrong bootstrap
 	// token (GroupFaults.WrongTokens).
 	WrongToken bool
+	// Held is set while the instance waits Creating for its face to release
+	// it (InstanceIdentity.Hold, Scope.ReleaseInstance).
+	Held bool
 	// Metadata is the instance data cloud-init exposes as ds.meta_data
 	// (local_hostname, instance_id, ...). It is shared with the core and
 	// every snapshot: read it, never change it.
