@@ -77,6 +77,14 @@ type AWSMachinePoolSpec struct {
 	// SuspendProcesses suspends ASG processes.
 	// +optional
 	SuspendProcesses *SuspendProcessesTypes `json:"suspendProcesses,omitempty"`
+
+	// LifecycleHooks are the ASG's lifecycle hooks, by unique name (AWS
+	// allows 50 per group).
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=50
+	LifecycleHooks []AWSLifecycleHook `json:"lifecycleHooks,omitempty"`
 }
 
 // RefreshPreferences configure an ASG instance refresh.
