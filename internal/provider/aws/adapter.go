@@ -217,6 +217,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		DefaultCooldownSeconds:       int32(spec.DefaultCoolDown.Seconds()),
 		DefaultInstanceWarmupSeconds: int32(spec.DefaultInstanceWarmup.Seconds()),
 		SuspendedProcesses:           suspendedProcesses(spec.SuspendProcesses),
+		LifecycleHooks:               LifecycleHooksOf(spec.LifecycleHooks),
 		MixedInstances:               mixedInstancesOf(spec.MixedInstancesPolicy),
 	}
 	m := scalegroup.Model{
@@ -433,6 +434,7 @@ func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
 	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
 	st.ObservedGeneration = r.ObservedGeneration
 	infrapool.MirrorConditions(pool, conditionAliases)
+	setLifecycleHookCondition(pool)
 	if !r.Observed {
 		return
 	}

@@ -196,6 +196,7 @@ func (s *ASGs) create(ctx context.Context, c *sdkClients, ref scalegroup.Ref, sp
 		return err
 	}
 	input := createGroupInput(ref, spec, want, lt)
+	withHooks(input, want.settings.LifecycleHooks)
 	withMixed(input, want, lt)
 	log.FromContext(ctx).V(1).Info("Creating auto scaling group", "group", ref.String(), "capacity", spec.Capacity,
 		"modelHash", spec.ModelHash, "launchTemplate", lt.id, "version", lt.version)
@@ -304,6 +305,10 @@ func (s *ASGs) update(ctx context.Context, c *sdkClients, ref scalegroup.Ref, sp
 		}
 	}
 
+	// The hooks before any capacity change: new instances wait on them.
+	if err := s.applyHooks(ctx, c, ref, asg, want.settings.LifecycleHooks); err != nil {
+		return nil, err
+	}
 	// The tags first: should the ASG's update fail, instances launched
 	// meanwhile from its older version still read as older than the
 	// model's first version.

@@ -136,6 +136,8 @@ type GroupSettings struct {
 	// SuspendedProcesses are the ASG processes kept suspended (Launch,
 	// AZRebalance, ...), sorted; those not listed are resumed.
 	SuspendedProcesses []string `json:"suspendedProcesses,omitempty"`
+	// LifecycleHooks are the ASG's lifecycle hooks (hooks.go).
+	LifecycleHooks []LifecycleHook `json:"lifecycleHooks,omitempty"`
 	// MixedInstances is the ASG's mixed instances policy, nil for none
 	// (mixed.go: in place, see MixedInstances).
 	MixedInstances *MixedInstances `json:"mixedInstances,omitempty"`
