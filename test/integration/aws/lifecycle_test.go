@@ -1,0 +1,139 @@
+package aws
+
+import (
+	"fmt"
+	"testing"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// asgClient is an independent Auto Scaling client of the simulated AWS
+// (the real SDK with the default key), acting as the hook's consumer.
+func (f *fixture) asgClient() *autoscaling.Client {
+	return autoscaling.New(autoscaling.Options{
+		Region:       cloudsim.AWSDefaultRegion,
+		BaseEndpoint: awssdk.String(f.cloud.FaceURL(cloudsim.AWSFaceName)),
+		Credentials:  credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, ""),
+	})
+}
+
+// TestLifecycleHookHoldsLaunch: a lifecycle hook on launch holds an
+// instance in Pending:Wait until completed. Seed 004's pool with a launch
+// hook: the ASG is created with it, its instances wait in Pending:Wait
+// (not booted: no Node joins, the MachinePool is not Running) while the
+// pool reports LifecycleHookReady; once the test completes each action
+// with CompleteLifecycleAction (CONTINUE) they boot, join and the pool
+// converges.
+func TestLifecycleHookHoldsLaunch(t *testing.T) {
+	cloud := startCloud(t, 0)
+	f := newFixture(t, cloud)
+	startManager(t, f, nil)
+	f.applySeed(func(obj *unstructured.Unstructured) {
+		if obj.GetKind() != "AWSMachinePool" {
+			return
+		}
+		hooks := []any{map[string]any{
+			"name": "bootstrap-check", "lifecycleTransition": "autoscaling:EC2_INSTANCE_LAUNCHING",
+			"heartbeatTimeout": "1h", "defaultResult": "ABANDON",
+		}}
+		if err := unstructured.SetNestedSlice(obj.Object, hooks, "spec", "lifecycleHooks"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	asg := f.asgClient()
+
+	describe := func() (asgtypes.AutoScalingGroup, error) {
+		out, err := asg.DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{f.asg()}})
+		if err != nil {
+			return asgtypes.AutoScalingGroup{}, err
+		}
+		if len(out.AutoScalingGroups) != 1 {
+			return asgtypes.AutoScalingGroup{}, fmt.Errorf("the auto scaling group %s does not exist yet", f.asg())
+		}
+		return out.AutoScalingGroups[0], nil
+	}
+	var waiting []string
+	testenv.Eventually(t, converge, func() error {
+		g, err := describe()
+		if err != nil {
+			return err
+		}
+		waiting = nil
+		for _, in := range g.Instances {
+			if in.LifecycleState != asgtypes.LifecycleStatePendingWait {
+				return fmt.Errorf("instance %s is %s, want Pending:Wait", awssdk.ToString(in.InstanceId), in.LifecycleState)
+			}
+			waiting = append(waiting, awssdk.ToString(in.InstanceId))
+		}
+		if len(waiting) != 2 {
+			return fmt.Errorf("%d instances waiting, want 2", len(waiting))
+		}
+		ap := &infrav1.AWSMachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.LifecycleHookReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("AWSMachinePool LifecycleHookReady: %+v", c)
+		}
+		return nil
+	})
+
+	// The manager has applied the hooks and seen the instances: held
+	// instances never boot, so nothing can have joined.
+	if g := f.group(); g == nil || len(g.Instances) != 2 || g.Instances[0].State != cloudsim.StateCreating || !g.Instances[0].Held {
+		t.Fatalf("the core's group %+v: want 2 instances held Creating", g)
+	}
+	if n := f.poolNodes(); len(n) != 0 {
+		t.Fatalf("%d Nodes joined while their instances wait in Pending:Wait", len(n))
+	}
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		t.Fatal(err)
+	}
+	if mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != 0 {
+		t.Fatalf("MachinePool %s with %d ready replicas while its instances wait", mp.Status.Phase, mp.Status.ReadyReplicas)
+	}
+
+	t.Log("completing the lifecycle actions")
+	for _, id := range waiting {
+		if _, err := asg.CompleteLifecycleAction(f.ctx, &autoscaling.CompleteLifecycleActionInput{
+			AutoScalingGroupName: awssdk.String(f.asg()), LifecycleHookName: awssdk.String("bootstrap-check"),
+			InstanceId: awssdk.String(id), LifecycleActionResult: awssdk.String("CONTINUE"),
+		}); err != nil {
+			t.Fatalf("CompleteLifecycleAction %s: %v", id, err)
+		}
+	}
+	f.waitConverged(2, seedVersion)
+	for _, id := range waiting {
+		found := false
+		for _, have := range f.instanceIDs() {
+			found = found || have == id
+		}
+		if !found {
+			t.Errorf("instance %s was replaced, want it to join once its action completed", id)
+		}
+	}
+	ap := &infrav1.AWSMachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.LifecycleHookReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("LifecycleHookReady after converging: %+v", c)
+	}
+	hooks, err := asg.DescribeLifecycleHooks(f.ctx, &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: awssdk.String(f.asg())})
+	if err != nil || len(hooks.LifecycleHooks) != 1 || awssdk.ToInt32(hooks.LifecycleHooks[0].HeartbeatTimeout) != 3600 ||
+		awssdk.ToString(hooks.LifecycleHooks[0].DefaultResult) != "ABANDON" {
+		t.Fatalf("DescribeLifecycleHooks: %+v, %v", hooks, err)
+	}
+}
