@@ -33,7 +33,7 @@ type Flavor struct {
 // The reasons shared by several flavors.
 const (
 	controlPlaneLeftOut = "mpool manages worker pools for a control plane that exists"
-	kubeconfigLeftOut   = "Secret ${CLUSTER_NAME}-kubeconfig: the control plane writes it; " +
+	kubeconfigLeftOut   = "Secret ${CLUSTER_NAME}-kubeconfig: the control plane writes it (under `mpool up`, mpool writes it for its own API server); " +
 		"for a cluster that exists, create it (key \"value\": the workload cluster's kubeconfig) before the pool can join"
 )
 
@@ -46,8 +46,7 @@ var flavors = []Flavor{
 	{Infrastructure: "azure", Name: "machinepool", LeftOut: azureLeftOut},
 	{Infrastructure: "azure", Name: "machinepool-flex", LeftOut: azureLeftOut},
 	{Infrastructure: "aws", Name: "machinepool", LeftOut: []string{
-		"AWSCluster (AWS_REGION, AWS_SSH_KEY_NAME): not served by mpool yet (the AWS provider adds it)",
-		"KubeadmControlPlane, AWSMachineTemplate (AWS_CONTROL_PLANE_MACHINE_TYPE): " + controlPlaneLeftOut,
+		"the Cluster's controlPlaneRef, KubeadmControlPlane, AWSMachineTemplate (AWS_CONTROL_PLANE_MACHINE_TYPE, CONTROL_PLANE_MACHINE_COUNT): " + controlPlaneLeftOut,
 		kubeconfigLeftOut,
 	}},
 	{Infrastructure: "aws", Name: "eks-managedmachinepool", LeftOut: []string{
@@ -58,9 +57,9 @@ var flavors = []Flavor{
 }
 
 var azureLeftOut = []string{
-	"AzureCluster (AZURE_LOCATION, AZURE_RESOURCE_GROUP, AZURE_SUBSCRIPTION_ID, AZURE_VNET_NAME): the Azure provider does not read it yet (the kind is served: see examples/azure/cluster.yaml)",
-	"KubeadmControlPlane, AzureMachineTemplate (AZURE_CONTROL_PLANE_MACHINE_TYPE): " + controlPlaneLeftOut,
-	"AzureClusterIdentity and the azure.json cloud-provider Secret: CAPZ's controllers manage them; the Azure provider is not implemented yet",
+	"the Cluster's controlPlaneRef, KubeadmControlPlane, AzureMachineTemplate (AZURE_CONTROL_PLANE_MACHINE_TYPE, CONTROL_PLANE_MACHINE_COUNT): " + controlPlaneLeftOut,
+	"the KubeadmConfig's /etc/kubernetes/azure.json and its Secret ${CLUSTER_NAME}-mp-0-azure-json: " +
+		"CAPZ's controllers write it for the external cloud provider, which runs with the control plane",
 	kubeconfigLeftOut,
 }
 

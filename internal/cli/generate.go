@@ -77,17 +77,28 @@ from a clusterctl template file (--from).
 
 The flavors follow the Cluster API providers' flavors of the same name and
 use their variable names, but contain only the kinds mpool serves: the
-Cluster, the MachinePool, its infrastructure pool and its KubeadmConfig.
-What the provider's flavor also contains (the cluster infrastructure, the
-control plane) is named on stderr: mpool manages worker pools for a control
-plane that exists.
+Cluster and its infrastructure (an AzureCluster with the AzureClusterIdentity
+it authenticates with and that identity's client-secret Secret; an
+AWSCluster, whose pools use the manager's own AWS credentials), the
+MachinePool, its infrastructure pool and its KubeadmConfig. What the
+provider's flavor also contains (the control plane) is named on stderr: mpool
+manages worker pools for a control plane that exists.
 
   local  machinepool              simulated VMs; with no variables set, joins
                                   the Cluster default/local of 'mpool up'
   azure  machinepool              a VM Scale Set (Uniform)
   azure  machinepool-flex         a VM Scale Set (Flexible)
   aws    machinepool              an EC2 Auto Scaling Group
-  aws    eks-managedmachinepool   an EKS managed node group
+  aws    eks-managedmachinepool   an EKS managed node group (without its
+                                  AWSManagedCluster: not served by mpool yet)
+
+The azure flavors and aws machinepool default to the simulated clouds of
+'mpool up' (its subscription, tenant, service principal, region and a
+Kubernetes version it has images of): with no variables set, their pool runs
+there, 'mpool up' being the Cluster's control plane. Set the providers'
+variables (AZURE_SUBSCRIPTION_ID, AZURE_TENANT_ID, AZURE_CLIENT_ID,
+AZURE_CLIENT_SECRET, AZURE_LOCATION; AWS_REGION, AWS_AVAILABILITY_ZONE,
+AWS_SSH_KEY_NAME) to target the real cloud; --list-variables names them all.
 
 Variables are ${VAR}, ${VAR:=default}, ${VAR:-default}, ${VAR/#/prefix} and
 the rest of clusterctl's syntax. Their values come from the flags below
@@ -95,6 +106,7 @@ the rest of clusterctl's syntax. Their values come from the flags below
 file. A variable with no value and no default is an error that names every
 such variable.`,
 		Example: `  mpool generate cluster demo --flavor machinepool | kubectl apply -f -
+  mpool generate cluster demo --infrastructure azure --flavor machinepool | kubectl apply -f -
   mpool generate cluster my-cluster --infrastructure azure --kubernetes-version v1.22.0 --flavor machinepool > my-cluster.yaml
   mpool generate cluster my-cluster --infrastructure aws --flavor eks-managedmachinepool --list-variables
   mpool generate cluster my-cluster --from ./my-template.yaml`,

@@ -14,18 +14,22 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/templates"
 )
 
-// managerStarted: TestGenerateLocalPoolRuns ran in this process.
+// managerStarted: TestGeneratedPoolsRun ran in this process.
 var managerStarted bool
 
-// TestGenerateLocalPoolRuns is the promise of the local flavor: with no
-// variables set, `mpool generate cluster demo | kubectl apply -f -` under
-// `mpool up` gives a Running pool. It sets up what `mpool up` does around the
-// test API server (Cluster default/local, the simulated cloud, the manager)
-// and applies the generated objects as they are.
-func TestGenerateLocalPoolRuns(t *testing.T) {
+// TestGeneratedPoolsRun is the promise of the flavors: with no variables
+// set, `mpool generate cluster demo -i INFRA -f FLAVOR | kubectl apply -f -`
+// under `mpool up` gives a Running pool, for the local flavor and for every
+// azure and aws flavor whose provider mpool has. It sets up what `mpool up`
+// does around the test API server (Cluster default/local, the simulated
+// cloud with its Azure and AWS faces, the manager pointed at them, the
+// sandboxClusters controller) and applies the generated objects as they are.
+func TestGeneratedPoolsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the simulated cloud and the manager")
 	}
@@ -53,8 +57,24 @@ func TestGenerateLocalPoolRuns(t *testing.T) {
 	mo := manager.DefaultOptions()
 	mo.MetricsBindAddress, mo.HealthProbeBindAddress = "0", "0"
 	mo.LocalCloudURL = cloud.URL()
+	// As runUp points the providers at the simulated Azure and AWS.
+	az, aws := cloud.FaceURL(cloudsim.AzureFaceName), cloud.FaceURL(cloudsim.AWSFaceName)
+	if az == "" || aws == "" {
+		t.Fatalf("the simulated cloud has no Azure face (%q) or no AWS face (%q)", az, aws)
+	}
+	mo.Azure = &provider.AzureConfig{
+		ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
+		TenantID: cloudsim.AzureDefaultTenantID, ClientID: cloudsim.AzureDefaultClientID, ClientSecret: cloudsim.AzureDefaultClientSecret,
+	}
+	mo.AWS = &provider.AWSConfig{
+		Endpoint: aws, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
+		AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
+	}
 	mgr, err := manager.New(ctx, env.Config, mo)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := setupSandboxClusters(mgr, env.ControlPlane); err != nil {
 		t.Fatal(err)
 	}
 	mgrCtx, stopMgr := context.WithCancel(ctx)
@@ -67,30 +87,48 @@ func TestGenerateLocalPoolRuns(t *testing.T) {
 		}
 	}()
 
-	// A name of its own: the pool must be in namespace default, beside the
-	// Cluster local, which every run of this test shares.
-	name := fmt.Sprintf("demo-%d", time.Now().UnixNano()%1_000_000)
-	r := runGenerate(t, nil, "", "generate", "cluster", name, "--flavor", "machinepool")
-	if r.err != nil {
-		t.Fatalf("generate: %v", r.err)
+	// The local pool needs a name of its own: it must be in namespace
+	// default, beside the Cluster local, which every run of this test
+	// shares. The cloud flavors bring their own Cluster: each goes to a
+	// fresh namespace.
+	type run struct {
+		infrastructure, flavor, namespace, name string
+		replicas                                int32
 	}
-	objs, err := examples.Objects([]byte(r.stdout), "")
-	if err != nil {
-		t.Fatal(err)
+	runs := []run{{infrastructure: "local", flavor: "machinepool", namespace: "default",
+		name: fmt.Sprintf("demo-%d", time.Now().UnixNano()%1_000_000), replicas: 3}}
+	for _, f := range templates.Flavors() {
+		if f.Infrastructure == "local" || f.Name == "eks-managedmachinepool" { // no EKS provider yet
+			continue
+		}
+		runs = append(runs, run{infrastructure: f.Infrastructure, flavor: f.Name, namespace: env.NewNamespace(t), name: "demo", replicas: 2})
 	}
-	for _, u := range objs {
-		if err := env.Client.Create(ctx, u); err != nil {
-			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+	for _, r := range runs {
+		g := runGenerate(t, nil, "", "generate", "cluster", r.name, "-i", r.infrastructure, "--flavor", r.flavor, "--target-namespace", r.namespace)
+		if g.err != nil {
+			t.Fatalf("generate %s %s: %v", r.infrastructure, r.flavor, g.err)
+		}
+		objs, err := examples.Objects([]byte(g.stdout), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range objs {
+			if err := env.Client.Create(ctx, u); err != nil {
+				t.Fatalf("%s %s: creating %s %s: %v", r.infrastructure, r.flavor, u.GetKind(), u.GetName(), err)
+			}
 		}
 	}
-	testenv.Eventually(t, 2*time.Minute, func() error {
-		mp := &corev1beta1.MachinePool{}
-		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: name + "-mp-0"}, mp); err != nil {
-			return err
-		}
-		if mp.Status.Phase != string(corev1beta1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != 3 {
-			return fmt.Errorf("pool %s-mp-0: phase %q, %d ready replicas; want Running with 3", name, mp.Status.Phase, mp.Status.ReadyReplicas)
-		}
-		return nil
-	})
+	for _, r := range runs {
+		testenv.Eventually(t, 2*time.Minute, func() error {
+			mp := &corev1beta1.MachinePool{}
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: r.name + "-mp-0"}, mp); err != nil {
+				return err
+			}
+			if mp.Status.Phase != string(corev1beta1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != r.replicas {
+				return fmt.Errorf("%s %s: pool %s/%s-mp-0: phase %q, %d ready replicas; want Running with %d (conditions %v)",
+					r.infrastructure, r.flavor, r.namespace, r.name, mp.Status.Phase, mp.Status.ReadyReplicas, r.replicas, mp.Status.Conditions)
+			}
+			return nil
+		})
+	}
 }

@@ -5,12 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mpool-dev/mpool/examples"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/templates"
 )
 
@@ -168,8 +171,8 @@ metadata:
 	}{
 		{
 			name:    "a missing variable is an error naming every missing variable, in clusterctl's words",
-			args:    []string{"generate", "cluster", "c1", "-i", "azure"},
-			wantErr: "value for variables [AZURE_LOCATION, AZURE_NODE_MACHINE_TYPE, KUBERNETES_VERSION] is not set. Please set the value using os environment variables or the clusterctl config file",
+			args:    []string{"generate", "cluster", "c1", "-i", "aws", "-f", "eks-managedmachinepool"},
+			wantErr: "value for variables [AWS_NODE_MACHINE_TYPE, AWS_SSH_KEY_NAME] is not set. Please set the value using os environment variables or the clusterctl config file",
 		},
 		{
 			name: "the config file gives variables, its keys case-insensitive, its sections ignored",
@@ -341,6 +344,58 @@ func TestCheckSample(t *testing.T) {
 				t.Fatalf("checkSample(%q) = %v, want %q", tt.sample, err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestCloudFlavorDefaults: with no variables set, the azure and aws
+// flavors target the simulated clouds of `mpool up` — their defaults are
+// cloudsim's — at a Kubernetes version the simulated AWS has an AMI of.
+func TestCloudFlavorDefaults(t *testing.T) {
+	field := func(objs map[string]*unstructured.Unstructured, kind string, path ...string) string {
+		t.Helper()
+		if objs[kind] == nil {
+			t.Fatalf("no %s", kind)
+		}
+		v, _, _ := unstructured.NestedString(objs[kind].Object, path...)
+		return v
+	}
+	for _, flavor := range []string{"machinepool", "machinepool-flex"} {
+		r := runGenerate(t, nil, "", "generate", "cluster", "c1", "-i", "azure", "-f", flavor)
+		if r.err != nil {
+			t.Fatalf("azure %s: %v", flavor, r.err)
+		}
+		objs := objectsByKind(t, r.stdout)
+		for _, c := range []struct{ got, want string }{
+			{field(objs, "AzureCluster", "spec", "subscriptionID"), cloudsim.AzureDefaultSubscriptionID},
+			{field(objs, "AzureCluster", "spec", "location"), cloudsim.AzureDefaultLocation},
+			{field(objs, "AzureMachinePool", "spec", "location"), cloudsim.AzureDefaultLocation},
+			{field(objs, "AzureClusterIdentity", "spec", "tenantID"), cloudsim.AzureDefaultTenantID},
+			{field(objs, "AzureClusterIdentity", "spec", "clientID"), cloudsim.AzureDefaultClientID},
+			{field(objs, "Secret", "stringData", "clientSecret"), cloudsim.AzureDefaultClientSecret},
+			{field(objs, "AzureClusterIdentity", "spec", "clientSecret", "name"), field(objs, "Secret", "metadata", "name")},
+			{field(objs, "AzureCluster", "spec", "identityRef", "name"), field(objs, "AzureClusterIdentity", "metadata", "name")},
+			{field(objs, "Cluster", "spec", "infrastructureRef", "name"), field(objs, "AzureCluster", "metadata", "name")},
+		} {
+			if c.got != c.want {
+				t.Errorf("azure %s: %q, want %q", flavor, c.got, c.want)
+			}
+		}
+	}
+	r := runGenerate(t, nil, "", "generate", "cluster", "c1", "-i", "aws", "-f", "machinepool")
+	if r.err != nil {
+		t.Fatalf("aws machinepool: %v", r.err)
+	}
+	objs := objectsByKind(t, r.stdout)
+	if got := field(objs, "AWSCluster", "spec", "region"); got != cloudsim.AWSDefaultRegion {
+		t.Errorf("aws: region %q, want %q", got, cloudsim.AWSDefaultRegion)
+	}
+	if got := field(objs, "Cluster", "spec", "infrastructureRef", "name"); got != "c1" {
+		t.Errorf("aws: the Cluster's infrastructureRef names %q, want c1", got)
+	}
+	for _, v := range []string{field(objs, "MachinePool", "spec", "template", "spec", "version")} {
+		if !slices.Contains(cloudsim.AWSKubernetesVersions, v) {
+			t.Errorf("aws: the simulated AWS has no AMI of %s (it has %v)", v, cloudsim.AWSKubernetesVersions)
+		}
 	}
 }
 

@@ -19,23 +19,35 @@ import (
 // not serve come with a note. The templates are stand-ins in the providers'
 // shape (testdata/upstream/README.md).
 func TestGenerateFromUpstreamShape(t *testing.T) {
-	env := map[string]string{"AWS_REGION": "us-east-1", "AZURE_SUBSCRIPTION_ID": "00000000-0000-0000-0000-000000000000"}
+	// Values other than the flavors' defaults, so that a flavor ignoring
+	// a variable shows.
+	env := map[string]string{
+		"AWS_REGION": "eu-west-1", "AWS_AVAILABILITY_ZONE": "eu-west-1b",
+		"AZURE_SUBSCRIPTION_ID": "00000000-0000-0000-0000-000000000000", "AZURE_TENANT_ID": "11111111-0000-0000-0000-000000000000",
+		"AZURE_CLIENT_ID": "22222222-0000-0000-0000-000000000000", "AZURE_RESOURCE_GROUP": "my-rg",
+		"CLUSTER_IDENTITY_NAME": "cluster-identity", "AZURE_CLUSTER_IDENTITY_SECRET_NAME": "cluster-identity-secret",
+		"AZURE_CLUSTER_IDENTITY_SECRET_NAMESPACE": "default",
+	}
 	for k, v := range flavorEnv {
 		env[k] = v
 	}
 	tests := []struct {
 		name, file, infrastructure, flavor string
 		// same are the kinds whose objects must be equal. The Cluster is
-		// never among them: the flavors' Cluster drops the references to
-		// what mpool does not serve, so that it can become ready.
+		// never among them: the flavors' Cluster drops its controlPlaneRef
+		// (mpool serves no control plane); its infrastructureRef is
+		// compared instead.
 		same []string
 		// notServed are the kinds --from must note.
 		notServed []string
+		// infrastructureRef: the Clusters' spec.infrastructureRef must be
+		// equal.
+		infrastructureRef bool
 	}{
 		{name: "CAPZ machinepool", file: "azure-machinepool.yaml", infrastructure: "azure", flavor: "machinepool",
-			same: []string{"MachinePool", "AzureMachinePool", "KubeadmConfig"}},
+			same: []string{"AzureCluster", "AzureClusterIdentity", "MachinePool", "AzureMachinePool", "KubeadmConfig"}, infrastructureRef: true},
 		{name: "CAPA machinepool", file: "aws-machinepool.yaml", infrastructure: "aws", flavor: "machinepool",
-			same: []string{"MachinePool", "AWSMachinePool", "KubeadmConfig"}},
+			same: []string{"AWSCluster", "MachinePool", "AWSMachinePool", "KubeadmConfig"}, infrastructureRef: true},
 		// The embedded EKS flavor sets the node group's instance type and SSH
 		// key (AWS_NODE_MACHINE_TYPE, AWS_SSH_KEY_NAME), which CAPA's leaves
 		// to EKS's defaults and the control plane: only the MachinePools match.
@@ -63,6 +75,13 @@ func TestGenerateFromUpstreamShape(t *testing.T) {
 					g, _ := yaml.Marshal(got[kind].Object)
 					w, _ := yaml.Marshal(want[kind].Object)
 					t.Errorf("%s differs:\n--- from the provider's template:\n%s--- from the flavor:\n%s", kind, g, w)
+				}
+			}
+			if tt.infrastructureRef {
+				g, _, _ := unstructured.NestedMap(got["Cluster"].Object, "spec", "infrastructureRef")
+				w, _, _ := unstructured.NestedMap(want["Cluster"].Object, "spec", "infrastructureRef")
+				if g == nil || !reflect.DeepEqual(g, w) {
+					t.Errorf("the Clusters' infrastructureRef differ: from the provider's template %v, from the flavor %v", g, w)
 				}
 			}
 			for _, kind := range tt.notServed {
