@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -114,7 +115,7 @@ func TestGenerateLocalNeedsNoVariables(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the local flavor for cluster name local differs from examples/local/machinepool.yaml:\n%s", r.stdout)
 	}
-	sample, err := sampleObjects()
+	sample, err := samples["local"].objects()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,19 +330,41 @@ func TestGenerateAppliesToAPIServer(t *testing.T) {
 	}
 }
 
-func TestCheckSample(t *testing.T) {
-	tests := []struct{ sample, wantErr string }{
-		{sample: "local"},
-		{sample: "azure", wantErr: "the Azure provider is not implemented yet; use --sample local"},
-		{sample: "aws", wantErr: "the AWS provider is not implemented yet; use --sample local"},
-		{sample: "eks", wantErr: "the EKS provider is not implemented yet; use --sample local"},
+func TestLookupSample(t *testing.T) {
+	tests := []struct{ sample, wantPool, wantErr string }{
+		{sample: "local", wantPool: "local-mp-0"},
+		{sample: "azure", wantPool: "azure-mp-0"},
+		{sample: "aws", wantPool: "aws-mp-0"},
+		{sample: "eks", wantErr: "the EKS provider is not implemented yet; use --sample local, azure or aws"},
 		{sample: "gcp", wantErr: `unknown --sample "gcp": local, azure, aws or eks`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sample, func(t *testing.T) {
-			err := checkSample(tt.sample)
+			s, err := lookupSample(tt.sample)
 			if (tt.wantErr == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), tt.wantErr) {
-				t.Fatalf("checkSample(%q) = %v, want %q", tt.sample, err, tt.wantErr)
+				t.Fatalf("lookupSample(%q) = %v, want %q", tt.sample, err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if s.pool() != tt.wantPool {
+				t.Errorf("the sample's pool is %s, want %s", s.pool(), tt.wantPool)
+			}
+			objs, err := s.objects()
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, u := range objs {
+				if u.GetKind() == "MachinePool" && u.GetName() == tt.wantPool && u.GetNamespace() == "default" {
+					found = true
+					if r, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas"); fmt.Sprint(r) != "3" {
+						t.Errorf("the sample pool has %v replicas, want 3", r)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("the sample's objects have no MachinePool default/%s", tt.wantPool)
 			}
 		})
 	}
@@ -349,7 +372,8 @@ func TestCheckSample(t *testing.T) {
 
 // TestCloudFlavorDefaults: with no variables set, the azure and aws
 // flavors target the simulated clouds of `mpool up` — their defaults are
-// cloudsim's — at a Kubernetes version the simulated AWS has an AMI of.
+// cloudsim's — at a Kubernetes version the simulated AWS has an AMI of, as
+// is the version the aws sample's "Try next" lines roll to.
 func TestCloudFlavorDefaults(t *testing.T) {
 	field := func(objs map[string]*unstructured.Unstructured, kind string, path ...string) string {
 		t.Helper()
@@ -392,7 +416,7 @@ func TestCloudFlavorDefaults(t *testing.T) {
 	if got := field(objs, "Cluster", "spec", "infrastructureRef", "name"); got != "c1" {
 		t.Errorf("aws: the Cluster's infrastructureRef names %q, want c1", got)
 	}
-	for _, v := range []string{field(objs, "MachinePool", "spec", "template", "spec", "version")} {
+	for _, v := range []string{field(objs, "MachinePool", "spec", "template", "spec", "version"), samples["aws"].nextVersion} {
 		if !slices.Contains(cloudsim.AWSKubernetesVersions, v) {
 			t.Errorf("aws: the simulated AWS has no AMI of %s (it has %v)", v, cloudsim.AWSKubernetesVersions)
 		}
@@ -430,8 +454,15 @@ func TestTryNextCommands(t *testing.T) {
 		})
 	}
 	var out strings.Builder
-	nextSteps(&out, "/k", "go run ./cmd/mpool", false)
+	nextSteps(&out, samples["local"], "/k", "go run ./cmd/mpool", false)
 	for _, w := range []string{"go install ./cmd/mpool", "  go run ./cmd/mpool describe machinepool local-mp-0", "kubectl is not on your PATH"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("the Try next lines do not contain %q:\n%s", w, out.String())
+		}
+	}
+	out.Reset()
+	nextSteps(&out, samples["aws"], "/k", "mpool", true)
+	for _, w := range []string{"  mpool describe machinepool aws-mp-0", "kubectl patch machinepool aws-mp-0 ", `"version":"` + samples["aws"].nextVersion + `"`} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("the Try next lines do not contain %q:\n%s", w, out.String())
 		}

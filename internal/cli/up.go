@@ -40,9 +40,12 @@ func newUpCommand() *cobra.Command {
 		Short: "Start mpool on this machine: control plane, CRDs and manager",
 		Long: `Start an embedded etcd, kube-apiserver and kube-controller-manager (built from source
 on first use and cached), install mpool's CRDs, start the simulated cloud and run the
-manager in this process. Unless --empty, it then creates a sample 3-replica pool of
-simulated VMs (--sample local: the local machinepool flavor of 'mpool generate
-cluster') and shows its progress until it is Running. It runs in the foreground
+manager in this process. Unless --empty, it then creates a sample 3-replica pool
+and shows its progress until it is Running: --sample local (the default) is the
+local machinepool flavor of 'mpool generate cluster', simulated VMs joining the
+Cluster default/local; --sample azure and --sample aws are the azure and aws
+machinepool flavors for a Cluster default/azure or default/aws, a VM Scale Set
+in the simulated Azure or an Auto Scaling Group in the simulated AWS. It runs in the foreground
 until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
 Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 		Args: cobra.NoArgs,
@@ -52,7 +55,7 @@ Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the manager's Prometheus metrics endpoint; "0" disables it`)
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "Write the manager's logs to the terminal instead of DATA_DIR/manager.log")
 	fs.BoolVar(&o.empty, "empty", false, "Do not create the sample 3-replica pool")
-	fs.StringVar(&o.sample, "sample", "local", "The sample pool: local (the flavor of 'mpool generate cluster local --flavor machinepool'); azure, aws and eks wait for their providers")
+	fs.StringVar(&o.sample, "sample", "local", "The sample pool: local, azure or aws (the machinepool flavor of 'mpool generate cluster' for that infrastructure); eks waits for its provider")
 	gates := addGateFlags(fs)
 	logs := addLogFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -60,7 +63,7 @@ Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 			return gates.envErr
 		}
 		if !o.empty {
-			if err := checkSample(o.sample); err != nil {
+			if _, err := lookupSample(o.sample); err != nil {
 				return err
 			}
 		}
@@ -218,18 +221,22 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}
 
 	if !o.empty {
+		smp, err := lookupSample(o.sample)
+		if err != nil {
+			return err
+		}
 		go func() {
-			if err := applySample(ctx, mgmt); err != nil {
+			if err := applySample(ctx, mgmt, smp); err != nil {
 				fmt.Fprintf(out, "mpool: %v\n", err)
 				return
 			}
-			if err := watchSample(ctx, out, mgmt); err != nil {
+			if err := watchSample(ctx, out, mgmt, smp.pool()); err != nil {
 				fmt.Fprintf(out, "mpool: %v\n", err)
 				return
 			}
 			if ctx.Err() == nil {
 				mpool, haveKubectl := runningCommand()
-				nextSteps(out, kubeconfigPath, mpool, haveKubectl)
+				nextSteps(out, smp, kubeconfigPath, mpool, haveKubectl)
 			}
 		}()
 	}

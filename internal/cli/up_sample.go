@@ -21,35 +21,52 @@ import (
 	"github.com/mpool-dev/mpool/templates"
 )
 
-// samplePool is the MachinePool of the local flavor generated for the
-// cluster name "local", the same as examples/local/machinepool.yaml.
-const samplePool = "local-mp-0"
-
-// checkSample refuses a --sample that cannot become Running yet.
-func checkSample(sample string) error {
-	switch sample {
-	case "local":
-		return nil
-	case "azure":
-		return errors.New("the Azure provider is not implemented yet; use --sample local " +
-			"(mpool generate cluster NAME --infrastructure azure --flavor machinepool writes the Azure pool's manifests)")
-	case "aws":
-		return errors.New("the AWS provider is not implemented yet; use --sample local " +
-			"(mpool generate cluster NAME --infrastructure aws --flavor machinepool writes the AWS pool's manifests)")
-	case "eks":
-		return errors.New("the EKS provider is not implemented yet; use --sample local " +
-			"(mpool generate cluster NAME --infrastructure aws --flavor eks-managedmachinepool writes the EKS pool's manifests)")
-	default:
-		return fmt.Errorf("unknown --sample %q: local, azure, aws or eks", sample)
-	}
+// sample is one pool `mpool up --sample` can create: an embedded flavor
+// generated for a cluster of the sample's name in namespace default.
+type sample struct {
+	// infrastructure and flavor name the embedded flavor.
+	infrastructure, flavor string
+	// cluster is the flavor's CLUSTER_NAME.
+	cluster string
+	// vars are the variables set besides CLUSTER_NAME and NAMESPACE.
+	vars map[string]string
+	// nextVersion is the Kubernetes version `up`'s "Try next" lines roll
+	// the pool to: one the sample's cloud has images of.
+	nextVersion string
 }
 
-// sampleObjects are the sample pool's objects: the local machinepool flavor
-// for the cluster name "local" in namespace default, with the flavor's
-// defaults only (no environment, no config file), so every `mpool up`
-// creates the same pool.
-func sampleObjects() ([]*unstructured.Unstructured, error) {
-	f, err := templates.Lookup("local", "machinepool")
+// pool is the sample's MachinePool, as the flavors name it.
+func (s sample) pool() string { return s.cluster + "-mp-0" }
+
+// samples are the pools of `mpool up --sample`, 3 replicas each. The local
+// one is examples/local/machinepool.yaml; the Azure and AWS ones are their
+// own Clusters (with an AzureCluster or AWSCluster), whose workload cluster
+// `up`'s API server becomes (see sandboxClusters), in the simulated clouds
+// the flavors default to.
+var samples = map[string]sample{
+	"local": {infrastructure: "local", flavor: "machinepool", cluster: localClusterName, nextVersion: "v1.37.2"},
+	"azure": {infrastructure: "azure", flavor: "machinepool", cluster: "azure", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.37.2"},
+	"aws":   {infrastructure: "aws", flavor: "machinepool", cluster: "aws", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.33.1"},
+}
+
+// lookupSample returns the --sample name, or why `up` refuses it.
+func lookupSample(name string) (sample, error) {
+	if s, ok := samples[name]; ok {
+		return s, nil
+	}
+	if name == "eks" {
+		return sample{}, errors.New("the EKS provider is not implemented yet; use --sample local, azure or aws " +
+			"(mpool generate cluster NAME --infrastructure aws --flavor eks-managedmachinepool writes the EKS pool's manifests)")
+	}
+	return sample{}, fmt.Errorf("unknown --sample %q: local, azure, aws or eks", name)
+}
+
+// objects are the sample pool's objects: its flavor for the sample's
+// cluster name in namespace default, with the flavor's defaults and the
+// sample's variables only (no environment, no config file), so every
+// `mpool up` creates the same pool.
+func (s sample) objects() ([]*unstructured.Unstructured, error) {
+	f, err := templates.Lookup(s.infrastructure, s.flavor)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +74,11 @@ func sampleObjects() ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	manifest, _, err := generateManifest(tpl, templateVars{flags: map[string]string{"CLUSTER_NAME": localClusterName, "NAMESPACE": "default"}})
+	flags := map[string]string{"CLUSTER_NAME": s.cluster, "NAMESPACE": "default"}
+	for k, v := range s.vars {
+		flags[k] = v
+	}
+	manifest, _, err := generateManifest(tpl, templateVars{flags: flags})
 	if err != nil {
 		return nil, err
 	}
@@ -66,8 +87,8 @@ func sampleObjects() ([]*unstructured.Unstructured, error) {
 
 // applySample creates the sample pool's objects in namespace default, leaving
 // any that already exist (a restarted `mpool up` keeps the user's changes).
-func applySample(ctx context.Context, c client.Client) error {
-	objs, err := sampleObjects()
+func applySample(ctx context.Context, c client.Client, s sample) error {
+	objs, err := s.objects()
 	if err != nil {
 		return fmt.Errorf("generating the sample pool: %w", err)
 	}
@@ -81,7 +102,7 @@ func applySample(ctx context.Context, c client.Client) error {
 
 // watchSample prints a progress line whenever the sample pool's state
 // changes, until it is Running or ctx ends.
-func watchSample(ctx context.Context, out io.Writer, c client.Client) error {
+func watchSample(ctx context.Context, out io.Writer, c client.Client, samplePool string) error {
 	start := time.Now()
 	last := ""
 	tick := time.NewTicker(500 * time.Millisecond)
@@ -121,9 +142,10 @@ func orPending(phase string) string {
 	return phase
 }
 
-// nextSteps is what `mpool up` suggests once the sample pool runs, with
-// mpool the command that runs this binary again (see mpoolCommand).
-func nextSteps(out io.Writer, kubeconfig, mpool string, haveKubectl bool) {
+// nextSteps is what `mpool up` suggests once sample s runs, with mpool the
+// command that runs this binary again (see mpoolCommand).
+func nextSteps(out io.Writer, s sample, kubeconfig, mpool string, haveKubectl bool) {
+	samplePool := s.pool()
 	fmt.Fprintf(out, "\nTry next (in another terminal):\n  export KUBECONFIG=%s\n", kubeconfig)
 	if mpool != "mpool" {
 		fmt.Fprintf(out, "  # mpool is not on your PATH (go install ./cmd/mpool puts it there); so:\n")
@@ -133,7 +155,7 @@ func nextSteps(out io.Writer, kubeconfig, mpool string, haveKubectl bool) {
 	if !haveKubectl {
 		fmt.Fprintf(out, "  # kubectl is not on your PATH; install it for the next line\n")
 	}
-	fmt.Fprintf(out, "  kubectl patch machinepool %s --type merge -p '{\"spec\":{\"template\":{\"spec\":{\"version\":\"v1.37.2\"}}}}'\n", samplePool)
+	fmt.Fprintf(out, "  kubectl patch machinepool %s --type merge -p '{\"spec\":{\"template\":{\"spec\":{\"version\":\"%s\"}}}}'\n", samplePool, s.nextVersion)
 	fmt.Fprintf(out, "  %s rollout status %s --watch        # watch the rolling replacement\n", mpool, samplePool)
 }
 

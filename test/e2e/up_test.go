@@ -324,11 +324,13 @@ func checkSampleDescribed(t *testing.T, bin, kubeconfig string) {
 // unchanged become a Running pool of simulated VMSS VMs (Azure face, real
 // SDK, the example's AzureClusterIdentity), joined to the API server `mpool
 // up` makes the Cluster's workload cluster, and the operator CLI describes
-// and plans it as it does local pools.
+// and plans it as it does local pools. The same `mpool up` runs with
+// --sample aws: its sample, the aws machinepool flavor of `mpool generate
+// cluster` (an AWSCluster and an Auto Scaling Group in the simulated AWS),
+// becomes Running too and `up` names it in its "Try next" lines.
 func TestUpRunsTheAzureExample(t *testing.T) {
 	bin := buildMpool(t)
-	up, _ := startUp(t, bin, "--data-dir", t.TempDir(), "--empty")
-	up.drain()
+	up, _ := startUp(t, bin, "--data-dir", t.TempDir(), "--sample", "aws")
 	c := up.client(t)
 	ctx := context.Background()
 	for _, f := range []string{"../../examples/azure/cluster.yaml", "../../examples/seeds/azure-machinepool.yaml"} {
@@ -346,6 +348,9 @@ func TestUpRunsTheAzureExample(t *testing.T) {
 			}
 		}
 	}
+	up.waitLine(t, regexp.MustCompile(`sample pool default/aws-mp-0: phase Running, 3/3 instances, 3 Ready nodes`), 5*time.Minute)
+	up.waitLine(t, regexp.MustCompile(`describe machinepool aws-mp-0 `), 10*time.Second)
+	up.drain()
 	mp := &corev1beta1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "capz-mp-0"}}
 	testenv.Eventually(t, 5*time.Minute, func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(mp), mp); err != nil {
