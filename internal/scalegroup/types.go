@@ -220,6 +220,12 @@ type Instance struct {
 	// Message says why an instance failed, or why a running instance has not
 	// joined the cluster; empty when there is nothing to say.
 	Message string
+	// Held is true while the cloud holds the instance before it boots,
+	// waiting for an action outside the engine: an AWS launch lifecycle
+	// hook's Pending:Wait, which lasts up to the hook's heartbeat timeout
+	// (two hours at most). The engine's join timeout does not run while an
+	// instance is held.
+	Held bool
 }
 
 // InstanceState is the lifecycle state of an instance as the cloud sees it.

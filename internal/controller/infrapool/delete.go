@@ -86,6 +86,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 		return err
 	}
 	e.tracker.forget(s.pool.GetUID())
+	e.held.forget(s.pool.GetUID())
 	e.applied.forget(s.pool.GetUID())
 	e.managed.forget(s.pool.GetUID())
 	e.status.forget(s.pool.GetUID())

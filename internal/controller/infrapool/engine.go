@@ -118,8 +118,12 @@ type Engine struct {
 
 	clientsets *clientsets
 	tracker    *drainTracker
-	applied    *poolMemo[string] // spec hash last applied
-	managed    *poolMemo[preview.ManagedCapacity]
+	// held records when each instance the cloud held before its boot was
+	// last seen held (scalegroup.Instance.Held): its join timeout counts
+	// from then.
+	held    *drainTracker
+	applied *poolMemo[string] // spec hash last applied
+	managed *poolMemo[preview.ManagedCapacity]
 	// status is the pool as this engine last wrote its status (the
 	// server's answer): see patch.
 	status   *poolMemo[Pool]
@@ -168,6 +172,7 @@ func New(opts Options) (*Engine, error) {
 		joinTimeout: opts.JoinTimeout,
 		clientsets:  newClientsets(opts.Workload),
 		tracker:     newDrainTracker(),
+		held:        newDrainTracker(),
 		applied:     newPoolMemo[string](),
 		managed:     newPoolMemo[preview.ManagedCapacity](),
 		status:      newPoolMemo[Pool](),

@@ -47,6 +47,12 @@ func TestJoinTimeoutReplacesInstancesWithoutANode(t *testing.T) {
 			timeout: 10 * time.Minute, nodesKnown: true,
 		},
 		{
+			name:    "a held instance is waited for, however long",
+			reason:  "an AWS launch lifecycle hook holds it in Pending:Wait for up to two hours: nothing is wrong with it",
+			fx:      []fixture{running("a", time.Hour, "new"), {id: "b", age: time.Hour, state: scalegroup.StateBooting, model: "new", held: true}},
+			timeout: 10 * time.Minute, nodesKnown: true,
+		},
+		{
 			name:    "disabled",
 			fx:      []fixture{running("a", time.Hour, "new"), notJoined("b", time.Hour, scalegroup.StateRunning)},
 			timeout: 0, nodesKnown: true,
@@ -90,6 +96,41 @@ func TestJoinTimeoutReplacesInstancesWithoutANode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestJoinTimeoutCountsFromTheHoldsEnd: an instance the cloud held for an
+// hour gets the whole join timeout after its release.
+func TestJoinTimeoutCountsFromTheHoldsEnd(t *testing.T) {
+	oneSurge := rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1))}
+	fx := []fixture{running("a", time.Hour, "new"), {id: "b", age: time.Hour, state: scalegroup.StateBooting, model: "new", held: true}}
+	e, s := glueScope(fx, 2, oneSurge)
+	s.joinTimeout, s.nodesKnown = 10*time.Minute, true
+	plan := func() []string {
+		t.Helper()
+		res, err := rollout.Plan(e.rolloutInput(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, v := range res.Delete {
+			got = append(got, v.ID)
+		}
+		return got
+	}
+	if got := plan(); len(got) != 0 {
+		t.Fatalf("victims %v while b is held, want none", got)
+	}
+	// Released: it boots; 9 minutes later it is still waited for, 11
+	// minutes later it is replaced.
+	s.cloud.Instances[1].Held = false
+	s.now = t0.Add(9 * time.Minute)
+	if got := plan(); len(got) != 0 {
+		t.Fatalf("victims %v 9 minutes after the hold ended, want none", got)
+	}
+	s.now = t0.Add(11 * time.Minute)
+	if got := plan(); strings.Join(got, ",") != "b" {
+		t.Fatalf("victims %v 11 minutes after the hold ended, want b", got)
 	}
 }
 

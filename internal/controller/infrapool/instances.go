@@ -68,6 +68,7 @@ func (e *Engine) syncInstances(ctx context.Context, s *scope) error {
 		}
 	}
 	e.tracker.retain(s.pool.GetUID(), present)
+	e.held.retain(s.pool.GetUID(), present)
 	return e.parallel(ctx, len(work), func(ctx context.Context, i int) error { return work[i](ctx) })
 }
 

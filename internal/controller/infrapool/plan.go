@@ -70,7 +70,13 @@ func (e *Engine) rolloutInstance(s *scope, inst scalegroup.Instance) rollout.Ins
 	}
 	_, started := e.tracker.started(s.pool.GetUID(), inst.ID)
 	state := reportedState(inst.State)
-	if joinTimedOut(s, inst) {
+	joinFrom := inst.CreatedAt
+	if inst.Held {
+		e.held.mark(s.pool.GetUID(), inst.ID, s.now)
+	} else if at, ok := e.held.started(s.pool.GetUID(), inst.ID); ok && at.After(joinFrom) {
+		joinFrom = at
+	}
+	if joinTimedOut(s, inst, joinFrom) {
 		// Replaced like a failed instance: deleted at once (it serves
 		// nothing, so the budgets do not hold it back) and refilled.
 		if s.joinTimedOut == nil {
@@ -89,18 +95,22 @@ func (e *Engine) rolloutInstance(s *scope, inst scalegroup.Instance) rollout.Ins
 }
 
 // joinTimedOut reports whether inst has had no Node for the join timeout
-// since the cloud created it, as Cluster API's MachineHealthCheck treats a
-// Machine without a nodeRef after nodeStartupTimeout: its bootstrap token
-// may have been wrong or expired, its boot may hang. Only instances the
-// cloud has not given up on count (failed ones are replaced anyway), and
-// only while the workload cluster's Nodes are known.
-func joinTimedOut(s *scope, inst scalegroup.Instance) bool {
-	if s.joinTimeout <= 0 || !s.nodesKnown || s.nodes[inst.ProviderID] != nil {
+// since from (when the cloud created it, or when this process last saw the
+// cloud hold it: see scalegroup.Instance.Held), as Cluster API's
+// MachineHealthCheck treats a Machine without a nodeRef after
+// nodeStartupTimeout: its bootstrap token may have been wrong or expired,
+// its boot may hang. Only instances the cloud has not given up on count
+// (failed ones are replaced anyway), never held ones, and only while the
+// workload cluster's Nodes are known. A manager restarted right after a
+// long hold ended counts from the instance's creation again: the cloud
+// does not say when the hold ended.
+func joinTimedOut(s *scope, inst scalegroup.Instance, from time.Time) bool {
+	if s.joinTimeout <= 0 || inst.Held || !s.nodesKnown || s.nodes[inst.ProviderID] != nil {
 		return false
 	}
 	switch inst.State {
 	case scalegroup.StateCreating, scalegroup.StateBooting, scalegroup.StateRunning:
-		return !s.now.Before(inst.CreatedAt.Add(s.joinTimeout))
+		return !s.now.Before(from.Add(s.joinTimeout))
 	default:
 		return false
 	}

@@ -30,10 +30,11 @@ type fixture struct {
 	objGone bool              // per-instance object being deleted
 	machine map[string]string // annotations on its Machine; nil: no Machine
 	mGone   bool              // Machine being deleted
+	held    bool              // held by the cloud before its boot (scalegroup.Instance.Held)
 }
 
 func glueScope(fx []fixture, desired int32, strategy rollout.Strategy) (*Engine, *scope) {
-	e := &Engine{tracker: newDrainTracker()}
+	e := &Engine{tracker: newDrainTracker(), held: newDrainTracker()}
 	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: "ns", UID: "uid-1"}}
 	s := &scope{
 		pool: pool, now: t0, replicas: desired, modelHash: "new",
@@ -49,7 +50,7 @@ func glueScope(fx []fixture, desired int32, strategy rollout.Strategy) (*Engine,
 	for _, f := range fx {
 		pid := "local:///g/" + f.id
 		s.cloud.Instances = append(s.cloud.Instances, scalegroup.Instance{
-			ID: f.id, ProviderID: pid, State: f.state, ModelHash: f.model, CreatedAt: t0.Add(-f.age),
+			ID: f.id, ProviderID: pid, State: f.state, ModelHash: f.model, CreatedAt: t0.Add(-f.age), Held: f.held,
 		})
 		obj := &infrav1.LocalMachinePoolMachine{ObjectMeta: metav1.ObjectMeta{Name: "pool-" + f.id, Namespace: "ns", Annotations: f.objMark}}
 		if f.objGone {

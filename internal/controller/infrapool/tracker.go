@@ -46,6 +46,18 @@ func (t *drainTracker) start(pool types.UID, id string, at time.Time) {
 	}
 }
 
+// mark records at for instance id of pool, replacing an earlier record.
+func (t *drainTracker) mark(pool types.UID, id string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ids := t.m[pool]
+	if ids == nil {
+		ids = map[string]time.Time{}
+		t.m[pool] = ids
+	}
+	ids[id] = at
+}
+
 // retain forgets the instances of pool that are not in present.
 func (t *drainTracker) retain(pool types.UID, present map[string]bool) {
 	t.mu.Lock()

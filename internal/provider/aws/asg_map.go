@@ -571,6 +571,7 @@ func instance(in asgtypes.Instance, hash string, since int64, templateID string)
 		ProviderID: "aws:///" + zone + "/" + id,
 		Zone:       zone,
 		State:      instanceState(in),
+		Held:       in.LifecycleState == asgtypes.LifecycleStatePendingWait,
 	}
 	version, sameTemplate := "", false
 	if lt := in.LaunchTemplate; lt != nil {
