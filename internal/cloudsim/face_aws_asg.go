@@ -61,6 +61,11 @@ type awsGroupPayload struct {
 	// (face_aws_spot.go).
 	Mixed         *awsMixed         `json:"mixed,omitempty"`
 	Interruptions []awsInterruption `json:"interruptions,omitempty"`
+	// Suspended are the group's suspended processes
+	// (face_aws_processes.go); Refreshes its instance refreshes, newest
+	// first (face_aws_refresh.go).
+	Suspended []awsSuspended `json:"suspended,omitempty"`
+	Refreshes []awsRefresh   `json:"refreshes,omitempty"`
 }
 
 // instanceTags are the tags of instances the group launches: the
@@ -374,11 +379,14 @@ func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, exi
 	}
 	sc := h.scope(req)
 	// Capacity rebalance replacements are above the desired capacity.
-	target := int(p.Desired) + rebalanceExtra(existing, p)
+	// So are an instance refresh's launched ahead of its terminations.
+	target := int(p.Desired) + rebalanceExtra(existing, p) + p.refreshSurge()
 	short := false
 	if fit := h.vcpuFit(req, name, p); fit >= 0 && fit < target {
 		target, short = fit, true
 	}
+	// Suspended Launch or Terminate processes hold the capacity.
+	target = p.clampProcesses(existing, target)
 	var victims []string
 	if existing != nil {
 		victims = awsVictims(existing, p, target)
@@ -494,8 +502,9 @@ func awsVictimBefore(a, b Instance, perZone map[string]int, p *awsGroupPayload) 
 func (h *awsHandler) converge(req *awsRequest, g *Group) *Group {
 	g = h.expireHooks(req, g)
 	g = h.progressSpot(req, g)
+	g = h.progressRefresh(req, g)
 	p := readAWSPayload(g)
-	if g.Operation != nil && g.Operation.Type == OperationDelete || int(p.Desired) <= awsLive(g) {
+	if g.Operation != nil && g.Operation.Type == OperationDelete || int(p.Desired) <= awsLive(g) || p.suspended(awsapi.ProcessLaunch) {
 		return g
 	}
 	fit := h.vcpuFit(req, g.Name, &p)
@@ -878,6 +887,7 @@ func (h *awsHandler) wireGroup(g *Group) awsapi.AutoScalingGroup {
 	}
 	out.LaunchTemplate = &lt
 	wireMixed(&out, p)
+	out.SuspendedProcesses = wireSuspended(p)
 	if g.Operation != nil && g.Operation.Type == OperationDelete {
 		out.Status = "Delete in progress"
 	}
