@@ -120,6 +120,12 @@ type Desired struct {
 	// Strategy is the pool's rolling update strategy. The MachinePool's
 	// minReadySeconds, when set, replaces the adapter's MinReadySeconds.
 	Strategy rollout.Strategy
+	// SkipModelReconciliation, when not empty, keeps this pool's
+	// out-of-date instances and says why (AWS: "spec.refreshPreferences.disable
+	// is true"): as with the SkipMachinePoolModelReconciliation gate, new
+	// instances get the current model and existing ones stay until the pool
+	// is scaled in or they are deleted.
+	SkipModelReconciliation string
 }
 
 // InstanceReport is the engine's view of one instance.

@@ -30,7 +30,8 @@ func (e *Engine) planRollout(_ context.Context, s *scope) error {
 // cloud that runs its own rollouts (scalegroup.Capabilities.CloudRollouts)
 // out-of-date instances are the cloud's to replace: the planner neither
 // replaces them nor prefers them as victims, as with the
-// SkipMachinePoolModelReconciliation gate.
+// SkipMachinePoolModelReconciliation gate, or a pool's own
+// Desired.SkipModelReconciliation.
 // Without the workload cluster's Nodes no instance is known to be Ready, and
 // the planner would treat every instance as free to delete; without the
 // bootstrap data (its Secret is being re-rendered, or was deleted) the
@@ -41,7 +42,7 @@ func (e *Engine) rolloutInput(s *scope) rollout.Input {
 		Desired:                 s.replicas,
 		Strategy:                s.desired.Strategy,
 		ModelHash:               s.modelHash,
-		SkipModelReconciliation: e.skip || e.cloudRollouts(),
+		SkipModelReconciliation: e.skip || e.cloudRollouts() || s.desired.SkipModelReconciliation != "",
 		Paused:                  s.paused || !s.nodesKnown || !s.bootstrap,
 		Now:                     s.now,
 		RandSeed:                preview.Seed(string(s.pool.GetUID())),

@@ -253,6 +253,8 @@ func modelUpdatedCondition(s *scope, skip bool) metav1.Condition {
 			c.Message += "; the cloud replaces them itself, with its own rolling update"
 		case skip:
 			c.Message += "; SkipMachinePoolModelReconciliation is enabled: they stay until the pool is scaled in or they are deleted"
+		case s.desired.SkipModelReconciliation != "":
+			c.Message += "; " + s.desired.SkipModelReconciliation + ": they are not replaced (new instances get the current model), they stay until the pool is scaled in or they are deleted"
 		}
 	}
 	return c
