@@ -236,7 +236,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 			strategy.MinReadySeconds = int32(min(*rp.InstanceWarmup, 1<<31-1))
 		}
 	}
-	return infrapool.Desired{Model: m, Strategy: strategy}, nil
+	return infrapool.Desired{Model: m, Strategy: strategy, SkipModelReconciliation: skipModelReconciliation(spec)}, nil
 }
 
 // Strategy maps an AWSMachinePool's refreshPreferences onto the engine's
@@ -253,9 +253,9 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 //     down first), as AWS does with minHealthyPercentage 100 and
 //     maxHealthyPercentage 100.
 //
-// refreshPreferences.disable is not mapped: the engine has no per-pool
-// switch that keeps out-of-date instances while still scaling (the
-// SkipMachinePoolModelReconciliation gate is the manager's).
+// refreshPreferences.disable keeps out-of-date instances instead
+// (skipModelReconciliation): the engine's SkipMachinePoolModelReconciliation
+// behaviour for this pool only.
 // instanceWarmup becomes MinReadySeconds when the MachinePool sets none
 // (see Desired).
 func Strategy(rp *infrav1.RefreshPreferences) rollout.Strategy {
@@ -435,6 +435,7 @@ func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
 	st.ObservedGeneration = r.ObservedGeneration
 	infrapool.MirrorConditions(pool, conditionAliases)
 	setLifecycleHookCondition(pool)
+	noteSuspendedProcesses(pool)
 	if !r.Observed {
 		return
 	}
