@@ -332,7 +332,7 @@ func (s *ASGs) update(ctx context.Context, c *sdkClients, ref scalegroup.Ref, sp
 	}
 
 	g := s.group(ref, asg)
-	g.Capacity, g.ModelHash = spec.Capacity, spec.ModelHash
+	g.Capacity, g.ModelHash, g.Template = spec.Capacity, spec.ModelHash, target.ref()
 	if g.Operation == nil {
 		g.Operation = scaleOp(spec.Capacity, liveCount(g.Instances))
 	}

@@ -150,6 +150,11 @@ type templateVersion struct {
 	info    versionInfo
 }
 
+// ref is the version in the engine's terms.
+func (v templateVersion) ref() *scalegroup.TemplateRef {
+	return &scalegroup.TemplateRef{ID: v.id, Version: strconv.FormatInt(v.version, 10)}
+}
+
 // observed is what the ASG says about its model.
 type observed struct {
 	// version is the ASG's template and version, its info from the
@@ -534,6 +539,7 @@ func (s *ASGs) group(ref scalegroup.Ref, asg *asgtypes.AutoScalingGroup) *scaleg
 	templateID := ""
 	if lt := groupTemplate(asg); lt != nil {
 		templateID = aws.ToString(lt.LaunchTemplateId)
+		g.Template = &scalegroup.TemplateRef{ID: templateID, Version: aws.ToString(lt.Version)}
 	}
 	seen := s.firstSeen(ref, asg.Instances)
 	hidden := rebalanceReplacements(asg, seen)
@@ -577,6 +583,11 @@ func instance(in asgtypes.Instance, hash string, since int64, templateID string)
 	if lt := in.LaunchTemplate; lt != nil {
 		version = aws.ToString(lt.Version)
 		sameTemplate = aws.ToString(lt.LaunchTemplateId) == templateID || aws.ToString(lt.LaunchTemplateId) == ""
+		id := aws.ToString(lt.LaunchTemplateId)
+		if id == "" {
+			id = templateID
+		}
+		out.Template = &scalegroup.TemplateRef{ID: id, Version: version}
 	}
 	if v, err := strconv.ParseInt(version, 10, 64); err == nil && sameTemplate && since > 0 && v >= since {
 		out.ModelHash = hash

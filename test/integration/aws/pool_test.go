@@ -39,6 +39,10 @@ func TestSeedMachinePool(t *testing.T) {
 	if v := f.launchTemplateVersions(t); v != 1 {
 		t.Errorf("the launch template has %d versions after the create, want 1", v)
 	}
+	f.waitLaunchTemplateStatus()
+
+	t.Log("an additional tag removed from the pool leaves the ASG")
+	f.checkAdditionalTagRemoval()
 
 	t.Log("scale 2 → 4 → 1")
 	f.scale(4)
@@ -56,6 +60,7 @@ func TestSeedMachinePool(t *testing.T) {
 	if v := f.launchTemplateVersions(t); v != versions+1 {
 		t.Errorf("an instance type change made %d launch template versions, want 1", v-versions)
 	}
+	f.waitLaunchTemplateStatus()
 
 	t.Log("version change rolls every instance")
 	before = f.instanceIDs()
