@@ -201,7 +201,7 @@ var reservedFaceNames = map[string]bool{"admin": true, "healthz": true, "v1": tr
 // the order they are served and printed: the registry of faces, one line
 // per cloud.
 func BuiltinFaces() []Face {
-	return []Face{&AzureFace{}, &AWSFace{}}
+	return []Face{&AzureFace{}, &AWSFace{}, &EKSFace{}}
 }
 
 // checkFaces validates the built-in faces and those of Options and returns
