@@ -168,6 +168,20 @@ type Group struct {
 	// it: why its last change failed (an EKS update's errors, such as
 	// PodEvictionFailure), its health issues. Empty when all is well.
 	Message string
+	// Template is the cloud object the group launches new instances from
+	// (AWS: its launch template and version), nil when the cloud has none
+	// or did not say.
+	Template *TemplateRef
+}
+
+// TemplateRef names the cloud object instances are launched from, as the
+// cloud names it: an AWS launch template's ID and version number. The
+// engine only passes it on, to the adapter's status.
+type TemplateRef struct {
+	// ID is the template's ID (lt-0123...).
+	ID string
+	// Version is the template's version ("3").
+	Version string
 }
 
 // Pending reports whether a long-running operation is in progress.
@@ -226,6 +240,9 @@ type Instance struct {
 	// (two hours at most). The engine's join timeout does not run while an
 	// instance is held.
 	Held bool
+	// Template is what the instance was launched from (AWS: its launch
+	// template and version), nil when the cloud does not say.
+	Template *TemplateRef
 }
 
 // InstanceState is the lifecycle state of an instance as the cloud sees it.

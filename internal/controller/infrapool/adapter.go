@@ -155,6 +155,9 @@ type InstanceReport struct {
 	// Message is the cloud's note on the instance: why it failed, or why it
 	// has not joined the cluster.
 	Message string
+	// Template is what the cloud launched the instance from (AWS: its
+	// launch template and version), nil when it does not say.
+	Template *scalegroup.TemplateRef
 	// JoinTimedOut is set when the instance has had no Node for the
 	// engine's join timeout since its creation: it is being replaced.
 	JoinTimedOut bool
@@ -184,6 +187,10 @@ type PoolReport struct {
 	// Operation is the cloud's long-running change of the group in
 	// progress, nil when it is at rest (or was not observed).
 	Operation *scalegroup.Operation
+	// Template is the cloud object the group launches new instances from
+	// (AWS: its launch template and version), nil when the cloud has none
+	// (or it was not observed).
+	Template *scalegroup.TemplateRef
 	// InfrastructureMachineKind is the adapter's InstanceKind.
 	InfrastructureMachineKind string
 	// FailureReason and FailureMessage are set on a problem retrying cannot

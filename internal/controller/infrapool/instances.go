@@ -112,6 +112,7 @@ func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) InstanceReport
 		ModelHash:          in.ModelHash,
 		LatestModelApplied: in.ModelHash == s.modelHash,
 		Message:            in.Message,
+		Template:           in.Template,
 		JoinTimedOut:       s.joinTimedOut[in.ID],
 	}
 	switch in.State {

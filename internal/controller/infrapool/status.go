@@ -96,6 +96,7 @@ func (e *Engine) poolReport(s *scope) PoolReport {
 	}
 	r.Ready = groupReady(g)
 	r.Operation = g.Operation
+	r.Template = g.Template
 	instances := s.instances()
 	r.Instances = make([]InstanceReport, 0, len(instances))
 	for _, in := range instances {

@@ -424,9 +424,10 @@ func tags(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, owner infrapool.
 }
 
 // WritePool implements infrapool.Adapter: the contract's fields, the
-// instances, CAPA's asgStatus, and the engine's conditions mirrored under
-// CAPA's names. The launch template's ID and version are not in the
-// engine's report and are left as they are.
+// instances, CAPA's asgStatus, the ASG's launch template ID and version,
+// and the engine's conditions mirrored under CAPA's names. The launch
+// template is left as it is when the report does not name it (the
+// reconcile that creates the ASG).
 func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
 	pool := p.(*infrav1.AWSMachinePool)
 	st := &pool.Status
@@ -445,6 +446,13 @@ func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
 	st.ASGStatus = nil
 	if op := r.Operation; op != nil && op.Type == scalegroup.OperationDelete {
 		st.ASGStatus = ptr.To(asgDeleteInProgress)
+	}
+	if t := r.Template; t != nil {
+		st.LaunchTemplateID = t.ID
+		st.LaunchTemplateVersion = nil
+		if t.Version != "" {
+			st.LaunchTemplateVersion = ptr.To(t.Version)
+		}
 	}
 	st.Instances = nil
 	for _, in := range r.Instances {
@@ -490,9 +498,9 @@ func (Adapter) WriteInstanceSpec(obj infrapool.InstanceObject, instanceID, provi
 }
 
 // WriteInstanceStatus implements infrapool.Adapter. The launch template
-// version is known for an instance of an older model (its ModelHash says
-// it, see "Carrying the model hash" in the package doc); an instance of
-// the current model runs one of its versions, and reports none.
+// version is the one the ASG reports the instance launched from; failing
+// that, an instance of an older model's (its ModelHash says it, see
+// "Carrying the model hash" in the package doc).
 func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.InstanceReport) {
 	st := &obj.(*infrav1.AWSMachinePoolMachine).Status
 	st.Ready = r.Ready
@@ -502,6 +510,9 @@ func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.Ins
 	st.LaunchTemplateVersion = ""
 	if v, ok := strings.CutPrefix(r.ModelHash, staleHashPrefix); ok && !r.LatestModelApplied {
 		st.LaunchTemplateVersion = v
+	}
+	if t := r.Template; t != nil && t.Version != "" {
+		st.LaunchTemplateVersion = t.Version
 	}
 	st.Version = r.Version
 	st.NodeRef = r.NodeRef

@@ -374,6 +374,20 @@ func TestWritePool(t *testing.T) {
 	}
 }
 
+func TestWritePoolLaunchTemplate(t *testing.T) {
+	p := testPool()
+	Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true, Template: &scalegroup.TemplateRef{ID: "lt-0abc", Version: "4"}})
+	if st := p.Status; st.LaunchTemplateID != "lt-0abc" || ptr.Deref(st.LaunchTemplateVersion, "") != "4" {
+		t.Errorf("launch template %q version %v, want lt-0abc 4", st.LaunchTemplateID, st.LaunchTemplateVersion)
+	}
+	// A report that names no template (the reconcile that creates the
+	// ASG) leaves the fields as they are.
+	Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true})
+	if st := p.Status; st.LaunchTemplateID != "lt-0abc" || ptr.Deref(st.LaunchTemplateVersion, "") != "4" {
+		t.Errorf("an unnamed template cleared launch template %q version %v", st.LaunchTemplateID, st.LaunchTemplateVersion)
+	}
+}
+
 func TestWriteInstanceStatus(t *testing.T) {
 	m := &infrav1.AWSMachinePoolMachine{}
 	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{
@@ -385,5 +399,12 @@ func TestWriteInstanceStatus(t *testing.T) {
 	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{State: preview.InstanceDeleting, ModelHash: "abc", LatestModelApplied: true})
 	if st := m.Status; st.LifecycleState != "Terminating" || st.LaunchTemplateVersion != "" || !st.LatestModelApplied {
 		t.Errorf("status %+v", st)
+	}
+	// The version the ASG reports the instance launched from, current
+	// model or not.
+	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{State: preview.InstanceRunning, ModelHash: "abc", LatestModelApplied: true,
+		Template: &scalegroup.TemplateRef{ID: "lt-0abc", Version: "5"}})
+	if st := m.Status; st.LaunchTemplateVersion != "5" {
+		t.Errorf("launch template version %q, want the instance's 5", st.LaunchTemplateVersion)
 	}
 }
