@@ -309,6 +309,11 @@ func (s *ASGs) update(ctx context.Context, c *sdkClients, ref scalegroup.Ref, sp
 	if err := s.applyHooks(ctx, c, ref, asg, want.settings.LifecycleHooks); err != nil {
 		return nil, err
 	}
+	// Tags removed from the pool go first: the record of the keys mpool
+	// manages lists them until they are gone.
+	if err := s.removeTags(ctx, c, ref, asg, desiredTags(spec, target)); err != nil {
+		return nil, err
+	}
 	// The tags first: should the ASG's update fail, instances launched
 	// meanwhile from its older version still read as older than the
 	// model's first version.

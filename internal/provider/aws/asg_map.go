@@ -195,11 +195,11 @@ func tagValue(asg *asgtypes.AutoScalingGroup, key string) string {
 
 // desiredTags are the ASG's tags for a spec whose launch template is at
 // target: the model's, propagated to instances at launch, and mpool's own,
-// not propagated.
+// not propagated (the record of the model's additional tags among them).
 func desiredTags(spec scalegroup.GroupSpec, target templateVersion) []asgtypes.Tag {
 	var out []asgtypes.Tag
 	for _, k := range slices.Sorted(maps.Keys(spec.Model.Tags)) {
-		if strings.HasPrefix(k, "mpool.dev/model-") || k == TagUserData {
+		if strings.HasPrefix(k, "mpool.dev/model-") || k == TagUserData || isRecordTag(k) {
 			continue
 		}
 		out = append(out, asgtypes.Tag{Key: aws.String(k), Value: aws.String(spec.Model.Tags[k]), PropagateAtLaunch: aws.Bool(true)})
@@ -211,7 +211,7 @@ func desiredTags(spec scalegroup.GroupSpec, target templateVersion) []asgtypes.T
 	} {
 		out = append(out, asgtypes.Tag{Key: aws.String(kv[0]), Value: aws.String(kv[1]), PropagateAtLaunch: aws.Bool(false)})
 	}
-	return out
+	return append(out, recordTags(spec.Model.Tags)...)
 }
 
 // changedTags are those of want the ASG lacks or has with another value or
