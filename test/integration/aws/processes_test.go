@@ -1,0 +1,219 @@
+package aws
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// procDescribe reads the pool's ASG through an independent client.
+func (f *fixture) procDescribe() (asgtypes.AutoScalingGroup, error) {
+	out, err := f.asgClient().DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{f.asg()}})
+	if err != nil {
+		return asgtypes.AutoScalingGroup{}, err
+	}
+	if len(out.AutoScalingGroups) != 1 {
+		return asgtypes.AutoScalingGroup{}, fmt.Errorf("the auto scaling group %s does not exist", f.asg())
+	}
+	return out.AutoScalingGroups[0], nil
+}
+
+func procSuspended(g asgtypes.AutoScalingGroup) string {
+	var out []string
+	for _, p := range g.SuspendedProcesses {
+		out = append(out, awssdk.ToString(p.ProcessName))
+	}
+	slices.Sort(out)
+	return strings.Join(out, ",")
+}
+
+// procCondition returns the pool's condition typ.
+func (f *fixture) procCondition(typ string) *metav1.Condition {
+	f.t.Helper()
+	ap := &infrav1.AWSMachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
+		f.t.Fatal(err)
+	}
+	return meta.FindStatusCondition(ap.Status.Conditions, typ)
+}
+
+// TestSuspendProcesses: spec.suspendProcesses reaches the ASG (AWS's
+// DescribeAutoScalingGroups reports it) and removing it resumes the
+// processes; a suspended Launch process holds a scale-up, which ASGReady
+// and ScaleGroupDesiredReplicas say, until it is resumed.
+func TestSuspendProcesses(t *testing.T) {
+	cloud := startCloud(t, 0)
+	f := newFixture(t, cloud)
+	startManager(t, f, nil)
+	f.applySeed(func(obj *unstructured.Unstructured) {
+		if obj.GetKind() != "AWSMachinePool" {
+			return
+		}
+		if err := unstructured.SetNestedField(obj.Object, true, "spec", "suspendProcesses", "processes", "azRebalance"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	f.waitConverged(2, seedVersion)
+	g, err := f.procDescribe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := procSuspended(g); got != "AZRebalance" {
+		t.Fatalf("SuspendedProcesses %q, want AZRebalance", got)
+	}
+	if r := awssdk.ToString(g.SuspendedProcesses[0].SuspensionReason); !strings.HasPrefix(r, "User suspended at ") {
+		t.Fatalf("SuspensionReason %q", r)
+	}
+
+	// Converging took many reconciles: the process was suspended once.
+	if n, w := f.ops(cloudsim.OpAWSSuspendProcesses), f.ops(cloudsim.OpAWSResumeProcesses); n != 1 || w != 0 {
+		t.Errorf("%d SuspendProcesses and %d ResumeProcesses requests while converging, want 1 and 0", n, w)
+	}
+
+	t.Log("removing spec.suspendProcesses resumes AZRebalance")
+	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.SuspendProcesses = nil })
+	testenv.Eventually(t, converge, func() error {
+		g, err := f.procDescribe()
+		if err != nil {
+			return err
+		}
+		if got := procSuspended(g); got != "" {
+			return fmt.Errorf("SuspendedProcesses %q, want none", got)
+		}
+		return nil
+	})
+	if n := f.ops(cloudsim.OpAWSResumeProcesses); n != 1 {
+		t.Errorf("%d ResumeProcesses requests, want 1", n)
+	}
+
+	t.Log("Launch suspended: a scale-up waits, and the pool says why")
+	f.updateAWSPool(func(p *infrav1.AWSMachinePool) {
+		p.Spec.SuspendProcesses = &infrav1.SuspendProcessesTypes{Processes: &infrav1.Processes{Launch: ptr.To(true)}}
+	})
+	testenv.Eventually(t, converge, func() error {
+		g, err := f.procDescribe()
+		if err != nil {
+			return err
+		}
+		if got := procSuspended(g); got != "Launch" {
+			return fmt.Errorf("SuspendedProcesses %q, want Launch", got)
+		}
+		return nil
+	})
+	f.scale(3)
+	testenv.Eventually(t, converge, func() error {
+		if ids := f.instanceIDs(); len(ids) != 2 {
+			t.Fatalf("%d instances while Launch is suspended, want 2", len(ids))
+		}
+		g, err := f.procDescribe()
+		if err != nil {
+			return err
+		}
+		if awssdk.ToInt32(g.DesiredCapacity) != 3 {
+			return fmt.Errorf("desired capacity %d, want 3", awssdk.ToInt32(g.DesiredCapacity))
+		}
+		for _, typ := range []string{infrav1.ASGReadyCondition, infrav1.ScaleGroupDesiredReplicasCondition} {
+			if c := f.procCondition(typ); c == nil || !strings.Contains(c.Message, "suspends Launch") {
+				return fmt.Errorf("%s does not say Launch is suspended: %+v", typ, c)
+			}
+		}
+		return nil
+	})
+	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.SuspendProcesses = nil })
+	f.waitConverged(3, seedVersion)
+	if c := f.procCondition(infrav1.ASGReadyCondition); c == nil || strings.Contains(c.Message, "suspends") {
+		t.Fatalf("ASGReady after resuming: %+v", c)
+	}
+}
+
+// TestRefreshPreferencesDisable: with refreshPreferences.disable an
+// instance type change replaces no instance (ScaleGroupModelUpdated says
+// why), and a scale-up's instance is launched from the new launch
+// template version.
+func TestRefreshPreferencesDisable(t *testing.T) {
+	cloud := startCloud(t, 0)
+	f := newFixture(t, cloud)
+	startManager(t, f, nil)
+	f.applySeed(func(obj *unstructured.Unstructured) {
+		if obj.GetKind() != "AWSMachinePool" {
+			return
+		}
+		if err := unstructured.SetNestedField(obj.Object, true, "spec", "refreshPreferences", "disable"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	f.waitConverged(2, seedVersion)
+	before := f.instanceIDs()
+	g, err := f.procDescribe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldVersion := awssdk.ToString(g.LaunchTemplate.Version)
+
+	kept := func() {
+		for _, id := range before {
+			if !slices.Contains(f.instanceIDs(), id) {
+				t.Fatalf("instance %s was replaced although refreshPreferences.disable is true", id)
+			}
+		}
+	}
+	t.Log("an instance type change replaces nothing")
+	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge" })
+	var newVersion string
+	testenv.Eventually(t, converge, func() error {
+		kept()
+		g, err := f.procDescribe()
+		if err != nil {
+			return err
+		}
+		if newVersion = awssdk.ToString(g.LaunchTemplate.Version); newVersion == oldVersion {
+			return fmt.Errorf("the ASG still launches from version %s", oldVersion)
+		}
+		c := f.procCondition(infrav1.ScaleGroupModelUpdatedCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "spec.refreshPreferences.disable is true: they are not replaced") {
+			return fmt.Errorf("ScaleGroupModelUpdated %+v", c)
+		}
+		return nil
+	})
+
+	t.Log("a scale-up's instance gets the new version; the old ones stay")
+	f.scale(3)
+	testenv.Eventually(t, converge, func() error {
+		kept()
+		g, err := f.procDescribe()
+		if err != nil {
+			return err
+		}
+		if len(g.Instances) != 3 {
+			return fmt.Errorf("%d instances, want 3", len(g.Instances))
+		}
+		for _, in := range g.Instances {
+			id, v, typ := awssdk.ToString(in.InstanceId), awssdk.ToString(in.LaunchTemplate.Version), awssdk.ToString(in.InstanceType)
+			old := slices.Contains(before, id)
+			if old && (v != oldVersion || typ != "m5.large") || !old && (v != newVersion || typ != "m5.xlarge") {
+				return fmt.Errorf("instance %s (old %v) of version %s, type %s; want %s/m5.large for old, %s/m5.xlarge for new", id, old, v, typ, oldVersion, newVersion)
+			}
+			if in.LifecycleState != asgtypes.LifecycleStateInService {
+				return fmt.Errorf("instance %s is %s", id, in.LifecycleState)
+			}
+		}
+		if c := f.procCondition(infrav1.ScaleGroupModelUpdatedCondition); c == nil || !strings.Contains(c.Message, "2 of 3 instances run an older model") {
+			return fmt.Errorf("ScaleGroupModelUpdated %+v", c)
+		}
+		return nil
+	})
+	kept()
+}
