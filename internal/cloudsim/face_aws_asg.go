@@ -502,6 +502,7 @@ func awsVictimBefore(a, b Instance, perZone map[string]int, p *awsGroupPayload) 
 func (h *awsHandler) converge(req *awsRequest, g *Group) *Group {
 	g = h.expireHooks(req, g)
 	g = h.progressSpot(req, g)
+	g = h.replaceUnhealthy(req, g)
 	g = h.progressRefresh(req, g)
 	p := readAWSPayload(g)
 	if g.Operation != nil && g.Operation.Type == OperationDelete || int(p.Desired) <= awsLive(g) || p.suspended(awsapi.ProcessLaunch) {

@@ -28,9 +28,11 @@ import (
 //     terminates.
 //   - InstanceRefresh: an instance refresh does not progress (nor while
 //     Launch or Terminate is suspended, which it needs).
-//   - ReplaceUnhealthy, HealthCheck: the face never replaces an instance
-//     that failed to boot (it stays InService/Unhealthy until terminated),
-//     as if both were suspended; suspending them changes nothing.
+//   - ReplaceUnhealthy, HealthCheck: an instance that failed to boot is
+//     reported InService/Unhealthy and, once the group's
+//     HealthCheckGracePeriod has passed since its launch, terminated and
+//     replaced when the group is next read (replaceUnhealthy); with either
+//     process (or Terminate) suspended it stays until terminated otherwise.
 //   - AZRebalance, AddToLoadBalancer, AlarmNotification,
 //     ScheduledActions: not modelled (the face has no rebalancing between
 //     zones, load balancers, alarms or scheduled actions); they are kept
@@ -146,4 +148,43 @@ func (h *awsHandler) changeProcesses(w http.ResponseWriter, r *http.Request, sus
 		return
 	}
 	h.writeResult(w, req, nil)
+}
+
+// replaceUnhealthy terminates g's instances that failed to boot (reported
+// InService/Unhealthy) once the group's health check grace period has
+// passed since their launch, and launches their replacements (as far as
+// Launch is not suspended), unless HealthCheck, ReplaceUnhealthy or
+// Terminate is suspended. It returns the group as it is then.
+func (h *awsHandler) replaceUnhealthy(req *awsRequest, g *Group) *Group {
+	p := readAWSPayload(g)
+	if g.Operation != nil && g.Operation.Type == OperationDelete ||
+		p.suspended(awsapi.ProcessHealthCheck, awsapi.ProcessReplaceUnhealthy, awsapi.ProcessTerminate) {
+		return g
+	}
+	now := h.env.Cloud.clock.Now().UTC()
+	grace := time.Duration(p.HealthCheckGrace) * time.Second
+	var ids []string
+	for _, in := range g.Instances {
+		if in.State == StateFailed && !awsLeaving(in) && !now.Before(in.CreatedAt.Add(grace)) {
+			ids = append(ids, in.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return g
+	}
+	ng, err := h.terminateInstances(req, g, ids)
+	if err != nil {
+		return g
+	}
+	var acts []awsActivity
+	for _, id := range ids {
+		acts = append(acts, awsActivity{Kind: "terminate", InstanceID: id, Start: now, Cause: fmt.Sprintf(
+			"At %s an instance was taken out of service in response to an EC2 instance status checks failure.", awsTime(now))})
+	}
+	h.recordActivities(req, g.Name, acts, false)
+	h.env.Log.V(1).Info("Replacing unhealthy instances", "group", g.Name, "instances", ids)
+	if out, err := h.apply(req, g.Name, &p, ng, "an instance was started in response to a difference between desired and actual capacity"); err == nil {
+		return out
+	}
+	return ng
 }

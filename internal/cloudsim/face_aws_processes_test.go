@@ -103,3 +103,42 @@ func TestAWSSuspendResumeProcesses(t *testing.T) {
 	_, err = e.asg.ResumeProcesses(ctx, &autoscaling.ResumeProcessesInput{AutoScalingGroupName: aws.String("nope")})
 	apiError(t, err, "ValidationError")
 }
+
+// TestAWSReplaceUnhealthy: an instance that failed to boot is replaced
+// when the group is next read, unless ReplaceUnhealthy is suspended.
+func TestAWSReplaceUnhealthy(t *testing.T) {
+	e := newAWSEnv(t, Options{})
+	ctx := context.Background()
+	lt := e.template(t, "unhealthy", "v1.31.2")
+	e.createGroup(t, "unhealthy", lt, "$Latest", 0, 3, 0)
+	if _, err := e.asg.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String("unhealthy"), ScalingProcesses: []string{"ReplaceUnhealthy"}}); err != nil {
+		t.Fatal(err)
+	}
+	core := e.srv.Cloud().Scope(AWSFaceName, AWSScope(AWSDefaultAccountID, AWSDefaultRegion))
+	fail := func(rate float64) {
+		if _, err := core.SetSimulation("unhealthy", SimulationPatch{FailureRate: &rate}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fail(1)
+	if _, err := e.asg.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{AutoScalingGroupName: aws.String("unhealthy"), DesiredCapacity: aws.Int32(1)}); err != nil {
+		t.Fatal(err)
+	}
+	g := e.waitGroup(t, "unhealthy", "had an unhealthy instance", func(g astypes.AutoScalingGroup) bool {
+		return len(g.Instances) == 1 && aws.ToString(g.Instances[0].HealthStatus) == "Unhealthy"
+	})
+	failed := aws.ToString(g.Instances[0].InstanceId)
+	for range 3 {
+		if g := e.describe(t, "unhealthy"); len(g.Instances) != 1 || aws.ToString(g.Instances[0].InstanceId) != failed {
+			t.Fatalf("ReplaceUnhealthy suspended: %v, want %s kept", lifecycleStates(g), failed)
+		}
+	}
+	fail(0)
+	if _, err := e.asg.ResumeProcesses(ctx, &autoscaling.ResumeProcessesInput{AutoScalingGroupName: aws.String("unhealthy"), ScalingProcesses: []string{"ReplaceUnhealthy"}}); err != nil {
+		t.Fatal(err)
+	}
+	g = e.waitGroup(t, "unhealthy", "replaced its unhealthy instance", inService(1))
+	if aws.ToString(g.Instances[0].InstanceId) == failed || aws.ToString(g.Instances[0].HealthStatus) != "Healthy" {
+		t.Fatalf("after resuming ReplaceUnhealthy: %+v", g.Instances[0])
+	}
+}
