@@ -31,6 +31,9 @@ const (
 	// waits for a drain a PodDisruptionBudget blocks before it fails with
 	// PodEvictionFailure (EKS's 15 minutes).
 	EKSDefaultPodEvictionTimeout = 15 * time.Minute
+	// EKSDefaultClusterName is the EKS cluster `mpool up` registers for its
+	// own API server (examples/eks/cluster.yaml names it).
+	EKSDefaultClusterName = "mpool-eks"
 )
 
 // Labels the simulated EKS (like EKS) sets on its nodes.

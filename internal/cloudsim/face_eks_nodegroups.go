@@ -237,7 +237,10 @@ func EKSCreateCluster(c *Cloud, account, region, name, version string) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	_, err := createEKSCluster(c, account, region, name, version, nil)
+	cl, err := createEKSCluster(c, account, region, name, version, nil)
+	if cl != nil {
+		return nil // created, or it exists
+	}
 	return err
 }
 
