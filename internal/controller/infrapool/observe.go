@@ -126,7 +126,7 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 	if err != nil {
 		return err
 	}
-	s.bootstrap = data != nil
+	s.bootstrap = data != nil || bootstrapsItself(e.a)
 	d, err := e.a.Desired(s.pool, Owner{MachinePool: owner, Version: ptr.Deref(owner.Spec.Template.Spec.Version, ""), BootstrapData: data, InfraCluster: s.infra})
 	if err != nil {
 		s.invalid = fmt.Errorf("mapping the %s spec: %w", e.a.PoolKind(), err)
