@@ -51,6 +51,7 @@ Run several replicas with --leader-elect for high availability.`,
 	var awsOff bool
 	fs.BoolVar(&awsOff, "aws-disabled", false, "Do not start the AWS provider (AWSMachinePools)")
 	fs.StringVar(&awsc.Endpoint, "aws-endpoint", "", "Base endpoint of Auto Scaling and EC2 (default: the SDK's resolution, which honours $AWS_ENDPOINT_URL)")
+	fs.StringVar(&awsc.EKSEndpoint, "eks-endpoint", "", "Base endpoint of EKS, for AWSManagedMachinePools (default: the SDK's resolution, which honours $AWS_ENDPOINT_URL_EKS); their EC2 reads use --aws-endpoint")
 	fs.StringVar(&awsc.Region, "aws-region", "", "Region of the manager's own credentials when their chain names none (AWSClusters name their own)")
 	fs.StringVar(&awsc.IdentityNamespace, "aws-identity-namespace", envOr("POD_NAMESPACE", "mpool-system"), "Namespace of the Secrets of AWSClusterStaticIdentities (the manager's namespace)")
 	fs.DurationVar(&opts.NodeStartupTimeout, "node-startup-timeout", preview.DefaultJoinTimeout, "How long an instance may run without joining as a Node before it is replaced (negative: never)")

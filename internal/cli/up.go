@@ -188,6 +188,14 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 			Endpoint: u, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
 			AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
 		}
+		// The simulated EKS: AWSManagedMachinePools of the EKS cluster
+		// examples/eks/cluster.yaml names, whose API server is this one.
+		if eu := cloud.FaceURL(cloudsim.EKSFaceName); eu != "" {
+			mo.AWS.EKSEndpoint = eu
+			if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
+				return fmt.Errorf("registering the simulated EKS cluster: %w", err)
+			}
+		}
 	}
 
 	mgr, err := manager.New(ctx, cfg, mo)

@@ -12,6 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -81,6 +82,32 @@ func awsScaleGroup(cfg Config, mgr ctrl.Manager) (scalegroup.ScaleGroup, error) 
 		}
 	}
 	return aws.New(aws.Options{Endpoint: ac.Endpoint, HTTPClient: cfg.HTTPClient, Credentials: creds, Region: region})
+}
+
+// eksScaleGroup builds the EKS client (AWSManagedMachinePools): configured
+// with the AWS provider, with its credentials (the manager's own and
+// AWSClusterStaticIdentities), EKS at cfg.AWS.EKSEndpoint and EC2 at
+// cfg.AWS.Endpoint.
+func eksScaleGroup(cfg Config, mgr ctrl.Manager) (scalegroup.ScaleGroup, error) {
+	ac := cfg.AWS
+	if ac == nil {
+		return nil, nil
+	}
+	creds := &aws.IdentityCredentials{Reader: mgr.GetClient(), Namespace: ac.IdentityNamespace}
+	region := ac.Region
+	if ac.AccessKeyID != "" && ac.SecretAccessKey != "" {
+		creds.Default = aws.NewStaticCredentials(ac.AccessKeyID, ac.SecretAccessKey, "")
+	} else {
+		def, chainRegion, err := aws.NewDefaultCredentials(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		creds.Default = def
+		if region == "" {
+			region = chainRegion
+		}
+	}
+	return eks.New(eks.Options{Endpoint: ac.EKSEndpoint, EC2Endpoint: ac.Endpoint, HTTPClient: cfg.HTTPClient, Credentials: creds, Region: region})
 }
 
 // httpClientTrusting returns an HTTP client that trusts the system's CAs

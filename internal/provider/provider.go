@@ -11,6 +11,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -61,6 +62,12 @@ type AWSConfig struct {
 	// Endpoint is the base endpoint of Auto Scaling and EC2 ("" for the
 	// SDK's resolution).
 	Endpoint string
+	// EKSEndpoint is the base endpoint of EKS, for AWSManagedMachinePools
+	// ("" for the SDK's resolution, which honours AWS_ENDPOINT_URL_EKS).
+	// EKS is a service of its own: the simulated cloud serves it on a
+	// listener of its own, and --aws-endpoint does not reach it. Their EC2
+	// reads use Endpoint.
+	EKSEndpoint string
 	// Region is the region of the manager's own default chain when it
 	// names none ("" for the chain's).
 	Region string
@@ -91,6 +98,7 @@ func All() []Provider {
 		{Name: local.ProviderName, Adapter: local.Adapter{}, ScaleGroup: localScaleGroup},
 		{Name: azure.ProviderName, Adapter: azure.Adapter{}, ScaleGroup: azureScaleGroup},
 		{Name: aws.ProviderName, Adapter: aws.Adapter{}, ScaleGroup: awsScaleGroup},
+		{Name: eks.ProviderName, Adapter: eks.Adapter{}, ScaleGroup: eksScaleGroup},
 	}
 }
 

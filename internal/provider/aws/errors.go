@@ -76,6 +76,11 @@ func cloudError(err error, ref scalegroup.Ref) error {
 	}
 }
 
+// CloudError is cloudError for the other AWS services mpool reaches with
+// the same credentials (EKS, in this provider's eks package): it maps an
+// AWS SDK error onto scalegroup's typed errors by its code and status.
+func CloudError(err error, ref scalegroup.Ref) error { return cloudError(err, ref) }
+
 // isAuthCode reports whether an error code says the credentials were
 // refused.
 func isAuthCode(code string) bool {

@@ -1,0 +1,315 @@
+package eks
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/preview"
+	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
+)
+
+// ProviderName labels the EKS provider in metrics, events and logs.
+const ProviderName = "eks"
+
+// maxNodegroupName is EKS's limit on a node group's name.
+const maxNodegroupName = 63
+
+// DefaultNodeRole is the IAM role of a node group whose pool names none,
+// as CAPA's default (eks-nodegroup.cluster-api-provider-aws.sigs.k8s.io).
+const DefaultNodeRole = "eks-nodegroup.cluster-api-provider-aws.sigs.k8s.io"
+
+// CAPA's defaults of an AWSManagedMachinePool.
+const (
+	defaultAMIType      = "AL2_x86_64"
+	defaultCapacityType = "ON_DEMAND"
+)
+
+// Nodegroup is the part of the model that changes what a node is (the
+// model hash covers it): EKS replaces every node when ReleaseVersion
+// changes, and refuses a change of the others on an existing node group.
+type Nodegroup struct {
+	InstanceType   string   `json:"instanceType,omitempty"`
+	AMIType        string   `json:"amiType,omitempty"`
+	ReleaseVersion string   `json:"releaseVersion,omitempty"`
+	CapacityType   string   `json:"capacityType,omitempty"`
+	DiskSize       int32    `json:"diskSize,omitempty"`
+	Subnets        []string `json:"subnets,omitempty"`
+	// NodeRole and RemoteAccess are sent at creation only (EKS cannot
+	// change them): not hashed, so that a change cannot leave the nodes
+	// stale forever.
+	NodeRole     string        `json:"-"`
+	RemoteAccess *RemoteAccess `json:"-"`
+}
+
+// RemoteAccess is a node group's SSH access.
+type RemoteAccess struct {
+	SSHKeyName           string
+	SourceSecurityGroups []string
+}
+
+// Settings are what EKS applies to a node group in place
+// (UpdateNodegroupConfig): not part of the model hash.
+type Settings struct {
+	MinSize, MaxSize         int32
+	Labels                   map[string]string
+	Taints                   []Taint
+	MaxUnavailable           int32
+	MaxUnavailablePercentage int32
+}
+
+// Taint is a node group taint in EKS's terms (effect NO_SCHEDULE, ...).
+type Taint struct {
+	Key, Value, Effect string
+}
+
+// Adapter maps AWSManagedMachinePool and AWSManagedMachinePoolMachine onto
+// the infrapool engine; their node groups are placed by the Cluster's
+// AWSManagedControlPlane.
+type Adapter struct{}
+
+var (
+	_ infrapool.Adapter           = Adapter{}
+	_ infrapool.SelfBootstrapping = Adapter{}
+)
+
+// Provider implements infrapool.Adapter.
+func (Adapter) Provider() string { return ProviderName }
+
+// PoolKind implements infrapool.Adapter.
+func (Adapter) PoolKind() string { return "AWSManagedMachinePool" }
+
+// InstanceKind implements infrapool.Adapter.
+func (Adapter) InstanceKind() string { return "AWSManagedMachinePoolMachine" }
+
+// PoolFinalizer implements infrapool.Adapter.
+func (Adapter) PoolFinalizer() string { return infrav1.AWSManagedMachinePoolFinalizer }
+
+// InstanceFinalizer implements infrapool.Adapter.
+func (Adapter) InstanceFinalizer() string { return infrav1.AWSManagedMachinePoolMachineFinalizer }
+
+// NewPool implements infrapool.Adapter.
+func (Adapter) NewPool() infrapool.Pool { return &infrav1.AWSManagedMachinePool{} }
+
+// NewInstance implements infrapool.Adapter.
+func (Adapter) NewInstance() infrapool.InstanceObject { return &infrav1.AWSManagedMachinePoolMachine{} }
+
+// NewInstanceList implements infrapool.Adapter.
+func (Adapter) NewInstanceList() client.ObjectList {
+	return &infrav1.AWSManagedMachinePoolMachineList{}
+}
+
+// InfraClusterKind implements infrapool.Adapter.
+func (Adapter) InfraClusterKind() string { return infrav1.AWSManagedControlPlaneKind }
+
+// NewInfraCluster implements infrapool.Adapter.
+func (Adapter) NewInfraCluster() client.Object { return &infrav1.AWSManagedControlPlane{} }
+
+// BootstrapsItself implements infrapool.SelfBootstrapping: EKS bootstraps
+// its nodes; the MachinePool's dataSecretName is "".
+func (Adapter) BootstrapsItself() bool { return true }
+
+// GroupRef implements infrapool.Adapter: the node group (spec.eksNodegroupName,
+// else derived from the pool) of the AWSManagedControlPlane's cluster and
+// region, reached with its identity.
+func (Adapter) GroupRef(p infrapool.Pool, infra client.Object) (scalegroup.Ref, error) {
+	pool := p.(*infrav1.AWSManagedMachinePool)
+	cp, ok := infra.(*infrav1.AWSManagedControlPlane)
+	if !ok || cp == nil {
+		return scalegroup.Ref{}, fmt.Errorf("an AWSManagedMachinePool needs its Cluster's AWSManagedControlPlane, got %T", infra)
+	}
+	if cp.Spec.Region == "" || cp.Spec.EKSClusterName == "" {
+		return scalegroup.Ref{}, fmt.Errorf("AWSManagedControlPlane %s needs spec.region and spec.eksClusterName", cp.Name)
+	}
+	ref := scalegroup.Ref{
+		Name:      NodegroupName(pool),
+		Scope:     cp.Spec.Region + "/" + cp.Spec.EKSClusterName,
+		Namespace: pool.Namespace,
+	}
+	if id := cp.Spec.IdentityRef; id != nil {
+		switch id.Kind {
+		case infrav1.AWSClusterStaticIdentityKind:
+			ref.Credentials = awsprovider.CredentialsPrefix + id.Name
+		case "AWSClusterControllerIdentity", "":
+		default:
+			return scalegroup.Ref{}, fmt.Errorf("AWSManagedControlPlane %s's spec.identityRef is a %s; mpool reads AWSClusterStaticIdentity and AWSClusterControllerIdentity", cp.Name, id.Kind)
+		}
+	}
+	return ref, nil
+}
+
+// NodegroupName is the pool's node group: spec.eksNodegroupName, else
+// derived from its namespace and name (infrapool.GroupName) within EKS's
+// 63 characters.
+func NodegroupName(pool *infrav1.AWSManagedMachinePool) string {
+	if pool.Spec.EKSNodegroupName != "" {
+		return pool.Spec.EKSNodegroupName
+	}
+	return infrapool.GroupName(pool.Namespace, pool.Name, maxNodegroupName)
+}
+
+// Desired implements infrapool.Adapter.
+func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desired, error) {
+	pool := p.(*infrav1.AWSManagedMachinePool)
+	spec := pool.Spec
+	if spec.AWSLaunchTemplate != nil {
+		return infrapool.Desired{}, fmt.Errorf("spec.awsLaunchTemplate is not supported by mpool's EKS node groups yet: remove it (EKS then launches its own AMI of spec.amiType)")
+	}
+	if len(spec.SubnetIDs) == 0 {
+		return infrapool.Desired{}, fmt.Errorf("spec.subnetIDs is required: mpool does not look the cluster's subnets up by spec.availabilityZones yet")
+	}
+	replicas := int32(1)
+	if owner.MachinePool != nil {
+		replicas = ptr.Deref(owner.MachinePool.Spec.Replicas, 1)
+	}
+	st := Settings{MinSize: 0, MaxSize: max(replicas, 1), Labels: maps.Clone(spec.Labels)}
+	if sc := spec.Scaling; sc != nil {
+		st.MinSize = ptr.Deref(sc.MinSize, st.MinSize)
+		st.MaxSize = ptr.Deref(sc.MaxSize, st.MaxSize)
+		if replicas < st.MinSize || replicas > st.MaxSize {
+			return infrapool.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AWSManagedMachinePool's [scaling.minSize %d, scaling.maxSize %d]: change the MachinePool's spec.replicas, or spec.scaling",
+				replicas, st.MinSize, st.MaxSize)
+		}
+	}
+	for _, t := range spec.Taints {
+		st.Taints = append(st.Taints, Taint{Key: t.Key, Value: t.Value, Effect: strings.ToUpper(strings.ReplaceAll(string(t.Effect), "-", "_"))})
+	}
+	if uc := spec.UpdateConfig; uc != nil {
+		st.MaxUnavailable, st.MaxUnavailablePercentage = ptr.Deref(uc.MaxUnavailable, 0), ptr.Deref(uc.MaxUnavailablePercentage, 0)
+	}
+	subnets := slices.Clone(spec.SubnetIDs)
+	slices.Sort(subnets)
+	ng := Nodegroup{
+		InstanceType:   ptr.Deref(spec.InstanceType, ""),
+		AMIType:        string(ptr.Deref(spec.AMIType, defaultAMIType)),
+		ReleaseVersion: ptr.Deref(spec.AMIVersion, ""),
+		CapacityType:   capacityType(spec.CapacityType),
+		DiskSize:       ptr.Deref(spec.DiskSize, 0),
+		Subnets:        slices.Compact(subnets),
+		NodeRole:       spec.RoleName,
+	}
+	if ng.NodeRole == "" {
+		ng.NodeRole = DefaultNodeRole
+	}
+	if r := spec.RemoteAccess; r != nil {
+		ng.RemoteAccess = &RemoteAccess{SSHKeyName: ptr.Deref(r.SSHKeyName, ""), SourceSecurityGroups: r.SourceSecurityGroups}
+	}
+	if ng.ReleaseVersion != "" && owner.Version != "" && !strings.HasPrefix(ng.ReleaseVersion, minorVersion(owner.Version)+".") {
+		return infrapool.Desired{}, fmt.Errorf("spec.amiVersion %s is not a release of the MachinePool's Kubernetes version %s", ng.ReleaseVersion, owner.Version)
+	}
+	tags := map[string]string{}
+	maps.Copy(tags, spec.AdditionalTags)
+	if owner.MachinePool != nil && owner.MachinePool.Spec.ClusterName != "" {
+		tags[awsprovider.TagClusterPrefix+owner.MachinePool.Spec.ClusterName] = "owned"
+	}
+	tags[awsprovider.TagPool] = pool.Namespace + "/" + pool.Name
+	m := scalegroup.Model{
+		InstanceType: ng.InstanceType,
+		Version:      owner.Version,
+		Tags:         tags,
+		Provider:     ng,
+		InPlace:      st,
+	}
+	return infrapool.Desired{Model: m, Strategy: Strategy(spec.UpdateConfig)}, nil
+}
+
+// capacityType is EKS's name of a pool's capacity type.
+func capacityType(c *infrav1.ManagedMachinePoolCapacityType) string {
+	if c != nil && *c == infrav1.ManagedMachinePoolCapacityTypeSpot {
+		return "SPOT"
+	}
+	return defaultCapacityType
+}
+
+// Strategy is the engine's view of EKS's update budget: EKS surges and
+// takes down at most updateConfig.maxUnavailable (or the percentage) nodes
+// at a time, one by default.
+func Strategy(uc *infrav1.UpdateConfig) rollout.Strategy {
+	v := intstr.FromInt32(1)
+	if uc != nil {
+		switch {
+		case uc.MaxUnavailable != nil:
+			v = intstr.FromInt32(*uc.MaxUnavailable)
+		case uc.MaxUnavailablePercentage != nil:
+			v = intstr.FromString(fmt.Sprintf("%d%%", *uc.MaxUnavailablePercentage))
+		}
+	}
+	return rollout.Strategy{MaxSurge: ptr.To(v), MaxUnavailable: ptr.To(v)}
+}
+
+// WritePool implements infrapool.Adapter: the contract's fields and the
+// engine's conditions mirrored under CAPA's names (EKSNodegroupReady).
+func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
+	pool := p.(*infrav1.AWSManagedMachinePool)
+	st := &pool.Status
+	st.InfrastructureMachineKind = r.InfrastructureMachineKind
+	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+	st.ObservedGeneration = r.ObservedGeneration
+	infrapool.MirrorConditions(pool, conditionAliases)
+	if !r.Observed {
+		return
+	}
+	pool.Spec.ProviderIDList = r.ProviderIDList
+	st.Ready = r.Ready
+	st.Replicas = r.Replicas
+}
+
+// conditionAliases are the engine's conditions under CAPA's names.
+var conditionAliases = map[string][]infrapool.ConditionAlias{
+	infrav1.ScaleGroupReadyCondition: {
+		{Type: infrav1.EKSNodegroupReadyCondition, Reasons: map[string]string{
+			infrav1.ScaleGroupNotFoundReason:        "EKSNodegroupNotFound",
+			infrav1.ScaleGroupProvisionFailedReason: "EKSNodegroupReconciliationFailed",
+			infrav1.ScaleGroupDeletingReason:        "EKSNodegroupDeletionInProgress",
+		}},
+	},
+}
+
+// InstanceID implements infrapool.Adapter.
+func (Adapter) InstanceID(obj infrapool.InstanceObject) string {
+	return obj.(*infrav1.AWSManagedMachinePoolMachine).Spec.InstanceID
+}
+
+// ProviderID implements infrapool.Adapter.
+func (Adapter) ProviderID(obj infrapool.InstanceObject) string {
+	return obj.(*infrav1.AWSManagedMachinePoolMachine).Spec.ProviderID
+}
+
+// WriteInstanceSpec implements infrapool.Adapter.
+func (Adapter) WriteInstanceSpec(obj infrapool.InstanceObject, instanceID, providerID string) {
+	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
+	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
+}
+
+// WriteInstanceStatus implements infrapool.Adapter.
+func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.InstanceReport) {
+	st := &obj.(*infrav1.AWSManagedMachinePoolMachine).Status
+	st.Ready = r.Ready
+	st.LatestModelApplied = r.LatestModelApplied
+	st.State = ec2State(r.State)
+	st.AvailabilityZone = r.Zone
+	st.Version = r.Version
+	st.NodeRef = r.NodeRef
+	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+}
+
+// ec2State is the instance's EC2 state from the engine's view of it.
+func ec2State(s preview.InstanceState) string {
+	switch s {
+	case preview.InstancePending, preview.InstanceBooting:
+		return "pending"
+	case preview.InstanceDeleting:
+		return "shutting-down"
+	default:
+		return "running"
+	}
+}

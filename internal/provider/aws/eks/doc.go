@@ -1,0 +1,40 @@
+// Package eks is the EKS part of the AWS provider: AWSManagedMachinePools
+// backed by EKS managed node groups, through aws-sdk-go-v2's eks client
+// (and ec2's, to read the node group's instances). It lives under
+// internal/provider/aws so that it reaches AWS with that provider's
+// credentials (AWSClusterStaticIdentity, the manager's own) and error
+// mapping, which hack/layers would not let a sibling provider import.
+//
+// EKS runs its node groups' rollouts itself — it surges new nodes and
+// cordons, drains and terminates old ones within the node group's
+// updateConfig — so the ScaleGroup declares
+// scalegroup.Capabilities{CloudRollouts: true}: the engine applies the
+// desired node group with the replicas as its desired size, one change at a
+// time, and observes. Apply writes only what differs, one EKS update at a
+// time: CreateNodegroup; UpdateNodegroupConfig (scaling, labels, taints,
+// updateConfig, applied in place); UpdateNodegroupVersion (Kubernetes
+// version, one minor at a time as EKS requires, and AMI release version),
+// preceded by TagResource of the model hash. A node group at rest costs one
+// DescribeNodegroup and one DescribeInstances per Get, and no write.
+//
+// # Carrying the model hash
+//
+// The node group's tags carry the engine's model hash (mpool.dev/model-hash)
+// and the release it stands for (mpool.dev/model-target:
+// "<version>/<release version, or empty for EKS's latest>"); the simulated
+// EKS propagates a node group's tags to the instances it launches, next to
+// the release it launched them from (mpool.dev/eks-release). The group's
+// ModelHash is the tagged hash once the node group runs its target release,
+// and an instance's is its tagged hash when its own release meets its
+// tagged target: a version update that EKS refused or failed leaves the
+// group out of date, so the engine applies it again, and instances launched
+// from an older release are reported stale until EKS replaces them.
+//
+// # Endpoints
+//
+// EKS and EC2 are separate endpoints: Options.Endpoint is EKS's (the
+// manager's --eks-endpoint; "" leaves the SDK its resolution, which honours
+// AWS_ENDPOINT_URL_EKS and AWS_ENDPOINT_URL) and Options.EC2Endpoint EC2's
+// (the AWS provider's --aws-endpoint). The simulated cloud serves them on
+// two listeners; `mpool up` passes both.
+package eks
