@@ -1,0 +1,293 @@
+package eks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/examples"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/metrics"
+	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// The names examples/eks uses.
+const (
+	clusterName = "eks"
+	poolName    = "eks-pool-0"
+	identity    = "eks-static-identity"
+	converge    = 2 * time.Minute
+)
+
+// startCloud starts a simulated cloud whose instances join the test API
+// server, with the simulated EKS cluster the example names at version.
+func startCloud(t testing.TB, version string) *cloudsim.Server {
+	t.Helper()
+	opts := cloudsim.Options{DataDir: t.TempDir(), Seed: 13, DefaultSimulation: &cloudsim.Simulation{BootDelay: 200 * time.Millisecond}}
+	env.JoinThisAPIServer(&opts)
+	srv, err := cloudsim.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("starting the simulated cloud: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	if err := cloudsim.EKSCreateCluster(srv.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, version); err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// testManager is a running mpool manager with the EKS provider on.
+type testManager struct {
+	sg     *metrics.Instrumented
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// startManager starts a manager for the fixture's namespace that reaches
+// the simulated EKS and AWS with the pools' AWSClusterStaticIdentity only.
+func startManager(t testing.TB, f *fixture) *testManager {
+	t.Helper()
+	mopts := manager.Options{
+		MetricsBindAddress:     "0",
+		HealthProbeBindAddress: "0",
+		Concurrency:            4,
+		AWS: &provider.AWSConfig{Endpoint: f.cloud.FaceURL(cloudsim.AWSFaceName), EKSEndpoint: f.cloud.FaceURL(cloudsim.EKSFaceName),
+			Region: cloudsim.AWSDefaultRegion, IdentityNamespace: f.ns},
+		EngineTiming:       infrapool.Timing{Converging: 300 * time.Millisecond, Drain: 300 * time.Millisecond, QuotaRetry: 2 * time.Second},
+		CacheNamespaces:    []string{f.ns},
+		SkipNameValidation: true,
+		WorkloadQPS:        env.Config.QPS,
+		WorkloadBurst:      env.Config.Burst,
+	}
+	mgr, err := manager.New(context.Background(), rest.CopyConfig(env.Config), mopts)
+	if err != nil {
+		t.Fatalf("creating the manager: %v", err)
+	}
+	m := &testManager{done: make(chan struct{})}
+	for _, p := range mgr.Providers {
+		if p.Provider.Name == eks.ProviderName {
+			m.sg = p.ScaleGroup
+		}
+	}
+	if m.sg == nil {
+		t.Fatal("the manager did not start the EKS provider")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	go func() {
+		defer close(m.done)
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "manager stopped: %v\n", err)
+		}
+	}()
+	t.Cleanup(m.stop)
+	return m
+}
+
+func (m *testManager) stop() {
+	m.once.Do(func() {
+		m.cancel()
+		<-m.done
+	})
+}
+
+// fixture is one test's namespace with examples/eks/cluster.yaml applied,
+// the workload cluster being the test API server.
+type fixture struct {
+	t     testing.TB
+	ctx   context.Context
+	ns    string
+	cloud *cloudsim.Server
+	cs    kubernetes.Interface
+	eks   *awseks.Client
+}
+
+func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := aws.Config{Region: cloudsim.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(cloudsim.EKSFaceName)),
+		Credentials: credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, "")}
+	f := &fixture{t: t, ctx: context.Background(), ns: env.NewNamespace(t), cloud: cloud, cs: cs, eks: awseks.NewFromConfig(cfg)}
+	t.Cleanup(func() {
+		_ = cloud.Stop()
+		list, err := cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: cloudsim.EKSLabelNodegroup})
+		if err == nil {
+			for _, n := range list.Items {
+				_ = cs.CoreV1().Nodes().Delete(f.ctx, n.Name, metav1.DeleteOptions{})
+			}
+		}
+		_ = env.Client.Delete(f.ctx, &infrav1.AWSClusterStaticIdentity{ObjectMeta: metav1.ObjectMeta{Name: identity}})
+	})
+	endpoint := env.ControlPlaneEndpoint(t)
+	for _, obj := range f.manifest("examples", "eks", "cluster.yaml") {
+		if obj.GetKind() == "Cluster" {
+			_ = unstructured.SetNestedField(obj.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
+			_ = unstructured.SetNestedField(obj.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
+		}
+		f.create(obj)
+	}
+	env.RegisterWorkloadCluster(t, f.ns, clusterName)
+	return f
+}
+
+func (f *fixture) manifest(path ...string) []*unstructured.Unstructured {
+	f.t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{"..", "..", ".."}, path...)...))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	objs, err := examples.Objects(b, f.ns)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return objs
+}
+
+func (f *fixture) create(obj client.Object) {
+	f.t.Helper()
+	if err := env.Client.Create(f.ctx, obj); err != nil {
+		f.t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+func (f *fixture) key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: f.ns, Name: name}
+}
+
+// nodegroup is the pool's node group name.
+func (f *fixture) nodegroup() string {
+	return eks.NodegroupName(&infrav1.AWSManagedMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName}})
+}
+
+func (f *fixture) updateMachinePool(mutate func(*clusterv1.MachinePool)) {
+	f.t.Helper()
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		f.t.Fatal(err)
+	}
+	before := mp.DeepCopy()
+	mutate(mp)
+	if err := env.Client.Patch(f.ctx, mp, client.MergeFrom(before)); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// nodes returns the Nodes of the pool's node group.
+func (f *fixture) nodes() []corev1.Node {
+	f.t.Helper()
+	list, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: cloudsim.EKSLabelNodegroup + "=" + f.nodegroup()})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return list.Items
+}
+
+// describe returns the node group as EKS reports it, with the error.
+func (f *fixture) describe() (*awseks.DescribeNodegroupOutput, error) {
+	return f.eks.DescribeNodegroup(f.ctx, &awseks.DescribeNodegroupInput{ClusterName: aws.String(cloudsim.EKSDefaultClusterName), NodegroupName: aws.String(f.nodegroup())})
+}
+
+// ops returns how many requests of operation op the face answered with a
+// status below 300.
+func (f *fixture) ops(face, op string) int64 {
+	var n int64
+	for _, r := range f.cloud.Stats().Requests {
+		if r.Face == face && r.Operation == op && r.Status < 300 {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+// converged reports whether the pool is Running with n Ready Nodes of
+// version carrying EKS's labels, every instance on the latest model.
+func (f *fixture) converged(n int, version string) error {
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		return err
+	}
+	if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != int32(n) || mp.Status.Replicas != int32(n) {
+		return fmt.Errorf("MachinePool phase %s, replicas %d, ready %d; want Running with %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
+	}
+	p := &infrav1.AWSManagedMachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
+		return err
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, infrapool.RolloutProgressingCondition); c == nil || c.Reason != infrapool.ConvergedReason {
+		return fmt.Errorf("AWSManagedMachinePool not converged: %+v", c)
+	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, infrav1.EKSNodegroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		return fmt.Errorf("AWSManagedMachinePool EKSNodegroupReady: %+v", c)
+	}
+	if len(p.Spec.ProviderIDList) != n || p.Status.Replicas != int32(n) || !p.Status.Ready {
+		return fmt.Errorf("AWSManagedMachinePool reports %d providerIDs, %d replicas, ready %v", len(p.Spec.ProviderIDList), p.Status.Replicas, p.Status.Ready)
+	}
+	for _, id := range p.Spec.ProviderIDList {
+		if !strings.HasPrefix(id, "aws:///us-east-1a/i-") {
+			return fmt.Errorf("providerID %s is not aws:///<az>/<instance-id>", id)
+		}
+	}
+	nodes := f.nodes()
+	if len(nodes) != n {
+		return fmt.Errorf("%d Nodes, want %d", len(nodes), n)
+	}
+	for i := range nodes {
+		node := &nodes[i]
+		if !testenv.NodeReady(node) || node.Spec.Unschedulable {
+			return fmt.Errorf("Node %s ready %v unschedulable %v", node.Name, testenv.NodeReady(node), node.Spec.Unschedulable)
+		}
+		if node.Status.NodeInfo.KubeletVersion != version {
+			return fmt.Errorf("Node %s runs %s, want %s", node.Name, node.Status.NodeInfo.KubeletVersion, version)
+		}
+		l := node.Labels
+		if l[cloudsim.EKSLabelCapacityType] != "ON_DEMAND" || !strings.HasPrefix(l[cloudsim.EKSLabelNodegroupImage], "ami-") || l["workload"] != "general" {
+			return fmt.Errorf("Node %s labels %v: want EKS's and the pool's", node.Name, l)
+		}
+		if len(node.Spec.Taints) != 1 || node.Spec.Taints[0].Key != "dedicated" || node.Spec.Taints[0].Effect != corev1.TaintEffectPreferNoSchedule {
+			return fmt.Errorf("Node %s taints %v: want the pool's", node.Name, node.Spec.Taints)
+		}
+		if !strings.HasPrefix(node.Spec.ProviderID, "aws:///us-east-1a/i-") {
+			return fmt.Errorf("Node %s providerID %s", node.Name, node.Spec.ProviderID)
+		}
+	}
+	machines := &infrav1.AWSManagedMachinePoolMachineList{}
+	if err := env.Client.List(f.ctx, machines, client.InNamespace(f.ns)); err != nil {
+		return err
+	}
+	if len(machines.Items) != n {
+		return fmt.Errorf("%d AWSManagedMachinePoolMachines, want %d", len(machines.Items), n)
+	}
+	for _, m := range machines.Items {
+		if !m.Status.Ready || !m.Status.LatestModelApplied || m.Status.NodeRef == nil {
+			return fmt.Errorf("AWSManagedMachinePoolMachine %s: %+v", m.Name, m.Status)
+		}
+	}
+	return nil
+}

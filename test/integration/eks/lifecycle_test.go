@@ -1,0 +1,153 @@
+package eks
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// TestEKSNodegroupLifecycle: the examples become a Running pool of EKS
+// nodes; a pool at rest costs one DescribeNodegroup and one
+// DescribeInstances per reconcile and no write; scaling 2→3 goes through
+// UpdateNodegroupConfig; a version upgrade is EKS's own rolling update,
+// never more than maxUnavailable (1) node down, watched on every observed
+// state; deleting the pool leaves no node group, instance or Node.
+func TestEKSNodegroupLifecycle(t *testing.T) {
+	cloud := startCloud(t, "1.32")
+	f := newFixture(t, cloud)
+	m := startManager(t, f)
+	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
+		f.create(obj)
+	}
+	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	testenv.Eventually(t, converge, func() error {
+		ng, err := f.describe()
+		if err != nil {
+			return err
+		}
+		if ng.Nodegroup.Status != ekstypes.NodegroupStatusActive || aws.ToString(ng.Nodegroup.Version) != "1.31" {
+			return fmt.Errorf("node group %s at version %s", ng.Nodegroup.Status, aws.ToString(ng.Nodegroup.Version))
+		}
+		return nil
+	})
+
+	// At rest: reads only, one DescribeNodegroup per Get.
+	pool := &infrav1.AWSManagedMachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+		t.Fatal(err)
+	}
+	writes := func() int64 {
+		return f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSCreateNodegroup) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) +
+			f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSTagResource)
+	}
+	w0, d0, i0 := writes(), f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSDescribeNodegroup), f.ops(cloudsim.AWSFaceName, cloudsim.OpAWSDescribeInstances)
+	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
+	w1, d1, i1 := writes(), f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSDescribeNodegroup), f.ops(cloudsim.AWSFaceName, cloudsim.OpAWSDescribeInstances)
+	if w1 != w0 || d1-d0 < 5 || d1-d0 != i1-i0 {
+		t.Fatalf("a pool at rest: %d writes, %d DescribeNodegroup, %d DescribeInstances over 5+ reconciles; want 0 writes and one of each per reconcile",
+			w1-w0, d1-d0, i1-i0)
+	}
+
+	// Scale 2 → 3.
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { n := int32(3); mp.Spec.Replicas = &n })
+	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
+	if f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) == 0 {
+		t.Fatal("the scale-up was not an UpdateNodegroupConfig")
+	}
+
+	// Upgrade 1.31 → 1.32: EKS's own rolling update, within maxUnavailable.
+	before := map[string]bool{}
+	for _, n := range f.nodes() {
+		before[n.Name] = true
+	}
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { v := "v1.32.0"; mp.Spec.Template.Spec.Version = &v })
+	var violation error
+	sawUpdating := false
+	testenv.Eventually(t, converge, func() error {
+		nodes := f.nodes()
+		cordoned, serving := 0, 0
+		for i := range nodes {
+			switch {
+			case nodes[i].Spec.Unschedulable:
+				cordoned++
+			case testenv.NodeReady(&nodes[i]):
+				serving++
+			}
+		}
+		if cordoned > 1 || serving < 3-1 {
+			violation = fmt.Errorf("%d Nodes cordoned and %d serving of %d: maxUnavailable 1 broken", cordoned, serving, len(nodes))
+			return nil
+		}
+		if out, err := f.describe(); err == nil && out.Nodegroup.Status == ekstypes.NodegroupStatusUpdating {
+			sawUpdating = true
+		}
+		if err := f.converged(3, "v1.32.0"); err != nil {
+			return err
+		}
+		for _, n := range f.nodes() {
+			if before[n.Name] {
+				return fmt.Errorf("Node %s has not been replaced", n.Name)
+			}
+		}
+		return nil
+	})
+	if violation != nil {
+		t.Fatal(violation)
+	}
+	if !sawUpdating || f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) != 1 {
+		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion))
+	}
+	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("EKSNodegroupReady: %+v", c)
+	}
+	if m.sg == nil {
+		t.Fatal("no EKS ScaleGroup")
+	}
+
+	// Deletion: no node group, instance or Node is left.
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(f.ctx, mp); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, converge, func() error {
+		_, err := f.describe()
+		var nf *ekstypes.ResourceNotFoundException
+		if !errors.As(err, &nf) {
+			return fmt.Errorf("the node group is still there (%v)", err)
+		}
+		if n := len(f.nodes()); n > 0 {
+			return fmt.Errorf("%d Nodes left", n)
+		}
+		for _, k := range cloud.Cloud().Groups() {
+			if k.Face == cloudsim.AWSFaceName {
+				return fmt.Errorf("group %s left", k)
+			}
+		}
+		for _, l := range []client.ObjectList{&infrav1.AWSManagedMachinePoolMachineList{}, &infrav1.AWSManagedMachinePoolList{}, &clusterv1.MachineList{}, &clusterv1.MachinePoolList{}} {
+			if err := env.Client.List(f.ctx, l, client.InNamespace(f.ns)); err != nil {
+				return err
+			}
+			if n := meta.LenList(l); n > 0 {
+				return fmt.Errorf("%d %T items left", n, l)
+			}
+		}
+		return nil
+	})
+}
