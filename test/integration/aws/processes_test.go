@@ -31,6 +31,18 @@ func (f *fixture) procDescribe() (asgtypes.AutoScalingGroup, error) {
 	return out.AutoScalingGroups[0], nil
 }
 
+// procWrites counts the AWS requests answered with success that are not
+// describes (Describe*): the writes.
+func (f *fixture) procWrites() int64 {
+	var n int64
+	for _, r := range f.cloud.Stats().Requests {
+		if _, action, _ := strings.Cut(strings.TrimPrefix(r.Operation, "aws."), "."); r.Face == cloudsim.AWSFaceName && r.Status < 300 && !strings.HasPrefix(action, "Describe") {
+			n += r.Count
+		}
+	}
+	return n
+}
+
 func procSuspended(g asgtypes.AutoScalingGroup) string {
 	var out []string
 	for _, p := range g.SuspendedProcesses {
@@ -132,6 +144,20 @@ func TestSuspendProcesses(t *testing.T) {
 		}
 		return nil
 	})
+	// The manager keeps reconciling the short pool without writing.
+	writes, mine := f.procWrites(), f.ops(cloudsim.OpAWSDescribeAutoScalingGroups)
+	if writes == 0 {
+		t.Fatal("no AWS write counted since the pool's creation: procWrites is broken")
+	}
+	testenv.Eventually(t, converge, func() error {
+		if n := f.ops(cloudsim.OpAWSDescribeAutoScalingGroups) - mine; n < 3 {
+			return fmt.Errorf("%d reconciles since the scale-up waited", n)
+		}
+		return nil
+	})
+	if w := f.procWrites(); w != writes {
+		t.Fatalf("%d AWS writes while Launch is suspended and the pool waits, want none", w-writes)
+	}
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.SuspendProcesses = nil })
 	f.waitConverged(3, seedVersion)
 	if c := f.procCondition(infrav1.ASGReadyCondition); c == nil || strings.Contains(c.Message, "suspends") {
