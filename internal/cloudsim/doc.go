@@ -250,7 +250,11 @@
 //
 // Auto Scaling: Create/Update/Describe/DeleteAutoScalingGroup(s),
 // SetDesiredCapacity, TerminateInstanceInAutoScalingGroup,
-// CreateOrUpdateTags, DeleteTags, DescribeScalingActivities. A group is a
+// CreateOrUpdateTags, DeleteTags, DescribeScalingActivities,
+// Suspend/ResumeProcesses (face_aws_processes.go: Launch, Terminate,
+// ReplaceUnhealthy, HealthCheck and InstanceRefresh take effect) and
+// Start/Describe/CancelInstanceRefresh (face_aws_refresh.go: min/max
+// healthy percentages, warmup, SkipMatching). A group is a
 // core group named as sent (its payload: launch template and version as
 // named, the resolved version, sizes, subnets, tags). LaunchTemplate (or
 // MixedInstancesPolicy's launch template; overrides ignored) by ID or name
@@ -266,8 +270,8 @@
 // ip-10-0-x-y.ec2.internal (us-east-1) or .<region>.compute.internal;
 // ds.meta_data local_hostname, hostname, instance_id, instance_type,
 // ami_id, local_ipv4, availability_zone, region, account_id. Lifecycle
-// states Pending, InService (a failed boot: InService, Unhealthy),
-// Terminating. Scale-in spares instances ProtectedFromScaleIn and takes
+// states Pending, InService (a failed boot: InService, Unhealthy, replaced
+// after the group's HealthCheckGracePeriod), Terminating. Scale-in spares instances ProtectedFromScaleIn and takes
 // failed ones, then the fullest zone, other template versions, newest.
 // Deletion without ForceDelete is refused while instances remain
 // (ResourceInUse; ScalingActivityInProgress while they terminate); the
