@@ -208,11 +208,13 @@ func (f *EKSFace) step(env FaceEnv, n *eksNodegroup, u *eksUpdate, now time.Time
 		}
 	}
 	if excess := len(live) - len(u.Draining) - target; excess > 0 {
+		env.Log.V(1).Info("EKS scales the node group in", "nodegroup", n.Name, "update", u.ID, "excess", excess)
 		for _, id := range eksScaleInVictims(live, u.Draining, n.release(), excess) {
 			u.Draining[id] = now
 		}
 	}
 	if g.Capacity < int32(target) {
+		env.Log.V(1).Info("EKS scales the node group up", "nodegroup", n.Name, "update", u.ID, "from", g.Capacity, "to", target, "live", len(live), "old", len(old))
 		if _, err := f.applyASG(env, n, int32(target)); err != nil {
 			env.Log.Error(err, "Scaling the node group's Auto Scaling group failed", "nodegroup", n.Name)
 		}
@@ -233,6 +235,7 @@ func (f *EKSFace) step(env FaceEnv, n *eksNodegroup, u *eksUpdate, now time.Time
 		if _, err := sc.DeleteInstances(n.ASG, []string{id}); err != nil {
 			continue
 		}
+		env.Log.V(1).Info("EKS terminated a drained node", "nodegroup", n.Name, "update", u.ID, "instance", id, "node", in.NodeName)
 		if cs != nil && in.NodeName != "" {
 			ctx, cancel := context.WithTimeout(context.Background(), eksCallTimeout)
 			if err := cs.CoreV1().Nodes().Delete(ctx, in.NodeName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -46,7 +46,14 @@ const (
 // server, with the simulated EKS cluster the example names at version.
 func startCloud(t testing.TB, version string) *cloudsim.Server {
 	t.Helper()
-	opts := cloudsim.Options{DataDir: t.TempDir(), Seed: 13, DefaultSimulation: &cloudsim.Simulation{BootDelay: 200 * time.Millisecond}}
+	return startCloudWith(t, version)
+}
+
+// startCloudWith is startCloud with faces configured otherwise (an EKS
+// face with a shorter eviction timeout).
+func startCloudWith(t testing.TB, version string, faces ...cloudsim.Face) *cloudsim.Server {
+	t.Helper()
+	opts := cloudsim.Options{DataDir: t.TempDir(), Seed: 13, DefaultSimulation: &cloudsim.Simulation{BootDelay: 200 * time.Millisecond}, Faces: faces}
 	env.JoinThisAPIServer(&opts)
 	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {

@@ -22,7 +22,8 @@ import (
 // DescribeInstances per reconcile and no write; scaling 2→3 goes through
 // UpdateNodegroupConfig; a version upgrade is EKS's own rolling update,
 // never more than maxUnavailable (1) node down, watched on every observed
-// state; deleting the pool leaves no node group, instance or Node.
+// state, with the manager restarted mid-update; deleting the pool leaves no
+// node group, instance or Node.
 func TestEKSNodegroupLifecycle(t *testing.T) {
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
@@ -89,8 +90,12 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 			violation = fmt.Errorf("%d Nodes cordoned and %d serving of %d: maxUnavailable 1 broken", cordoned, serving, len(nodes))
 			return nil
 		}
-		if out, err := f.describe(); err == nil && out.Nodegroup.Status == ekstypes.NodegroupStatusUpdating {
+		if out, err := f.describe(); err == nil && out.Nodegroup.Status == ekstypes.NodegroupStatusUpdating && !sawUpdating {
+			// The manager restarts mid-update: the new one follows
+			// EKS's update and starts no other.
 			sawUpdating = true
+			m.stop()
+			m = startManager(t, f)
 		}
 		if err := f.converged(3, "v1.32.0"); err != nil {
 			return err

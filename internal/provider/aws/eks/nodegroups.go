@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -52,6 +53,11 @@ type Options struct {
 	Credentials awsprovider.Credentials
 	// Region is the region of a Ref that names none.
 	Region string
+	// RetryFailedUpdateAfter is how long a version update EKS failed (a
+	// PodDisruptionBudget that blocked a drain: PodEvictionFailure) is
+	// left before the same update is asked for again (default 10m); a
+	// different update (a changed spec) is asked for at once.
+	RetryFailedUpdateAfter time.Duration
 }
 
 // Nodegroups is scalegroup.ScaleGroup on EKS managed node groups. A Ref's
@@ -221,12 +227,18 @@ func (s *Nodegroups) group(ctx context.Context, c *sdkClients, cluster string, r
 			}
 		}
 	}
+	if g.ModelHash == "" && ng.Tags[TagModelTarget] != "" && (ng.Status == ekstypes.NodegroupStatusActive || ng.Status == ekstypes.NodegroupStatusDegraded) {
+		// Out of date at rest: say why when EKS failed the update.
+		if u := latestUpdate(ctx, c, cluster, ref); u != nil && u.Status == ekstypes.UpdateStatusFailed {
+			g.Message = failedUpdateMessage(u)
+		}
+	}
 	if h := ng.Health; h != nil && len(h.Issues) > 0 {
 		var msgs []string
 		for _, is := range h.Issues {
 			msgs = append(msgs, fmt.Sprintf("%s: %s", is.Code, aws.ToString(is.Message)))
 		}
-		g.Message = "EKS reports health issues: " + strings.Join(msgs, "; ")
+		g.Message = strings.TrimPrefix(g.Message+"; EKS reports health issues: "+strings.Join(msgs, "; "), "; ")
 	}
 	in := &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
 		{Name: aws.String("tag:" + TagClusterName), Values: []string{cluster}},
@@ -309,6 +321,55 @@ func meetsTarget(tgt, release string) bool {
 	tv, tr, _ := strings.Cut(tgt, "/")
 	rv, rr, _ := strings.Cut(release, "/")
 	return (tv == "" || tv == rv) && (tr == "" || tr == rr)
+}
+
+// failedUpdateMessage says why EKS failed an update, with its errors
+// verbatim.
+func failedUpdateMessage(u *ekstypes.Update) string {
+	var errs []string
+	for _, e := range u.Errors {
+		msg := string(e.ErrorCode) + ": " + aws.ToString(e.ErrorMessage)
+		if len(e.ResourceIds) > 0 {
+			msg += " (" + strings.Join(e.ResourceIds, ", ") + ")"
+		}
+		errs = append(errs, msg)
+	}
+	return fmt.Sprintf("EKS %s %s failed: %s", u.Type, aws.ToString(u.Id), strings.Join(errs, "; "))
+}
+
+// latestUpdate returns the node group's latest update, nil when it has
+// none (or they cannot be read).
+func latestUpdate(ctx context.Context, c *sdkClients, cluster string, ref scalegroup.Ref) *ekstypes.Update {
+	ids, err := c.eks.ListUpdates(ctx, &eks.ListUpdatesInput{Name: aws.String(cluster), NodegroupName: aws.String(ref.Name)})
+	if err != nil || len(ids.UpdateIds) == 0 {
+		return nil
+	}
+	u, err := c.eks.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String(cluster), NodegroupName: aws.String(ref.Name), UpdateId: aws.String(ids.UpdateIds[len(ids.UpdateIds)-1])})
+	if err != nil {
+		return nil
+	}
+	return u.Update
+}
+
+// sameVersionUpdate reports whether a version update asked for what in
+// asks for.
+func sameVersionUpdate(u *ekstypes.Update, in *eks.UpdateNodegroupVersionInput) bool {
+	if u.Type != ekstypes.UpdateTypeVersionUpdate {
+		return false
+	}
+	params := map[ekstypes.UpdateParamType]string{}
+	for _, p := range u.Params {
+		params[p.Type] = aws.ToString(p.Value)
+	}
+	return (in.Version == nil || params[ekstypes.UpdateParamTypeVersion] == *in.Version) &&
+		(in.ReleaseVersion == nil || params[ekstypes.UpdateParamTypeReleaseVersion] == *in.ReleaseVersion)
+}
+
+func (s *Nodegroups) retryFailedUpdateAfter() time.Duration {
+	if s.opts.RetryFailedUpdateAfter > 0 {
+		return s.opts.RetryFailedUpdateAfter
+	}
+	return 10 * time.Minute
 }
 
 // runningUpdate returns the node group's update in progress, nil when none
@@ -455,10 +516,6 @@ func (s *Nodegroups) update(ctx context.Context, c *sdkClients, cluster string, 
 		tgt = target(aws.ToString(ng.Version), m.ReleaseVersion)
 	}
 	if !meetsTarget(tgt, releaseOf(ng)) {
-		// The hash first: the instances EKS launches for the update carry it.
-		if err := s.tag(ctx, c, ref, ng, map[string]string{TagModelHash: spec.ModelHash, TagModelTarget: tgt}); err != nil {
-			return err
-		}
 		in := &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(cluster), NodegroupName: aws.String(ref.Name)}
 		tv, _, _ := strings.Cut(tgt, "/")
 		if next := nextMinor(aws.ToString(ng.Version), tv); next != "" {
@@ -466,6 +523,18 @@ func (s *Nodegroups) update(ctx context.Context, c *sdkClients, cluster string, 
 		}
 		if m.ReleaseVersion != "" && (in.Version == nil || *in.Version == tv) {
 			in.ReleaseVersion = aws.String(m.ReleaseVersion)
+		}
+		if u := latestUpdate(ctx, c, cluster, ref); u != nil && u.Status == ekstypes.UpdateStatusFailed && sameVersionUpdate(u, in) {
+			if wait := s.retryFailedUpdateAfter() - time.Since(aws.ToTime(u.CreatedAt)); wait > 0 {
+				// EKS failed this very update a moment ago: wait rather
+				// than fail it again in a loop.
+				return &scalegroup.Error{Reason: scalegroup.ReasonTransient, RetryAfter: wait.Round(time.Second),
+					Message: failedUpdateMessage(u) + "; mpool asks for it again after " + s.retryFailedUpdateAfter().String() + ", or at once for another spec"}
+			}
+		}
+		// The hash first: the instances EKS launches for the update carry it.
+		if err := s.tag(ctx, c, ref, ng, map[string]string{TagModelHash: spec.ModelHash, TagModelTarget: tgt}); err != nil {
+			return err
 		}
 		_, err := c.eks.UpdateNodegroupVersion(ctx, in)
 		return cloudError(err, ref)

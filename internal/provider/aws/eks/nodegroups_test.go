@@ -1,0 +1,89 @@
+package eks
+
+import (
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+)
+
+func TestMeetsTarget(t *testing.T) {
+	for _, tt := range []struct {
+		target, release string
+		want            bool
+	}{
+		{"1.31/", "1.31/1.31.0-20261101", true},
+		{"1.31/1.31.0-20261101", "1.31/1.31.0-20261101", true},
+		{"1.31/1.31.2-20261201", "1.31/1.31.0-20261101", false},
+		{"1.32/", "1.31/1.31.0-20261101", false},
+		{"/", "1.31/1.31.0-20261101", true},
+		{"", "1.31/1.31.0-20261101", false},
+	} {
+		if got := meetsTarget(tt.target, tt.release); got != tt.want {
+			t.Errorf("meetsTarget(%q, %q) = %v, want %v", tt.target, tt.release, got, tt.want)
+		}
+	}
+}
+
+func TestNextMinorOneAtATime(t *testing.T) {
+	for _, tt := range []struct{ have, want, next string }{
+		{"1.29", "1.31", "1.30"},
+		{"1.30", "1.31", "1.31"},
+		{"1.31", "1.31", ""},
+		{"1.31", "", ""},
+		{"1.31", "1.30", "1.30"}, // EKS refuses it, and says so
+	} {
+		if got := nextMinor(tt.have, tt.want); got != tt.next {
+			t.Errorf("nextMinor(%q, %q) = %q, want %q", tt.have, tt.want, got, tt.next)
+		}
+	}
+	if minorVersion("v1.31.2") != "1.31" || minorVersion("1.30") != "1.30" {
+		t.Errorf("minorVersion: %q %q", minorVersion("v1.31.2"), minorVersion("1.30"))
+	}
+}
+
+func TestConfigUpdateOnlyWhatDiffers(t *testing.T) {
+	ng := &ekstypes.Nodegroup{
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(5), DesiredSize: aws.Int32(2)},
+		Labels:        map[string]string{"a": "1"},
+		Taints:        []ekstypes.Taint{{Key: aws.String("k"), Value: aws.String("v"), Effect: ekstypes.TaintEffectNoSchedule}},
+		UpdateConfig:  &ekstypes.NodegroupUpdateConfig{MaxUnavailable: aws.Int32(1)},
+	}
+	st := Settings{MinSize: 1, MaxSize: 5, Labels: map[string]string{"a": "1"}, Taints: []Taint{{Key: "k", Value: "v", Effect: "NO_SCHEDULE"}}, MaxUnavailable: 1}
+	if in := configUpdate(ng, 2, st); in != nil {
+		t.Fatalf("a node group as the spec says: %+v", in)
+	}
+	in := configUpdate(ng, 3, st)
+	if in == nil || aws.ToInt32(in.ScalingConfig.DesiredSize) != 3 || in.Labels != nil || in.Taints != nil || in.UpdateConfig != nil {
+		t.Fatalf("a scale-up: %+v", in)
+	}
+	st.Labels = map[string]string{"b": "2"}
+	in = configUpdate(ng, 2, st)
+	if in == nil || in.ScalingConfig != nil || in.Labels == nil || in.Labels.AddOrUpdateLabels["b"] != "2" || len(in.Labels.RemoveLabels) != 1 || in.Labels.RemoveLabels[0] != "a" {
+		t.Fatalf("a label change: %+v", in)
+	}
+}
+
+func TestInstanceModelHash(t *testing.T) {
+	for _, tt := range []struct {
+		name, target, release, want string
+	}{
+		{"current", "1.31/", "1.31/1.31.0-20261101/", "h"},
+		{"older release", "1.32/", "1.31/1.31.0-20261101/", staleHashPrefix + "1.31/1.31.0-20261101/"},
+	} {
+		in := ec2Instance("i-1", map[string]string{TagModelHash: "h", TagModelTarget: tt.target, TagRelease: tt.release})
+		if got := instance(in).ModelHash; got != tt.want {
+			t.Errorf("%s: ModelHash %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func ec2Instance(id string, tags map[string]string) ec2types.Instance {
+	i := ec2types.Instance{InstanceId: aws.String(id), Placement: &ec2types.Placement{AvailabilityZone: aws.String("us-east-1a")},
+		State: &ec2types.InstanceState{Name: ec2types.InstanceStateNameRunning}}
+	for k, v := range tags {
+		i.Tags = append(i.Tags, ec2types.Tag{Key: aws.String(k), Value: aws.String(v)})
+	}
+	return i
+}

@@ -1,0 +1,96 @@
+package eks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// TestEKSUpdateBlockedByPDB: a PodDisruptionBudget that blocks a drain
+// fails EKS's update (force false) with PodEvictionFailure once the
+// eviction timeout has passed; the pool says so in EKSNodegroupReady, and
+// mpool waits instead of asking for the same update again in a loop.
+func TestEKSUpdateBlockedByPDB(t *testing.T) {
+	cloud := startCloudWith(t, "1.32", &cloudsim.EKSFace{PodEvictionTimeout: time.Second})
+	f := newFixture(t, cloud)
+	startManager(t, f)
+	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
+		f.create(obj)
+	}
+	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+
+	// A guarded pod on every node: no drain can finish. The next test's
+	// cloud names its instances (and Nodes) as this one's: nothing of this
+	// test may guard them.
+	t.Cleanup(func() {
+		_ = f.cs.PolicyV1().PodDisruptionBudgets(f.ns).Delete(context.Background(), "guarded", metav1.DeleteOptions{})
+		_ = f.cs.CoreV1().Pods(f.ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
+	})
+	for i, n := range f.nodes() {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: fmt.Sprintf("guarded-%d", i), Labels: map[string]string{"app": "guarded"}},
+			Spec: corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+		}
+		if _, err := f.cs.CoreV1().Pods(f.ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "guarded"},
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrIntOrString(intstr.FromInt32(2)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
+	}
+	if _, err := f.cs.PolicyV1().PodDisruptionBudgets(f.ns).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, converge, func() error {
+		pods, err := f.cs.CoreV1().Pods(f.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=guarded"})
+		if err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
+			}
+		}
+		return nil
+	})
+
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { v := "v1.32.0"; mp.Spec.Template.Spec.Version = &v })
+	pool := &infrav1.AWSManagedMachinePool{}
+	testenv.Eventually(t, converge, func() error {
+		if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "PodEvictionFailure") {
+			return fmt.Errorf("EKSNodegroupReady: %+v", c)
+		}
+		return nil
+	})
+	// The failed update is not asked for again at once.
+	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
+	if n := f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion); n != 1 {
+		t.Fatalf("%d UpdateNodegroupVersion after the failure; want the one that failed", n)
+	}
+	ng, err := f.describe()
+	if err != nil || *ng.Nodegroup.Version != "1.31" {
+		t.Fatalf("after the failed update the node group is at %v (%v); want 1.31", ng, err)
+	}
+}
+
+func ptrIntOrString(v intstr.IntOrString) *intstr.IntOrString { return &v }
