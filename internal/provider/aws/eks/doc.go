@@ -22,13 +22,14 @@
 // The node group's tags carry the engine's model hash (mpool.dev/model-hash)
 // and the release it stands for (mpool.dev/model-target:
 // "<version>/<release version, or empty for EKS's latest>"); the simulated
-// EKS propagates a node group's tags to the instances it launches, next to
-// the release it launched them from (mpool.dev/eks-release). The group's
-// ModelHash is the tagged hash once the node group runs its target release,
-// and an instance's is its tagged hash when its own release meets its
-// tagged target: a version update that EKS refused or failed leaves the
-// group out of date, so the engine applies it again, and instances launched
-// from an older release are reported stale until EKS replaces them.
+// EKS tags each instance with the release it launched it from
+// (mpool.dev/eks-release). Every other field of the model is one EKS cannot
+// change on a node group (refused, naming the field), so the release is the
+// model: the group's ModelHash is the tagged hash once the node group runs
+// its target release, and an instance's is that hash when its own release
+// meets the target. A version update that EKS refused or failed leaves the
+// group out of date, so the engine applies it again, and instances of an
+// older release are reported stale until EKS replaces them.
 //
 // # Endpoints
 //

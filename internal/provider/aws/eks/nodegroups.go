@@ -252,7 +252,7 @@ func (s *Nodegroups) group(ctx context.Context, c *sdkClients, cluster string, r
 		}
 		for _, r := range page.Reservations {
 			for _, i := range r.Instances {
-				g.Instances = append(g.Instances, instance(i))
+				g.Instances = append(g.Instances, instance(i, ng.Tags[TagModelHash], ng.Tags[TagModelTarget]))
 			}
 		}
 	}
@@ -260,8 +260,11 @@ func (s *Nodegroups) group(ctx context.Context, c *sdkClients, cluster string, r
 	return g, nil
 }
 
-// instance maps an EC2 instance of the node group.
-func instance(i ec2types.Instance) scalegroup.Instance {
+// instance maps an EC2 instance of the node group whose tags say it
+// carries the model hash for release target: the instance runs that model
+// when its own release (its TagRelease) meets the target, as every other
+// field of the model is one EKS cannot change.
+func instance(i ec2types.Instance, hash, target string) scalegroup.Instance {
 	tags := map[string]string{}
 	for _, t := range i.Tags {
 		tags[aws.ToString(t.Key)] = aws.ToString(t.Value)
@@ -273,7 +276,7 @@ func instance(i ec2types.Instance) scalegroup.Instance {
 	id := aws.ToString(i.InstanceId)
 	out := scalegroup.Instance{ID: id, ProviderID: "aws:///" + zone + "/" + id, Zone: zone, CreatedAt: aws.ToTime(i.LaunchTime)}
 	rel := tags[TagRelease]
-	if hash := tags[TagModelHash]; hash != "" && meetsTarget(tags[TagModelTarget], versionAndRelease(rel)) {
+	if hash != "" && meetsTarget(target, versionAndRelease(rel)) {
 		out.ModelHash = hash
 	} else {
 		out.ModelHash = staleHashPrefix + rel

@@ -72,8 +72,8 @@ func TestInstanceModelHash(t *testing.T) {
 		{"current", "1.31/", "1.31/1.31.0-20261101/", "h"},
 		{"older release", "1.32/", "1.31/1.31.0-20261101/", staleHashPrefix + "1.31/1.31.0-20261101/"},
 	} {
-		in := ec2Instance("i-1", map[string]string{TagModelHash: "h", TagModelTarget: tt.target, TagRelease: tt.release})
-		if got := instance(in).ModelHash; got != tt.want {
+		in := ec2Instance("i-1", map[string]string{TagRelease: tt.release})
+		if got := instance(in, "h", tt.target).ModelHash; got != tt.want {
 			t.Errorf("%s: ModelHash %q, want %q", tt.name, got, tt.want)
 		}
 	}

@@ -1,0 +1,46 @@
+package eks
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// TestEKSRefusedUpgradeRecovers: an upgrade past the EKS cluster's version
+// is refused by EKS and said in EKSNodegroupReady; reverting it while
+// scaling up converges, the new node counted up to date.
+func TestEKSRefusedUpgradeRecovers(t *testing.T) {
+	cloud := startCloud(t, "1.31")
+	f := newFixture(t, cloud)
+	startManager(t, f)
+	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
+		f.create(obj)
+	}
+	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { v := "v1.32.0"; mp.Spec.Template.Spec.Version = &v })
+	testenv.Eventually(t, converge, func() error {
+		pool := &infrav1.AWSManagedMachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "InvalidParameterException") {
+			return fmt.Errorf("EKSNodegroupReady: %+v", c)
+		}
+		return nil
+	})
+
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+		v, n := "v1.31.0", int32(3)
+		mp.Spec.Template.Spec.Version, mp.Spec.Replicas = &v, &n
+	})
+	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
+}
