@@ -311,6 +311,14 @@ func TestAdmissionValidation(t *testing.T) {
 		{name: "eks diskSize 0", kind: "AWSManagedMachinePool", patch: "spec: {diskSize: 0}", want: "spec.diskSize"},
 		{name: "eks malformed amiVersion", kind: "AWSManagedMachinePool", patch: "spec: {amiVersion: latest}", want: "spec.amiVersion"},
 		{name: "eks changing eksNodegroupName", kind: "AWSManagedMachinePool", patch: "spec: {eksNodegroupName: ng-a}", update: "spec: {eksNodegroupName: ng-b}", want: "eksNodegroupName is immutable"},
+		{name: "eks changing instanceType", kind: "AWSManagedMachinePool", patch: "spec: {instanceType: m5.large}", update: "spec: {instanceType: m5.xlarge}", want: "instanceType is immutable"},
+		{name: "eks changing diskSize", kind: "AWSManagedMachinePool", patch: "spec: {diskSize: 20}", update: "spec: {diskSize: 40}", want: "diskSize is immutable"},
+		{name: "eks changing amiType", kind: "AWSManagedMachinePool", update: "spec: {amiType: AL2_ARM_64}", want: "amiType is immutable"},
+		{name: "eks changing capacityType", kind: "AWSManagedMachinePool", update: "spec: {capacityType: spot}", want: "capacityType is immutable"},
+		{name: "eks changing subnetIDs", kind: "AWSManagedMachinePool", patch: "spec: {subnetIDs: [subnet-a]}", update: "spec: {subnetIDs: [subnet-b]}", want: "subnetIDs is immutable"},
+		{name: "eks changing roleName", kind: "AWSManagedMachinePool", patch: "spec: {roleName: a}", update: "spec: {roleName: b}", want: "roleName is immutable"},
+		{name: "eks changing remoteAccess", kind: "AWSManagedMachinePool", patch: "spec: {remoteAccess: {sshKeyName: a}}", update: "spec: {remoteAccess: {sshKeyName: b}}", want: "remoteAccess is immutable"},
+		{name: "eks scaling and labels change in place", kind: "AWSManagedMachinePool", patch: "spec: {instanceType: m5.large}", update: "spec: {scaling: {minSize: 1, maxSize: 9}, labels: {a: b}}"},
 
 		// LocalMachinePool.
 		{name: "local valid", kind: "LocalMachinePool"},

@@ -96,17 +96,19 @@ type AWSManagedMachinePoolSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="eksNodegroupName is immutable"
 	EKSNodegroupName string `json:"eksNodegroupName,omitempty"`
 
-	// AvailabilityZones are the zones of the node group.
+	// AvailabilityZones are the zones of the node group. Immutable.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="availabilityZones is immutable"
 	AvailabilityZones []string `json:"availabilityZones,omitempty"`
 
 	// AvailabilityZoneSubnetType selects public, private or all subnets of the zones.
 	// +optional
 	AvailabilityZoneSubnetType *AZSubnetType `json:"availabilityZoneSubnetType,omitempty"`
 
-	// SubnetIDs are the subnets of the node group.
+	// SubnetIDs are the subnets of the node group. Immutable.
 	// +optional
 	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="subnetIDs is immutable"
 	SubnetIDs []string `json:"subnetIDs,omitempty"`
 
 	// AdditionalTags are extra tags set on the node group.
@@ -117,8 +119,9 @@ type AWSManagedMachinePoolSpec struct {
 	// +optional
 	RoleAdditionalPolicies []string `json:"roleAdditionalPolicies,omitempty"`
 
-	// RoleName is the IAM role of the nodes.
+	// RoleName is the IAM role of the nodes. Immutable.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="roleName is immutable"
 	RoleName string `json:"roleName,omitempty"`
 
 	// RolePath is the IAM path of the node role.
@@ -135,9 +138,10 @@ type AWSManagedMachinePoolSpec struct {
 	// +kubebuilder:validation:Pattern=`^(\d+\.\d+\.\d+)-\d{8}$`
 	AMIVersion *string `json:"amiVersion,omitempty"`
 
-	// AMIType is the AMI type. Defaults to AL2_x86_64.
+	// AMIType is the AMI type. Defaults to AL2_x86_64. Immutable.
 	// +optional
 	// +kubebuilder:default=AL2_x86_64
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="amiType is immutable"
 	AMIType *ManagedMachineAMIType `json:"amiType,omitempty"`
 
 	// Labels are Kubernetes labels set on the nodes.
@@ -148,21 +152,24 @@ type AWSManagedMachinePoolSpec struct {
 	// +optional
 	Taints []Taint `json:"taints,omitempty"`
 
-	// DiskSize is the root disk size in GiB.
+	// DiskSize is the root disk size in GiB. Immutable.
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="diskSize is immutable"
 	DiskSize *int32 `json:"diskSize,omitempty"`
 
-	// InstanceType is the EC2 instance type.
+	// InstanceType is the EC2 instance type. Immutable.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="instanceType is immutable"
 	InstanceType *string `json:"instanceType,omitempty"`
 
 	// Scaling is the size range of the node group.
 	// +optional
 	Scaling *ManagedMachinePoolScaling `json:"scaling,omitempty"`
 
-	// RemoteAccess configures SSH access.
+	// RemoteAccess configures SSH access. Immutable.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="remoteAccess is immutable"
 	RemoteAccess *ManagedRemoteAccess `json:"remoteAccess,omitempty"`
 
 	// ProviderIDList holds the providerID of every node of the group.
@@ -172,9 +179,10 @@ type AWSManagedMachinePoolSpec struct {
 	// +kubebuilder:validation:items:MaxLength=512
 	ProviderIDList []string `json:"providerIDList,omitempty"`
 
-	// CapacityType is onDemand (default) or spot.
+	// CapacityType is onDemand (default) or spot. Immutable.
 	// +optional
 	// +kubebuilder:default=onDemand
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="capacityType is immutable"
 	CapacityType *ManagedMachinePoolCapacityType `json:"capacityType,omitempty"`
 
 	// UpdateConfig bounds unavailability during updates.
