@@ -120,6 +120,12 @@ type EKSFace struct {
 	// Interval is how often the face advances its node groups (default
 	// 250ms).
 	Interval time.Duration
+	// MaxNodegroupsPerCluster and MaxNodesPerNodegroup are EKS's quotas
+	// (defaults EKSMaxNodegroupsPerCluster and EKSMaxNodesPerNodegroup):
+	// beyond them CreateNodegroup and scaling fail with
+	// ResourceLimitExceededException.
+	MaxNodegroupsPerCluster int
+	MaxNodesPerNodegroup    int32
 
 	// mu serializes the changes of the face's data (handlers and the loop).
 	mu      sync.Mutex
@@ -151,6 +157,20 @@ func (f *EKSFace) interval() time.Duration {
 		return f.Interval
 	}
 	return 250 * time.Millisecond
+}
+
+func (f *EKSFace) maxNodegroups() int {
+	if f.MaxNodegroupsPerCluster > 0 {
+		return f.MaxNodegroupsPerCluster
+	}
+	return EKSMaxNodegroupsPerCluster
+}
+
+func (f *EKSFace) maxNodes() int32 {
+	if f.MaxNodesPerNodegroup > 0 {
+		return f.MaxNodesPerNodegroup
+	}
+	return EKSMaxNodesPerNodegroup
 }
 
 func (f *EKSFace) podEvictionTimeout() time.Duration {

@@ -35,7 +35,8 @@ const (
 	EKSUpdateFailed     = "Failed"
 )
 
-// EKSMaxNodegroupsPerCluster and EKSMaxNodesPerNodegroup are EKS's quotas.
+// EKSMaxNodegroupsPerCluster and EKSMaxNodesPerNodegroup are EKS's default
+// quotas (EKSFace.MaxNodegroupsPerCluster, MaxNodesPerNodegroup).
 const (
 	EKSMaxNodegroupsPerCluster = 30
 	EKSMaxNodesPerNodegroup    = 450
@@ -438,7 +439,7 @@ type eksNodegroupIn struct {
 
 var eksTaintEffects = map[string]string{"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 
-func validScaling(min, max, desired int32) error {
+func validScaling(min, max, desired, quota int32) error {
 	switch {
 	case min < 0 || max < 1 || desired < 0:
 		return eksInvalid("scalingConfig: minSize and desiredSize must be at least 0 and maxSize at least 1")
@@ -446,9 +447,9 @@ func validScaling(min, max, desired int32) error {
 		return eksInvalid("Minimum capacity %d can't be greater than maximum capacity %d.", min, max)
 	case desired < min || desired > max:
 		return eksInvalid("Desired capacity %d can't be less than minimum capacity %d or greater than maximum capacity %d.", desired, min, max)
-	case max > EKSMaxNodesPerNodegroup:
+	case max > quota:
 		return &eksError{status: http.StatusBadRequest, code: EKSCodeResourceLimitExceeded,
-			message: fmt.Sprintf("Maximum capacity %d exceeds the limit of %d nodes per node group.", max, EKSMaxNodesPerNodegroup)}
+			message: fmt.Sprintf("Maximum capacity %d exceeds the limit of %d nodes per node group.", max, quota)}
 	}
 	return nil
 }
@@ -513,9 +514,9 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 			count++
 		}
 	}
-	if count >= EKSMaxNodegroupsPerCluster {
+	if count >= h.face.maxNodegroups() {
 		return nil, &eksError{status: http.StatusBadRequest, code: EKSCodeResourceLimitExceeded,
-			message: fmt.Sprintf("Cluster %s already has the maximum of %d node groups.", clusterName, EKSMaxNodegroupsPerCluster)}
+			message: fmt.Sprintf("Cluster %s already has the maximum of %d node groups.", clusterName, h.face.maxNodegroups())}
 	}
 	if in.NodeRole == "" {
 		return nil, eksInvalid("nodeRole is required")
@@ -533,7 +534,7 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 		sc = *in.ScalingConfig
 	}
 	minSize, maxSize, desired := ptrOr(sc.MinSize, 1), ptrOr(sc.MaxSize, 2), ptrOr(sc.DesiredSize, ptrOr(sc.MinSize, 1))
-	if err := validScaling(minSize, maxSize, desired); err != nil {
+	if err := validScaling(minSize, maxSize, desired, h.face.maxNodes()); err != nil {
 		return nil, err
 	}
 	if err := validUpdateConfig(in.UpdateConfig); err != nil {
@@ -754,7 +755,7 @@ func (h *eksHandler) updateNodegroupConfig(w http.ResponseWriter, _ *http.Reques
 	}
 	if s := in.ScalingConfig; s != nil {
 		mn, mx, ds := ptrOr(s.MinSize, n.MinSize), ptrOr(s.MaxSize, n.MaxSize), ptrOr(s.DesiredSize, n.DesiredSize)
-		if err := validScaling(mn, mx, ds); err != nil {
+		if err := validScaling(mn, mx, ds, h.face.maxNodes()); err != nil {
 			h.writeErr(w, req, err)
 			return
 		}

@@ -24,9 +24,9 @@ type eksTestEnv struct {
 	ec2 *ec2.Client
 }
 
-func newEKSEnv(t testing.TB) *eksTestEnv {
+func newEKSEnv(t testing.TB, faces ...Face) *eksTestEnv {
 	t.Helper()
-	srv := startAzure(t, Options{DefaultSimulation: &Simulation{BootDelay: 50 * time.Millisecond}})
+	srv := startAzure(t, Options{DefaultSimulation: &Simulation{BootDelay: 50 * time.Millisecond}, Faces: faces})
 	u := srv.FaceURL(EKSFaceName)
 	if !strings.HasPrefix(u, "http://") || u == srv.URL()+"/eks" {
 		t.Fatalf("eks face URL %q: want a listener of its own", u)
@@ -217,5 +217,33 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 	}
 	if got := e.instances(t, "ng1"); len(got) != 0 {
 		t.Fatalf("instances %v left after the deletion", got)
+	}
+}
+
+func TestEKSFaceQuotas(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{MaxNodegroupsPerCluster: 1, MaxNodesPerNodegroup: 3})
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	create := func(name string, maxSize int32) error {
+		_, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
+			ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+			ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(maxSize), DesiredSize: aws.Int32(1)},
+		})
+		return err
+	}
+	if err := create("big", 4); err == nil {
+		t.Fatal("a node group beyond the nodes quota was created")
+	} else {
+		apiError(t, err, EKSCodeResourceLimitExceeded)
+	}
+	if err := create("ng1", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := create("ng2", 3); err == nil {
+		t.Fatal("a node group beyond the node groups quota was created")
+	} else {
+		apiError(t, err, EKSCodeResourceLimitExceeded)
 	}
 }

@@ -22,8 +22,8 @@ import (
 // DescribeInstances per reconcile and no write; scaling 2→3 goes through
 // UpdateNodegroupConfig; a version upgrade is EKS's own rolling update,
 // never more than maxUnavailable (1) node down, watched on every observed
-// state, with the manager restarted mid-update; deleting the pool leaves no
-// node group, instance or Node.
+// state, with the manager restarted mid-update; 3→5→3 follows; deleting
+// the pool leaves no node group, instance or Node.
 func TestEKSNodegroupLifecycle(t *testing.T) {
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
@@ -121,6 +121,24 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	}
 	if m.sg == nil {
 		t.Fatal("no EKS ScaleGroup")
+	}
+
+	// Scale 3 → 5 → 3: EKS picks the nodes to remove and drains them.
+	for _, n := range []int32{5, 3} {
+		f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Replicas = &n })
+		testenv.Eventually(t, converge, func() error {
+			if err := f.converged(int(n), "v1.32.0"); err != nil {
+				return err
+			}
+			out, err := f.describe()
+			if err != nil {
+				return err
+			}
+			if got := aws.ToInt32(out.Nodegroup.ScalingConfig.DesiredSize); got != n || out.Nodegroup.Status != ekstypes.NodegroupStatusActive {
+				return fmt.Errorf("node group %s with desired size %d, want %d", out.Nodegroup.Status, got, n)
+			}
+			return nil
+		})
 	}
 
 	// Deletion: no node group, instance or Node is left.
