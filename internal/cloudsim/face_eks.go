@@ -31,6 +31,9 @@ const (
 	// waits for a drain a PodDisruptionBudget blocks before it fails with
 	// PodEvictionFailure (EKS's 15 minutes).
 	EKSDefaultPodEvictionTimeout = 15 * time.Minute
+	// EKSDefaultNodeCreationTimeout is how long a new node group's nodes
+	// may take to join before it is CREATE_FAILED.
+	EKSDefaultNodeCreationTimeout = 20 * time.Minute
 	// EKSDefaultClusterName is the EKS cluster `mpool up` registers for its
 	// own API server (examples/eks/cluster.yaml names it).
 	EKSDefaultClusterName = "mpool-eks"
@@ -126,6 +129,11 @@ type EKSFace struct {
 	// ResourceLimitExceededException.
 	MaxNodegroupsPerCluster int
 	MaxNodesPerNodegroup    int32
+	// NodeCreationTimeout is how long a new node group's nodes may take to
+	// join before EKS gives up on it: CREATE_FAILED with the health issue
+	// NodeCreationFailure naming the instances (default
+	// EKSDefaultNodeCreationTimeout).
+	NodeCreationTimeout time.Duration
 
 	// mu serializes the changes of the face's data (handlers and the loop).
 	mu      sync.Mutex
@@ -171,6 +179,13 @@ func (f *EKSFace) maxNodes() int32 {
 		return f.MaxNodesPerNodegroup
 	}
 	return EKSMaxNodesPerNodegroup
+}
+
+func (f *EKSFace) nodeCreationTimeout() time.Duration {
+	if f.NodeCreationTimeout > 0 {
+		return f.NodeCreationTimeout
+	}
+	return EKSDefaultNodeCreationTimeout
 }
 
 func (f *EKSFace) podEvictionTimeout() time.Duration {

@@ -82,8 +82,19 @@ func (f *EKSFace) advance(env FaceEnv) bool {
 		switch n.Status {
 		case EKSStatusCreating:
 			g, err := sc.GetGroup(n.ASG)
-			if err == nil && eksSettled(g, n) {
+			switch {
+			case err != nil:
+			case eksSettled(g, n):
 				n.Status, n.ModifiedAt = EKSStatusActive, now
+			case now.Sub(n.CreatedAt) > f.nodeCreationTimeout():
+				var ids []string
+				for _, in := range g.Instances {
+					if in.State != StateDeleting && !eksUp(n, in) {
+						ids = append(ids, in.ID)
+					}
+				}
+				n.Status, n.ModifiedAt = EKSStatusCreateFailed, now
+				n.Health = []eksIssue{{Code: "NodeCreationFailure", Message: "Instances failed to join the kubernetes cluster", ResourceIDs: ids}}
 			}
 		case EKSStatusUpdating:
 			u := d.running(n)

@@ -247,3 +247,35 @@ func TestEKSFaceQuotas(t *testing.T) {
 		apiError(t, err, EKSCodeResourceLimitExceeded)
 	}
 }
+
+func TestEKSFaceNodeCreationFailure(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{NodeCreationTimeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Every instance fails to boot.
+	fail := 1.0
+	if _, err := e.srv.Cloud().SetDefaultSimulation(SimulationPatch{FailureRate: &fail}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
+		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(2), DesiredSize: aws.Int32(2)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ng := e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusCreateFailed })
+	if len(ng.Health.Issues) != 1 || ng.Health.Issues[0].Code != ekstypes.NodegroupIssueCodeNodeCreationFailure || len(ng.Health.Issues[0].ResourceIds) != 2 {
+		t.Fatalf("health %+v: want NodeCreationFailure naming both instances", ng.Health)
+	}
+	if _, err := e.eks.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"),
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(1)}}); err == nil {
+		t.Fatal("a CREATE_FAILED node group was updated")
+	} else {
+		apiError(t, err, EKSCodeResourceInUse)
+	}
+	if _, err := e.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")}); err != nil {
+		t.Fatal(err)
+	}
+}
