@@ -43,6 +43,26 @@
 // also tags its instances with its model hash (and the Kubernetes
 // version), for people and tools looking at EC2; mpool reads versions.
 //
+// # Tags
+//
+// The ASG carries the pool's tags (the AWSCluster's and the pool's
+// additionalTags, CAPA's cluster and role tags, Name), propagated to
+// instances at launch, and mpool's own, not propagated. Tags change no
+// instance. Which keys came from additionalTags is recorded on the ASG
+// (mpool.dev/additional-tags, continued in -2, -3, ... past 256
+// characters): a recorded key the pool no longer has is deleted from the
+// ASG (DeleteTags, before the record is rewritten, so a restart in between
+// still finds it), which stops its propagation; instances already running
+// keep their tags, as on AWS. Tags nobody recorded (another tool's) and
+// mpool's, CAPA's, the cloud provider's and AWS's own are never deleted.
+//
+// # The launch template in status
+//
+// Get reports the ASG's launch template and version (the AWSMachinePool's
+// status.launchTemplateID and launchTemplateVersion) and each instance's
+// (its AWSMachinePoolMachine's status.launchTemplateVersion) through
+// scalegroup.TemplateRef.
+//
 // # Bootstrap data
 //
 // The user data holds a bootstrap token that rotates. A rotation on a
