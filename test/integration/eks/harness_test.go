@@ -53,7 +53,14 @@ func startCloud(t testing.TB, version string) *cloudsim.Server {
 // face with a shorter eviction timeout).
 func startCloudWith(t testing.TB, version string, faces ...cloudsim.Face) *cloudsim.Server {
 	t.Helper()
-	opts := cloudsim.Options{DataDir: t.TempDir(), Seed: 13, DefaultSimulation: &cloudsim.Simulation{BootDelay: 200 * time.Millisecond}, Faces: faces}
+	return startCloudWithBoot(t, version, 200*time.Millisecond, faces...)
+}
+
+// startCloudWithBoot is startCloudWith with instances that boot in
+// bootDelay.
+func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, faces ...cloudsim.Face) *cloudsim.Server {
+	t.Helper()
+	opts := cloudsim.Options{DataDir: t.TempDir(), Seed: 13, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}, Faces: faces}
 	env.JoinThisAPIServer(&opts)
 	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
