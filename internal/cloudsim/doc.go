@@ -312,6 +312,45 @@
 // session tokens (accepted, not checked), terminated instances (they
 // vanish once gone).
 //
+// # The EKS face
+//
+// EKSFace (face_eks*.go) is Amazon EKS's REST-JSON API with Signature V4
+// (service "eks"), with the AWS face's access keys, accounts and regions,
+// on a listener of its own: CreateCluster, DescribeCluster, ListClusters
+// (EKSCreateCluster registers one from Go; `mpool up` registers
+// EKSDefaultClusterName), whose endpoint and CA are the node agent's first
+// workload API server's; Create/Describe/List/DeleteNodegroup,
+// UpdateNodegroupConfig (scaling, labels, taints, updateConfig),
+// UpdateNodegroupVersion (version one minor at a time up to the
+// cluster's, release version, launch template version, force),
+// DescribeUpdate, ListUpdates, Tag/UntagResource, ListTagsForResource.
+// Errors are EKS's (X-Amzn-ErrorType): ResourceNotFoundException,
+// ResourceInUseException (an update already runs, a node group not
+// ACTIVE), InvalidParameterException, ResourceLimitExceededException
+// (EKSFace.MaxNodegroupsPerCluster, MaxNodesPerNodegroup), and injected
+// faults as ThrottlingException / ServerException.
+//
+// A node group's instances are an Auto Scaling group of the AWS face
+// (eks-<nodegroup>-<uuid>, listed in resources.autoScalingGroups), so the
+// AWS face's DescribeAutoScalingGroups and DescribeInstances show them,
+// tagged eks:cluster-name, eks:nodegroup-name, the node group's tags and
+// mpool.dev/eks-release (the release they launched from). EKS bootstraps
+// them: the face creates a bootstrap token in the workload cluster and
+// writes their kubeadm join itself, with EKS's node labels and the node
+// group's labels and taints. A background loop, running while a node group
+// is CREATING, UPDATING or DELETING, does what EKS does: ACTIVE once every
+// node joined (CREATE_FAILED with NodeCreationFailure past
+// EKSFace.NodeCreationTimeout); an update surges new nodes and cordons,
+// drains (eviction API, PodDisruptionBudgets respected) and terminates old
+// ones, at most updateConfig.maxUnavailable at a time, failing with
+// PodEvictionFailure when a drain stays blocked past
+// EKSFace.PodEvictionTimeout unless forced; a scale-down drains the nodes
+// it removes; a deleted node group's Nodes and token are removed.
+//
+// Not simulated: launch template contents (a template is named, not
+// read), DEGRADED, node repair, Fargate, add-ons, access entries, cluster
+// changes.
+//
 // # Adding a face
 //
 // A new face is its wire types in a subpackage without logic (as localapi

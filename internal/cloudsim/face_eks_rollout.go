@@ -116,6 +116,11 @@ func (f *EKSFace) advance(env FaceEnv) bool {
 			g, err := sc.GetGroup(n.ASG)
 			if CodeOf(err) == CodeNotFound {
 				f.cleanUp(env, n)
+				// Its updates go with it: a new node group of the name
+				// starts with none.
+				d.Updates = slices.DeleteFunc(d.Updates, func(u eksUpdate) bool {
+					return u.Account == n.Account && u.Region == n.Region && u.Cluster == n.Cluster && u.Nodegroup == n.Name
+				})
 				continue
 			}
 			if err == nil && (g.Operation == nil || g.Operation.Type != OperationDelete) {
