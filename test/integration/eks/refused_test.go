@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -15,7 +16,8 @@ import (
 
 // TestEKSRefusedUpgradeRecovers: an upgrade past the EKS cluster's version
 // is refused by EKS and said in EKSNodegroupReady; reverting it while
-// scaling up converges, the new node counted up to date.
+// scaling up converges, the new node counted up to date; a new label
+// reaches the nodes in place.
 func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 	cloud := startCloud(t, "1.31")
 	f := newFixture(t, cloud)
@@ -43,4 +45,31 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 		mp.Spec.Template.Spec.Version, mp.Spec.Replicas = &v, &n
 	})
 	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
+
+	// A label is applied in place: EKS relabels the nodes it has.
+	before := map[string]bool{}
+	for _, n := range f.nodes() {
+		before[n.Name] = true
+	}
+	p := &infrav1.AWSManagedMachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
+		t.Fatal(err)
+	}
+	patched := p.DeepCopy()
+	patched.Spec.Labels["team"] = "a"
+	if err := env.Client.Patch(f.ctx, patched, client.MergeFrom(p)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, converge, func() error {
+		nodes := f.nodes()
+		for _, n := range nodes {
+			if !before[n.Name] || n.Labels["team"] != "a" {
+				return fmt.Errorf("Node %s (there before: %v) labels %v", n.Name, before[n.Name], n.Labels)
+			}
+		}
+		if len(nodes) != 3 {
+			return fmt.Errorf("%d Nodes", len(nodes))
+		}
+		return f.converged(3, "v1.31.0")
+	})
 }
