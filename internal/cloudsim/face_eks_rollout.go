@@ -2,7 +2,6 @@ package cloudsim
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -18,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
+	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
+	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/drain"
@@ -394,7 +395,7 @@ func (f *EKSFace) cleanUp(env FaceEnv, n *eksNodegroup) {
 	defer cancel()
 	_ = cs.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: EKSLabelNodegroup + "=" + n.Name})
 	if id, _, ok := cutToken(n.Token); ok {
-		_ = cs.CoreV1().Secrets("kube-system").Delete(ctx, "bootstrap-token-"+id, metav1.DeleteOptions{})
+		_ = cs.CoreV1().Secrets(metav1.NamespaceSystem).Delete(ctx, bootstraputil.BootstrapTokenSecretName(id), metav1.DeleteOptions{})
 	}
 }
 
@@ -462,7 +463,11 @@ func (f *EKSFace) ensureToken(env FaceEnv, n *eksNodegroup) error {
 		return fmt.Errorf("the workload API server's CA cannot be read: %v", err)
 	}
 	n.Endpoint, n.CAHash = cfg.Host, nodeagent.Pin(certs[len(certs)-1])
-	id, secret := randomToken(6), randomToken(16)
+	token, err := bootstraputil.GenerateBootstrapToken()
+	if err != nil {
+		return err
+	}
+	id, secret, _ := cutToken(token)
 	cs := f.client(env, n)
 	if cs == nil {
 		return fmt.Errorf("no client for %s", cfg.Host)
@@ -470,13 +475,14 @@ func (f *EKSFace) ensureToken(env FaceEnv, n *eksNodegroup) error {
 	ctx, cancel := context.WithTimeout(context.Background(), eksCallTimeout)
 	defer cancel()
 	_, err = cs.CoreV1().Secrets("kube-system").Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "bootstrap-token-" + id,
+		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstraputil.BootstrapTokenSecretName(id),
 			Labels: map[string]string{EKSLabelNodegroup: n.Name}},
 		Type: corev1.SecretTypeBootstrapToken,
 		StringData: map[string]string{
-			"token-id": id, "token-secret": secret, "usage-bootstrap-authentication": "true", "usage-bootstrap-signing": "true",
-			"auth-extra-groups": "system:bootstrappers:kubeadm:default-node-token",
-			"description":       "EKS managed node group " + n.ARN,
+			bootstrapapi.BootstrapTokenIDKey: id, bootstrapapi.BootstrapTokenSecretKey: secret,
+			bootstrapapi.BootstrapTokenUsageAuthentication: "true", bootstrapapi.BootstrapTokenUsageSigningKey: "true",
+			bootstrapapi.BootstrapTokenExtraGroupsKey: "system:bootstrappers:kubeadm:default-node-token",
+			bootstrapapi.BootstrapTokenDescriptionKey: "EKS managed node group " + n.ARN,
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {
@@ -484,16 +490,4 @@ func (f *EKSFace) ensureToken(env FaceEnv, n *eksNodegroup) error {
 	}
 	n.Token = id + "." + secret
 	return nil
-}
-
-// randomToken returns n random characters of [a-z0-9], as bootstrap tokens
-// are made of.
-func randomToken(n int) string {
-	const chars = "abcdefghijklmnopqrstuvwxyz0123456789"
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = chars[int(b[i])%len(chars)]
-	}
-	return string(b)
 }

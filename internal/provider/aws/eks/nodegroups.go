@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"github.com/aws/smithy-go"
+	"k8s.io/utils/clock"
 
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -58,13 +59,16 @@ type Options struct {
 	// left before the same update is asked for again (default 10m); a
 	// different update (a changed spec) is asked for at once.
 	RetryFailedUpdateAfter time.Duration
+	// Clock tells how long ago EKS failed an update; nil is the real clock.
+	Clock clock.PassiveClock
 }
 
 // Nodegroups is scalegroup.ScaleGroup on EKS managed node groups. A Ref's
 // Name is the node group's, its Scope "<region>/<cluster>".
 type Nodegroups struct {
-	opts Options
-	base aws.Config
+	opts  Options
+	base  aws.Config
+	clock clock.PassiveClock
 
 	mu      sync.Mutex
 	clients map[clientKey]*sdkClients
@@ -103,7 +107,11 @@ func New(opts Options) (*Nodegroups, error) {
 	if opts.HTTPClient != nil {
 		base.HTTPClient = opts.HTTPClient
 	}
-	return &Nodegroups{opts: opts, base: base, clients: map[clientKey]*sdkClients{}}, nil
+	c := opts.Clock
+	if c == nil {
+		c = clock.RealClock{}
+	}
+	return &Nodegroups{opts: opts, base: base, clock: c, clients: map[clientKey]*sdkClients{}}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: EKS runs its own rollouts
@@ -528,7 +536,7 @@ func (s *Nodegroups) update(ctx context.Context, c *sdkClients, cluster string, 
 			in.ReleaseVersion = aws.String(m.ReleaseVersion)
 		}
 		if u := latestUpdate(ctx, c, cluster, ref); u != nil && u.Status == ekstypes.UpdateStatusFailed && sameVersionUpdate(u, in) {
-			if wait := s.retryFailedUpdateAfter() - time.Since(aws.ToTime(u.CreatedAt)); wait > 0 {
+			if wait := s.retryFailedUpdateAfter() - s.clock.Since(aws.ToTime(u.CreatedAt)); wait > 0 {
 				// EKS failed this very update a moment ago: wait rather
 				// than fail it again in a loop.
 				return &scalegroup.Error{Reason: scalegroup.ReasonTransient, RetryAfter: wait.Round(time.Second),

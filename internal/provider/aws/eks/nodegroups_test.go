@@ -10,32 +10,32 @@ import (
 
 func TestMeetsTarget(t *testing.T) {
 	for _, tt := range []struct {
-		target, release string
-		want            bool
+		name, target, release string
+		want                  bool
 	}{
-		{"1.31/", "1.31/1.31.0-20261101", true},
-		{"1.31/1.31.0-20261101", "1.31/1.31.0-20261101", true},
-		{"1.31/1.31.2-20261201", "1.31/1.31.0-20261101", false},
-		{"1.32/", "1.31/1.31.0-20261101", false},
-		{"/", "1.31/1.31.0-20261101", true},
-		{"", "1.31/1.31.0-20261101", false},
+		{name: "any release of the version", target: "1.31/", release: "1.31/1.31.0-20261101", want: true},
+		{name: "the release asked for", target: "1.31/1.31.0-20261101", release: "1.31/1.31.0-20261101", want: true},
+		{name: "another release of the version", target: "1.31/1.31.2-20261201", release: "1.31/1.31.0-20261101"},
+		{name: "an older version", target: "1.32/", release: "1.31/1.31.0-20261101"},
+		{name: "no version asked for: the cluster's", target: "/", release: "1.31/1.31.0-20261101", want: true},
+		{name: "no target: not mpool's node group", target: "", release: "1.31/1.31.0-20261101"},
 	} {
 		if got := meetsTarget(tt.target, tt.release); got != tt.want {
-			t.Errorf("meetsTarget(%q, %q) = %v, want %v", tt.target, tt.release, got, tt.want)
+			t.Errorf("%s: meetsTarget(%q, %q) = %v, want %v", tt.name, tt.target, tt.release, got, tt.want)
 		}
 	}
 }
 
 func TestNextMinorOneAtATime(t *testing.T) {
-	for _, tt := range []struct{ have, want, next string }{
-		{"1.29", "1.31", "1.30"},
-		{"1.30", "1.31", "1.31"},
-		{"1.31", "1.31", ""},
-		{"1.31", "", ""},
-		{"1.31", "1.30", "1.30"}, // EKS refuses it, and says so
+	for _, tt := range []struct{ name, have, want, next string }{
+		{name: "two minors ahead: one at a time", have: "1.29", want: "1.31", next: "1.30"},
+		{name: "one minor ahead", have: "1.30", want: "1.31", next: "1.31"},
+		{name: "there", have: "1.31", want: "1.31"},
+		{name: "no version asked for", have: "1.31", want: ""},
+		{name: "older: EKS refuses it and says so", have: "1.31", want: "1.30", next: "1.30"},
 	} {
 		if got := nextMinor(tt.have, tt.want); got != tt.next {
-			t.Errorf("nextMinor(%q, %q) = %q, want %q", tt.have, tt.want, got, tt.next)
+			t.Errorf("%s: nextMinor(%q, %q) = %q, want %q", tt.name, tt.have, tt.want, got, tt.next)
 		}
 	}
 	if minorVersion("v1.31.2") != "1.31" || minorVersion("1.30") != "1.30" {
