@@ -91,7 +91,7 @@ func BenchmarkAWSScaleUp(b *testing.B) {
 		b.ReportMetric(local.Seconds(), "local-s")
 		b.ReportMetric(took.Seconds(), "aws-s")
 		b.ReportMetric(took.Seconds()/local.Seconds(), "aws/local")
-		e.m.stop()
+		e.m.Stop()
 	}
 }
 
@@ -117,7 +117,7 @@ func BenchmarkAWSSteadyState(b *testing.B) {
 			return nil
 		})
 
-		sg := e.m.sg
+		sg := e.m.ScaleGroup
 		sg.ResetCounts()
 		e.f.cloud.ResetStats()
 		before := testenv.Reconciles(b, "awsmachinepool")
@@ -158,6 +158,6 @@ func BenchmarkAWSSteadyState(b *testing.B) {
 		b.Logf("steady state at %d instances: %d reconciles, %d AWS requests (%d not describes): %v", n, r, reqs, writes, e.f.cloud.Stats().Requests)
 		b.ReportMetric(float64(reqs)/float64(r), "aws-requests/reconcile")
 		b.ReportMetric(float64(writes)/float64(r), "aws-writes/reconcile")
-		e.m.stop()
+		e.m.Stop()
 	}
 }

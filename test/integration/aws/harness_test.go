@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,10 +24,10 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // The names seed 004's example and examples/aws/cluster.yaml use.
@@ -46,23 +44,11 @@ const (
 // server; bootDelay is how long an instance takes to boot.
 func startCloud(t testing.TB, bootDelay time.Duration) *cloudsim.Server {
 	t.Helper()
-	opts := cloudsim.Options{DataDir: t.TempDir(), Seed: 11, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}}
-	env.JoinThisAPIServer(&opts)
-	srv, err := cloudsim.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	return itest.StartCloud(t, env, cloudsim.Options{Seed: 11, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}})
 }
 
 // testManager is a running mpool manager with the AWS provider on.
-type testManager struct {
-	sg     *metrics.Instrumented
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
+type testManager = itest.Manager
 
 // startManager starts a manager for the fixture's namespace whose AWS
 // provider reaches the simulated AWS with no credentials of its own: pools
@@ -70,50 +56,12 @@ type testManager struct {
 // namespace (the manager's, here).
 func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
 	t.Helper()
-	mopts := manager.Options{
-		MetricsBindAddress:     "0",
-		HealthProbeBindAddress: "0",
-		Concurrency:            4,
-		AWS:                    &provider.AWSConfig{Endpoint: f.cloud.FaceURL(cloudsim.AWSFaceName), Region: cloudsim.AWSDefaultRegion, IdentityNamespace: f.ns},
-		EngineTiming:           infrapool.Timing{Converging: 300 * time.Millisecond, Drain: 300 * time.Millisecond, QuotaRetry: 2 * time.Second},
-		CacheNamespaces:        []string{f.ns},
-		SkipNameValidation:     true,
-		WorkloadQPS:            env.Config.QPS,
-		WorkloadBurst:          env.Config.Burst,
-	}
+	mopts := itest.ManagerOptions(env, f.ns)
+	mopts.AWS = &provider.AWSConfig{Endpoint: f.cloud.FaceURL(cloudsim.AWSFaceName), Region: cloudsim.AWSDefaultRegion, IdentityNamespace: f.ns}
 	if tune != nil {
 		tune(&mopts)
 	}
-	mgr, err := manager.New(context.Background(), rest.CopyConfig(env.Config), mopts)
-	if err != nil {
-		t.Fatalf("creating the manager: %v", err)
-	}
-	m := &testManager{done: make(chan struct{})}
-	for _, p := range mgr.Providers {
-		if p.Provider.Name == aws.ProviderName {
-			m.sg = p.ScaleGroup
-		}
-	}
-	if m.sg == nil {
-		t.Fatal("the manager did not start the AWS provider")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
-	go func() {
-		defer close(m.done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager stopped: %v\n", err)
-		}
-	}()
-	t.Cleanup(m.stop)
-	return m
-}
-
-func (m *testManager) stop() {
-	m.once.Do(func() {
-		m.cancel()
-		<-m.done
-	})
+	return itest.StartManager(t, env.Config, mopts, aws.ProviderName)
 }
 
 // fixture is one test's namespace: the Cluster capa, its AWSCluster,

@@ -46,7 +46,7 @@ func TestTokenRotationMakesNoVersion(t *testing.T) {
 	if token == "" {
 		t.Fatal("the data Secret names no bootstrap token")
 	}
-	m.sg.ResetCounts()
+	m.ScaleGroup.ResetCounts()
 	testenv.Eventually(t, time.Minute, func() error {
 		if got := env.DataSecret(t, f.key(poolName)).Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
 			return fmt.Errorf("the token %s has not been rotated yet", token)
@@ -61,7 +61,7 @@ func TestTokenRotationMakesNoVersion(t *testing.T) {
 		return nil
 	})
 	env.PokeUntilReconciled(t, &infrav1.AWSMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName}}, "awsmachinepool", 3)
-	if c := m.sg.Counts(); c.Writes() != 0 || c.Reads() == 0 {
+	if c := m.ScaleGroup.Counts(); c.Writes() != 0 || c.Reads() == 0 {
 		t.Fatalf("a token rotation at rest made %d writes (%d reads): %v", c.Writes(), c.Reads(), c)
 	}
 	if v := f.launchTemplateVersions(t); v != versions {
@@ -138,7 +138,7 @@ func TestRestartBetweenVersionAndASGUpdate(t *testing.T) {
 	case <-time.After(converge):
 		t.Fatal("the manager never updated the group")
 	}
-	m.stop()
+	m.Stop()
 	if v := f.launchTemplateVersions(t); v != versions+1 {
 		t.Fatalf("before the crash the manager made %d versions, want 1", v-versions)
 	}

@@ -85,7 +85,7 @@ func BenchmarkAzureScaleUp(b *testing.B) {
 		b.ReportMetric(local.Seconds(), "local-s")
 		b.ReportMetric(az.Seconds(), "azure-s")
 		b.ReportMetric(az.Seconds()/local.Seconds(), "azure/local")
-		e.m.stop()
+		e.m.Stop()
 	}
 }
 
@@ -116,7 +116,7 @@ func BenchmarkAzureSteadyState(b *testing.B) {
 			return nil
 		})
 
-		sg := e.m.sg
+		sg := e.m.ScaleGroup
 		sg.ResetCounts()
 		e.f.cloud.ResetStats()
 		before := reconciles(b)
@@ -158,6 +158,6 @@ func BenchmarkAzureSteadyState(b *testing.B) {
 		b.Logf("steady state at %d VMs: %d reconciles, %d ARM requests (%d writes): %v", n, r, arm, writes, e.f.cloud.Stats().Requests)
 		b.ReportMetric(float64(arm)/float64(r), "arm-requests/reconcile")
 		b.ReportMetric(float64(writes)/float64(r), "arm-writes/reconcile")
-		e.m.stop()
+		e.m.Stop()
 	}
 }

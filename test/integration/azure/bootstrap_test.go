@@ -35,7 +35,7 @@ func TestTokenRotationReplacesNothing(t *testing.T) {
 	if token == "" {
 		t.Fatal("the data Secret names no bootstrap token")
 	}
-	m.sg.ResetCounts()
+	m.ScaleGroup.ResetCounts()
 	testenv.Eventually(t, time.Minute, func() error {
 		if got := f.dataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
 			return fmt.Errorf("the token %s has not been rotated yet", token)
@@ -50,7 +50,7 @@ func TestTokenRotationReplacesNothing(t *testing.T) {
 		return nil
 	})
 	f.pokeUntilReconciled(t, 3)
-	if c := m.sg.Counts(); c.Writes() != 0 || c.Reads() == 0 {
+	if c := m.ScaleGroup.Counts(); c.Writes() != 0 || c.Reads() == 0 {
 		t.Fatalf("a token rotation on a pool at rest made %d scale set writes (%d reads): %v", c.Writes(), c.Reads(), c)
 	}
 	if after := f.instanceIDs(); !slices.Equal(after, before) {

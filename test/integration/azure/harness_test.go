@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
@@ -25,10 +23,10 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // The names seed 000's example and examples/azure/cluster.yaml use.
@@ -41,28 +39,11 @@ const (
 // bootDelay is how long a VM takes to boot.
 func startCloud(t testing.TB, bootDelay time.Duration, faces ...cloudsim.Face) *cloudsim.Server {
 	t.Helper()
-	opts := cloudsim.Options{
-		DataDir:           t.TempDir(),
-		Seed:              7,
-		DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay},
-		Faces:             faces,
-	}
-	env.JoinThisAPIServer(&opts)
-	srv, err := cloudsim.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	return itest.StartCloud(t, env, cloudsim.Options{Seed: 7, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}, Faces: faces})
 }
 
 // testManager is a running mpool manager with the Azure provider on.
-type testManager struct {
-	sg     *metrics.Instrumented
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
+type testManager = itest.Manager
 
 // startManager starts a manager for the fixture's namespace whose Azure
 // provider reaches the simulated Azure, trusting its CA, as `mpool up`
@@ -71,51 +52,12 @@ type testManager struct {
 func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
 	t.Helper()
 	az := f.cloud.FaceURL(cloudsim.AzureFaceName)
-	mopts := manager.Options{
-		MetricsBindAddress:     "0",
-		HealthProbeBindAddress: "0",
-		Concurrency:            4,
-		Azure:                  &provider.AzureConfig{ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: f.cloud.CAFile()},
-		EngineTiming:           infrapool.Timing{Converging: 300 * time.Millisecond, Drain: 300 * time.Millisecond, QuotaRetry: 2 * time.Second},
-		CacheNamespaces:        []string{f.ns},
-		SkipNameValidation:     true,
-		WorkloadQPS:            env.Config.QPS,
-		WorkloadBurst:          env.Config.Burst,
-	}
+	mopts := itest.ManagerOptions(env, f.ns)
+	mopts.Azure = &provider.AzureConfig{ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: f.cloud.CAFile()}
 	if tune != nil {
 		tune(&mopts)
 	}
-	mgr, err := manager.New(context.Background(), rest.CopyConfig(env.Config), mopts)
-	if err != nil {
-		t.Fatalf("creating the manager: %v", err)
-	}
-	m := &testManager{done: make(chan struct{})}
-	for _, p := range mgr.Providers {
-		if p.Provider.Name == azure.ProviderName {
-			m.sg = p.ScaleGroup
-		}
-	}
-	if m.sg == nil {
-		t.Fatal("the manager did not start the Azure provider")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
-	go func() {
-		defer close(m.done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager stopped: %v\n", err)
-		}
-	}()
-	t.Cleanup(m.stop)
-	return m
-}
-
-// stop stops the manager and waits until it has stopped.
-func (m *testManager) stop() {
-	m.once.Do(func() {
-		m.cancel()
-		<-m.done
-	})
+	return itest.StartManager(t, env.Config, mopts, azure.ProviderName)
 }
 
 // fixture is one test's namespace: the Cluster capz, its AzureCluster and

@@ -31,7 +31,7 @@ func TestRestartMidPut(t *testing.T) {
 		}
 		return nil
 	})
-	m.stop()
+	m.Stop()
 	if g := f.group(); g == nil || g.Operation == nil && !booting(g) {
 		t.Fatalf("the PUT was not in flight when the manager stopped: %+v", g)
 	}

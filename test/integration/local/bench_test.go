@@ -108,7 +108,7 @@ func BenchmarkPoolScaleUp(b *testing.B) {
 		b.StopTimer()
 		b.ReportMetric(logAPIRequests(b, reqs), "apireqs/op")
 		<-profiled
-		p.m.stop()
+		p.m.Stop()
 	}
 }
 
@@ -126,7 +126,7 @@ func BenchmarkPoolRoll(b *testing.B) {
 		p.f.setVersion(v2)
 		p.f.waitRolled(p.n, old, 60*time.Minute)
 		b.StopTimer()
-		p.m.stop()
+		p.m.Stop()
 	}
 }
 
@@ -141,7 +141,7 @@ func BenchmarkPoolSteadyState(b *testing.B) {
 		p.scaleUp()
 		p.f.waitModel(p.n, 10*time.Minute)
 
-		sg := p.m.pool
+		sg := p.m.ScaleGroup
 		sg.ResetCounts()
 		before := reconciles(b)
 		const pokes = 5
@@ -177,7 +177,7 @@ func BenchmarkPoolSteadyState(b *testing.B) {
 		// heap once it is stopped (the cloud, its node agent and the
 		// benchmark's clients stay).
 		with := heapInUse()
-		p.m.stop()
+		p.m.Stop()
 		without := heapInUse()
 		b.Logf("manager heap at %d instances: %.1f MiB (process heap in use %.1f MiB with the manager, %.1f MiB without)",
 			p.n, float64(with-without)/(1<<20), float64(with)/(1<<20), float64(without)/(1<<20))

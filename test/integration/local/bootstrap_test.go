@@ -40,7 +40,7 @@ func TestTokenRotationAtRestWritesNothing(t *testing.T) {
 		t.Fatal("the data Secret names no bootstrap token")
 	}
 
-	sg := mgr.pool
+	sg := mgr.ScaleGroup
 	sg.ResetCounts()
 	testenv.Eventually(t, time.Minute, func() error {
 		if got := f.dataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {

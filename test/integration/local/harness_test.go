@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -32,9 +31,9 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 const (
@@ -68,19 +67,11 @@ func startCloud(t testing.TB, o cloudOptions) *cloudsim.Server {
 	if o.seed == 0 {
 		o.seed = 42
 	}
-	opts := cloudsim.Options{
-		DataDir:           t.TempDir(),
+	return itest.StartCloud(t, env, cloudsim.Options{
 		Seed:              o.seed,
 		DefaultSimulation: &cloudsim.Simulation{BootDelay: o.bootDelay, BootJitter: o.bootJitter},
 		Faults:            o.faults,
-	}
-	env.JoinThisAPIServer(&opts)
-	srv, err := cloudsim.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	})
 }
 
 // managerOptions tune a test's manager.
@@ -97,24 +88,16 @@ type managerOptions struct {
 	tune func(*manager.Options)
 }
 
-// testManager is a running mpool manager, built by internal/manager as
-// `mpool manager` and `mpool up` build theirs: every controller, the
-// providers from the registry, the feature-gate policy and the metrics.
-type testManager struct {
-	// pool is the local provider's ScaleGroup as the engine calls it.
-	pool   *metrics.Instrumented
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
+// testManager is a running mpool manager (itest.Manager): its ScaleGroup is
+// the local provider's as the engine calls it.
+type testManager = itest.Manager
 
 // startManager starts a manager for the fixture's namespace against the
 // test API server and the cloud at cloudURL, and stops it with the test (or
-// earlier, with stop). Its cache sees only that namespace: the pools other
+// earlier, with Stop). Its cache sees only that namespace: the pools other
 // tests left behind belong to other clouds.
 func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *testManager {
 	t.Helper()
-	ctx := context.Background()
 	cfg := rest.CopyConfig(env.Config)
 	if o.qps != 0 {
 		cfg.QPS, cfg.Burst = o.qps, o.burst
@@ -123,63 +106,18 @@ func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *
 	if err := gates.SetFromMap(map[string]bool{string(features.SkipMachinePoolModelReconciliation): o.skipModelReconciliation}); err != nil {
 		t.Fatal(err)
 	}
-	var hc *http.Client
+	mopts := itest.ManagerOptions(env, f.ns)
+	mopts.EngineTiming.QuotaRetry = 0 // the engine's default: the quota tests set their own
+	mopts.Gates = gates
+	mopts.LocalCloudURL = cloudURL
 	if o.spy != nil {
-		hc = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
+		mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
 	}
-	mopts := manager.Options{
-		MetricsBindAddress:     "0",
-		HealthProbeBindAddress: "0",
-		Gates:                  gates,
-		Concurrency:            4,
-		LocalCloudURL:          cloudURL,
-		CloudHTTPClient:        hc,
-		EngineTiming:           infrapool.Timing{Converging: 300 * time.Millisecond, Drain: 300 * time.Millisecond},
-		// Its cache sees only the fixture's namespace: the pools other
-		// tests left behind belong to other clouds.
-		CacheNamespaces:    []string{f.ns},
-		SkipNameValidation: true,
-		// The workload cluster is the test API server itself: its clients
-		// get the manager's limits rather than the defaults for a remote
-		// cluster.
-		WorkloadQPS:   cfg.QPS,
-		WorkloadBurst: cfg.Burst,
-	}
+	mopts.WorkloadQPS, mopts.WorkloadBurst = cfg.QPS, cfg.Burst
 	if o.tune != nil {
 		o.tune(&mopts)
 	}
-	mgr, err := manager.New(ctx, cfg, mopts)
-	if err != nil {
-		t.Fatalf("creating the manager: %v", err)
-	}
-	var pool *metrics.Instrumented
-	for _, p := range mgr.Providers {
-		if p.Provider.Name == local.ProviderName {
-			pool = p.ScaleGroup
-		}
-	}
-	if pool == nil {
-		t.Fatal("the manager did not start the local provider")
-	}
-	mctx, cancel := context.WithCancel(ctx)
-	m := &testManager{pool: pool, cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(m.done)
-		if err := mgr.Start(mctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager stopped: %v\n", err)
-		}
-	}()
-	t.Cleanup(m.stop)
-	return m
-}
-
-// stop stops the manager and waits until it has stopped, as if the process
-// had been killed between two reconciles.
-func (m *testManager) stop() {
-	m.once.Do(func() {
-		m.cancel()
-		<-m.done
-	})
+	return itest.StartManager(t, cfg, mopts, local.ProviderName)
 }
 
 // fixture is one test's cluster and pool, in its own namespace.

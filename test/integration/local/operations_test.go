@@ -75,7 +75,7 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	// It stays at 4: spec.replicas is not enforced. Someone setting it to 2
 	// is overruled by the core controller, which copies the reported count
 	// back, and the engine never writes to the cloud meanwhile.
-	sg := mgr.pool
+	sg := mgr.ScaleGroup
 	sg.ResetCounts()
 	f.scale(2)
 	f.waitMachinePoolReplicas(4)
@@ -138,7 +138,7 @@ func TestPausedClusterWritesNothing(t *testing.T) {
 	group := f.groupState()
 	lp := f.localPool()
 	objects := f.instanceObjectVersions()
-	sg := mgr.pool
+	sg := mgr.ScaleGroup
 	sg.ResetCounts()
 	f.pokeUntilReconciled(t, 2)
 
@@ -292,7 +292,7 @@ func TestQuotaExceeded(t *testing.T) {
 	if err := cloud.Cloud().SetMaxInstances(2); err != nil {
 		t.Fatal(err)
 	}
-	sg := mgr.pool
+	sg := mgr.ScaleGroup
 	sg.ResetCounts()
 	f.scale(4)
 	testenv.Eventually(t, converge, func() error {

@@ -64,7 +64,7 @@ func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
 	}
 
 	// A converged pool costs one cloud read and no write per reconcile.
-	sg := mgr.pool
+	sg := mgr.ScaleGroup
 	sg.ResetCounts()
 	before := reconciles(t)
 	const pokes = 5
@@ -406,7 +406,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 		}
 		return nil
 	})
-	first.stop()
+	first.Stop()
 	t.Logf("manager stopped while draining %s (started %s); deleted so far: %v", oldest, started, spy.deleted())
 
 	// A new manager resumes: the blocked drain stays blocked, the rollout
