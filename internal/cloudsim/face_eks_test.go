@@ -279,3 +279,54 @@ func TestEKSFaceNodeCreationFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEKSFaceUpdateSurvivesRestart: a cloud stopped mid-update resumes it
+// from its state file.
+func TestEKSFaceUpdateSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *eksTestEnv {
+		srv, err := Start(context.Background(), Options{DataDir: dir, DefaultSimulation: &Simulation{BootDelay: 300 * time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Stop() })
+		cfg := awsConfig(srv.FaceURL(EKSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+		acfg := awsConfig(srv.FaceURL(AWSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+		return &eksTestEnv{srv: srv, eks: eks.NewFromConfig(cfg), asg: autoscaling.NewFromConfig(acfg), ec2: ec2.NewFromConfig(acfg)}
+	}
+	e := start()
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", "1.31"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
+		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(4), DesiredSize: aws.Int32(3)}, Version: aws.String("1.30"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusActive })
+	up, err := e.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = start()
+	ng := e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusActive })
+	du, err := e.eks.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String("c1"), NodegroupName: aws.String("ng1"), UpdateId: up.Update.Id})
+	if err != nil || du.Update.Status != ekstypes.UpdateStatusSuccessful || aws.ToString(ng.Version) != "1.31" {
+		t.Fatalf("after the restart: update %+v (%v), node group at %s", du, err, aws.ToString(ng.Version))
+	}
+	got := e.instances(t, "ng1")
+	if len(got) != 3 {
+		t.Fatalf("instances %v: want 3", got)
+	}
+	for id, rel := range got {
+		if !strings.HasPrefix(rel, "1.31/") {
+			t.Fatalf("instance %s runs %s", id, rel)
+		}
+	}
+}
