@@ -83,7 +83,7 @@ type testManager struct {
 
 // startManager starts a manager for the fixture's namespace that reaches
 // the simulated EKS and AWS with the pools' AWSClusterStaticIdentity only.
-func startManager(t testing.TB, f *fixture) *testManager {
+func startManager(t testing.TB, f *fixture, tune ...func(*manager.Options)) *testManager {
 	t.Helper()
 	mopts := manager.Options{
 		MetricsBindAddress:     "0",
@@ -96,6 +96,9 @@ func startManager(t testing.TB, f *fixture) *testManager {
 		SkipNameValidation: true,
 		WorkloadQPS:        env.Config.QPS,
 		WorkloadBurst:      env.Config.Burst,
+	}
+	for _, fn := range tune {
+		fn(&mopts)
 	}
 	mgr, err := manager.New(context.Background(), rest.CopyConfig(env.Config), mopts)
 	if err != nil {

@@ -1,0 +1,78 @@
+package eks
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// TestEKSReplicasManagedByAnAutoscaler: with
+// cluster.x-k8s.io/replicas-managed-by on the MachinePool, the node
+// group's desired size is the autoscaler's (here set through EKS, as EKS
+// does when the autoscaler scales its ASG): the pool follows it, the
+// MachinePool's replicas are copied back, and mpool writes nothing to EKS.
+func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
+	cloud := startCloud(t, "1.31")
+	f := newFixture(t, cloud)
+	startManager(t, f, func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
+	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
+		f.create(obj)
+	}
+	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+		if mp.Annotations == nil {
+			mp.Annotations = map[string]string{}
+		}
+		mp.Annotations[clusterv1.ReplicasManagedByAnnotation] = "cluster-autoscaler"
+	})
+	testenv.Eventually(t, converge, func() error {
+		p := &infrav1.AWSManagedMachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(p.Status.Conditions, infrav1.ScaleGroupDesiredReplicasCondition)
+		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "managed by cluster-autoscaler") {
+			return fmt.Errorf("ScaleGroupDesiredReplicas %+v", c)
+		}
+		return nil
+	})
+
+	writes := func() int64 {
+		return f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) +
+			f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSTagResource) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSCreateNodegroup)
+	}
+	if _, err := f.eks.UpdateNodegroupConfig(f.ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(cloudsim.EKSDefaultClusterName),
+		NodegroupName: aws.String(f.nodegroup()), ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(4)}}); err != nil {
+		t.Fatal(err)
+	}
+	w0 := writes() // the autoscaler's
+	testenv.Eventually(t, converge, func() error {
+		if err := f.converged(4, "v1.31.0"); err != nil {
+			return err
+		}
+		mp := &clusterv1.MachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+			return err
+		}
+		if mp.Spec.Replicas == nil || *mp.Spec.Replicas != 4 {
+			return fmt.Errorf("MachinePool spec.replicas %v, want the autoscaler's 4", mp.Spec.Replicas)
+		}
+		return nil
+	})
+	if w := writes() - w0; w != 0 {
+		t.Fatalf("mpool wrote %d times to EKS although the autoscaler manages the replicas", w)
+	}
+}
