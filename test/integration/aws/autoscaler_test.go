@@ -1,0 +1,61 @@
+package aws
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// TestReplicasManagedByAutoscaler: a MachinePool whose replicas an
+// external autoscaler manages (cluster.x-k8s.io/replicas-managed-by, as the
+// cluster autoscaler's Cluster API provider sets it): the autoscaler sets
+// the ASG's desired capacity through the Auto Scaling API; mpool never sets
+// it back from spec.replicas, and the MachinePool's spec.replicas follows
+// the group (CAPA PR #4654).
+func TestReplicasManagedByAutoscaler(t *testing.T) {
+	cloud := startCloud(t, 0)
+	f := newFixture(t, cloud)
+	startManager(t, f, func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
+	f.applySeed(func(obj *unstructured.Unstructured) {
+		if obj.GetKind() == "MachinePool" {
+			obj.SetAnnotations(map[string]string{clusterv1.ReplicasManagedByAnnotation: "cluster-autoscaler"})
+		}
+	})
+	f.waitConverged(2, seedVersion)
+
+	if _, err := f.asgClient().SetDesiredCapacity(f.ctx, &autoscaling.SetDesiredCapacityInput{
+		AutoScalingGroupName: awssdk.String(f.asg()), DesiredCapacity: awssdk.Int32(3), HonorCooldown: awssdk.Bool(false),
+	}); err != nil {
+		t.Fatalf("the autoscaler's SetDesiredCapacity: %v", err)
+	}
+	testenv.Eventually(t, converge, func() error {
+		mp := &clusterv1.MachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+			return err
+		}
+		if r := ptr.Deref(mp.Spec.Replicas, 0); r != 3 {
+			return fmt.Errorf("the MachinePool's spec.replicas is %d, want the autoscaler's 3", r)
+		}
+		return f.converged(3, seedVersion)
+	})
+	// Several reconciles later the group still has the autoscaler's size.
+	env.PokeUntilReconciled(t, &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName}}, "awsmachinepool", 3)
+	if g := f.group(); g == nil || g.Capacity != 3 {
+		t.Fatalf("the ASG's desired capacity is %+v, want the autoscaler's 3", g)
+	}
+	if n := f.ops(cloudsim.OpAWSSetDesiredCapacity); n != 1 {
+		t.Errorf("the simulated AWS answered %d SetDesiredCapacity, want the autoscaler's one only", n)
+	}
+	f.deletePoolAndWaitGone()
+}
