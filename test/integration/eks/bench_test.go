@@ -84,6 +84,6 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 		b.ReportMetric(took.Seconds(), "eks-s")
 		b.ReportMetric(float64(reqs)/float64(r), "requests/reconcile")
 		b.ReportMetric(float64(writes)/float64(r), "writes/reconcile")
-		m.stop()
+		m.Stop()
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
@@ -28,10 +26,10 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // The names examples/eks uses.
@@ -60,13 +58,7 @@ func startCloudWith(t testing.TB, version string, faces ...cloudsim.Face) *cloud
 // bootDelay.
 func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, faces ...cloudsim.Face) *cloudsim.Server {
 	t.Helper()
-	opts := cloudsim.Options{DataDir: t.TempDir(), Seed: 13, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}, Faces: faces}
-	env.JoinThisAPIServer(&opts)
-	srv, err := cloudsim.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
+	srv := itest.StartCloud(t, env, cloudsim.Options{Seed: 13, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}, Faces: faces})
 	if err := cloudsim.EKSCreateCluster(srv.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, version); err != nil {
 		t.Fatal(err)
 	}
@@ -74,62 +66,19 @@ func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, f
 }
 
 // testManager is a running mpool manager with the EKS provider on.
-type testManager struct {
-	sg     *metrics.Instrumented
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
+type testManager = itest.Manager
 
 // startManager starts a manager for the fixture's namespace that reaches
 // the simulated EKS and AWS with the pools' AWSClusterStaticIdentity only.
 func startManager(t testing.TB, f *fixture, tune ...func(*manager.Options)) *testManager {
 	t.Helper()
-	mopts := manager.Options{
-		MetricsBindAddress:     "0",
-		HealthProbeBindAddress: "0",
-		Concurrency:            4,
-		AWS: &provider.AWSConfig{Endpoint: f.cloud.FaceURL(cloudsim.AWSFaceName), EKSEndpoint: f.cloud.FaceURL(cloudsim.EKSFaceName),
-			Region: cloudsim.AWSDefaultRegion, IdentityNamespace: f.ns},
-		EngineTiming:       infrapool.Timing{Converging: 300 * time.Millisecond, Drain: 300 * time.Millisecond, QuotaRetry: 2 * time.Second},
-		CacheNamespaces:    []string{f.ns},
-		SkipNameValidation: true,
-		WorkloadQPS:        env.Config.QPS,
-		WorkloadBurst:      env.Config.Burst,
-	}
+	mopts := itest.ManagerOptions(env, f.ns)
+	mopts.AWS = &provider.AWSConfig{Endpoint: f.cloud.FaceURL(cloudsim.AWSFaceName), EKSEndpoint: f.cloud.FaceURL(cloudsim.EKSFaceName),
+		Region: cloudsim.AWSDefaultRegion, IdentityNamespace: f.ns}
 	for _, fn := range tune {
 		fn(&mopts)
 	}
-	mgr, err := manager.New(context.Background(), rest.CopyConfig(env.Config), mopts)
-	if err != nil {
-		t.Fatalf("creating the manager: %v", err)
-	}
-	m := &testManager{done: make(chan struct{})}
-	for _, p := range mgr.Providers {
-		if p.Provider.Name == eks.ProviderName {
-			m.sg = p.ScaleGroup
-		}
-	}
-	if m.sg == nil {
-		t.Fatal("the manager did not start the EKS provider")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
-	go func() {
-		defer close(m.done)
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "manager stopped: %v\n", err)
-		}
-	}()
-	t.Cleanup(m.stop)
-	return m
-}
-
-func (m *testManager) stop() {
-	m.once.Do(func() {
-		m.cancel()
-		<-m.done
-	})
+	return itest.StartManager(t, env.Config, mopts, eks.ProviderName)
 }
 
 // fixture is one test's namespace with examples/eks/cluster.yaml applied,

@@ -94,7 +94,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 			// The manager restarts mid-update: the new one follows
 			// EKS's update and starts no other.
 			sawUpdating = true
-			m.stop()
+			m.Stop()
 			m = startManager(t, f)
 		}
 		if err := f.converged(3, "v1.32.0"); err != nil {
@@ -119,7 +119,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	if c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("EKSNodegroupReady: %+v", c)
 	}
-	if m.sg == nil {
+	if m.ScaleGroup == nil {
 		t.Fatal("no EKS ScaleGroup")
 	}
 
