@@ -71,6 +71,9 @@ No CSR signer runs, so the Node is registered with the credentials of a
 			if _, ok := faceAddrs[AWSFaceName]; !ok {
 				faceAddrs = mergeAddr(faceAddrs, AWSFaceName, nextPort(nextPort(addr)))
 			}
+			if _, ok := faceAddrs[EKSFaceName]; !ok {
+				faceAddrs = mergeAddr(faceAddrs, EKSFaceName, nextPort(nextPort(nextPort(addr))))
+			}
 			opts := Options{
 				Addr:              addr,
 				DataDir:           dataDir,
@@ -126,7 +129,7 @@ No CSR signer runs, so the Node is registered with the credentials of a
 	f.DurationVar(&faults.Latency, "latency", 0, "latency added to every API request")
 	f.DurationVar(&heartbeat, "heartbeat-interval", 10*time.Second, "node lease renewal interval")
 	f.IntVar(&nodeAgentWorkers, "join-workers", 16, "concurrent node joins")
-	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr; the azure face always has one, HTTPS, by default the port after --addr's; the aws face, plain HTTP, the port after that)")
+	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr; the azure face always has one, HTTPS, by default the port after --addr's; the aws face, plain HTTP, the port after that; the eks face the one after that)")
 	f.BoolVar(&azureThrottle, "azure-throttle", false, "apply Azure's documented request budgets to the azure face (ARM's per-subscription reads and writes, Compute's per-scale-set writes)")
 	f.StringToIntVar(&azureQuota, "azure-vcpu-quota", nil, "regional vCPU quota of the azure face by SKU family, e.g. standardDSv3Family=100 (repeatable; default unlimited)")
 	f.BoolVar(&awsThrottle, "aws-throttle", false, "apply AWS's request budgets to the aws face (EC2's documented token buckets; Auto Scaling's chosen figures), answered Throttling / RequestLimitExceeded")
