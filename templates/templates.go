@@ -50,8 +50,9 @@ var flavors = []Flavor{
 		kubeconfigLeftOut,
 	}},
 	{Infrastructure: "aws", Name: "eks-managedmachinepool", LeftOut: []string{
-		"AWSManagedCluster: not served by mpool yet (the EKS provider adds it)",
-		"AWSManagedControlPlane (AWS_REGION, KUBERNETES_VERSION): not served by mpool yet; " + controlPlaneLeftOut,
+		"AWSManagedCluster, the Cluster's infrastructureRef in CAPA's: mpool's Cluster names the AWSManagedControlPlane as its infrastructureRef instead",
+		"the Cluster's controlPlaneRef, and the AWSManagedControlPlane's sshKeyName and the EKS cluster it creates: " + controlPlaneLeftOut +
+			" (the AWSManagedControlPlane names it, EKS_CLUSTER_NAME; KUBERNETES_VERSION is its version, which mpool does not change)",
 		kubeconfigLeftOut,
 	}},
 }

@@ -79,8 +79,10 @@ The flavors follow the Cluster API providers' flavors of the same name and
 use their variable names, but contain only the kinds mpool serves: the
 Cluster and its infrastructure (an AzureCluster with the AzureClusterIdentity
 it authenticates with and that identity's client-secret Secret; an
-AWSCluster, whose pools use the manager's own AWS credentials), the
-MachinePool, its infrastructure pool and its KubeadmConfig. What the
+AWSCluster, whose pools use the manager's own AWS credentials; an
+AWSManagedControlPlane naming an EKS cluster), the MachinePool, its
+infrastructure pool and its KubeadmConfig (none for EKS, which bootstraps
+its nodes). What the
 provider's flavor also contains (the control plane) is named on stderr: mpool
 manages worker pools for a control plane that exists.
 
@@ -89,16 +91,17 @@ manages worker pools for a control plane that exists.
   azure  machinepool              a VM Scale Set (Uniform)
   azure  machinepool-flex         a VM Scale Set (Flexible)
   aws    machinepool              an EC2 Auto Scaling Group
-  aws    eks-managedmachinepool   an EKS managed node group (without its
-                                  AWSManagedCluster: not served by mpool yet)
+  aws    eks-managedmachinepool   an EKS managed node group of an EKS cluster
+                                  that exists, named by an AWSManagedControlPlane
 
-The azure flavors and aws machinepool default to the simulated clouds of
-'mpool up' (its subscription, tenant, service principal, region and a
-Kubernetes version it has images of): with no variables set, their pool runs
-there, 'mpool up' being the Cluster's control plane. Set the providers'
-variables (AZURE_SUBSCRIPTION_ID, AZURE_TENANT_ID, AZURE_CLIENT_ID,
+The azure and aws flavors default to the simulated clouds of 'mpool up' (its
+subscription, tenant, service principal, region, subnet, a Kubernetes version
+it has images of and its EKS cluster mpool-eks): with no variables set, their
+pool runs there, 'mpool up' being the Cluster's control plane. Set the
+providers' variables (AZURE_SUBSCRIPTION_ID, AZURE_TENANT_ID, AZURE_CLIENT_ID,
 AZURE_CLIENT_SECRET, AZURE_LOCATION; AWS_REGION, AWS_AVAILABILITY_ZONE,
-AWS_SSH_KEY_NAME) to target the real cloud; --list-variables names them all.
+AWS_SSH_KEY_NAME; EKS_CLUSTER_NAME, AWS_SUBNET_ID) to target the real cloud;
+--list-variables names them all.
 
 Variables are ${VAR}, ${VAR:=default}, ${VAR:-default}, ${VAR/#/prefix} and
 the rest of clusterctl's syntax. Their values come from the flags below

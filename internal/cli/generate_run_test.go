@@ -25,10 +25,11 @@ var managerStarted bool
 // TestGeneratedPoolsRun is the promise of the flavors: with no variables
 // set, `mpool generate cluster demo -i INFRA -f FLAVOR | kubectl apply -f -`
 // under `mpool up` gives a Running pool, for the local flavor and for every
-// azure and aws flavor whose provider mpool has. It sets up what `mpool up`
-// does around the test API server (Cluster default/local, the simulated
-// cloud with its Azure and AWS faces, the manager pointed at them, the
-// sandboxClusters controller) and applies the generated objects as they are.
+// azure and aws flavor (EKS's included). It sets up what `mpool up` does
+// around the test API server (Cluster default/local, the simulated cloud
+// with its Azure, AWS and EKS faces and the EKS cluster mpool-eks, the
+// manager pointed at them, the sandboxClusters controller) and applies the
+// generated objects as they are.
 func TestGeneratedPoolsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the simulated cloud and the manager")
@@ -70,6 +71,16 @@ func TestGeneratedPoolsRun(t *testing.T) {
 		Endpoint: aws, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
 		AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
 	}
+	// As runUp points the EKS provider at the simulated EKS and registers
+	// its EKS cluster, which the eks flavor's defaults name.
+	eks := cloud.FaceURL(cloudsim.EKSFaceName)
+	if eks == "" {
+		t.Fatal("the simulated cloud has no EKS face")
+	}
+	mo.AWS.EKSEndpoint = eks
+	if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
+		t.Fatalf("registering the simulated EKS cluster: %v", err)
+	}
 	mgr, err := manager.New(ctx, env.Config, mo)
 	if err != nil {
 		t.Fatal(err)
@@ -98,10 +109,17 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	runs := []run{{infrastructure: "local", flavor: "machinepool", namespace: "default",
 		name: fmt.Sprintf("demo-%d", time.Now().UnixNano()%1_000_000), replicas: 3}}
 	for _, f := range templates.Flavors() {
-		if f.Infrastructure == "local" || f.Name == "eks-managedmachinepool" { // no EKS provider yet
+		if f.Infrastructure == "local" {
 			continue
 		}
 		runs = append(runs, run{infrastructure: f.Infrastructure, flavor: f.Name, namespace: env.NewNamespace(t), name: "demo", replicas: 2})
+	}
+	// The flavors' MachinePool: CAPA's EKS flavor names it <cluster>-pool-0.
+	poolName := func(r run) string {
+		if r.flavor == "eks-managedmachinepool" {
+			return r.name + "-pool-0"
+		}
+		return r.name + "-mp-0"
 	}
 	for _, r := range runs {
 		g := runGenerate(t, nil, "", "generate", "cluster", r.name, "-i", r.infrastructure, "--flavor", r.flavor, "--target-namespace", r.namespace)
@@ -118,15 +136,21 @@ func TestGeneratedPoolsRun(t *testing.T) {
 			}
 		}
 	}
+	// `mpool up --sample eks`: the eks flavor with the sample's own
+	// version, one minor behind the EKS cluster's.
+	if err := applySample(ctx, env.Client, samples["eks"]); err != nil {
+		t.Fatal(err)
+	}
+	runs = append(runs, run{infrastructure: "aws", flavor: "eks-managedmachinepool", namespace: "default", name: samples["eks"].cluster, replicas: 3})
 	for _, r := range runs {
 		testenv.Eventually(t, 2*time.Minute, func() error {
 			mp := &corev1beta1.MachinePool{}
-			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: r.name + "-mp-0"}, mp); err != nil {
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: poolName(r)}, mp); err != nil {
 				return err
 			}
 			if mp.Status.Phase != string(corev1beta1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != r.replicas {
-				return fmt.Errorf("%s %s: pool %s/%s-mp-0: phase %q, %d ready replicas; want Running with %d (conditions %v)",
-					r.infrastructure, r.flavor, r.namespace, r.name, mp.Status.Phase, mp.Status.ReadyReplicas, r.replicas, mp.Status.Conditions)
+				return fmt.Errorf("%s %s: pool %s/%s: phase %q, %d ready replicas; want Running with %d (conditions %v)",
+					r.infrastructure, r.flavor, r.namespace, poolName(r), mp.Status.Phase, mp.Status.ReadyReplicas, r.replicas, mp.Status.Conditions)
 			}
 			return nil
 		})

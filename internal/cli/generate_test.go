@@ -172,8 +172,8 @@ metadata:
 	}{
 		{
 			name:    "a missing variable is an error naming every missing variable, in clusterctl's words",
-			args:    []string{"generate", "cluster", "c1", "-i", "aws", "-f", "eks-managedmachinepool"},
-			wantErr: "value for variables [AWS_NODE_MACHINE_TYPE, AWS_SSH_KEY_NAME] is not set. Please set the value using os environment variables or the clusterctl config file",
+			args:    []string{"generate", "cluster", "c1", "--from", filepath.Join("testdata", "upstream", "aws-eks-managedmachinepool.yaml")},
+			wantErr: "value for variables [AWS_REGION, AWS_SSH_KEY_NAME, KUBERNETES_VERSION, WORKER_MACHINE_COUNT] is not set. Please set the value using os environment variables or the clusterctl config file",
 		},
 		{
 			name: "the config file gives variables, its keys case-insensitive, its sections ignored",
@@ -335,7 +335,7 @@ func TestLookupSample(t *testing.T) {
 		{sample: "local", wantPool: "local-mp-0"},
 		{sample: "azure", wantPool: "azure-mp-0"},
 		{sample: "aws", wantPool: "aws-mp-0"},
-		{sample: "eks", wantErr: "the EKS provider is not implemented yet; use --sample local, azure or aws"},
+		{sample: "eks", wantPool: "eks-pool-0"},
 		{sample: "gcp", wantErr: `unknown --sample "gcp": local, azure, aws or eks`},
 	}
 	for _, tt := range tests {
@@ -360,6 +360,9 @@ func TestLookupSample(t *testing.T) {
 					found = true
 					if r, _, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "replicas"); fmt.Sprint(r) != "3" {
 						t.Errorf("the sample pool has %v replicas, want 3", r)
+					}
+					if v, _, _ := unstructured.NestedString(u.Object, "spec", "template", "spec", "version"); s.version != "" && v != s.version {
+						t.Errorf("the sample pool's version is %q, want %q", v, s.version)
 					}
 				}
 			}
@@ -421,6 +424,43 @@ func TestCloudFlavorDefaults(t *testing.T) {
 			t.Errorf("aws: the simulated AWS has no AMI of %s (it has %v)", v, cloudsim.AWSKubernetesVersions)
 		}
 	}
+
+	// EKS: the cluster `mpool up` registers, in its region, a subnet of
+	// that region's default VPC; the sample one minor version behind the
+	// cluster, its "Try next" version the cluster's.
+	r = runGenerate(t, nil, "", "generate", "cluster", "c1", "-i", "aws", "-f", "eks-managedmachinepool")
+	if r.err != nil {
+		t.Fatalf("aws eks-managedmachinepool: %v", r.err)
+	}
+	objs = objectsByKind(t, r.stdout)
+	subnets, _, _ := unstructured.NestedStringSlice(objs["AWSManagedMachinePool"].Object, "spec", "subnetIDs")
+	defaultSubnets := cloudsim.AWSDefaultSubnetIDs(cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion)
+	for _, c := range []struct{ what, got, want string }{
+		{"eksClusterName", field(objs, "AWSManagedControlPlane", "spec", "eksClusterName"), cloudsim.EKSDefaultClusterName},
+		{"region", field(objs, "AWSManagedControlPlane", "spec", "region"), cloudsim.AWSDefaultRegion},
+		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + cloudsim.EKSDefaultVersion},
+		{"infrastructureRef", field(objs, "Cluster", "spec", "infrastructureRef", "name"), field(objs, "AWSManagedControlPlane", "metadata", "name")},
+		{"subnetIDs", strings.Join(subnets, ","), defaultSubnets[cloudsim.AWSDefaultRegion+"a"]},
+		{"the sample's next version", strings.TrimSuffix(samples["eks"].nextVersion, ".0"), "v" + cloudsim.EKSDefaultVersion},
+		{"the sample's version", strings.TrimSuffix(samples["eks"].version, ".0"), fmt.Sprintf("v1.%d", eksMinor(t, cloudsim.EKSDefaultVersion)-1)},
+	} {
+		if c.got != c.want {
+			t.Errorf("eks: %s %q, want %q", c.what, c.got, c.want)
+		}
+	}
+	if field(objs, "MachinePool", "spec", "template", "spec", "version") != "" {
+		t.Errorf("eks: the MachinePool has a version; as CAPA's, it follows the cluster's")
+	}
+}
+
+// eksMinor is the minor of an EKS version "1.x".
+func eksMinor(t *testing.T, v string) int {
+	t.Helper()
+	var minor int
+	if _, err := fmt.Sscanf(v, "1.%d", &minor); err != nil {
+		t.Fatalf("EKS version %q: %v", v, err)
+	}
+	return minor
 }
 
 // TestTryNextCommands: the commands `mpool up` prints work as printed.
@@ -463,6 +503,14 @@ func TestTryNextCommands(t *testing.T) {
 	out.Reset()
 	nextSteps(&out, samples["aws"], "/k", "mpool", true)
 	for _, w := range []string{"  mpool describe machinepool aws-mp-0", "kubectl patch machinepool aws-mp-0 ", `"version":"` + samples["aws"].nextVersion + `"`} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("the Try next lines do not contain %q:\n%s", w, out.String())
+		}
+	}
+	out.Reset()
+	nextSteps(&out, samples["eks"], "/k", "mpool", true)
+	for _, w := range []string{"  mpool describe machinepool eks-pool-0", "  mpool scale machinepool eks-pool-0 ", "kubectl patch machinepool eks-pool-0 ",
+		`"version":"v1.31.0"`, "  mpool rollout status eks-pool-0 "} {
 		if !strings.Contains(out.String(), w) {
 			t.Errorf("the Try next lines do not contain %q:\n%s", w, out.String())
 		}

@@ -43,16 +43,21 @@ func TestGenerateFromUpstreamShape(t *testing.T) {
 		// infrastructureRef: the Clusters' spec.infrastructureRef must be
 		// equal.
 		infrastructureRef bool
+		// controlPlane: the AWSManagedControlPlanes' name, region and
+		// version must be equal.
+		controlPlane bool
 	}{
 		{name: "CAPZ machinepool", file: "azure-machinepool.yaml", infrastructure: "azure", flavor: "machinepool",
 			same: []string{"AzureCluster", "AzureClusterIdentity", "MachinePool", "AzureMachinePool", "KubeadmConfig"}, infrastructureRef: true},
 		{name: "CAPA machinepool", file: "aws-machinepool.yaml", infrastructure: "aws", flavor: "machinepool",
 			same: []string{"AWSCluster", "MachinePool", "AWSMachinePool", "KubeadmConfig"}, infrastructureRef: true},
-		// The embedded EKS flavor sets the node group's instance type and SSH
-		// key (AWS_NODE_MACHINE_TYPE, AWS_SSH_KEY_NAME), which CAPA's leaves
-		// to EKS's defaults and the control plane: only the MachinePools match.
+		// The embedded EKS flavor sets the node group's instance type, subnet
+		// and SSH key (AWS_NODE_MACHINE_TYPE, AWS_SUBNET_ID, AWS_SSH_KEY_NAME),
+		// which CAPA's leaves to EKS's defaults and the cluster it creates, and
+		// its AWSManagedControlPlane is mpool's subset, in another group: only
+		// the MachinePools match, and the control planes' region and version.
 		{name: "CAPA eks-managedmachinepool", file: "aws-eks-managedmachinepool.yaml", infrastructure: "aws", flavor: "eks-managedmachinepool",
-			same: []string{"MachinePool"}, notServed: []string{"AWSManagedControlPlane"}},
+			same: []string{"MachinePool"}, notServed: []string{"AWSManagedControlPlane"}, controlPlane: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +87,15 @@ func TestGenerateFromUpstreamShape(t *testing.T) {
 				w, _, _ := unstructured.NestedMap(want["Cluster"].Object, "spec", "infrastructureRef")
 				if g == nil || !reflect.DeepEqual(g, w) {
 					t.Errorf("the Clusters' infrastructureRef differ: from the provider's template %v, from the flavor %v", g, w)
+				}
+			}
+			if tt.controlPlane {
+				for _, f := range [][]string{{"metadata", "name"}, {"spec", "region"}, {"spec", "version"}} {
+					g, _, _ := unstructured.NestedString(got["AWSManagedControlPlane"].Object, f...)
+					w, _, _ := unstructured.NestedString(want["AWSManagedControlPlane"].Object, f...)
+					if g == "" || g != w {
+						t.Errorf("the AWSManagedControlPlanes' %s differ: from the provider's template %q, from the flavor %q", strings.Join(f, "."), g, w)
+					}
 				}
 			}
 			for _, kind := range tt.notServed {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -30,23 +29,42 @@ type sample struct {
 	cluster string
 	// vars are the variables set besides CLUSTER_NAME and NAMESPACE.
 	vars map[string]string
+	// version, when set, is the Kubernetes version of the sample's
+	// MachinePool, for a flavor whose pool has none of its own (EKS's
+	// follows its cluster's).
+	version string
 	// nextVersion is the Kubernetes version `up`'s "Try next" lines roll
-	// the pool to: one the sample's cloud has images of.
+	// the pool to: one the sample's cloud has images of (for EKS, one
+	// minor version after version, not newer than the EKS cluster's).
 	nextVersion string
+	// poolSuffix names the flavor's MachinePool, <cluster><poolSuffix>;
+	// "" is "-mp-0".
+	poolSuffix string
 }
 
 // pool is the sample's MachinePool, as the flavors name it.
-func (s sample) pool() string { return s.cluster + "-mp-0" }
+func (s sample) pool() string {
+	if s.poolSuffix != "" {
+		return s.cluster + s.poolSuffix
+	}
+	return s.cluster + "-mp-0"
+}
 
 // samples are the pools of `mpool up --sample`, 3 replicas each. The local
-// one is examples/local/machinepool.yaml; the Azure and AWS ones are their
-// own Clusters (with an AzureCluster or AWSCluster), whose workload cluster
-// `up`'s API server becomes (see sandboxClusters), in the simulated clouds
-// the flavors default to.
+// one is examples/local/machinepool.yaml; the Azure, AWS and EKS ones are
+// their own Clusters (with an AzureCluster, an AWSCluster or an
+// AWSManagedControlPlane), whose workload cluster `up`'s API server becomes
+// (see sandboxClusters), in the simulated clouds the flavors default to. The
+// EKS one is a node group of the simulated EKS cluster `up` registers
+// (cloudsim.EKSDefaultClusterName, at cloudsim.EKSDefaultVersion), one minor
+// version behind it so that "Try next" can upgrade it: EKS updates a node
+// group one minor version at a time, never past its cluster's.
 var samples = map[string]sample{
 	"local": {infrastructure: "local", flavor: "machinepool", cluster: localClusterName, nextVersion: "v1.37.2"},
 	"azure": {infrastructure: "azure", flavor: "machinepool", cluster: "azure", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.37.2"},
 	"aws":   {infrastructure: "aws", flavor: "machinepool", cluster: "aws", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.33.1"},
+	"eks": {infrastructure: "aws", flavor: "eks-managedmachinepool", cluster: "eks", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"},
+		poolSuffix: "-pool-0", version: "v1.30.0", nextVersion: "v1.31.0"},
 }
 
 // lookupSample returns the --sample name, or why `up` refuses it.
@@ -54,17 +72,14 @@ func lookupSample(name string) (sample, error) {
 	if s, ok := samples[name]; ok {
 		return s, nil
 	}
-	if name == "eks" {
-		return sample{}, errors.New("the EKS provider is not implemented yet; use --sample local, azure or aws " +
-			"(mpool generate cluster NAME --infrastructure aws --flavor eks-managedmachinepool writes the EKS pool's manifests)")
-	}
 	return sample{}, fmt.Errorf("unknown --sample %q: local, azure, aws or eks", name)
 }
 
 // objects are the sample pool's objects: its flavor for the sample's
 // cluster name in namespace default, with the flavor's defaults and the
 // sample's variables only (no environment, no config file), so every
-// `mpool up` creates the same pool.
+// `mpool up` creates the same pool; and the sample's version, if any, on
+// its MachinePool.
 func (s sample) objects() ([]*unstructured.Unstructured, error) {
 	f, err := templates.Lookup(s.infrastructure, s.flavor)
 	if err != nil {
@@ -82,7 +97,19 @@ func (s sample) objects() ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	return examples.Objects(manifest, "default")
+	objs, err := examples.Objects(manifest, "default")
+	if err != nil || s.version == "" {
+		return objs, err
+	}
+	for _, u := range objs {
+		if u.GetKind() == "MachinePool" && u.GetName() == s.pool() {
+			if err := unstructured.SetNestedField(u.Object, s.version, "spec", "template", "spec", "version"); err != nil {
+				return nil, err
+			}
+			return objs, nil
+		}
+	}
+	return nil, fmt.Errorf("the %s %s flavor has no MachinePool %s", s.infrastructure, s.flavor, s.pool())
 }
 
 // applySample creates the sample pool's objects in namespace default, leaving
