@@ -229,6 +229,40 @@ func (e *Env) WaitRunning(t testing.TB, key types.NamespacedName, n int, timeout
 	})
 }
 
+// WaitNodesSettled waits until n Nodes carry the owner annotation of
+// MachinePool key (the core controller annotates them, and removes their
+// uninitialized taint, after the pool turns Running): the benchmarks that
+// measure two pools one after the other wait for it between them, so that
+// the first pool's remaining Node writes do not load the API server during
+// the second measurement only.
+func (e *Env) WaitNodesSettled(t testing.TB, key types.NamespacedName, n int, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, func() error {
+		nodes := &corev1.NodeList{}
+		if err := e.Client.List(context.Background(), nodes); err != nil {
+			return err
+		}
+		settled := 0
+		for i := range nodes.Items {
+			nd := &nodes.Items[i]
+			if nd.Annotations[clusterv1.OwnerNameAnnotation] != key.Name || nd.Annotations[clusterv1.ClusterNamespaceAnnotation] != key.Namespace {
+				continue
+			}
+			tainted := false
+			for _, tn := range nd.Spec.Taints {
+				tainted = tainted || tn.Key == "node.cluster.x-k8s.io/uninitialized"
+			}
+			if !tainted {
+				settled++
+			}
+		}
+		if settled < n {
+			return fmt.Errorf("%d of %d Nodes of MachinePool %s annotated and untainted", settled, n, key)
+		}
+		return nil
+	})
+}
+
 // BenchN is a pool benchmark's size: MPOOL_BENCH_N, else 1,000 (10 with
 // MPOOL_BENCH_SMALL=1, as hack/bench-smoke.sh runs them).
 func BenchN() int {
