@@ -229,13 +229,38 @@ func (e *Env) WaitRunning(t testing.TB, key types.NamespacedName, n int, timeout
 	})
 }
 
-// WaitNodesSettled waits until n Nodes carry the owner annotation of
-// MachinePool key (the core controller annotates them, and removes their
-// uninitialized taint, after the pool turns Running): the benchmarks that
-// measure two pools one after the other wait for it between them, so that
-// the first pool's remaining Node writes do not load the API server during
-// the second measurement only.
-func (e *Env) WaitNodesSettled(t testing.TB, key types.NamespacedName, n int, timeout time.Duration) {
+// CompareScaleUp is the cloud scale-up benchmarks' timed part: with the
+// timer stopped and both pools Running at 0, it measures 0 → n until
+// Running for the LocalMachinePool's MachinePool local, then for the
+// cloud's MachinePool pool, logs both and reports them as local-s,
+// <cloud>-s and <cloud>/local. Between the two it waits, untimed, until the
+// local pool's Nodes are settled (waitNodesSettled), so that its remaining
+// Node writes do not load the API server during the second measurement
+// only.
+func (e *Env) CompareScaleUp(b *testing.B, n int, local, pool types.NamespacedName, cloud string) {
+	b.Helper()
+	measure := func(key types.NamespacedName) time.Duration {
+		b.StartTimer()
+		start := time.Now()
+		e.ScaleMachinePool(b, key, int32(n))
+		e.WaitRunning(b, key, n, 30*time.Minute)
+		took := time.Since(start)
+		b.StopTimer()
+		return took
+	}
+	l := measure(local)
+	e.waitNodesSettled(b, local, n, 10*time.Minute)
+	c := measure(pool)
+	b.Logf("0 → %d until Running: local %.1f s, %s %.1f s (%.2f×)", n, l.Seconds(), cloud, c.Seconds(), c.Seconds()/l.Seconds())
+	b.ReportMetric(l.Seconds(), "local-s")
+	b.ReportMetric(c.Seconds(), cloud+"-s")
+	b.ReportMetric(c.Seconds()/l.Seconds(), cloud+"/local")
+}
+
+// waitNodesSettled waits until n Nodes carry the owner annotation of
+// MachinePool key and no uninitialized taint: the core controller writes
+// them after the pool turns Running.
+func (e *Env) waitNodesSettled(t testing.TB, key types.NamespacedName, n int, timeout time.Duration) {
 	t.Helper()
 	Eventually(t, timeout, func() error {
 		nodes := &corev1.NodeList{}
@@ -250,7 +275,7 @@ func (e *Env) WaitNodesSettled(t testing.TB, key types.NamespacedName, n int, ti
 			}
 			tainted := false
 			for _, tn := range nd.Spec.Taints {
-				tainted = tainted || tn.Key == "node.cluster.x-k8s.io/uninitialized"
+				tainted = tainted || tn.Key == clusterv1.NodeUninitializedTaintKey
 			}
 			if !tainted {
 				settled++

@@ -36,6 +36,11 @@ const (
 	// ClusterNameAnnotation is set on workload-cluster Nodes to the owning Cluster's name.
 	ClusterNameAnnotation = "cluster.x-k8s.io/cluster-name"
 
+	// NodeUninitializedTaintKey is the key of the taint a Node of a pool
+	// registers with (NoSchedule) until the MachinePool controller has
+	// matched it to its pool and removes it.
+	NodeUninitializedTaintKey = "node.cluster.x-k8s.io/uninitialized"
+
 	// ClusterNamespaceAnnotation is set on workload-cluster Nodes to the owning Cluster's
 	// namespace.
 	ClusterNamespaceAnnotation = "cluster.x-k8s.io/cluster-namespace"

@@ -14,13 +14,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 // UninitializedTaint is the taint a Node joins with; the controller removes
 // it once the Node is matched to its pool and annotated.
-const UninitializedTaint = "node.cluster.x-k8s.io/uninitialized"
+const UninitializedTaint = clusterv1.NodeUninitializedTaintKey
 
 // reconcileNodes matches spec.providerIDList to Nodes through the workload
 // cluster's providerID index and computes nodeRefs and the ready and

@@ -76,24 +76,7 @@ func BenchmarkAWSScaleUp(b *testing.B) {
 		env.WaitRunning(b, e.f.key(poolName), 0, time.Minute)
 		e.f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.MaxSize = int32(n + n/4 + 1) })
 
-		b.StartTimer()
-		start := time.Now()
-		env.ScaleMachinePool(b, e.f.key(localPool), int32(n))
-		env.WaitRunning(b, e.f.key(localPool), n, 30*time.Minute)
-		local := time.Since(start)
-		b.StopTimer()
-		env.WaitNodesSettled(b, e.f.key(localPool), n, 10*time.Minute)
-		b.StartTimer()
-		start = time.Now()
-		env.ScaleMachinePool(b, e.f.key(poolName), int32(n))
-		env.WaitRunning(b, e.f.key(poolName), n, 30*time.Minute)
-		took := time.Since(start)
-		b.StopTimer()
-
-		b.Logf("0 → %d until Running: local %.1f s, aws %.1f s (%.2f×)", n, local.Seconds(), took.Seconds(), took.Seconds()/local.Seconds())
-		b.ReportMetric(local.Seconds(), "local-s")
-		b.ReportMetric(took.Seconds(), "aws-s")
-		b.ReportMetric(took.Seconds()/local.Seconds(), "aws/local")
+		env.CompareScaleUp(b, n, e.f.key(localPool), e.f.key(poolName), "aws")
 		e.m.Stop()
 	}
 }

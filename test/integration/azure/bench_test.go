@@ -70,24 +70,7 @@ func BenchmarkAzureScaleUp(b *testing.B) {
 		env.WaitRunning(b, e.f.key(localPool), 0, time.Minute)
 		env.WaitRunning(b, e.f.key(poolName), 0, time.Minute)
 
-		b.StartTimer()
-		start := time.Now()
-		env.ScaleMachinePool(b, e.f.key(localPool), int32(n))
-		env.WaitRunning(b, e.f.key(localPool), n, 30*time.Minute)
-		local := time.Since(start)
-		b.StopTimer()
-		env.WaitNodesSettled(b, e.f.key(localPool), n, 10*time.Minute)
-		b.StartTimer()
-		start = time.Now()
-		env.ScaleMachinePool(b, e.f.key(poolName), int32(n))
-		env.WaitRunning(b, e.f.key(poolName), n, 30*time.Minute)
-		az := time.Since(start)
-		b.StopTimer()
-
-		b.Logf("0 → %d until Running: local %.1f s, azure %.1f s (%.2f×)", n, local.Seconds(), az.Seconds(), az.Seconds()/local.Seconds())
-		b.ReportMetric(local.Seconds(), "local-s")
-		b.ReportMetric(az.Seconds(), "azure-s")
-		b.ReportMetric(az.Seconds()/local.Seconds(), "azure/local")
+		env.CompareScaleUp(b, n, e.f.key(localPool), e.f.key(poolName), "azure")
 		e.m.Stop()
 	}
 }
