@@ -117,11 +117,11 @@ type Engine struct {
 	joinTimeout time.Duration
 
 	clientsets *clientsets
-	tracker    *drainTracker
+	tracker    *instanceTimes
 	// held records when each instance the cloud held before its boot was
 	// last seen held (scalegroup.Instance.Held): its join timeout counts
 	// from then.
-	held    *drainTracker
+	held    *instanceTimes
 	applied *poolMemo[string] // spec hash last applied
 	managed *poolMemo[preview.ManagedCapacity]
 	// status is the pool as this engine last wrote its status (the
@@ -171,8 +171,8 @@ func New(opts Options) (*Engine, error) {
 		workers:     opts.Workers,
 		joinTimeout: opts.JoinTimeout,
 		clientsets:  newClientsets(opts.Workload),
-		tracker:     newDrainTracker(),
-		held:        newDrainTracker(),
+		tracker:     newInstanceTimes(),
+		held:        newInstanceTimes(),
 		applied:     newPoolMemo[string](),
 		managed:     newPoolMemo[preview.ManagedCapacity](),
 		status:      newPoolMemo[Pool](),

@@ -34,7 +34,7 @@ type fixture struct {
 }
 
 func glueScope(fx []fixture, desired int32, strategy rollout.Strategy) (*Engine, *scope) {
-	e := &Engine{tracker: newDrainTracker(), held: newDrainTracker()}
+	e := &Engine{tracker: newInstanceTimes(), held: newInstanceTimes()}
 	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: "ns", UID: "uid-1"}}
 	s := &scope{
 		pool: pool, now: t0, replicas: desired, modelHash: "new",

@@ -7,24 +7,25 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// drainTracker remembers, per pool, the instances whose removal this process
-// started and when. The per-instance object's annotation is the record that
-// survives a restart; the tracker only covers the moments when the
-// manager's cache has not seen that annotation yet, so that a reconcile
-// right after the one that started a drain never counts the victim as live
-// again.
-type drainTracker struct {
+// instanceTimes remembers a time per instance of each pool, for this
+// process. The engine keeps two: when it started an instance's removal
+// (Engine.tracker: the per-instance object's annotation is the record that
+// survives a restart; this covers the moments when the manager's cache has
+// not seen that annotation yet, so that a reconcile right after the one
+// that started a drain never counts the victim as live again), and when it
+// last saw the cloud hold an instance before its boot (Engine.held).
+type instanceTimes struct {
 	mu sync.Mutex
 	m  map[types.UID]map[string]time.Time
 }
 
-func newDrainTracker() *drainTracker {
-	return &drainTracker{m: map[types.UID]map[string]time.Time{}}
+func newInstanceTimes() *instanceTimes {
+	return &instanceTimes{m: map[types.UID]map[string]time.Time{}}
 }
 
 // started returns when the removal of instance id of pool started, if this
 // process started it.
-func (t *drainTracker) started(pool types.UID, id string) (time.Time, bool) {
+func (t *instanceTimes) started(pool types.UID, id string) (time.Time, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	at, ok := t.m[pool][id]
@@ -33,7 +34,7 @@ func (t *drainTracker) started(pool types.UID, id string) (time.Time, bool) {
 
 // start records that the removal of instance id of pool started at at,
 // keeping an earlier record.
-func (t *drainTracker) start(pool types.UID, id string, at time.Time) {
+func (t *instanceTimes) start(pool types.UID, id string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ids := t.m[pool]
@@ -47,7 +48,7 @@ func (t *drainTracker) start(pool types.UID, id string, at time.Time) {
 }
 
 // mark records at for instance id of pool, replacing an earlier record.
-func (t *drainTracker) mark(pool types.UID, id string, at time.Time) {
+func (t *instanceTimes) mark(pool types.UID, id string, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ids := t.m[pool]
@@ -59,7 +60,7 @@ func (t *drainTracker) mark(pool types.UID, id string, at time.Time) {
 }
 
 // retain forgets the instances of pool that are not in present.
-func (t *drainTracker) retain(pool types.UID, present map[string]bool) {
+func (t *instanceTimes) retain(pool types.UID, present map[string]bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for id := range t.m[pool] {
@@ -73,7 +74,7 @@ func (t *drainTracker) retain(pool types.UID, present map[string]bool) {
 }
 
 // forget drops every record of pool.
-func (t *drainTracker) forget(pool types.UID) {
+func (t *instanceTimes) forget(pool types.UID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.m, pool)
