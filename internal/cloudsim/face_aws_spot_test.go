@@ -213,13 +213,8 @@ func TestAWSSpotInterruptionCapacityRebalance(t *testing.T) {
 	if len(spot) != 1 || len(od) != 1 || spot[0] == victim {
 		t.Errorf("after the rebalance: Spot %v, On-Demand %v", spot, od)
 	}
-	causes := activityCauses(t, e, "rebalance")
-	for _, want := range []string{"launched in response to an EC2 instance rebalance recommendation for instance " + victim,
-		"instance " + victim + " was taken out of service in response to an EC2 instance rebalance recommendation"} {
-		if !strings.Contains(causes, want) {
-			t.Errorf("no scaling activity %q in\n%s", want, causes)
-		}
-	}
+	waitCauses(t, e, "rebalance", "launched in response to an EC2 instance rebalance recommendation for instance "+victim,
+		"instance "+victim+" was taken out of service in response to an EC2 instance rebalance recommendation")
 }
 
 // TestAWSSpotInterruptionWithoutRebalance: without capacity rebalance an
@@ -248,8 +243,33 @@ func TestAWSSpotInterruptionWithoutRebalance(t *testing.T) {
 	e.waitGroup(t, "plain", "replaced the interrupted instance", func(g astypes.AutoScalingGroup) bool {
 		return inService(2)(g) && !slices.Contains(instanceIDs(g), victim)
 	})
-	if causes := activityCauses(t, e, "plain"); !strings.Contains(causes, "instance "+victim+" was taken out of service in response to an EC2 Spot Instance interruption notice") ||
-		!strings.Contains(causes, "difference between desired and actual capacity") {
-		t.Errorf("scaling activities:\n%s", causes)
+	// The activity log trails the group's state (a replacement can be in
+	// service before the interruption's activity is written), as in EC2
+	// Auto Scaling: wait for both entries.
+	waitCauses(t, e, "plain", "instance "+victim+" was taken out of service in response to an EC2 Spot Instance interruption notice",
+		"difference between desired and actual capacity")
+}
+
+// waitCauses waits (bounded) until the group's scaling activities include
+// every one of wants.
+func waitCauses(t testing.TB, e *awsTestEnv, name string, wants ...string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		causes := activityCauses(t, e, name)
+		missing := ""
+		for _, w := range wants {
+			if !strings.Contains(causes, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no scaling activity %q in\n%s", missing, causes)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
