@@ -1,4 +1,6 @@
-// Package api is the root of mpool's API types. Each group/version lives in its own
-// package (core/v1beta1, bootstrap/v1beta1, infrastructure/v1beta1); this package
-// registers all of them with a scheme in one call.
+// Package api is the root of the API types mpool serves. Cluster API's core
+// and kubeadm bootstrap groups are upstream's own types
+// (sigs.k8s.io/cluster-api/api, v1beta1 and v1beta2); mpool's own group is
+// infrastructure/v1beta1. This package registers all of them with a scheme in
+// one call.
 package api

@@ -9,9 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 )
 
@@ -113,7 +113,7 @@ func TestAzureClusterExampleHangsTogether(t *testing.T) {
 		t.Fatalf("the seed's MachinePool names Cluster %q, which examples/azure/cluster.yaml lacks: %v", clusterName, err)
 	}
 	ref := cl.Spec.InfrastructureRef
-	if ref == nil || ref.Kind != infrav1.AzureClusterKind || ref.APIVersion != infrav1.GroupVersion.String() {
+	if !ref.IsDefined() || ref.Kind != infrav1.AzureClusterKind || ref.APIGroup != infrav1.GroupVersion.Group {
 		t.Fatalf("Cluster %s infrastructureRef = %+v, want an AzureCluster", clusterName, ref)
 	}
 	ac := &infrav1.AzureCluster{}

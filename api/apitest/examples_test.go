@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // exampleSources says which seed document, and which of its ```yaml blocks, each
@@ -203,6 +206,66 @@ func TestMatchFilled(t *testing.T) {
 			for k, v := range tt.wantVars {
 				if vars[k] != v {
 					t.Errorf("vars[%s] = %q, want %q", k, vars[k], v)
+				}
+			}
+		})
+	}
+}
+
+// TestV1Beta2ExamplesRoundTrip applies every manifest of examples/v1beta2 (the
+// v1beta2 equivalents of the v1beta1 examples, from the converters the
+// webhook serves) and asserts every field written reads back unchanged.
+func TestV1Beta2ExamplesRoundTrip(t *testing.T) {
+	// The pools; the cluster files' Secrets carry stringData, which no
+	// Secret reads back (the e2e tests apply them).
+	files, err := filepath.Glob(filepath.Join(repoRoot(t), "examples", "v1beta2", "*machinepool.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests in examples/v1beta2: %v", err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			applyAndCompare(t, exampleBody(string(b)))
+		})
+	}
+}
+
+// TestSeedExamplesReadBackAsV1Beta2 applies each v1beta1 seed example and
+// reads every object back in v1beta2: it must hold what its v1beta2
+// equivalent in examples/v1beta2 says (the same object, written in the other
+// version).
+func TestSeedExamplesReadBackAsV1Beta2(t *testing.T) {
+	for _, f := range exampleFiles(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			v1, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v2, err := os.ReadFile(filepath.Join(repoRoot(t), "examples", "v1beta2", "seeds-"+filepath.Base(f)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns := env.NewNamespace(t)
+			for _, doc := range splitYAML(exampleBody(string(v1))) {
+				obj := fromYAML(t, doc)
+				obj.SetNamespace(ns)
+				if err := env.Client.Create(ctx(), obj); err != nil {
+					t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+				}
+			}
+			for _, doc := range splitYAML(exampleBody(string(v2))) {
+				want := fromYAML(t, doc)
+				unstructured.RemoveNestedField(want.Object, "metadata", "namespace")
+				got := &unstructured.Unstructured{}
+				got.SetGroupVersionKind(want.GroupVersionKind())
+				if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: want.GetName()}, got); err != nil {
+					t.Fatalf("reading %s %s as %s: %v", want.GetKind(), want.GetName(), want.GetAPIVersion(), err)
+				}
+				if diffs := subsetDiff("", want.Object, got.Object); len(diffs) > 0 {
+					t.Errorf("%s %s read as %s differs from its v1beta2 equivalent:\n  %s", want.GetKind(), want.GetName(), want.GetAPIVersion(), strings.Join(diffs, "\n  "))
 				}
 			}
 		})

@@ -8,8 +8,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/mpool-dev/mpool/config/crd"
 )
 
 // azurePoolPair returns a MachinePool at version whose infrastructureRef names the
@@ -27,36 +25,20 @@ func azurePoolPair(t *testing.T, ns, name, version, mode string) (mp, amp *unstr
 	return mp, amp
 }
 
-// TestFlexibleNeedsKubernetes126 installs the admission policies of config/crd/policies
-// (crd.AdmissionPolicies) and checks that it refuses a Flexible AzureMachinePool whose MachinePool runs a
-// Kubernetes version below v1.26, whichever of the two is written second, with a message
-// naming the field to change, and admits every other combination.
+// TestFlexibleNeedsKubernetes126 checks that the admission policies of config/crd/policies
+// (crd.AdmissionPolicies, installed by TestMain) refuse a Flexible AzureMachinePool whose
+// MachinePool runs a Kubernetes version below v1.26, whichever of the two is written second,
+// with a message naming the field to change, and admit every other combination.
 func TestFlexibleNeedsKubernetes126(t *testing.T) {
-	pols, binds, err := crd.AdmissionPolicies()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var objs []client.Object
-	for _, p := range pols {
-		objs = append(objs, p)
-	}
-	for _, b := range binds {
-		objs = append(objs, b)
-	}
-	for _, obj := range objs {
-		if err := env.Client.Create(ctx(), obj); err != nil {
-			t.Fatalf("installing %s: %v", obj.GetName(), err)
-		}
-		t.Cleanup(func() { _ = env.Client.Delete(ctx(), obj) })
-	}
 	ns := env.NewNamespace(t)
 
-	// The API server enforces new policies once its informers have them: retry the
-	// first refusal until it comes.
+	// The API server reads a policy's parameters (the MachinePool just written) from an
+	// informer that may lag the write: retry the first refusal until it comes.
 	mp, amp := azurePoolPair(t, ns, "flex-old", "v1.22.0", "Flexible")
 	if err := env.Client.Create(ctx(), mp); err != nil {
 		t.Fatalf("a MachinePool without its AzureMachinePool must be admitted: %v", err)
 	}
+	var err error
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		err = env.Client.Create(ctx(), amp.DeepCopy())

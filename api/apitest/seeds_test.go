@@ -117,7 +117,7 @@ func applyAndCompare(t *testing.T, stream string) {
 		if err := env.Client.Get(ctx(), client.ObjectKey{Namespace: ns, Name: want.GetName()}, got); err != nil {
 			t.Fatalf("reading back %s: %v", what, err)
 		}
-		if diffs := subsetDiff("", want.Object, got.Object); len(diffs) > 0 {
+		if diffs := withoutDroppedFalse(subsetDiff("", want.Object, got.Object)); len(diffs) > 0 {
 			t.Errorf("%s did not read back as written:\n  %s\nread back: %s", what, strings.Join(diffs, "\n  "), mustJSON(got.Object))
 		}
 	}
@@ -138,4 +138,19 @@ func TestSeed001RepeatsSeed000(t *testing.T) {
 			t.Errorf("seed 001 does not contain seed 000's yaml block %d:\n%s", i, block)
 		}
 	}
+}
+
+// withoutDroppedFalse leaves out an explicit false that did not read back:
+// a converted object (Cluster API's core and bootstrap kinds are stored as
+// v1beta2 and served as v1beta1 through the conversion webhook) passes
+// through Go types, where a false optional bool and an absent one are the
+// same value. Nothing else is forgiven.
+func withoutDroppedFalse(diffs []string) []string {
+	var out []string
+	for _, d := range diffs {
+		if !strings.HasSuffix(d, ": dropped (want false)") {
+			out = append(out, d)
+		}
+	}
+	return out
 }

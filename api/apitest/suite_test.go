@@ -11,16 +11,108 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/admission"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
+// TestMain starts the control plane, installs the admission policies of config/crd/policies
+// as the manager does at start (mpool serves them with its CRDs: they hold what upstream's
+// webhooks check of Cluster API's own kinds), waits until the API server enforces them, runs
+// the tests and stops the control plane.
+func TestMain(m *testing.M) {
+	os.Exit(testenv.RunWith(m, &env, func(*testenv.Env) (func(), error) {
+		if err := installPolicies(context.Background()); err != nil {
+			return nil, fmt.Errorf("installing the admission policies: %w", err)
+		}
+		return nil, nil
+	}))
+}
+
+// policyProbes holds, for each admission policy of config/crd/policies that needs no
+// parameter object, an object the CRD schemas accept and only that policy refuses.
+var policyProbes = map[string]string{
+	"mpool-machinepool": `
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachinePool
+metadata: {namespace: default, name: policy-probe}
+spec:
+  clusterName: demo
+  template:
+    spec:
+      clusterName: demo
+      bootstrap: {dataSecretName: demo}
+      infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureMachinePool, name: demo}
+      version: "1.31.2"
+`,
+	"mpool-machine": `
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+metadata: {namespace: default, name: policy-probe}
+spec:
+  clusterName: demo
+  bootstrap: {dataSecretName: demo}
+  infrastructureRef: {apiGroup: infrastructure.cluster.x-k8s.io, kind: AzureMachinePoolMachine, name: demo}
+  version: "1.31.2"
+`,
+	"mpool-kubeadmconfig": `
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: KubeadmConfig
+metadata: {namespace: default, name: policy-probe}
+spec: {verbosity: -1}
+`,
+	"mpool-kubeadmconfigtemplate": `
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: KubeadmConfigTemplate
+metadata: {namespace: default, name: policy-probe}
+spec: {template: {spec: {verbosity: -1}}}
+`,
+}
+
+// installPolicies creates the admission policies and their bindings, then, for each policy
+// with a probe, repeats a dry-run create of the probe until that policy refuses it: the
+// API server enforces a new policy only once its informers have it and its binding.
+// (The policies that read a parameter object are waited for by the tests that use them.)
+func installPolicies(ctx context.Context) error {
+	pols, binds, err := crd.AdmissionPolicies()
+	if err != nil {
+		return err
+	}
+	if err := admission.EnsurePolicies(ctx, env.Client, pols, binds); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for _, p := range pols {
+		doc, ok := policyProbes[p.Name]
+		if !ok {
+			continue
+		}
+		m := map[string]any{}
+		if err := yaml.Unmarshal([]byte(doc), &m); err != nil {
+			return fmt.Errorf("decoding the probe of %s: %w", p.Name, err)
+		}
+		by := "ValidatingAdmissionPolicy '" + p.Name + "'"
+		for {
+			err := env.Client.Create(ctx, &unstructured.Unstructured{Object: m}, client.DryRunAll)
+			if err != nil && strings.Contains(err.Error(), by) {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("policy %s does not refuse its probe (got %v)", p.Name, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return nil
+}
 
 // repoRoot returns the directory holding the module's go.mod.
 func repoRoot(t testing.TB) string {

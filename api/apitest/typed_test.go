@@ -9,14 +9,13 @@ import (
 	"testing"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 )
 
@@ -30,13 +29,13 @@ func newMachinePool(ns, name string, replicas int32) *clusterv1.MachinePool {
 			Template: clusterv1.MachineTemplateSpec{
 				Spec: clusterv1.MachineSpec{
 					ClusterName: "demo",
-					Bootstrap: clusterv1.Bootstrap{ConfigRef: &corev1.ObjectReference{
-						APIVersion: "bootstrap.cluster.x-k8s.io/v1beta1", Kind: "KubeadmConfig", Name: name,
+					Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
+						APIGroup: "bootstrap.cluster.x-k8s.io", Kind: "KubeadmConfig", Name: name,
 					}},
-					InfrastructureRef: corev1.ObjectReference{
-						APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "LocalMachinePool", Name: name,
+					InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+						APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "LocalMachinePool", Name: name,
 					},
-					Version: ptr.To("v1.31.2"),
+					Version: "v1.31.2",
 				},
 			},
 		},
@@ -85,18 +84,20 @@ func TestMachinePoolPrinterColumns(t *testing.T) {
 	if err := env.Client.Create(ctx(), mp); err != nil {
 		t.Fatalf("creating MachinePool: %v", err)
 	}
-	mp.Status.ReadyReplicas = 1
+	mp.Status.ReadyReplicas = ptr.To[int32](1)
 	mp.Status.Phase = string(clusterv1.MachinePoolPhaseScalingUp)
 	if err := env.Client.Status().Update(ctx(), mp); err != nil {
 		t.Fatalf("updating status: %v", err)
 	}
 
-	table := getTable(t, fmt.Sprintf("/apis/cluster.x-k8s.io/v1beta1/namespaces/%s/machinepools", ns))
+	// kubectl reads the preferred (storage) version, v1beta2; the server returns every
+	// column, including those kubectl shows only with -o wide (priority > 0).
+	table := getTable(t, fmt.Sprintf("/apis/cluster.x-k8s.io/v1beta2/namespaces/%s/machinepools", ns))
 	var names []string
 	for _, c := range table.ColumnDefinitions {
 		names = append(names, c.Name)
 	}
-	wantNames := []string{"Name", "Cluster", "Replicas", "Ready", "Phase", "Age", "Version"}
+	wantNames := []string{"Name", "Cluster", "Desired", "Current", "Ready", "Available", "Up-to-date", "Paused", "Phase", "Age", "Version"}
 	if !reflect.DeepEqual(names, wantNames) {
 		t.Fatalf("columns = %v, want %v", names, wantNames)
 	}
@@ -104,7 +105,7 @@ func TestMachinePoolPrinterColumns(t *testing.T) {
 		t.Fatalf("got %d rows, want 1", len(table.Rows))
 	}
 	cells := table.Rows[0].Cells
-	want := map[int]any{0: "printed", 1: "demo", 2: float64(2), 3: float64(1), 4: "ScalingUp", 6: "v1.31.2"}
+	want := map[int]any{0: "printed", 1: "demo", 2: float64(2), 4: float64(1), 8: "ScalingUp", 10: "v1.31.2"}
 	for i, w := range want {
 		if !reflect.DeepEqual(cells[i], w) {
 			t.Errorf("column %s = %#v, want %#v", wantNames[i], cells[i], w)

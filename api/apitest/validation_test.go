@@ -145,6 +145,90 @@ spec:
     nodeRegistration:
       name: '{{ ds.meta_data.local_hostname }}'
 `,
+	"KubeadmConfigTemplate": `
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
+kind: KubeadmConfigTemplate
+spec:
+  template:
+    spec:
+      files:
+      - path: /etc/demo
+        content: hello
+      joinConfiguration:
+        nodeRegistration:
+          name: '{{ ds.meta_data.local_hostname }}'
+`,
+}
+
+// v1beta2Bases are the valid base objects of Cluster API's own kinds in v1beta2, the
+// version they are stored in; the rows of these kinds run against both versions, v1beta1
+// (bases) and v1beta2, since both are served and held to the same rules.
+var v1beta2Bases = map[string]string{
+	"MachinePool": `
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachinePool
+spec:
+  clusterName: demo
+  replicas: 2
+  template:
+    spec:
+      clusterName: demo
+      bootstrap:
+        configRef:
+          apiGroup: bootstrap.cluster.x-k8s.io
+          kind: KubeadmConfig
+          name: demo-mp-0
+      infrastructureRef:
+        apiGroup: infrastructure.cluster.x-k8s.io
+        kind: AzureMachinePool
+        name: demo-mp-0
+      version: v1.31.2
+`,
+	"Machine": `
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Machine
+spec:
+  clusterName: demo
+  bootstrap:
+    dataSecretName: demo-bootstrap
+  infrastructureRef:
+    apiGroup: infrastructure.cluster.x-k8s.io
+    kind: AzureMachinePoolMachine
+    name: demo-mp-0-0
+  version: v1.31.2
+`,
+	"Cluster": `
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: Cluster
+spec:
+  clusterNetwork:
+    pods:
+      cidrBlocks: ["192.168.0.0/16"]
+`,
+	"KubeadmConfig": `
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: KubeadmConfig
+spec:
+  files:
+  - path: /etc/demo
+    content: hello
+  joinConfiguration:
+    nodeRegistration:
+      name: '{{ ds.meta_data.local_hostname }}'
+`,
+	"KubeadmConfigTemplate": `
+apiVersion: bootstrap.cluster.x-k8s.io/v1beta2
+kind: KubeadmConfigTemplate
+spec:
+  template:
+    spec:
+      files:
+      - path: /etc/demo
+        content: hello
+      joinConfiguration:
+        nodeRegistration:
+          name: '{{ ds.meta_data.local_hostname }}'
+`,
 }
 
 // strategy builds a patch setting an Azure or local pool's rolling update parameters.
@@ -154,7 +238,7 @@ func strategy(rollingUpdate string) string {
 
 // TestAdmissionValidation creates (or updates) one bad object per row and expects the API
 // server to refuse it with a message naming the field; rows with an empty want must be
-// accepted.
+// accepted. Rows of a kind with a v1beta2 base run in v1beta1 and in v1beta2.
 func TestAdmissionValidation(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -163,6 +247,8 @@ func TestAdmissionValidation(t *testing.T) {
 		update string // when set: create the patched object, then apply this and update
 		want   string // expected substring of the rejection; "" means accepted
 		fix    string // when set: a further expected substring, the part of the message saying what to change
+		// In v1beta2, when the field is elsewhere: the patch and the expected substring.
+		v1beta2Patch, v1beta2Want string
 	}{
 		// MachinePool.
 		{name: "machinepool valid", kind: "MachinePool"},
@@ -175,7 +261,8 @@ func TestAdmissionValidation(t *testing.T) {
 		{name: "missing clusterName", kind: "MachinePool", patch: "spec: {clusterName: null}", want: "spec.clusterName"},
 		{name: "changing clusterName", kind: "MachinePool", update: "spec: {clusterName: other, template: {spec: {clusterName: other}}}", want: "clusterName is immutable"},
 		{name: "template clusterName differs from clusterName", kind: "MachinePool", patch: "spec: {template: {spec: {clusterName: other}}}", want: "spec.template.spec.clusterName"},
-		{name: "negative minReadySeconds", kind: "MachinePool", patch: "spec: {minReadySeconds: -5}", want: "spec.minReadySeconds"},
+		{name: "negative minReadySeconds", kind: "MachinePool", patch: "spec: {minReadySeconds: -5}", want: "spec.minReadySeconds",
+			v1beta2Patch: "spec: {template: {spec: {minReadySeconds: -5}}}", v1beta2Want: "spec.template.spec.minReadySeconds"},
 		{name: "version without v", kind: "MachinePool", patch: "spec: {template: {spec: {version: 1.22.0}}}", want: "spec.template.spec.version"},
 		{name: "version without patch number", kind: "MachinePool", patch: "spec: {template: {spec: {version: v1.22}}}", want: "spec.template.spec.version"},
 		{name: "infrastructureRef without kind", kind: "MachinePool", patch: "spec: {template: {spec: {infrastructureRef: {kind: null}}}}", want: "spec.template.spec.infrastructureRef.kind"},
@@ -337,6 +424,9 @@ func TestAdmissionValidation(t *testing.T) {
 		// KubeadmConfig.
 		{name: "kubeadm valid", kind: "KubeadmConfig"},
 		{name: "kubeadm contentFrom alone is valid", kind: "KubeadmConfig", patch: "spec: {files: [{path: /etc/x, contentFrom: {secret: {name: s, key: k}}}]}"},
+		{name: "kubeadm taints of every effect are valid", kind: "KubeadmConfig", patch: "spec: {joinConfiguration: {nodeRegistration: {taints: [{key: a, effect: NoSchedule}, {key: b, effect: PreferNoSchedule}, {key: c, effect: NoExecute}]}}}"},
+		{name: "kubeadm discovery by file alone is valid", kind: "KubeadmConfig", patch: "spec: {joinConfiguration: {discovery: {file: {kubeConfigPath: /k}}}}"},
+		{name: "kubeadm passwdFrom alone and verbosity 0 are valid", kind: "KubeadmConfig", patch: "spec: {users: [{name: u, passwdFrom: {secret: {name: s, key: k}}}], verbosity: 0}"},
 		{name: "kubeadm file with content and contentFrom", kind: "KubeadmConfig", patch: "spec: {files: [{path: /etc/x, content: a, contentFrom: {secret: {name: s, key: k}}}]}", want: "spec.files[0].contentFrom"},
 		{name: "kubeadm contentFrom without key", kind: "KubeadmConfig", patch: "spec: {files: [{path: /etc/x, contentFrom: {secret: {name: s}}}]}", want: "spec.files[0].contentFrom.secret.key"},
 		{name: "kubeadm file without path", kind: "KubeadmConfig", patch: "spec: {files: [{content: a}]}", want: "spec.files[0].path"},
@@ -347,6 +437,15 @@ func TestAdmissionValidation(t *testing.T) {
 		{name: "kubeadm discovery with bootstrapToken and file", kind: "KubeadmConfig", patch: "spec: {joinConfiguration: {discovery: {bootstrapToken: {token: abcdef.0123456789abcdef}, file: {kubeConfigPath: /k}}}}", want: "spec.joinConfiguration.discovery"},
 		{name: "kubeadm user with passwd and passwdFrom", kind: "KubeadmConfig", patch: "spec: {users: [{name: u, passwd: x, passwdFrom: {secret: {name: s, key: k}}}]}", want: "spec.users[0].passwdFrom"},
 		{name: "kubeadm negative verbosity", kind: "KubeadmConfig", patch: "spec: {verbosity: -1}", want: "spec.verbosity"},
+
+		// KubeadmConfigTemplate: the same rules under spec.template.spec.
+		{name: "kubeadm template valid", kind: "KubeadmConfigTemplate"},
+		{name: "kubeadm template file with content and contentFrom", kind: "KubeadmConfigTemplate", patch: "spec: {template: {spec: {files: [{path: /etc/x, content: a, contentFrom: {secret: {name: s, key: k}}}]}}}", want: "spec.template.spec.files[0].contentFrom"},
+		{name: "kubeadm template bad taint effect", kind: "KubeadmConfigTemplate", patch: "spec: {template: {spec: {joinConfiguration: {nodeRegistration: {taints: [{key: a, effect: NoSchedule}, {key: b, effect: Sometimes}]}}}}}", want: "spec.template.spec.joinConfiguration.nodeRegistration.taints[1].effect"},
+		{name: "kubeadm template bad init taint effect", kind: "KubeadmConfigTemplate", patch: "spec: {template: {spec: {initConfiguration: {nodeRegistration: {taints: [{key: a, effect: Sometimes}]}}}}}", want: "spec.template.spec.initConfiguration.nodeRegistration.taints[0].effect"},
+		{name: "kubeadm template discovery with bootstrapToken and file", kind: "KubeadmConfigTemplate", patch: "spec: {template: {spec: {joinConfiguration: {discovery: {bootstrapToken: {token: abcdef.0123456789abcdef}, file: {kubeConfigPath: /k}}}}}}", want: "spec.template.spec.joinConfiguration.discovery"},
+		{name: "kubeadm template user with passwd and passwdFrom", kind: "KubeadmConfigTemplate", patch: "spec: {template: {spec: {users: [{name: u}, {name: v, passwd: x, passwdFrom: {secret: {name: s, key: k}}}]}}}", want: "spec.template.spec.users[1].passwdFrom"},
+		{name: "kubeadm template negative verbosity", kind: "KubeadmConfigTemplate", patch: "spec: {template: {spec: {verbosity: -1}}}", want: "spec.template.spec.verbosity"},
 	}
 
 	ns := env.NewNamespace(t)
@@ -356,31 +455,55 @@ func TestAdmissionValidation(t *testing.T) {
 			if !ok {
 				t.Fatalf("no base object for kind %s", tt.kind)
 			}
-			obj := fromYAML(t, base)
-			obj.SetNamespace(ns)
-			obj.SetName(fmt.Sprintf("row-%d", i))
-			mergePatch(t, obj.Object, tt.patch)
-
-			err := env.Client.Create(ctx(), obj)
-			if tt.update != "" {
-				if err != nil {
-					t.Fatalf("creating the object to update: %v", err)
-				}
-				mergePatch(t, obj.Object, tt.update)
-				err = env.Client.Update(ctx(), obj)
+			t.Run("v1beta1", func(t *testing.T) {
+				checkAdmission(t, ns, fmt.Sprintf("row-%d", i), base, tt.patch, tt.update, tt.want, tt.fix)
+			})
+			base, ok = v1beta2Bases[tt.kind]
+			if !ok {
+				return
 			}
-			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("want accepted, got: %v\nobject: %s", err, mustJSON(obj.Object))
-			case tt.want != "" && err == nil:
-				t.Fatalf("want refused with %q, got accepted\nobject: %s", tt.want, mustJSON(obj.Object))
-			case tt.want != "" && !strings.Contains(err.Error(), tt.want):
-				t.Fatalf("want refusal containing %q, got: %v", tt.want, err)
-			case tt.fix != "" && !strings.Contains(err.Error(), tt.fix):
-				t.Fatalf("want the refusal of %s to say %q, got: %v", tt.want, tt.fix, err)
-			case err != nil:
-				t.Logf("refused as expected: %v", err)
+			patch, want := tt.patch, tt.want
+			if tt.v1beta2Patch != "" {
+				patch = tt.v1beta2Patch
 			}
+			if tt.v1beta2Want != "" {
+				want = tt.v1beta2Want
+			}
+			t.Run("v1beta2", func(t *testing.T) {
+				checkAdmission(t, ns, fmt.Sprintf("row-%d-v1beta2", i), base, patch, tt.update, want, tt.fix)
+			})
 		})
+	}
+}
+
+// checkAdmission creates the base object patched, then when update is set updates it with
+// update applied, and checks that the API server refuses the last write with a message
+// containing want and fix, or accepts it when want is empty.
+func checkAdmission(t *testing.T, ns, name, base, patch, update, want, fix string) {
+	t.Helper()
+	obj := fromYAML(t, base)
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	mergePatch(t, obj.Object, patch)
+
+	err := env.Client.Create(ctx(), obj)
+	if update != "" {
+		if err != nil {
+			t.Fatalf("creating the object to update: %v", err)
+		}
+		mergePatch(t, obj.Object, update)
+		err = env.Client.Update(ctx(), obj)
+	}
+	switch {
+	case want == "" && err != nil:
+		t.Fatalf("want accepted, got: %v\nobject: %s", err, mustJSON(obj.Object))
+	case want != "" && err == nil:
+		t.Fatalf("want refused with %q, got accepted\nobject: %s", want, mustJSON(obj.Object))
+	case want != "" && !strings.Contains(err.Error(), want):
+		t.Fatalf("want refusal containing %q, got: %v", want, err)
+	case fix != "" && !strings.Contains(err.Error(), fix):
+		t.Fatalf("want the refusal of %s to say %q, got: %v", want, fix, err)
+	case err != nil:
+		t.Logf("refused as expected: %v", err)
 	}
 }

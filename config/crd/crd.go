@@ -1,5 +1,9 @@
-// Package crd embeds mpool's generated CustomResourceDefinitions (config/crd/bases) so
-// that `mpool up` and the test environment can install them without files on disk.
+// Package crd embeds the CustomResourceDefinitions mpool serves so that `mpool up`
+// and the test environment can install them without files on disk: mpool's own
+// infrastructure kinds (config/crd/bases, generated from api/) and upstream Cluster
+// API's core and kubeadm bootstrap CRDs (config/crd/core and config/crd/bootstrap,
+// copied unchanged from the pinned sigs.k8s.io/cluster-api module by
+// hack/generate.sh), each labelled as clusterctl expects (Labels).
 package crd
 
 import (
@@ -19,19 +23,24 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-//go:embed bases/*.yaml
+//go:embed bases/*.yaml core/*.x-k8s.io_*.yaml bootstrap/*.x-k8s.io_*.yaml
 var bases embed.FS
 
 //go:embed policies/*.yaml
 var policies embed.FS
 
-// CRDs returns every mpool CRD, sorted by file name. Each call returns fresh objects.
+// CRDs returns every CRD mpool serves, sorted by file name, with Labels applied.
+// Each call returns fresh objects.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	names, err := fs.Glob(bases, "bases/*.yaml")
-	if err != nil {
-		return nil, fmt.Errorf("listing embedded CRDs: %w", err)
+	var names []string
+	for _, pattern := range []string{"bases/*.yaml", "core/*.x-k8s.io_*.yaml", "bootstrap/*.x-k8s.io_*.yaml"} {
+		n, err := fs.Glob(bases, pattern)
+		if err != nil {
+			return nil, fmt.Errorf("listing embedded CRDs: %w", err)
+		}
+		names = append(names, n...)
 	}
-	sort.Strings(names)
+	sort.Slice(names, func(i, j int) bool { return path.Base(names[i]) < path.Base(names[j]) })
 	out := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(names))
 	for _, name := range names {
 		b, err := bases.ReadFile(name)
@@ -41,6 +50,12 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := yaml.UnmarshalStrict(b, crd); err != nil {
 			return nil, fmt.Errorf("decoding embedded CRD %s: %w", path.Base(name), err)
+		}
+		if crd.Labels == nil {
+			crd.Labels = map[string]string{}
+		}
+		for k, v := range Labels(crd.Spec.Group) {
+			crd.Labels[k] = v
 		}
 		out = append(out, crd)
 	}

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -49,60 +50,10 @@ func render(t *testing.T) []*unstructured.Unstructured {
 	return out
 }
 
-// TestDefaultRendersLeastPrivilege checks what `kubectl apply -k
-// config/default` would create: every CRD, a Deployment with leader election
-// and probes, and RBAC rules that name every group, resource and verb.
-func TestDefaultRendersLeastPrivilege(t *testing.T) {
-	objs := render(t)
-	kinds := map[string]int{}
-	for _, o := range objs {
-		kinds[o.GetKind()]++
-		switch o.GetKind() {
-		case "ClusterRole", "Role":
-			var role rbacv1.ClusterRole
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range role.Rules {
-				for _, field := range [][]string{r.APIGroups, r.Resources, r.Verbs, r.ResourceNames} {
-					for _, v := range field {
-						if v == "*" || strings.HasSuffix(v, "/*") {
-							t.Errorf("%s %s has a wildcard rule: %+v", o.GetKind(), o.GetName(), r)
-						}
-					}
-				}
-			}
-		case "Deployment":
-			var d appsv1.Deployment
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
-				t.Fatal(err)
-			}
-			c := d.Spec.Template.Spec.Containers[0]
-			if !strings.Contains(strings.Join(c.Args, " "), "--leader-elect") {
-				t.Errorf("manager Deployment does not elect a leader: %v", c.Args)
-			}
-			if c.LivenessProbe == nil || c.ReadinessProbe == nil {
-				t.Errorf("manager Deployment lacks probes")
-			}
-			if d.Namespace != "mpool-system" {
-				t.Errorf("Deployment namespace = %q, want mpool-system", d.Namespace)
-			}
-		}
-	}
-	crds, err := crd.CRDs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// config/crd/kustomization.yaml lists every generated CRD.
-	if kinds["CustomResourceDefinition"] != len(crds) || kinds["Deployment"] != 1 || kinds["ClusterRole"] != 1 {
-		t.Errorf("rendered kinds = %v", kinds)
-	}
-}
-
-// TestDefaultAppliesAndAuthorizesTheManager applies the rendered manifests to
-// a real API server and asks it, as the manager's ServiceAccount, whether it
-// may do what the controllers do.
-func TestDefaultAppliesAndAuthorizesTheManager(t *testing.T) {
+// applyDefault creates or updates, on the test API server, what
+// `kubectl apply -k config/default` would.
+func applyDefault(t *testing.T) {
+	t.Helper()
 	ctx := context.Background()
 	objs := render(t)
 	// Namespaces first, as kubectl apply would need them to exist.
@@ -122,6 +73,70 @@ func TestDefaultAppliesAndAuthorizesTheManager(t *testing.T) {
 			t.Fatalf("applying %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
+}
+
+// TestDefaultRendersLeastPrivilege checks what `kubectl apply -k
+// config/default` would create: every CRD, a Deployment with leader election
+// and probes, and RBAC rules that name every group, resource and verb.
+func TestDefaultRendersLeastPrivilege(t *testing.T) {
+	objs := render(t)
+	kinds := map[string]int{}
+	for _, o := range objs {
+		kinds[o.GetKind()]++
+		switch o.GetKind() {
+		case "CustomResourceDefinition":
+			checkCRDConversion(t, o)
+		case "Service":
+			checkWebhookService(t, o)
+		case "ClusterRole", "Role":
+			var role rbacv1.ClusterRole
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range role.Rules {
+				for _, field := range [][]string{r.APIGroups, r.Resources, r.Verbs, r.ResourceNames} {
+					for _, v := range field {
+						if v == "*" || strings.HasSuffix(v, "/*") {
+							t.Errorf("%s %s has a wildcard rule: %+v", o.GetKind(), o.GetName(), r)
+						}
+					}
+				}
+			}
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &d); err != nil {
+				t.Fatal(err)
+			}
+			checkWebhookDeployment(t, &d)
+			c := d.Spec.Template.Spec.Containers[0]
+			if !strings.Contains(strings.Join(c.Args, " "), "--leader-elect") {
+				t.Errorf("manager Deployment does not elect a leader: %v", c.Args)
+			}
+			if c.LivenessProbe == nil || c.ReadinessProbe == nil {
+				t.Errorf("manager Deployment lacks probes")
+			}
+			if d.Namespace != "mpool-system" {
+				t.Errorf("Deployment namespace = %q, want mpool-system", d.Namespace)
+			}
+		}
+	}
+	crds, err := crd.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// config/crd/kustomization.yaml lists every generated CRD.
+	if kinds["CustomResourceDefinition"] != len(crds) || kinds["Deployment"] != 1 || kinds["ClusterRole"] != 1 ||
+		kinds["Service"] != 1 || kinds["Role"] != 2 || kinds["RoleBinding"] != 2 {
+		t.Errorf("rendered kinds = %v", kinds)
+	}
+}
+
+// TestDefaultAppliesAndAuthorizesTheManager applies the rendered manifests to
+// a real API server and asks it, as the manager's ServiceAccount, whether it
+// may do what the controllers do.
+func TestDefaultAppliesAndAuthorizesTheManager(t *testing.T) {
+	ctx := context.Background()
+	applyDefault(t)
 	cs := kubernetes.NewForConfigOrDie(env.Config)
 	user := "system:serviceaccount:mpool-system:mpool-manager"
 	checks := []struct {
@@ -136,6 +151,12 @@ func TestDefaultAppliesAndAuthorizesTheManager(t *testing.T) {
 		{name: "record events", attr: authorizationv1.ResourceAttributes{Group: "events.k8s.io", Resource: "events", Verb: "create"}, want: true},
 		{name: "leader election in its namespace", attr: authorizationv1.ResourceAttributes{Namespace: "mpool-system", Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, want: true},
 		{name: "no leases elsewhere", attr: authorizationv1.ResourceAttributes{Namespace: "kube-system", Group: "coordination.k8s.io", Resource: "leases", Verb: "update"}, want: false},
+		{name: "read its webhook certificate Secret", attr: authorizationv1.ResourceAttributes{Namespace: "mpool-system", Resource: "secrets", Name: manager.DefaultWebhookSecretName, Verb: "get"}, want: true},
+		{name: "create its webhook certificate Secret", attr: authorizationv1.ResourceAttributes{Namespace: "mpool-system", Resource: "secrets", Verb: "create"}, want: true},
+		{name: "rotate its webhook certificate Secret", attr: authorizationv1.ResourceAttributes{Namespace: "mpool-system", Resource: "secrets", Name: manager.DefaultWebhookSecretName, Verb: "update"}, want: true},
+		{name: "watch CRDs (conversion reads contract labels)", attr: authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "watch"}, want: true},
+		{name: "patch CRDs' caBundle", attr: authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "machinepools.cluster.x-k8s.io", Verb: "patch"}, want: true},
+		{name: "no deleting CRDs", attr: authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "delete"}, want: false},
 		{name: "no access to Deployments", attr: authorizationv1.ResourceAttributes{Group: "apps", Resource: "deployments", Verb: "list"}, want: false},
 		{name: "cannot escalate RBAC", attr: authorizationv1.ResourceAttributes{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Verb: "create"}, want: false},
 	}

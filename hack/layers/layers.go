@@ -53,14 +53,15 @@ func Rules() []Rule {
 	}
 	return []Rule{
 		{
-			Name:    "the API types import only the Go standard library and Kubernetes API packages",
+			Name:    "the API types import only the Go standard library, Kubernetes API packages and upstream Cluster API's API module",
 			Applies: func(dir string) bool { return under(dir, "api") && !under(dir, "api/apitest") },
 			Allowed: func(dir, path string) bool {
 				switch {
 				case !strings.Contains(strings.SplitN(path, "/", 2)[0], "."):
 					return true // the standard library
 				case strings.HasPrefix(path, "./api/"), strings.HasPrefix(path, "k8s.io/api/"), strings.HasPrefix(path, "k8s.io/apimachinery/"),
-					strings.HasPrefix(path, "k8s.io/apiextensions-apiserver/pkg/apis/"):
+					strings.HasPrefix(path, "k8s.io/apiextensions-apiserver/pkg/apis/"),
+					strings.HasPrefix(path, "sigs.k8s.io/cluster-api/api/"):
 					return true
 				case path == "sigs.k8s.io/controller-runtime/pkg/scheme":
 					return true // the scheme builder the generated registration uses

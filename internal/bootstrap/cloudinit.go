@@ -10,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 )
 
 // Header is the start of every cloud-config document RenderCloudInit returns:
@@ -28,7 +28,6 @@ const (
 
 	placeholderPath    = "/run/cluster-api/placeholder"
 	placeholderContent = "This placeholder file is used to create the /run/cluster-api sub directory in a way that is compatible with both Linux and Windows (mkdir -p /run/cluster-api does not work with Windows)"
-	joinAttempts       = 5
 )
 
 // ErrUnsupportedFormat is returned for a KubeadmConfig whose format RenderCloudInit
@@ -48,7 +47,7 @@ type SecretKey struct {
 type Input struct {
 	// Spec is the KubeadmConfig's spec as written. Its files' contentFrom and
 	// users' passwdFrom are resolved from SecretData; its JoinConfiguration is
-	// ignored in favour of JoinConfiguration.
+	// ignored in favour of JoinConfiguration when that is set.
 	Spec *bootstrapv1.KubeadmConfigSpec
 	// SecretData holds the value of every Secret key Spec references
 	// (SecretKeys lists them).
@@ -60,6 +59,11 @@ type Input struct {
 	// KubernetesVersion is the node's Kubernetes version (for example
 	// "v1.31.2"); it selects the kubeadm API version. Empty selects v1beta3.
 	KubernetesVersion string
+	// ControlPlaneVersion is the Kubernetes version of the Cluster's control
+	// plane (for example "v1.31.2"), the .controlPlane.version of files
+	// whose contentFormat is Template. Empty leaves .controlPlane out of the
+	// template data, as Cluster API does when the version is not known.
+	ControlPlaneVersion string
 }
 
 // SecretKeys returns the Secret keys spec references through files'
@@ -77,12 +81,12 @@ func SecretKeys(spec *bootstrapv1.KubeadmConfigSpec) []SecretKey {
 		}
 	}
 	for _, f := range spec.Files {
-		if f.ContentFrom != nil {
+		if f.ContentFrom.IsDefined() {
 			add(SecretKey{Name: f.ContentFrom.Secret.Name, Key: f.ContentFrom.Secret.Key})
 		}
 	}
 	for _, u := range spec.Users {
-		if u.PasswdFrom != nil {
+		if u.PasswdFrom.IsDefined() {
 			add(SecretKey{Name: u.PasswdFrom.Secret.Name, Key: u.PasswdFrom.Secret.Key})
 		}
 	}
@@ -155,8 +159,10 @@ type cloudUser struct {
 
 type diskLayout struct {
 	TableType yamlText `yaml:"table_type,omitempty"`
-	Layout    bool     `yaml:"layout"`
-	Overwrite *bool    `yaml:"overwrite,omitempty"`
+	// Layout is a bool (one partition over the whole disk, or none) or a
+	// list of partitions: a percentage, or [percentage, partition type].
+	Layout    any   `yaml:"layout"`
+	Overwrite *bool `yaml:"overwrite,omitempty"`
 }
 
 type fsSetup struct {
@@ -176,9 +182,14 @@ type fsSetup struct {
 // and the post-kubeadm commands; ntp; users; disk_setup, fs_setup and mounts.
 // The output is deterministic: the same input renders the same bytes.
 //
+// Files whose contentFormat is Template are rendered as Go text/template
+// with Cluster API's template data (see Input.ControlPlaneVersion) after
+// their content is resolved.
+//
 // It returns ErrUnsupportedFormat for format ignition, and an error when a
-// referenced Secret key is missing from SecretData or the JoinConfiguration
-// asks for a control plane join (pools are workers only).
+// referenced Secret key is missing from SecretData, a file's template does
+// not render or the JoinConfiguration asks for a control plane join (pools
+// are workers only).
 func RenderCloudInit(in Input) ([]byte, error) {
 	spec := in.Spec
 	if spec == nil {
@@ -189,9 +200,9 @@ func RenderCloudInit(in Input) ([]byte, error) {
 	}
 	jc := in.JoinConfiguration
 	if jc == nil {
-		jc = spec.JoinConfiguration
+		jc = &spec.JoinConfiguration
 	}
-	if jc != nil && jc.ControlPlane != nil {
+	if jc.ControlPlane != nil {
 		return nil, errors.New("rendering cloud-init: joinConfiguration.controlPlane is set, but pool instances join as workers only")
 	}
 	joinData, err := MarshalJoinConfiguration(jc, in.KubernetesVersion)
@@ -201,7 +212,7 @@ func RenderCloudInit(in Input) ([]byte, error) {
 
 	cc := cloudConfig{BootCmd: texts(spec.BootCommands)}
 	for i, f := range spec.Files {
-		wf, err := renderFile(f, in.SecretData)
+		wf, err := renderFile(f, in.SecretData, in.ControlPlaneVersion)
 		if err != nil {
 			return nil, fmt.Errorf("rendering spec.files[%d]: %w", i, err)
 		}
@@ -213,10 +224,10 @@ func RenderCloudInit(in Input) ([]byte, error) {
 	)
 
 	cc.RunCmd = append(cc.RunCmd, texts(spec.PreKubeadmCommands)...)
-	cc.RunCmd = append(cc.RunCmd, yamlText(joinCommand(spec.Verbosity, spec.UseExperimentalRetryJoin)))
+	cc.RunCmd = append(cc.RunCmd, yamlText(joinCommand(spec.Verbosity)))
 	cc.RunCmd = append(cc.RunCmd, texts(spec.PostKubeadmCommands)...)
 
-	if n := spec.NTP; n != nil {
+	if n := spec.NTP; n.IsDefined() {
 		cc.NTP = &ntpConfig{Enabled: n.Enabled, Servers: texts(n.Servers)}
 	}
 	for i, u := range spec.Users {
@@ -226,21 +237,21 @@ func RenderCloudInit(in Input) ([]byte, error) {
 		}
 		cc.Users = append(cc.Users, cu)
 	}
-	if ds := spec.DiskSetup; ds != nil {
+	if ds := spec.DiskSetup; ds.IsDefined() {
 		for _, p := range ds.Partitions {
 			if cc.DiskSetup == nil {
 				cc.DiskSetup = map[yamlText]diskLayout{}
 			}
-			cc.DiskSetup[text(p.Device)] = diskLayout{TableType: text(deref(p.TableType)), Layout: p.Layout, Overwrite: p.Overwrite}
+			cc.DiskSetup[text(p.Device)] = diskLayout{TableType: text(p.TableType), Layout: partitionLayout(p), Overwrite: p.Overwrite}
 		}
 		for _, f := range ds.Filesystems {
 			cc.FSSetup = append(cc.FSSetup, fsSetup{
 				Label:      text(f.Label),
 				Filesystem: text(f.Filesystem),
 				Device:     text(f.Device),
-				Partition:  text(deref(f.Partition)),
+				Partition:  text(f.Partition),
 				Overwrite:  f.Overwrite,
-				ReplaceFS:  text(deref(f.ReplaceFS)),
+				ReplaceFS:  text(f.ReplaceFS),
 				ExtraOpts:  texts(f.ExtraOpts),
 			})
 		}
@@ -264,29 +275,81 @@ func RenderCloudInit(in Input) ([]byte, error) {
 
 // joinCommand is the runcmd entry that joins the node and, on success, writes
 // Cluster API's sentinel file.
-func joinCommand(verbosity *int32, retry bool) string {
+func joinCommand(verbosity *int32) string {
 	join := "kubeadm join --config " + JoinConfigPath
 	if verbosity != nil {
 		join += fmt.Sprintf(" --v %d", *verbosity)
 	}
-	if retry {
-		join = fmt.Sprintf("sh -c 'for i in $(seq 1 %d); do %s && exit 0; kubeadm reset --force; sleep 15; done; exit 1'", joinAttempts, join)
-	}
 	return join + " && echo success > " + SentinelPath
 }
 
-// renderFile resolves a file's content and keeps it representable: content
-// that is not UTF-8 text is base64-encoded (and its encoding adjusted) since a
-// YAML string cannot carry arbitrary bytes.
-func renderFile(f bootstrapv1.File, secrets map[SecretKey][]byte) (writeFile, error) {
+// partitionLayout is a partition's cloud-init layout: its diskLayout when it
+// has one (each entry a percentage, or [percentage, type] with Cluster API's
+// type names mapped to cloud-init's partition type codes), else its layout
+// flag (unset is false).
+func partitionLayout(p bootstrapv1.Partition) any {
+	if len(p.DiskLayout) == 0 {
+		return p.Layout != nil && *p.Layout
+	}
+	layout := make([]any, 0, len(p.DiskLayout))
+	for _, d := range p.DiskLayout {
+		if d.PartitionType == "" {
+			layout = append(layout, d.Percentage)
+			continue
+		}
+		layout = append(layout, []any{d.Percentage, text(partitionTypeCode(d.PartitionType))})
+	}
+	return layout
+}
+
+// partitionTypeCode maps a Cluster API partition type name to cloud-init's
+// code, as Cluster API's own cloud-init renderer does; any other value is
+// passed through as a raw cloud-init code.
+func partitionTypeCode(t string) string {
+	switch t {
+	case bootstrapv1.PartitionTypeLinux:
+		return "83"
+	case bootstrapv1.PartitionTypeLinuxSwap:
+		return "82"
+	case bootstrapv1.PartitionTypeLinuxRAID:
+		return "fd"
+	case bootstrapv1.PartitionTypeLVM:
+		return "8e"
+	case bootstrapv1.PartitionTypeFat32:
+		return "0c"
+	case bootstrapv1.PartitionTypeNTFS:
+		return "07"
+	case bootstrapv1.PartitionTypeLinuxExtended:
+		return "85"
+	default:
+		return t
+	}
+}
+
+// renderFile resolves a file's content, renders it when it is a template, and
+// keeps it representable: content that is not UTF-8 text is base64-encoded
+// (and its encoding adjusted) since a YAML string cannot carry arbitrary
+// bytes.
+func renderFile(f bootstrapv1.File, secrets map[SecretKey][]byte, controlPlaneVersion string) (writeFile, error) {
 	content := []byte(f.Content)
-	if f.ContentFrom != nil {
+	if f.ContentFrom.IsDefined() {
 		k := SecretKey{Name: f.ContentFrom.Secret.Name, Key: f.ContentFrom.Secret.Key}
 		v, ok := secrets[k]
 		if !ok {
 			return writeFile{}, fmt.Errorf("file %s: content of Secret %s key %s was not provided", text(f.Path), text(k.Name), text(k.Key))
 		}
 		content = v
+	}
+	switch f.ContentFormat {
+	case "", bootstrapv1.FileContentFormatRaw:
+	case bootstrapv1.FileContentFormatTemplate:
+		rendered, err := renderTemplate(string(content), controlPlaneVersion)
+		if err != nil {
+			return writeFile{}, fmt.Errorf("file %s: %w", text(f.Path), err)
+		}
+		content = rendered
+	default:
+		return writeFile{}, fmt.Errorf("file %s: unsupported contentFormat %s", text(f.Path), text(string(f.ContentFormat)))
 	}
 	enc := string(f.Encoding)
 	if !utf8.Valid(content) {
@@ -305,14 +368,14 @@ func renderFile(f bootstrapv1.File, secrets map[SecretKey][]byte) (writeFile, er
 		Owner:       text(f.Owner),
 		Permissions: text(f.Permissions),
 		Encoding:    text(enc),
-		Append:      f.Append,
+		Append:      f.Append != nil && *f.Append,
 		Content:     yamlText(content),
 	}, nil
 }
 
 func renderUser(u bootstrapv1.User, secrets map[SecretKey][]byte) (cloudUser, error) {
-	passwd := deref(u.Passwd)
-	if u.PasswdFrom != nil {
+	passwd := u.Passwd
+	if u.PasswdFrom.IsDefined() {
 		k := SecretKey{Name: u.PasswdFrom.Secret.Name, Key: u.PasswdFrom.Secret.Key}
 		v, ok := secrets[k]
 		if !ok {
@@ -323,14 +386,14 @@ func renderUser(u bootstrapv1.User, secrets map[SecretKey][]byte) (cloudUser, er
 	return cloudUser{
 		Name:              text(u.Name),
 		Passwd:            text(passwd),
-		Gecos:             text(deref(u.Gecos)),
-		Groups:            text(deref(u.Groups)),
-		HomeDir:           text(deref(u.HomeDir)),
+		Gecos:             text(u.Gecos),
+		Groups:            text(u.Groups),
+		HomeDir:           text(u.HomeDir),
 		Inactive:          u.Inactive != nil && *u.Inactive,
 		LockPasswd:        u.LockPassword,
-		Shell:             text(deref(u.Shell)),
-		PrimaryGroup:      text(deref(u.PrimaryGroup)),
-		Sudo:              text(deref(u.Sudo)),
+		Shell:             text(u.Shell),
+		PrimaryGroup:      text(u.PrimaryGroup),
+		Sudo:              text(u.Sudo),
 		SSHAuthorizedKeys: texts(u.SSHAuthorizedKeys),
 	}, nil
 }
@@ -360,11 +423,4 @@ func texts(in []string) []yamlText {
 		out[i] = text(s)
 	}
 	return out
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

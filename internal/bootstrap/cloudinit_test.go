@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+
 	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
 )
 
@@ -42,11 +42,8 @@ func loadConfig(t *testing.T, name string) *bootstrapv1.KubeadmConfig {
 // withDiscovery returns spec's JoinConfiguration with the bootstrap token
 // discovery filled in the way the controller does.
 func withDiscovery(spec *bootstrapv1.KubeadmConfigSpec) *bootstrapv1.JoinConfiguration {
-	jc := &bootstrapv1.JoinConfiguration{}
-	if spec.JoinConfiguration != nil {
-		jc = spec.JoinConfiguration.DeepCopy()
-	}
-	jc.Discovery.BootstrapToken = &bootstrapv1.BootstrapTokenDiscovery{
+	jc := spec.JoinConfiguration.DeepCopy()
+	jc.Discovery.BootstrapToken = bootstrapv1.BootstrapTokenDiscovery{
 		Token:             testToken,
 		APIServerEndpoint: testEndpoint,
 		CACertHashes:      []string{testCAHash},
@@ -85,14 +82,15 @@ func TestRenderCloudInitGolden(t *testing.T) {
 			config: "rich.kubeadmconfig.yaml", version: "v1.30.4", secrets: richSecrets(), wantAPI: KubeadmV1Beta3,
 		},
 		{
-			name: "rich-v1beta4", why: "the same spec from v1.31: list kubeletExtraArgs, timeouts.discovery",
+			name: "rich-v1beta4", why: "the same spec from v1.31: list kubeletExtraArgs, every timeout",
 			config: "rich.kubeadmconfig.yaml", version: "v1.31.0", secrets: richSecrets(), wantAPI: KubeadmV1Beta4,
 		},
 		{
-			name: "retry-join-v1beta4", why: "useExperimentalRetryJoin wraps kubeadm join in a retry loop",
+			// v1beta2 has no useExperimentalRetryJoin (Cluster API dropped
+			// it): kubeadm join runs once, with the verbosity.
+			name: "verbosity-v1beta4", why: "verbosity reaches kubeadm join; no retry loop",
 			config: "seed004-aws.kubeadmconfig.yaml", version: "v1.32.1", wantAPI: KubeadmV1Beta4,
 			mutate: func(s *bootstrapv1.KubeadmConfigSpec) {
-				s.UseExperimentalRetryJoin = true
 				s.Verbosity = ptr.To[int32](2)
 			},
 		},
@@ -170,12 +168,8 @@ func checkSimulatedCloudReads(t *testing.T, out []byte, spec *bootstrapv1.Kubead
 	if jc.NodeName != "node-0" {
 		t.Errorf("node name = %q, want the jinja placeholder rendered to node-0", jc.NodeName)
 	}
-	var wantArgs map[string]string
-	var wantTaints []corev1.Taint
-	if spec.JoinConfiguration != nil {
-		wantArgs = spec.JoinConfiguration.NodeRegistration.KubeletExtraArgs
-		wantTaints = spec.JoinConfiguration.NodeRegistration.Taints
-	}
+	wantArgs := bootstrapv1.ConvertFromArgs(spec.JoinConfiguration.NodeRegistration.KubeletExtraArgs)
+	wantTaints := ptr.Deref(spec.JoinConfiguration.NodeRegistration.Taints, nil)
 	if len(wantArgs)+len(jc.KubeletExtraArgs) > 0 && !reflect.DeepEqual(jc.KubeletExtraArgs, wantArgs) {
 		t.Errorf("kubeletExtraArgs = %v, want %v", jc.KubeletExtraArgs, wantArgs)
 	}
@@ -191,8 +185,8 @@ func checkSimulatedCloudReads(t *testing.T, out []byte, spec *bootstrapv1.Kubead
 		if _, err := wf.Decode(); err != nil {
 			t.Errorf("file %s: %v", f.Path, err)
 		}
-		if wf.Owner != f.Owner || wf.Permissions != f.Permissions || wf.Append != f.Append {
-			t.Errorf("file %s attributes = %s %s %v, want %s %s %v", f.Path, wf.Owner, wf.Permissions, wf.Append, f.Owner, f.Permissions, f.Append)
+		if wantAppend := ptr.Deref(f.Append, false); wf.Owner != f.Owner || wf.Permissions != f.Permissions || wf.Append != wantAppend {
+			t.Errorf("file %s attributes = %s %s %v, want %s %s %v", f.Path, wf.Owner, wf.Permissions, wf.Append, f.Owner, f.Permissions, wantAppend)
 		}
 	}
 	var sawJoin bool
@@ -243,7 +237,7 @@ func TestRenderCloudInitErrors(t *testing.T) {
 			name: "missing secret content", why: "the controller must resolve every contentFrom first",
 			in: Input{Spec: &bootstrapv1.KubeadmConfigSpec{Files: []bootstrapv1.File{{
 				Path:        "/etc/x",
-				ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "k"}},
+				ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "k"}},
 			}}}},
 			want: "content of Secret s key k was not provided",
 		},
@@ -251,13 +245,13 @@ func TestRenderCloudInitErrors(t *testing.T) {
 			name: "missing password", why: "the controller must resolve every passwdFrom first",
 			in: Input{Spec: &bootstrapv1.KubeadmConfigSpec{Users: []bootstrapv1.User{{
 				Name:       "u",
-				PasswdFrom: &bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretPasswdSource{Name: "s", Key: "k"}},
+				PasswdFrom: bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretPasswdSource{Name: "s", Key: "k"}},
 			}}}},
 			want: "password of Secret s key k was not provided",
 		},
 		{
 			name: "control plane join", why: "pools are workers only",
-			in: Input{Spec: &bootstrapv1.KubeadmConfigSpec{JoinConfiguration: &bootstrapv1.JoinConfiguration{
+			in: Input{Spec: &bootstrapv1.KubeadmConfigSpec{JoinConfiguration: bootstrapv1.JoinConfiguration{
 				ControlPlane: &bootstrapv1.JoinControlPlane{},
 			}}},
 			want: "workers only",
@@ -286,8 +280,8 @@ func TestRenderCloudInitErrors(t *testing.T) {
 func TestRenderCloudInitBinaryContent(t *testing.T) {
 	raw := []byte{0x1f, 0x8b, 0x00, 0xff, 'a'}
 	spec := &bootstrapv1.KubeadmConfigSpec{Files: []bootstrapv1.File{
-		{Path: "/plain", ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "plain"}}},
-		{Path: "/gz", Encoding: bootstrapv1.Gzip, ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "gz"}}},
+		{Path: "/plain", ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "plain"}}},
+		{Path: "/gz", Encoding: bootstrapv1.Gzip, ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "gz"}}},
 	}}
 	out, err := RenderCloudInit(Input{Spec: spec, JoinConfiguration: withDiscovery(spec), SecretData: map[SecretKey][]byte{
 		{Name: "s", Key: "plain"}: raw,
@@ -325,11 +319,11 @@ func parseCloudConfig(t testing.TB, out []byte) *simcloudinit.CloudConfig {
 func TestSecretKeys(t *testing.T) {
 	spec := &bootstrapv1.KubeadmConfigSpec{
 		Files: []bootstrapv1.File{
-			{Path: "/a", ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s1", Key: "a"}}},
+			{Path: "/a", ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s1", Key: "a"}}},
 			{Path: "/b", Content: "inline"},
-			{Path: "/c", ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s1", Key: "a"}}},
+			{Path: "/c", ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s1", Key: "a"}}},
 		},
-		Users: []bootstrapv1.User{{Name: "u", PasswdFrom: &bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretPasswdSource{Name: "s2", Key: "p"}}}},
+		Users: []bootstrapv1.User{{Name: "u", PasswdFrom: bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretPasswdSource{Name: "s2", Key: "p"}}}},
 	}
 	want := []SecretKey{{Name: "s1", Key: "a"}, {Name: "s2", Key: "p"}}
 	if got := SecretKeys(spec); !reflect.DeepEqual(got, want) {
@@ -359,8 +353,8 @@ func TestRenderCloudInitAwkwardText(t *testing.T) {
 				PreKubeadmCommands: []string{s},
 				Files:              []bootstrapv1.File{{Path: "/f", Content: s, Owner: s}},
 				Users:              []bootstrapv1.User{{Name: s}},
-				NTP:                &bootstrapv1.NTP{Servers: []string{s}},
-				DiskSetup:          &bootstrapv1.DiskSetup{Partitions: []bootstrapv1.Partition{{Device: s}}},
+				NTP:                bootstrapv1.NTP{Servers: []string{s}},
+				DiskSetup:          bootstrapv1.DiskSetup{Partitions: []bootstrapv1.Partition{{Device: s}}},
 				Mounts:             []bootstrapv1.MountPoints{{s}},
 			}
 			out, err := RenderCloudInit(Input{Spec: spec, JoinConfiguration: withDiscovery(spec)})
@@ -383,5 +377,117 @@ func TestRenderCloudInitAwkwardText(t *testing.T) {
 				t.Errorf("text did not round-trip:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestRenderCloudInitTemplate renders files whose contentFormat is Template
+// the way Cluster API does: Go text/template over the resolved content
+// (inline or from a Secret), .controlPlane only when its version is known.
+func TestRenderCloudInitTemplate(t *testing.T) {
+	const guarded = "{{ if .controlPlane }}{{ .controlPlane.version }}{{ else }}unknown{{ end }}"
+	tests := []struct {
+		name      string
+		why       string
+		file      bootstrapv1.File
+		cpVersion string
+		want      string
+		wantErr   string
+	}{
+		{name: "version known", why: "the template sees the control plane's version",
+			file: bootstrapv1.File{Content: guarded, ContentFormat: bootstrapv1.FileContentFormatTemplate}, cpVersion: "v1.31.2", want: "v1.31.2"},
+		{name: "version unknown", why: "without a version .controlPlane is absent and a template can test for it",
+			file: bootstrapv1.File{Content: guarded, ContentFormat: bootstrapv1.FileContentFormatTemplate}, want: "unknown"},
+		{name: "from a Secret", why: "content from a Secret is a template too",
+			file:      bootstrapv1.File{ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "k"}}, ContentFormat: bootstrapv1.FileContentFormatTemplate},
+			cpVersion: "v1.30.0", want: "v1.30.0"},
+		{name: "raw", why: "Raw content is written verbatim, braces and all",
+			file: bootstrapv1.File{Content: guarded, ContentFormat: bootstrapv1.FileContentFormatRaw}, cpVersion: "v1.31.2", want: guarded},
+		{name: "unset format", why: "no contentFormat means Raw",
+			file: bootstrapv1.File{Content: guarded}, cpVersion: "v1.31.2", want: guarded},
+		{name: "unguarded without version", why: "as in Cluster API, a missing key renders as <no value>; templates must test for .controlPlane",
+			file: bootstrapv1.File{Content: "{{ .controlPlane.version }}", ContentFormat: bootstrapv1.FileContentFormatTemplate}, want: "<no value>"},
+		{name: "execution error", why: "a template that fails to execute is an error",
+			file: bootstrapv1.File{Content: `{{ index .controlPlane "version" 100 }}`, ContentFormat: bootstrapv1.FileContentFormatTemplate}, cpVersion: "v1.31.2", wantErr: "executing the content template"},
+		{name: "does not parse", why: "a broken template is an error",
+			file: bootstrapv1.File{Content: "{{ .controlPlane", ContentFormat: bootstrapv1.FileContentFormatTemplate}, wantErr: "parsing the content template"},
+		{name: "too large", why: "rendering is bounded as in Cluster API",
+			file: bootstrapv1.File{Content: `{{ printf "%1048577s" "" }}`, ContentFormat: bootstrapv1.FileContentFormatTemplate}, wantErr: "byte limit"},
+		{name: "unknown format", why: "a contentFormat mpool does not know is not written verbatim",
+			file: bootstrapv1.File{Content: "x", ContentFormat: "Jinja"}, wantErr: "unsupported contentFormat Jinja"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.file
+			f.Path = "/etc/t"
+			spec := &bootstrapv1.KubeadmConfigSpec{Files: []bootstrapv1.File{f}}
+			out, err := RenderCloudInit(Input{
+				Spec:                spec,
+				SecretData:          map[SecretKey][]byte{{Name: "s", Key: "k"}: []byte(guarded)},
+				JoinConfiguration:   withDiscovery(spec),
+				ControlPlaneVersion: tt.cpVersion,
+			})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := parseCloudConfig(t, out).File("/etc/t")
+			if !ok {
+				t.Fatal("/etc/t not written")
+			}
+			if got.Content != tt.want {
+				t.Errorf("content = %q, want %q (%s)", got.Content, tt.want, tt.why)
+			}
+		})
+	}
+}
+
+// TestRenderCloudInitDiskLayout renders v1beta2's partition layouts: the
+// layout flag (unset is false) or diskLayout's percentages with Cluster API's
+// partition type names mapped to cloud-init's codes.
+func TestRenderCloudInitDiskLayout(t *testing.T) {
+	spec := &bootstrapv1.KubeadmConfigSpec{DiskSetup: bootstrapv1.DiskSetup{Partitions: []bootstrapv1.Partition{
+		{Device: "/dev/a", Layout: ptr.To(true)},
+		{Device: "/dev/b"},
+		{Device: "/dev/c", DiskLayout: []bootstrapv1.PartitionSpec{
+			{Percentage: 10, PartitionType: bootstrapv1.PartitionTypeLinux},
+			{Percentage: 10, PartitionType: bootstrapv1.PartitionTypeLinuxSwap},
+			{Percentage: 10, PartitionType: bootstrapv1.PartitionTypeLinuxRAID},
+			{Percentage: 10, PartitionType: bootstrapv1.PartitionTypeLVM},
+			{Percentage: 10, PartitionType: bootstrapv1.PartitionTypeFat32},
+			{Percentage: 10, PartitionType: bootstrapv1.PartitionTypeNTFS},
+			{Percentage: 10, PartitionType: bootstrapv1.PartitionTypeLinuxExtended},
+			{Percentage: 10, PartitionType: "ef"},
+			{Percentage: 20},
+		}},
+	}}}
+	out, err := RenderCloudInit(Input{Spec: spec, JoinConfiguration: withDiscovery(spec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		DiskSetup map[string]struct {
+			Layout any `json:"layout"`
+		} `json:"disk_setup"`
+	}
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"/dev/a": true,
+		"/dev/b": false,
+		"/dev/c": []any{
+			[]any{10.0, "83"}, []any{10.0, "82"}, []any{10.0, "fd"}, []any{10.0, "8e"},
+			[]any{10.0, "0c"}, []any{10.0, "07"}, []any{10.0, "85"}, []any{10.0, "ef"}, 20.0,
+		},
+	}
+	for dev, w := range want {
+		if !reflect.DeepEqual(got.DiskSetup[dev].Layout, w) {
+			t.Errorf("%s layout = %#v, want %#v", dev, got.DiskSetup[dev].Layout, w)
+		}
 	}
 }

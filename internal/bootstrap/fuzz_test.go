@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 )
 
 var fuzzEncodings = []bootstrapv1.Encoding{"", bootstrapv1.Base64, bootstrapv1.Gzip, bootstrapv1.GzipBase64}
@@ -46,14 +46,14 @@ func FuzzRenderCloudInit(f *testing.F) {
 		spec := &bootstrapv1.KubeadmConfigSpec{
 			Files: []bootstrapv1.File{
 				{Path: path, Owner: owner, Permissions: perms, Encoding: enc, Content: content},
-				{Path: path + ".from", ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "k"}}},
+				{Path: path + ".from", ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "s", Key: "k"}}},
 			},
 			PreKubeadmCommands:  []string{pre},
 			PostKubeadmCommands: []string{post},
-			Users:               []bootstrapv1.User{{Name: userName, PasswdFrom: &bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretPasswdSource{Name: "s", Key: "p"}}}},
-			JoinConfiguration: &bootstrapv1.JoinConfiguration{NodeRegistration: bootstrapv1.NodeRegistrationOptions{
+			Users:               []bootstrapv1.User{{Name: userName, PasswdFrom: bootstrapv1.PasswdSource{Secret: bootstrapv1.SecretPasswdSource{Name: "s", Key: "p"}}}},
+			JoinConfiguration: bootstrapv1.JoinConfiguration{NodeRegistration: bootstrapv1.NodeRegistrationOptions{
 				Name:             nodeName,
-				KubeletExtraArgs: map[string]string{argKey: argVal},
+				KubeletExtraArgs: []bootstrapv1.Arg{{Name: argKey, Value: &argVal}},
 			}},
 		}
 		version := "v1.30.0"

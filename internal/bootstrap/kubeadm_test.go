@@ -3,12 +3,11 @@ package bootstrap
 import (
 	"strings"
 	"testing"
-	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 )
 
 func TestKubeadmAPIVersion(t *testing.T) {
@@ -40,14 +39,20 @@ func TestKubeadmAPIVersion(t *testing.T) {
 }
 
 func TestMarshalJoinConfigurationVersionedFields(t *testing.T) {
+	// kubeletExtraArgs name b twice: v1beta3's map keeps the later value,
+	// v1beta4's list keeps both, in spec order.
 	jc := &bootstrapv1.JoinConfiguration{
 		NodeRegistration: bootstrapv1.NodeRegistrationOptions{
-			KubeletExtraArgs: map[string]string{"b": "2", "a": "1"},
+			KubeletExtraArgs: []bootstrapv1.Arg{{Name: "b", Value: ptr.To("1")}, {Name: "a", Value: ptr.To("1")}, {Name: "b", Value: ptr.To("2")}},
 			ImagePullSerial:  new(bool),
 		},
 		Discovery: bootstrapv1.Discovery{
-			BootstrapToken: &bootstrapv1.BootstrapTokenDiscovery{Token: testToken, APIServerEndpoint: testEndpoint},
-			Timeout:        &metav1.Duration{Duration: 2 * time.Minute},
+			BootstrapToken: bootstrapv1.BootstrapTokenDiscovery{Token: testToken, APIServerEndpoint: testEndpoint},
+		},
+		Timeouts: bootstrapv1.Timeouts{
+			TLSBootstrapSeconds:       ptr.To[int32](120),
+			DiscoverySeconds:          ptr.To[int32](60),
+			KubeletHealthCheckSeconds: ptr.To[int32](30),
 		},
 	}
 	tests := []struct {
@@ -56,7 +61,7 @@ func TestMarshalJoinConfigurationVersionedFields(t *testing.T) {
 		want    map[string]any
 	}{
 		{
-			name: "v1beta3 map, discovery.timeout, no imagePullSerial", version: "v1.30.0",
+			name: "v1beta3 map, discovery.timeout from tlsBootstrapSeconds, no imagePullSerial", version: "v1.30.0",
 			want: map[string]any{
 				"apiVersion": KubeadmV1Beta3,
 				"kind":       "JoinConfiguration",
@@ -70,18 +75,22 @@ func TestMarshalJoinConfigurationVersionedFields(t *testing.T) {
 			},
 		},
 		{
-			name: "v1beta4 sorted list, timeouts.discovery, imagePullSerial", version: "v1.31.0",
+			name: "v1beta4 list in spec order, every timeout, imagePullSerial", version: "v1.31.0",
 			want: map[string]any{
 				"apiVersion": KubeadmV1Beta4,
 				"kind":       "JoinConfiguration",
 				"nodeRegistration": map[string]any{
-					"kubeletExtraArgs": []any{map[string]any{"name": "a", "value": "1"}, map[string]any{"name": "b", "value": "2"}},
-					"imagePullSerial":  false,
+					"kubeletExtraArgs": []any{
+						map[string]any{"name": "b", "value": "1"},
+						map[string]any{"name": "a", "value": "1"},
+						map[string]any{"name": "b", "value": "2"},
+					},
+					"imagePullSerial": false,
 				},
 				"discovery": map[string]any{
 					"bootstrapToken": map[string]any{"token": testToken, "apiServerEndpoint": testEndpoint},
 				},
-				"timeouts": map[string]any{"discovery": "2m0s"},
+				"timeouts": map[string]any{"tlsBootstrap": "2m0s", "discovery": "1m0s", "kubeletHealthCheck": "30s"},
 			},
 		},
 	}
@@ -105,7 +114,7 @@ func TestMarshalJoinConfigurationVersionedFields(t *testing.T) {
 }
 
 func TestMarshalJoinConfigurationFileDiscovery(t *testing.T) {
-	jc := &bootstrapv1.JoinConfiguration{Discovery: bootstrapv1.Discovery{File: &bootstrapv1.FileDiscovery{KubeConfigPath: "/etc/kubernetes/discovery.conf"}}}
+	jc := &bootstrapv1.JoinConfiguration{Discovery: bootstrapv1.Discovery{File: bootstrapv1.FileDiscovery{KubeConfigPath: "/etc/kubernetes/discovery.conf"}}}
 	b, err := MarshalJoinConfiguration(jc, "v1.31.0")
 	if err != nil {
 		t.Fatal(err)

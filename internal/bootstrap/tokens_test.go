@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	"k8s.io/utils/ptr"
+
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 )
 
 func TestMaskBootstrapTokens(t *testing.T) {
@@ -105,7 +107,12 @@ func TestMaskBootstrapTokensRendered(t *testing.T) {
 				mutate func(*bootstrapv1.KubeadmConfigSpec)
 			}{
 				{name: "kubelet argument", mutate: func(s *bootstrapv1.KubeadmConfigSpec) {
-					s.JoinConfiguration.NodeRegistration.KubeletExtraArgs["max-pods"] = "42"
+					args := s.JoinConfiguration.NodeRegistration.KubeletExtraArgs
+					for i := range args {
+						if args[i].Name == "max-pods" {
+							args[i].Value = ptr.To("42")
+						}
+					}
 				}},
 				{name: "file", mutate: func(s *bootstrapv1.KubeadmConfigSpec) { s.Files[1].Content += "more\n" }},
 				{name: "pre-kubeadm command", mutate: func(s *bootstrapv1.KubeadmConfigSpec) {
@@ -190,8 +197,8 @@ func FuzzMaskRenderedTokens(f *testing.F) {
 			spec := &bootstrapv1.KubeadmConfigSpec{
 				Files:              []bootstrapv1.File{{Path: path, Content: content}},
 				PreKubeadmCommands: []string{pre},
-				JoinConfiguration: &bootstrapv1.JoinConfiguration{NodeRegistration: bootstrapv1.NodeRegistrationOptions{
-					Name: nodeName, KubeletExtraArgs: map[string]string{argKey: argVal},
+				JoinConfiguration: bootstrapv1.JoinConfiguration{NodeRegistration: bootstrapv1.NodeRegistrationOptions{
+					Name: nodeName, KubeletExtraArgs: []bootstrapv1.Arg{{Name: argKey, Value: &argVal}},
 				}},
 			}
 			jc := withDiscovery(spec)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // newDescribeCommand returns `mpool describe`.
@@ -90,7 +90,7 @@ func machinePoolView(s *poolState) MachinePoolView {
 		Name:           mp.Name,
 		Cluster:        mp.Spec.ClusterName,
 		Phase:          mp.Status.Phase,
-		Version:        ptr.Deref(mp.Spec.Template.Spec.Version, ""),
+		Version:        mp.Spec.Template.Spec.Version,
 		RolloutPaused:  rolloutPaused(mp),
 		Replicas:       replicaCounts(s),
 		Created:        mp.CreationTimestamp,
@@ -102,13 +102,20 @@ func machinePoolView(s *poolState) MachinePoolView {
 	return v
 }
 
+// replicaCounts are a collected pool's replica counts, as the MachinePool
+// reports them in its v1beta2 status (see ReplicaCounts); up to date is
+// counted from the instances until the MachinePool reports it.
 func replicaCounts(s *poolState) ReplicaCounts {
 	st := s.pool.Status
 	r := ReplicaCounts{
 		Desired:   desiredReplicas(s.pool),
-		Current:   st.Replicas,
-		Ready:     st.ReadyReplicas,
-		Available: st.AvailableReplicas,
+		Current:   ptr.Deref(st.Replicas, 0),
+		Ready:     ptr.Deref(st.ReadyReplicas, 0),
+		Available: ptr.Deref(st.AvailableReplicas, 0),
+	}
+	if st.UpToDateReplicas != nil {
+		r.UpToDate = *st.UpToDateReplicas
+		return r
 	}
 	for _, in := range s.instances {
 		if live(in) && ptr.Deref(in.UpToDate, false) {
@@ -129,7 +136,7 @@ func collectCluster(ctx context.Context, c client.Client, ns, name string) (*Clu
 		Namespace:    ns,
 		Name:         name,
 		Phase:        cl.Status.Phase,
-		Paused:       cl.Spec.Paused,
+		Paused:       ptr.Deref(cl.Spec.Paused, false),
 		Created:      cl.CreationTimestamp,
 		Conditions:   attention(cl.Status.Conditions),
 		MachinePools: []PoolSummaryView{},
@@ -154,7 +161,7 @@ func collectCluster(ctx context.Context, c client.Client, ns, name string) (*Clu
 		sum := PoolSummaryView{
 			Name:           mp.Name,
 			Phase:          mp.Status.Phase,
-			Version:        ptr.Deref(mp.Spec.Template.Spec.Version, ""),
+			Version:        mp.Spec.Template.Spec.Version,
 			Infrastructure: ref.Kind + "/" + ref.Name,
 			RolloutPaused:  rolloutPaused(mp),
 			Replicas:       replicaCounts(s),

@@ -18,7 +18,9 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/capi"
 )
 
 // rolloutPausedAnnotation set to "true" on a MachinePool pauses its rollout:
@@ -58,8 +60,10 @@ type infraState struct {
 }
 
 // infraPoolObject is the part of any infrastructure machine pool kind the
-// CLI reads: the Cluster API infra machine pool contract plus mpool's
-// rolling update strategy.
+// CLI reads: the Cluster API infra machine pool contract, v1beta1 (status.ready,
+// status.failureReason) or v1beta2 (status.initialization.provisioned,
+// status.deprecated.v1beta1.failureReason), plus mpool's rolling update
+// strategy.
 type infraPoolObject struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
@@ -71,15 +75,28 @@ type infraPoolObject struct {
 		} `json:"strategy"`
 	} `json:"spec"`
 	Status struct {
-		Ready                     bool                  `json:"ready"`
+		Ready          bool `json:"ready"`
+		Initialization struct {
+			Provisioned *bool `json:"provisioned"`
+		} `json:"initialization"`
 		Replicas                  int32                 `json:"replicas"`
 		InfrastructureMachineKind string                `json:"infrastructureMachineKind"`
 		ObservedGeneration        int64                 `json:"observedGeneration"`
 		FailureReason             *string               `json:"failureReason"`
 		FailureMessage            *string               `json:"failureMessage"`
+		Deprecated                *deprecatedFailure    `json:"deprecated"`
 		Conditions                []metav1.Condition    `json:"conditions"`
 		Instances                 []infraInstanceStatus `json:"instances"`
 	} `json:"status"`
+}
+
+// deprecatedFailure is status.deprecated of an object of a v1beta2
+// contract, where the v1beta1 failureReason and failureMessage moved.
+type deprecatedFailure struct {
+	V1Beta1 *struct {
+		FailureReason  *string `json:"failureReason"`
+		FailureMessage *string `json:"failureMessage"`
+	} `json:"v1beta1"`
 }
 
 // infraInstanceStatus is one entry of an infra pool's status.instances.
@@ -116,10 +133,15 @@ type instanceObject struct {
 	} `json:"status"`
 }
 
-// bootstrapObject is the part of any bootstrap config kind the CLI reads.
+// bootstrapObject is the part of any bootstrap config kind the CLI reads:
+// the Cluster API bootstrap contract, v1beta1 (status.ready) or v1beta2
+// (status.initialization.dataSecretCreated).
 type bootstrapObject struct {
 	Status struct {
-		Ready          bool               `json:"ready"`
+		Ready          bool `json:"ready"`
+		Initialization struct {
+			DataSecretCreated *bool `json:"dataSecretCreated"`
+		} `json:"initialization"`
 		DataSecretName *string            `json:"dataSecretName"`
 		Conditions     []metav1.Condition `json:"conditions"`
 	} `json:"status"`
@@ -162,7 +184,7 @@ func collectPoolFrom(ctx context.Context, c client.Client, mp *clusterv1.Machine
 
 func (s *poolState) readBootstrap(ctx context.Context, c client.Client) error {
 	b := s.pool.Spec.Template.Spec.Bootstrap
-	if b.ConfigRef == nil {
+	if !b.ConfigRef.IsDefined() {
 		if b.DataSecretName != nil {
 			s.bootstrap = &BootstrapView{Found: true, Ready: true, DataSecretName: *b.DataSecretName}
 		}
@@ -170,8 +192,8 @@ func (s *poolState) readBootstrap(ctx context.Context, c client.Client) error {
 	}
 	ref := b.ConfigRef
 	s.bootstrap = &BootstrapView{Kind: ref.Kind, Name: ref.Name}
-	u, err := getUnstructured(ctx, c, ref.APIVersion, ref.Kind, s.pool.Namespace, ref.Name)
-	if done, err := s.absent(err, ref.APIVersion, ref.Kind, ref.Name); done {
+	u, _, err := getRef(ctx, c, ref, s.pool.Namespace)
+	if done, err := s.absent(err, ref); done {
 		return err
 	}
 	var obj bootstrapObject
@@ -179,7 +201,7 @@ func (s *poolState) readBootstrap(ctx context.Context, c client.Client) error {
 		return fmt.Errorf("decoding %s %s/%s: %w", ref.Kind, s.pool.Namespace, ref.Name, err)
 	}
 	s.bootstrap.Found = true
-	s.bootstrap.Ready = obj.Status.Ready
+	s.bootstrap.Ready = ptr.Deref(obj.Status.Initialization.DataSecretCreated, false) || obj.Status.Ready
 	s.bootstrap.DataSecretName = ptr.Deref(obj.Status.DataSecretName, "")
 	s.bootstrap.Conditions = attention(obj.Status.Conditions)
 	return nil
@@ -187,9 +209,12 @@ func (s *poolState) readBootstrap(ctx context.Context, c client.Client) error {
 
 func (s *poolState) readInfra(ctx context.Context, c client.Client) error {
 	ref := s.pool.Spec.Template.Spec.InfrastructureRef
-	s.infra = &infraState{view: InfraPoolView{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, Instances: []InstanceView{}}}
-	u, err := getUnstructured(ctx, c, ref.APIVersion, ref.Kind, s.pool.Namespace, ref.Name)
-	if done, err := s.absent(err, ref.APIVersion, ref.Kind, ref.Name); done {
+	s.infra = &infraState{view: InfraPoolView{Kind: ref.Kind, Name: ref.Name, Instances: []InstanceView{}}}
+	u, gvk, err := getRef(ctx, c, ref, s.pool.Namespace)
+	if !gvk.Empty() {
+		s.infra.view.APIVersion = gvk.GroupVersion().String()
+	}
+	if done, err := s.absent(err, ref); done {
 		return err
 	}
 	var obj infraPoolObject
@@ -198,8 +223,13 @@ func (s *poolState) readInfra(ctx context.Context, c client.Client) error {
 	}
 	st := obj.Status
 	v := &s.infra.view
-	v.Found, v.Ready, v.Replicas, v.InstanceKind = true, st.Ready, st.Replicas, st.InfrastructureMachineKind
+	v.Found, v.Replicas, v.InstanceKind = true, st.Replicas, st.InfrastructureMachineKind
+	v.Ready = ptr.Deref(st.Initialization.Provisioned, false) || st.Ready
 	v.FailureReason, v.FailureMessage = ptr.Deref(st.FailureReason, ""), ptr.Deref(st.FailureMessage, "")
+	if d := st.Deprecated; d != nil && d.V1Beta1 != nil {
+		v.FailureReason = cmp.Or(v.FailureReason, ptr.Deref(d.V1Beta1.FailureReason, ""))
+		v.FailureMessage = cmp.Or(v.FailureMessage, ptr.Deref(d.V1Beta1.FailureMessage, ""))
+	}
 	v.Conditions = attention(st.Conditions)
 	s.infra.generation, s.infra.observedGeneration = obj.Generation, st.ObservedGeneration
 	s.infra.conditions = st.Conditions
@@ -215,26 +245,26 @@ func (s *poolState) readInfra(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-// absent handles the error of reading a referenced object: done is true
-// when there is nothing more to read, with an error only for a failure that
-// is not the object's (or its kind's) absence.
-func (s *poolState) absent(err error, apiVersion, kind, name string) (done bool, _ error) {
+// absent handles the error of reading the object ref names (see getRef):
+// done is true when there is nothing more to read, with an error only for a
+// failure that is not the object's (or its kind's) absence.
+func (s *poolState) absent(err error, ref clusterv1.ContractVersionedObjectReference) (done bool, _ error) {
 	switch {
 	case err == nil:
 		return false, nil
 	case apierrors.IsNotFound(err):
 		return true, nil
 	case meta.IsNoMatchError(err):
-		s.notes = append(s.notes, fmt.Sprintf("The API server does not serve %s %s", apiVersion, kind))
+		s.notes = append(s.notes, fmt.Sprintf("The API server does not serve %s %s", ref.APIGroup, ref.Kind))
 		return true, nil
 	default:
-		return true, fmt.Errorf("reading %s %s/%s: %w", kind, s.pool.Namespace, name, err)
+		return true, fmt.Errorf("reading %s %s/%s: %w", ref.Kind, s.pool.Namespace, ref.Name, err)
 	}
 }
 
 // readInstances lists the per-instance objects and pool Machines.
 func (s *poolState) readInstances(ctx context.Context, c client.Client) error {
-	inPool := client.MatchingLabels{clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(s.pool.Name)}
+	inPool := client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(s.pool.Name)}
 	machines := &clusterv1.MachineList{}
 	if err := c.List(ctx, machines, client.InNamespace(s.pool.Namespace), inPool); err != nil {
 		return fmt.Errorf("listing the Machines of machinepool %s/%s: %w", s.pool.Namespace, s.pool.Name, err)
@@ -267,7 +297,7 @@ func (s *poolState) readInstances(ctx context.Context, c client.Client) error {
 		if m.Spec.InfrastructureRef.Kind == kind {
 			byRef[m.Spec.InfrastructureRef.Name] = m
 		}
-		if id := ptr.Deref(m.Spec.ProviderID, ""); id != "" {
+		if id := m.Spec.ProviderID; id != "" {
 			byProviderID[id] = m
 		}
 	}
@@ -282,9 +312,9 @@ func (s *poolState) readInstances(ctx context.Context, c client.Client) error {
 		}
 		in.Machine = m.Name
 		if in.Zone == "" {
-			in.Zone = ptr.Deref(m.Spec.FailureDomain, "")
+			in.Zone = cmp.Or(m.Spec.FailureDomain, m.Status.FailureDomain)
 		}
-		if in.Node == nil && m.Status.NodeRef != nil {
+		if in.Node == nil && m.Status.NodeRef.IsDefined() {
 			in.Node = &NodeView{Name: m.Status.NodeRef.Name}
 		}
 	}
@@ -424,6 +454,37 @@ func attention(conds []metav1.Condition) []ConditionView {
 	return out
 }
 
+// refGVK returns the GroupVersionKind at which the controllers read the
+// object ref names: the newest version its CustomResourceDefinition's
+// contract labels name (capi.RefGVK). A user who may not read
+// CustomResourceDefinitions gets the API server's preferred version of the
+// kind instead. A kind the API server does not serve is a NoMatch error
+// (meta.IsNoMatchError).
+func refGVK(ctx context.Context, c client.Client, ref clusterv1.ContractVersionedObjectReference) (schema.GroupVersionKind, error) {
+	gvk, err := capi.RefGVK(ctx, c, ref)
+	if err == nil || !apierrors.IsForbidden(err) {
+		return gvk, err
+	}
+	mapping, merr := c.RESTMapper().RESTMapping(ref.GroupKind())
+	if merr != nil {
+		return schema.GroupVersionKind{}, err
+	}
+	return mapping.GroupVersionKind, nil
+}
+
+// getRef reads the object ref names in namespace ns, unstructured, at the
+// version refGVK resolves, which it also returns (empty when it could not
+// be resolved).
+func getRef(ctx context.Context, c client.Client, ref clusterv1.ContractVersionedObjectReference, ns string) (*unstructured.Unstructured, schema.GroupVersionKind, error) {
+	gvk, err := refGVK(ctx, c, ref)
+	if err != nil {
+		return nil, gvk, err
+	}
+	u, err := getUnstructured(ctx, c, gvk.GroupVersion().String(), gvk.Kind, ns, ref.Name)
+	return u, gvk, err
+}
+
+// getUnstructured reads the object apiVersion, kind ns/name.
 func getUnstructured(ctx context.Context, c client.Client, apiVersion, kind, ns, name string) (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(apiVersion)

@@ -16,9 +16,11 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -63,13 +65,13 @@ func newFixture(t *testing.T, ns string) *fixture {
 			Replicas:    ptr.To[int32](3),
 			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 				ClusterName: "demo",
-				Bootstrap: clusterv1.Bootstrap{ConfigRef: &corev1.ObjectReference{
-					APIVersion: bootstrapv1.GroupVersion.String(), Kind: "KubeadmConfig", Name: "workers",
+				Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
+					APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfig", Name: "workers",
 				}},
-				InfrastructureRef: corev1.ObjectReference{
-					APIVersion: infrav1.GroupVersion.String(), Kind: "LocalMachinePool", Name: "workers",
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+					APIGroup: infrav1.GroupVersion.Group, Kind: "LocalMachinePool", Name: "workers",
 				},
-				Version: ptr.To("v1.37.1"),
+				Version: "v1.37.1",
 			}},
 		},
 	}
@@ -86,12 +88,14 @@ func newFixture(t *testing.T, ns string) *fixture {
 	}
 	create(t, cluster)
 	cluster.Status = clusterv1.ClusterStatus{
-		Phase:               string(clusterv1.ClusterPhaseProvisioned),
-		InfrastructureReady: true,
-		ControlPlaneReady:   true,
+		Phase: string(clusterv1.ClusterPhaseProvisioned),
+		Initialization: clusterv1.ClusterInitializationStatus{
+			InfrastructureProvisioned: ptr.To(true),
+			ControlPlaneInitialized:   ptr.To(true),
+		},
 		Conditions: []metav1.Condition{
 			f.cond(clusterv1.ReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
-			f.cond(clusterv1.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
+			f.cond(capi.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
 		},
 	}
 	updateStatus(t, cluster)
@@ -102,8 +106,8 @@ func newFixture(t *testing.T, ns string) *fixture {
 
 	kc := &bootstrapv1.KubeadmConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "workers"}}
 	create(t, kc)
-	kc.Status.Ready = true
-	kc.Status.DataSecretName = ptr.To("workers-bootstrap")
+	kc.Status.Initialization.DataSecretCreated = ptr.To(true)
+	kc.Status.DataSecretName = "workers-bootstrap"
 	kc.Status.Conditions = []metav1.Condition{f.cond(clusterv1.ReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "")}
 	updateStatus(t, kc)
 
@@ -149,19 +153,21 @@ func newFixture(t *testing.T, ns string) *fixture {
 	}
 
 	mp.Status = clusterv1.MachinePoolStatus{
-		Replicas:            3,
-		ReadyReplicas:       2,
-		AvailableReplicas:   2,
-		UnavailableReplicas: 1,
-		Phase:               string(clusterv1.MachinePoolPhaseProvisioned),
-		BootstrapReady:      true,
-		InfrastructureReady: true,
-		ObservedGeneration:  mp.Generation,
+		Replicas:          ptr.To[int32](3),
+		ReadyReplicas:     ptr.To[int32](2),
+		AvailableReplicas: ptr.To[int32](2),
+		UpToDateReplicas:  ptr.To[int32](2),
+		Phase:             string(clusterv1.MachinePoolPhaseProvisioned),
+		Initialization: clusterv1.MachinePoolInitializationStatus{
+			BootstrapDataSecretCreated: ptr.To(true),
+			InfrastructureProvisioned:  ptr.To(true),
+		},
+		ObservedGeneration: mp.Generation,
 		Conditions: []metav1.Condition{
-			f.cond(clusterv1.ReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForReplicasReadyReason, "ReplicasReady: 2 of 3 replicas ready (3 instances)"),
-			f.cond(clusterv1.BootstrapReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
+			f.cond(clusterv1.ReadyCondition, metav1.ConditionFalse, capi.WaitingForReplicasReadyReason, "ReplicasReady: 2 of 3 replicas ready (3 instances)"),
+			f.cond(capi.BootstrapReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
 			f.cond(clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
-			f.cond(clusterv1.ReplicasReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForReplicasReadyReason, "2 of 3 replicas ready (3 instances)"),
+			f.cond(capi.ReplicasReadyCondition, metav1.ConditionFalse, capi.WaitingForReplicasReadyReason, "2 of 3 replicas ready (3 instances)"),
 			f.cond("Available", metav1.ConditionFalse, "NotAvailable", "2 of 3 replicas available (Ready for at least 0s)"),
 			f.cond("UpToDate", metav1.ConditionFalse, "NotUpToDate", "1 of 3 machines do not run the latest model"),
 			f.cond("ScalingUp", metav1.ConditionFalse, "NotScalingUp", ""),
@@ -212,10 +218,10 @@ func (f *fixture) createInstance(t *testing.T, is instanceSpec) {
 		Spec: clusterv1.MachineSpec{
 			ClusterName: "demo",
 			Bootstrap:   clusterv1.Bootstrap{DataSecretName: ptr.To("workers-bootstrap")},
-			InfrastructureRef: corev1.ObjectReference{
-				APIVersion: infrav1.GroupVersion.String(), Kind: infrav1.LocalMachinePoolMachineKind, Name: name, Namespace: f.ns,
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+				APIGroup: infrav1.GroupVersion.Group, Kind: infrav1.LocalMachinePoolMachineKind, Name: name,
 			},
-			ProviderID: ptr.To(f.providerID(is.suffix)),
+			ProviderID: f.providerID(is.suffix),
 		},
 	})
 

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	corev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
@@ -148,9 +150,9 @@ func TestGeneratedPoolsRun(t *testing.T) {
 			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: r.namespace, Name: poolName(r)}, mp); err != nil {
 				return err
 			}
-			if mp.Status.Phase != string(corev1beta1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != r.replicas {
+			if mp.Status.Phase != string(corev1beta1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, 0) != r.replicas {
 				return fmt.Errorf("%s %s: pool %s/%s: phase %q, %d ready replicas; want Running with %d (conditions %v)",
-					r.infrastructure, r.flavor, r.namespace, poolName(r), mp.Status.Phase, mp.Status.ReadyReplicas, r.replicas, mp.Status.Conditions)
+					r.infrastructure, r.flavor, r.namespace, poolName(r), mp.Status.Phase, ptr.Deref(mp.Status.ReadyReplicas, 0), r.replicas, mp.Status.Conditions)
 			}
 			return nil
 		})

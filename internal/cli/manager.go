@@ -58,6 +58,7 @@ Run several replicas with --leader-elect for high availability.`,
 	fs.DurationVar(&opts.BootstrapTokenTTL, "bootstrap-token-ttl", 15*time.Minute, "Lifetime of the bootstrap tokens in pools' bootstrap data; rotated at half of it while a pool is at rest (as Cluster API's kubeadm bootstrap provider)")
 	fs.Float32Var(&opts.WorkloadQPS, "workload-qps", workload.DefaultQPS, "Requests per second of each workload cluster client (Node updates, drains)")
 	fs.IntVar(&opts.WorkloadBurst, "workload-burst", workload.DefaultBurst, "Burst of each workload cluster client")
+	opts.AddWebhookFlags(fs)
 	gates := addGateFlags(fs)
 	logs := addLogFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

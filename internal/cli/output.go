@@ -46,19 +46,24 @@ type MachinePoolView struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// ReplicaCounts are a pool's replica counts.
+// ReplicaCounts are a pool's replica counts, in the meaning of Cluster API
+// v1beta2's MachinePool status; a count the MachinePool does not report
+// yet is 0.
 type ReplicaCounts struct {
 	// Desired is spec.replicas.
 	Desired int32 `json:"desired"`
 	// Current is status.replicas: the instances the infrastructure reports.
 	Current int32 `json:"current"`
-	// Ready is status.readyReplicas: instances whose Node is Ready.
+	// Ready is status.readyReplicas: replicas whose Machine is Ready (its
+	// Node is Ready).
 	Ready int32 `json:"ready"`
-	// Available is status.availableReplicas: instances Ready for at least
-	// minReadySeconds.
+	// Available is status.availableReplicas: replicas whose Machine is
+	// Available (Ready for at least minReadySeconds).
 	Available int32 `json:"available"`
-	// UpToDate is the number of live instances that run the pool's current
-	// model (from the per-instance objects' status.latestModelApplied).
+	// UpToDate is status.upToDateReplicas: replicas that run the pool's
+	// current model. Until the MachinePool reports it, it is the number of
+	// live instances whose per-instance object reports
+	// status.latestModelApplied.
 	UpToDate int32 `json:"upToDate"`
 }
 
@@ -71,7 +76,9 @@ type BootstrapView struct {
 	Name string `json:"name,omitempty"`
 	// Found is false when the config does not exist.
 	Found bool `json:"found"`
-	// Ready is the config's status.ready.
+	// Ready says the config's bootstrap data Secret is created:
+	// status.initialization.dataSecretCreated (status.ready for a provider
+	// of the v1beta1 contract).
 	Ready bool `json:"ready"`
 	// DataSecretName is the Secret holding the bootstrap data, once ready.
 	DataSecretName string `json:"dataSecretName,omitempty"`
@@ -82,7 +89,10 @@ type BootstrapView struct {
 // InfraPoolView is a pool's infrastructure pool (LocalMachinePool,
 // AzureMachinePool, AWSMachinePool, ...).
 type InfraPoolView struct {
-	// APIVersion of the infrastructure pool.
+	// APIVersion of the infrastructure pool: the version the controllers
+	// read it at (the newest its CustomResourceDefinition's Cluster API
+	// contract labels name); empty when the API server does not serve its
+	// kind.
 	APIVersion string `json:"apiVersion"`
 	// Kind of the infrastructure pool.
 	Kind string `json:"kind"`
@@ -90,7 +100,9 @@ type InfraPoolView struct {
 	Name string `json:"name"`
 	// Found is false when the infrastructure pool does not exist.
 	Found bool `json:"found"`
-	// Ready is status.ready: the cloud scale group exists and is usable.
+	// Ready is status.initialization.provisioned (status.ready for a
+	// provider of the v1beta1 contract): the cloud scale group exists and is
+	// usable.
 	Ready bool `json:"ready"`
 	// Replicas is status.replicas.
 	Replicas int32 `json:"replicas"`

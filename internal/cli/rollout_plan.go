@@ -16,10 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
 )
@@ -242,7 +245,7 @@ func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o Pla
 	r := &planInputs{mp: mp}
 	ref := mp.Spec.Template.Spec.InfrastructureRef
 	id := fmt.Sprintf("%s %s/%s", ref.Kind, ns, ref.Name)
-	u, err := getUnstructured(ctx, c, ref.APIVersion, ref.Kind, ns, ref.Name)
+	u, gvk, err := getRef(ctx, c, ref, ns)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("%s not found: nothing to plan", id)
@@ -272,11 +275,11 @@ func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o Pla
 		SkipModelReconciliation: o.SkipModelReconciliation,
 		Now:                     o.Now,
 	}
-	if err := r.readInstances(ctx, c, ref.APIVersion); err != nil {
+	if err := r.readInstances(ctx, c, gvk.GroupVersion().String()); err != nil {
 		return nil, err
 	}
 	machines := &clusterv1.MachineList{}
-	if err := c.List(ctx, machines, client.InNamespace(ns), client.MatchingLabels{clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(name)}); err != nil {
+	if err := c.List(ctx, machines, client.InNamespace(ns), client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(name)}); err != nil {
 		return nil, fmt.Errorf("listing the Machines of machinepool %s/%s: %w", ns, name, err)
 	}
 	r.state.Machines = machines.Items
@@ -300,7 +303,7 @@ func (r *planInputs) notePaused(ctx context.Context, c client.Client, id string)
 	}
 	cluster := &clusterv1.Cluster{}
 	key := types.NamespacedName{Namespace: r.mp.Namespace, Name: r.mp.Spec.ClusterName}
-	if err := c.Get(ctx, key, cluster); err == nil && cluster.Spec.Paused {
+	if err := c.Get(ctx, key, cluster); err == nil && ptr.Deref(cluster.Spec.Paused, false) {
 		r.notes = append(r.notes, fmt.Sprintf("Cluster %s is paused: the engine does nothing until it is resumed", key))
 	}
 }
@@ -315,7 +318,7 @@ func (r *planInputs) readInstances(ctx context.Context, c client.Client, apiVers
 	kind := r.state.InstanceKind
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gv.WithKind(kind + "List"))
-	err = c.List(ctx, list, client.InNamespace(r.mp.Namespace), client.MatchingLabels{clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(r.mp.Name)})
+	err = c.List(ctx, list, client.InNamespace(r.mp.Namespace), client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(r.mp.Name)})
 	switch {
 	case meta.IsNoMatchError(err):
 		return fmt.Errorf("the API server does not serve %s %s", apiVersion, kind)

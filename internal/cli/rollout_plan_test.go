@@ -13,7 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
 )
@@ -150,7 +151,7 @@ func TestRolloutPlanNotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := cluster.DeepCopy()
-	cluster.Spec.Paused = true
+	cluster.Spec.Paused = ptr.To(true)
 	if err := env.Client.Patch(context.Background(), cluster, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}

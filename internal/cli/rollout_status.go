@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/capi"
 )
 
 // defaultWatchTimeout bounds `rollout status --watch`.
@@ -94,7 +96,7 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 		Name:      mp.Name,
 		Paused:    rolloutPaused(mp),
 		Desired:   desiredReplicas(mp),
-		Available: mp.Status.AvailableReplicas,
+		Available: ptr.Deref(mp.Status.AvailableReplicas, 0),
 	}
 	for _, in := range s.instances {
 		switch {
@@ -146,16 +148,16 @@ func resolveBudget(b *intstr.IntOrString, desired int32, roundUp bool) *int32 {
 // conditionsImpliedByCounts are conditions whose news the counts already
 // tell; waitingFor leaves them out.
 var conditionsImpliedByCounts = map[string]bool{
-	clusterv1.ReadyCondition:         true,
-	clusterv1.ReplicasReadyCondition: true,
-	"Available":                      true,
-	"UpToDate":                       true,
-	"ScalingUp":                      true,
-	"ScalingDown":                    true,
-	"ScaleGroupModelUpdated":         true,
-	"ScaleGroupDesiredReplicas":      true,
-	clusterv1.PausedCondition:        true,
-	rolloutProgressingCondition:      true,
+	clusterv1.ReadyCondition:    true,
+	capi.ReplicasReadyCondition: true,
+	"Available":                 true,
+	"UpToDate":                  true,
+	"ScalingUp":                 true,
+	"ScalingDown":               true,
+	"ScaleGroupModelUpdated":    true,
+	"ScaleGroupDesiredReplicas": true,
+	clusterv1.PausedCondition:   true,
+	rolloutProgressingCondition: true,
 }
 
 // waitingFor says what an incomplete rollout waits for, from the objects'

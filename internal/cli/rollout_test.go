@@ -10,8 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -80,7 +82,7 @@ func TestRolloutStatusWatch(t *testing.T) {
 	default:
 	}
 	patchStatus(t, &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "workers"}}, func(mp *clusterv1.MachinePool) {
-		mp.Status.ReadyReplicas, mp.Status.AvailableReplicas, mp.Status.UnavailableReplicas = 3, 3, 0
+		mp.Status.ReadyReplicas, mp.Status.AvailableReplicas, mp.Status.UpToDateReplicas = ptr.To[int32](3), ptr.To[int32](3), ptr.To[int32](3)
 	})
 
 	select {
@@ -173,7 +175,7 @@ func TestRolloutStatusCounts(t *testing.T) {
 	base := func(desired int32, available int32, instances ...InstanceView) *poolState {
 		mp := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Generation: 2}}
 		mp.Spec.Replicas = &desired
-		mp.Status.AvailableReplicas = available
+		mp.Status.AvailableReplicas = &available
 		mp.Status.ObservedGeneration = 2
 		return &poolState{pool: mp, instances: instances, infra: &infraState{view: InfraPoolView{Kind: "LocalMachinePool", Name: "p", Found: true}}}
 	}

@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/capi"
 )
 
 // watchRollout reports the rollout status of the MachinePool ns/name through
@@ -77,13 +79,16 @@ type watchKey struct {
 	instanceKind string
 }
 
+// watchKeyOf is what to watch for s: its infrastructure pool at the version
+// it was read at (none when its kind could not be resolved) and its
+// per-instance objects.
 func watchKeyOf(s *poolState) watchKey {
-	ref := s.pool.Spec.Template.Spec.InfrastructureRef
-	return watchKey{
-		infra:        schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind),
-		infraName:    ref.Name,
-		instanceKind: s.infra.view.InstanceKind,
+	v := s.infra.view
+	k := watchKey{infraName: v.Name, instanceKind: v.InstanceKind}
+	if v.APIVersion != "" {
+		k.infra = schema.FromAPIVersionAndKind(v.APIVersion, v.Kind)
 	}
+	return k
 }
 
 // watchSet is the open watches of one rollout. changed holds a signal
@@ -120,7 +125,7 @@ func openWatches(ctx context.Context, c client.WithWatch, ns, name string, key w
 	if err == nil && key.instanceKind != "" {
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(key.infra.GroupVersion().WithKind(key.instanceKind + "List"))
-		err = open(list, key.instanceKind+"s of machinepool "+ns+"/"+name, client.MatchingLabels{clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(name)})
+		err = open(list, key.instanceKind+"s of machinepool "+ns+"/"+name, client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(name)})
 	}
 	if err != nil {
 		w.stop()

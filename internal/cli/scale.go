@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/capi"
 )
 
 // newScaleCommand returns `mpool scale`.
@@ -70,7 +72,7 @@ func scaleMachinePool(ctx context.Context, c client.Client, ns, name string, rep
 	if err := c.SubResource("scale").Update(ctx, mp, client.WithSubResourceBody(scale)); err != nil {
 		return fmt.Errorf("scaling %s to %d replicas: %w", id, replicas, err)
 	}
-	if mp.ReplicasManagedExternally() {
+	if capi.ReplicasManagedExternally(mp) {
 		fmt.Fprintf(errOut, "warning: %s has %s=%q: that actor owns the replica count and may change it back\n",
 			id, clusterv1.ReplicasManagedByAnnotation, mp.Annotations[clusterv1.ReplicasManagedByAnnotation])
 	}

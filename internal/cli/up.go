@@ -19,6 +19,7 @@ import (
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
+	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
@@ -113,7 +114,7 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	if err != nil {
 		return err
 	}
-	cp, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Durable: true, Progress: out, CRDs: crds})
+	cp, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Durable: true, Progress: out, CRDs: crds, Conversion: conversion.ForConfig})
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}

@@ -13,7 +13,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	corev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/workload"
 )

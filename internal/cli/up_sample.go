@@ -15,7 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	corev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/templates"
 )
@@ -145,7 +146,7 @@ func watchSample(ctx context.Context, out io.Writer, c client.Client, samplePool
 			return fmt.Errorf("reading the sample pool: %w", err)
 		case err == nil:
 			line := fmt.Sprintf("phase %s, %d/%d instances, %d Ready nodes", orPending(mp.Status.Phase),
-				mp.Status.Replicas, ptr.Deref(mp.Spec.Replicas, 0), mp.Status.ReadyReplicas)
+				ptr.Deref(mp.Status.Replicas, 0), ptr.Deref(mp.Spec.Replicas, 0), ptr.Deref(mp.Status.ReadyReplicas, 0))
 			if line != last {
 				fmt.Fprintf(out, "mpool: sample pool default/%s: %s (%s)\n", samplePool, line, time.Since(start).Round(time.Second))
 				last = line

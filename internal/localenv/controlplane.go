@@ -41,6 +41,11 @@ type Options struct {
 	// CRDs are installed once the API server is ready and before the
 	// controller manager starts, so its garbage collector knows them at once.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// Conversion, when set, builds the handler of the CRD conversion webhook
+	// from a config of the started API server: the control plane serves it on
+	// loopback from before the CRDs are installed until it stops, and points
+	// every CRD of CRDs that serves more than one version at it.
+	Conversion func(*rest.Config) (http.Handler, error)
 }
 
 // controllers are the kube-controller-manager controllers the embedded
@@ -72,6 +77,8 @@ type ControlPlane struct {
 	api     *process
 	kcm     *process
 	unlock  func()
+	// conversion is the embedded conversion webhook, if any.
+	conversion *conversionServer
 }
 
 type ports struct {
@@ -131,6 +138,9 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		_ = os.Remove(filepath.Join(c.dir, "ports.json"))
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := c.wireConversion(opts); err != nil {
 		return nil, err
 	}
 	if len(opts.CRDs) > 0 {
@@ -367,7 +377,8 @@ func (c *ControlPlane) Stop() error {
 	if c.tempDir {
 		grace = 2 * time.Second
 	}
-	errs := []error{c.stopProcesses(grace)}
+	errs := []error{c.stopProcesses(grace), c.conversion.stop()}
+	c.conversion = nil
 	if c.unlock != nil {
 		c.unlock()
 		c.unlock = nil

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -77,6 +78,23 @@ type Options struct {
 	WorkloadBurst int
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
+
+	// ConversionWebhook serves the CRD conversion webhook
+	// (internal/conversion) on the manager's webhook server, on every
+	// replica: what the deployed manager does. Off for `mpool up`, whose
+	// embedded control plane serves conversion itself.
+	ConversionWebhook bool
+	// WebhookPort is the webhook server's port.
+	WebhookPort int
+	// WebhookCertDir holds the serving tls.crt and tls.key (e.g. a mounted
+	// cert-manager Secret, whose CA the CRDs' caBundle must then name).
+	// Empty: the certificates are self-managed (internal/webhookcert), in
+	// Secret WebhookSecretName for Service WebhookServiceName, both in
+	// WebhookNamespace.
+	WebhookCertDir     string
+	WebhookServiceName string
+	WebhookSecretName  string
+	WebhookNamespace   string
 }
 
 // DefaultOptions returns the options `mpool manager` starts from.
@@ -88,6 +106,10 @@ func DefaultOptions() Options {
 		Gates:                  features.NewGate(),
 		Concurrency:            10,
 		SyncPeriod:             10 * time.Minute,
+		WebhookPort:            DefaultWebhookPort,
+		WebhookServiceName:     DefaultWebhookServiceName,
+		WebhookSecretName:      DefaultWebhookSecretName,
+		WebhookNamespace:       envOr("POD_NAMESPACE", DefaultWebhookNamespace),
 	}
 }
 
@@ -101,7 +123,7 @@ type Manager struct {
 
 // New builds a manager with every controller the gates allow and every
 // provider the options configure.
-func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) {
+func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err error) {
 	if opts.Gates == nil {
 		opts.Gates = features.NewGate()
 	}
@@ -113,6 +135,17 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		return nil, err
 	}
 	syncPeriod := opts.SyncPeriod
+	webhooks, certDir, err := webhookServer(opts)
+	if err != nil {
+		return nil, err
+	}
+	if certDir != "" {
+		defer func() {
+			if err != nil {
+				_ = os.RemoveAll(certDir)
+			}
+		}()
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
@@ -123,6 +156,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOptions(syncPeriod, opts.CacheNamespaces),
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipNameValidation)},
+		WebhookServer:                 webhooks,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the controller manager: %w", err)
@@ -131,6 +165,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return nil, err
+	}
+	if err := setupConversionWebhook(ctx, mgr, opts, certDir); err != nil {
 		return nil, err
 	}
 	running, err := setupControllers(ctx, mgr, opts)

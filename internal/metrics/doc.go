@@ -5,9 +5,14 @@
 // They are computed at scrape time by a collector (PoolCollector) that reads
 // the manager's informer cache: the MachinePools, their infrastructure pools
 // and the per-instance infrastructure machines the infrastructure pools
-// report in status.infrastructureMachineKind. The collector reads exactly
-// the kinds the MachinePool controller already reads through the same cache,
-// so it starts no informer of its own, and it makes no API call. A deleted
+// report in status.infrastructureMachineKind. MachinePools reference their
+// infrastructure pool by group and kind only (Cluster API v1beta2); the
+// version it is read at is resolved as the controllers resolve it
+// (capi.RefGVK: the contract labels of the kind's CustomResourceDefinition,
+// whose metadata is read through the manager's cached client). The
+// collector reads exactly the kinds the MachinePool controller already reads
+// through the same cache, so it starts no informer of its own, and it makes
+// no API call. A deleted
 // pool's series disappear with it: nothing is remembered between scrapes.
 //
 // AddToManager registers the collector only while the manager is the

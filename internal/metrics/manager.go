@@ -20,7 +20,7 @@ import (
 // reads the kinds that controller caches and would otherwise start
 // informers of its own.
 func AddToManager(mgr manager.Manager, reg prometheus.Registerer) error {
-	if err := mgr.Add(&leaderCollector{reader: mgr.GetCache(), reg: reg}); err != nil {
+	if err := mgr.Add(&leaderCollector{reader: mgr.GetCache(), client: mgr.GetClient(), reg: reg}); err != nil {
 		return fmt.Errorf("adding the MachinePool metrics: %w", err)
 	}
 	return nil
@@ -30,6 +30,10 @@ func AddToManager(mgr manager.Manager, reg prometheus.Registerer) error {
 // manager leads.
 type leaderCollector struct {
 	reader client.Reader
+	// client resolves the infrastructure pools' versions (their
+	// CustomResourceDefinitions' contract labels, read through the
+	// manager's cache as the controllers read them).
+	client client.Client
 	reg    prometheus.Registerer
 }
 
@@ -43,7 +47,7 @@ func (*leaderCollector) NeedLeaderElection() bool { return true }
 // Start implements manager.Runnable.
 func (l *leaderCollector) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithName("machinepool-metrics"))
-	c := NewPoolCollector(ctx, l.reader)
+	c := newPoolCollector(ctx, l.reader, l.client)
 	if err := l.reg.Register(c); err != nil {
 		var dup prometheus.AlreadyRegisteredError
 		if !errors.As(err, &dup) {

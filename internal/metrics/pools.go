@@ -9,12 +9,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/capi"
 )
 
 // Names of the metrics PoolCollector exports.
@@ -31,15 +35,16 @@ const (
 	// ReplicasDesired is spec.replicas.
 	ReplicasDesired = "desired"
 	// ReplicasCurrent is status.replicas: the instances the infrastructure
-	// pool has.
+	// pool has (0 until reported).
 	ReplicasCurrent = "current"
 	// ReplicasReady is status.readyReplicas: instances whose Node is Ready.
 	ReplicasReady = "ready"
 	// ReplicasAvailable is status.availableReplicas: instances Ready for at
 	// least minReadySeconds.
 	ReplicasAvailable = "available"
-	// ReplicasUnavailable is status.unavailableReplicas: desired replicas
-	// not available yet.
+	// ReplicasUnavailable is the desired replicas not available yet:
+	// spec.replicas (1 until defaulted) less status.availableReplicas, at
+	// least 0, as v1beta1's status.unavailableReplicas was.
 	ReplicasUnavailable = "unavailable"
 	// ReplicasUpToDate counts the per-instance infrastructure machines that
 	// are not being deleted and report status.latestModelApplied.
@@ -97,18 +102,32 @@ var (
 type PoolCollector struct {
 	ctx    context.Context
 	reader client.Reader
+	// refGVK resolves an infrastructure reference (group and kind) to the
+	// version its objects are read at.
+	refGVK func(context.Context, clusterv1.ContractVersionedObjectReference) (schema.GroupVersionKind, error)
 	errors prometheus.Counter
 }
 
 var _ prometheus.Collector = (*PoolCollector)(nil)
 
-// NewPoolCollector returns a collector reading from r. ctx bounds every read
-// (a cancelled ctx makes scrapes report no pools) and carries the logger
-// read errors are logged to.
-func NewPoolCollector(ctx context.Context, r client.Reader) *PoolCollector {
+// NewPoolCollector returns a collector reading through c, which also
+// resolves the version of each infrastructure pool's kind as the controllers
+// do (capi.RefGVK: its CustomResourceDefinition's contract labels). ctx
+// bounds every read (a cancelled ctx makes scrapes report no pools) and
+// carries the logger read errors are logged to.
+func NewPoolCollector(ctx context.Context, c client.Client) *PoolCollector {
+	return newPoolCollector(ctx, c, c)
+}
+
+// newPoolCollector returns a collector reading objects from r and resolving
+// reference versions through c.
+func newPoolCollector(ctx context.Context, r client.Reader, c client.Client) *PoolCollector {
 	return &PoolCollector{
 		ctx:    ctx,
 		reader: r,
+		refGVK: func(ctx context.Context, ref clusterv1.ContractVersionedObjectReference) (schema.GroupVersionKind, error) {
+			return capi.RefGVK(ctx, c, ref)
+		},
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: CollectErrorsMetric,
 			Help: "Errors reading MachinePools or their infrastructure from the cache while collecting the mpool_machinepool_* metrics.",
@@ -185,10 +204,10 @@ func (c *PoolCollector) observe(ctx context.Context) []*poolState {
 			cluster:     mp.Spec.ClusterName,
 			phase:       mp.Status.GetTypedPhase(),
 			desired:     mp.Spec.Replicas,
-			current:     mp.Status.Replicas,
-			ready:       mp.Status.ReadyReplicas,
-			available:   mp.Status.AvailableReplicas,
-			unavailable: mp.Status.UnavailableReplicas,
+			current:     ptr.Deref(mp.Status.Replicas, 0),
+			ready:       ptr.Deref(mp.Status.ReadyReplicas, 0),
+			available:   ptr.Deref(mp.Status.AvailableReplicas, 0),
+			unavailable: unavailableReplicas(mp),
 		}
 		out = append(out, st)
 		g, ok := c.instanceGroupOf(ctx, mp, st)
@@ -202,19 +221,32 @@ func (c *PoolCollector) observe(ctx context.Context) []*poolState {
 	return out
 }
 
+// unavailableReplicas is the desired replicas that are not available:
+// spec.replicas (1 until the controller defaults it, as the controller
+// counts) less status.availableReplicas, at least 0. It is what v1beta1's
+// status.unavailableReplicas reported, computed from the v1beta2 fields.
+func unavailableReplicas(mp *clusterv1.MachinePool) int32 {
+	return max(0, ptr.Deref(mp.Spec.Replicas, 1)-ptr.Deref(mp.Status.AvailableReplicas, 0))
+}
+
 // instanceGroupOf reads mp's infrastructure pool, as the MachinePool
-// controller does (unstructured, in mp's namespace), and returns the kind of
-// its per-instance objects. It returns false when there are none to count:
-// the infrastructure pool does not exist (yet), does not report
+// controller does (unstructured, in mp's namespace, at the version its
+// CustomResourceDefinition's contract names), and returns the kind of its
+// per-instance objects. It returns false when there are none to count: the
+// infrastructure pool does not exist (yet), does not report
 // status.infrastructureMachineKind, or cannot be read.
 func (c *PoolCollector) instanceGroupOf(ctx context.Context, mp *clusterv1.MachinePool, st *poolState) (instanceGroup, bool) {
 	ref := mp.Spec.Template.Spec.InfrastructureRef
-	if ref.APIVersion == "" || ref.Kind == "" || ref.Name == "" {
+	if ref.APIGroup == "" || ref.Kind == "" || ref.Name == "" {
+		return instanceGroup{}, false
+	}
+	gvk, err := c.refGVK(ctx, ref)
+	if err != nil {
+		c.fail(fmt.Errorf("resolving the version of %s %s of MachinePool %s: %w", ref.Kind, ref.Name, klog.KObj(mp), err))
 		return instanceGroup{}, false
 	}
 	infra := &unstructured.Unstructured{}
-	infra.SetAPIVersion(ref.APIVersion)
-	infra.SetKind(ref.Kind)
+	infra.SetGroupVersionKind(gvk)
 	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: mp.Namespace, Name: ref.Name}, infra, client.UnsafeDisableDeepCopy); err != nil {
 		if !apierrors.IsNotFound(err) {
 			c.fail(fmt.Errorf("reading %s %s of MachinePool %s: %w", ref.Kind, ref.Name, klog.KObj(mp), err))

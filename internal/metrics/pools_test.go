@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -17,7 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -33,14 +33,16 @@ var poolMetrics = []string{ReplicasMetric, PhaseMetric, RolloutProgressMetric, I
 // not counted by the rollout progress), one Failed, one without a state
 // (Unknown), one being deleted (up to date, but not counted as such), and
 // one controlled by another pool (ignored).
+// Its unavailable replicas are spec.replicas less status.availableReplicas.
 // pool-b has no spec.replicas yet and its infrastructure pool does not
-// exist: only the status replicas and the phase are known.
+// exist: only the status replicas and the phase are known, and the one
+// replica spec.replicas defaults to is unavailable.
 func TestPoolCollector(t *testing.T) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
 
 	a := createMachinePool(t, ns, "pool-a", "c1", ptr.To[int32](4), clusterv1.MachinePoolStatus{
-		Phase: string(clusterv1.MachinePoolPhaseProvisioned), Replicas: 6, ReadyReplicas: 3, AvailableReplicas: 2, UnavailableReplicas: 2,
+		Phase: string(clusterv1.MachinePoolPhaseProvisioned), Replicas: ptr.To[int32](6), ReadyReplicas: ptr.To[int32](3), AvailableReplicas: ptr.To[int32](2),
 	})
 	infraA := createInfraPool(t, ns, "pool-a", infrav1.LocalMachinePoolMachineKind)
 	other := createInfraPool(t, ns, "other", infrav1.LocalMachinePoolMachineKind)
@@ -66,7 +68,7 @@ func TestPoolCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	createMachinePool(t, ns, "pool-b", "c2", nil, clusterv1.MachinePoolStatus{
-		Phase: string(clusterv1.MachinePoolPhaseProvisioning), Replicas: 1, UnavailableReplicas: 1,
+		Phase: string(clusterv1.MachinePoolPhaseProvisioning), Replicas: ptr.To[int32](1),
 	})
 
 	c := NewPoolCollector(ctx, client.NewNamespacedClient(env.Client, ns))
@@ -171,8 +173,8 @@ func createMachinePool(t *testing.T, ns, name, cluster string, replicas *int32, 
 			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 				ClusterName: cluster,
 				Bootstrap:   clusterv1.Bootstrap{DataSecretName: ptr.To(name + "-bootstrap")},
-				InfrastructureRef: corev1.ObjectReference{
-					APIVersion: infrav1.GroupVersion.String(), Kind: "LocalMachinePool", Name: name,
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+					APIGroup: infrav1.GroupVersion.Group, Kind: "LocalMachinePool", Name: name,
 				},
 			}},
 		},
@@ -233,7 +235,7 @@ func createInstance(t *testing.T, ns, name string, owner *infrav1.LocalMachinePo
 func TestAddToManager(t *testing.T) {
 	ns := env.NewNamespace(t)
 	createMachinePool(t, ns, "pool", "c", ptr.To[int32](2), clusterv1.MachinePoolStatus{
-		Phase: string(clusterv1.MachinePoolPhaseRunning), Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2,
+		Phase: string(clusterv1.MachinePoolPhaseRunning), Replicas: ptr.To[int32](2), ReadyReplicas: ptr.To[int32](2), AvailableReplicas: ptr.To[int32](2),
 	})
 	infra := createInfraPool(t, ns, "pool", infrav1.LocalMachinePoolMachineKind)
 	createInstance(t, ns, "pool-0", infra, infrav1.LocalInstanceRunning, true)

@@ -11,9 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/rollout"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // Model hashes of a preview. The API server does not hold the instances'
@@ -125,7 +126,7 @@ func Input(s State) (rollout.Input, error) {
 		return rollout.Input{}, fmt.Errorf("previewing the rollout: no MachinePool")
 	}
 	strategy := s.Strategy
-	strategy.MinReadySeconds = ptr.Deref(s.MachinePool.Spec.MinReadySeconds, 0)
+	strategy.MinReadySeconds = ptr.Deref(s.MachinePool.Spec.Template.Spec.MinReadySeconds, 0)
 	in := rollout.Input{
 		Desired:                 ptr.Deref(s.MachinePool.Spec.Replicas, 1),
 		Strategy:                strategy,
@@ -135,7 +136,7 @@ func Input(s State) (rollout.Input, error) {
 		RandSeed:                Seed(string(s.PoolUID)),
 		Instances:               make([]rollout.Instance, 0, len(s.Instances)),
 	}
-	if s.MachinePool.ReplicasManagedExternally() {
+	if capi.ReplicasManagedExternally(s.MachinePool) {
 		if rec, ok := ParseManagedCapacity(s.PoolAnnotations[ManagedCapacityAnnotation]); ok {
 			in.Desired = rec.Replicas
 		}

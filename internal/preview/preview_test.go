@@ -11,8 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/rollout"
 )
@@ -37,7 +37,7 @@ func TestPreviewInput(t *testing.T) {
 			name:   "replicas default to 1 and minReadySeconds comes from the MachinePool",
 			reason: "as the engine reads the owner",
 			state: State{
-				MachinePool: &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{MinReadySeconds: ptr.To[int32](30)}},
+				MachinePool: &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{MinReadySeconds: ptr.To[int32](30)}}}},
 				Strategy:    rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(2)), MinReadySeconds: 5, DeletePolicy: rollout.DeletePolicyNewest},
 				PoolUID:     "uid-1",
 			},
@@ -119,9 +119,9 @@ func TestPreviewInput(t *testing.T) {
 				InstanceKind: infrav1.LocalMachinePoolMachineKind,
 				Machines: []clusterv1.Machine{
 					{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{clusterv1.DeleteMachineAnnotation: ""}},
-						Spec: clusterv1.MachineSpec{InfrastructureRef: corev1.ObjectReference{Kind: "Other", Name: "p-a"}}},
+						Spec: clusterv1.MachineSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{Kind: "Other", Name: "p-a"}}},
 					{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: ptr.To(metav1.NewTime(now)), Finalizers: []string{"x"}},
-						Spec: clusterv1.MachineSpec{InfrastructureRef: corev1.ObjectReference{Kind: infrav1.LocalMachinePoolMachineKind, Name: "p-b"}}},
+						Spec: clusterv1.MachineSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{Kind: infrav1.LocalMachinePoolMachineKind, Name: "p-b"}}},
 				},
 				Instances: []Instance{
 					{ObjectMeta: obj("p-a", time.Hour), InstanceID: "a", State: InstanceRunning},

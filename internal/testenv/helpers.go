@@ -21,11 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/parallel"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // LogEnv names the environment variable that makes integration tests log
@@ -177,7 +178,7 @@ func (e *Env) CreateLocalPool(t testing.TB, namespace, cluster, name, version st
 		},
 		&bootstrapv1.KubeadmConfig{
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-			Spec: bootstrapv1.KubeadmConfigSpec{JoinConfiguration: &bootstrapv1.JoinConfiguration{
+			Spec: bootstrapv1.KubeadmConfigSpec{JoinConfiguration: bootstrapv1.JoinConfiguration{
 				NodeRegistration: bootstrapv1.NodeRegistrationOptions{Name: `{{ ds.meta_data["local_hostname"] }}`},
 			}},
 		},
@@ -188,11 +189,11 @@ func (e *Env) CreateLocalPool(t testing.TB, namespace, cluster, name, version st
 				Replicas:    ptr.To[int32](0),
 				Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 					ClusterName: cluster,
-					Bootstrap: clusterv1.Bootstrap{ConfigRef: &corev1.ObjectReference{
-						APIVersion: bootstrapv1.GroupVersion.String(), Kind: "KubeadmConfig", Name: name,
+					Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
+						APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfig", Name: name,
 					}},
-					InfrastructureRef: corev1.ObjectReference{APIVersion: infrav1.GroupVersion.String(), Kind: "LocalMachinePool", Name: name},
-					Version:           ptr.To(version),
+					InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "LocalMachinePool", Name: name},
+					Version:           version,
 				}},
 			},
 		},
@@ -222,8 +223,8 @@ func (e *Env) WaitRunning(t testing.TB, key types.NamespacedName, n int, timeout
 		if err := e.Client.Get(context.Background(), key, mp); err != nil {
 			return err
 		}
-		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != int32(n) || mp.Status.Replicas != int32(n) {
-			return fmt.Errorf("MachinePool %s %s, %d replicas, %d ready; want Running with %d", key.Name, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
+		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, 0) != int32(n) || ptr.Deref(mp.Status.Replicas, 0) != int32(n) {
+			return fmt.Errorf("MachinePool %s %s, %d replicas, %d ready; want Running with %d", key.Name, mp.Status.Phase, ptr.Deref(mp.Status.Replicas, 0), ptr.Deref(mp.Status.ReadyReplicas, 0), n)
 		}
 		return nil
 	})
@@ -275,7 +276,7 @@ func (e *Env) waitNodesSettled(t testing.TB, key types.NamespacedName, n int, ti
 			}
 			tainted := false
 			for _, tn := range nd.Spec.Taints {
-				tainted = tainted || tn.Key == clusterv1.NodeUninitializedTaintKey
+				tainted = tainted || tn.Key == capi.NodeUninitializedTaintKey
 			}
 			if !tainted {
 				settled++

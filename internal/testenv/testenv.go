@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/localenv"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
@@ -56,7 +57,7 @@ func Start(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := localenv.Start(ctx, localenv.Options{Progress: os.Stderr, CRDs: crds,
+	cp, err := localenv.Start(ctx, localenv.Options{Progress: os.Stderr, CRDs: crds, Conversion: conversion.ForConfig,
 		ExtraAPIServerArgs: strings.Fields(os.Getenv(APIServerArgsEnv))})
 	if err != nil {
 		return nil, err
@@ -91,7 +92,13 @@ func (e *Env) Stop() error { return e.ControlPlane.Stop() }
 
 // Run starts a control plane, stores it in *env, runs the package's tests and
 // stops it. It returns the exit code for os.Exit.
-func Run(m *testing.M, env **Env) int {
+func Run(m *testing.M, env **Env) int { return RunWith(m, env, nil) }
+
+// RunWith is Run with a package's own setup once the control plane runs
+// (installing policies, starting a shared manager): setup's error fails the
+// package, and the teardown it returns (if any) runs after the tests and
+// before the control plane stops, so that no watch holds it up.
+func RunWith(m *testing.M, env **Env, setup func(*Env) (teardown func(), err error)) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	e, err := Start(ctx)
 	cancel()
@@ -100,11 +107,22 @@ func Run(m *testing.M, env **Env) int {
 		return 1
 	}
 	*env = e
-	code := m.Run()
-	if err := e.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "testenv: stopping the control plane: %v\n", err)
+	defer func() {
+		if err := e.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: stopping the control plane: %v\n", err)
+		}
+	}()
+	if setup != nil {
+		teardown, err := setup(e)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: setting up the package: %v\n", err)
+			return 1
+		}
+		if teardown != nil {
+			defer teardown()
+		}
 	}
-	return code
+	return m.Run()
 }
 
 // NewNamespace creates a namespace with a random name for one test.

@@ -8,7 +8,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // NodeProviderIDIndex is the field index on the Nodes of every workload

@@ -17,12 +17,11 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -116,16 +115,16 @@ func TestManagerAgainstAManagementCluster(t *testing.T) {
 
 	// Once a pool exists the leader exports its metrics, next to the
 	// controllers' own.
-	pool := &corev1beta1.MachinePool{
+	pool := &clusterv1.MachinePool{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "metrics"},
-		Spec: corev1beta1.MachinePoolSpec{
+		Spec: clusterv1.MachinePoolSpec{
 			ClusterName: "e2e",
 			Replicas:    ptr.To[int32](3),
-			Template: corev1beta1.MachineTemplateSpec{Spec: corev1beta1.MachineSpec{
+			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 				ClusterName: "e2e",
-				Bootstrap:   corev1beta1.Bootstrap{DataSecretName: ptr.To("metrics-bootstrap")},
-				InfrastructureRef: corev1.ObjectReference{
-					APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "LocalMachinePool", Name: "metrics",
+				Bootstrap:   clusterv1.Bootstrap{DataSecretName: ptr.To("metrics-bootstrap")},
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+					APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "LocalMachinePool", Name: "metrics",
 				},
 			}},
 		},

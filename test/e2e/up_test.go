@@ -21,10 +21,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	corev1beta1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/examples"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -227,16 +227,16 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 	if err := c.Create(ctx, ns); err != nil {
 		t.Fatalf("creating namespace: %v", err)
 	}
-	mp := &corev1beta1.MachinePool{
+	mp := &clusterv1.MachinePool{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "e2e", Name: "pool"},
-		Spec: corev1beta1.MachinePoolSpec{
+		Spec: clusterv1.MachinePoolSpec{
 			ClusterName: "c1",
 			Replicas:    ptr.To[int32](2),
-			Template: corev1beta1.MachineTemplateSpec{Spec: corev1beta1.MachineSpec{
+			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 				ClusterName:       "c1",
-				Bootstrap:         corev1beta1.Bootstrap{DataSecretName: ptr.To("")},
-				InfrastructureRef: corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "LocalMachinePool", Name: "pool"},
-				Version:           ptr.To("v1.37.1"),
+				Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("")},
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "LocalMachinePool", Name: "pool"},
+				Version:           "v1.37.1",
 			}},
 		},
 	}
@@ -246,7 +246,7 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 	applyExamples(t, c, "e2e")
 	// `kubectl scale machinepool capz-mp-0 --replicas 3` goes through /scale.
 	scale := &autoscalingv1.Scale{Spec: autoscalingv1.ScaleSpec{Replicas: 3}}
-	azurePool := &corev1beta1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "e2e", Name: "capz-mp-0"}}
+	azurePool := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "e2e", Name: "capz-mp-0"}}
 	if err := c.SubResource("scale").Update(ctx, azurePool, client.WithSubResourceBody(scale)); err != nil {
 		t.Fatalf("scaling through /scale: %v", err)
 	}
@@ -257,7 +257,7 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 
 	up2, took := startUp(t, bin, "--data-dir", dataDir)
 	t.Logf("warm restart ready in %s", took)
-	got := &corev1beta1.MachinePool{}
+	got := &clusterv1.MachinePool{}
 	if err := up2.client(t).Get(ctx, client.ObjectKeyFromObject(mp), got); err != nil {
 		t.Fatalf("the MachinePool did not survive a restart: %v", err)
 	}
@@ -351,13 +351,13 @@ func TestUpRunsTheAzureExample(t *testing.T) {
 	up.waitLine(t, regexp.MustCompile(`sample pool default/aws-mp-0: phase Running, 3/3 instances, 3 Ready nodes`), 5*time.Minute)
 	up.waitLine(t, regexp.MustCompile(`describe machinepool aws-mp-0 `), 10*time.Second)
 	up.drain()
-	mp := &corev1beta1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "capz-mp-0"}}
+	mp := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "capz-mp-0"}}
 	testenv.Eventually(t, 5*time.Minute, func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(mp), mp); err != nil {
 			return err
 		}
-		if mp.Status.Phase != string(corev1beta1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != 2 {
-			return fmt.Errorf("MachinePool capz-mp-0 %s, %d ready", mp.Status.Phase, mp.Status.ReadyReplicas)
+		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, -1) != 2 {
+			return fmt.Errorf("MachinePool capz-mp-0 %s, %v ready", mp.Status.Phase, mp.Status.ReadyReplicas)
 		}
 		return nil
 	})

@@ -8,11 +8,10 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -29,7 +28,7 @@ func pool(ns, name string) *clusterv1.MachinePool {
 			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 				ClusterName:       "c1",
 				Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("")},
-				InfrastructureRef: corev1.ObjectReference{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "LocalMachinePool", Name: "x"},
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "LocalMachinePool", Name: "x"},
 			}},
 		},
 	}
@@ -60,7 +59,7 @@ func TestGateDisabledRefusesMachinePools(t *testing.T) {
 	})
 
 	// Other kinds are not affected.
-	if err := env.Client.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}}); err != nil {
+	if err := env.Client.Create(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c1"}, Spec: clusterv1.ClusterSpec{Paused: ptr.To(false)}}); err != nil {
 		t.Fatalf("creating a Cluster with the gate off: %v", err)
 	}
 

@@ -15,6 +15,7 @@ import (
 	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,10 +24,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/conditions"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/workload"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status,verbs=get;list;watch;update;patch
@@ -140,7 +142,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	_, pausedAnn := cluster.Annotations[clusterv1.PausedAnnotation]
-	if cluster.Spec.Paused || pausedAnn {
+	if ptr.Deref(cluster.Spec.Paused, false) || pausedAnn {
 		set(cluster, clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason, "The Cluster is paused", now)
 		return ctrl.Result{}, nil
 	}
@@ -169,20 +171,20 @@ func (r *Reconciler) reconcileControlPlane(ctx context.Context, cluster *cluster
 	_, err := r.ClusterCache.Client(ctx, client.ObjectKeyFromObject(cluster))
 	switch {
 	case err == nil:
-		cluster.Status.ControlPlaneReady = true
+		cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
 		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionTrue, ReachableReason, "", now)
-		set(cluster, clusterv1.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
+		set(cluster, capi.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
 		return ctrl.Result{}, nil
 	case workload.IsConnectionError(err):
 		ctrl.LoggerFrom(ctx).Info("Workload cluster not reachable", "reason", workload.ConnectionErrorReason(err))
-		cluster.Status.ControlPlaneReady = false
+		cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(false)
 		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ConnectionErrorReason(err), err.Error(), now)
-		set(cluster, clusterv1.ControlPlaneReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForControlPlaneReason,
+		set(cluster, capi.ControlPlaneReadyCondition, metav1.ConditionFalse, capi.WaitingForControlPlaneReason,
 			"The workload API server cannot be reached: see "+WorkloadClusterReachableCondition, now)
 		return ctrl.Result{RequeueAfter: unreachableRetry}, nil
 	default:
 		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
-		set(cluster, clusterv1.ControlPlaneReadyCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
+		set(cluster, capi.ControlPlaneReadyCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
 		return ctrl.Result{}, fmt.Errorf("connecting to the workload cluster: %w", err)
 	}
 }
@@ -192,19 +194,23 @@ func (r *Reconciler) reconcileControlPlane(ctx context.Context, cluster *cluster
 // otherwise.
 func (r *Reconciler) reconcileInfrastructure(ctx context.Context, cluster *clusterv1.Cluster, now time.Time) (ctrl.Result, error) {
 	ref := cluster.Spec.InfrastructureRef
-	if ref == nil {
-		cluster.Status.InfrastructureReady = true
+	if !ref.IsDefined() {
+		cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, NoInfrastructureRefReason,
 			"The Cluster has no infrastructureRef", now)
 		return ctrl.Result{}, nil
 	}
+	gvk, err := capi.RefGVK(ctx, r.Client, ref)
+	if err != nil {
+		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
+		return ctrl.Result{}, err
+	}
 	obj := &unstructured.Unstructured{}
-	obj.SetAPIVersion(ref.APIVersion)
-	obj.SetKind(ref.Kind)
+	obj.SetGroupVersionKind(gvk)
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			cluster.Status.InfrastructureReady = false
-			set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason,
+			cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(false)
+			set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.ObjectNotFoundReason,
 				fmt.Sprintf("%s %s not found", ref.Kind, ref.Name), now)
 			return ctrl.Result{RequeueAfter: infraRetry}, nil
 		}
@@ -213,12 +219,12 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, cluster *clust
 	}
 	ready, _, err := unstructured.NestedBool(obj.Object, "status", "ready")
 	if err != nil || !ready {
-		cluster.Status.InfrastructureReady = false
-		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason,
+		cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(false)
+		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.WaitingForInfrastructureReason,
 			fmt.Sprintf("%s %s is not ready", ref.Kind, ref.Name), now)
 		return ctrl.Result{RequeueAfter: infraRetry}, nil
 	}
-	cluster.Status.InfrastructureReady = true
+	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
 	return ctrl.Result{}, nil
 }
@@ -230,11 +236,12 @@ func computePhase(c *clusterv1.Cluster) clusterv1.ClusterPhase {
 	switch {
 	case !c.DeletionTimestamp.IsZero():
 		return clusterv1.ClusterPhaseDeleting
-	case c.Status.FailureReason != nil || c.Status.FailureMessage != nil:
+	case c.Status.Deprecated != nil && c.Status.Deprecated.V1Beta1 != nil &&
+		(c.Status.Deprecated.V1Beta1.FailureReason != nil || c.Status.Deprecated.V1Beta1.FailureMessage != nil):
 		return clusterv1.ClusterPhaseFailed
-	case c.Status.InfrastructureReady && c.Status.ControlPlaneReady:
+	case ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) && ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false):
 		return clusterv1.ClusterPhaseProvisioned
-	case c.Status.InfrastructureReady || c.Spec.InfrastructureRef != nil:
+	case ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) || c.Spec.InfrastructureRef.IsDefined():
 		return clusterv1.ClusterPhaseProvisioning
 	default:
 		return clusterv1.ClusterPhasePending
@@ -245,9 +252,10 @@ func set(c *clusterv1.Cluster, t string, status metav1.ConditionStatus, reason, 
 	conditions.Set(c, conditions.New(t, status, reason, msg, c.Generation), now)
 }
 
-// setReadyCondition summarises InfrastructureReady and ControlPlaneReady.
+// setReadyCondition summarises InfrastructureReady and ControlPlaneReady
+// into Ready, and into Available, v1beta2's name for the same judgement.
 func setReadyCondition(c *clusterv1.Cluster, now time.Time) {
-	for _, t := range []string{clusterv1.InfrastructureReadyCondition, clusterv1.ControlPlaneReadyCondition} {
+	for _, t := range []string{clusterv1.InfrastructureReadyCondition, capi.ControlPlaneReadyCondition} {
 		cond := conditions.Get(c, t)
 		if cond == nil || cond.Status != metav1.ConditionTrue {
 			status, reason, msg := metav1.ConditionUnknown, clusterv1.InternalErrorReason, t+" is not set"
@@ -255,10 +263,14 @@ func setReadyCondition(c *clusterv1.Cluster, now time.Time) {
 				status, reason, msg = cond.Status, cond.Reason, t+": "+cond.Message
 			}
 			set(c, clusterv1.ReadyCondition, status, reason, msg, now)
+			set(c, clusterv1.ClusterAvailableCondition, status, reason, msg, now)
 			return
 		}
 	}
 	set(c, clusterv1.ReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
+	// v1beta2's Available (what clusterctl describe shows): mpool's Cluster
+	// is available when its infrastructure and control plane are.
+	set(c, clusterv1.ClusterAvailableCondition, metav1.ConditionTrue, clusterv1.ClusterAvailableReason, "", now)
 }
 
 // recordEvents records reachability changes.

@@ -10,16 +10,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 func createCluster(t *testing.T, ns, name string, mutate ...func(*clusterv1.Cluster)) {
 	t.Helper()
-	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	// Upstream v1beta2 refuses a Cluster with an empty spec.
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: clusterv1.ClusterSpec{Paused: ptr.To(false)}}
 	for _, m := range mutate {
 		m(c)
 	}
@@ -68,10 +72,10 @@ func TestReachableClusterIsProvisioned(t *testing.T) {
 	createCluster(t, ns, "c1")
 	putKubeconfig(t, ns, "c1", env.Kubeconfig)
 	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
-		if !c.Status.ControlPlaneReady || !c.Status.InfrastructureReady || c.Status.Phase != string(clusterv1.ClusterPhaseProvisioned) {
+		if !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) || !ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) || c.Status.Phase != string(clusterv1.ClusterPhaseProvisioned) {
 			return fmt.Errorf("status %+v", c.Status)
 		}
-		for _, ct := range []string{WorkloadClusterReachableCondition, clusterv1.ControlPlaneReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.ReadyCondition} {
+		for _, ct := range []string{WorkloadClusterReachableCondition, capi.ControlPlaneReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.ReadyCondition} {
 			if err := wantCondition(c, ct, metav1.ConditionTrue, ""); err != nil {
 				return err
 			}
@@ -102,13 +106,13 @@ func TestMissingSecretSaysWhyAndRecovers(t *testing.T) {
 	ns := env.NewNamespace(t)
 	createCluster(t, ns, "c1")
 	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
-		if c.Status.ControlPlaneReady {
+		if ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) {
 			return fmt.Errorf("control plane ready without a kubeconfig")
 		}
 		if c.Status.Phase != string(clusterv1.ClusterPhaseProvisioning) {
 			return fmt.Errorf("phase %s", c.Status.Phase)
 		}
-		if err := wantCondition(c, clusterv1.ReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForControlPlaneReason); err != nil {
+		if err := wantCondition(c, clusterv1.ReadyCondition, metav1.ConditionFalse, capi.WaitingForControlPlaneReason); err != nil {
 			return err
 		}
 		return wantCondition(c, WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ReasonSecretNotFound)
@@ -152,23 +156,24 @@ func TestUnreachableAPIServer(t *testing.T) {
 func TestInfrastructureRef(t *testing.T) {
 	ns := env.NewNamespace(t)
 	createCluster(t, ns, "c1", func(c *clusterv1.Cluster) {
-		c.Spec.InfrastructureRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "ConfigMap", Name: "infra"}
+		// An infrastructure kind the API serves, whose object does not exist.
+		c.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: infrav1.AWSClusterKind, Name: "infra"}
 	})
 	putKubeconfig(t, ns, "c1", env.Kubeconfig)
 	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
-		if !c.Status.ControlPlaneReady || c.Status.InfrastructureReady || c.Status.Phase != string(clusterv1.ClusterPhaseProvisioning) {
+		if !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) || ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) || c.Status.Phase != string(clusterv1.ClusterPhaseProvisioning) {
 			return fmt.Errorf("status %+v", c.Status)
 		}
-		return wantCondition(c, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason)
+		return wantCondition(c, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.ObjectNotFoundReason)
 	})
 }
 
 func TestPausedCluster(t *testing.T) {
 	ns := env.NewNamespace(t)
-	createCluster(t, ns, "c1", func(c *clusterv1.Cluster) { c.Spec.Paused = true })
+	createCluster(t, ns, "c1", func(c *clusterv1.Cluster) { c.Spec.Paused = ptr.To(true) })
 	putKubeconfig(t, ns, "c1", env.Kubeconfig)
 	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
-		if c.Status.ControlPlaneReady {
+		if ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) {
 			return fmt.Errorf("a paused Cluster was reconciled")
 		}
 		return wantCondition(c, clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason)

@@ -27,28 +27,7 @@ var (
 // controller for every test, and stops the manager before the control plane.
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(logr.Discard())
-	os.Exit(func() int {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-		e, err := testenv.Start(ctx)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-			return 1
-		}
-		env = e
-		defer func() {
-			if err := env.Stop(); err != nil {
-				fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
-			}
-		}()
-		stop, err := startManager()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "starting the manager: %v\n", err)
-			return 1
-		}
-		defer stop()
-		return m.Run()
-	}())
+	os.Exit(testenv.RunWith(m, &env, func(*testenv.Env) (func(), error) { return startManager() }))
 }
 
 func startManager() (func(), error) {

@@ -247,10 +247,10 @@ func (e *Engine) drainNode(ctx context.Context, s *scope, node *corev1.Node, sta
 // drainTimeout is the MachinePool template's nodeDrainTimeout; zero waits
 // for the drain without bound.
 func drainTimeout(s *scope) time.Duration {
-	if s.owner == nil || s.owner.Spec.Template.Spec.NodeDrainTimeout == nil {
+	if s.owner == nil || s.owner.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds == nil {
 		return 0
 	}
-	return s.owner.Spec.Template.Spec.NodeDrainTimeout.Duration
+	return time.Duration(*s.owner.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds) * time.Second
 }
 
 func drainMessage(res drain.Result, err error) string {

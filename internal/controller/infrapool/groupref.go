@@ -9,9 +9,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // GroupRefAnnotation records on a pool the reference of its scale group
@@ -124,18 +124,14 @@ func (e *Engine) infraCluster(ctx context.Context, cluster types.NamespacedName)
 	}
 	obj := e.a.NewInfraCluster()
 	ref := c.Spec.InfrastructureRef
-	if ref == nil || ref.Name == "" {
+	if ref.Name == "" {
 		return nil, fmt.Sprintf("Cluster %s has no spec.infrastructureRef", cluster.Name), nil
 	}
 	want := e.a.InfraClusterKind()
-	if ref.Kind != want || ref.GroupVersionKind().Group != infrav1.GroupVersion.Group {
+	if ref.Kind != want || ref.APIGroup != infrav1.GroupVersion.Group {
 		return nil, fmt.Sprintf("Cluster %s's spec.infrastructureRef is a %s; %s pools need a %s", cluster.Name, ref.Kind, e.a.PoolKind(), want), nil
 	}
-	ns := ref.Namespace
-	if ns == "" {
-		ns = cluster.Namespace
-	}
-	switch err := e.c.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, obj); {
+	switch err := e.c.Get(ctx, types.NamespacedName{Namespace: cluster.Namespace, Name: ref.Name}, obj); {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Sprintf("%s %s does not exist", want, ref.Name), nil
 	case err != nil:

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"strings"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 )
 
 // GroupName derives a scale group name from a pool's namespace and name:
@@ -39,8 +39,8 @@ func InstanceObjectName(pool, instanceID string) string {
 	return strings.TrimRight(name[:236], "-.") + "-" + hex.EncodeToString(sum[:8])
 }
 
-// LabelValue is clusterv1.LabelValue: the value of a name label.
-func LabelValue(v string) string { return clusterv1.LabelValue(v) }
+// LabelValue is capi.LabelValue: the value of a name label.
+func LabelValue(v string) string { return capi.LabelValue(v) }
 
 // sanitize lower-cases s and replaces characters outside [a-z0-9-] with '-',
 // trimming '-' at both ends.

@@ -14,10 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // BootstrapDataKey is the key of the bootstrap data in the Secret named by a
@@ -74,7 +75,7 @@ func (e *Engine) clusterPaused(ctx context.Context, pool Pool) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("reading Cluster %s: %w", owner.Spec.ClusterName, err)
 	}
-	return cluster.Spec.Paused || preview.HasAnnotation(cluster.Annotations, clusterv1.PausedAnnotation), nil
+	return ptr.Deref(cluster.Spec.Paused, false) || preview.HasAnnotation(cluster.Annotations, clusterv1.PausedAnnotation), nil
 }
 
 // externalReplicas takes the desired replicas from the group when the
@@ -97,7 +98,7 @@ func (e *Engine) clusterPaused(ctx context.Context, pool Pool) (bool, error) {
 // spec.replicas. The cloud sends no event when the actor scales the group:
 // such a pool is looked at every Timing.ExternalReplicas.
 func (e *Engine) externalReplicas(s *scope) {
-	if !s.owner.ReplicasManagedExternally() || s.cloud == nil {
+	if !capi.ReplicasManagedExternally(s.owner) || s.cloud == nil {
 		return
 	}
 	s.managedBy = s.owner.Annotations[clusterv1.ReplicasManagedByAnnotation]
@@ -127,16 +128,16 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 		return err
 	}
 	s.bootstrap = data != nil || bootstrapsItself(e.a)
-	d, err := e.a.Desired(s.pool, Owner{MachinePool: owner, Version: ptr.Deref(owner.Spec.Template.Spec.Version, ""), BootstrapData: data, InfraCluster: s.infra})
+	d, err := e.a.Desired(s.pool, Owner{MachinePool: owner, Version: owner.Spec.Template.Spec.Version, BootstrapData: data, InfraCluster: s.infra})
 	if err != nil {
 		s.invalid = fmt.Errorf("mapping the %s spec: %w", e.a.PoolKind(), err)
 		s.halt = true
 		return nil
 	}
-	if owner.Spec.MinReadySeconds != nil {
+	if mrs := owner.Spec.Template.Spec.MinReadySeconds; mrs != nil {
 		// The MachinePool's minReadySeconds wins over what the adapter
 		// mapped from its own kind (AWS's refreshPreferences.instanceWarmup).
-		d.Strategy.MinReadySeconds = *owner.Spec.MinReadySeconds
+		d.Strategy.MinReadySeconds = *mrs
 	}
 	s.desired = d
 	if s.modelHash, err = ModelHash(d.Model); err == nil {

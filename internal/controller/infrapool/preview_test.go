@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/rollout"
@@ -25,7 +24,7 @@ import (
 func previewOf(e *Engine, s *scope, withNodes bool) preview.State {
 	mp := &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To(s.replicas)}}
 	if s.desired.Strategy.MinReadySeconds != 0 {
-		mp.Spec.MinReadySeconds = ptr.To(s.desired.Strategy.MinReadySeconds)
+		mp.Spec.Template.Spec.MinReadySeconds = ptr.To(s.desired.Strategy.MinReadySeconds)
 	}
 	ps := preview.State{
 		MachinePool:             mp,
@@ -51,7 +50,7 @@ func previewOf(e *Engine, s *scope, withNodes bool) preview.State {
 		})
 		if m := s.machines[obj.GetName()]; m != nil {
 			m := m.DeepCopy()
-			m.Spec.InfrastructureRef = corev1.ObjectReference{Kind: infrav1.LocalMachinePoolMachineKind, Name: obj.GetName()}
+			m.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: infrav1.LocalMachinePoolMachineKind, Name: obj.GetName()}
 			ps.Machines = append(ps.Machines, *m)
 		}
 	}

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // SetupWithManager registers the engine as the controller of the adapter's
@@ -101,11 +101,7 @@ func (e *Engine) machinePoolToPool(_ context.Context, o client.Object) []reconci
 	if ref.Kind != e.a.PoolKind() || ref.Name == "" {
 		return nil
 	}
-	ns := ref.Namespace
-	if ns == "" {
-		ns = mp.Namespace
-	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: ref.Name}}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: mp.Namespace, Name: ref.Name}}}
 }
 
 // machineToPool maps a pool Machine to its MachinePool's infra pool. The

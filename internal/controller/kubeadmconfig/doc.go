@@ -12,6 +12,8 @@
 // leaves it empty: the API server endpoint from the Cluster's
 // spec.controlPlaneEndpoint, the CA pins from the "<cluster>-ca" Secret (key
 // tls.crt) and a bootstrap token. The KubeadmConfig's spec is never written.
+// Once the Secret exists, status.dataSecretName names it and
+// status.initialization.dataSecretCreated is true.
 //
 // The data follows the config. It is rendered with a new token when the
 // Secret does not exist, and rendered again, in place, whenever what the

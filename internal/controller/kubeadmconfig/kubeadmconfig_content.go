@@ -11,7 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/events"
 )
@@ -63,7 +64,7 @@ func (r *Reconciler) reconcileDataContent(ctx context.Context, s *scope) (ctrl.R
 	}
 	data, err := bootstrap.RenderCloudInit(plan.input)
 	if err != nil {
-		s.upToDate = waiting(bootstrapv1.DataSecretGenerationFailedReason, "Rendering the bootstrap data failed: %v", err)
+		s.upToDate = waiting(ReasonDataSecretGenerationFailed, "Rendering the bootstrap data failed: %v", err)
 		return ctrl.Result{}, fmt.Errorf("rendering bootstrap data: %w", err)
 	}
 	old := secret.Data[dataValueKey]

@@ -25,11 +25,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kevents "k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
 	"github.com/mpool-dev/mpool/internal/events"
@@ -124,7 +126,7 @@ func TestSpecChangeRerendersData(t *testing.T) {
 
 	updateSpec(t, key, func(s *bootstrapv1.KubeadmConfigSpec) {
 		s.Files = append(s.Files, bootstrapv1.File{Path: "/etc/mpool/extra.conf", Owner: "root:root", Permissions: "0644", Content: "answer = 42\n"})
-		s.JoinConfiguration.NodeRegistration.KubeletExtraArgs["max-pods"] = "42"
+		s.JoinConfiguration.NodeRegistration.KubeletExtraArgs = append(s.JoinConfiguration.NodeRegistration.KubeletExtraArgs, bootstrapv1.Arg{Name: "max-pods", Value: ptr.To("42")})
 		s.PreKubeadmCommands = append(s.PreKubeadmCommands, "echo pre")
 	})
 	updated := waitForData(t, key, func(s *corev1.Secret) error {
@@ -240,7 +242,7 @@ func TestSteadyConfigWritesNothing(t *testing.T) {
 
 	secretRV, _ := versions()
 	updateSpec(t, key, func(s *bootstrapv1.KubeadmConfigSpec) {
-		s.JoinConfiguration.NodeRegistration.KubeletExtraArgs["max-pods"] = "42"
+		s.JoinConfiguration.NodeRegistration.KubeletExtraArgs = append(s.JoinConfiguration.NodeRegistration.KubeletExtraArgs, bootstrapv1.Arg{Name: "max-pods", Value: ptr.To("42")})
 	})
 	reconcile()
 	if s, _ := versions(); s == secretRV {
@@ -313,7 +315,7 @@ func TestInputChangesRerenderData(t *testing.T) {
 	f := &fixture{ns: ns, mutate: func(cfg *bootstrapv1.KubeadmConfig) {
 		cfg.Spec.Files = []bootstrapv1.File{{
 			Path:        "/etc/kubernetes/cloud.json",
-			ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "cloud-json", Key: "json"}},
+			ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "cloud-json", Key: "json"}},
 		}}
 	}}
 	f.create(t)
@@ -408,7 +410,7 @@ func TestUserTokenChangeRerendersData(t *testing.T) {
 	startController(t, ns, DefaultTokenTTL)
 	const first, second = "abcdef.0123456789abcdef", "ghijkl.0123456789abcdef"
 	f := &fixture{ns: ns, mutate: func(cfg *bootstrapv1.KubeadmConfig) {
-		cfg.Spec.JoinConfiguration.Discovery.BootstrapToken = &bootstrapv1.BootstrapTokenDiscovery{Token: first}
+		cfg.Spec.JoinConfiguration.Discovery.BootstrapToken = bootstrapv1.BootstrapTokenDiscovery{Token: first}
 	}}
 	f.create(t)
 	key := client.ObjectKeyFromObject(f.config)
@@ -446,11 +448,11 @@ func TestBlockedRerenderKeepsData(t *testing.T) {
 	updateSpec(t, key, func(s *bootstrapv1.KubeadmConfigSpec) {
 		s.Files = append(s.Files, bootstrapv1.File{
 			Path:        "/etc/late.conf",
-			ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "late", Key: "conf"}},
+			ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "late", Key: "conf"}},
 		})
 	})
 	expectCondition(t, key, DataSecretUpToDateCondition, metav1.ConditionFalse, ReasonWaitingForSecret)
-	expectCondition(t, key, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.KubeadmConfigDataSecretAvailableReason)
 	expectCondition(t, key, clusterv1.ReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason)
 	expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenValid)
 	if s := dataSecret(t, key); s.ResourceVersion != old.ResourceVersion {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -24,8 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 )
 
@@ -259,7 +261,7 @@ func apiGroup(apiVersion string) string {
 }
 
 func isPaused(cluster *clusterv1.Cluster, cfg *bootstrapv1.KubeadmConfig) bool {
-	if cluster.Spec.Paused {
+	if ptr.Deref(cluster.Spec.Paused, false) {
 		return true
 	}
 	_, ok := cfg.Annotations[clusterv1.PausedAnnotation]
@@ -326,10 +328,7 @@ func (r *Reconciler) secretToConfigs(ctx context.Context, o client.Object) []rec
 // configRefName returns the name of a MachinePool's KubeadmConfig.
 func configRefName(mp *clusterv1.MachinePool) (string, bool) {
 	ref := mp.Spec.Template.Spec.Bootstrap.ConfigRef
-	if ref == nil || ref.Kind != "KubeadmConfig" || ref.Name == "" {
-		return "", false
-	}
-	if apiGroup(ref.APIVersion) != bootstrapv1.GroupVersion.Group {
+	if ref.Kind != "KubeadmConfig" || ref.Name == "" || ref.APIGroup != bootstrapv1.GroupVersion.Group {
 		return "", false
 	}
 	return ref.Name, true

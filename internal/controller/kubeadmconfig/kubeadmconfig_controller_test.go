@@ -25,8 +25,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
 	"github.com/mpool-dev/mpool/internal/events"
@@ -159,13 +160,13 @@ func TestSeedPoolGetsJoinData(t *testing.T) {
 				t.Errorf("token expires in %s, want about %s", d, DefaultTokenTTL)
 			}
 
-			expectCondition(t, key, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason)
+			expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.KubeadmConfigDataSecretAvailableReason)
 			expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenValid)
 			cfg := getConfig(t, key)
-			if !cfg.Status.Ready || ptr.Deref(cfg.Status.DataSecretName, "") != secret.Name || cfg.Status.ObservedGeneration != cfg.Generation {
-				t.Errorf("status = ready %v dataSecretName %v observedGeneration %d (generation %d)", cfg.Status.Ready, cfg.Status.DataSecretName, cfg.Status.ObservedGeneration, cfg.Generation)
+			if created := ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false); !created || cfg.Status.DataSecretName != secret.Name || cfg.Status.ObservedGeneration != cfg.Generation {
+				t.Errorf("status = dataSecretCreated %v dataSecretName %q observedGeneration %d (generation %d)", created, cfg.Status.DataSecretName, cfg.Status.ObservedGeneration, cfg.Generation)
 			}
-			for _, typ := range []string{bootstrapv1.CertificatesAvailableCondition, clusterv1.ReadyCondition} {
+			for _, typ := range []string{bootstrapv1.KubeadmConfigCertificatesAvailableCondition, clusterv1.ReadyCondition} {
 				if c := meta.FindStatusCondition(cfg.Status.Conditions, typ); c == nil || c.Status != metav1.ConditionTrue {
 					t.Errorf("condition %s = %+v, want True", typ, c)
 				}
@@ -322,8 +323,8 @@ func setPoolJoined(t *testing.T, pool *clusterv1.MachinePool) {
 		t.Fatal(err)
 	}
 	before := mp.DeepCopy()
-	mp.Status.InfrastructureReady = true
-	mp.Status.Replicas = 1
+	mp.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
+	mp.Status.Replicas = ptr.To[int32](1)
 	mp.Status.NodeRefs = []corev1.ObjectReference{{APIVersion: "v1", Kind: "Node", Name: "node-0"}}
 	mp.Status.Phase = string(clusterv1.MachinePoolPhaseRunning)
 	if err := env.Client.Status().Patch(context.Background(), mp, client.MergeFrom(before)); err != nil {
@@ -443,17 +444,17 @@ func TestWaitsForClusterCAAndEndpoint(t *testing.T) {
 	f.create(t)
 	key := client.ObjectKeyFromObject(f.config)
 
-	expectCondition(t, key, bootstrapv1.CertificatesAvailableCondition, metav1.ConditionFalse, ReasonWaitingForClusterCA)
-	expectCondition(t, key, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForClusterCA)
-	c := meta.FindStatusCondition(getConfig(t, key).Status.Conditions, bootstrapv1.DataSecretAvailableCondition)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigCertificatesAvailableCondition, metav1.ConditionFalse, ReasonWaitingForClusterCA)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForClusterCA)
+	c := meta.FindStatusCondition(getConfig(t, key).Status.Conditions, bootstrapv1.KubeadmConfigDataSecretAvailableCondition)
 	if !strings.Contains(c.Message, clusterName+"-ca") {
 		t.Errorf("condition message %q does not name the CA Secret", c.Message)
 	}
 
 	createCA(t, ns)
 	poke(t, key)
-	expectCondition(t, key, bootstrapv1.CertificatesAvailableCondition, metav1.ConditionTrue, ReasonCertificatesAvailable)
-	expectCondition(t, key, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForControlPlaneEndpoint)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigCertificatesAvailableCondition, metav1.ConditionTrue, ReasonCertificatesAvailable)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForControlPlaneEndpoint)
 	tokens, err := listTokens(ctx, env.Client, f.config)
 	if err != nil || len(tokens) != 0 {
 		t.Errorf("waiting config created tokens: %d (%v)", len(tokens), err)
@@ -486,13 +487,13 @@ func TestContentFromAndUserToken(t *testing.T) {
 	f := &fixture{ns: ns, mutate: func(cfg *bootstrapv1.KubeadmConfig) {
 		cfg.Spec.Files = []bootstrapv1.File{{
 			Path: "/etc/kubernetes/azure.json", Owner: "root:root", Permissions: "0644",
-			ContentFrom: &bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "azure-json", Key: "worker-node-azure.json"}},
+			ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "azure-json", Key: "worker-node-azure.json"}},
 		}}
-		cfg.Spec.JoinConfiguration.Discovery.BootstrapToken = &bootstrapv1.BootstrapTokenDiscovery{Token: userToken}
+		cfg.Spec.JoinConfiguration.Discovery.BootstrapToken = bootstrapv1.BootstrapTokenDiscovery{Token: userToken}
 	}}
 	f.create(t)
 	key := client.ObjectKeyFromObject(f.config)
-	expectCondition(t, key, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForSecret)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForSecret)
 
 	mustCreate(t, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "azure-json", Namespace: ns},
@@ -526,7 +527,7 @@ func TestIgnitionNotSupported(t *testing.T) {
 	f := &fixture{ns: ns, mutate: func(cfg *bootstrapv1.KubeadmConfig) { cfg.Spec.Format = bootstrapv1.Ignition }}
 	f.create(t)
 	key := client.ObjectKeyFromObject(f.config)
-	expectCondition(t, key, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionFalse, ReasonUnsupportedFormat)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, ReasonUnsupportedFormat)
 	if err := env.Client.Get(context.Background(), key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Errorf("data Secret rendered for ignition (%v)", err)
 	}
@@ -602,9 +603,9 @@ func TestAdoptsExistingDataSecret(t *testing.T) {
 		}
 		return nil
 	})
-	expectCondition(t, key, bootstrapv1.DataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.DataSecretAvailableReason)
-	if cfg := getConfig(t, key); !cfg.Status.Ready || ptr.Deref(cfg.Status.DataSecretName, "") != existing.Name {
-		t.Errorf("status ready %v dataSecretName %v", cfg.Status.Ready, cfg.Status.DataSecretName)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.KubeadmConfigDataSecretAvailableReason)
+	if cfg := getConfig(t, key); !ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false) || cfg.Status.DataSecretName != existing.Name {
+		t.Errorf("status dataSecretCreated %v dataSecretName %q", ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false), cfg.Status.DataSecretName)
 	}
 	if tokens, err := listTokens(ctx, env.Client, f.config); err != nil || len(tokens) != 0 {
 		t.Errorf("adopting created %d tokens (%v)", len(tokens), err)

@@ -19,8 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/events"
 )
@@ -98,7 +99,7 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 	}
 	data, err := bootstrap.RenderCloudInit(plan.input)
 	if err != nil {
-		s.data = waiting(bootstrapv1.DataSecretGenerationFailedReason, "Rendering the bootstrap data failed: %v", err)
+		s.data = waiting(ReasonDataSecretGenerationFailed, "Rendering the bootstrap data failed: %v", err)
 		return ctrl.Result{}, errors.Join(fmt.Errorf("rendering bootstrap data: %w", err), r.forgetToken(ctx, s, tokenSecret))
 	}
 	secret := r.newDataSecret(s, data, tokenSecret)
@@ -126,8 +127,8 @@ func (r *Reconciler) forgetToken(ctx context.Context, s *scope, name string) err
 
 func (r *Reconciler) markDataSecret(s *scope, secret *corev1.Secret) {
 	s.dataSecret = secret
-	s.config.Status.Ready = true
-	s.config.Status.DataSecretName = ptr.To(secret.Name)
+	s.config.Status.Initialization.DataSecretCreated = ptr.To(true)
+	s.config.Status.DataSecretName = secret.Name
 }
 
 // ensureDataSecretOwner makes cfg the controller of its data Secret (a Secret
@@ -205,27 +206,21 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 	cfg := s.config
 	if cfg.Spec.Format != "" && cfg.Spec.Format != bootstrapv1.CloudConfig {
 		s.data = waiting(ReasonUnsupportedFormat, "Format %s is not supported yet; use %s", cfg.Spec.Format, bootstrapv1.CloudConfig)
-		if !hasConditionReason(cfg, ReasonUnsupportedFormat, bootstrapv1.DataSecretAvailableCondition, DataSecretUpToDateCondition) {
+		if !hasConditionReason(cfg, ReasonUnsupportedFormat, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, DataSecretUpToDateCondition) {
 			r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, events.UnsupportedFormat, events.ActionRender, "Format %s is not supported yet", cfg.Spec.Format)
 		}
 		return nil, ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("KubeadmConfig %s: format %s: %w", client.ObjectKeyFromObject(cfg), cfg.Spec.Format, bootstrap.ErrUnsupportedFormat))
 	}
-	jc := &bootstrapv1.JoinConfiguration{}
-	if cfg.Spec.JoinConfiguration != nil {
-		jc = cfg.Spec.JoinConfiguration.DeepCopy()
-	}
-	plan := &renderPlan{input: bootstrap.Input{Spec: &cfg.Spec, JoinConfiguration: jc, KubernetesVersion: ptr.Deref(s.pool.Spec.Template.Spec.Version, "")}}
+	jc := cfg.Spec.JoinConfiguration.DeepCopy()
+	plan := &renderPlan{input: bootstrap.Input{Spec: &cfg.Spec, JoinConfiguration: jc, KubernetesVersion: s.pool.Spec.Template.Spec.Version}}
 
 	var wait []condition
-	if jc.Discovery.File != nil {
+	if jc.Discovery.File.IsDefined() {
 		s.certificates = available(ReasonCACertHashesProvided, "Discovery uses a kubeconfig file")
 		s.token = available(ReasonFileDiscovery, "Discovery uses a kubeconfig file; no bootstrap token is needed")
 	} else {
-		if jc.Discovery.BootstrapToken == nil {
-			jc.Discovery.BootstrapToken = &bootstrapv1.BootstrapTokenDiscovery{}
-		}
-		bt := jc.Discovery.BootstrapToken
-		if len(bt.CACertHashes) > 0 || bt.UnsafeSkipCAVerification {
+		bt := &jc.Discovery.BootstrapToken
+		if len(bt.CACertHashes) > 0 || ptr.Deref(bt.UnsafeSkipCAVerification, false) {
 			s.certificates = available(ReasonCACertHashesProvided, "")
 		} else {
 			hashes, c, err := r.clusterCAHashes(ctx, s.cluster)
@@ -274,7 +269,7 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 		return nil, res, nil
 	}
 	if _, err := bootstrap.KubeadmAPIVersion(plan.input.KubernetesVersion); err != nil {
-		s.data = waiting(bootstrapv1.DataSecretGenerationFailedReason, "MachinePool %s has an invalid version: %v", s.pool.Name, err)
+		s.data = waiting(ReasonDataSecretGenerationFailed, "MachinePool %s has an invalid version: %v", s.pool.Name, err)
 		return nil, ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	return plan, ctrl.Result{}, nil

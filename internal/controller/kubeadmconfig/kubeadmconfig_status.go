@@ -6,8 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // BootstrapTokenAvailableCondition reports whether the data Secret carries a
@@ -22,6 +22,9 @@ const DataSecretUpToDateCondition = "DataSecretUpToDate"
 
 // Condition reasons set by this controller, besides those of the API package.
 const (
+	// ReasonDataSecretGenerationFailed: rendering or writing the bootstrap
+	// data failed, or the pool's version cannot select a kubeadm API.
+	ReasonDataSecretGenerationFailed = "DataSecretGenerationFailed"
 	// ReasonUpToDate: the data Secret holds what the config renders to now.
 	ReasonUpToDate = "UpToDate"
 	// ReasonNoTokenToKeep: the config wants a token mpool manages, but the
@@ -40,8 +43,9 @@ const (
 	ReasonInvalidClusterCA = "InvalidClusterCA"
 	// ReasonCACertHashesProvided: the config pins the CA itself.
 	ReasonCACertHashesProvided = "CACertHashesProvided"
-	// ReasonCertificatesAvailable: the cluster CA was read.
-	ReasonCertificatesAvailable = "CertificatesAvailable"
+	// ReasonCertificatesAvailable: the cluster CA was read (upstream's
+	// KubeadmConfigCertificatesAvailableReason).
+	ReasonCertificatesAvailable = bootstrapv1.KubeadmConfigCertificatesAvailableReason
 	// ReasonWaitingForSecret: a Secret the config's files or users reference
 	// does not exist or lacks the key.
 	ReasonWaitingForSecret = "WaitingForSecret"
@@ -123,15 +127,15 @@ func (r *Reconciler) setCertificatesAvailableCondition(s *scope) {
 		// The data was rendered, so the certificates were available then.
 		c = available(ReasonCertificatesAvailable, "")
 	}
-	r.set(s.config, bootstrapv1.CertificatesAvailableCondition, c)
+	r.set(s.config, bootstrapv1.KubeadmConfigCertificatesAvailableCondition, c)
 }
 
 func (r *Reconciler) setDataSecretAvailableCondition(s *scope) {
 	c := s.data
 	if s.dataSecret != nil {
-		c = available(bootstrapv1.DataSecretAvailableReason, "")
+		c = available(bootstrapv1.KubeadmConfigDataSecretAvailableReason, "")
 	}
-	r.set(s.config, bootstrapv1.DataSecretAvailableCondition, c)
+	r.set(s.config, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, c)
 }
 
 // setDataSecretUpToDateCondition: without a data Secret it says what
@@ -151,14 +155,14 @@ func (r *Reconciler) setBootstrapTokenAvailableCondition(s *scope) {
 // setReadyCondition summarises: ready when the data Secret exists and its
 // token is not known to be unusable.
 func (r *Reconciler) setReadyCondition(s *scope) {
-	data := meta.FindStatusCondition(s.config.Status.Conditions, bootstrapv1.DataSecretAvailableCondition)
+	data := meta.FindStatusCondition(s.config.Status.Conditions, bootstrapv1.KubeadmConfigDataSecretAvailableCondition)
 	token := meta.FindStatusCondition(s.config.Status.Conditions, BootstrapTokenAvailableCondition)
 	switch {
 	case data.Status != metav1.ConditionTrue:
-		r.set(s.config, clusterv1.ReadyCondition, condition{status: data.Status, reason: data.Reason, message: data.Message})
+		r.set(s.config, bootstrapv1.KubeadmConfigReadyCondition, condition{status: data.Status, reason: data.Reason, message: data.Message})
 	case token.Status == metav1.ConditionFalse:
-		r.set(s.config, clusterv1.ReadyCondition, condition{status: token.Status, reason: token.Reason, message: token.Message})
+		r.set(s.config, bootstrapv1.KubeadmConfigReadyCondition, condition{status: token.Status, reason: token.Reason, message: token.Message})
 	default:
-		r.set(s.config, clusterv1.ReadyCondition, available(clusterv1.ReadyReason, ""))
+		r.set(s.config, bootstrapv1.KubeadmConfigReadyCondition, available(bootstrapv1.KubeadmConfigReadyReason, ""))
 	}
 }

@@ -12,8 +12,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/events"
 )
@@ -22,7 +23,7 @@ import (
 // the token in its data: its infrastructure is not ready yet, or fewer of its
 // instances have a Node than it wants.
 func poolJoining(mp *clusterv1.MachinePool) bool {
-	return !mp.Status.InfrastructureReady || int32(len(mp.Status.NodeRefs)) < ptr.Deref(mp.Spec.Replicas, 1)
+	return !ptr.Deref(mp.Status.Initialization.InfrastructureProvisioned, false) || int32(len(mp.Status.NodeRefs)) < ptr.Deref(mp.Spec.Replicas, 1)
 }
 
 // reconcileToken keeps the managed token of an existing data Secret valid:
@@ -62,7 +63,7 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 	case cur == nil:
 		name, exp, err := r.rotateToken(ctx, s, wl, current)
 		if err != nil {
-			s.token = waiting(bootstrapv1.DataSecretGenerationFailedReason, "Bootstrap token Secret %s is gone and replacing it failed", current)
+			s.token = waiting(ReasonDataSecretGenerationFailed, "Bootstrap token Secret %s is gone and replacing it failed", current)
 			return ctrl.Result{}, err
 		}
 		log.Info("Replaced missing bootstrap token", "oldTokenSecret", current, "tokenSecret", name)

@@ -30,8 +30,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/yaml"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -138,7 +139,8 @@ func (f *fixture) create(t *testing.T) {
 	if f.version == "" {
 		f.version = "v1.16.8"
 	}
-	f.cluster = &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: f.ns}}
+	// v1beta2 requires a non-empty spec; paused: false is the default.
+	f.cluster = &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: clusterName, Namespace: f.ns}, Spec: clusterv1.ClusterSpec{Paused: ptr.To(false)}}
 	if !f.noEP {
 		f.cluster.Spec.ControlPlaneEndpoint = apiServerEndpoint(t)
 	}
@@ -171,13 +173,13 @@ func (f *fixture) create(t *testing.T) {
 			Replicas:    ptr.To[int32](1),
 			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 				ClusterName: clusterName,
-				Bootstrap: clusterv1.Bootstrap{ConfigRef: &corev1.ObjectReference{
-					APIVersion: bootstrapv1.GroupVersion.String(), Kind: "KubeadmConfig", Name: cfg.Name,
+				Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
+					APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfig", Name: cfg.Name,
 				}},
-				InfrastructureRef: corev1.ObjectReference{
-					APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "AWSMachinePool", Name: cfg.Name,
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+					APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AWSMachinePool", Name: cfg.Name,
 				},
-				Version: ptr.To(f.version),
+				Version: f.version,
 			}},
 		},
 	}

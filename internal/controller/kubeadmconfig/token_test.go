@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 func TestDecideTokenAction(t *testing.T) {
@@ -47,9 +47,9 @@ func TestPoolJoining(t *testing.T) {
 	}{
 		{name: "new pool", pool: clusterv1.MachinePool{}, want: true},
 		{name: "infrastructure not ready", pool: clusterv1.MachinePool{Status: clusterv1.MachinePoolStatus{NodeRefs: []corev1.ObjectReference{node}}}, want: true},
-		{name: "replicas default to one", pool: clusterv1.MachinePool{Status: clusterv1.MachinePoolStatus{InfrastructureReady: true, NodeRefs: []corev1.ObjectReference{node}}}, want: false},
-		{name: "scaling up", pool: clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To[int32](3)}, Status: clusterv1.MachinePoolStatus{InfrastructureReady: true, NodeRefs: []corev1.ObjectReference{node}}}, want: true},
-		{name: "scaling down", pool: clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To[int32](0)}, Status: clusterv1.MachinePoolStatus{InfrastructureReady: true, NodeRefs: []corev1.ObjectReference{node}}}, want: false},
+		{name: "replicas default to one", pool: clusterv1.MachinePool{Status: clusterv1.MachinePoolStatus{Initialization: clusterv1.MachinePoolInitializationStatus{InfrastructureProvisioned: ptr.To(true)}, NodeRefs: []corev1.ObjectReference{node}}}, want: false},
+		{name: "scaling up", pool: clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To[int32](3)}, Status: clusterv1.MachinePoolStatus{Initialization: clusterv1.MachinePoolInitializationStatus{InfrastructureProvisioned: ptr.To(true)}, NodeRefs: []corev1.ObjectReference{node}}}, want: true},
+		{name: "scaling down", pool: clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To[int32](0)}, Status: clusterv1.MachinePoolStatus{Initialization: clusterv1.MachinePoolInitializationStatus{InfrastructureProvisioned: ptr.To(true)}, NodeRefs: []corev1.ObjectReference{node}}}, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"maps"
 
-	corev1 "k8s.io/api/core/v1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -13,13 +13,27 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
+// refAPIVersion returns the apiVersion the object ref names is read at: the
+// newest version its CRD's contract label names (capi.APIVersion).
+func (r *Reconciler) refAPIVersion(ctx context.Context, ref clusterv1.ContractVersionedObjectReference) (string, error) {
+	gvk, err := capi.RefGVK(ctx, r.Client, ref)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s %s: %w", ref.Kind, ref.Name, err)
+	}
+	return gvk.GroupVersion().String(), nil
+}
+
 // getExternal reads the object ref points to in namespace.
-func (r *Reconciler) getExternal(ctx context.Context, ref *corev1.ObjectReference, namespace string) (*unstructured.Unstructured, error) {
+func (r *Reconciler) getExternal(ctx context.Context, ref clusterv1.ContractVersionedObjectReference, namespace string) (*unstructured.Unstructured, error) {
+	apiVersion, err := r.refAPIVersion(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
 	obj := &unstructured.Unstructured{}
-	obj.SetAPIVersion(ref.APIVersion)
+	obj.SetAPIVersion(apiVersion)
 	obj.SetKind(ref.Kind)
 	key := client.ObjectKey{Namespace: namespace, Name: ref.Name}
 	if err := r.reader().Get(ctx, key, obj); err != nil {

@@ -17,6 +17,7 @@ import (
 	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,8 +28,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/workload"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinepools;machinepools/status;machinepools/finalizers,verbs=get;list;watch;update;patch
@@ -141,11 +142,11 @@ func IndexMachinePools(ctx context.Context, mgr ctrl.Manager) error {
 				return nil
 			}
 			var out []string
-			if ref := mp.Spec.Template.Spec.Bootstrap.ConfigRef; ref != nil {
-				out = append(out, refKey(ref.GroupVersionKind().Group, ref.Kind, ref.Name))
+			if ref := mp.Spec.Template.Spec.Bootstrap.ConfigRef; ref.IsDefined() {
+				out = append(out, refKey(ref.APIGroup, ref.Kind, ref.Name))
 			}
 			if ref := mp.Spec.Template.Spec.InfrastructureRef; ref.Name != "" {
-				out = append(out, refKey(ref.GroupVersionKind().Group, ref.Kind, ref.Name))
+				out = append(out, refKey(ref.APIGroup, ref.Kind, ref.Name))
 			}
 			return out
 		},
@@ -200,7 +201,7 @@ type scope struct {
 
 // externalState is what a reconcile learnt about one referenced object.
 type externalState struct {
-	ref      *corev1.ObjectReference
+	ref      *clusterv1.ContractVersionedObjectReference
 	obj      *unstructured.Unstructured
 	notFound bool
 	err      error // reading it failed (not NotFound)
@@ -315,7 +316,7 @@ func isPaused(cluster *clusterv1.Cluster, pool *clusterv1.MachinePool) bool {
 		return false
 	}
 	_, ok := cluster.Annotations[clusterv1.PausedAnnotation]
-	return ok || cluster.Spec.Paused
+	return ok || ptr.Deref(cluster.Spec.Paused, false)
 }
 
 // patch writes the pool's metadata and spec, then its status, each only when
@@ -450,7 +451,7 @@ func (r *Reconciler) externalToMachinePools(ctx context.Context, o client.Object
 // through its controller, the infra pool, to the MachinePool that references
 // that pool. The pool-name label is the fallback for an infrastructure
 // machine without a controller; it holds the name itself only for names of
-// up to 63 characters (see clusterv1.LabelValue).
+// up to 63 characters (see capi.LabelValue).
 func (r *Reconciler) infraMachineToMachinePool(ctx context.Context, o client.Object) []reconcile.Request {
 	if owner := metav1.GetControllerOf(o); owner != nil {
 		gv, err := schema.ParseGroupVersion(owner.APIVersion)

@@ -11,9 +11,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/internal/workload"
@@ -70,7 +71,7 @@ func TestPhasesPendingToRunning(t *testing.T) {
 		return nil
 	})
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		return wantCondition(mp, clusterv1.BootstrapReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason)
+		return wantCondition(mp, capi.BootstrapReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason)
 	})
 
 	// Provisioning: bootstrap ready, its data secret copied into the template.
@@ -79,25 +80,25 @@ func TestPhasesPendingToRunning(t *testing.T) {
 	if got := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "<nil>"); got != "mp-bootstrap-data" {
 		t.Fatalf("dataSecretName = %s", got)
 	}
-	if err := wantCondition(mp, clusterv1.BootstrapReadyCondition, metav1.ConditionTrue, ""); err != nil {
+	if err := wantCondition(mp, capi.BootstrapReadyCondition, metav1.ConditionTrue, ""); err != nil {
 		t.Fatal(err)
 	}
-	if !mp.Status.BootstrapReady || mp.Status.InfrastructureReady {
-		t.Fatalf("bootstrapReady/infrastructureReady = %v/%v", mp.Status.BootstrapReady, mp.Status.InfrastructureReady)
+	if init := mp.Status.Initialization; !ptr.Deref(init.BootstrapDataSecretCreated, false) || ptr.Deref(init.InfrastructureProvisioned, false) {
+		t.Fatalf("bootstrapDataSecretCreated/infrastructureProvisioned = %v/%v", init.BootstrapDataSecretCreated, init.InfrastructureProvisioned)
 	}
 
 	// Provisioned: infrastructure ready, replicas and providerIDList synced.
 	f.setInfra("mp", map[string]any{"status.ready": true, "status.replicas": int64(2), "spec.providerIDList": f.ids(1, 2)})
 	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioned)
-	if mp.Status.Replicas != 2 || len(mp.Spec.ProviderIDList) != 2 || mp.Spec.ProviderIDList[0] != f.providerID(1) {
-		t.Fatalf("replicas %d, providerIDList %v", mp.Status.Replicas, mp.Spec.ProviderIDList)
+	if ptr.Deref(mp.Status.Replicas, -1) != 2 || len(mp.Spec.ProviderIDList) != 2 || mp.Spec.ProviderIDList[0] != f.providerID(1) {
+		t.Fatalf("replicas %v, providerIDList %v", mp.Status.Replicas, mp.Spec.ProviderIDList)
 	}
 	for _, c := range []struct {
 		t      string
 		status metav1.ConditionStatus
 	}{
 		{clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue},
-		{clusterv1.ReplicasReadyCondition, metav1.ConditionFalse},
+		{capi.ReplicasReadyCondition, metav1.ConditionFalse},
 		{clusterv1.ReadyCondition, metav1.ConditionFalse},
 		{AvailableCondition, metav1.ConditionFalse},
 		{ScalingUpCondition, metav1.ConditionFalse},
@@ -113,8 +114,8 @@ func TestPhasesPendingToRunning(t *testing.T) {
 	// One Node joins, not Ready yet: still Provisioned, one nodeRef.
 	n1 := f.node(1, false)
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		if len(mp.Status.NodeRefs) != 1 || mp.Status.NodeRefs[0].UID != n1.UID || mp.Status.ReadyReplicas != 0 {
-			return fmt.Errorf("nodeRefs %+v, ready %d", mp.Status.NodeRefs, mp.Status.ReadyReplicas)
+		if len(mp.Status.NodeRefs) != 1 || mp.Status.NodeRefs[0].UID != n1.UID || ptr.Deref(mp.Status.ReadyReplicas, 0) != 0 {
+			return fmt.Errorf("nodeRefs %+v, ready %v", mp.Status.NodeRefs, mp.Status.ReadyReplicas)
 		}
 		return nil
 	})
@@ -126,10 +127,10 @@ func TestPhasesPendingToRunning(t *testing.T) {
 	f.setNodeReady(1, true, f.h.clock.Now())
 	f.node(2, true)
 	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
-	if mp.Status.ReadyReplicas != 2 || mp.Status.AvailableReplicas != 2 || mp.Status.UnavailableReplicas != 0 || len(mp.Status.NodeRefs) != 2 {
+	if ptr.Deref(mp.Status.ReadyReplicas, -1) != 2 || ptr.Deref(mp.Status.AvailableReplicas, -1) != 2 || unavailableReplicas(mp) != 0 || len(mp.Status.NodeRefs) != 2 {
 		t.Fatalf("status %+v", mp.Status)
 	}
-	for _, ct := range []string{clusterv1.ReadyCondition, clusterv1.ReplicasReadyCondition, AvailableCondition} {
+	for _, ct := range []string{clusterv1.ReadyCondition, capi.ReplicasReadyCondition, AvailableCondition} {
 		if err := wantCondition(mp, ct, metav1.ConditionTrue, ""); err != nil {
 			t.Error(err)
 		}
@@ -163,13 +164,13 @@ func TestPhasesPendingToRunning(t *testing.T) {
 func TestMinReadySecondsUsesTheInjectedClock(t *testing.T) {
 	f := newFixture(t)
 	f.providers("mp")
-	f.pool("mp", ptr.To[int32](1), func(mp *clusterv1.MachinePool) { mp.Spec.MinReadySeconds = ptr.To[int32](600) })
+	f.pool("mp", ptr.To[int32](1), func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.MinReadySeconds = ptr.To[int32](600) })
 	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
 	f.setInfra("mp", map[string]any{"status.ready": true, "status.replicas": int64(1), "spec.providerIDList": f.ids(1, 1)})
 	f.node(1, true)
 	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
-	if mp.Status.AvailableReplicas != 0 || mp.Status.UnavailableReplicas != 1 {
-		t.Fatalf("available/unavailable = %d/%d before minReadySeconds", mp.Status.AvailableReplicas, mp.Status.UnavailableReplicas)
+	if ptr.Deref(mp.Status.AvailableReplicas, 0) != 0 || unavailableReplicas(mp) != 1 {
+		t.Fatalf("available/unavailable = %v/%d before minReadySeconds", mp.Status.AvailableReplicas, unavailableReplicas(mp))
 	}
 	if err := wantCondition(mp, AvailableCondition, metav1.ConditionFalse, NotAvailableReason); err != nil {
 		t.Fatal(err)
@@ -180,8 +181,8 @@ func TestMinReadySecondsUsesTheInjectedClock(t *testing.T) {
 	f.h.clock.Step(601 * time.Second)
 	f.setNodeReady(1, true, f.h.clock.Now().Add(-602*time.Second)) // a real change: an event to reconcile on
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		if mp.Status.AvailableReplicas != 1 {
-			return fmt.Errorf("available %d", mp.Status.AvailableReplicas)
+		if ptr.Deref(mp.Status.AvailableReplicas, -1) != 1 {
+			return fmt.Errorf("available %v", mp.Status.AvailableReplicas)
 		}
 		return wantCondition(mp, AvailableCondition, metav1.ConditionTrue, AvailableReason)
 	})
@@ -194,7 +195,7 @@ func TestNoBootstrapDataNeeded(t *testing.T) {
 		mp.Spec.Template.Spec.Bootstrap = clusterv1.Bootstrap{DataSecretName: ptr.To("")}
 	})
 	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioning)
-	if err := wantCondition(mp, clusterv1.BootstrapReadyCondition, metav1.ConditionTrue, NoBootstrapDataReason); err != nil {
+	if err := wantCondition(mp, capi.BootstrapReadyCondition, metav1.ConditionTrue, NoBootstrapDataReason); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -233,8 +234,8 @@ func TestScalingUpAndDown(t *testing.T) {
 	}
 	f.setInfra("mp", map[string]any{"status.replicas": int64(1), "spec.providerIDList": f.ids(1, 1)})
 	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
-	if len(mp.Status.NodeRefs) != 1 || mp.Status.ReadyReplicas != 1 {
-		t.Fatalf("nodeRefs %v ready %d", mp.Status.NodeRefs, mp.Status.ReadyReplicas)
+	if len(mp.Status.NodeRefs) != 1 || ptr.Deref(mp.Status.ReadyReplicas, -1) != 1 {
+		t.Fatalf("nodeRefs %v ready %v", mp.Status.NodeRefs, mp.Status.ReadyReplicas)
 	}
 	testenv.Eventually(t, 10*time.Second, func() error {
 		for i := 2; i <= 3; i++ {
@@ -282,9 +283,9 @@ func TestFailedWithTheInfraPoolsMessage(t *testing.T) {
 		"status.failureMessage": "quota exceeded for Standard_D4s_v5 in westeurope",
 	})
 	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseFailed)
-	if ptr.Deref(mp.Status.FailureReason, "") != "InsufficientQuota" ||
-		!strings.Contains(ptr.Deref(mp.Status.FailureMessage, ""), "quota exceeded for Standard_D4s_v5 in westeurope") {
-		t.Fatalf("failure %v / %v", mp.Status.FailureReason, mp.Status.FailureMessage)
+	if reason, message := v1beta1Failure(mp); ptr.Deref(reason, "") != "InsufficientQuota" ||
+		!strings.Contains(ptr.Deref(message, ""), "quota exceeded for Standard_D4s_v5 in westeurope") {
+		t.Fatalf("failure %v / %v", reason, message)
 	}
 	if err := wantCondition(mp, clusterv1.ReadyCondition, metav1.ConditionFalse, FailedReason); err != nil {
 		t.Fatal(err)
@@ -294,7 +295,7 @@ func TestFailedWithTheInfraPoolsMessage(t *testing.T) {
 	// The user fixes it, the provider clears the failure: the pool recovers.
 	f.setInfra("mp", map[string]any{"status.failureReason": nil, "status.failureMessage": nil})
 	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
-	if mp.Status.FailureMessage != nil || mp.Status.FailureReason != nil {
+	if reason, message := v1beta1Failure(mp); message != nil || reason != nil {
 		t.Fatalf("failure not cleared: %+v", mp.Status)
 	}
 }
@@ -306,7 +307,7 @@ func TestMissingInfraPoolAndMalformedStatus(t *testing.T) {
 	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
 	f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioning)
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		return wantCondition(mp, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason)
+		return wantCondition(mp, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.ObjectNotFoundReason)
 	})
 	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.ExternalObjectNotFound) })
 
@@ -317,7 +318,7 @@ func TestMissingInfraPoolAndMalformedStatus(t *testing.T) {
 	f.create(u)
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
 		c := condition(mp, clusterv1.InfrastructureReadyCondition)
-		if c == nil || c.Reason != clusterv1.WaitingForInfrastructureReason || !strings.Contains(c.Message, "not a bool") {
+		if c == nil || c.Reason != capi.WaitingForInfrastructureReason || !strings.Contains(c.Message, "not a bool") {
 			return fmt.Errorf("InfrastructureReady = %+v", c)
 		}
 		return nil
@@ -339,7 +340,7 @@ func TestPaused(t *testing.T) {
 			t.Fatal(err)
 		}
 		orig := c.DeepCopy()
-		c.Spec.Paused = paused
+		c.Spec.Paused = ptr.To(paused)
 		if err := env.Client.Patch(ctx, c, client.MergeFrom(orig)); err != nil {
 			t.Fatal(err)
 		}
@@ -397,8 +398,8 @@ func TestAutoscalerAnnotations(t *testing.T) {
 	f.setBootstrap("as", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
 	f.setInfra("as", map[string]any{"status.ready": true, "status.replicas": int64(7), "spec.providerIDList": f.ids(1, 7)})
 	f.eventually("as", func(mp *clusterv1.MachinePool) error {
-		if mp.Status.Replicas != 7 {
-			return fmt.Errorf("status.replicas %d", mp.Status.Replicas)
+		if ptr.Deref(mp.Status.Replicas, -1) != 7 {
+			return fmt.Errorf("status.replicas %v", mp.Status.Replicas)
 		}
 		return nil
 	})
@@ -489,11 +490,11 @@ func TestPoolMachines(t *testing.T) {
 			if c := metav1.GetControllerOf(m); c == nil || c.UID != mpObj.UID {
 				return fmt.Errorf("controller %v", c)
 			}
-			if ptr.Deref(m.Spec.ProviderID, "") != f.providerID(i+1) || m.Spec.InfrastructureRef.Name != name ||
-				m.Spec.InfrastructureRef.Kind != infraMachKind || ptr.Deref(m.Spec.Version, "") != "v1.31.2" {
+			if m.Spec.ProviderID != f.providerID(i+1) || m.Spec.InfrastructureRef.Name != name ||
+				m.Spec.InfrastructureRef.Kind != infraMachKind || m.Spec.InfrastructureRef.APIGroup != infraGroup || m.Spec.Version != "v1.31.2" {
 				return fmt.Errorf("spec %+v", m.Spec)
 			}
-			if m.Status.NodeRef == nil || m.Status.NodeRef.Name != f.nodeName(i+1) {
+			if !m.Status.NodeRef.IsDefined() || m.Status.NodeRef.Name != f.nodeName(i+1) {
 				return fmt.Errorf("nodeRef %v", m.Status.NodeRef)
 			}
 			want := metav1.ConditionTrue
@@ -614,7 +615,7 @@ func TestDeletionWithAnUnreachableWorkloadClusterIsBounded(t *testing.T) {
 	ctx := context.Background()
 	f.providers("mp")
 	f.pool("mp", ptr.To[int32](1), func(mp *clusterv1.MachinePool) {
-		mp.Spec.Template.Spec.NodeDeletionTimeout = &metav1.Duration{Duration: time.Second}
+		mp.Spec.Template.Spec.Deletion.NodeDeletionTimeoutSeconds = ptr.To[int32](1)
 	})
 	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
 	f.setInfra("mp", map[string]any{"status.ready": true, "status.replicas": int64(1), "spec.providerIDList": f.ids(1, 1)})
@@ -626,7 +627,7 @@ func TestDeletionWithAnUnreachableWorkloadClusterIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		return wantCondition(mp, clusterv1.ReplicasReadyCondition, metav1.ConditionUnknown, WorkloadClusterNotConnectedReason)
+		return wantCondition(mp, capi.ReplicasReadyCondition, metav1.ConditionUnknown, WorkloadClusterNotConnectedReason)
 	})
 	if err := env.Client.Delete(ctx, f.getPool("mp")); err != nil {
 		t.Fatal(err)

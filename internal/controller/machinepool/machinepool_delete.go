@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/workload"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // DefaultNodeDeletionTimeout is how long the Nodes of a deleted pool are
@@ -70,24 +70,29 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result
 func (r *Reconciler) deleteExternal(ctx context.Context, s *scope) ([]string, error) {
 	pool := s.pool
 	type step struct {
-		ref    *corev1.ObjectReference
+		ref    *clusterv1.ContractVersionedObjectReference
 		reason string
 	}
 	steps := []step{
-		{pool.Spec.Template.Spec.Bootstrap.ConfigRef, events.DeletingBootstrapConfig},
+		{&pool.Spec.Template.Spec.Bootstrap.ConfigRef, events.DeletingBootstrapConfig},
 		{&pool.Spec.Template.Spec.InfrastructureRef, events.DeletingInfrastructure},
 	}
 	var remaining []string
 	var errs []error
 	for _, st := range steps {
-		if st.ref == nil || st.ref.Name == "" {
+		if st.ref.Name == "" {
 			continue
 		}
-		if err := r.ensureWatch(ctx, st.ref.APIVersion, st.ref.Kind, r.externalToMachinePools); err != nil {
+		apiVersion, err := r.refAPIVersion(ctx, *st.ref)
+		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		obj, err := r.getExternal(ctx, st.ref, pool.Namespace)
+		if err := r.ensureWatch(ctx, apiVersion, st.ref.Kind, r.externalToMachinePools); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		obj, err := r.getExternal(ctx, *st.ref, pool.Namespace)
 		if err != nil {
 			if !apierrors.IsNotFound(err) {
 				errs = append(errs, err)
@@ -120,8 +125,9 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope) (int, error) 
 	var issued atomic.Int32
 	for i := range machines {
 		m := &machines[i]
-		ref := m.Spec.InfrastructureRef
-		if err := r.ensureWatch(ctx, ref.APIVersion, ref.Kind, r.infraMachineToMachinePool); err != nil {
+		if apiVersion, err := r.refAPIVersion(ctx, m.Spec.InfrastructureRef); err != nil {
+			errs = append(errs, err)
+		} else if err := r.ensureWatch(ctx, apiVersion, m.Spec.InfrastructureRef.Kind, r.infraMachineToMachinePool); err != nil {
 			errs = append(errs, err)
 		}
 		if !m.DeletionTimestamp.IsZero() {
@@ -164,8 +170,8 @@ func (r *Reconciler) deleteNodes(ctx context.Context, s *scope) (bool, ctrl.Resu
 	}
 	pool := s.pool
 	timeout := DefaultNodeDeletionTimeout
-	if d := pool.Spec.Template.Spec.NodeDeletionTimeout; d != nil {
-		timeout = d.Duration
+	if d := pool.Spec.Template.Spec.Deletion.NodeDeletionTimeoutSeconds; d != nil {
+		timeout = time.Duration(*d) * time.Second
 	}
 	if timeout > 0 {
 		deadline := pool.DeletionTimestamp.Add(timeout)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -18,9 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/conditions"
 	"github.com/mpool-dev/mpool/internal/events"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // reconcileMachines keeps one Machine per infrastructure machine when the
@@ -128,14 +130,14 @@ func (r *Reconciler) listInfraMachines(ctx context.Context, pool *clusterv1.Mach
 
 func poolLabels(pool *clusterv1.MachinePool) map[string]string {
 	return map[string]string{
-		clusterv1.MachinePoolNameLabel: clusterv1.LabelValue(pool.Name),
-		clusterv1.ClusterNameLabel:     clusterv1.LabelValue(pool.Spec.ClusterName),
+		clusterv1.MachinePoolNameLabel: capi.LabelValue(pool.Name),
+		clusterv1.ClusterNameLabel:     capi.LabelValue(pool.Spec.ClusterName),
 	}
 }
 
 // getInfraMachine reads the infrastructure machine of m.
 func (r *Reconciler) getInfraMachine(ctx context.Context, m *clusterv1.Machine) (*unstructured.Unstructured, error) {
-	return r.getExternal(ctx, &m.Spec.InfrastructureRef, m.Namespace)
+	return r.getExternal(ctx, m.Spec.InfrastructureRef, m.Namespace)
 }
 
 // desiredMachine is the Machine that mirrors infrastructure machine im.
@@ -157,18 +159,18 @@ func desiredMachine(pool *clusterv1.MachinePool, im *unstructured.Unstructured) 
 		Spec: clusterv1.MachineSpec{
 			ClusterName: pool.Spec.ClusterName,
 			Bootstrap:   clusterv1.Bootstrap{DataSecretName: ptr.To(ptr.Deref(pool.Spec.Template.Spec.Bootstrap.DataSecretName, ""))},
-			InfrastructureRef: corev1.ObjectReference{
-				APIVersion: im.GetAPIVersion(), Kind: im.GetKind(), Name: im.GetName(), Namespace: im.GetNamespace(), UID: im.GetUID(),
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{
+				APIGroup: im.GroupVersionKind().Group, Kind: im.GetKind(), Name: im.GetName(),
 			},
-			Version:             pool.Spec.Template.Spec.Version,
-			NodeDeletionTimeout: pool.Spec.Template.Spec.NodeDeletionTimeout,
+			Version:  pool.Spec.Template.Spec.Version,
+			Deletion: clusterv1.MachineDeletionSpec{NodeDeletionTimeoutSeconds: pool.Spec.Template.Spec.Deletion.NodeDeletionTimeoutSeconds},
 		},
 	}
 	if id, _, _ := nestedString(im, "spec", "providerID"); id != "" {
-		m.Spec.ProviderID = ptr.To(id)
+		m.Spec.ProviderID = id
 	}
 	if fd, _, _ := nestedString(im, "spec", "failureDomain"); fd != "" {
-		m.Spec.FailureDomain = ptr.To(fd)
+		m.Spec.FailureDomain = fd
 	}
 	return m
 }
@@ -211,14 +213,14 @@ func (r *Reconciler) syncMachine(s *scope, m *clusterv1.Machine, im *unstructure
 	controllerutil.AddFinalizer(updated, clusterv1.MachineFinalizer)
 	updated.Spec.InfrastructureRef = want.Spec.InfrastructureRef
 	updated.Spec.Version = want.Spec.Version
-	updated.Spec.NodeDeletionTimeout = want.Spec.NodeDeletionTimeout
-	if want.Spec.ProviderID != nil {
+	updated.Spec.Deletion.NodeDeletionTimeoutSeconds = want.Spec.Deletion.NodeDeletionTimeoutSeconds
+	if want.Spec.ProviderID != "" {
 		updated.Spec.ProviderID = want.Spec.ProviderID
 	}
-	if want.Spec.FailureDomain != nil {
+	if want.Spec.FailureDomain != "" {
 		updated.Spec.FailureDomain = want.Spec.FailureDomain
 	}
-	if updated.Spec.Bootstrap.ConfigRef == nil {
+	if !updated.Spec.Bootstrap.ConfigRef.IsDefined() {
 		updated.Spec.Bootstrap.DataSecretName = want.Spec.Bootstrap.DataSecretName
 	}
 	r.setMachineStatus(s, updated, im)
@@ -286,20 +288,20 @@ func (r *Reconciler) setMachineStatus(s *scope, m *clusterv1.Machine, im *unstru
 	now := s.now
 	gen := m.Generation
 	infraReady, _, _ := nestedBool(im, "status", "ready")
-	m.Status.InfrastructureReady = infraReady
-	m.Status.BootstrapReady = s.bootstrapReady
+	m.Status.Initialization.InfrastructureProvisioned = ptr.To(infraReady)
+	m.Status.Initialization.BootstrapDataSecretCreated = ptr.To(s.bootstrapReady)
 	m.Status.ObservedGeneration = gen
 	if s.nodesKnown {
-		m.Status.NodeRef = nil
-		if n := s.nodes[ptr.Deref(m.Spec.ProviderID, "")]; n != nil {
-			m.Status.NodeRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: n.Name, UID: n.UID}
-			if v := n.Status.NodeInfo.KubeletVersion; v != "" {
-				m.Status.Version = ptr.To(v)
+		m.Status.NodeRef = clusterv1.MachineNodeReference{}
+		if n := s.nodes[m.Spec.ProviderID]; n != nil {
+			m.Status.NodeRef = clusterv1.MachineNodeReference{Name: n.Name}
+			if n.Status.NodeInfo.KubeletVersion != "" {
+				m.Status.NodeInfo = &corev1.NodeSystemInfo{KubeletVersion: n.Status.NodeInfo.KubeletVersion}
 			}
 		}
 	}
 	switch {
-	case m.Status.NodeRef != nil:
+	case m.Status.NodeRef.IsDefined():
 		m.Status.Phase = string(clusterv1.MachinePhaseRunning)
 	case infraReady:
 		m.Status.Phase = string(clusterv1.MachinePhaseProvisioned)
@@ -310,9 +312,10 @@ func (r *Reconciler) setMachineStatus(s *scope, m *clusterv1.Machine, im *unstru
 	if infraReady {
 		conditions.Set(m, conditions.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", gen), now)
 	} else {
-		conditions.Set(m, conditions.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason,
+		conditions.Set(m, conditions.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.WaitingForInfrastructureReason,
 			fmt.Sprintf("%s %s is not ready", im.GetKind(), im.GetName()), gen), now)
 	}
+	setMachineReadiness(s, m, infraReady, now)
 	latest, found, err := nestedBool(im, "status", "latestModelApplied")
 	switch {
 	case err != nil:
@@ -372,4 +375,55 @@ func (r *Reconciler) finalizeMachine(ctx context.Context, s *scope, m *clusterv1
 	}
 	r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.MachineDeleted, events.ActionDelete, "Machine %s deleted with its infrastructure machine", m.Name)
 	return nil
+}
+
+// setMachineReadiness sets the readiness conditions upstream's Machine
+// controller sets and clusterctl shows: NodeReady from the Machine's Node,
+// Ready when the infrastructure, the bootstrap data and the Node are ready
+// and the Machine is not being deleted, and Available when it has been Ready
+// for the pool's minReadySeconds.
+func setMachineReadiness(s *scope, m *clusterv1.Machine, infraReady bool, now time.Time) {
+	gen := m.Generation
+	if !s.nodesKnown {
+		return // the workload cluster was not read: keep what is known
+	}
+	var since time.Time
+	nodeReady := false
+	n := s.nodes[m.Spec.ProviderID]
+	switch {
+	case n == nil:
+		conditions.Set(m, conditions.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionFalse, clusterv1.MachineNodeDoesNotExistReason,
+			"Waiting for the instance's Node to register", gen), now)
+	default:
+		since, nodeReady = readySince(n)
+		if nodeReady {
+			conditions.Set(m, conditions.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionTrue, clusterv1.MachineNodeReadyReason, "", gen), now)
+		} else {
+			conditions.Set(m, conditions.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionFalse, clusterv1.MachineNodeNotReadyReason,
+				fmt.Sprintf("Node %s is not Ready", n.Name), gen), now)
+		}
+	}
+	var why string
+	switch {
+	case !m.DeletionTimestamp.IsZero():
+		why = "The Machine is being deleted"
+	case !infraReady:
+		why = "The infrastructure machine is not ready"
+	case !s.bootstrapReady:
+		why = "The bootstrap data is not ready"
+	case !nodeReady:
+		why = "The Node is not Ready"
+	}
+	if why != "" {
+		conditions.Set(m, conditions.New(clusterv1.MachineReadyCondition, metav1.ConditionFalse, clusterv1.MachineNotReadyReason, why, gen), now)
+		conditions.Set(m, conditions.New(clusterv1.MachineAvailableCondition, metav1.ConditionFalse, clusterv1.MachineNotReadyReason, why, gen), now)
+		return
+	}
+	conditions.Set(m, conditions.New(clusterv1.MachineReadyCondition, metav1.ConditionTrue, clusterv1.MachineReadyReason, "", gen), now)
+	if wait := minReady(s.pool.Spec.Template.Spec.MinReadySeconds); now.Before(since.Add(wait)) {
+		conditions.Set(m, conditions.New(clusterv1.MachineAvailableCondition, metav1.ConditionFalse, clusterv1.MachineWaitingForMinReadySecondsReason,
+			fmt.Sprintf("Ready for less than %s", wait), gen), now)
+		return
+	}
+	conditions.Set(m, conditions.New(clusterv1.MachineAvailableCondition, metav1.ConditionTrue, clusterv1.MachineAvailableReason, "", gen), now)
 }

@@ -11,17 +11,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 // UninitializedTaint is the taint a Node joins with; the controller removes
 // it once the Node is matched to its pool and annotated.
-const UninitializedTaint = clusterv1.NodeUninitializedTaintKey
+const UninitializedTaint = capi.NodeUninitializedTaintKey
 
 // reconcileNodes matches spec.providerIDList to Nodes through the workload
 // cluster's providerID index and computes nodeRefs and the ready and
@@ -48,7 +49,7 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 	}
 	s.nodes = nodes
 	s.nodesKnown = true
-	st := computeNodeStatus(ids, nodes, minReady(pool.Spec.MinReadySeconds), s.now)
+	st := computeNodeStatus(ids, nodes, minReady(pool.Spec.Template.Spec.MinReadySeconds), s.now)
 	s.applyNodeStatus(st)
 	if s.nodeRefsCut > 0 && len(s.orig.Status.NodeRefs) < MaxNodeRefs {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.NodeRefsTruncated, events.ActionReconcile,
@@ -150,9 +151,13 @@ func (s *scope) applyNodeStatus(st nodeStatus) {
 		status.NodeRefs = st.refs[:MaxNodeRefs:MaxNodeRefs]
 		s.nodeRefsCut = len(st.refs)
 	}
-	status.ReadyReplicas = st.ready
-	status.AvailableReplicas = st.available
-	status.UnavailableReplicas = max(0, s.desiredReplicas()-st.available)
+	status.ReadyReplicas = ptr.To(st.ready)
+	status.AvailableReplicas = ptr.To(st.available)
+	// What v1beta1 readers see as status.readyReplicas, availableReplicas
+	// and unavailableReplicas.
+	d := deprecatedV1Beta1(s.pool)
+	d.ReadyReplicas, d.AvailableReplicas = st.ready, st.available
+	d.UnavailableReplicas = max(0, s.desiredReplicas()-st.available)
 }
 
 // patchNodes annotates each matched Node with its cluster and pool and

@@ -12,8 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/events"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // reconcileBootstrap reads the bootstrap config, takes ownership of it and
@@ -24,11 +25,11 @@ import (
 func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Result, error) {
 	pool := s.pool
 	bootstrap := &pool.Spec.Template.Spec.Bootstrap
-	if bootstrap.ConfigRef == nil {
+	if !bootstrap.ConfigRef.IsDefined() {
 		s.bootstrapReady = bootstrap.DataSecretName != nil
 		return ctrl.Result{}, nil
 	}
-	s.bootstrap.ref = bootstrap.ConfigRef
+	s.bootstrap.ref = &bootstrap.ConfigRef
 	obj, err := r.readExternal(ctx, s, &s.bootstrap)
 	if err != nil || obj == nil {
 		return ctrl.Result{}, err
@@ -38,7 +39,7 @@ func (r *Reconciler) reconcileBootstrap(ctx context.Context, s *scope) (ctrl.Res
 	}
 	s.addFailure(obj)
 
-	ready, _, err := nestedBool(obj, "status", "ready")
+	ready, err := contractReady(obj, "dataSecretCreated")
 	if err != nil {
 		s.bootstrap.notReadyMessage = err.Error()
 		return ctrl.Result{}, nil
@@ -70,7 +71,7 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, s *scope) (ctr
 	s.infra.ref = &pool.Spec.Template.Spec.InfrastructureRef
 	obj, err := r.readExternal(ctx, s, &s.infra)
 	if err != nil || obj == nil {
-		pool.Status.InfrastructureReady = false
+		pool.Status.Initialization.InfrastructureProvisioned = ptr.To(false)
 		return ctrl.Result{}, err
 	}
 	if err := r.reconcileExternalMetadata(ctx, pool, obj); err != nil {
@@ -78,12 +79,12 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, s *scope) (ctr
 	}
 	s.addFailure(obj)
 
-	ready, _, err := nestedBool(obj, "status", "ready")
+	ready, err := contractReady(obj, "provisioned")
 	if err != nil {
 		s.infra.notReadyMessage = err.Error()
 	}
 	s.infra.ready = ready
-	pool.Status.InfrastructureReady = ready
+	pool.Status.Initialization.InfrastructureProvisioned = ptr.To(ready)
 
 	replicas, err := nestedInt32(obj, "status", "replicas")
 	if err != nil {
@@ -97,7 +98,7 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, s *scope) (ctr
 	s.infraMachineKind = kind
 	if !ready {
 		if replicas != nil {
-			pool.Status.Replicas = *replicas
+			pool.Status.Replicas = ptr.To(*replicas)
 		}
 		return ctrl.Result{}, nil
 	}
@@ -109,7 +110,7 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, s *scope) (ctr
 	if replicas == nil {
 		replicas = ptr.To(int32(len(ids)))
 	}
-	pool.Status.Replicas = *replicas
+	pool.Status.Replicas = ptr.To(*replicas)
 	if len(ids) == 0 && *replicas != 0 {
 		// The provider reports instances but not their IDs yet: keep the
 		// last list rather than forget every Node.
@@ -126,11 +127,16 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, s *scope) (ctr
 // readExternal reads the object of st.ref, recording not-found and errors in
 // st. It returns nil (and no error) when the object does not exist.
 func (r *Reconciler) readExternal(ctx context.Context, s *scope, st *externalState) (*unstructured.Unstructured, error) {
-	if err := r.ensureWatch(ctx, st.ref.APIVersion, st.ref.Kind, r.externalToMachinePools); err != nil {
+	apiVersion, err := r.refAPIVersion(ctx, *st.ref)
+	if err != nil {
 		st.err = err
 		return nil, err
 	}
-	obj, err := r.getExternal(ctx, st.ref, s.pool.Namespace)
+	if err := r.ensureWatch(ctx, apiVersion, st.ref.Kind, r.externalToMachinePools); err != nil {
+		st.err = err
+		return nil, err
+	}
+	obj, err := r.getExternal(ctx, *st.ref, s.pool.Namespace)
 	if err != nil {
 		if isNotFound(err) {
 			st.notFound = true
@@ -159,7 +165,7 @@ func (s *scope) addFailure(obj *unstructured.Unstructured) {
 // infrastructure pool when an external actor manages replicas.
 func (r *Reconciler) reconcileReplicas(ctx context.Context, s *scope) (ctrl.Result, error) {
 	pool := s.pool
-	if pool.ReplicasManagedExternally() && s.infraReplicas != nil {
+	if capi.ReplicasManagedExternally(pool) && s.infraReplicas != nil {
 		if pool.Spec.Replicas == nil || *pool.Spec.Replicas != *s.infraReplicas {
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ReplicasSynced, events.ActionScale,
 				"Replicas are managed by %q: took %d from the infrastructure pool", pool.Annotations[clusterv1.ReplicasManagedByAnnotation], *s.infraReplicas)
@@ -170,7 +176,7 @@ func (r *Reconciler) reconcileReplicas(ctx context.Context, s *scope) (ctrl.Resu
 	if pool.Spec.Replicas != nil {
 		return ctrl.Result{}, nil
 	}
-	n, why, err := defaultReplicas(pool.Annotations, pool.Status.Replicas)
+	n, why, err := defaultReplicas(pool.Annotations, ptr.Deref(pool.Status.Replicas, 0))
 	if err != nil {
 		ctrl.LoggerFrom(ctx).Info("Ignoring invalid autoscaler annotations", "error", err.Error())
 	}
@@ -212,4 +218,16 @@ func defaultReplicas(annotations map[string]string, observed int32) (int32, stri
 	default:
 		return observed, "observed replicas, within the autoscaler bounds", nil
 	}
+}
+
+// contractReady reads whether a referenced provider object is ready, on
+// either Cluster API contract: v1beta2's status.initialization.<field>, else
+// v1beta1's status.ready.
+func contractReady(obj *unstructured.Unstructured, field string) (bool, error) {
+	ready, found, err := nestedBool(obj, "status", "initialization", field)
+	if err != nil || found {
+		return ready, err
+	}
+	ready, _, err = nestedBool(obj, "status", "ready")
+	return ready, err
 }

@@ -6,10 +6,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/conditions"
 	"github.com/mpool-dev/mpool/internal/events"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capierrors "sigs.k8s.io/cluster-api/api/deprecated/errors"
 )
 
 // Condition types mpool computes on MachinePools (and UpToDate on pool
@@ -62,11 +65,10 @@ func (r *Reconciler) updateStatus(_ context.Context, s *scope) {
 		return
 	}
 	if s.bootstrap.err == nil && s.infra.err == nil {
-		pool.Status.FailureReason = s.failureReason
-		pool.Status.FailureMessage = s.failureMessage
+		setFailure(pool, s.failureReason, s.failureMessage)
 	}
 	if s.bootstrap.err == nil {
-		pool.Status.BootstrapReady = s.bootstrapReady
+		pool.Status.Initialization.BootstrapDataSecretCreated = ptr.To(s.bootstrapReady)
 	}
 
 	setBootstrapReadyCondition(s)
@@ -79,12 +81,12 @@ func (r *Reconciler) updateStatus(_ context.Context, s *scope) {
 	setReadyCondition(s)
 
 	pool.Status.SetTypedPhase(computePhase(phaseInput{
-		failed:         pool.Status.FailureReason != nil || pool.Status.FailureMessage != nil,
-		bootstrapReady: pool.Status.BootstrapReady,
-		infraReady:     pool.Status.InfrastructureReady,
+		failed:         failed(pool),
+		bootstrapReady: ptr.Deref(pool.Status.Initialization.BootstrapDataSecretCreated, false),
+		infraReady:     ptr.Deref(pool.Status.Initialization.InfrastructureProvisioned, false),
 		desired:        s.desiredReplicas(),
-		replicas:       pool.Status.Replicas,
-		ready:          pool.Status.ReadyReplicas,
+		replicas:       ptr.Deref(pool.Status.Replicas, 0),
+		ready:          ptr.Deref(pool.Status.ReadyReplicas, 0),
 	}))
 }
 
@@ -121,20 +123,20 @@ func set(s *scope, t string, status metav1.ConditionStatus, reason, message stri
 }
 
 func setBootstrapReadyCondition(s *scope) {
-	const t = clusterv1.BootstrapReadyCondition
+	const t = capi.BootstrapReadyCondition
 	b := s.pool.Spec.Template.Spec.Bootstrap
 	st := s.bootstrap
 	switch {
-	case b.ConfigRef == nil && b.DataSecretName == nil:
+	case !b.ConfigRef.IsDefined() && b.DataSecretName == nil:
 		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason, "Waiting for spec.template.spec.bootstrap.dataSecretName to be set")
-	case b.ConfigRef == nil && *b.DataSecretName == "":
+	case !b.ConfigRef.IsDefined() && *b.DataSecretName == "":
 		set(s, t, metav1.ConditionTrue, NoBootstrapDataReason, "dataSecretName is empty: no bootstrap data is needed")
-	case b.ConfigRef == nil:
+	case !b.ConfigRef.IsDefined():
 		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
 	case st.err != nil:
 		set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, st.err.Error())
 	case st.notFound:
-		set(s, t, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", b.ConfigRef.Kind, b.ConfigRef.Name))
+		set(s, t, metav1.ConditionFalse, capi.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", b.ConfigRef.Kind, b.ConfigRef.Name))
 	case st.notReadyMessage != "":
 		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason, st.notReadyMessage)
 	case !s.bootstrapReady:
@@ -152,11 +154,11 @@ func setInfrastructureReadyCondition(s *scope) {
 	case st.err != nil:
 		set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, st.err.Error())
 	case st.notFound:
-		set(s, t, metav1.ConditionFalse, clusterv1.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", ref.Kind, ref.Name))
+		set(s, t, metav1.ConditionFalse, capi.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", ref.Kind, ref.Name))
 	case st.notReadyMessage != "":
-		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason, st.notReadyMessage)
+		set(s, t, metav1.ConditionFalse, capi.WaitingForInfrastructureReason, st.notReadyMessage)
 	case !st.ready:
-		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason, fmt.Sprintf("%s %s is not ready", ref.Kind, ref.Name))
+		set(s, t, metav1.ConditionFalse, capi.WaitingForInfrastructureReason, fmt.Sprintf("%s %s is not ready", ref.Kind, ref.Name))
 	default:
 		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
 	}
@@ -177,39 +179,40 @@ func nodesUnknown(s *scope, t string) bool {
 }
 
 func setReplicasReadyCondition(s *scope) {
-	const t = clusterv1.ReplicasReadyCondition
-	status, desired := s.pool.Status, s.desiredReplicas()
+	const t = capi.ReplicasReadyCondition
+	desired := s.desiredReplicas()
+	ready, replicas := ptr.Deref(s.pool.Status.ReadyReplicas, 0), ptr.Deref(s.pool.Status.Replicas, 0)
 	switch {
 	case nodesUnknown(s, t):
 	case !s.infra.ready:
-		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
-	case status.ReadyReplicas == desired && status.Replicas == desired:
+		set(s, t, metav1.ConditionFalse, capi.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+	case ready == desired && replicas == desired:
 		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
 	default:
-		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForReplicasReadyReason,
-			fmt.Sprintf("%d of %d replicas ready (%d instances)", status.ReadyReplicas, desired, status.Replicas))
+		set(s, t, metav1.ConditionFalse, capi.WaitingForReplicasReadyReason,
+			fmt.Sprintf("%d of %d replicas ready (%d instances)", ready, desired, replicas))
 	}
 }
 
 func setAvailableCondition(s *scope) {
 	const t = AvailableCondition
-	status, desired := s.pool.Status, s.desiredReplicas()
+	available, desired := ptr.Deref(s.pool.Status.AvailableReplicas, 0), s.desiredReplicas()
 	switch {
 	case nodesUnknown(s, t):
-	case status.AvailableReplicas >= desired:
+	case available >= desired:
 		set(s, t, metav1.ConditionTrue, AvailableReason, "")
 	default:
 		set(s, t, metav1.ConditionFalse, NotAvailableReason,
-			fmt.Sprintf("%d of %d replicas available (Ready for at least %s)", status.AvailableReplicas, desired, minReady(s.pool.Spec.MinReadySeconds)))
+			fmt.Sprintf("%d of %d replicas available (Ready for at least %s)", available, desired, minReady(s.pool.Spec.Template.Spec.MinReadySeconds)))
 	}
 }
 
 func setScalingUpCondition(s *scope) {
 	const t = ScalingUpCondition
-	replicas, desired := s.pool.Status.Replicas, s.desiredReplicas()
+	replicas, desired := ptr.Deref(s.pool.Status.Replicas, 0), s.desiredReplicas()
 	switch {
 	case !s.infra.ready:
-		set(s, t, metav1.ConditionUnknown, clusterv1.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+		set(s, t, metav1.ConditionUnknown, capi.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
 	case replicas < desired:
 		set(s, t, metav1.ConditionTrue, ScalingUpReason, fmt.Sprintf("Scaling up from %d to %d replicas", replicas, desired))
 	default:
@@ -219,10 +222,10 @@ func setScalingUpCondition(s *scope) {
 
 func setScalingDownCondition(s *scope) {
 	const t = ScalingDownCondition
-	replicas, desired := s.pool.Status.Replicas, s.desiredReplicas()
+	replicas, desired := ptr.Deref(s.pool.Status.Replicas, 0), s.desiredReplicas()
 	switch {
 	case !s.infra.ready:
-		set(s, t, metav1.ConditionUnknown, clusterv1.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+		set(s, t, metav1.ConditionUnknown, capi.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
 	case replicas > desired:
 		set(s, t, metav1.ConditionTrue, ScalingDownReason, fmt.Sprintf("Scaling down from %d to %d replicas", replicas, desired))
 	default:
@@ -232,6 +235,11 @@ func setScalingDownCondition(s *scope) {
 
 func setUpToDateCondition(s *scope) {
 	const t = UpToDateCondition
+	if s.machinesKnown {
+		// v1beta2's status.upToDateReplicas: the machines known to run the
+		// pool's latest model.
+		s.pool.Status.UpToDateReplicas = ptr.To(int32(s.machinesTotal - s.machinesUnknown - s.machinesNotUpToDate))
+	}
 	switch {
 	case !s.machinesKnown && s.infra.obj != nil && s.infraMachineKind == "":
 		set(s, t, metav1.ConditionUnknown, UpToDateUnknownReason,
@@ -263,18 +271,17 @@ func setReadyCondition(s *scope) {
 		}
 		set(s, t, metav1.ConditionFalse, clusterv1.DeletingReason, msg)
 		return
-	case pool.Status.FailureReason != nil || pool.Status.FailureMessage != nil:
-		msg := ""
-		if pool.Status.FailureMessage != nil {
-			msg = *pool.Status.FailureMessage
-		} else {
-			msg = *pool.Status.FailureReason
+	case failed(pool):
+		reason, message := failure(pool)
+		msg := ptr.Deref(message, "")
+		if msg == "" {
+			msg = ptr.Deref(reason, "")
 		}
 		set(s, t, metav1.ConditionFalse, FailedReason, msg)
 		return
 	}
 	var firstUnknown *metav1.Condition
-	for _, ct := range []string{clusterv1.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.ReplicasReadyCondition} {
+	for _, ct := range []string{capi.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition, capi.ReplicasReadyCondition} {
 		c := conditions.Get(pool, ct)
 		switch {
 		case c == nil:
@@ -317,8 +324,8 @@ func (r *Reconciler) recordEvents(s *scope) {
 	if from, to := orig.Status.Phase, pool.Status.Phase; from != to {
 		if to == string(clusterv1.MachinePoolPhaseFailed) {
 			msg := "The MachinePool failed"
-			if pool.Status.FailureMessage != nil {
-				msg = *pool.Status.FailureMessage
+			if _, m := failure(pool); m != nil {
+				msg = *m
 			}
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.Failed, events.ActionReconcile, "%s", msg)
 		}
@@ -333,18 +340,18 @@ func (r *Reconciler) recordEvents(s *scope) {
 	if c, ok := becameTrue(orig, pool, ScalingDownCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ScalingDown, events.ActionReconcile, "%s", c.Message)
 	}
-	if _, ok := becameTrue(orig, pool, clusterv1.BootstrapReadyCondition); ok {
+	if _, ok := becameTrue(orig, pool, capi.BootstrapReadyCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.BootstrapReady, events.ActionReconcile, "%s", "Bootstrap data is ready")
 	}
 	if _, ok := becameTrue(orig, pool, clusterv1.InfrastructureReadyCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.InfrastructureReady, events.ActionReconcile, "%s", "The infrastructure pool is ready")
 	}
-	for _, t := range []string{clusterv1.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition} {
-		if c, ok := gotReason(orig, pool, t, clusterv1.ObjectNotFoundReason); ok {
+	for _, t := range []string{capi.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition} {
+		if c, ok := gotReason(orig, pool, t, capi.ObjectNotFoundReason); ok {
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.ExternalObjectNotFound, events.ActionReconcile, "%s", c.Message)
 		}
 	}
-	if c, ok := gotReason(orig, pool, clusterv1.ReplicasReadyCondition, WorkloadClusterNotConnectedReason); ok {
+	if c, ok := gotReason(orig, pool, capi.ReplicasReadyCondition, WorkloadClusterNotConnectedReason); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.WorkloadClusterUnreachable, events.ActionReconcile, "%s", c.Message)
 	}
 }
@@ -368,4 +375,45 @@ func gotReason(orig, pool *clusterv1.MachinePool, t, reason string) (*metav1.Con
 		return nil, false
 	}
 	return c, true
+}
+
+// failure returns the failureReason and failureMessage a referenced object
+// reported, kept (as v1beta2 keeps them) in status.deprecated.v1beta1, where
+// v1beta1 readers find them as status.failureReason and failureMessage.
+func failure(pool *clusterv1.MachinePool) (reason, message *string) {
+	d := pool.Status.Deprecated
+	if d == nil || d.V1Beta1 == nil {
+		return nil, nil
+	}
+	if d.V1Beta1.FailureReason != nil {
+		reason = ptr.To(string(*d.V1Beta1.FailureReason))
+	}
+	return reason, d.V1Beta1.FailureMessage
+}
+
+// failed reports whether the pool records a failure (see failure).
+func failed(pool *clusterv1.MachinePool) bool {
+	reason, message := failure(pool)
+	return reason != nil || message != nil
+}
+
+// setFailure records a failure (see failure); nil and nil clear it.
+func setFailure(pool *clusterv1.MachinePool, reason, message *string) {
+	d := deprecatedV1Beta1(pool)
+	d.FailureMessage = message
+	d.FailureReason = nil
+	if reason != nil {
+		d.FailureReason = ptr.To(capierrors.MachinePoolStatusFailure(*reason))
+	}
+}
+
+// deprecatedV1Beta1 returns the pool's status.deprecated.v1beta1, creating it.
+func deprecatedV1Beta1(pool *clusterv1.MachinePool) *clusterv1.MachinePoolV1Beta1DeprecatedStatus {
+	if pool.Status.Deprecated == nil {
+		pool.Status.Deprecated = &clusterv1.MachinePoolDeprecatedStatus{}
+	}
+	if pool.Status.Deprecated.V1Beta1 == nil {
+		pool.Status.Deprecated.V1Beta1 = &clusterv1.MachinePoolV1Beta1DeprecatedStatus{}
+	}
+	return pool.Status.Deprecated.V1Beta1
 }

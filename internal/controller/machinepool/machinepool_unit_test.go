@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 func TestComputePhase(t *testing.T) {
@@ -255,8 +255,8 @@ func TestApplyNodeStatusBoundsNodeRefs(t *testing.T) {
 				t.Errorf("nodeRefsCut %d, want %d", s.nodeRefsCut, tt.wantCut)
 			}
 			// The counts cover every Node, listed or not.
-			if s.pool.Status.ReadyReplicas != int32(tt.refs) || s.pool.Status.UnavailableReplicas != 0 {
-				t.Errorf("ready %d, unavailable %d; want %d, 0", s.pool.Status.ReadyReplicas, s.pool.Status.UnavailableReplicas, tt.refs)
+			if ptr.Deref(s.pool.Status.ReadyReplicas, -1) != int32(tt.refs) || unavailableReplicas(s.pool) != 0 {
+				t.Errorf("ready %v, unavailable %d; want %d, 0", s.pool.Status.ReadyReplicas, unavailableReplicas(s.pool), tt.refs)
 			}
 		})
 	}
@@ -283,4 +283,26 @@ func TestOnlyConflicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// unavailableReplicas is what v1beta1 readers see as status.unavailableReplicas,
+// kept in v1beta2 as status.deprecated.v1beta1.unavailableReplicas.
+func unavailableReplicas(mp *clusterv1.MachinePool) int32 {
+	if mp.Status.Deprecated == nil || mp.Status.Deprecated.V1Beta1 == nil {
+		return 0
+	}
+	return mp.Status.Deprecated.V1Beta1.UnavailableReplicas
+}
+
+// v1beta1Failure returns what v1beta1 readers see as status.failureReason and
+// status.failureMessage, kept in v1beta2 in status.deprecated.v1beta1.
+func v1beta1Failure(mp *clusterv1.MachinePool) (reason, message *string) {
+	if mp.Status.Deprecated == nil || mp.Status.Deprecated.V1Beta1 == nil {
+		return nil, nil
+	}
+	d := mp.Status.Deprecated.V1Beta1
+	if d.FailureReason != nil {
+		reason = ptr.To(string(*d.FailureReason))
+	}
+	return reason, d.FailureMessage
 }

@@ -21,13 +21,13 @@ import (
 	"k8s.io/klog/v2/textlogger"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/internal/workload"
@@ -39,22 +39,7 @@ var env *testenv.Env
 // manager before the control plane so that no watch holds it up.
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(testLogger())
-	os.Exit(func() int {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-		e, err := testenv.Start(ctx)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "starting the control plane: %v\n", err)
-			return 1
-		}
-		env = e
-		code := m.Run()
-		stopHarness()
-		if err := env.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the control plane: %v\n", err)
-		}
-		return code
-	}())
+	os.Exit(testenv.RunWith(m, &env, func(*testenv.Env) (func(), error) { return stopHarness, nil }))
 }
 
 // testLogger logs to stderr when MPOOL_TEST_LOG is a verbosity (0, 1, ...),
@@ -200,7 +185,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	h := startHarness(t)
 	f := &fixture{t: t, ns: env.NewNamespace(t), cluster: "c1", h: h}
-	f.create(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: f.cluster}})
+	// Upstream v1beta2 refuses a Cluster with an empty spec.
+	f.create(&clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: f.cluster}, Spec: clusterv1.ClusterSpec{Paused: ptr.To(false)}})
 	f.create(&corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: workload.KubeconfigSecretName(f.cluster)},
 		Data:       map[string][]byte{workload.KubeconfigDataKey: env.Kubeconfig},
@@ -250,11 +236,11 @@ func (f *fixture) pool(name string, replicas *int32, mutate ...func(*clusterv1.M
 			Replicas:    replicas,
 			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 				ClusterName: f.cluster,
-				Version:     ptr.To("v1.31.2"),
-				Bootstrap: clusterv1.Bootstrap{ConfigRef: &corev1.ObjectReference{
-					APIVersion: bootstrapAPIVersion, Kind: bootstrapKind, Name: name,
+				Version:     "v1.31.2",
+				Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
+					APIGroup: bootstrapGroup, Kind: bootstrapKind, Name: name,
 				}},
-				InfrastructureRef: corev1.ObjectReference{APIVersion: infraAPIVersion, Kind: infraPoolKind, Name: name},
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infraGroup, Kind: infraPoolKind, Name: name},
 			}},
 		},
 	}

@@ -231,7 +231,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		InPlace:      settings,
 	}
 	strategy := Strategy(spec.RefreshPreferences)
-	if owner.MachinePool == nil || owner.MachinePool.Spec.MinReadySeconds == nil {
+	if owner.MachinePool == nil || owner.MachinePool.Spec.Template.Spec.MinReadySeconds == nil {
 		if rp := spec.RefreshPreferences; rp != nil && rp.InstanceWarmup != nil {
 			strategy.MinReadySeconds = int32(min(*rp.InstanceWarmup, 1<<31-1))
 		}

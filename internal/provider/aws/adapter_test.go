@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/preview"
@@ -333,7 +333,7 @@ func TestStrategy(t *testing.T) {
 		t.Errorf("instanceWarmup → MinReadySeconds: %d (%v)", d.Strategy.MinReadySeconds, err)
 	}
 	o := testOwner("v1.30.0", 2)
-	o.MachinePool.Spec.MinReadySeconds = ptr.To[int32](5)
+	o.MachinePool.Spec.Template.Spec.MinReadySeconds = ptr.To[int32](5)
 	if d, _ := (Adapter{}).Desired(p, o); d.Strategy.MinReadySeconds != 0 {
 		t.Errorf("the MachinePool's minReadySeconds is the engine's to set, got %d", d.Strategy.MinReadySeconds)
 	}

@@ -11,8 +11,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -101,8 +102,8 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
 		t.Fatal(err)
 	}
-	if mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != 0 {
-		t.Fatalf("MachinePool %s with %d ready replicas while its instances wait", mp.Status.Phase, mp.Status.ReadyReplicas)
+	if mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, 0) != 0 {
+		t.Fatalf("MachinePool %s with %v ready replicas while its instances wait", mp.Status.Phase, mp.Status.ReadyReplicas)
 	}
 
 	t.Log("completing the lifecycle actions")

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -64,7 +64,7 @@ func TestSeedMachinePool(t *testing.T) {
 
 	t.Log("version change rolls every instance")
 	before = f.instanceIDs()
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = ptr.To("v1.17.3") })
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.17.3" })
 	f.waitRolled(before, 3, "v1.17.3")
 
 	t.Log("deleting one AWSMachinePoolMachine replaces that instance only")

@@ -13,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -148,7 +148,7 @@ func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 			return err
 		}
 		for _, m := range cm.Items {
-			if m.Spec.ProviderID != nil && *m.Spec.ProviderID == victimProviderID {
+			if m.Spec.ProviderID == victimProviderID {
 				return fmt.Errorf("Machine %s of the interrupted instance is still there", m.Name)
 			}
 		}

@@ -18,9 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
@@ -199,8 +200,8 @@ func (f *fixture) converged(n int, version string) error {
 	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
 		return err
 	}
-	if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != int32(n) || mp.Status.Replicas != int32(n) {
-		return fmt.Errorf("MachinePool phase %s, replicas %d, ready %d; want Running with %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
+	if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, -1) != int32(n) || ptr.Deref(mp.Status.Replicas, -1) != int32(n) {
+		return fmt.Errorf("MachinePool phase %s, replicas %v, ready %v; want Running with %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
 	}
 	p := &infrav1.AWSManagedMachinePool{}
 	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {

@@ -9,9 +9,9 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -72,7 +72,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	for _, n := range f.nodes() {
 		before[n.Name] = true
 	}
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { v := "v1.32.0"; mp.Spec.Template.Spec.Version = &v })
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	var violation error
 	sawUpdating := false
 	testenv.Eventually(t, converge, func() error {

@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -70,7 +70,7 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 		return nil
 	})
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { v := "v1.32.0"; mp.Spec.Template.Spec.Version = &v })
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	pool := &infrav1.AWSManagedMachinePool{}
 	testenv.Eventually(t, converge, func() error {
 		if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {

@@ -7,9 +7,10 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -27,7 +28,7 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 	}
 	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { v := "v1.32.0"; mp.Spec.Template.Spec.Version = &v })
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	testenv.Eventually(t, converge, func() error {
 		pool := &infrav1.AWSManagedMachinePool{}
 		if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
@@ -41,8 +42,7 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 	})
 
 	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
-		v, n := "v1.31.0", int32(3)
-		mp.Spec.Template.Spec.Version, mp.Spec.Replicas = &v, &n
+		mp.Spec.Template.Spec.Version, mp.Spec.Replicas = "v1.31.0", ptr.To[int32](3)
 	})
 	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
 

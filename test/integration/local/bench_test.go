@@ -15,9 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/parallel"
@@ -206,7 +207,7 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
 			f.t.Fatal(err)
 		}
-		if mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) && mp.Status.ReadyReplicas == int32(n) && mp.Status.Replicas == int32(n) {
+		if mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) && ptr.Deref(mp.Status.ReadyReplicas, -1) == int32(n) && ptr.Deref(mp.Status.Replicas, -1) == int32(n) {
 			return
 		}
 		if progress && time.Since(lastLog) > time.Second {
@@ -324,8 +325,8 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
 			return err
 		}
-		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != int32(n) || mp.Status.Replicas != int32(n) {
-			return fmt.Errorf("MachinePool %s, replicas %d, ready %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
+		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, -1) != int32(n) || ptr.Deref(mp.Status.Replicas, -1) != int32(n) {
+			return fmt.Errorf("MachinePool %s, replicas %v, ready %v", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
 		}
 		return nil
 	})

@@ -12,8 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -94,7 +95,8 @@ func TestKubeadmConfigChangeRollsThePool(t *testing.T) {
 	if err := env.Client.Get(f.ctx, f.key(poolName), cfg); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Spec.JoinConfiguration.NodeRegistration.KubeletExtraArgs["max-pods"] = "50"
+	cfg.Spec.JoinConfiguration.NodeRegistration.KubeletExtraArgs = append(cfg.Spec.JoinConfiguration.NodeRegistration.KubeletExtraArgs,
+		bootstrapv1.Arg{Name: "max-pods", Value: ptr.To("50")})
 	if err := env.Client.Update(f.ctx, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
@@ -206,10 +206,10 @@ func (f *fixture) createPool(p poolSpec) {
 	f.create(&bootstrapv1.KubeadmConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName},
 		Spec: bootstrapv1.KubeadmConfigSpec{
-			JoinConfiguration: &bootstrapv1.JoinConfiguration{
+			JoinConfiguration: bootstrapv1.JoinConfiguration{
 				NodeRegistration: bootstrapv1.NodeRegistrationOptions{
 					Name:             `{{ ds.meta_data["local_hostname"] }}`,
-					KubeletExtraArgs: map[string]string{"node-labels": "mpool.dev/pool=" + poolName},
+					KubeletExtraArgs: []bootstrapv1.Arg{{Name: "node-labels", Value: ptr.To("mpool.dev/pool=" + poolName)}},
 				},
 			},
 		},
@@ -221,11 +221,11 @@ func (f *fixture) createPool(p poolSpec) {
 			Replicas:    ptr.To(p.replicas),
 			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 				ClusterName: clusterName,
-				Bootstrap: clusterv1.Bootstrap{ConfigRef: &corev1.ObjectReference{
-					APIVersion: bootstrapv1.GroupVersion.String(), Kind: "KubeadmConfig", Name: poolName,
+				Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
+					APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfig", Name: poolName,
 				}},
-				InfrastructureRef: corev1.ObjectReference{APIVersion: infrav1.GroupVersion.String(), Kind: "LocalMachinePool", Name: poolName},
-				Version:           ptr.To(p.version),
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "LocalMachinePool", Name: poolName},
+				Version:           p.version,
 			}},
 		},
 	})
@@ -264,7 +264,7 @@ func (f *fixture) scale(n int32) {
 }
 
 func (f *fixture) setVersion(v string) {
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = ptr.To(v) })
+	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = v })
 }
 
 // group returns the pool's group as the cloud has it, nil when it does not
@@ -324,8 +324,8 @@ func (f *fixture) converged(n int, version, image string) error {
 	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
 		return err
 	}
-	if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || mp.Status.ReadyReplicas != int32(n) || mp.Status.Replicas != int32(n) {
-		return fmt.Errorf("MachinePool phase %s, replicas %d, ready %d; want Running with %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
+	if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, -1) != int32(n) || ptr.Deref(mp.Status.Replicas, -1) != int32(n) {
+		return fmt.Errorf("MachinePool phase %s, replicas %v, ready %v; want Running with %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
 	}
 	lp := &infrav1.LocalMachinePool{}
 	if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {

@@ -21,9 +21,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
@@ -130,7 +130,7 @@ func TestPausedClusterWritesNothing(t *testing.T) {
 	f.waitMachinePoolPaused(true)
 	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
 		mp.Spec.Replicas = ptr.To[int32](4)
-		mp.Spec.Template.Spec.Version = ptr.To(v2)
+		mp.Spec.Template.Spec.Version = v2
 	})
 	// And once it has marked the changed generation paused, the changes.
 	f.waitMachinePoolPaused(true)
@@ -209,7 +209,7 @@ func TestDrainTimeout(t *testing.T) {
 
 	const timeout = 4 * time.Second
 	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
-		mp.Spec.Template.Spec.NodeDrainTimeout = &metav1.Duration{Duration: timeout}
+		mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(timeout / time.Second))
 	})
 	testenv.Eventually(t, converge, func() error {
 		if slices.Contains(instanceIDs(f.liveInstances()), victim) {
@@ -347,8 +347,8 @@ func (f *fixture) waitMachinePoolReplicas(n int32) {
 		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
 			return err
 		}
-		if ptr.Deref(mp.Spec.Replicas, -1) != n || mp.Status.Replicas != n {
-			return fmt.Errorf("MachinePool spec.replicas %d, status.replicas %d; want %d", ptr.Deref(mp.Spec.Replicas, -1), mp.Status.Replicas, n)
+		if ptr.Deref(mp.Spec.Replicas, -1) != n || ptr.Deref(mp.Status.Replicas, -1) != n {
+			return fmt.Errorf("MachinePool spec.replicas %d, status.replicas %d; want %d", ptr.Deref(mp.Spec.Replicas, -1), ptr.Deref(mp.Status.Replicas, -1), n)
 		}
 		return nil
 	})
@@ -370,7 +370,7 @@ func (f *fixture) setClusterPaused(paused bool) {
 		f.t.Fatal(err)
 	}
 	before := c.DeepCopy()
-	c.Spec.Paused = paused
+	c.Spec.Paused = ptr.To(paused)
 	if err := env.Client.Patch(f.ctx, c, client.MergeFrom(before)); err != nil {
 		f.t.Fatal(err)
 	}

@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cli"
 	"github.com/mpool-dev/mpool/internal/preview"
@@ -35,7 +35,7 @@ func TestPlanAgreesWithTheRollingUpgrade(t *testing.T) {
 
 	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
 		mp.Annotations = map[string]string{preview.RolloutPausedAnnotation: "true"}
-		mp.Spec.Template.Spec.Version = ptr.To(v2)
+		mp.Spec.Template.Spec.Version = v2
 	})
 	f.waitReportedStale(3)
 

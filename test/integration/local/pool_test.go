@@ -14,10 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	bootstrapv1 "github.com/mpool-dev/mpool/api/bootstrap/v1beta1"
-	clusterv1 "github.com/mpool-dev/mpool/api/core/v1beta1"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
@@ -351,7 +351,7 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 			mp.Annotations = map[string]string{}
 		}
 		mp.Annotations[preview.RolloutPausedAnnotation] = "true"
-		mp.Spec.Template.Spec.Version = ptr.To(v2)
+		mp.Spec.Template.Spec.Version = v2
 	})
 	testenv.Eventually(t, converge, func() error {
 		lp := &infrav1.LocalMachinePool{}

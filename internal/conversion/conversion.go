@@ -1,0 +1,125 @@
+// Package conversion serves the CustomResourceDefinition conversion webhook
+// for the Cluster API kinds mpool serves in two versions (Cluster, Machine,
+// MachinePool, KubeadmConfig, KubeadmConfigTemplate, and MachineSet and
+// MachineDeployment, which mpool does not reconcile but serves because
+// clusterctl lists them: v1beta1 and v1beta2, stored as v1beta2). The conversions are upstream Cluster API's own
+// (sigs.k8s.io/cluster-api core and kubeadm bootstrap webhooks/conversion,
+// v1.14), so an object written in either version reads back as upstream would
+// return it; this package only registers them and wires the one piece of
+// context they need: the apiVersion of a referenced object when a v1beta2
+// reference (group and kind only) becomes a v1beta1 one.
+package conversion
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
+
+	bootstrapconversion "sigs.k8s.io/cluster-api/bootstrap/kubeadm/webhooks/conversion"
+	coreconversion "sigs.k8s.io/cluster-api/core/webhooks/conversion"
+
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
+	"k8s.io/client-go/rest"
+)
+
+// Path is where the webhook is served; the CRDs' conversion clientConfig
+// names it.
+const Path = "/convert"
+
+// Kinds are the GroupKinds whose CRDs convert through this webhook.
+var Kinds = []schema.GroupKind{
+	{Group: clusterv1.GroupVersion.Group, Kind: "Cluster"},
+	{Group: clusterv1.GroupVersion.Group, Kind: "Machine"},
+	{Group: clusterv1.GroupVersion.Group, Kind: "MachinePool"},
+	{Group: clusterv1.GroupVersion.Group, Kind: "MachineSet"},
+	{Group: clusterv1.GroupVersion.Group, Kind: "MachineDeployment"},
+	{Group: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfig"},
+	{Group: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfigTemplate"},
+}
+
+// converters are upstream's hub-and-spoke converters, in Kinds' order.
+var converters = []func(*runtime.Scheme) (conversion.Converter, error){
+	coreconversion.Cluster,
+	coreconversion.Machine,
+	coreconversion.MachinePool,
+	coreconversion.MachineSet,
+	coreconversion.MachineDeployment,
+	bootstrapconversion.KubeadmConfig,
+	bootstrapconversion.KubeadmConfigTemplate,
+}
+
+// getterMu guards upstream's package-level apiVersion getter: one process
+// may build several handlers (tests), and the last reader set wins, which is
+// harmless because every reader sees the same CRDs of one API server.
+var getterMu sync.Mutex
+
+// Registry returns a registry holding the converters of every kind in Kinds.
+// s must hold v1beta1 and v1beta2 of the core and bootstrap groups.
+func Registry(s *runtime.Scheme) (conversion.Registry, error) {
+	r := conversion.NewRegistry()
+	if err := register(s, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func register(s *runtime.Scheme, r conversion.Registry) error {
+	for i, newConverter := range converters {
+		c, err := newConverter(s)
+		if err != nil {
+			return fmt.Errorf("building the %s converter: %w", Kinds[i], err)
+		}
+		if err := r.RegisterConverter(Kinds[i], recording{inner: c}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetReader sets how a v1beta2 reference's apiVersion is found when it
+// converts to v1beta1, reading the API server through c: the version the
+// reference had when last written in v1beta1 if the API server still serves
+// it (see recording), else the referenced kind's CRD contract labels (see
+// capi.APIVersion), else, for a kind no API serves, the recorded version.
+func SetReader(c client.Client) {
+	getterMu.Lock()
+	defer getterMu.Unlock()
+	coreconversion.SetAPIVersionGetter(func(ctx context.Context, gk schema.GroupKind) (string, error) {
+		return apiVersion(ctx, c, gk)
+	})
+}
+
+// Handler returns the webhook's HTTP handler for s (see Registry), reading
+// referenced kinds' versions through c.
+func Handler(s *runtime.Scheme, c client.Client) (http.Handler, error) {
+	r, err := Registry(s)
+	if err != nil {
+		return nil, err
+	}
+	SetReader(c)
+	return conversion.NewWebhookHandler(s, r), nil
+}
+
+// ForConfig returns the webhook's handler for the API server cfg reaches,
+// with mpool's scheme and a client of cfg for reading CRD contract labels:
+// what an embedded control plane (localenv.Options.Conversion) serves.
+func ForConfig(cfg *rest.Config) (http.Handler, error) {
+	s, err := mpoolscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		return nil, fmt.Errorf("creating the conversion webhook's client: %w", err)
+	}
+	return Handler(s, c)
+}

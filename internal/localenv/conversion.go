@@ -1,0 +1,113 @@
+package localenv
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// ConversionPath is the path the embedded conversion webhook is served at.
+const ConversionPath = "/convert"
+
+// conversionServer serves CRD conversion for the control plane's API server
+// on loopback, with the control plane's own serving certificate (its CA is
+// what the CRDs' caBundle names). It runs in the process that started the
+// control plane, from before the CRDs are installed until after the API
+// server stops, so no request ever finds the webhook missing.
+type conversionServer struct {
+	srv  *http.Server
+	done chan struct{}
+	url  string
+}
+
+// startConversion serves h at ConversionPath on a free loopback port.
+func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error) {
+	cert, err := tls.LoadX509KeyPair(c.pki.path("apiserver.crt"), c.pki.path("apiserver.key"))
+	if err != nil {
+		return nil, fmt.Errorf("loading the conversion webhook's certificate: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the conversion webhook: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(ConversionPath, h)
+	s := &conversionServer{
+		srv: &http.Server{
+			Handler:           mux,
+			TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+			ReadHeaderTimeout: 10 * time.Second,
+		},
+		done: make(chan struct{}),
+		url:  "https://" + ln.Addr().String() + ConversionPath,
+	}
+	go func() {
+		defer close(s.done)
+		_ = s.srv.ServeTLS(ln, "", "")
+	}()
+	return s, nil
+}
+
+// stop closes the server and waits for it.
+func (s *conversionServer) stop() error {
+	if s == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	<-s.done
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// wireConversion starts the conversion webhook that opts.Conversion builds
+// and points every CRD of opts.CRDs that serves more than one version at it.
+func (c *ControlPlane) wireConversion(opts Options) error {
+	if opts.Conversion == nil {
+		return nil
+	}
+	h, err := opts.Conversion(c.RESTConfig())
+	if err != nil {
+		return fmt.Errorf("building the conversion webhook: %w", err)
+	}
+	if c.conversion, err = c.startConversion(h); err != nil {
+		return err
+	}
+	ca, err := os.ReadFile(c.pki.CACert())
+	if err != nil {
+		return err
+	}
+	for _, crd := range opts.CRDs {
+		if len(crd.Spec.Versions) < 2 {
+			continue
+		}
+		u := c.conversion.url
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+			Strategy: apiextensionsv1.WebhookConverter,
+			Webhook: &apiextensionsv1.WebhookConversion{
+				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &u, CABundle: ca},
+				ConversionReviewVersions: []string{"v1"},
+			},
+		}
+	}
+	return nil
+}
+
+// ConversionURL returns the URL of the embedded conversion webhook, or "" when
+// the control plane serves none.
+func (c *ControlPlane) ConversionURL() string {
+	if c.conversion == nil {
+		return ""
+	}
+	return c.conversion.url
+}
