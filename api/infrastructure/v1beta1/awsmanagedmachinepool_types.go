@@ -88,8 +88,31 @@ type UpdateConfig struct {
 	MaxUnavailablePercentage *int32 `json:"maxUnavailablePercentage,omitempty"`
 }
 
+// AnnotationEKSForceUpdate on an AWSManagedMachinePool set to "true" makes every
+// UpdateNodegroupVersion mpool asks for a forced one (EKS's force: true: a node whose
+// drain a PodDisruptionBudget blocks is terminated anyway), and retries at once, forced,
+// an update EKS failed with PodEvictionFailure. CAPA has no such setting; remove the
+// annotation once the update is through.
+const AnnotationEKSForceUpdate = "mpool.dev/eks-force-update"
+
 // AWSManagedMachinePoolSpec is the desired state of an AWSManagedMachinePool: one EKS
 // managed node group.
+//
+// With spec.awsLaunchTemplate, what EKS refuses beside a launch template is refused at
+// admission, as CAPA's webhook and EKS's launch template rules do: the instance type and
+// the root disk are the template's (awsLaunchTemplate.instanceType, .rootVolume), SSH
+// access is the template's key pair and security groups (not spec.remoteAccess), the IAM
+// instance profile is EKS's (from spec.roleName), Spot is spec.capacityType, and a custom
+// AMI (awsLaunchTemplate.ami.id) has no EKS release version (spec.amiVersion). A node
+// group keeps the launch template it was created with (or none), under the same name.
+// +kubebuilder:validation:XValidation:rule="!has(self.awsLaunchTemplate) || !has(self.instanceType)",message="spec.instanceType cannot be set with spec.awsLaunchTemplate: set spec.awsLaunchTemplate.instanceType instead",fieldPath=".instanceType"
+// +kubebuilder:validation:XValidation:rule="!has(self.awsLaunchTemplate) || !has(self.diskSize)",message="spec.diskSize cannot be set with spec.awsLaunchTemplate: set spec.awsLaunchTemplate.rootVolume.size instead",fieldPath=".diskSize"
+// +kubebuilder:validation:XValidation:rule="!has(self.awsLaunchTemplate) || !has(self.remoteAccess)",message="spec.remoteAccess cannot be set with spec.awsLaunchTemplate (EKS refuses remote access with a launch template): set spec.awsLaunchTemplate.sshKeyName and additionalSecurityGroups instead",fieldPath=".remoteAccess"
+// +kubebuilder:validation:XValidation:rule="!has(self.awsLaunchTemplate) || !has(self.awsLaunchTemplate.iamInstanceProfile) || self.awsLaunchTemplate.iamInstanceProfile == ''",message="spec.awsLaunchTemplate.iamInstanceProfile is prohibited in an EKS managed node group's launch template: EKS sets the instance profile of the node role (spec.roleName)",fieldPath=".awsLaunchTemplate.iamInstanceProfile"
+// +kubebuilder:validation:XValidation:rule="!has(self.awsLaunchTemplate) || !has(self.awsLaunchTemplate.spotMarketOptions)",message="spec.awsLaunchTemplate.spotMarketOptions is prohibited in an EKS managed node group's launch template: set spec.capacityType: spot instead",fieldPath=".awsLaunchTemplate.spotMarketOptions"
+// +kubebuilder:validation:XValidation:rule="!has(self.awsLaunchTemplate) || !has(self.awsLaunchTemplate.ami) || !has(self.awsLaunchTemplate.ami.id) || !has(self.amiVersion)",message="spec.amiVersion cannot be set with a custom AMI (spec.awsLaunchTemplate.ami.id): EKS has no release version for it",fieldPath=".amiVersion"
+// +kubebuilder:validation:XValidation:rule="has(self.awsLaunchTemplate) == has(oldSelf.awsLaunchTemplate)",message="spec.awsLaunchTemplate cannot be added to or removed from an existing node group: EKS keeps the launch template a node group was created with (or none); create a new pool instead",fieldPath=".awsLaunchTemplate"
+// +kubebuilder:validation:XValidation:rule="!has(self.awsLaunchTemplate) || !has(oldSelf.awsLaunchTemplate) || (has(self.awsLaunchTemplate.name) ? self.awsLaunchTemplate.name : '') == (has(oldSelf.awsLaunchTemplate.name) ? oldSelf.awsLaunchTemplate.name : '')",message="spec.awsLaunchTemplate.name is immutable: EKS updates a node group only to versions of the launch template it was created with",fieldPath=".awsLaunchTemplate.name"
 type AWSManagedMachinePoolSpec struct {
 	// EKSNodegroupName is the node group's name; generated when empty. Immutable.
 	// +optional
@@ -189,7 +212,11 @@ type AWSManagedMachinePoolSpec struct {
 	// +optional
 	UpdateConfig *UpdateConfig `json:"updateConfig,omitempty"`
 
-	// AWSLaunchTemplate, when set, runs the node group from a launch template.
+	// AWSLaunchTemplate, when set, runs the node group from a launch template mpool
+	// creates (named awsLaunchTemplate.name, else "<AWSManagedControlPlane>-<pool>") and
+	// versions: a change of it is a new template version, which EKS rolls the nodes to.
+	// Added or removed only with a new node group; see the spec's rules for what it
+	// excludes.
 	// +optional
 	AWSLaunchTemplate *AWSLaunchTemplate `json:"awsLaunchTemplate,omitempty"`
 }
@@ -202,10 +229,12 @@ type AWSManagedMachinePoolStatus struct {
 	// Replicas is the number of nodes of the group.
 	// +optional
 	Replicas int32 `json:"replicas"`
-	// LaunchTemplateID is the ID of the launch template, if any.
+	// LaunchTemplateID is the ID of the launch template mpool made from
+	// spec.awsLaunchTemplate, if any.
 	// +optional
 	LaunchTemplateID *string `json:"launchTemplateID,omitempty"`
-	// LaunchTemplateVersion is the launch template version in use.
+	// LaunchTemplateVersion is the launch template version the node group launches
+	// new nodes from.
 	// +optional
 	LaunchTemplateVersion *string `json:"launchTemplateVersion,omitempty"`
 	// FailureReason is set on a terminal problem, as a succinct machine-readable value.

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
@@ -22,7 +23,9 @@ import (
 // TestEKSUpdateBlockedByPDB: a PodDisruptionBudget that blocks a drain
 // fails EKS's update (force false) with PodEvictionFailure once the
 // eviction timeout has passed; the pool says so in EKSNodegroupReady, and
-// mpool waits instead of asking for the same update again in a loop.
+// mpool waits instead of asking for the same update again in a loop. The
+// annotation mpool.dev/eks-force-update: "true" asks for it again at once,
+// forced, and it goes through the PodDisruptionBudget.
 func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	cloud := startCloudWith(t, "1.32", &cloudsim.EKSFace{PodEvictionTimeout: time.Second})
 	f := newFixture(t, cloud)
@@ -90,6 +93,26 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	ng, err := f.describe()
 	if err != nil || *ng.Nodegroup.Version != "1.31" {
 		t.Fatalf("after the failed update the node group is at %v (%v); want 1.31", ng, err)
+	}
+	if c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); !strings.Contains(c.Message, infrav1.AnnotationEKSForceUpdate) {
+		t.Errorf("EKSNodegroupReady does not say how to force the update: %s", c.Message)
+	}
+
+	// Forced: the same update again at once, through the budget.
+	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+		t.Fatal(err)
+	}
+	forced := pool.DeepCopy()
+	forced.Annotations = map[string]string{infrav1.AnnotationEKSForceUpdate: "true"}
+	if err := env.Client.Patch(f.ctx, forced, client.MergeFrom(pool)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.32.0") })
+	if n := f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion); n != 2 {
+		t.Fatalf("%d UpdateNodegroupVersion in all; want the failed one and the forced one", n)
+	}
+	if ng, err := f.describe(); err != nil || *ng.Nodegroup.Version != "1.32" {
+		t.Fatalf("after the forced update the node group is at %v (%v); want 1.32", ng, err)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +22,10 @@ import (
 
 // ProviderName labels the EKS provider in metrics, events and logs.
 const ProviderName = "eks"
+
+// AnnotationForceUpdate on a pool set to "true" forces its node group's
+// version updates (see infrav1.AnnotationEKSForceUpdate).
+const AnnotationForceUpdate = infrav1.AnnotationEKSForceUpdate
 
 // maxNodegroupName is EKS's limit on a node group's name.
 const maxNodegroupName = 63
@@ -49,6 +55,9 @@ type Nodegroup struct {
 	// stale forever.
 	NodeRole     string        `json:"-"`
 	RemoteAccess *RemoteAccess `json:"-"`
+	// LaunchTemplate is the node group's launch template (from
+	// spec.awsLaunchTemplate), nil for the one EKS makes itself.
+	LaunchTemplate *Template `json:"launchTemplate,omitempty"`
 }
 
 // RemoteAccess is a node group's SSH access.
@@ -65,6 +74,10 @@ type Settings struct {
 	Taints                   []Taint
 	MaxUnavailable           int32
 	MaxUnavailablePercentage int32
+	// ForceUpdate asks EKS for forced version updates (the pool's
+	// infrav1.AnnotationEKSForceUpdate): a node whose drain a
+	// PodDisruptionBudget blocks is terminated anyway.
+	ForceUpdate bool
 }
 
 // Taint is a node group taint in EKS's terms (effect NO_SCHEDULE, ...).
@@ -161,9 +174,6 @@ func NodegroupName(pool *infrav1.AWSManagedMachinePool) string {
 func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desired, error) {
 	pool := p.(*infrav1.AWSManagedMachinePool)
 	spec := pool.Spec
-	if spec.AWSLaunchTemplate != nil {
-		return infrapool.Desired{}, fmt.Errorf("spec.awsLaunchTemplate is not supported by mpool's EKS node groups yet: remove it (EKS then launches its own AMI of spec.amiType)")
-	}
 	if len(spec.SubnetIDs) == 0 {
 		return infrapool.Desired{}, fmt.Errorf("spec.subnetIDs is required: mpool does not look the cluster's subnets up by spec.availabilityZones yet")
 	}
@@ -171,7 +181,8 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	if owner.MachinePool != nil {
 		replicas = ptr.Deref(owner.MachinePool.Spec.Replicas, 1)
 	}
-	st := Settings{MinSize: 0, MaxSize: max(replicas, 1), Labels: maps.Clone(spec.Labels)}
+	st := Settings{MinSize: 0, MaxSize: max(replicas, 1), Labels: maps.Clone(spec.Labels),
+		ForceUpdate: pool.Annotations[infrav1.AnnotationEKSForceUpdate] == "true"}
 	if sc := spec.Scaling; sc != nil {
 		st.MinSize = ptr.Deref(sc.MinSize, st.MinSize)
 		st.MaxSize = ptr.Deref(sc.MaxSize, st.MaxSize)
@@ -203,6 +214,17 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	if r := spec.RemoteAccess; r != nil {
 		ng.RemoteAccess = &RemoteAccess{SSHKeyName: ptr.Deref(r.SSHKeyName, ""), SourceSecurityGroups: r.SourceSecurityGroups}
 	}
+	if t := spec.AWSLaunchTemplate; t != nil {
+		lt, err := templateOf(pool, owner, t)
+		if err != nil {
+			return infrapool.Desired{}, err
+		}
+		ng.LaunchTemplate = lt
+		if lt.ImageID != "" {
+			// A custom AMI: EKS takes no AMI type with it (as CAPA sends none).
+			ng.AMIType = ""
+		}
+	}
 	if ng.ReleaseVersion != "" && owner.Version != "" && !strings.HasPrefix(ng.ReleaseVersion, minorVersion(owner.Version)+".") {
 		return infrapool.Desired{}, fmt.Errorf("spec.amiVersion %s is not a release of the MachinePool's Kubernetes version %s", ng.ReleaseVersion, owner.Version)
 	}
@@ -212,14 +234,83 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		tags[awsprovider.TagClusterPrefix+owner.MachinePool.Spec.ClusterName] = "owned"
 	}
 	tags[awsprovider.TagPool] = pool.Namespace + "/" + pool.Name
+	instanceType := ng.InstanceType
+	if ng.LaunchTemplate != nil {
+		instanceType = ng.LaunchTemplate.InstanceType
+	}
 	m := scalegroup.Model{
-		InstanceType: ng.InstanceType,
+		InstanceType: instanceType,
 		Version:      owner.Version,
 		Tags:         tags,
 		Provider:     ng,
 		InPlace:      st,
 	}
 	return infrapool.Desired{Model: m, Strategy: Strategy(spec.UpdateConfig)}, nil
+}
+
+// templateOf is the pool's launch template: named spec.awsLaunchTemplate.name,
+// else "<AWSManagedControlPlane>-<pool>" as CAPA names it.
+func templateOf(pool *infrav1.AWSManagedMachinePool, owner infrapool.Owner, t *infrav1.AWSLaunchTemplate) (*Template, error) {
+	switch {
+	case t.IamInstanceProfile != "":
+		return nil, fmt.Errorf("spec.awsLaunchTemplate.iamInstanceProfile is prohibited in an EKS managed node group's launch template: EKS sets the node role's (spec.roleName)")
+	case t.SpotMarketOptions != nil:
+		return nil, fmt.Errorf("spec.awsLaunchTemplate.spotMarketOptions is prohibited in an EKS managed node group's launch template: set spec.capacityType: spot")
+	case t.AMI.EKSOptimizedLookupType != nil || t.ImageLookupFormat != "" || t.ImageLookupOrg != "" || t.ImageLookupBaseOS != "":
+		return nil, fmt.Errorf("spec.awsLaunchTemplate's AMI lookups (ami.eksLookupType, imageLookupFormat, imageLookupOrg, imageLookupBaseOS) are not supported by mpool's EKS node groups yet: set spec.awsLaunchTemplate.ami.id, or none for the AMI EKS picks by spec.amiType")
+	}
+	name := t.Name
+	if name == "" {
+		cp := ""
+		if owner.InfraCluster != nil {
+			cp = owner.InfraCluster.GetName()
+		}
+		if cp == "" {
+			return nil, fmt.Errorf("spec.awsLaunchTemplate.name is empty and the Cluster's AWSManagedControlPlane is not known to name the launch template after")
+		}
+		name = cp + "-" + pool.Name
+		if len(name) > maxTemplateName {
+			name = infrapool.GroupName(pool.Namespace, name, maxTemplateName)
+		}
+	}
+	lt := &Template{
+		Name:                  name,
+		ImageID:               ptr.Deref(t.AMI.ID, ""),
+		InstanceType:          t.InstanceType,
+		RootVolume:            volume(t.RootVolume),
+		SSHKeyName:            ptr.Deref(t.SSHKeyName, ""),
+		CapacityReservationID: ptr.Deref(t.CapacityReservationID, ""),
+	}
+	for i := range t.NonRootVolumes {
+		lt.NonRootVolumes = append(lt.NonRootVolumes, *volume(&t.NonRootVolumes[i]))
+	}
+	for i, sg := range t.AdditionalSecurityGroups {
+		if sg.ID == nil || *sg.ID == "" {
+			return nil, fmt.Errorf("spec.awsLaunchTemplate.additionalSecurityGroups[%d]: mpool's EKS node groups take security groups by id only", i)
+		}
+		lt.SecurityGroupIDs = append(lt.SecurityGroupIDs, *sg.ID)
+	}
+	if m := t.InstanceMetadataOptions; m != nil {
+		lt.Metadata = &awsprovider.Metadata{HTTPEndpoint: m.HTTPEndpoint, HTTPPutResponseHopLimit: int32(m.HTTPPutResponseHopLimit),
+			HTTPTokens: m.HTTPTokens, InstanceMetadataTags: m.InstanceMetadataTags}
+	}
+	if d := t.PrivateDNSName; d != nil {
+		lt.PrivateDNSName = &awsprovider.PrivateDNSName{EnableResourceNameDNSAAAARecord: d.EnableResourceNameDNSAAAARecord,
+			EnableResourceNameDNSARecord: d.EnableResourceNameDNSARecord, HostnameType: ptr.Deref(d.HostnameType, "")}
+	}
+	return lt, nil
+}
+
+func volume(v *infrav1.Volume) *awsprovider.Volume {
+	if v == nil {
+		return nil
+	}
+	out := &awsprovider.Volume{DeviceName: v.DeviceName, SizeGiB: int32(v.Size), Type: v.Type, IOPS: int32(v.IOPS),
+		Encrypted: v.Encrypted, KMSKeyID: v.EncryptionKey}
+	if v.Throughput != nil {
+		out.Throughput = int32(*v.Throughput)
+	}
+	return out
 }
 
 // capacityType is EKS's name of a pool's capacity type.
@@ -246,8 +337,12 @@ func Strategy(uc *infrav1.UpdateConfig) rollout.Strategy {
 	return rollout.Strategy{MaxSurge: ptr.To(v), MaxUnavailable: ptr.To(v)}
 }
 
-// WritePool implements infrapool.Adapter: the contract's fields and the
-// engine's conditions mirrored under CAPA's names (EKSNodegroupReady).
+// WritePool implements infrapool.Adapter: the contract's fields, the
+// launch template and version the node group launches from
+// (status.launchTemplateID, launchTemplateVersion, as CAPA's), and the
+// engine's conditions mirrored under CAPA's names (EKSNodegroupReady, and
+// LaunchTemplateReady for a pool with spec.awsLaunchTemplate, see
+// setTemplateCondition).
 func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
 	pool := p.(*infrav1.AWSManagedMachinePool)
 	st := &pool.Status
@@ -255,23 +350,57 @@ func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
 	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
 	st.ObservedGeneration = r.ObservedGeneration
 	infrapool.MirrorConditions(pool, conditionAliases)
-	if !r.Observed {
-		return
+	if r.Observed {
+		pool.Spec.ProviderIDList = r.ProviderIDList
+		st.Ready = r.Ready
+		st.Replicas = r.Replicas
+		if t := r.Template; t != nil && t.ID != "" {
+			st.LaunchTemplateID, st.LaunchTemplateVersion = ptr.To(t.ID), nil
+			if t.Version != "" {
+				st.LaunchTemplateVersion = ptr.To(t.Version)
+			}
+		}
 	}
-	pool.Spec.ProviderIDList = r.ProviderIDList
-	st.Ready = r.Ready
-	st.Replicas = r.Replicas
+	if pool.Spec.AWSLaunchTemplate != nil {
+		setTemplateCondition(pool)
+	}
 }
+
+// setTemplateCondition writes CAPA's LaunchTemplateReady: False
+// (LaunchTemplateReconcileFailed) while writing the launch template fails,
+// the error in the message; True once the node group runs a version of it
+// (status.launchTemplateID); False (LaunchTemplateNotFound) before.
+func setTemplateCondition(pool *infrav1.AWSManagedMachinePool) {
+	conds := pool.GetConditions()
+	c := metav1.Condition{Type: infrav1.LaunchTemplateReadyCondition, ObservedGeneration: pool.Generation}
+	sg := meta.FindStatusCondition(conds, infrav1.ScaleGroupReadyCondition)
+	switch {
+	case sg != nil && sg.Status == metav1.ConditionFalse && strings.Contains(sg.Message, templateErrorMarker):
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "LaunchTemplateReconcileFailed", sg.Message
+	case pool.Status.LaunchTemplateID != nil:
+		c.Status, c.Reason = metav1.ConditionTrue, "LaunchTemplateReady"
+		c.Message = "the node group launches from launch template " + *pool.Status.LaunchTemplateID
+		if v := pool.Status.LaunchTemplateVersion; v != nil {
+			c.Message += " version " + *v
+		}
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, "LaunchTemplateNotFound", "the launch template is not created yet"
+	}
+	meta.SetStatusCondition(&conds, c)
+	pool.SetConditions(conds)
+}
+
+// nodegroupAlias is EKSNodegroupReady, the engine's ScaleGroupReady under
+// CAPA's name and reasons.
+var nodegroupAlias = infrapool.ConditionAlias{Type: infrav1.EKSNodegroupReadyCondition, Reasons: map[string]string{
+	infrav1.ScaleGroupNotFoundReason:        "EKSNodegroupNotFound",
+	infrav1.ScaleGroupProvisionFailedReason: "EKSNodegroupReconciliationFailed",
+	infrav1.ScaleGroupDeletingReason:        "EKSNodegroupDeletionInProgress",
+}}
 
 // conditionAliases are the engine's conditions under CAPA's names.
 var conditionAliases = map[string][]infrapool.ConditionAlias{
-	infrav1.ScaleGroupReadyCondition: {
-		{Type: infrav1.EKSNodegroupReadyCondition, Reasons: map[string]string{
-			infrav1.ScaleGroupNotFoundReason:        "EKSNodegroupNotFound",
-			infrav1.ScaleGroupProvisionFailedReason: "EKSNodegroupReconciliationFailed",
-			infrav1.ScaleGroupDeletingReason:        "EKSNodegroupDeletionInProgress",
-		}},
-	},
+	infrav1.ScaleGroupReadyCondition: {nodegroupAlias},
 }
 
 // InstanceID implements infrapool.Adapter.

@@ -31,6 +31,30 @@
 // group out of date, so the engine applies it again, and instances of an
 // older release are reported stale until EKS replaces them.
 //
+// # Launch templates
+//
+// A pool with spec.awsLaunchTemplate gets a launch template of its own in
+// EC2 (Template: named awsLaunchTemplate.name, else
+// "<AWSManagedControlPlane>-<pool>" as CAPA names it, tagged
+// mpool.dev/eks-nodegroup), created before the node group and passed to it
+// as {id, version}. Each version's description holds the hash of the
+// Template it was written from, so a changed template is one new version
+// (CreateLaunchTemplateVersion), found again after a restart, and one
+// UpdateNodegroupVersion with the launch template, before any Kubernetes
+// version or release update (one at a time, as CAPA does). The model target
+// then carries the template version too ("<version>/<release>/<id>:<n>"),
+// as does each instance's release tag. Delete deletes the template with the
+// node group, as CAPA does.
+//
+// # Forced updates
+//
+// EKS fails an update whose drain a PodDisruptionBudget blocks
+// (PodEvictionFailure) unless it is forced. mpool does not ask for a
+// failed update again for Options.RetryFailedUpdateAfter; with the pool's
+// annotation mpool.dev/eks-force-update: "true" (Settings.ForceUpdate) every
+// UpdateNodegroupVersion is forced, and one EKS failed with
+// PodEvictionFailure is asked for again at once.
+//
 // # Endpoints
 //
 // EKS and EC2 are separate endpoints: Options.Endpoint is EKS's (the

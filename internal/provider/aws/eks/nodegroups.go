@@ -209,6 +209,9 @@ func describe(ctx context.Context, c *sdkClients, cluster string, ref scalegroup
 // group maps a node group and its instances.
 func (s *Nodegroups) group(ctx context.Context, c *sdkClients, cluster string, ref scalegroup.Ref, ng *ekstypes.Nodegroup) (*scalegroup.Group, error) {
 	g := &scalegroup.Group{Name: ref.Name}
+	if lt := ng.LaunchTemplate; lt != nil && aws.ToString(lt.Id) != "" {
+		g.Template = &scalegroup.TemplateRef{ID: aws.ToString(lt.Id), Version: aws.ToString(lt.Version)}
+	}
 	if sc := ng.ScalingConfig; sc != nil {
 		g.Capacity = aws.ToInt32(sc.DesiredSize)
 	}
@@ -284,7 +287,7 @@ func instance(i ec2types.Instance, hash, target string) scalegroup.Instance {
 	id := aws.ToString(i.InstanceId)
 	out := scalegroup.Instance{ID: id, ProviderID: "aws:///" + zone + "/" + id, Zone: zone, CreatedAt: aws.ToTime(i.LaunchTime)}
 	rel := tags[TagRelease]
-	if hash != "" && meetsTarget(target, versionAndRelease(rel)) {
+	if hash != "" && meetsTarget(target, rel) {
 		out.ModelHash = hash
 	} else {
 		out.ModelHash = staleHashPrefix + rel
@@ -304,34 +307,46 @@ func instance(i ec2types.Instance, hash, target string) scalegroup.Instance {
 	return out
 }
 
-// versionAndRelease is the "<version>/<release version>" of an instance's
-// release tag.
-func versionAndRelease(rel string) string {
-	parts := strings.SplitN(rel, "/", 3)
-	if len(parts) < 2 {
-		return rel
-	}
-	return parts[0] + "/" + parts[1]
-}
-
-// releaseOf is a node group's "<version>/<release version>".
+// releaseOf is a node group's release: "<version>/<release version>",
+// and "/<launch template id>:<version>" when it has a launch template (the
+// form of an instance's TagRelease).
 func releaseOf(ng *ekstypes.Nodegroup) string {
-	return aws.ToString(ng.Version) + "/" + aws.ToString(ng.ReleaseVersion)
+	rel := aws.ToString(ng.Version) + "/" + aws.ToString(ng.ReleaseVersion)
+	if lt := ng.LaunchTemplate; lt != nil {
+		rel += "/" + templateRelease(aws.ToString(lt.Id), aws.ToString(lt.Version))
+	}
+	return rel
 }
 
-// target is the model target tag of a version and release version ("" for
-// EKS's latest).
-func target(version, release string) string { return version + "/" + release }
+// templateRelease is a launch template version in a release
+// ("<id>:<version>").
+func templateRelease(id, version string) string { return id + ":" + version }
 
-// meetsTarget reports whether a release "<version>/<release version>" is
-// the target's (an empty target version or release accepts any).
+// target is the model target tag of a version, release version ("" for
+// EKS's latest) and launch template version ("" for none).
+func target(version, release, template string) string {
+	t := version + "/" + release
+	if template != "" {
+		t += "/" + template
+	}
+	return t
+}
+
+// meetsTarget reports whether a release "<version>/<release
+// version>[/<template>:<version>]" is the target's: each part the target
+// has is the release's (an empty target version or release accepts any,
+// as does a target without a launch template part).
 func meetsTarget(tgt, release string) bool {
 	if tgt == "" {
 		return false
 	}
-	tv, tr, _ := strings.Cut(tgt, "/")
-	rv, rr, _ := strings.Cut(release, "/")
-	return (tv == "" || tv == rv) && (tr == "" || tr == rr)
+	tp, rp := strings.SplitN(tgt, "/", 3), strings.SplitN(release, "/", 3)
+	for i, p := range tp {
+		if p != "" && (i >= len(rp) || rp[i] != p) {
+			return false
+		}
+	}
+	return true
 }
 
 // failedUpdateMessage says why EKS failed an update, with its errors
@@ -373,7 +388,14 @@ func sameVersionUpdate(u *ekstypes.Update, in *eks.UpdateNodegroupVersionInput) 
 		params[p.Type] = aws.ToString(p.Value)
 	}
 	return (in.Version == nil || params[ekstypes.UpdateParamTypeVersion] == *in.Version) &&
-		(in.ReleaseVersion == nil || params[ekstypes.UpdateParamTypeReleaseVersion] == *in.ReleaseVersion)
+		(in.ReleaseVersion == nil || params[ekstypes.UpdateParamTypeReleaseVersion] == *in.ReleaseVersion) &&
+		(in.LaunchTemplate == nil || params[ekstypes.UpdateParamTypeLaunchTemplateVersion] == aws.ToString(in.LaunchTemplate.Version))
+}
+
+// evictionFailed reports whether EKS failed u because a drain was blocked
+// (PodEvictionFailure), which a forced update goes through.
+func evictionFailed(u *ekstypes.Update) bool {
+	return slices.ContainsFunc(u.Errors, func(e ekstypes.ErrorDetail) bool { return e.ErrorCode == ekstypes.ErrorCodePodEvictionFailure })
 }
 
 func (s *Nodegroups) retryFailedUpdateAfter() time.Duration {
@@ -453,19 +475,30 @@ func (s *Nodegroups) create(ctx context.Context, c *sdkClients, cluster string, 
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	tags[TagModelHash], tags[TagModelTarget] = spec.ModelHash, target(version, m.ReleaseVersion)
+	tpl := ""
+	var lt *ekstypes.LaunchTemplateSpecification
+	if m.LaunchTemplate != nil {
+		v, err := s.ensureTemplate(ctx, c, cluster, ref, *m.LaunchTemplate, spec.Model.Tags)
+		if err != nil {
+			return err
+		}
+		tpl = templateRelease(v.id, v.String())
+		lt = &ekstypes.LaunchTemplateSpecification{Id: aws.String(v.id), Version: aws.String(v.String())}
+	}
+	tags[TagModelHash], tags[TagModelTarget] = spec.ModelHash, target(version, m.ReleaseVersion, tpl)
 	in := &eks.CreateNodegroupInput{
-		ClusterName:   aws.String(cluster),
-		NodegroupName: aws.String(ref.Name),
-		NodeRole:      aws.String(m.NodeRole),
-		Subnets:       m.Subnets,
-		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(min(st.MinSize, spec.Capacity)), MaxSize: aws.Int32(max(st.MaxSize, spec.Capacity, 1)), DesiredSize: aws.Int32(spec.Capacity)},
-		Labels:        st.Labels,
-		Taints:        taintsOf(st.Taints),
-		Tags:          tags,
-		UpdateConfig:  updateConfigOf(st),
-		CapacityType:  ekstypes.CapacityTypes(m.CapacityType),
-		AmiType:       ekstypes.AMITypes(m.AMIType),
+		ClusterName:    aws.String(cluster),
+		NodegroupName:  aws.String(ref.Name),
+		NodeRole:       aws.String(m.NodeRole),
+		Subnets:        m.Subnets,
+		ScalingConfig:  &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(min(st.MinSize, spec.Capacity)), MaxSize: aws.Int32(max(st.MaxSize, spec.Capacity, 1)), DesiredSize: aws.Int32(spec.Capacity)},
+		Labels:         st.Labels,
+		Taints:         taintsOf(st.Taints),
+		Tags:           tags,
+		UpdateConfig:   updateConfigOf(st),
+		CapacityType:   ekstypes.CapacityTypes(m.CapacityType),
+		AmiType:        ekstypes.AMITypes(m.AMIType),
+		LaunchTemplate: lt,
 	}
 	if version != "" {
 		in.Version = aws.String(version)
@@ -497,6 +530,10 @@ func immutable(ng *ekstypes.Nodegroup, m Nodegroup) error {
 	want := slices.Clone(m.Subnets)
 	slices.Sort(want)
 	switch {
+	case m.LaunchTemplate != nil && ng.LaunchTemplate == nil:
+		return immutableErr("spec.awsLaunchTemplate", "none (EKS's own)", m.LaunchTemplate.Name)
+	case m.LaunchTemplate == nil && ng.LaunchTemplate != nil:
+		return immutableErr("spec.awsLaunchTemplate", aws.ToString(ng.LaunchTemplate.Id), "none")
 	case m.InstanceType != "" && !slices.Equal(ng.InstanceTypes, []string{m.InstanceType}):
 		return immutableErr("spec.instanceType", strings.Join(ng.InstanceTypes, ","), m.InstanceType)
 	case m.AMIType != "" && string(ng.AmiType) != m.AMIType:
@@ -522,25 +559,49 @@ func (s *Nodegroups) update(ctx context.Context, c *sdkClients, cluster string, 
 		_, err := c.eks.UpdateNodegroupConfig(ctx, in)
 		return cloudError(err, ref)
 	}
-	tgt := target(version, m.ReleaseVersion)
 	if version == "" {
-		tgt = target(aws.ToString(ng.Version), m.ReleaseVersion)
+		version = aws.ToString(ng.Version)
 	}
+	tpl := ""
+	var ltUpdate *ekstypes.LaunchTemplateSpecification
+	if m.LaunchTemplate != nil {
+		v, err := s.ensureTemplate(ctx, c, cluster, ref, *m.LaunchTemplate, spec.Model.Tags)
+		if err != nil {
+			return err
+		}
+		if have := aws.ToString(ng.LaunchTemplate.Id); have != v.id {
+			return immutableErr("spec.awsLaunchTemplate", "launch template "+have, "launch template "+v.id+" ("+m.LaunchTemplate.Name+")")
+		}
+		tpl = templateRelease(v.id, v.String())
+		if aws.ToString(ng.LaunchTemplate.Version) != v.String() {
+			ltUpdate = &ekstypes.LaunchTemplateSpecification{Id: aws.String(v.id), Version: aws.String(v.String())}
+		}
+	}
+	tgt := target(version, m.ReleaseVersion, tpl)
 	if !meetsTarget(tgt, releaseOf(ng)) {
-		in := &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(cluster), NodegroupName: aws.String(ref.Name)}
-		tv, _, _ := strings.Cut(tgt, "/")
-		if next := nextMinor(aws.ToString(ng.Version), tv); next != "" {
-			in.Version = aws.String(next)
+		in := &eks.UpdateNodegroupVersionInput{ClusterName: aws.String(cluster), NodegroupName: aws.String(ref.Name), Force: st.ForceUpdate}
+		if ltUpdate != nil {
+			// The launch template version first, alone, as CAPA does; the
+			// Kubernetes version or release next, if they differ too.
+			in.LaunchTemplate = ltUpdate
+		} else {
+			tv, _, _ := strings.Cut(tgt, "/")
+			if next := nextMinor(aws.ToString(ng.Version), tv); next != "" {
+				in.Version = aws.String(next)
+			}
+			if m.ReleaseVersion != "" && (in.Version == nil || *in.Version == tv) {
+				in.ReleaseVersion = aws.String(m.ReleaseVersion)
+			}
 		}
-		if m.ReleaseVersion != "" && (in.Version == nil || *in.Version == tv) {
-			in.ReleaseVersion = aws.String(m.ReleaseVersion)
-		}
-		if u := latestUpdate(ctx, c, cluster, ref); u != nil && u.Status == ekstypes.UpdateStatusFailed && sameVersionUpdate(u, in) {
+		if u := latestUpdate(ctx, c, cluster, ref); u != nil && u.Status == ekstypes.UpdateStatusFailed && sameVersionUpdate(u, in) &&
+			!(st.ForceUpdate && evictionFailed(u)) {
+			// With force asked for, an update EKS failed for a blocked drain
+			// is asked for again at once, forced.
 			if wait := s.retryFailedUpdateAfter() - s.clock.Since(aws.ToTime(u.CreatedAt)); wait > 0 {
 				// EKS failed this very update a moment ago: wait rather
 				// than fail it again in a loop.
 				return &scalegroup.Error{Reason: scalegroup.ReasonTransient, RetryAfter: wait.Round(time.Second),
-					Message: failedUpdateMessage(u) + "; mpool asks for it again after " + s.retryFailedUpdateAfter().String() + ", or at once for another spec"}
+					Message: failedUpdateMessage(u) + "; mpool asks for it again after " + s.retryFailedUpdateAfter().String() + ", or at once for another spec" + forceHint(u)}
 			}
 		}
 		// The hash first: the instances EKS launches for the update carry it.
@@ -556,6 +617,14 @@ func (s *Nodegroups) update(ctx context.Context, c *sdkClients, cluster string, 
 	}
 	want[TagModelHash], want[TagModelTarget] = spec.ModelHash, tgt
 	return s.tag(ctx, c, ref, ng, want)
+}
+
+// forceHint tells how to force an update EKS failed for a blocked drain.
+func forceHint(u *ekstypes.Update) string {
+	if !evictionFailed(u) {
+		return ""
+	}
+	return ", or forced (a PodDisruptionBudget blocks a drain) once the pool has the annotation " + AnnotationForceUpdate + `: "true"`
 }
 
 // tag writes the tags of want the node group does not have.
@@ -705,10 +774,15 @@ func (s *Nodegroups) Delete(ctx context.Context, ref scalegroup.Ref) error {
 	}
 	_, err = c.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String(cluster), NodegroupName: aws.String(ref.Name)})
 	var nf *ekstypes.ResourceNotFoundException
-	if err == nil || errors.As(err, &nf) {
-		return nil
+	if err != nil && !errors.As(err, &nf) {
+		return fmt.Errorf("deleting node group %s: %w", ref, cloudError(err, ref))
 	}
-	return fmt.Errorf("deleting node group %s: %w", ref, cloudError(err, ref))
+	// Its launch template goes with it, as CAPA deletes it: EKS launches
+	// from its own copy, so nothing the deletion does needs it.
+	if err := s.deleteTemplates(ctx, c, cluster, ref); err != nil {
+		return fmt.Errorf("deleting node group %s: %w", ref, err)
+	}
+	return nil
 }
 
 // cloudError maps EKS's own error codes, then hands the others to the AWS

@@ -19,6 +19,10 @@ func TestMeetsTarget(t *testing.T) {
 		{name: "an older version", target: "1.32/", release: "1.31/1.31.0-20261101"},
 		{name: "no version asked for: the cluster's", target: "/", release: "1.31/1.31.0-20261101", want: true},
 		{name: "no target: not mpool's node group", target: "", release: "1.31/1.31.0-20261101"},
+		{name: "an instance of a node group without a launch template", target: "1.31/", release: "1.31/1.31.0-20261101/", want: true},
+		{name: "the launch template version asked for", target: "1.31//lt-1:2", release: "1.31/1.31.0-20261101/lt-1:2", want: true},
+		{name: "an older launch template version", target: "1.31//lt-1:2", release: "1.31/1.31.0-20261101/lt-1:1"},
+		{name: "a launch template asked for, none run", target: "1.31//lt-1:2", release: "1.31/1.31.0-20261101"},
 	} {
 		if got := meetsTarget(tt.target, tt.release); got != tt.want {
 			t.Errorf("%s: meetsTarget(%q, %q) = %v, want %v", tt.name, tt.target, tt.release, got, tt.want)
