@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
@@ -26,12 +27,20 @@ type awsTestEnv struct {
 	ec2 *ec2.Client
 }
 
+// awsConfig is the SDK configuration of the face tests' clients.
 func awsConfig(url, key, secret string) aws.Config {
 	return aws.Config{
-		Region:           AWSDefaultRegion,
-		Credentials:      credentials.NewStaticCredentialsProvider(key, secret, ""),
-		BaseEndpoint:     aws.String(url),
-		RetryMaxAttempts: 1,
+		Region:       AWSDefaultRegion,
+		Credentials:  credentials.NewStaticCredentialsProvider(key, secret, ""),
+		BaseEndpoint: aws.String(url),
+		// API errors come back at once (the tests assert them); a dropped
+		// connection is retried, as the SDK's standard retryer would.
+		Retryer: func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = 3
+				o.Retryables = []retry.IsErrorRetryable{retry.RetryableConnectionError{}}
+			})
+		},
 	}
 }
 
