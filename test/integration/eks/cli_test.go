@@ -1,0 +1,88 @@
+package eks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv"
+)
+
+// TestAWSCLISeesTheNodegroup: an independent client, the AWS CLI, sees the
+// node group mpool manages in the simulated EKS (describe-nodegroup), as
+// the AWS tests' TestAWSCLISeesThePool sees their Auto Scaling Group.
+func TestAWSCLISeesTheNodegroup(t *testing.T) {
+	cli := awsCLI(t)
+	cloud := startCloud(t, "1.32")
+	f := newFixture(t, cloud)
+	startManager(t, f)
+	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
+		f.create(obj)
+	}
+	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+
+	cmd := exec.Command(cli, "--endpoint-url", cloud.FaceURL(cloudsim.EKSFaceName), "--region", cloudsim.AWSDefaultRegion, "--output", "json",
+		"eks", "describe-nodegroup", "--cluster-name", cloudsim.EKSDefaultClusterName, "--nodegroup-name", f.nodegroup())
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+cloudsim.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+cloudsim.AWSDefaultSecretAccessKey,
+		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("aws eks describe-nodegroup: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("aws eks describe-nodegroup: %v", err)
+	}
+	var got struct {
+		Nodegroup struct {
+			NodegroupName, ClusterName, Status, Version, CapacityType string
+			ScalingConfig                                             struct{ MinSize, MaxSize, DesiredSize int }
+			InstanceTypes, Subnets                                    []string
+			Labels, Tags                                              map[string]string
+		}
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	ng := got.Nodegroup
+	if ng.NodegroupName != f.nodegroup() || ng.ClusterName != cloudsim.EKSDefaultClusterName || ng.Status != "ACTIVE" || ng.Version != "1.31" || ng.CapacityType != "ON_DEMAND" {
+		t.Errorf("the CLI sees node group %s of %s, %s at %s (%s)", ng.NodegroupName, ng.ClusterName, ng.Status, ng.Version, ng.CapacityType)
+	}
+	if ng.ScalingConfig.DesiredSize != 2 || ng.ScalingConfig.MinSize != 1 || ng.ScalingConfig.MaxSize != 5 {
+		t.Errorf("the CLI sees scaling %+v; the pool asks for 2 in [1, 5]", ng.ScalingConfig)
+	}
+	if strings.Join(ng.InstanceTypes, ",") != "m5.large" || strings.Join(ng.Subnets, ",") != "subnet-0123456789abcdef0" || ng.Labels["workload"] != "general" {
+		t.Errorf("the CLI sees instance types %v, subnets %v, labels %v", ng.InstanceTypes, ng.Subnets, ng.Labels)
+	}
+	if ng.Tags["example"] != "mpool" || ng.Tags["mpool.dev/model-hash"] == "" {
+		t.Errorf("the CLI sees tags %v: want the pool's additionalTags and mpool's model hash", ng.Tags)
+	}
+}
+
+// awsCLI returns the AWS CLI, installing Debian's awscli when it is
+// absent (as the AWS tests' helper of the same name, which lives in their
+// package); it skips the test, saying why, only where it cannot be had.
+func awsCLI(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("aws"); err == nil {
+		if exec.Command(p, "--version").Run() == nil {
+			return p
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "sh", "-c", "apt-get install -y -q awscli || (apt-get update -q && apt-get install -y -q awscli)").CombinedOutput(); err != nil {
+		t.Skipf("the AWS CLI is not installed and could not be (apt-get install awscli: %v):\n%s", err, out)
+	}
+	p, err := exec.LookPath("aws")
+	if err != nil {
+		t.Skipf("apt-get installed awscli but no aws command is on PATH: %v", err)
+	}
+	return p
+}
