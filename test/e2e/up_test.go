@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -263,6 +264,15 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 	}
 	if ptr.Deref(got.Spec.Replicas, 0) != 2 {
 		t.Errorf("replicas after restart = %v, want 2", got.Spec.Replicas)
+	}
+	// The restarted control plane serves conversion on a new port: a v1beta1
+	// read (what the seeds' users do) goes through the re-pointed webhook.
+	v1 := &clusterv1beta1.MachinePool{}
+	if err := up2.client(t).Get(ctx, client.ObjectKeyFromObject(azurePool), v1); err != nil {
+		t.Fatalf("reading MachinePool capz-mp-0 as v1beta1 after a restart: %v", err)
+	}
+	if ptr.Deref(v1.Spec.Replicas, 0) != 3 {
+		t.Errorf("v1beta1 replicas after restart = %v, want 3", v1.Spec.Replicas)
 	}
 
 	// A second `mpool up` on the same data directory is refused clearly.
