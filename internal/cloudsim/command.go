@@ -33,6 +33,7 @@ func NewCommand() *cobra.Command {
 		azureQuota       map[string]int
 		awsThrottle      bool
 		awsQuota         int
+		eksThrottle      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "cloud",
@@ -97,6 +98,9 @@ No CSR signer runs, so the Node is registered with the credentials of a
 				}
 				opts.Faces = append(opts.Faces, aws)
 			}
+			if eksThrottle {
+				opts.Faces = append(opts.Faces, &EKSFace{Budget: EKSDefaultBudget})
+			}
 			opts.NodeAgent.Credentials = creds
 			opts.NodeAgent.HeartbeatInterval = heartbeat
 			opts.NodeAgent.Workers = nodeAgentWorkers
@@ -133,6 +137,7 @@ No CSR signer runs, so the Node is registered with the credentials of a
 	f.BoolVar(&azureThrottle, "azure-throttle", false, "apply Azure's documented request budgets to the azure face (ARM's per-subscription reads and writes, Compute's per-scale-set writes)")
 	f.StringToIntVar(&azureQuota, "azure-vcpu-quota", nil, "regional vCPU quota of the azure face by SKU family, e.g. standardDSv3Family=100 (repeatable; default unlimited)")
 	f.BoolVar(&awsThrottle, "aws-throttle", false, "apply AWS's request budgets to the aws face (EC2's documented token buckets; Auto Scaling's chosen figures), answered Throttling / RequestLimitExceeded")
+	f.BoolVar(&eksThrottle, "eks-throttle", false, "apply a request budget to the eks face (50 requests refilled 10/s per account and region: EKS publishes no figures), answered ThrottlingException (429)")
 	f.IntVar(&awsQuota, "aws-vcpu-quota", 0, "the aws face's Running On-Demand Standard instances vCPU limit per account and region; launches beyond it fail with VcpuLimitExceeded (0: unlimited)")
 	return cmd
 }

@@ -134,7 +134,15 @@ type EKSFace struct {
 	// NodeCreationFailure naming the instances (default
 	// EKSDefaultNodeCreationTimeout).
 	NodeCreationTimeout time.Duration
+	// Budget is the request token bucket per account and region, shared by
+	// all actions (off unless set; EKSDefaultBudget is `mpool cloud
+	// --eks-throttle`'s): an exhausted one answers ThrottlingException
+	// (429).
+	Budget AWSBudget
 
+	// buckets are Budget's buckets; like the other faces', they are not
+	// persisted.
+	buckets azureBuckets
 	// mu serializes the changes of the face's data (handlers and the loop).
 	mu      sync.Mutex
 	running bool
@@ -314,7 +322,7 @@ func (h *eksHandler) authenticated(fn func(http.ResponseWriter, *http.Request, *
 			return
 		}
 		req.body = body
-		if !h.authenticate(w, r, req) {
+		if !h.authenticate(w, r, req) || !h.throttle(w, req) {
 			return
 		}
 		fn(w, r, req)

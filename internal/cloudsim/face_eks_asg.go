@@ -1,6 +1,7 @@
 package cloudsim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -13,10 +14,23 @@ import (
 // The node group's Auto Scaling group.
 
 // applyASG writes the node group's ASG (a group of the AWS face) with its
-// current model and the given capacity. New instances launch from the
-// model; existing ones keep theirs.
+// current model and the given desired capacity. New instances launch from
+// the model; existing ones keep theirs. What launchLimit holds back is not
+// launched (the group's capacity in the core stays below its desired
+// capacity, never below the instances it has) and is recorded as a failed
+// scaling activity; relaunch retries it.
 func (f *EKSFace) applyASG(env FaceEnv, n *eksNodegroup, capacity int32) (*Group, error) {
 	sc := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region))
+	existing, _ := sc.GetGroup(n.ASG)
+	core := capacity
+	fit, issue := f.launchLimit(env, n)
+	if fit >= 0 && int(capacity) > fit {
+		have := 0
+		if existing != nil {
+			have = int(existing.Capacity)
+		}
+		core = int32(max(fit, min(int(capacity), have)))
+	}
 	ami := eksImageID(n)
 	var zones []string
 	for _, s := range n.Subnets {
@@ -58,7 +72,17 @@ func (f *EKSFace) applyASG(env FaceEnv, n *eksNodegroup, capacity int32) (*Group
 		Tags:  map[string]string{EKSTagClusterName: n.Cluster, EKSTagNodegroupName: n.Name},
 		Extra: map[string]string{ExtraVersion: kubelet},
 	}
-	return sc.ApplyGroup(n.ASG, GroupSpec{Capacity: capacity, ModelHash: n.release(), Model: model, Payload: payload})
+	if core < capacity && existing != nil && existing.Capacity == core && existing.ModelHash == n.release() && bytes.Equal(existing.Payload, payload) {
+		// Still held back: nothing to write (the loop retries each tick).
+		if cd, err := sc.CustomData(n.ASG); err == nil && bytes.Equal(cd, model.CustomData) {
+			return existing, nil
+		}
+	}
+	g, err := sc.ApplyGroup(n.ASG, GroupSpec{Capacity: core, ModelHash: n.release(), Model: model, Payload: payload})
+	if err == nil && core < capacity && issue != nil {
+		f.heldBack(env, n, issue, core, capacity)
+	}
+	return g, err
 }
 
 // eksImageID is the AMI of a node group's release.

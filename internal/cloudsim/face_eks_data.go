@@ -103,6 +103,13 @@ type eksNodegroup struct {
 	Endpoint string `json:"endpoint,omitempty"`
 	// CAHash is the pin of that server's CA (kubeadm's caCertHashes).
 	CAHash string `json:"caHash,omitempty"`
+	// LTSeen: LaunchTemplate existed in the AWS face when the node group
+	// was created (its ID is the template's), so its deletion is the
+	// health issue Ec2LaunchTemplateNotFound.
+	LTSeen bool `json:"ltSeen,omitempty"`
+	// LaunchBlockedSince is when an update of the node group first found
+	// its launches held back (face_eks_health.go), zero when they are not.
+	LaunchBlockedSince time.Time `json:"launchBlockedSince,omitempty"`
 }
 
 // key identifies the node group.

@@ -242,6 +242,7 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 	if m := eksReleaseRE.FindStringSubmatch(release); m == nil || m[1] != version {
 		return nil, eksInvalid("Requested release version %s is not valid for Kubernetes version %s", release, version)
 	}
+	ltSeen := false
 	if in.LaunchTemplate != nil {
 		if in.LaunchTemplate.ID == "" && in.LaunchTemplate.Name == "" {
 			return nil, eksInvalid("launchTemplate needs an id or a name")
@@ -251,6 +252,12 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 		}
 		if in.LaunchTemplate.Version == "" {
 			in.LaunchTemplate.Version = "1"
+		}
+		// A template of the AWS face is named by its own ID and name (and
+		// watched: its deletion is a health issue); another keeps a made-up
+		// ID, as before the AWS face served templates.
+		if t := findTemplate(awsFaceOf(h.env).templates(AWSScope(req.account, req.region)), in.LaunchTemplate.ID, in.LaunchTemplate.Name); t != nil {
+			in.LaunchTemplate.ID, in.LaunchTemplate.Name, ltSeen = t.ID, t.Name, true
 		}
 		if in.LaunchTemplate.ID == "" {
 			in.LaunchTemplate.ID = "lt-" + awsHex(17, "template", req.account, req.region, in.LaunchTemplate.Name)
@@ -284,7 +291,7 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 		Status: EKSStatusCreating, Version: version, ReleaseVersion: release, AMIType: ami, CapacityType: capacity,
 		InstanceTypes: types, DiskSize: disk, Subnets: slices.Clone(in.Subnets), NodeRole: in.NodeRole, RemoteAccess: in.RemoteAccess,
 		MinSize: minSize, MaxSize: maxSize, DesiredSize: desired, Labels: in.Labels, Taints: in.Taints, Tags: in.Tags,
-		LaunchTemplate: in.LaunchTemplate, CreatedAt: now, ModifiedAt: now, MaxUnavailable: 1,
+		LaunchTemplate: in.LaunchTemplate, LTSeen: ltSeen, CreatedAt: now, ModifiedAt: now, MaxUnavailable: 1,
 	}
 	if uc := in.UpdateConfig; uc != nil {
 		n.MaxUnavailable, n.MaxUnavailPct = ptrOr(uc.MaxUnavailable, 0), ptrOr(uc.MaxUnavailablePercentage, 0)
@@ -338,8 +345,26 @@ func (h *eksHandler) describeNodegroup(w http.ResponseWriter, _ *http.Request, r
 		h.writeErr(w, req, err)
 		return
 	}
-	if n.Status == EKSStatusCreating || n.Status == EKSStatusUpdating || n.Status == EKSStatusDeleting {
+	switch n.Status {
+	case EKSStatusCreating, EKSStatusUpdating, EKSStatusDeleting:
 		h.face.kick(h.env)
+	case EKSStatusActive, EKSStatusDegraded:
+		// EKS watches its node groups' health: here when they are looked
+		// at, and by the loop while one is DEGRADED. A loop that holds the
+		// lock checks it itself.
+		if h.face.mu.TryLock() {
+			if d, cur, err := h.nodegroupOf(req); err == nil && (cur.Status == EKSStatusActive || cur.Status == EKSStatusDegraded) &&
+				h.face.checkHealth(h.env, cur, h.env.Cloud.clock.Now().UTC()) {
+				if err := saveEKSData(h.env.Cloud, d); err != nil {
+					h.face.mu.Unlock()
+					h.writeErr(w, req, err)
+					return
+				}
+				h.face.kickLocked(h.env)
+				n = cur
+			}
+			h.face.mu.Unlock()
+		}
 	}
 	writeEKSResult(w, req, map[string]any{"nodegroup": n.out()})
 }

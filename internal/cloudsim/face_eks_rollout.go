@@ -44,10 +44,11 @@ func (f *EKSFace) kickLocked(env FaceEnv) {
 	go f.run(env)
 }
 
-// eksBusy reports whether a node group is in a transitional state.
+// eksBusy reports whether a node group is in a transitional state, or
+// DEGRADED (the loop watches it recover).
 func eksBusy(d *eksFaceData) bool {
 	for _, n := range d.Nodegroups {
-		if n.Status == EKSStatusCreating || n.Status == EKSStatusUpdating || n.Status == EKSStatusDeleting {
+		if n.Status == EKSStatusCreating || n.Status == EKSStatusUpdating || n.Status == EKSStatusDeleting || n.Status == EKSStatusDegraded {
 			return true
 		}
 	}
@@ -55,7 +56,7 @@ func eksBusy(d *eksFaceData) bool {
 }
 
 // run advances the node groups every interval until none is in a
-// transitional state.
+// transitional state or DEGRADED.
 func (f *EKSFace) run(env FaceEnv) {
 	t := env.Cloud.clock.NewTicker(f.interval())
 	defer t.Stop()
@@ -71,8 +72,9 @@ func (f *EKSFace) run(env FaceEnv) {
 	}
 }
 
-// advance takes one step of every node group in a transitional state and
-// reports whether any still is. f.mu is held.
+// advance takes one step of every node group in a transitional state,
+// checks the health of the others (checkHealth) and reports whether the
+// loop is still needed (eksBusy). f.mu is held.
 func (f *EKSFace) advance(env FaceEnv) bool {
 	d := readEKSData(env.Cloud.FaceData(EKSFaceName))
 	now := env.Cloud.clock.Now().UTC()
@@ -83,19 +85,28 @@ func (f *EKSFace) advance(env FaceEnv) bool {
 		switch n.Status {
 		case EKSStatusCreating:
 			g, err := sc.GetGroup(n.ASG)
+			if err == nil {
+				g = f.relaunch(env, n, g)
+			}
 			switch {
-			case err != nil:
-			case eksSettled(g, n):
+			case err == nil && eksSettled(g, n):
 				n.Status, n.ModifiedAt = EKSStatusActive, now
 			case now.Sub(n.CreatedAt) > f.nodeCreationTimeout():
+				// What held the launches back, then the instances that
+				// did not join.
+				issues := slices.DeleteFunc(f.issues(env, n, g, err, int(n.DesiredSize), now), func(i eksIssue) bool { return i.Code == EKSIssueNodeCreationFailure })
 				var ids []string
-				for _, in := range g.Instances {
-					if in.State != StateDeleting && !eksUp(n, in) {
-						ids = append(ids, in.ID)
+				if err == nil {
+					for _, in := range g.Instances {
+						if in.State != StateDeleting && !eksUp(n, in) {
+							ids = append(ids, in.ID)
+						}
 					}
 				}
-				n.Status, n.ModifiedAt = EKSStatusCreateFailed, now
-				n.Health = []eksIssue{{Code: "NodeCreationFailure", Message: "Instances failed to join the kubernetes cluster", ResourceIDs: ids}}
+				if len(ids) > 0 || len(issues) == 0 {
+					issues = append(issues, eksIssue{Code: EKSIssueNodeCreationFailure, Message: eksNodeJoinMessage, ResourceIDs: ids})
+				}
+				n.Status, n.ModifiedAt, n.Health = EKSStatusCreateFailed, now, issues
 			}
 		case EKSStatusUpdating:
 			u := d.running(n)
@@ -103,16 +114,20 @@ func (f *EKSFace) advance(env FaceEnv) bool {
 				n.Status, n.ModifiedAt = EKSStatusActive, now
 				break
 			}
-			done, fail := f.step(env, n, u, now)
+			done, fail := f.stepHealthy(env, n, u, now)
 			switch {
 			case fail != nil:
 				u.Status, u.Errors = EKSUpdateFailed, []eksUpdateError{*fail}
-				n.Status, n.ModifiedAt = EKSStatusActive, now
+				n.Status, n.ModifiedAt, n.LaunchBlockedSince = EKSStatusActive, now, time.Time{}
 				f.rollBack(env, n, u)
+				f.checkHealth(env, n, now)
 			case done:
 				u.Status, u.Draining = EKSUpdateSuccessful, nil
-				n.Status, n.ModifiedAt = EKSStatusActive, now
+				n.Status, n.ModifiedAt, n.LaunchBlockedSince = EKSStatusActive, now, time.Time{}
+				f.checkHealth(env, n, now)
 			}
+		case EKSStatusActive, EKSStatusDegraded:
+			f.checkHealth(env, n, now)
 		case EKSStatusDeleting:
 			g, err := sc.GetGroup(n.ASG)
 			if CodeOf(err) == CodeNotFound {
