@@ -4,7 +4,7 @@
 // can be killed while the cloud keeps running. It is one core with several
 // faces: the core owns groups, instances, boot, join, quotas, faults and the
 // persisted state and knows no wire protocol; each face (local; Azure ARM +
-// Entra ID; AWS Auto Scaling + EC2, EKS next) translates one cloud's
+// Entra ID; AWS Auto Scaling + EC2; EKS) translates one cloud's
 // protocol, identities, errors and limits onto it.
 //
 // # Core
@@ -327,8 +327,13 @@
 // Errors are EKS's (X-Amzn-ErrorType): ResourceNotFoundException,
 // ResourceInUseException (an update already runs, a node group not
 // ACTIVE), InvalidParameterException, ResourceLimitExceededException
-// (EKSFace.MaxNodegroupsPerCluster, MaxNodesPerNodegroup), and injected
-// faults as ThrottlingException / ServerException.
+// (EKSFace.MaxNodegroupsPerCluster, MaxNodesPerNodegroup), ThrottlingException
+// (429) from EKSFace.Budget (off by default; `mpool cloud --eks-throttle`),
+// and injected faults as ThrottlingException / ServerException. Node groups
+// report health as EKS does (face_eks_health.go): DEGRADED with
+// health.issues AsgInstanceLaunchFailures, AutoScalingGroupNotFound,
+// Ec2LaunchTemplateNotFound or NodeCreationFailure while a real cause in
+// the simulation lasts, ACTIVE again once it is gone.
 //
 // A node group's instances are an Auto Scaling group of the AWS face
 // (eks-<nodegroup>-<uuid>, listed in resources.autoScalingGroups), so the
