@@ -126,6 +126,12 @@ type Desired struct {
 	// instances get the current model and existing ones stay until the pool
 	// is scaled in or they are deleted.
 	SkipModelReconciliation string
+	// ReplicaRange, when set, is the cloud group's own [min, max] size
+	// (EKS's scaling.minSize and maxSize). For a pool whose replicas an
+	// external actor manages, the replicas are held inside it: the cloud
+	// clamps its desired size into the range when the range changes (CAPA
+	// #5746), and the engine must not keep asking for the old size.
+	ReplicaRange *[2]int32
 }
 
 // InstanceReport is the engine's view of one instance.

@@ -111,9 +111,12 @@ func (e *Engine) externalReplicas(s *scope) {
 	}
 	if ok && rec.Capacity == s.cloud.Capacity {
 		s.replicas = rec.Replicas
-		return
+	} else {
+		s.replicas = s.cloud.Capacity
 	}
-	s.replicas = s.cloud.Capacity
+	if r := s.desired.ReplicaRange; r != nil {
+		s.replicas = min(max(s.replicas, r[0]), r[1])
+	}
 }
 
 // readOwner fills the scope from the owner MachinePool and maps the pool

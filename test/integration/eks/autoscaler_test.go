@@ -11,7 +11,9 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
@@ -75,4 +77,38 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 	if w := writes() - w0; w != 0 {
 		t.Fatalf("mpool wrote %d times to EKS although the autoscaler manages the replicas", w)
 	}
+
+	// CAPA #5746: lowering scaling.maxSize below the autoscaler's 4 is
+	// applied as written, the desired size clamped into the new range (EKS
+	// refuses a desired size outside it), and the MachinePool follows.
+	p := &infrav1.AWSManagedMachinePool{}
+	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
+		t.Fatal(err)
+	}
+	before := p.DeepCopy()
+	p.Spec.Scaling.MaxSize = ptr.To[int32](3)
+	if err := env.Client.Patch(f.ctx, p, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, converge, func() error {
+		out, err := f.describe()
+		if err != nil {
+			return err
+		}
+		sc := out.Nodegroup.ScalingConfig
+		if got := [3]int32{aws.ToInt32(sc.MinSize), aws.ToInt32(sc.MaxSize), aws.ToInt32(sc.DesiredSize)}; got != [3]int32{1, 3, 3} {
+			return fmt.Errorf("node group min, max, desired %v, want [1 3 3]", got)
+		}
+		if err := f.converged(3, "v1.31.0"); err != nil {
+			return err
+		}
+		mp := &clusterv1.MachinePool{}
+		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+			return err
+		}
+		if mp.Spec.Replicas == nil || *mp.Spec.Replicas != 3 {
+			return fmt.Errorf("MachinePool spec.replicas %v, want 3", mp.Spec.Replicas)
+		}
+		return nil
+	})
 }

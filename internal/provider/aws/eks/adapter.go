@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/preview"
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
@@ -78,6 +79,23 @@ type Settings struct {
 	// infrav1.AnnotationEKSForceUpdate): a node whose drain a
 	// PodDisruptionBudget blocks is terminated anyway.
 	ForceUpdate bool
+	// ExternalReplicas: an autoscaler owns the size (the MachinePool's
+	// replicas-managed-by). The node group then keeps the spec's min and
+	// max exactly, and a desired size outside them is clamped into them
+	// (CAPA #5746: raising minSize above, or lowering maxSize below, the
+	// autoscaler's current size must not be refused). Otherwise the range
+	// widens to take a capacity outside it (a surge), as the spec's
+	// replicas are checked against the range in Desired.
+	ExternalReplicas bool
+}
+
+// scaling returns the node group's minSize, maxSize and desiredSize for
+// capacity under st (see Settings.ExternalReplicas).
+func (st Settings) scaling(capacity int32) (minSize, maxSize, desired int32) {
+	if st.ExternalReplicas {
+		return st.MinSize, max(st.MaxSize, 1), min(max(capacity, st.MinSize), max(st.MaxSize, 1))
+	}
+	return min(st.MinSize, capacity), max(st.MaxSize, capacity, 1), capacity
 }
 
 // Taint is a node group taint in EKS's terms (effect NO_SCHEDULE, ...).
@@ -182,11 +200,15 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		replicas = ptr.Deref(owner.MachinePool.Spec.Replicas, 1)
 	}
 	st := Settings{MinSize: 0, MaxSize: max(replicas, 1), Labels: maps.Clone(spec.Labels),
-		ForceUpdate: pool.Annotations[infrav1.AnnotationEKSForceUpdate] == "true"}
+		ForceUpdate:      pool.Annotations[infrav1.AnnotationEKSForceUpdate] == "true",
+		ExternalReplicas: capi.ReplicasManagedExternally(owner.MachinePool)}
 	if sc := spec.Scaling; sc != nil {
 		st.MinSize = ptr.Deref(sc.MinSize, st.MinSize)
 		st.MaxSize = ptr.Deref(sc.MaxSize, st.MaxSize)
-		if replicas < st.MinSize || replicas > st.MaxSize {
+		if st.MinSize > st.MaxSize {
+			return infrapool.Desired{}, fmt.Errorf("spec.scaling.minSize %d is above spec.scaling.maxSize %d", st.MinSize, st.MaxSize)
+		}
+		if !st.ExternalReplicas && (replicas < st.MinSize || replicas > st.MaxSize) {
 			return infrapool.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AWSManagedMachinePool's [scaling.minSize %d, scaling.maxSize %d]: change the MachinePool's spec.replicas, or spec.scaling",
 				replicas, st.MinSize, st.MaxSize)
 		}
@@ -245,7 +267,11 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		Provider:     ng,
 		InPlace:      st,
 	}
-	return infrapool.Desired{Model: m, Strategy: Strategy(spec.UpdateConfig)}, nil
+	d := infrapool.Desired{Model: m, Strategy: Strategy(spec.UpdateConfig)}
+	if st.ExternalReplicas {
+		d.ReplicaRange = &[2]int32{st.MinSize, max(st.MaxSize, 1)}
+	}
+	return d, nil
 }
 
 // templateOf is the pool's launch template: named spec.awsLaunchTemplate.name,

@@ -491,7 +491,7 @@ func (s *Nodegroups) create(ctx context.Context, c *sdkClients, cluster string, 
 		NodegroupName:  aws.String(ref.Name),
 		NodeRole:       aws.String(m.NodeRole),
 		Subnets:        m.Subnets,
-		ScalingConfig:  &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(min(st.MinSize, spec.Capacity)), MaxSize: aws.Int32(max(st.MaxSize, spec.Capacity, 1)), DesiredSize: aws.Int32(spec.Capacity)},
+		ScalingConfig:  scalingConfig(st, spec.Capacity),
 		Labels:         st.Labels,
 		Taints:         taintsOf(st.Taints),
 		Tags:           tags,
@@ -680,9 +680,9 @@ func minorVersion(v string) string {
 func configUpdate(ng *ekstypes.Nodegroup, capacity int32, st Settings) *eks.UpdateNodegroupConfigInput {
 	in := &eks.UpdateNodegroupConfigInput{}
 	changed := false
-	minSize, maxSize := min(st.MinSize, capacity), max(st.MaxSize, capacity, 1)
-	if sc := ng.ScalingConfig; sc == nil || aws.ToInt32(sc.DesiredSize) != capacity || aws.ToInt32(sc.MinSize) != minSize || aws.ToInt32(sc.MaxSize) != maxSize {
-		in.ScalingConfig = &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(minSize), MaxSize: aws.Int32(maxSize), DesiredSize: aws.Int32(capacity)}
+	minSize, maxSize, desired := st.scaling(capacity)
+	if sc := ng.ScalingConfig; sc == nil || aws.ToInt32(sc.DesiredSize) != desired || aws.ToInt32(sc.MinSize) != minSize || aws.ToInt32(sc.MaxSize) != maxSize {
+		in.ScalingConfig = scalingConfig(st, capacity)
 		changed = true
 	}
 	if !maps.Equal(ng.Labels, st.Labels) && !(len(ng.Labels) == 0 && len(st.Labels) == 0) {
@@ -809,4 +809,10 @@ func cloudError(err error, ref scalegroup.Ref) error {
 		}
 	}
 	return awsprovider.CloudError(err, ref)
+}
+
+// scalingConfig is the node group's scaling for capacity under st.
+func scalingConfig(st Settings, capacity int32) *ekstypes.NodegroupScalingConfig {
+	minSize, maxSize, desired := st.scaling(capacity)
+	return &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(minSize), MaxSize: aws.Int32(maxSize), DesiredSize: aws.Int32(desired)}
 }

@@ -91,3 +91,36 @@ func ec2Instance(id string, tags map[string]string) ec2types.Instance {
 	}
 	return i
 }
+
+// TestExternalReplicasClampIntoTheRange is CAPA #5746: with an autoscaler
+// owning the size, a new minSize above (or maxSize below) its current size
+// is applied as written and the desired size is clamped into it, never sent
+// outside the range (EKS refuses that with InvalidParameterException).
+func TestExternalReplicasClampIntoTheRange(t *testing.T) {
+	ng := &ekstypes.Nodegroup{ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(5), DesiredSize: aws.Int32(0)}}
+	for _, c := range []struct {
+		name                  string
+		minSize, maxSize, cap int32
+		want                  [3]int32
+	}{
+		{"minSize raised above the autoscaler's 0", 2, 5, 0, [3]int32{2, 5, 2}},
+		{"maxSize lowered below the autoscaler's 4", 0, 3, 4, [3]int32{0, 3, 3}},
+		{"inside the range", 1, 5, 3, [3]int32{1, 5, 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := configUpdate(ng, c.cap, Settings{MinSize: c.minSize, MaxSize: c.maxSize, ExternalReplicas: true})
+			if in == nil || in.ScalingConfig == nil {
+				t.Fatalf("no scaling update: %+v", in)
+			}
+			got := [3]int32{aws.ToInt32(in.ScalingConfig.MinSize), aws.ToInt32(in.ScalingConfig.MaxSize), aws.ToInt32(in.ScalingConfig.DesiredSize)}
+			if got != c.want {
+				t.Errorf("min, max, desired %v, want %v", got, c.want)
+			}
+		})
+	}
+	// Without an autoscaler, a surge above maxSize widens the range instead.
+	in := configUpdate(ng, 7, Settings{MinSize: 0, MaxSize: 5})
+	if got := [3]int32{aws.ToInt32(in.ScalingConfig.MinSize), aws.ToInt32(in.ScalingConfig.MaxSize), aws.ToInt32(in.ScalingConfig.DesiredSize)}; got != [3]int32{0, 7, 7} {
+		t.Errorf("a surge: min, max, desired %v, want [0 7 7]", got)
+	}
+}
