@@ -370,10 +370,10 @@ func (s *ASGs) templateData(ctx context.Context, c *sdkClients, ref scalegroup.R
 		if dev == "" {
 			dev = rootDevice
 		}
-		d.BlockDeviceMappings = append(d.BlockDeviceMappings, blockDevice(dev, *v))
+		d.BlockDeviceMappings = append(d.BlockDeviceMappings, BlockDevice(dev, *v))
 	}
 	for _, v := range t.NonRootVolumes {
-		d.BlockDeviceMappings = append(d.BlockDeviceMappings, blockDevice(v.DeviceName, v))
+		d.BlockDeviceMappings = append(d.BlockDeviceMappings, BlockDevice(v.DeviceName, v))
 	}
 	if sp := t.Spot; sp != nil {
 		d.InstanceMarketOptions = &ec2types.LaunchTemplateInstanceMarketOptionsRequest{MarketType: ec2types.MarketTypeSpot}
@@ -413,7 +413,9 @@ func (s *ASGs) templateData(ctx context.Context, c *sdkClients, ref scalegroup.R
 	return d, nil
 }
 
-func blockDevice(device string, v Volume) ec2types.LaunchTemplateBlockDeviceMappingRequest {
+// BlockDevice is a launch template's block device mapping for v at device,
+// deleted with its instance (also used for EKS node groups' templates).
+func BlockDevice(device string, v Volume) ec2types.LaunchTemplateBlockDeviceMappingRequest {
 	ebs := &ec2types.LaunchTemplateEbsBlockDeviceRequest{
 		VolumeSize:          aws.Int32(v.SizeGiB),
 		VolumeType:          ec2types.VolumeType(v.Type),

@@ -2,7 +2,6 @@ package aws
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mpool-dev/mpool/test/integration/itest"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -228,7 +229,7 @@ func TestFaultyAWS(t *testing.T) {
 // world the provider made: the group with its desired capacity and
 // instances, and the instances in EC2.
 func TestAWSCLISeesThePool(t *testing.T) {
-	cli := awsCLI(t)
+	cli := itest.AWSCLI(t)
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
 	startManager(t, f, nil)
@@ -300,25 +301,4 @@ func TestAWSCLISeesThePool(t *testing.T) {
 	if seen != 2 {
 		t.Errorf("describe-instances shows %d instances, want 2", seen)
 	}
-}
-
-// awsCLI returns the AWS CLI, installing Debian's awscli when it is
-// absent; it skips the test, saying why, only where it cannot be had.
-func awsCLI(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("aws"); err == nil {
-		if exec.Command(p, "--version").Run() == nil {
-			return p
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "sh", "-c", "apt-get install -y -q awscli || (apt-get update -q && apt-get install -y -q awscli)").CombinedOutput(); err != nil {
-		t.Skipf("the AWS CLI is not installed and could not be (apt-get install awscli: %v):\n%s", err, out)
-	}
-	p, err := exec.LookPath("aws")
-	if err != nil {
-		t.Skipf("apt-get installed awscli but no aws command is on PATH: %v", err)
-	}
-	return p
 }

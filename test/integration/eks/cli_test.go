@@ -1,14 +1,14 @@
 package eks
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/mpool-dev/mpool/test/integration/itest"
 
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -18,7 +18,7 @@ import (
 // node group mpool manages in the simulated EKS (describe-nodegroup), as
 // the AWS tests' TestAWSCLISeesThePool sees their Auto Scaling Group.
 func TestAWSCLISeesTheNodegroup(t *testing.T) {
-	cli := awsCLI(t)
+	cli := itest.AWSCLI(t)
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
 	startManager(t, f)
@@ -63,26 +63,4 @@ func TestAWSCLISeesTheNodegroup(t *testing.T) {
 	if ng.Tags["example"] != "mpool" || ng.Tags["mpool.dev/model-hash"] == "" {
 		t.Errorf("the CLI sees tags %v: want the pool's additionalTags and mpool's model hash", ng.Tags)
 	}
-}
-
-// awsCLI returns the AWS CLI, installing Debian's awscli when it is
-// absent (as the AWS tests' helper of the same name, which lives in their
-// package); it skips the test, saying why, only where it cannot be had.
-func awsCLI(t *testing.T) string {
-	t.Helper()
-	if p, err := exec.LookPath("aws"); err == nil {
-		if exec.Command(p, "--version").Run() == nil {
-			return p
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if out, err := exec.CommandContext(ctx, "sh", "-c", "apt-get install -y -q awscli || (apt-get update -q && apt-get install -y -q awscli)").CombinedOutput(); err != nil {
-		t.Skipf("the AWS CLI is not installed and could not be (apt-get install awscli: %v):\n%s", err, out)
-	}
-	p, err := exec.LookPath("aws")
-	if err != nil {
-		t.Skipf("apt-get installed awscli but no aws command is on PATH: %v", err)
-	}
-	return p
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"sync"
 	"testing"
 	"time"
@@ -110,4 +111,26 @@ func (m *Manager) Stop() {
 		m.cancel()
 		<-m.done
 	})
+}
+
+// AWSCLI returns the AWS CLI (an independent client of the simulated AWS and
+// EKS), installing Debian's awscli when it is absent; it skips the test,
+// saying why, only where it cannot be had.
+func AWSCLI(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("aws"); err == nil {
+		if exec.Command(p, "--version").Run() == nil {
+			return p
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, "sh", "-c", "apt-get install -y -q awscli || (apt-get update -q && apt-get install -y -q awscli)").CombinedOutput(); err != nil {
+		t.Skipf("the AWS CLI is not installed and could not be (apt-get install awscli: %v):\n%s", err, out)
+	}
+	p, err := exec.LookPath("aws")
+	if err != nil {
+		t.Skipf("apt-get installed awscli but no aws command is on PATH: %v", err)
+	}
+	return p
 }

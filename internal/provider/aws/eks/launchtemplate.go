@@ -92,10 +92,10 @@ func (t Template) data() *ec2types.RequestLaunchTemplateData {
 		if dev == "" {
 			dev = "/dev/xvda" // the root device of EKS's AMIs
 		}
-		d.BlockDeviceMappings = append(d.BlockDeviceMappings, blockDevice(dev, *v))
+		d.BlockDeviceMappings = append(d.BlockDeviceMappings, awsprovider.BlockDevice(dev, *v))
 	}
 	for _, v := range t.NonRootVolumes {
-		d.BlockDeviceMappings = append(d.BlockDeviceMappings, blockDevice(v.DeviceName, v))
+		d.BlockDeviceMappings = append(d.BlockDeviceMappings, awsprovider.BlockDevice(v.DeviceName, v))
 	}
 	if m := t.Metadata; m != nil {
 		d.MetadataOptions = &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
@@ -120,25 +120,6 @@ func (t Template) data() *ec2types.RequestLaunchTemplateData {
 		}
 	}
 	return d
-}
-
-func blockDevice(device string, v awsprovider.Volume) ec2types.LaunchTemplateBlockDeviceMappingRequest {
-	ebs := &ec2types.LaunchTemplateEbsBlockDeviceRequest{
-		VolumeSize:          aws.Int32(v.SizeGiB),
-		VolumeType:          ec2types.VolumeType(v.Type),
-		Encrypted:           v.Encrypted,
-		DeleteOnTermination: aws.Bool(true),
-	}
-	if v.IOPS > 0 {
-		ebs.Iops = aws.Int32(v.IOPS)
-	}
-	if v.Throughput > 0 {
-		ebs.Throughput = aws.Int32(v.Throughput)
-	}
-	if v.KMSKeyID != "" {
-		ebs.KmsKeyId = aws.String(v.KMSKeyID)
-	}
-	return ec2types.LaunchTemplateBlockDeviceMappingRequest{DeviceName: aws.String(device), Ebs: ebs}
 }
 
 // templateVersion is one version of a launch template.
