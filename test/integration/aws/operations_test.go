@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mpool-dev/mpool/test/integration/itest"
-
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +26,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestTokenRotationMakesNoVersion: bootstrap tokens rotate on a long-lived

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mpool-dev/mpool/test/integration/itest"
-
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestAWSCLISeesTheNodegroup: an independent client, the AWS CLI, sees the
