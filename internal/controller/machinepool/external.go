@@ -26,12 +26,9 @@ func (r *Reconciler) refAPIVersion(ctx context.Context, ref clusterv1.ContractVe
 	return gvk.GroupVersion().String(), nil
 }
 
-// getExternal reads the object ref points to in namespace.
-func (r *Reconciler) getExternal(ctx context.Context, ref clusterv1.ContractVersionedObjectReference, namespace string) (*unstructured.Unstructured, error) {
-	apiVersion, err := r.refAPIVersion(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
+// getExternal reads the object ref points to in namespace, at apiVersion
+// (refAPIVersion's, which callers also need for the watch).
+func (r *Reconciler) getExternal(ctx context.Context, apiVersion string, ref clusterv1.ContractVersionedObjectReference, namespace string) (*unstructured.Unstructured, error) {
 	obj := &unstructured.Unstructured{}
 	obj.SetAPIVersion(apiVersion)
 	obj.SetKind(ref.Kind)

@@ -92,7 +92,7 @@ func (r *Reconciler) deleteExternal(ctx context.Context, s *scope) ([]string, er
 			errs = append(errs, err)
 			continue
 		}
-		obj, err := r.getExternal(ctx, *st.ref, pool.Namespace)
+		obj, err := r.getExternal(ctx, apiVersion, *st.ref, pool.Namespace)
 		if err != nil {
 			if !apierrors.IsNotFound(err) {
 				errs = append(errs, err)

@@ -137,7 +137,11 @@ func poolLabels(pool *clusterv1.MachinePool) map[string]string {
 
 // getInfraMachine reads the infrastructure machine of m.
 func (r *Reconciler) getInfraMachine(ctx context.Context, m *clusterv1.Machine) (*unstructured.Unstructured, error) {
-	return r.getExternal(ctx, m.Spec.InfrastructureRef, m.Namespace)
+	apiVersion, err := r.refAPIVersion(ctx, m.Spec.InfrastructureRef)
+	if err != nil {
+		return nil, err
+	}
+	return r.getExternal(ctx, apiVersion, m.Spec.InfrastructureRef, m.Namespace)
 }
 
 // desiredMachine is the Machine that mirrors infrastructure machine im.

@@ -136,7 +136,7 @@ func (r *Reconciler) readExternal(ctx context.Context, s *scope, st *externalSta
 		st.err = err
 		return nil, err
 	}
-	obj, err := r.getExternal(ctx, *st.ref, s.pool.Namespace)
+	obj, err := r.getExternal(ctx, apiVersion, *st.ref, s.pool.Namespace)
 	if err != nil {
 		if isNotFound(err) {
 			st.notFound = true
