@@ -102,26 +102,25 @@ func (r recording) ConvertObject(ctx context.Context, src, dst runtime.Object) e
 		}
 		return nil
 	}
-	refs, err := referenceVersions(src)
+	spec, specBytes, err := specJSON(src)
 	if err != nil {
 		return err
 	}
-	if len(refs) > 0 {
+	if refs := referenceVersions(spec); len(refs) > 0 {
 		b, err := json.Marshal(refs)
 		if err != nil {
 			return err
 		}
 		setAnnotation(dstObj, RefVersionsAnnotation, string(b))
 	}
-	return keepSpokeSpec(src, dst, dstObj)
+	return keepSpokeSpec(specBytes, dst, dstObj)
 }
 
-// keepSpokeSpec records src's spec on the hub object dst (see
-// SpokeSpecAnnotation).
-func keepSpokeSpec(src, dst runtime.Object, dstObj client.Object) error {
-	b, err := specJSON(src)
-	if err != nil || b == nil || len(b) > maxSpokeSpec {
-		return err
+// keepSpokeSpec records the spoke's spec b (specJSON's) on the hub object
+// dst (see SpokeSpecAnnotation).
+func keepSpokeSpec(b []byte, dst runtime.Object, dstObj client.Object) error {
+	if b == nil || len(b) > maxSpokeSpec {
+		return nil
 	}
 	h, err := specHash(dst)
 	if err != nil {
@@ -135,13 +134,14 @@ func keepSpokeSpec(src, dst runtime.Object, dstObj client.Object) error {
 	return nil
 }
 
-// specJSON returns obj's spec as the API server keeps it: obj's own JSON
-// encoding (which honours omitzero, unlike the unstructured converter),
-// normalised and re-encoded with sorted keys; nil when obj has no spec.
-func specJSON(obj runtime.Object) ([]byte, error) {
+// specJSON returns obj's spec as the API server keeps it, decoded and as
+// JSON: obj's own JSON encoding (which honours omitzero, unlike the
+// unstructured converter), normalised and re-encoded with sorted keys; nil
+// and nil when obj has no spec.
+func specJSON(obj runtime.Object) (any, []byte, error) {
 	b, err := json.Marshal(obj)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Decode and encode once more: the API server hands back what it
 	// stored, and a typed decode of that can encode differently (an empty
@@ -149,26 +149,27 @@ func specJSON(obj runtime.Object) ([]byte, error) {
 	// time and left out the next); the second encoding is a fixed point.
 	fresh := reflect.New(reflect.TypeOf(obj).Elem()).Interface()
 	if err := json.Unmarshal(b, fresh); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if b, err = json.Marshal(fresh); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var u struct {
 		Spec any `json:"spec"`
 	}
 	if err := json.Unmarshal(b, &u); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if u.Spec == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return json.Marshal(u.Spec)
+	b, err = json.Marshal(u.Spec)
+	return u.Spec, b, err
 }
 
 // specHash is the SHA-256 of specJSON.
 func specHash(obj runtime.Object) (string, error) {
-	b, err := specJSON(obj)
+	_, b, err := specJSON(obj)
 	if err != nil {
 		return "", err
 	}
@@ -217,13 +218,9 @@ func removeAnnotation(obj client.Object, key string) {
 }
 
 // referenceVersions returns "<Kind>.<group>" -> apiVersion for every object
-// reference (a map with apiVersion, kind and name) in obj's spec; a v1beta2
-// object has none.
-func referenceVersions(obj runtime.Object) (map[string]string, error) {
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, fmt.Errorf("reading references: %w", err)
-	}
+// reference (a map with apiVersion, kind and name) in spec (specJSON's
+// decoded spec); a v1beta2 spec has none.
+func referenceVersions(spec any) map[string]string {
 	out := map[string]string{}
 	var walk func(v any)
 	walk = func(v any) {
@@ -250,8 +247,8 @@ func referenceVersions(obj runtime.Object) (map[string]string, error) {
 			}
 		}
 	}
-	walk(u["spec"])
-	return out, nil
+	walk(spec)
+	return out
 }
 
 // apiVersion is the getter upstream's conversions call for a v1beta2

@@ -10,11 +10,9 @@ import (
 	"os"
 	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/conversion"
 )
-
-// ConversionPath is the path the embedded conversion webhook is served at.
-const ConversionPath = "/convert"
 
 // conversionServer serves CRD conversion for the control plane's API server
 // on loopback, with the control plane's own serving certificate (its CA is
@@ -27,7 +25,7 @@ type conversionServer struct {
 	url  string
 }
 
-// startConversion serves h at ConversionPath on a free loopback port.
+// startConversion serves h at conversion.Path on a free loopback port.
 func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error) {
 	cert, err := tls.LoadX509KeyPair(c.pki.path("apiserver.crt"), c.pki.path("apiserver.key"))
 	if err != nil {
@@ -38,7 +36,7 @@ func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error
 		return nil, fmt.Errorf("listening for the conversion webhook: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(ConversionPath, h)
+	mux.Handle(conversion.Path, h)
 	s := &conversionServer{
 		srv: &http.Server{
 			Handler:           mux,
@@ -46,7 +44,7 @@ func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error
 			ReadHeaderTimeout: 10 * time.Second,
 		},
 		done: make(chan struct{}),
-		url:  "https://" + ln.Addr().String() + ConversionPath,
+		url:  "https://" + ln.Addr().String() + conversion.Path,
 	}
 	go func() {
 		defer close(s.done)
@@ -87,20 +85,7 @@ func (c *ControlPlane) wireConversion(opts Options) error {
 	if err != nil {
 		return err
 	}
-	for _, crd := range opts.CRDs {
-		if len(crd.Spec.Versions) < 2 {
-			continue
-		}
-		u := c.conversion.url
-		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-			Strategy: apiextensionsv1.WebhookConverter,
-			Webhook: &apiextensionsv1.WebhookConversion{
-				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &u, CABundle: ca},
-				ConversionReviewVersions: []string{"v1"},
-			},
-		}
-	}
-	return nil
+	return crd.SetConversion(opts.CRDs, c.conversion.url, ca)
 }
 
 // ConversionURL returns the URL of the embedded conversion webhook, or "" when
