@@ -3,8 +3,6 @@ package aws
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
@@ -92,29 +89,13 @@ func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
 		}
 		_ = env.Client.Delete(f.ctx, &infrav1.AWSClusterStaticIdentity{ObjectMeta: metav1.ObjectMeta{Name: identity}})
 	})
-	endpoint := env.ControlPlaneEndpoint(t)
-	for _, obj := range f.manifest("examples", "aws", "cluster.yaml") {
-		if obj.GetKind() == "Cluster" {
-			_ = unstructured.SetNestedField(obj.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
-			_ = unstructured.SetNestedField(obj.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
-		}
-		f.create(obj)
-	}
-	env.RegisterWorkloadCluster(t, f.ns, clusterName)
+	itest.CreateCluster(t, env, f.ns, clusterName, "examples", "aws", "cluster.yaml")
 	return f
 }
 
 func (f *fixture) manifest(path ...string) []*unstructured.Unstructured {
 	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(append([]string{"..", "..", ".."}, path...)...))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	objs, err := examples.Objects(b, f.ns)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return objs
+	return itest.Manifest(f.t, f.ns, path...)
 }
 
 // applySeed creates seed 004's example, changed by mutate first when not

@@ -3,8 +3,6 @@ package azure
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
@@ -87,16 +84,7 @@ func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
 		_ = cloud.Stop()
 		env.DeleteNodes(t, func(n *corev1.Node) bool { return f.ownsProviderID(n.Spec.ProviderID) })
 	})
-	endpoint := env.ControlPlaneEndpoint(t)
-	for _, obj := range f.manifest("examples", "azure", "cluster.yaml") {
-		if obj.GetKind() == "Cluster" {
-			// The VMs join the test API server.
-			_ = unstructured.SetNestedField(obj.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
-			_ = unstructured.SetNestedField(obj.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
-		}
-		f.create(obj)
-	}
-	env.RegisterWorkloadCluster(t, f.ns, clusterName)
+	itest.CreateCluster(t, env, f.ns, clusterName, "examples", "azure", "cluster.yaml")
 	return f
 }
 
@@ -104,15 +92,7 @@ func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
 // fixture's namespace.
 func (f *fixture) manifest(path ...string) []*unstructured.Unstructured {
 	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(append([]string{"..", "..", ".."}, path...)...))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	objs, err := examples.Objects(b, f.ns)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	return objs
+	return itest.Manifest(f.t, f.ns, path...)
 }
 
 // applySeed creates seed 000's example (MachinePool, AzureMachinePool,

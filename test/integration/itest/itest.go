@@ -11,12 +11,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
+	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
@@ -133,4 +136,38 @@ func AWSCLI(t *testing.T) string {
 		t.Skipf("apt-get installed awscli but no aws command is on PATH: %v", err)
 	}
 	return p
+}
+
+// Manifest reads a manifest of the repository (path relative to its root)
+// into objects of namespace ns.
+func Manifest(t testing.TB, ns string, path ...string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(append([]string{"..", "..", ".."}, path...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := examples.Objects(b, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// CreateCluster creates the objects of a cluster manifest (path as
+// Manifest's) in ns, its Cluster's controlPlaneEndpoint pointed at env's API
+// server so that the cloud's instances join it, and registers env as the
+// workload cluster of clusterName.
+func CreateCluster(t testing.TB, env *testenv.Env, ns, clusterName string, path ...string) {
+	t.Helper()
+	endpoint := env.ControlPlaneEndpoint(t)
+	for _, obj := range Manifest(t, ns, path...) {
+		if obj.GetKind() == "Cluster" {
+			_ = unstructured.SetNestedField(obj.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
+			_ = unstructured.SetNestedField(obj.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
+		}
+		if err := env.Client.Create(context.Background(), obj); err != nil {
+			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	env.RegisterWorkloadCluster(t, ns, clusterName)
 }
