@@ -1,13 +1,10 @@
 package aws
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
@@ -27,16 +24,7 @@ func (f *fixture) waitCondition(t, reason string, words ...string) {
 		if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(p.Status.Conditions, t)
-		if c == nil || c.Status == metav1.ConditionTrue || c.Reason != reason {
-			return fmt.Errorf("condition %s is %+v, want False or Unknown, %s", t, c, reason)
-		}
-		for _, w := range words {
-			if !strings.Contains(c.Message, w) {
-				return fmt.Errorf("condition %s's message %q does not mention %q", t, c.Message, w)
-			}
-		}
-		return nil
+		return itest.ConditionNotTrue(p.Status.Conditions, t, reason, words...)
 	})
 }
 

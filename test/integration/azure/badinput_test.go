@@ -1,18 +1,15 @@
 package azure
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // waitCondition waits until the AzureMachinePool's condition t is not
@@ -24,16 +21,7 @@ func (f *fixture) waitCondition(t, reason string, words ...string) {
 		if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(ap.Status.Conditions, t)
-		if c == nil || c.Status == metav1.ConditionTrue || c.Reason != reason {
-			return fmt.Errorf("condition %s is %+v, want False or Unknown, %s", t, c, reason)
-		}
-		for _, w := range words {
-			if !strings.Contains(c.Message, w) {
-				return fmt.Errorf("condition %s's message %q does not mention %q", t, c.Message, w)
-			}
-		}
-		return nil
+		return itest.ConditionNotTrue(ap.Status.Conditions, t, reason, words...)
 	})
 }
 

@@ -12,10 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 
@@ -170,4 +173,20 @@ func CreateCluster(t testing.TB, env *testenv.Env, ns, clusterName string, path 
 		}
 	}
 	env.RegisterWorkloadCluster(t, ns, clusterName)
+}
+
+// ConditionNotTrue returns nil when conditions hold t, not True, with reason
+// and a message that contains every one of words, and says what differs
+// otherwise: a condition that says what the user must change.
+func ConditionNotTrue(conditions []metav1.Condition, t, reason string, words ...string) error {
+	c := meta.FindStatusCondition(conditions, t)
+	if c == nil || c.Status == metav1.ConditionTrue || c.Reason != reason {
+		return fmt.Errorf("condition %s is %+v, want False or Unknown, %s", t, c, reason)
+	}
+	for _, w := range words {
+		if !strings.Contains(c.Message, w) {
+			return fmt.Errorf("condition %s's message %q does not mention %q", t, c.Message, w)
+		}
+	}
+	return nil
 }
