@@ -87,12 +87,3 @@ func (c *ControlPlane) wireConversion(opts Options) error {
 	}
 	return crd.SetConversion(opts.CRDs, c.conversion.url, ca)
 }
-
-// ConversionURL returns the URL of the embedded conversion webhook, or "" when
-// the control plane serves none.
-func (c *ControlPlane) ConversionURL() string {
-	if c.conversion == nil {
-		return ""
-	}
-	return c.conversion.url
-}
