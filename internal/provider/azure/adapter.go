@@ -547,23 +547,10 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	case infrav1.Succeeded, infrav1.Updating:
 		state = contract.InstanceRunning
 	}
-	if st.FailureReason != nil && state != contract.InstanceDeleting {
-		state = contract.InstanceFailed
-	}
-	reported := cloud != ""
-	return contract.InstanceView{
-		InstanceID:     m.Spec.InstanceID,
-		ProviderID:     m.Spec.ProviderID,
-		State:          contract.StateOf(m, reported, state),
-		CloudState:     cloud,
-		Zone:           m.Labels[contract.ZoneLabel],
-		Ready:          st.Ready,
-		Reported:       reported,
-		UpToDate:       st.LatestModelApplied,
-		Version:        st.Version,
-		NodeRef:        st.NodeRef,
-		FailureReason:  ptr.Deref(st.FailureReason, ""),
-		FailureMessage: ptr.Deref(st.FailureMessage, ""),
-		Conditions:     st.Conditions,
-	}
+	return kit.InstanceView(m, kit.InstanceRecord{
+		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
+		CloudState: cloud, State: state, Zone: m.Labels[contract.ZoneLabel],
+		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
+		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
+	})
 }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"slices"
 
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -177,19 +177,10 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.LocalMachinePoolMachine)
 	st := &m.Status
-	reported := st.State != ""
-	return contract.InstanceView{
-		InstanceID:     m.Spec.InstanceID,
-		ProviderID:     m.Spec.ProviderID,
-		State:          contract.StateOf(m, reported, contract.InstanceState(st.State)),
-		Zone:           st.Zone,
-		Ready:          st.Ready,
-		Reported:       reported,
-		UpToDate:       st.LatestModelApplied,
-		Version:        st.Version,
-		NodeRef:        st.NodeRef,
-		FailureReason:  ptr.Deref(st.FailureReason, ""),
-		FailureMessage: ptr.Deref(st.FailureMessage, ""),
-		Conditions:     st.Conditions,
-	}
+	return kit.InstanceView(m, kit.InstanceRecord{
+		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
+		CloudState: string(st.State), State: contract.InstanceState(st.State), Zone: st.Zone,
+		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
+		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
+	})
 }
