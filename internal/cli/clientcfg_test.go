@@ -20,7 +20,14 @@ import (
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
+func TestMain(m *testing.M) {
+	// A child process of TestControllerRuntimeLoggerSet runs one command
+	// and nothing else.
+	if args := os.Getenv(loggerChildEnv); args != "" {
+		os.Exit(runLoggerChild(strings.Split(args, "\x00")))
+	}
+	os.Exit(testenv.Run(m, &env))
+}
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
