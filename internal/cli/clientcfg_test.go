@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -24,8 +26,10 @@ func TestMain(m *testing.M) {
 	// A child process of TestControllerRuntimeLoggerSet runs one command
 	// and nothing else.
 	if args := os.Getenv(loggerChildEnv); args != "" {
-		os.Exit(runLoggerChild(strings.Split(args, "\x00")))
+		os.Exit(runLoggerChild(args))
 	}
+	// The manager the tests start logs through controller-runtime.
+	ctrl.SetLogger(logr.Discard())
 	os.Exit(testenv.Run(m, &env))
 }
 

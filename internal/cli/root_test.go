@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -19,7 +22,7 @@ import (
 //go:linkname rootLogCreated sigs.k8s.io/controller-runtime/pkg/log.rootLogCreated
 var rootLogCreated time.Time
 
-// loggerChildEnv holds the arguments (NUL-separated) of the one command a
+// loggerChildEnv holds the arguments (a JSON list) of the one command a
 // child process of TestControllerRuntimeLoggerSet runs.
 const loggerChildEnv = "MPOOL_TEST_LOGGER_CHILD_ARGS"
 
@@ -57,12 +60,20 @@ func TestControllerRuntimeLoggerSet(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
+			args, err := json.Marshal(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), loggerChildEnv+"="+strings.Join(tt.args, "\x00"))
+			cmd.Env = append(os.Environ(), loggerChildEnv+"="+string(args))
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			_ = cmd.Run() // the read command fails, by design
+			err = cmd.Run()
 			out := stdout.String() + stderr.String()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatalf("running the child process: %v", err)
+			}
 			if !strings.Contains(out, tt.want) {
 				t.Fatalf("mpool %s did not get as far as %q; output:\n%s", strings.Join(tt.args, " "), tt.want, out)
 			}
@@ -76,7 +87,12 @@ func TestControllerRuntimeLoggerSet(t *testing.T) {
 // runLoggerChild is the child process of TestControllerRuntimeLoggerSet: it
 // ages controller-runtime's logger by a minute and runs `mpool ARGS...`,
 // stopping `mpool up` once it is ready.
-func runLoggerChild(args []string) int {
+func runLoggerChild(argsJSON string) int {
+	var args []string
+	if err := json.Unmarshal([]byte(argsJSON), &args); err != nil {
+		fmt.Fprintf(os.Stderr, "decoding %s: %v\n", loggerChildEnv, err)
+		return 2
+	}
 	rootLogCreated = rootLogCreated.Add(-time.Minute)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
