@@ -26,7 +26,8 @@ func newManagerCommand() *cobra.Command {
 		Long: `Run the mpool controllers against a management cluster: in a Pod (in-cluster
 configuration) or from a workstation (--kubeconfig, $KUBECONFIG or ~/.kube/config).
 Run several replicas with --leader-elect for high availability.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{ownLogsAnnotation: "true"},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to the management cluster's kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)")

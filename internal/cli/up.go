@@ -51,7 +51,8 @@ eks is the aws eks-managedmachinepool flavor for a Cluster default/eks, a
 managed node group of the simulated EKS cluster mpool-eks. It runs in the foreground
 until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
 Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{ownLogsAnnotation: "true"},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "Directory for etcd data, certificates, kubeconfig and logs")
@@ -109,6 +110,19 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating data directory %s: %w", dir, err)
 	}
+	// The logger comes first: the control plane's start already runs
+	// controller-runtime (the conversion webhook's client).
+	logPath := filepath.Join(dir, "manager.log")
+	if o.verbose {
+		logs.setup(os.Stderr)
+	} else {
+		lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", logPath, err)
+		}
+		defer lf.Close()
+		logs.setup(lf)
+	}
 	fmt.Fprintf(out, "mpool: starting etcd and kube-apiserver %s (data in %s)\n", localenv.KubernetesVersion, dir)
 	crds, err := crd.CRDs()
 	if err != nil {
@@ -145,18 +159,6 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}
 	if err := registerLocalCluster(ctx, mgmt, cp); err != nil {
 		return err
-	}
-
-	logPath := filepath.Join(dir, "manager.log")
-	if o.verbose {
-		logs.setup(os.Stderr)
-	} else {
-		lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return fmt.Errorf("opening %s: %w", logPath, err)
-		}
-		defer lf.Close()
-		logs.setup(lf)
 	}
 
 	// The simulated cloud: its VMs join this same API server as Nodes.
