@@ -123,7 +123,9 @@ func Rules() []Rule {
 		{
 			Name:    "the registry lists providers and how to reach their clouds; the manager wires the engine to them",
 			Applies: func(dir string) bool { return dir == "internal/provider" },
-			Allowed: func(_, path string) bool { return !strings.HasPrefix(path, "./internal/controller") && !strings.HasPrefix(path, "./internal/metrics") },
+			Allowed: func(_, path string) bool {
+				return !strings.HasPrefix(path, "./internal/controller") && !strings.HasPrefix(path, "./internal/metrics")
+			},
 		},
 	}
 }
