@@ -52,12 +52,11 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 // its account run on it, with their static identity (whose Secret is in
 // sim.IdentityNamespace), else that key.
 func (c *Config) ForSimulatedCloud(sim kit.Simulated) {
-	u := sim.FaceURL(ProviderName)
-	if u == "" {
-		c.Disabled = true
+	u, acct, ok := sim.Face(ProviderName)
+	if !ok {
+		*c = Config{Disabled: true}
 		return
 	}
-	acct := sim.Accounts[ProviderName]
 	*c = Config{Endpoint: u, Region: acct.Region, IdentityNamespace: sim.IdentityNamespace,
 		AccessKeyID: acct.ID, SecretAccessKey: acct.Secret}
 }

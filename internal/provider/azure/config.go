@@ -55,12 +55,11 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 // has one. AzureMachinePools in AzureClusters of its subscription run on
 // it, authenticated with their AzureClusterIdentity, else that principal.
 func (c *Config) ForSimulatedCloud(sim kit.Simulated) {
-	u := sim.FaceURL(ProviderName)
-	if u == "" {
-		c.Disabled = true
+	u, acct, ok := sim.Face(ProviderName)
+	if !ok {
+		*c = Config{Disabled: true}
 		return
 	}
-	acct := sim.Accounts[ProviderName]
 	*c = Config{ResourceManagerEndpoint: u, AuthorityHost: u + "/", CAFile: sim.CAFile,
 		TenantID: acct.Tenant, ClientID: acct.ID, ClientSecret: acct.Secret}
 }

@@ -106,3 +106,12 @@ func EnvOr(k, def string) string {
 	}
 	return def
 }
+
+// Face returns the URL of the named face and its default account; ok is
+// false when the cloud does not serve the face (the provider is then off).
+func (s Simulated) Face(name string) (url string, account Account, ok bool) {
+	if s.FaceURL != nil {
+		url = s.FaceURL(name)
+	}
+	return url, s.Accounts[name], url != ""
+}

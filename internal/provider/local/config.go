@@ -25,7 +25,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 }
 
 // ForSimulatedCloud implements kit.Config: the local face.
-func (c *Config) ForSimulatedCloud(sim kit.Simulated) { c.URL = sim.FaceURL(ProviderName) }
+func (c *Config) ForSimulatedCloud(sim kit.Simulated) { c.URL, _, _ = sim.Face(ProviderName) }
 
 // ScaleGroup implements kit.Config: the local face's client, nil without a
 // URL.

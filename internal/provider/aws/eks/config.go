@@ -37,7 +37,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 
 // ForSimulatedCloud implements kit.Config: the simulated EKS (the AWS
 // provider's configuration points at the simulated AWS).
-func (c *Config) ForSimulatedCloud(sim kit.Simulated) { c.Endpoint = sim.FaceURL(ProviderName) }
+func (c *Config) ForSimulatedCloud(sim kit.Simulated) { c.Endpoint, _, _ = sim.Face(ProviderName) }
 
 // ScaleGroup implements kit.Config: the EKS client, with the AWS provider's
 // credentials, EKS at Endpoint and EC2 at the AWS provider's endpoint; nil
