@@ -16,6 +16,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/templates"
 )
@@ -64,7 +65,7 @@ func TestGeneratedPoolsRun(t *testing.T) {
 			t.Fatalf("the simulated cloud has no %s face", face)
 		}
 	}
-	mo.Providers.ForSimulatedCloud(simulatedCloud(cloud, "default"))
+	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
 	// As runUp registers its EKS cluster, which the eks flavor's defaults
 	// name.
 	if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -36,6 +37,7 @@ Run several replicas with --leader-elect for high availability.`,
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the manager's namespace)")
 	fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "Objects of each kind reconciled at once")
 	fs.DurationVar(&opts.SyncPeriod, "sync-period", opts.SyncPeriod, "How often every object is reconciled even without changes")
+	opts.Providers = provider.NewConfigs()
 	opts.Providers.AddFlags(fs)
 	fs.DurationVar(&opts.NodeStartupTimeout, "node-startup-timeout", preview.DefaultJoinTimeout, "How long an instance may run without joining as a Node before it is replaced (negative: never)")
 	fs.DurationVar(&opts.BootstrapTokenTTL, "bootstrap-token-ttl", 15*time.Minute, "Lifetime of the bootstrap tokens in pools' bootstrap data; rotated at half of it while a pool is at rest (as Cluster API's kubeadm bootstrap provider)")

@@ -22,6 +22,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
@@ -175,7 +176,7 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	// Every provider points at its face of the simulated cloud, with the
 	// face's default account (the examples' clusters' identities' Secrets
 	// are in namespace default here).
-	mo.Providers.ForSimulatedCloud(simulatedCloud(cloud, "default"))
+	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
 	// The simulated EKS cluster examples/eks/cluster.yaml names, whose API
 	// server is this one.
 	if cloud.FaceURL(cloudsim.EKSFaceName) != "" {

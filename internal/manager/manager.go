@@ -107,7 +107,6 @@ func DefaultOptions() Options {
 		WebhookServiceName:     DefaultWebhookServiceName,
 		WebhookSecretName:      DefaultWebhookSecretName,
 		WebhookNamespace:       envOr("POD_NAMESPACE", DefaultWebhookNamespace),
-		Providers:              provider.NewConfigs(),
 	}
 }
 
