@@ -23,6 +23,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
 
@@ -174,32 +175,15 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 			fmt.Fprintf(out, "mpool: stopping the simulated cloud: %v\n", err)
 		}
 	}()
-	mo.LocalCloudURL = cloud.URL()
-	// The simulated Azure: AzureMachinePools in AzureClusters of its
-	// subscription (examples/azure/cluster.yaml) run on it, authenticated
-	// with their AzureClusterIdentity, else with its default principal.
-	if az := cloud.FaceURL(cloudsim.AzureFaceName); az != "" {
-		mo.Azure = &provider.AzureConfig{
-			ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-			TenantID: cloudsim.AzureDefaultTenantID, ClientID: cloudsim.AzureDefaultClientID, ClientSecret: cloudsim.AzureDefaultClientSecret,
-		}
-	}
-
-	// The simulated AWS: AWSMachinePools in AWSClusters of its account
-	// (examples/aws/cluster.yaml), with their static identity (whose Secret
-	// is in namespace default here), else its default key.
-	if u := cloud.FaceURL(cloudsim.AWSFaceName); u != "" {
-		mo.AWS = &provider.AWSConfig{
-			Endpoint: u, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
-			AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
-		}
-		// The simulated EKS: AWSManagedMachinePools of the EKS cluster
-		// examples/eks/cluster.yaml names, whose API server is this one.
-		if eu := cloud.FaceURL(cloudsim.EKSFaceName); eu != "" {
-			mo.AWS.EKSEndpoint = eu
-			if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
-				return fmt.Errorf("registering the simulated EKS cluster: %w", err)
-			}
+	// Every provider points at its face of the simulated cloud, with the
+	// face's default account (the examples' clusters' identities' Secrets
+	// are in namespace default here).
+	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
+	// The simulated EKS cluster examples/eks/cluster.yaml names, whose API
+	// server is this one.
+	if cloud.FaceURL(cloudsim.EKSFaceName) != "" {
+		if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
+			return fmt.Errorf("registering the simulated EKS cluster: %w", err)
 		}
 	}
 
@@ -267,5 +251,20 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 			err = errors.New("exited unexpectedly")
 		}
 		return fmt.Errorf("the manager stopped: %w", err)
+	}
+}
+
+// simulatedCloud describes cloud to the providers' configurations: its
+// faces, its CA and its default accounts, with the Secrets of cluster
+// identities in identityNamespace.
+func simulatedCloud(cloud *cloudsim.Server, identityNamespace string) kit.Simulated {
+	return kit.Simulated{
+		FaceURL:           cloud.FaceURL,
+		CAFile:            cloud.CAFile(),
+		IdentityNamespace: identityNamespace,
+		Accounts: map[string]kit.Account{
+			cloudsim.AzureFaceName: {Tenant: cloudsim.AzureDefaultTenantID, ID: cloudsim.AzureDefaultClientID, Secret: cloudsim.AzureDefaultClientSecret},
+			cloudsim.AWSFaceName:   {ID: cloudsim.AWSDefaultAccessKeyID, Secret: cloudsim.AWSDefaultSecretAccessKey, Region: cloudsim.AWSDefaultRegion},
+		},
 	}
 }

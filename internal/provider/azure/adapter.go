@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -519,11 +518,7 @@ func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Insta
 // spec.strategy.
 func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 	pool := p.(*infrav1.AzureMachinePool)
-	strategy, err := preview.Strategy(pool.Spec.Strategy)
-	if err != nil {
-		return contract.PoolView{}, err
-	}
-	return contract.PoolView{Rollout: contract.RolloutView{Strategy: strategy, Source: "spec.strategy"}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
+	return kit.SpecStrategy(pool.Spec.Strategy, pool.Status.ObservedGeneration)
 }
 
 // ReadInstance implements contract.Reader. An AzureMachinePoolMachine
