@@ -7,6 +7,7 @@ import (
 
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/admission"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -93,14 +94,22 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 	if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
 		return nil, fmt.Errorf("setting up the MachinePool controller: %w", err)
 	}
+	registry := opts.Registry
+	if registry == nil {
+		registry = provider.All()
+	}
+	var adapters []contract.Adapter
+	for _, p := range registry {
+		adapters = append(adapters, p.Adapter)
+	}
 	// Pool metrics read what the MachinePool controller caches.
-	if err := poolmetrics.AddToManager(mgr, crmetrics.Registry, provider.Adapters()); err != nil {
+	if err := poolmetrics.AddToManager(mgr, crmetrics.Registry, adapters); err != nil {
 		return nil, err
 	}
 	if err := poolmetrics.RegisterScaleGroupMetrics(crmetrics.Registry); err != nil {
 		return nil, err
 	}
-	running, err := setupProviders(ctx, mgr, opts.Providers, opts.CloudHTTPClient, infrapool.Options{
+	running, err := setupProviders(ctx, mgr, registry, opts.Providers, opts.CloudHTTPClient, infrapool.Options{
 		Workload:                workloads,
 		SkipModelReconciliation: opts.Gates.Enabled(features.SkipMachinePoolModelReconciliation),
 		JoinTimeout:             opts.NodeStartupTimeout,

@@ -48,6 +48,10 @@ type Options struct {
 	// its cloud; provider.NewConfigs); a provider without one, or whose
 	// configuration turns it off, is not started.
 	Providers provider.Configs
+	// Registry is the providers the manager may start, nil for every
+	// provider mpool has (provider.All); a test adds a provider with one
+	// entry of its own.
+	Registry []provider.Provider
 	// CloudHTTPClient, when set, carries the providers' cloud requests
 	// (tests count and fault them with it).
 	CloudHTTPClient *http.Client

@@ -23,16 +23,16 @@ type Running struct {
 	ScaleGroup *metrics.Instrumented
 }
 
-// setupProviders starts, for every provider that cfgs configure, the engine
-// for its pool kind and the releaser of its orphaned per-instance objects
-// (see infrapool.Setup), with engine's options (workload clusters, clock,
+// setupProviders starts, for every provider of registry that cfgs
+// configure, the engine for its pool kind and the releaser of its orphaned
+// per-instance objects (see infrapool.Setup), with engine's options (workload clusters, clock,
 // gates, timing). Each provider's ScaleGroup, built by its own
 // configuration (its requests carried by hc when set), is wrapped with
 // metrics.WithMetrics. `mpool manager`, `mpool up` and the integration
 // tests all wire providers through it (New).
-func setupProviders(ctx context.Context, mgr ctrl.Manager, cfgs provider.Configs, hc *http.Client, engine infrapool.Options, copts controller.Options) ([]Running, error) {
+func setupProviders(ctx context.Context, mgr ctrl.Manager, registry []provider.Provider, cfgs provider.Configs, hc *http.Client, engine infrapool.Options, copts controller.Options) ([]Running, error) {
 	var out []Running
-	for _, p := range provider.All() {
+	for _, p := range registry {
 		cfg, ok := cfgs[p.Name]
 		if !ok {
 			ctrl.LoggerFrom(ctx).Info("Provider not configured: its controllers are not started", "provider", p.Name, "kind", p.Adapter.Kinds().Pool)
