@@ -13,11 +13,11 @@ import (
 	corev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/examples"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/nodeagent"
 	"github.com/mpool-dev/mpool/templates"
 )
 
@@ -45,7 +45,7 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	if err := registerLocalCluster(ctx, env.Client, env.ControlPlane); err != nil {
 		t.Fatal(err)
 	}
-	cloud, err := cloudsim.Start(ctx, cloudsim.Options{
+	cloud, err := core.Start(ctx, core.Options{
 		DataDir:   t.TempDir(),
 		NodeAgent: nodeagent.Options{Credentials: []*rest.Config{env.Config}},
 	})
@@ -61,26 +61,26 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	mo.MetricsBindAddress, mo.HealthProbeBindAddress = "0", "0"
 	mo.LocalCloudURL = cloud.URL()
 	// As runUp points the providers at the simulated Azure and AWS.
-	az, aws := cloud.FaceURL(cloudsim.AzureFaceName), cloud.FaceURL(cloudsim.AWSFaceName)
+	az, aws := cloud.FaceURL(core.AzureFaceName), cloud.FaceURL(core.AWSFaceName)
 	if az == "" || aws == "" {
 		t.Fatalf("the simulated cloud has no Azure face (%q) or no AWS face (%q)", az, aws)
 	}
 	mo.Azure = &provider.AzureConfig{
 		ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-		TenantID: cloudsim.AzureDefaultTenantID, ClientID: cloudsim.AzureDefaultClientID, ClientSecret: cloudsim.AzureDefaultClientSecret,
+		TenantID: core.AzureDefaultTenantID, ClientID: core.AzureDefaultClientID, ClientSecret: core.AzureDefaultClientSecret,
 	}
 	mo.AWS = &provider.AWSConfig{
-		Endpoint: aws, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
-		AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
+		Endpoint: aws, Region: core.AWSDefaultRegion, IdentityNamespace: "default",
+		AccessKeyID: core.AWSDefaultAccessKeyID, SecretAccessKey: core.AWSDefaultSecretAccessKey,
 	}
 	// As runUp points the EKS provider at the simulated EKS and registers
 	// its EKS cluster, which the eks flavor's defaults name.
-	eks := cloud.FaceURL(cloudsim.EKSFaceName)
+	eks := cloud.FaceURL(core.EKSFaceName)
 	if eks == "" {
 		t.Fatal("the simulated cloud has no EKS face")
 	}
 	mo.AWS.EKSEndpoint = eks
-	if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
+	if err := core.EKSCreateCluster(cloud.Cloud(), core.AWSDefaultAccountID, core.AWSDefaultRegion, core.EKSDefaultClusterName, ""); err != nil {
 		t.Fatalf("registering the simulated EKS cluster: %v", err)
 	}
 	mgr, err := manager.New(ctx, env.Config, mo)

@@ -17,13 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/config/crd"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/nodeagent"
 )
 
 type upOptions struct {
@@ -160,7 +160,7 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}
 
 	// The simulated cloud: its VMs join this same API server as Nodes.
-	cloud, err := cloudsim.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), cloudsim.Options{
+	cloud, err := core.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), core.Options{
 		DataDir:   filepath.Join(dir, "cloud"),
 		NodeAgent: nodeagent.Options{Credentials: []*rest.Config{cfg}},
 	})
@@ -176,26 +176,26 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	// The simulated Azure: AzureMachinePools in AzureClusters of its
 	// subscription (examples/azure/cluster.yaml) run on it, authenticated
 	// with their AzureClusterIdentity, else with its default principal.
-	if az := cloud.FaceURL(cloudsim.AzureFaceName); az != "" {
+	if az := cloud.FaceURL(core.AzureFaceName); az != "" {
 		mo.Azure = &provider.AzureConfig{
 			ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-			TenantID: cloudsim.AzureDefaultTenantID, ClientID: cloudsim.AzureDefaultClientID, ClientSecret: cloudsim.AzureDefaultClientSecret,
+			TenantID: core.AzureDefaultTenantID, ClientID: core.AzureDefaultClientID, ClientSecret: core.AzureDefaultClientSecret,
 		}
 	}
 
 	// The simulated AWS: AWSMachinePools in AWSClusters of its account
 	// (examples/aws/cluster.yaml), with their static identity (whose Secret
 	// is in namespace default here), else its default key.
-	if u := cloud.FaceURL(cloudsim.AWSFaceName); u != "" {
+	if u := cloud.FaceURL(core.AWSFaceName); u != "" {
 		mo.AWS = &provider.AWSConfig{
-			Endpoint: u, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
-			AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
+			Endpoint: u, Region: core.AWSDefaultRegion, IdentityNamespace: "default",
+			AccessKeyID: core.AWSDefaultAccessKeyID, SecretAccessKey: core.AWSDefaultSecretAccessKey,
 		}
 		// The simulated EKS: AWSManagedMachinePools of the EKS cluster
 		// examples/eks/cluster.yaml names, whose API server is this one.
-		if eu := cloud.FaceURL(cloudsim.EKSFaceName); eu != "" {
+		if eu := cloud.FaceURL(core.EKSFaceName); eu != "" {
 			mo.AWS.EKSEndpoint = eu
-			if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
+			if err := core.EKSCreateCluster(cloud.Cloud(), core.AWSDefaultAccountID, core.AWSDefaultRegion, core.EKSDefaultClusterName, ""); err != nil {
 				return fmt.Errorf("registering the simulated EKS cluster: %w", err)
 			}
 		}

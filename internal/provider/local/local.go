@@ -33,7 +33,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
+	"github.com/mpool-dev/mpool/sim/wire/localapi"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 

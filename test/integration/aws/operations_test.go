@@ -22,10 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -190,7 +190,7 @@ func throttled(resp *http.Response) bool {
 // requests it needed answered.
 func TestFaultyAWS(t *testing.T) {
 	cloud := startCloud(t, 0)
-	if err := cloud.SetFaceFaults(cloudsim.AWSFaceName, &cloudsim.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second}); err != nil {
+	if err := cloud.SetFaceFaults(core.AWSFaceName, &core.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	f := newFixture(t, cloud)
@@ -236,8 +236,8 @@ func TestAWSCLISeesThePool(t *testing.T) {
 	f.waitConverged(2, seedVersion)
 	run := func(args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(cli, append([]string{"--endpoint-url", cloud.FaceURL(cloudsim.AWSFaceName), "--region", cloudsim.AWSDefaultRegion, "--output", "json"}, args...)...)
-		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+cloudsim.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+cloudsim.AWSDefaultSecretAccessKey,
+		cmd := exec.Command(cli, append([]string{"--endpoint-url", cloud.FaceURL(core.AWSFaceName), "--region", core.AWSDefaultRegion, "--output", "json"}, args...)...)
+		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+core.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+core.AWSDefaultSecretAccessKey,
 			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
 		out, err := cmd.Output()
 		if err != nil {

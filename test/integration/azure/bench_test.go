@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // The Azure benchmarks run a real API server, the simulated cloud (its
@@ -132,12 +132,12 @@ func BenchmarkAzureSteadyState(b *testing.B) {
 		r := reconciles(b) - before
 		var arm, writes int64
 		for _, rc := range e.f.cloud.Stats().Requests {
-			if rc.Face != cloudsim.AzureFaceName || rc.Operation == cloudsim.OpAzureToken || rc.Operation == cloudsim.OpAzureDiscovery {
+			if rc.Face != core.AzureFaceName || rc.Operation == core.OpAzureToken || rc.Operation == core.OpAzureDiscovery {
 				continue
 			}
 			arm += rc.Count
 			switch rc.Operation {
-			case cloudsim.OpAzureVMSSCreateOrUpdate, cloudsim.OpAzureVMSSUpdate, cloudsim.OpAzureVMSSDelete, cloudsim.OpAzureVMSSDeleteInstances, cloudsim.OpAzureVMSSVMDelete, cloudsim.OpAzureVMDelete:
+			case core.OpAzureVMSSCreateOrUpdate, core.OpAzureVMSSUpdate, core.OpAzureVMSSDelete, core.OpAzureVMSSDeleteInstances, core.OpAzureVMSSVMDelete, core.OpAzureVMDelete:
 				writes += rc.Count
 			}
 		}

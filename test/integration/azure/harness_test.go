@@ -18,12 +18,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -35,9 +35,9 @@ const (
 
 // startCloud starts a simulated cloud whose VMs join the test API server;
 // bootDelay is how long a VM takes to boot.
-func startCloud(t testing.TB, bootDelay time.Duration, faces ...cloudsim.Face) *cloudsim.Server {
+func startCloud(t testing.TB, bootDelay time.Duration, faces ...core.Face) *core.Server {
 	t.Helper()
-	return itest.StartCloud(t, env, cloudsim.Options{Seed: 7, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}, Faces: faces})
+	return itest.StartCloud(t, env, core.Options{Seed: 7, DefaultSimulation: &core.Simulation{BootDelay: bootDelay}, Faces: faces})
 }
 
 // testManager is a running mpool manager with the Azure provider on.
@@ -49,7 +49,7 @@ type testManager = itest.Manager
 // AzureClusterIdentity).
 func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
 	t.Helper()
-	az := f.cloud.FaceURL(cloudsim.AzureFaceName)
+	az := f.cloud.FaceURL(core.AzureFaceName)
 	mopts := itest.ManagerOptions(env, f.ns)
 	mopts.Azure = &provider.AzureConfig{ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: f.cloud.CAFile()}
 	if tune != nil {
@@ -65,11 +65,11 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *cloudsim.Server
+	cloud *core.Server
 	cs    kubernetes.Interface
 }
 
-func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
+func newFixture(t testing.TB, cloud *core.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -123,8 +123,8 @@ func (f *fixture) vmss() string { return azure.ScaleSetName(f.ns, poolName) }
 
 // group returns the pool's scale set as the simulated cloud's core has it
 // (not counted, never faulted), nil when it does not exist.
-func (f *fixture) group() *cloudsim.Group {
-	k := cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, f.vmss())
+func (f *fixture) group() *core.Group {
+	k := core.AzureGroupKey(core.AzureDefaultSubscriptionID, core.AzureDefaultResourceGroup, f.vmss())
 	g, err := f.cloud.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		return nil
@@ -184,7 +184,7 @@ func (f *fixture) poolNodes() []corev1.Node {
 // ownsProviderID: a Uniform VM of the pool's scale set, or a Flexible VM
 // named after it.
 func (f *fixture) ownsProviderID(id string) bool {
-	base := "azure:///subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/" + cloudsim.AzureDefaultResourceGroup + "/providers/Microsoft.Compute/"
+	base := "azure:///subscriptions/" + core.AzureDefaultSubscriptionID + "/resourceGroups/" + core.AzureDefaultResourceGroup + "/providers/Microsoft.Compute/"
 	return strings.HasPrefix(id, base+"virtualMachineScaleSets/"+f.vmss()+"/virtualMachines/") ||
 		strings.HasPrefix(id, base+"virtualMachines/"+f.vmss()+"_")
 }
@@ -258,7 +258,7 @@ func (f *fixture) converged(n int, version string) error {
 	return nil
 }
 
-func instanceCount(g *cloudsim.Group) int {
+func instanceCount(g *core.Group) int {
 	if g == nil {
 		return 0
 	}
@@ -270,7 +270,7 @@ func instanceCount(g *cloudsim.Group) int {
 func (f *fixture) ops(op string) int64 {
 	var n int64
 	for _, r := range f.cloud.Stats().Requests {
-		if r.Face == cloudsim.AzureFaceName && r.Operation == op && r.Status < 300 {
+		if r.Face == core.AzureFaceName && r.Operation == op && r.Status < 300 {
 			n += r.Count
 		}
 	}

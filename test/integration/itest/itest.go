@@ -23,23 +23,23 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/mpool-dev/mpool/examples"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // StartCloud starts a simulated cloud with opts (DataDir defaults to a
 // temporary directory) whose node agent joins env's API server, and stops
 // it when the test ends.
-func StartCloud(t testing.TB, env *testenv.Env, opts cloudsim.Options) *cloudsim.Server {
+func StartCloud(t testing.TB, env *testenv.Env, opts core.Options) *core.Server {
 	t.Helper()
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
 	env.JoinThisAPIServer(&opts)
-	srv, err := cloudsim.Start(context.Background(), opts)
+	srv, err := core.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
