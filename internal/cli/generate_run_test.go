@@ -16,7 +16,10 @@ import (
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
 	"github.com/mpool-dev/mpool/templates"
 )
@@ -45,7 +48,7 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	if err := registerLocalCluster(ctx, env.Client, env.ControlPlane); err != nil {
 		t.Fatal(err)
 	}
-	cloud, err := core.Start(ctx, core.Options{
+	cloud, err := cloudsim.Start(ctx, core.Options{
 		DataDir:   t.TempDir(),
 		NodeAgent: nodeagent.Options{Credentials: []*rest.Config{env.Config}},
 	})
@@ -61,26 +64,26 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	mo.MetricsBindAddress, mo.HealthProbeBindAddress = "0", "0"
 	mo.LocalCloudURL = cloud.URL()
 	// As runUp points the providers at the simulated Azure and AWS.
-	az, aws := cloud.FaceURL(core.AzureFaceName), cloud.FaceURL(core.AWSFaceName)
+	az, aws := cloud.FaceURL(azureface.AzureFaceName), cloud.FaceURL(awsface.AWSFaceName)
 	if az == "" || aws == "" {
 		t.Fatalf("the simulated cloud has no Azure face (%q) or no AWS face (%q)", az, aws)
 	}
 	mo.Azure = &provider.AzureConfig{
 		ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-		TenantID: core.AzureDefaultTenantID, ClientID: core.AzureDefaultClientID, ClientSecret: core.AzureDefaultClientSecret,
+		TenantID: azureface.AzureDefaultTenantID, ClientID: azureface.AzureDefaultClientID, ClientSecret: azureface.AzureDefaultClientSecret,
 	}
 	mo.AWS = &provider.AWSConfig{
-		Endpoint: aws, Region: core.AWSDefaultRegion, IdentityNamespace: "default",
-		AccessKeyID: core.AWSDefaultAccessKeyID, SecretAccessKey: core.AWSDefaultSecretAccessKey,
+		Endpoint: aws, Region: awsface.AWSDefaultRegion, IdentityNamespace: "default",
+		AccessKeyID: awsface.AWSDefaultAccessKeyID, SecretAccessKey: awsface.AWSDefaultSecretAccessKey,
 	}
 	// As runUp points the EKS provider at the simulated EKS and registers
 	// its EKS cluster, which the eks flavor's defaults name.
-	eks := cloud.FaceURL(core.EKSFaceName)
+	eks := cloud.FaceURL(awsface.EKSFaceName)
 	if eks == "" {
 		t.Fatal("the simulated cloud has no EKS face")
 	}
 	mo.AWS.EKSEndpoint = eks
-	if err := core.EKSCreateCluster(cloud.Cloud(), core.AWSDefaultAccountID, core.AWSDefaultRegion, core.EKSDefaultClusterName, ""); err != nil {
+	if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
 		t.Fatalf("registering the simulated EKS cluster: %v", err)
 	}
 	mgr, err := manager.New(ctx, env.Config, mo)

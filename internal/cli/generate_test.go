@@ -14,7 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mpool-dev/mpool/examples"
-	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/templates"
 )
 
@@ -393,12 +394,12 @@ func TestCloudFlavorDefaults(t *testing.T) {
 		}
 		objs := objectsByKind(t, r.stdout)
 		for _, c := range []struct{ got, want string }{
-			{field(objs, "AzureCluster", "spec", "subscriptionID"), core.AzureDefaultSubscriptionID},
-			{field(objs, "AzureCluster", "spec", "location"), core.AzureDefaultLocation},
-			{field(objs, "AzureMachinePool", "spec", "location"), core.AzureDefaultLocation},
-			{field(objs, "AzureClusterIdentity", "spec", "tenantID"), core.AzureDefaultTenantID},
-			{field(objs, "AzureClusterIdentity", "spec", "clientID"), core.AzureDefaultClientID},
-			{field(objs, "Secret", "stringData", "clientSecret"), core.AzureDefaultClientSecret},
+			{field(objs, "AzureCluster", "spec", "subscriptionID"), azureface.AzureDefaultSubscriptionID},
+			{field(objs, "AzureCluster", "spec", "location"), azureface.AzureDefaultLocation},
+			{field(objs, "AzureMachinePool", "spec", "location"), azureface.AzureDefaultLocation},
+			{field(objs, "AzureClusterIdentity", "spec", "tenantID"), azureface.AzureDefaultTenantID},
+			{field(objs, "AzureClusterIdentity", "spec", "clientID"), azureface.AzureDefaultClientID},
+			{field(objs, "Secret", "stringData", "clientSecret"), azureface.AzureDefaultClientSecret},
 			{field(objs, "AzureClusterIdentity", "spec", "clientSecret", "name"), field(objs, "Secret", "metadata", "name")},
 			{field(objs, "AzureCluster", "spec", "identityRef", "name"), field(objs, "AzureClusterIdentity", "metadata", "name")},
 			{field(objs, "Cluster", "spec", "infrastructureRef", "name"), field(objs, "AzureCluster", "metadata", "name")},
@@ -413,15 +414,15 @@ func TestCloudFlavorDefaults(t *testing.T) {
 		t.Fatalf("aws machinepool: %v", r.err)
 	}
 	objs := objectsByKind(t, r.stdout)
-	if got := field(objs, "AWSCluster", "spec", "region"); got != core.AWSDefaultRegion {
-		t.Errorf("aws: region %q, want %q", got, core.AWSDefaultRegion)
+	if got := field(objs, "AWSCluster", "spec", "region"); got != awsface.AWSDefaultRegion {
+		t.Errorf("aws: region %q, want %q", got, awsface.AWSDefaultRegion)
 	}
 	if got := field(objs, "Cluster", "spec", "infrastructureRef", "name"); got != "c1" {
 		t.Errorf("aws: the Cluster's infrastructureRef names %q, want c1", got)
 	}
 	for _, v := range []string{field(objs, "MachinePool", "spec", "template", "spec", "version"), samples["aws"].nextVersion} {
-		if !slices.Contains(core.AWSKubernetesVersions, v) {
-			t.Errorf("aws: the simulated AWS has no AMI of %s (it has %v)", v, core.AWSKubernetesVersions)
+		if !slices.Contains(awsface.AWSKubernetesVersions, v) {
+			t.Errorf("aws: the simulated AWS has no AMI of %s (it has %v)", v, awsface.AWSKubernetesVersions)
 		}
 	}
 
@@ -434,15 +435,15 @@ func TestCloudFlavorDefaults(t *testing.T) {
 	}
 	objs = objectsByKind(t, r.stdout)
 	subnets, _, _ := unstructured.NestedStringSlice(objs["AWSManagedMachinePool"].Object, "spec", "subnetIDs")
-	defaultSubnets := core.AWSDefaultSubnetIDs(core.AWSDefaultAccountID, core.AWSDefaultRegion)
+	defaultSubnets := awsface.AWSDefaultSubnetIDs(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion)
 	for _, c := range []struct{ what, got, want string }{
-		{"eksClusterName", field(objs, "AWSManagedControlPlane", "spec", "eksClusterName"), core.EKSDefaultClusterName},
-		{"region", field(objs, "AWSManagedControlPlane", "spec", "region"), core.AWSDefaultRegion},
-		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + core.EKSDefaultVersion},
+		{"eksClusterName", field(objs, "AWSManagedControlPlane", "spec", "eksClusterName"), awsface.EKSDefaultClusterName},
+		{"region", field(objs, "AWSManagedControlPlane", "spec", "region"), awsface.AWSDefaultRegion},
+		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + awsface.EKSDefaultVersion},
 		{"infrastructureRef", field(objs, "Cluster", "spec", "infrastructureRef", "name"), field(objs, "AWSManagedControlPlane", "metadata", "name")},
-		{"subnetIDs", strings.Join(subnets, ","), defaultSubnets[core.AWSDefaultRegion+"a"]},
-		{"the sample's next version", strings.TrimSuffix(samples["eks"].nextVersion, ".0"), "v" + core.EKSDefaultVersion},
-		{"the sample's version", strings.TrimSuffix(samples["eks"].version, ".0"), fmt.Sprintf("v1.%d", eksMinor(t, core.EKSDefaultVersion)-1)},
+		{"subnetIDs", strings.Join(subnets, ","), defaultSubnets[awsface.AWSDefaultRegion+"a"]},
+		{"the sample's next version", strings.TrimSuffix(samples["eks"].nextVersion, ".0"), "v" + awsface.EKSDefaultVersion},
+		{"the sample's version", strings.TrimSuffix(samples["eks"].version, ".0"), fmt.Sprintf("v1.%d", eksMinor(t, awsface.EKSDefaultVersion)-1)},
 	} {
 		if c.got != c.want {
 			t.Errorf("eks: %s %q, want %q", c.what, c.got, c.want)

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/mpool-dev/mpool/internal/features"
-	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 )
 
 // NewRootCommand returns the `mpool` command with every subcommand.
@@ -32,7 +32,7 @@ Start everything on this machine, with no cloud and no Docker:
   mpool up`,
 		SilenceUsage: true,
 	}
-	root.AddCommand(newUpCommand(), newManagerCommand(), core.NewCommand(), newPrepareCommand(), newVersionCommand(), newDescribeCommand(), newRolloutCommand(), newScaleCommand(), newGenerateCommand())
+	root.AddCommand(newUpCommand(), newManagerCommand(), cloudsim.NewCommand(), newPrepareCommand(), newVersionCommand(), newDescribeCommand(), newRolloutCommand(), newScaleCommand(), newGenerateCommand())
 	return root
 }
 

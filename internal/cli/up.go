@@ -22,7 +22,10 @@ import (
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
 )
 
@@ -160,7 +163,7 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}
 
 	// The simulated cloud: its VMs join this same API server as Nodes.
-	cloud, err := core.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), core.Options{
+	cloud, err := cloudsim.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), core.Options{
 		DataDir:   filepath.Join(dir, "cloud"),
 		NodeAgent: nodeagent.Options{Credentials: []*rest.Config{cfg}},
 	})
@@ -176,26 +179,26 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	// The simulated Azure: AzureMachinePools in AzureClusters of its
 	// subscription (examples/azure/cluster.yaml) run on it, authenticated
 	// with their AzureClusterIdentity, else with its default principal.
-	if az := cloud.FaceURL(core.AzureFaceName); az != "" {
+	if az := cloud.FaceURL(azureface.AzureFaceName); az != "" {
 		mo.Azure = &provider.AzureConfig{
 			ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-			TenantID: core.AzureDefaultTenantID, ClientID: core.AzureDefaultClientID, ClientSecret: core.AzureDefaultClientSecret,
+			TenantID: azureface.AzureDefaultTenantID, ClientID: azureface.AzureDefaultClientID, ClientSecret: azureface.AzureDefaultClientSecret,
 		}
 	}
 
 	// The simulated AWS: AWSMachinePools in AWSClusters of its account
 	// (examples/aws/cluster.yaml), with their static identity (whose Secret
 	// is in namespace default here), else its default key.
-	if u := cloud.FaceURL(core.AWSFaceName); u != "" {
+	if u := cloud.FaceURL(awsface.AWSFaceName); u != "" {
 		mo.AWS = &provider.AWSConfig{
-			Endpoint: u, Region: core.AWSDefaultRegion, IdentityNamespace: "default",
-			AccessKeyID: core.AWSDefaultAccessKeyID, SecretAccessKey: core.AWSDefaultSecretAccessKey,
+			Endpoint: u, Region: awsface.AWSDefaultRegion, IdentityNamespace: "default",
+			AccessKeyID: awsface.AWSDefaultAccessKeyID, SecretAccessKey: awsface.AWSDefaultSecretAccessKey,
 		}
 		// The simulated EKS: AWSManagedMachinePools of the EKS cluster
 		// examples/eks/cluster.yaml names, whose API server is this one.
-		if eu := cloud.FaceURL(core.EKSFaceName); eu != "" {
+		if eu := cloud.FaceURL(awsface.EKSFaceName); eu != "" {
 			mo.AWS.EKSEndpoint = eu
-			if err := core.EKSCreateCluster(cloud.Cloud(), core.AWSDefaultAccountID, core.AWSDefaultRegion, core.EKSDefaultClusterName, ""); err != nil {
+			if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
 				return fmt.Errorf("registering the simulated EKS cluster: %w", err)
 			}
 		}

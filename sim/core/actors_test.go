@@ -2,12 +2,9 @@ package core
 
 import (
 	"context"
-	"net/http"
 	"testing"
 
 	clocktesting "k8s.io/utils/clock/testing"
-
-	"github.com/mpool-dev/mpool/sim/wire/localapi"
 )
 
 func TestSetCapacity(t *testing.T) {
@@ -120,42 +117,4 @@ func equalBools(a, b []bool) bool {
 		}
 	}
 	return true
-}
-
-func TestAdminCapacityAndGroupFaults(t *testing.T) {
-	s := startServer(t, Options{Seed: 5, MaxInstances: 3})
-	u := s.URL()
-	if resp := call(t, "PUT", u+"/v1/groups/pool", localapi.GroupSpec{Capacity: 1}, nil); resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT group: %s", resp.Status)
-	}
-	var g localapi.Group
-	if resp := call(t, "PUT", u+"/admin/groups/pool/faults", localapi.GroupFaults{WrongTokens: 1}, &g); resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT faults: %s", resp.Status)
-	}
-	if resp := call(t, "PUT", u+"/admin/groups/pool/capacity", localapi.Capacity{Capacity: 2}, &g); resp.StatusCode != http.StatusOK || g.Capacity != 2 || len(g.Instances) != 2 {
-		t.Fatalf("PUT capacity: %s, %+v", resp.Status, g)
-	}
-	if !s.Cloud().snapshotOf(t, "pool").Instances[1].WrongToken {
-		t.Fatal("the instance created after arming the fault should boot with a wrong token")
-	}
-	var e localapi.ErrorResponse
-	if resp := call(t, "PUT", u+"/admin/groups/pool/capacity", localapi.Capacity{Capacity: 4}, &e); resp.StatusCode != http.StatusConflict || e.Error.Code != localapi.CodeQuotaExceeded {
-		t.Fatalf("capacity over quota: %s %+v", resp.Status, e)
-	}
-	if resp := call(t, "PUT", u+"/admin/groups/missing/capacity", localapi.Capacity{Capacity: 1}, &e); resp.StatusCode != http.StatusNotFound {
-		t.Fatalf("capacity of a missing group: %s", resp.Status)
-	}
-	// Admin calls are not counted as cloud API requests.
-	if n := s.Stats().Total(); n != 1 {
-		t.Fatalf("%d counted requests, want the one PUT of the group", n)
-	}
-}
-
-func (c *Cloud) snapshotOf(t *testing.T, name string) *Group {
-	t.Helper()
-	g, err := c.GetGroup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
 }

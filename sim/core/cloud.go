@@ -52,10 +52,10 @@ type Options struct {
 	// NodeAgent configures the simulated VMs' join. Without credentials, no
 	// instance joins a cluster.
 	NodeAgent nodeagent.Options
-	// Faces are faces served besides the local face, which is always served
-	// (at the root of the Server's URL), and the built-in ones
-	// (BuiltinFaces). Each is served under /<name>/ on the Server's
-	// listener.
+	// Faces are the cloud's faces besides the local face, whose groups the
+	// core holds without it being registered. server.Start serves the local
+	// face at the root of its URL and each of these under /<name>/;
+	// cloud.Start adds the built-in ones (cloud.BuiltinFaces).
 	Faces []Face
 	// FaceAddrs optionally serves faces on listeners of their own as well,
 	// at the root: face name → listen address (e.g. "127.0.0.1:0"). Unused
@@ -117,7 +117,7 @@ func NewCloud(ctx context.Context, opts Options) (*Cloud, error) {
 	if err := sim.validate(); err != nil {
 		return nil, fmt.Errorf("default simulation: %w", err)
 	}
-	faces, _, err := checkFaces(opts.Faces)
+	faces, err := checkFaces(opts.Faces)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +160,22 @@ func NewCloud(ctx context.Context, opts Options) (*Cloud, error) {
 	go func() { defer c.done.Done(); c.flushLoop(ctx) }()
 	return c, nil
 }
+
+// Clock is the cloud's clock: every simulated delay, and a face's own
+// timing (throttles, lifecycle hooks, rollouts), runs on it.
+func (c *Cloud) Clock() clock.WithTicker { return c.clock }
+
+// Log is the cloud's logger.
+func (c *Cloud) Log() logr.Logger { return c.log }
+
+// Agent is the node agent that joins booted instances, or nil when the
+// cloud has none.
+func (c *Cloud) Agent() *nodeagent.Agent { return c.agent }
+
+// Face returns the registered face named name, or nil: how a face built on
+// another (EKS's node groups are the AWS face's Auto Scaling groups) finds
+// it.
+func (c *Cloud) Face(name string) Face { return c.faces[name] }
 
 // Stop stops the background loops and writes the state. It is safe to call
 // more than once.
@@ -241,7 +257,7 @@ func (c *Cloud) getGroup(k GroupKey) (*Group, error) {
 	c.mu.Unlock()
 	c.dispatch(events)
 	if out == nil {
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	return out, nil
 }
@@ -253,12 +269,12 @@ func (c *Cloud) getGroup(k GroupKey) (*Group, error) {
 func validateName(k GroupKey) error {
 	if k.Face == LocalFace {
 		if errs := validation.IsDNS1123Subdomain(k.Name); len(errs) > 0 || len(k.Name) > 200 {
-			return invalidf("invalid group name %q: must be a DNS-1123 subdomain of at most 200 characters", k.Name)
+			return Invalidf("invalid group name %q: must be a DNS-1123 subdomain of at most 200 characters", k.Name)
 		}
 		return nil
 	}
 	if k.Name == "" || len(k.Name) > 255 || strings.ContainsFunc(k.Name, unicode.IsControl) {
-		return invalidf("invalid group name %q: must be 1 to 255 characters without control characters", k.Name)
+		return Invalidf("invalid group name %q: must be 1 to 255 characters without control characters", k.Name)
 	}
 	return nil
 }
@@ -267,15 +283,15 @@ func (c *Cloud) applyGroup(k GroupKey, spec GroupSpec) (*Group, error) {
 	if err := validateName(k); err != nil {
 		return nil, err
 	}
-	if c.faces[k.Face] == nil {
-		return nil, invalidf("no face %q is registered", k.Face)
+	if k.Face != LocalFace && c.faces[k.Face] == nil {
+		return nil, Invalidf("no face %q is registered", k.Face)
 	}
 	if spec.Capacity < 0 {
-		return nil, invalidf("capacity must not be negative, got %d", spec.Capacity)
+		return nil, Invalidf("capacity must not be negative, got %d", spec.Capacity)
 	}
 	for _, z := range spec.Model.Zones {
 		if z == "" {
-			return nil, invalidf("zones must not be empty strings")
+			return nil, Invalidf("zones must not be empty strings")
 		}
 	}
 	if err := checkPayload(spec.Payload); err != nil {
@@ -323,13 +339,13 @@ func (c *Cloud) applyGroup(k GroupKey, spec GroupSpec) (*Group, error) {
 
 func (c *Cloud) setCapacity(k GroupKey, capacity int32) (*Group, error) {
 	if capacity < 0 {
-		return nil, invalidf("capacity must not be negative, got %d", capacity)
+		return nil, Invalidf("capacity must not be negative, got %d", capacity)
 	}
 	c.mu.Lock()
 	g := c.advanceByKey(k)
 	if g == nil {
 		c.mu.Unlock()
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	if g.Deleting {
 		c.mu.Unlock()
@@ -383,13 +399,13 @@ func (c *Cloud) checkQuota(k GroupKey, g *groupState, capacity int32) error {
 
 func (c *Cloud) setGroupFaults(k GroupKey, f GroupFaults) (*Group, error) {
 	if f.WrongTokens < 0 {
-		return nil, invalidf("wrongTokens must not be negative, got %d", f.WrongTokens)
+		return nil, Invalidf("wrongTokens must not be negative, got %d", f.WrongTokens)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	g := c.advanceByKey(k)
 	if g == nil {
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	g.WrongTokens = f.WrongTokens
 	c.dirty = true
@@ -401,7 +417,7 @@ func (c *Cloud) deleteInstances(k GroupKey, ids []string) (*Group, error) {
 	g := c.advanceByKey(k)
 	if g == nil {
 		c.mu.Unlock()
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	now := c.clock.Now()
 	for _, id := range ids {
@@ -422,7 +438,7 @@ func (c *Cloud) deleteGroup(k GroupKey) (*Group, error) {
 	g := c.advanceByKey(k)
 	if g == nil {
 		c.mu.Unlock()
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	now := c.clock.Now()
 	g.Deleting = true
@@ -440,7 +456,7 @@ func (c *Cloud) setSimulation(k GroupKey, p SimulationPatch) (*Group, error) {
 	defer c.mu.Unlock()
 	g := c.advanceByKey(k)
 	if g == nil {
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	sim := g.Simulation.apply(&p)
 	if err := sim.validate(); err != nil {
@@ -462,7 +478,7 @@ func (c *Cloud) updateGroupPayload(k GroupKey, fn PayloadFunc) (*Group, error) {
 	defer c.mu.Unlock()
 	g := c.advanceByKey(k)
 	if g == nil {
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	p, err := runPayloadFunc(fn, g.Payload)
 	if err != nil {
@@ -478,7 +494,7 @@ func (c *Cloud) updateInstancePayload(k GroupKey, id string, fn PayloadFunc) (*G
 	defer c.mu.Unlock()
 	g := c.advanceByKey(k)
 	if g == nil {
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	in := g.find(id)
 	if in == nil {
@@ -535,7 +551,7 @@ func runPayloadFunc(fn PayloadFunc, old json.RawMessage) (json.RawMessage, error
 // the state file.
 func checkPayload(p json.RawMessage) error {
 	if len(p) > 0 && !json.Valid(p) {
-		return invalidf("a face payload must be valid JSON")
+		return Invalidf("a face payload must be valid JSON")
 	}
 	return nil
 }
@@ -580,7 +596,7 @@ func (c *Cloud) MaxInstances() int {
 // later capacity increases.
 func (c *Cloud) SetMaxInstances(n int) error {
 	if n < 0 {
-		return invalidf("maxInstances must not be negative")
+		return Invalidf("maxInstances must not be negative")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -63,6 +63,16 @@ type FaceEnv struct {
 	Log logr.Logger
 }
 
+// AdminFace is a face with admin endpoints of its own, served beside the
+// cloud's under /admin/<name>/ and, like them, never faulted or counted:
+// what actors other than its API clients do (a Spot interruption) and its
+// identities (service principals).
+type AdminFace interface {
+	Face
+	// RegisterAdmin adds the face's admin endpoints to mux; they act on c.
+	RegisterAdmin(mux *http.ServeMux, c *Cloud)
+}
+
 // NewInstance describes an instance the core is creating, for its face to
 // name. It must be treated as read-only.
 type NewInstance struct {
@@ -197,45 +207,25 @@ var faceName = regexp.MustCompile(`^[a-z]([a-z0-9-]{0,30}[a-z0-9])?$`)
 // face serves at its root.
 var reservedFaceNames = map[string]bool{"admin": true, "healthz": true, "v1": true}
 
-// BuiltinFaces are the faces every cloud serves besides the local face, in
-// the order they are served and printed: the registry of faces, one line
-// per cloud.
-func BuiltinFaces() []Face {
-	return []Face{&AzureFace{}, &AWSFace{}, &EKSFace{}}
-}
-
-// checkFaces validates the built-in faces and those of Options and returns
-// them by name, and in order: the local face, the built-in ones, extra.
-func checkFaces(extra []Face) (map[string]Face, []Face, error) {
-	byName := map[string]Face{LocalFace: localFace{}}
-	order := []Face{localFace{}}
-	builtin := BuiltinFaces()
-	// A face of Options with a built-in face's name replaces it (e.g. one
-	// configured otherwise for a test), in its place.
-	for i, f := range builtin {
-		for j, e := range extra {
-			if e != nil && f.Name() == e.Name() {
-				builtin[i] = e
-				extra = append(extra[:j:j], extra[j+1:]...)
-				break
-			}
-		}
-	}
-	for _, f := range append(builtin, extra...) {
+// checkFaces validates the faces of Options and returns them by name. The
+// local face's name is the core's own: its groups work without it being
+// registered.
+func checkFaces(faces []Face) (map[string]Face, error) {
+	byName := map[string]Face{}
+	for _, f := range faces {
 		if f == nil {
-			return nil, nil, fmt.Errorf("faces: nil face")
+			return nil, fmt.Errorf("faces: nil face")
 		}
 		n := f.Name()
 		switch {
 		case !faceName.MatchString(n):
-			return nil, nil, fmt.Errorf("faces: invalid face name %q: must be a lowercase DNS label of at most 32 characters", n)
+			return nil, fmt.Errorf("faces: invalid face name %q: must be a lowercase DNS label of at most 32 characters", n)
 		case reservedFaceNames[n]:
-			return nil, nil, fmt.Errorf("faces: face name %q is reserved", n)
+			return nil, fmt.Errorf("faces: face name %q is reserved", n)
 		case byName[n] != nil:
-			return nil, nil, fmt.Errorf("faces: face %q registered twice", n)
+			return nil, fmt.Errorf("faces: face %q registered twice", n)
 		}
 		byName[n] = f
-		order = append(order, f)
 	}
-	return byName, order, nil
+	return byName, nil
 }

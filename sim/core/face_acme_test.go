@@ -2,53 +2,21 @@ package core
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 )
 
-// acmeFace is a toy second face, proving that a face plugs in beside the
-// local one: a JSON protocol scoped by account, instance IDs, providerIDs
-// and host names of its own, a group payload (a launch template reference)
-// and AWS-shaped throttling (400 with the code Throttling, no Retry-After).
-//
-//	PUT    /accounts/{account}/groups/{name}  acmeGroupSpec → acmeGroup
-//	GET    /accounts/{account}/groups/{name}  → acmeGroup
-//	GET    /accounts/{account}/groups         → {"groups": [...]}
+// acmeFace is a toy second face for the core's tests: instance IDs,
+// providerIDs, host names and metadata of its own, scoped by account, and
+// a group payload (a launch template reference). Its wire protocol is in
+// package server's tests.
 type acmeFace struct{}
 
 const acmeRegion = "moon-1"
 
-type acmeGroupSpec struct {
-	Size           int32    `json:"size"`
-	Zones          []string `json:"zones,omitempty"`
-	UserData       []byte   `json:"userData,omitempty"`
-	LaunchTemplate string   `json:"launchTemplate,omitempty"`
-}
-
 type acmePayload struct {
 	LaunchTemplate string `json:"launchTemplate"`
-}
-
-type acmeInstance struct {
-	ID         string `json:"id"`
-	ProviderID string `json:"providerID"`
-	Hostname   string `json:"hostname"`
-	State      string `json:"state"`
-}
-
-type acmeGroup struct {
-	Name           string         `json:"name"`
-	Account        string         `json:"account"`
-	Size           int32          `json:"size"`
-	LaunchTemplate string         `json:"launchTemplate"`
-	Instances      []acmeInstance `json:"instances"`
-}
-
-type acmeError struct {
-	Type    string `json:"__type"`
-	Message string `json:"message"`
 }
 
 func (acmeFace) Name() string { return "acme" }
@@ -68,56 +36,8 @@ func (acmeFace) InstanceIdentity(in NewInstance) InstanceIdentity {
 	}
 }
 
-func (acmeFace) WriteFault(w http.ResponseWriter, _ *http.Request, f Fault) {
-	if f.Kind == FaultThrottle {
-		writeJSON(w, http.StatusBadRequest, acmeError{Type: "Throttling", Message: "Rate exceeded"})
-		return
-	}
-	writeJSON(w, f.Status, acmeError{Type: "InternalFailure", Message: f.Message})
-}
+func (acmeFace) WriteFault(w http.ResponseWriter, _ *http.Request, f Fault) { w.WriteHeader(f.Status) }
 
-func (acmeFace) Handler(env FaceEnv) http.Handler {
-	mux := http.NewServeMux()
-	scope := func(r *http.Request) Scope { return env.Cloud.Scope("acme", r.PathValue("account")) }
-	mux.HandleFunc("GET /accounts/{account}/groups", env.Wrap("acme.ListGroups", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, map[string][]string{"groups": scope(r).ListGroups()})
-	}))
-	mux.HandleFunc("GET /accounts/{account}/groups/{name}", env.Wrap("acme.DescribeGroup", func(w http.ResponseWriter, r *http.Request) {
-		g, err := scope(r).GetGroup(r.PathValue("name"))
-		writeAcme(w, g, err)
-	}))
-	mux.HandleFunc("PUT /accounts/{account}/groups/{name}", env.Wrap("acme.PutGroup", func(w http.ResponseWriter, r *http.Request) {
-		var spec acmeGroupSpec
-		if err := json.NewDecoder(r.Body).Decode(&spec); err != nil {
-			writeJSON(w, http.StatusBadRequest, acmeError{Type: "ValidationError", Message: err.Error()})
-			return
-		}
-		payload, _ := json.Marshal(acmePayload{LaunchTemplate: spec.LaunchTemplate})
-		g, err := scope(r).ApplyGroup(r.PathValue("name"), GroupSpec{
-			Capacity: spec.Size,
-			Model:    Model{Zones: spec.Zones, CustomData: spec.UserData},
-			Payload:  payload,
-		})
-		writeAcme(w, g, err)
-	}))
-	return mux
-}
-
-func writeAcme(w http.ResponseWriter, g *Group, err error) {
-	var e *Error
-	switch {
-	case errors.As(err, &e) && e.Code == CodeNotFound:
-		writeJSON(w, http.StatusBadRequest, acmeError{Type: "ValidationError", Message: e.Message})
-		return
-	case err != nil:
-		writeJSON(w, http.StatusBadRequest, acmeError{Type: string(CodeOf(err)), Message: err.Error()})
-		return
-	}
-	var p acmePayload
-	_ = json.Unmarshal(g.Payload, &p)
-	out := acmeGroup{Name: g.Name, Account: g.Scope, Size: g.Capacity, LaunchTemplate: p.LaunchTemplate, Instances: []acmeInstance{}}
-	for _, in := range g.Instances {
-		out.Instances = append(out.Instances, acmeInstance{ID: in.ID, ProviderID: in.ProviderID, Hostname: in.Hostname, State: string(in.State)})
-	}
-	writeJSON(w, http.StatusOK, out)
-}
+// Handler serves nothing: the core's tests call the Cloud directly
+// (package server's tests serve the whole acme face).
+func (acmeFace) Handler(FaceEnv) http.Handler { return http.NotFoundHandler() }

@@ -17,7 +17,7 @@ func (c *Cloud) releaseInstance(k GroupKey, id string) (*Group, error) {
 	g := c.advanceByKey(k)
 	if g == nil {
 		c.mu.Unlock()
-		return nil, notFound(k)
+		return nil, NotFound(k)
 	}
 	in := g.find(id)
 	if in == nil {

@@ -100,7 +100,7 @@ func (s Scope) MaxInstances() int {
 // the scope's groups and is not persisted: faces set it when they start.
 func (s Scope) SetMaxInstances(n int) error {
 	if n < 0 {
-		return invalidf("maxInstances must not be negative")
+		return Invalidf("maxInstances must not be negative")
 	}
 	s.c.mu.Lock()
 	defer s.c.mu.Unlock()
@@ -164,7 +164,7 @@ func (s Scope) CustomData(name string) ([]byte, error) {
 	defer s.c.mu.Unlock()
 	g := s.c.st.Groups[s.key(name)]
 	if g == nil {
-		return nil, notFound(s.key(name))
+		return nil, NotFound(s.key(name))
 	}
 	if m := g.Models[g.ModelRef]; m != nil && m.CustomData != nil {
 		return append([]byte(nil), m.CustomData...), nil

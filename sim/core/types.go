@@ -88,10 +88,10 @@ func (s Simulation) apply(p *SimulationPatch) Simulation {
 
 func (s Simulation) validate() error {
 	if s.ProvisionDelay < 0 || s.BootDelay < 0 || s.BootJitter < 0 || s.DeleteDelay < 0 {
-		return invalidf("simulation delays must not be negative")
+		return Invalidf("simulation delays must not be negative")
 	}
 	if s.FailureRate < 0 || s.FailureRate > 1 {
-		return invalidf("failureRate must be within [0, 1], got %v", s.FailureRate)
+		return Invalidf("failureRate must be within [0, 1], got %v", s.FailureRate)
 	}
 	return nil
 }
@@ -254,10 +254,12 @@ func CodeOf(err error) ErrorCode {
 	return ""
 }
 
-func notFound(k GroupKey) error {
+// NotFound is the Error of CodeNotFound for the group k.
+func NotFound(k GroupKey) error {
 	return &Error{Code: CodeNotFound, Message: fmt.Sprintf("scale group %q not found", k.String())}
 }
 
-func invalidf(format string, args ...any) error {
+// Invalidf is an Error of CodeInvalid.
+func Invalidf(format string, args ...any) error {
 	return &Error{Code: CodeInvalid, Message: fmt.Sprintf(format, args...)}
 }

@@ -20,7 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // TestAzureVMsJoin: scale sets created through the real Azure SDK against
@@ -35,17 +38,17 @@ func TestAzureVMsJoin(t *testing.T) {
 	}
 	opts.NodeAgent.Credentials = append(opts.NodeAgent.Credentials, env.Config)
 	opts.NodeAgent.HeartbeatInterval = time.Second
-	srv, err := core.Start(ctx, opts)
+	srv, err := cloudsim.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Stop() })
 
-	pool, err := core.CertPool(srv.CA())
+	pool, err := server.CertPool(srv.CA())
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := srv.FaceURL(core.AzureFaceName)
+	u := srv.FaceURL(azureface.AzureFaceName)
 	co := azcore.ClientOptions{
 		Cloud: cloud.Configuration{
 			ActiveDirectoryAuthorityHost: u + "/",
@@ -53,20 +56,20 @@ func TestAzureVMsJoin(t *testing.T) {
 		},
 		Transport: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
 	}
-	cred, err := azidentity.NewClientSecretCredential(core.AzureDefaultTenantID, core.AzureDefaultClientID, core.AzureDefaultClientSecret,
+	cred, err := azidentity.NewClientSecretCredential(azureface.AzureDefaultTenantID, azureface.AzureDefaultClientID, azureface.AzureDefaultClientSecret,
 		&azidentity.ClientSecretCredentialOptions{ClientOptions: co, DisableInstanceDiscovery: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	client, err := armcompute.NewVirtualMachineScaleSetsClient(core.AzureDefaultSubscriptionID, cred, &arm.ClientOptions{ClientOptions: co})
+	client, err := armcompute.NewVirtualMachineScaleSetsClient(azureface.AzureDefaultSubscriptionID, cred, &arm.ClientOptions{ClientOptions: co})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	token := createToken(t, time.Now().Add(time.Hour))
 	customData := base64.StdEncoding.EncodeToString(cloudInit("kubeadm.k8s.io/v1beta4", token, caHash(t)))
-	rg := core.AzureDefaultResourceGroup
-	base := "azure:///subscriptions/" + core.AzureDefaultSubscriptionID + "/resourceGroups/" + rg + "/providers/Microsoft.Compute/"
+	rg := azureface.AzureDefaultResourceGroup
+	base := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + rg + "/providers/Microsoft.Compute/"
 	for _, tt := range []struct {
 		name, prefix string
 		mode         armcompute.OrchestrationMode
@@ -75,7 +78,7 @@ func TestAzureVMsJoin(t *testing.T) {
 		{"flex", "flex-", armcompute.OrchestrationModeFlexible},
 	} {
 		p, err := client.BeginCreateOrUpdate(ctx, rg, tt.name, armcompute.VirtualMachineScaleSet{
-			Location: to.Ptr(core.AzureDefaultLocation),
+			Location: to.Ptr(azureface.AzureDefaultLocation),
 			SKU:      &armcompute.SKU{Name: to.Ptr("Standard_D4s_v5"), Capacity: to.Ptr[int64](2)},
 			Zones:    []*string{to.Ptr("1"), to.Ptr("2")},
 			Properties: &armcompute.VirtualMachineScaleSetProperties{
@@ -95,7 +98,7 @@ func TestAzureVMsJoin(t *testing.T) {
 			t.Fatalf("creating %s: %v", tt.name, err)
 		}
 
-		scope := srv.Cloud().Scope(core.AzureFaceName, "/subscriptions/"+core.AzureDefaultSubscriptionID+"/resourceGroups/"+rg)
+		scope := srv.Cloud().Scope(azureface.AzureFaceName, "/subscriptions/"+azureface.AzureDefaultSubscriptionID+"/resourceGroups/"+rg)
 		var g *core.Group
 		testenv.Eventually(t, 60*time.Second, func() error {
 			g, err = scope.GetGroup(tt.name)

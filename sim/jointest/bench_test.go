@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"k8s.io/client-go/rest"
 )
@@ -21,7 +22,7 @@ func BenchmarkJoin1000(b *testing.B) {
 	token := createToken(b, time.Now().Add(time.Hour))
 	opts := core.Options{DefaultSimulation: &core.Simulation{}}
 	opts.NodeAgent.Credentials = []*rest.Config{env.Config}
-	srv, err := core.Start(ctx, opts)
+	srv, err := cloudsim.Start(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

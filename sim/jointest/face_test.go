@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 )
 
@@ -51,7 +52,7 @@ func TestSecondFaceInstancesJoin(t *testing.T) {
 	}
 	opts.NodeAgent.Credentials = append(opts.NodeAgent.Credentials, env.Config)
 	opts.NodeAgent.HeartbeatInterval = time.Second
-	srv, err := core.Start(ctx, opts)
+	srv, err := cloudsim.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}

@@ -24,8 +24,10 @@ import (
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 var env *testenv.Env
@@ -125,7 +127,7 @@ func indent(s, pad string) string {
 	return strings.Join(lines, "\n")
 }
 
-func startCloud(t *testing.T) *core.Server {
+func startCloud(t *testing.T) *server.Server {
 	t.Helper()
 	opts := core.Options{
 		DataDir:           t.TempDir(),
@@ -135,7 +137,7 @@ func startCloud(t *testing.T) *core.Server {
 	opts.NodeAgent.HeartbeatInterval = time.Second
 	opts.NodeAgent.AuthAttempts = 3
 	opts.NodeAgent.RetryBackoff = 200 * time.Millisecond
-	srv, err := core.Start(context.Background(), opts)
+	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
@@ -343,11 +345,11 @@ func TestHeartbeatsResumeAfterCloudRestart(t *testing.T) {
 	cs := clientset(t)
 	dir := t.TempDir()
 	token := createToken(t, time.Now().Add(time.Hour))
-	start := func() *core.Server {
+	start := func() *server.Server {
 		opts := core.Options{DataDir: dir, DefaultSimulation: &core.Simulation{}}
 		opts.NodeAgent.Credentials = []*rest.Config{env.Config}
 		opts.NodeAgent.HeartbeatInterval = time.Second
-		srv, err := core.Start(ctx, opts)
+		srv, err := cloudsim.Start(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,11 +14,12 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // applyGroup creates a group of one instance booting after bootDelay and
 // returns the instance.
-func applyGroup(t *testing.T, srv *core.Server, group, token string, bootDelay time.Duration) core.Instance {
+func applyGroup(t *testing.T, srv *server.Server, group, token string, bootDelay time.Duration) core.Instance {
 	t.Helper()
 	spec := core.GroupSpec{
 		Capacity:   1,
@@ -36,7 +37,7 @@ func applyGroup(t *testing.T, srv *core.Server, group, token string, bootDelay t
 }
 
 // waitJoined waits until the group's only instance joined.
-func waitJoined(t *testing.T, srv *core.Server, group string) core.Instance {
+func waitJoined(t *testing.T, srv *server.Server, group string) core.Instance {
 	t.Helper()
 	var in core.Instance
 	testenv.Eventually(t, 60*time.Second, func() error {

@@ -17,13 +17,13 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 func (e *env) asgClient() *autoscaling.Client {
 	return autoscaling.NewFromConfig(awssdk.Config{
-		Region:           core.AWSDefaultRegion,
-		Credentials:      credentials.NewStaticCredentialsProvider(core.AWSDefaultAccessKeyID, core.AWSDefaultSecretAccessKey, ""),
+		Region:           awsface.AWSDefaultRegion,
+		Credentials:      credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
 		BaseEndpoint:     awssdk.String(e.url),
 		RetryMaxAttempts: 1,
 	})
@@ -81,7 +81,7 @@ func TestLifecycleHooks(t *testing.T) {
 
 	e.srv.ResetStats()
 	e.apply(t, r, hookSpec(2, launchHook))
-	if got := awsRequests(e.srv); got[core.OpAWSDescribeLifecycleHooks] != 0 || got.writes() != 1 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSDescribeLifecycleHooks] != 0 || got.writes() != 1 {
 		t.Fatalf("the same hooks, more capacity: %v, want no hook call and one update", got)
 	}
 
@@ -89,7 +89,7 @@ func TestLifecycleHooks(t *testing.T) {
 	changed.HeartbeatTimeoutSeconds = 120
 	e.srv.ResetStats()
 	e.apply(t, r, hookSpec(2, changed, drainHook))
-	if got := awsRequests(e.srv); got[core.OpAWSDescribeLifecycleHooks] != 1 || got[core.OpAWSPutLifecycleHook] != 2 || got.writes() != 3 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSDescribeLifecycleHooks] != 1 || got[awsface.OpAWSPutLifecycleHook] != 2 || got.writes() != 3 {
 		t.Fatalf("a changed and a new hook: %v, want one describe, two puts and the tag", got)
 	}
 	if h := hooks(); len(h) != 2 || h["launch"] != "autoscaling:EC2_INSTANCE_LAUNCHING/CONTINUE/120/" || h["drain"] != "autoscaling:EC2_INSTANCE_TERMINATING/ABANDON/300/drain" {
@@ -98,7 +98,7 @@ func TestLifecycleHooks(t *testing.T) {
 
 	e.srv.ResetStats()
 	e.apply(t, r, hookSpec(2))
-	if got := awsRequests(e.srv); got[core.OpAWSDeleteLifecycleHook] != 2 || got[core.OpAWSPutLifecycleHook] != 0 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSDeleteLifecycleHook] != 2 || got[awsface.OpAWSPutLifecycleHook] != 0 {
 		t.Fatalf("no hooks: %v, want two deletes", got)
 	}
 	if h := hooks(); len(h) != 0 {

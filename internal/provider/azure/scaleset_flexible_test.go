@@ -8,6 +8,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 func TestFlexible(t *testing.T) {
@@ -38,7 +39,7 @@ func TestFlexible(t *testing.T) {
 	// A capacity change is a PATCH, as for Uniform.
 	e.srv.ResetStats()
 	g = e.apply(t, r, spec(4, "h1", "Flexible", "1", "2", "3"))
-	if got := armRequests(e.srv); got[core.OpAzureVMSSUpdate] != 1 || got.writes() != 1 || len(g.Instances) != 4 {
+	if got := armRequests(e.srv); got[azureface.OpAzureVMSSUpdate] != 1 || got.writes() != 1 || len(g.Instances) != 4 {
 		t.Fatalf("scaling flex to 4: %d instances, requests %v", len(g.Instances), got)
 	}
 	g = e.boot(t, r)

@@ -19,7 +19,10 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // bootDelay is how long the simulated VMs take to boot: on the fake clock,
@@ -27,12 +30,12 @@ import (
 const bootDelay = 10 * time.Second
 
 // testScope is the resource group the tests' scale sets live in.
-const testScope = "/subscriptions/" + core.AzureDefaultSubscriptionID + "/resourceGroups/" + core.AzureDefaultResourceGroup
+const testScope = "/subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup
 
 // env is a simulated cloud, on a fake clock, and the Azure ScaleGroup
 // pointed at its Azure face over HTTPS with the real SDK.
 type env struct {
-	srv   *core.Server
+	srv   *server.Server
 	clk   *clocktesting.FakeClock
 	sg    *azure.ScaleSets
 	creds *testCredentials
@@ -56,9 +59,9 @@ func (c *testCredentials) TokenCredential(_ context.Context, _ scalegroup.Ref) (
 	if c.cred == nil {
 		secret := c.secret
 		if secret == "" {
-			secret = core.AzureDefaultClientSecret
+			secret = azureface.AzureDefaultClientSecret
 		}
-		cred, err := azidentity.NewClientSecretCredential(core.AzureDefaultTenantID, core.AzureDefaultClientID, secret,
+		cred, err := azidentity.NewClientSecretCredential(azureface.AzureDefaultTenantID, azureface.AzureDefaultClientID, secret,
 			&azidentity.ClientSecretCredentialOptions{ClientOptions: c.opts, DisableInstanceDiscovery: true})
 		if err != nil {
 			return nil, err
@@ -77,7 +80,7 @@ func (c *testCredentials) renew(secret string) {
 
 // startAzure starts a simulated cloud serving face (nil: the default Azure
 // face) whose VMs boot in bootDelay of its fake clock, and the ScaleGroup.
-func startAzure(t testing.TB, face *core.AzureFace, sim core.Simulation) *env {
+func startAzure(t testing.TB, face *azureface.AzureFace, sim core.Simulation) *env {
 	t.Helper()
 	// The fake clock starts at the wall clock's time: the cloud signs its
 	// TLS certificate with it, and the client checks it against the wall
@@ -87,16 +90,16 @@ func startAzure(t testing.TB, face *core.AzureFace, sim core.Simulation) *env {
 	if face != nil {
 		opts.Faces = []core.Face{face}
 	}
-	srv, err := core.Start(context.Background(), opts)
+	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Stop() })
-	pool, err := core.CertPool(srv.CA())
+	pool, err := server.CertPool(srv.CA())
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := srv.FaceURL(core.AzureFaceName)
+	u := srv.FaceURL(azureface.AzureFaceName)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	creds := &testCredentials{opts: azcore.ClientOptions{
 		Cloud: cloud.Configuration{
@@ -116,7 +119,7 @@ func startAzure(t testing.TB, face *core.AzureFace, sim core.Simulation) *env {
 func defaultSim() core.Simulation { return core.Simulation{BootDelay: bootDelay} }
 
 func ref(name string) scalegroup.Ref {
-	return scalegroup.Ref{Name: name, Scope: testScope, Location: core.AzureDefaultLocation}
+	return scalegroup.Ref{Name: name, Scope: testScope, Location: azureface.AzureDefaultLocation}
 }
 
 // vmModel is a Linux VM model as the Adapter builds it.
@@ -128,7 +131,7 @@ func vmModel(mode string) azure.VMModel {
 		SSHPublicKey:       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEXAMPLE test",
 		Image:              azure.Image{Publisher: "cncf-upstream", Offer: "capi", SKU: "ubuntu-2204-gen1", Version: "130.4.20240717"},
 		OSDisk:             azure.OSDisk{OSType: "Linux", SizeGB: 30, StorageAccountType: "Premium_LRS", Caching: "ReadWrite"},
-		SubnetID:           "/subscriptions/" + core.AzureDefaultSubscriptionID + "/resourceGroups/mpool/providers/Microsoft.Network/virtualNetworks/vnet/subnets/node",
+		SubnetID:           "/subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/mpool/providers/Microsoft.Network/virtualNetworks/vnet/subnets/node",
 		Identity:           azure.Identity{Type: "SystemAssigned"},
 	}
 }
@@ -155,10 +158,10 @@ func spec(capacity int32, hash, mode string, zones ...string) scalegroup.GroupSp
 // reset, leaving Entra ID's out.
 type requests map[string]int64
 
-func armRequests(srv *core.Server) requests {
+func armRequests(srv *server.Server) requests {
 	out := requests{}
 	for _, r := range srv.Stats().Requests {
-		if r.Face == core.AzureFaceName && r.Operation != core.OpAzureToken && r.Operation != core.OpAzureDiscovery {
+		if r.Face == azureface.AzureFaceName && r.Operation != azureface.OpAzureToken && r.Operation != azureface.OpAzureDiscovery {
 			out[r.Operation] += r.Count
 		}
 	}
@@ -175,14 +178,14 @@ func (r requests) total() int64 {
 
 // writes are the requests that change something.
 func (r requests) writes() int64 {
-	return r[core.OpAzureVMSSCreateOrUpdate] + r[core.OpAzureVMSSUpdate] + r[core.OpAzureVMSSDelete] +
-		r[core.OpAzureVMSSDeleteInstances] + r[core.OpAzureVMDelete] + r[core.OpAzureVMSSVMDelete]
+	return r[azureface.OpAzureVMSSCreateOrUpdate] + r[azureface.OpAzureVMSSUpdate] + r[azureface.OpAzureVMSSDelete] +
+		r[azureface.OpAzureVMSSDeleteInstances] + r[azureface.OpAzureVMDelete] + r[azureface.OpAzureVMSSVMDelete]
 }
 
 // cloudGroup is the core's view of a scale set.
 func (e *env) cloudGroup(t testing.TB, name string) *core.Group {
 	t.Helper()
-	k := core.AzureGroupKey(core.AzureDefaultSubscriptionID, core.AzureDefaultResourceGroup, name)
+	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, name)
 	g, err := e.srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		t.Fatalf("the cloud's group %s: %v", name, err)
@@ -192,7 +195,7 @@ func (e *env) cloudGroup(t testing.TB, name string) *core.Group {
 
 func (e *env) customData(t testing.TB, name string) string {
 	t.Helper()
-	k := core.AzureGroupKey(core.AzureDefaultSubscriptionID, core.AzureDefaultResourceGroup, name)
+	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, name)
 	cd, err := e.srv.Cloud().Scope(k.Face, k.Scope).CustomData(k.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -254,8 +257,8 @@ func hashes(g *scalegroup.Group) map[string]string {
 func TestTagsMatchTheSimulatedAzure(t *testing.T) {
 	// The face reads the tags the provider writes; the provider does not
 	// import the simulator, so this test keeps them equal.
-	if azure.TagModelHash != core.AzureTagModelHash || azure.TagKubernetesVersion != core.AzureTagKubernetesVersion {
-		t.Fatalf("tags %q %q, the face's %q %q", azure.TagModelHash, azure.TagKubernetesVersion, core.AzureTagModelHash, core.AzureTagKubernetesVersion)
+	if azure.TagModelHash != azureface.AzureTagModelHash || azure.TagKubernetesVersion != azureface.AzureTagKubernetesVersion {
+		t.Fatalf("tags %q %q, the face's %q %q", azure.TagModelHash, azure.TagKubernetesVersion, azureface.AzureTagModelHash, azureface.AzureTagKubernetesVersion)
 	}
 }
 
@@ -279,7 +282,7 @@ func TestUniformCreate(t *testing.T) {
 	}
 	// A create costs the GET that found nothing, the location's VM sizes
 	// (once an hour), the PUT and the VM list.
-	if got := armRequests(e.srv); got[core.OpAzureVMSSGet] != 1 || got[core.OpAzureSkuList] != 1 || got[core.OpAzureVMSSCreateOrUpdate] != 1 || got[core.OpAzureVMSSVMList] != 1 || got.total() != 4 {
+	if got := armRequests(e.srv); got[azureface.OpAzureVMSSGet] != 1 || got[azureface.OpAzureSkuList] != 1 || got[azureface.OpAzureVMSSCreateOrUpdate] != 1 || got[azureface.OpAzureVMSSVMList] != 1 || got.total() != 4 {
 		t.Fatalf("requests of a create: %v", got)
 	}
 	// Get while creating reports the same operation, resume token included.
@@ -392,12 +395,12 @@ func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
 			if g.Capacity != s.Capacity || int32(len(g.Instances)) != s.Capacity {
 				t.Fatalf("%s: capacity %d with %d instances, want %d", tc.why, g.Capacity, len(g.Instances), s.Capacity)
 			}
-			want := requests{core.OpAzureVMSSGet: 1, core.OpAzureVMSSVMList: 1}
+			want := requests{azureface.OpAzureVMSSGet: 1, azureface.OpAzureVMSSVMList: 1}
 			switch tc.method {
 			case http.MethodPatch:
-				want[core.OpAzureVMSSUpdate] = 1
+				want[azureface.OpAzureVMSSUpdate] = 1
 			case http.MethodPut:
-				want[core.OpAzureVMSSCreateOrUpdate] = 1
+				want[azureface.OpAzureVMSSCreateOrUpdate] = 1
 			}
 			if !maps.Equal(got, want) {
 				t.Fatalf("%s: requests %v, want %v", tc.why, got, want)
@@ -452,7 +455,7 @@ func TestDeleteInstancesUniform(t *testing.T) {
 	if err := e.sg.DeleteInstances(ctx, r, []string{"1"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := armRequests(e.srv); got[core.OpAzureVMSSDeleteInstances] != 1 || got.total() != 1 {
+	if got := armRequests(e.srv); got[azureface.OpAzureVMSSDeleteInstances] != 1 || got.total() != 1 {
 		t.Fatalf("requests of DeleteInstances: %v, want the one delete action", got)
 	}
 	g := e.get(t, r)
@@ -480,7 +483,7 @@ func TestDeleteInstancesUniform(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := e.srv.Stats()
-	if st.CountStatus(core.OpAzureVMSSDeleteInstances, http.StatusBadRequest) != 1 || st.CountStatus(core.OpAzureVMSSDeleteInstances, http.StatusAccepted) != 1 {
+	if st.CountStatus(azureface.OpAzureVMSSDeleteInstances, http.StatusBadRequest) != 1 || st.CountStatus(azureface.OpAzureVMSSDeleteInstances, http.StatusAccepted) != 1 {
 		t.Fatalf("deleting a gone and a live VM: %v", armRequests(e.srv))
 	}
 	if g := e.get(t, r); g.Capacity != 1 || g.Instances[1].State != scalegroup.StateDeleting {
@@ -498,7 +501,7 @@ func TestDeleteInstancesUniform(t *testing.T) {
 }
 
 func TestGetCostIsOneGetPlusListPages(t *testing.T) {
-	e := startAzure(t, &core.AzureFace{PageSize: 2}, defaultSim())
+	e := startAzure(t, &azureface.AzureFace{PageSize: 2}, defaultSim())
 	for _, mode := range []string{"Uniform", "Flexible"} {
 		t.Run(mode, func(t *testing.T) {
 			r := ref("cost-" + strings.ToLower(mode))
@@ -507,11 +510,11 @@ func TestGetCostIsOneGetPlusListPages(t *testing.T) {
 			e.srv.ResetStats()
 			g := e.get(t, r)
 			got := armRequests(e.srv)
-			list := core.OpAzureVMSSVMList
+			list := azureface.OpAzureVMSSVMList
 			if mode == "Flexible" {
-				list = core.OpAzureVMList
+				list = azureface.OpAzureVMList
 			}
-			if len(g.Instances) != 5 || got[core.OpAzureVMSSGet] != 1 || got[list] != 3 || got.total() != 4 {
+			if len(g.Instances) != 5 || got[azureface.OpAzureVMSSGet] != 1 || got[list] != 3 || got.total() != 4 {
 				t.Fatalf("Get of 5 VMs at 2 per page: %d instances, requests %v; want 1 GET and 3 pages", len(g.Instances), got)
 			}
 		})
@@ -552,13 +555,13 @@ func TestClientsAndTokensAreCachedPerCredential(t *testing.T) {
 	for range 3 {
 		e.get(t, r)
 	}
-	if n := e.srv.Stats().Count(core.OpAzureToken); n != 1 {
+	if n := e.srv.Stats().Count(azureface.OpAzureToken); n != 1 {
 		t.Fatalf("%d token requests for 4 calls with one credential, want 1", n)
 	}
 	// A new credential (a rotated secret) is used from the next call.
-	e.creds.renew(core.AzureDefaultClientSecret)
+	e.creds.renew(azureface.AzureDefaultClientSecret)
 	e.get(t, r)
-	if n := e.srv.Stats().Count(core.OpAzureToken); n != 2 {
+	if n := e.srv.Stats().Count(azureface.OpAzureToken); n != 2 {
 		t.Fatalf("%d token requests after the credential changed, want 2", n)
 	}
 }

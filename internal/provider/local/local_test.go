@@ -14,17 +14,20 @@ import (
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/localface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // startCloud runs a simulated cloud on loopback (real HTTP) with a fake clock
 // and returns it with a provider client for it.
-func startCloud(t testing.TB, sim core.Simulation) (*core.Server, *clocktesting.FakeClock, *local.Client) {
+func startCloud(t testing.TB, sim core.Simulation) (*server.Server, *clocktesting.FakeClock, *local.Client) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
-	srv, err := core.Start(context.Background(), core.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim})
+	srv, err := cloudsim.Start(context.Background(), core.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim})
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
@@ -306,8 +309,8 @@ func TestMetricsAndStats(t *testing.T) {
 		t.Fatalf("counts = %v: want 4 reads (1 not_found), 2 writes", counts)
 	}
 	st := srv.Stats()
-	if st.CountStatus(core.OpGetGroup, http.StatusOK) != 3 || st.CountStatus(core.OpGetGroup, http.StatusNotFound) != 1 ||
-		st.Count(core.OpPutGroup) != 1 || st.CountStatus(core.OpDeleteGroup, http.StatusAccepted) != 1 {
+	if st.CountStatus(localface.OpGetGroup, http.StatusOK) != 3 || st.CountStatus(localface.OpGetGroup, http.StatusNotFound) != 1 ||
+		st.Count(localface.OpPutGroup) != 1 || st.CountStatus(localface.OpDeleteGroup, http.StatusAccepted) != 1 {
 		t.Fatalf("cloud stats = %+v", st)
 	}
 }
@@ -317,7 +320,7 @@ func TestMetricsAndStats(t *testing.T) {
 // node agent is off: no join).
 func BenchmarkApplyAndBoot1000(b *testing.B) {
 	ctx := context.Background()
-	srv, err := core.Start(ctx, core.Options{DefaultSimulation: &core.Simulation{}})
+	srv, err := cloudsim.Start(ctx, core.Options{DefaultSimulation: &core.Simulation{}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -35,7 +36,7 @@ func (f *fixture) waitCondition(t, reason string, words ...string) {
 // is fixed.
 func TestBadInput(t *testing.T) {
 	// m5.large has 2 vCPUs: the quota holds the seed's 2 replicas, not 3.
-	cloud := itest.StartCloud(t, env, core.Options{Seed: 11, Faces: []core.Face{&core.AWSFace{VCPUQuota: 4}}})
+	cloud := itest.StartCloud(t, env, core.Options{Seed: 11, Faces: []core.Face{&awsface.AWSFace{VCPUQuota: 4}}})
 	f := newFixture(t, cloud)
 	startManager(t, f, nil)
 
@@ -71,7 +72,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Log("the seed's subnet, an AMI that does not exist")
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) {
-		p.Spec.Subnets = []infrav1.AWSResourceReference{{ID: ptr.To(core.AWSDefaultSubnetID)}}
+		p.Spec.Subnets = []infrav1.AWSResourceReference{{ID: ptr.To(awsface.AWSDefaultSubnetID)}}
 		p.Spec.AWSLaunchTemplate.AMI.ID = ptr.To("ami-00000000000000bad")
 	})
 	f.waitCondition(infrav1.ASGReadyCondition, infrapool.InvalidSpecReason, "ami-00000000000000bad")

@@ -15,7 +15,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // The AWS benchmarks run a real API server, the simulated cloud (its AWS
@@ -133,7 +133,7 @@ func BenchmarkAWSSteadyState(b *testing.B) {
 		r := testenv.Reconciles(b, "awsmachinepool") - before
 		var reqs, writes int64
 		for _, rc := range e.f.cloud.Stats().Requests {
-			if rc.Face != core.AWSFaceName {
+			if rc.Face != awsface.AWSFaceName {
 				continue
 			}
 			reqs += rc.Count

@@ -24,6 +24,8 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -39,7 +41,7 @@ const (
 
 // startCloud starts a simulated cloud whose instances join the test API
 // server; bootDelay is how long an instance takes to boot.
-func startCloud(t testing.TB, bootDelay time.Duration) *core.Server {
+func startCloud(t testing.TB, bootDelay time.Duration) *server.Server {
 	t.Helper()
 	return itest.StartCloud(t, env, core.Options{Seed: 11, DefaultSimulation: &core.Simulation{BootDelay: bootDelay}})
 }
@@ -54,7 +56,7 @@ type testManager = itest.Manager
 func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
 	t.Helper()
 	mopts := itest.ManagerOptions(env, f.ns)
-	mopts.AWS = &provider.AWSConfig{Endpoint: f.cloud.FaceURL(core.AWSFaceName), Region: core.AWSDefaultRegion, IdentityNamespace: f.ns}
+	mopts.AWS = &provider.AWSConfig{Endpoint: f.cloud.FaceURL(awsface.AWSFaceName), Region: awsface.AWSDefaultRegion, IdentityNamespace: f.ns}
 	if tune != nil {
 		tune(&mopts)
 	}
@@ -68,11 +70,11 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *core.Server
+	cloud *server.Server
 	cs    kubernetes.Interface
 }
 
-func newFixture(t testing.TB, cloud *core.Server) *fixture {
+func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -127,7 +129,7 @@ func (f *fixture) asg() string { return aws.GroupName(f.ns, poolName) }
 // group returns the pool's group as the simulated cloud's core has it, nil
 // when it does not exist.
 func (f *fixture) group() *core.Group {
-	k := core.AWSGroupKey(core.AWSDefaultAccountID, core.AWSDefaultRegion, f.asg())
+	k := awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, f.asg())
 	g, err := f.cloud.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		return nil
@@ -287,7 +289,7 @@ func (f *fixture) converged(n int, version string) error {
 func (f *fixture) ops(op string) int64 {
 	var n int64
 	for _, r := range f.cloud.Stats().Requests {
-		if r.Face == core.AWSFaceName && r.Operation == op && r.Status < 300 {
+		if r.Face == awsface.AWSFaceName && r.Operation == op && r.Status < 300 {
 			n += r.Count
 		}
 	}

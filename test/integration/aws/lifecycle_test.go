@@ -17,15 +17,16 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // asgClient is an independent Auto Scaling client of the simulated AWS
 // (the real SDK with the default key), acting as the hook's consumer.
 func (f *fixture) asgClient() *autoscaling.Client {
 	return autoscaling.New(autoscaling.Options{
-		Region:       core.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(f.cloud.FaceURL(core.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(core.AWSDefaultAccessKeyID, core.AWSDefaultSecretAccessKey, ""),
+		Region:       awsface.AWSDefaultRegion,
+		BaseEndpoint: awssdk.String(f.cloud.FaceURL(awsface.AWSFaceName)),
+		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // spotInstances returns the pool's running Spot and On-Demand instances as
@@ -114,7 +115,7 @@ func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 	floor := desired
 
 	t.Logf("interrupting Spot instance %s", victim)
-	if err := cloud.AWSInterruptSpot(core.AWSDefaultAccountID, core.AWSDefaultRegion, victim); err != nil {
+	if err := awsface.AWSInterruptSpot(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, victim); err != nil {
 		t.Fatal(err)
 	}
 	sawAbove := false

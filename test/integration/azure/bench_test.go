@@ -15,7 +15,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 // The Azure benchmarks run a real API server, the simulated cloud (its
@@ -132,12 +132,12 @@ func BenchmarkAzureSteadyState(b *testing.B) {
 		r := reconciles(b) - before
 		var arm, writes int64
 		for _, rc := range e.f.cloud.Stats().Requests {
-			if rc.Face != core.AzureFaceName || rc.Operation == core.OpAzureToken || rc.Operation == core.OpAzureDiscovery {
+			if rc.Face != azureface.AzureFaceName || rc.Operation == azureface.OpAzureToken || rc.Operation == azureface.OpAzureDiscovery {
 				continue
 			}
 			arm += rc.Count
 			switch rc.Operation {
-			case core.OpAzureVMSSCreateOrUpdate, core.OpAzureVMSSUpdate, core.OpAzureVMSSDelete, core.OpAzureVMSSDeleteInstances, core.OpAzureVMSSVMDelete, core.OpAzureVMDelete:
+			case azureface.OpAzureVMSSCreateOrUpdate, azureface.OpAzureVMSSUpdate, azureface.OpAzureVMSSDelete, azureface.OpAzureVMSSDeleteInstances, azureface.OpAzureVMSSVMDelete, azureface.OpAzureVMDelete:
 				writes += rc.Count
 			}
 		}

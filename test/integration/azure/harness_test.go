@@ -24,6 +24,8 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -35,7 +37,7 @@ const (
 
 // startCloud starts a simulated cloud whose VMs join the test API server;
 // bootDelay is how long a VM takes to boot.
-func startCloud(t testing.TB, bootDelay time.Duration, faces ...core.Face) *core.Server {
+func startCloud(t testing.TB, bootDelay time.Duration, faces ...core.Face) *server.Server {
 	t.Helper()
 	return itest.StartCloud(t, env, core.Options{Seed: 7, DefaultSimulation: &core.Simulation{BootDelay: bootDelay}, Faces: faces})
 }
@@ -49,7 +51,7 @@ type testManager = itest.Manager
 // AzureClusterIdentity).
 func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
 	t.Helper()
-	az := f.cloud.FaceURL(core.AzureFaceName)
+	az := f.cloud.FaceURL(azureface.AzureFaceName)
 	mopts := itest.ManagerOptions(env, f.ns)
 	mopts.Azure = &provider.AzureConfig{ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: f.cloud.CAFile()}
 	if tune != nil {
@@ -65,11 +67,11 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *core.Server
+	cloud *server.Server
 	cs    kubernetes.Interface
 }
 
-func newFixture(t testing.TB, cloud *core.Server) *fixture {
+func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -124,7 +126,7 @@ func (f *fixture) vmss() string { return azure.ScaleSetName(f.ns, poolName) }
 // group returns the pool's scale set as the simulated cloud's core has it
 // (not counted, never faulted), nil when it does not exist.
 func (f *fixture) group() *core.Group {
-	k := core.AzureGroupKey(core.AzureDefaultSubscriptionID, core.AzureDefaultResourceGroup, f.vmss())
+	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, f.vmss())
 	g, err := f.cloud.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		return nil
@@ -184,7 +186,7 @@ func (f *fixture) poolNodes() []corev1.Node {
 // ownsProviderID: a Uniform VM of the pool's scale set, or a Flexible VM
 // named after it.
 func (f *fixture) ownsProviderID(id string) bool {
-	base := "azure:///subscriptions/" + core.AzureDefaultSubscriptionID + "/resourceGroups/" + core.AzureDefaultResourceGroup + "/providers/Microsoft.Compute/"
+	base := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup + "/providers/Microsoft.Compute/"
 	return strings.HasPrefix(id, base+"virtualMachineScaleSets/"+f.vmss()+"/virtualMachines/") ||
 		strings.HasPrefix(id, base+"virtualMachines/"+f.vmss()+"_")
 }
@@ -270,7 +272,7 @@ func instanceCount(g *core.Group) int {
 func (f *fixture) ops(op string) int64 {
 	var n int64
 	for _, r := range f.cloud.Stats().Requests {
-		if r.Face == core.AzureFaceName && r.Operation == op && r.Status < 300 {
+		if r.Face == azureface.AzureFaceName && r.Operation == op && r.Status < 300 {
 			n += r.Count
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // TestRestartMidPut: the manager is killed while the scale set's create
@@ -26,7 +28,7 @@ func TestRestartMidPut(t *testing.T) {
 	m := startManager(t, f, nil)
 	f.applySeed(nil)
 	testenv.Eventually(t, converge, func() error {
-		if n := f.ops(core.OpAzureVMSSCreateOrUpdate); n == 0 {
+		if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n == 0 {
 			return fmt.Errorf("no scale set PUT yet")
 		}
 		return nil
@@ -45,16 +47,16 @@ func TestRestartMidPut(t *testing.T) {
 		}
 		return f.converged(2, seedVersion)
 	})
-	if n := f.ops(core.OpAzureVMSSCreateOrUpdate); n != 1 {
+	if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n != 1 {
 		t.Errorf("the simulated Azure answered %d scale set PUTs, want exactly 1", n)
 	}
-	if n := f.ops(core.OpAzureVMSSUpdate); n != 0 {
+	if n := f.ops(azureface.OpAzureVMSSUpdate); n != 0 {
 		t.Errorf("the simulated Azure answered %d scale set PATCHes, want none", n)
 	}
 	if !sawFuture {
 		t.Error("status.longRunningOperationStates never recorded the operation in flight")
 	}
-	k := core.AzureGroupKey(core.AzureDefaultSubscriptionID, core.AzureDefaultResourceGroup, f.vmss())
+	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, f.vmss())
 	if sets := f.cloud.Cloud().Scope(k.Face, k.Scope).ListGroups(); len(sets) != 1 {
 		t.Errorf("the resource group holds scale sets %v, want only the pool's", sets)
 	}
@@ -121,12 +123,12 @@ func (s *armSpy) RoundTrip(req *http.Request) (*http.Response, error) {
 func runWithSpy(t *testing.T, faults *core.Faults) *armSpy {
 	cloud := startCloud(t, 0)
 	if faults != nil {
-		if err := cloud.SetFaceFaults(core.AzureFaceName, faults); err != nil {
+		if err := cloud.SetFaceFaults(azureface.AzureFaceName, faults); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f := newFixture(t, cloud)
-	pool, err := core.CertPool(cloud.CA())
+	pool, err := server.CertPool(cloud.CA())
 	if err != nil {
 		t.Fatal(err)
 	}

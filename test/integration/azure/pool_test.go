@@ -22,6 +22,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 // converge bounds every wait for a pool to settle.
@@ -47,7 +48,7 @@ func TestSeedUniform(t *testing.T) {
 	f.applySeed(nil)
 	f.waitConverged(2, seedVersion, converge)
 
-	prefix := "azure:///subscriptions/" + core.AzureDefaultSubscriptionID + "/resourceGroups/" + core.AzureDefaultResourceGroup +
+	prefix := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup +
 		"/providers/Microsoft.Compute/virtualMachineScaleSets/" + f.vmss() + "/virtualMachines/"
 	for _, n := range f.poolNodes() {
 		if !strings.HasPrefix(n.Spec.ProviderID, prefix) {

@@ -18,7 +18,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // TestEKSReplicasManagedByAnAutoscaler: with
@@ -53,10 +53,10 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 	})
 
 	writes := func() int64 {
-		return f.ops(core.EKSFaceName, core.OpEKSUpdateNodegroupConfig) + f.ops(core.EKSFaceName, core.OpEKSUpdateNodegroupVersion) +
-			f.ops(core.EKSFaceName, core.OpEKSTagResource) + f.ops(core.EKSFaceName, core.OpEKSCreateNodegroup)
+		return f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) + f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) +
+			f.ops(awsface.EKSFaceName, awsface.OpEKSTagResource) + f.ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup)
 	}
-	if _, err := f.eks.UpdateNodegroupConfig(f.ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(core.EKSDefaultClusterName),
+	if _, err := f.eks.UpdateNodegroupConfig(f.ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(awsface.EKSDefaultClusterName),
 		NodegroupName: aws.String(f.nodegroup()), ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(4)}}); err != nil {
 		t.Fatal(err)
 	}

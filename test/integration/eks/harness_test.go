@@ -27,6 +27,8 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -40,24 +42,24 @@ const (
 
 // startCloud starts a simulated cloud whose instances join the test API
 // server, with the simulated EKS cluster the example names at version.
-func startCloud(t testing.TB, version string) *core.Server {
+func startCloud(t testing.TB, version string) *server.Server {
 	t.Helper()
 	return startCloudWith(t, version)
 }
 
 // startCloudWith is startCloud with faces configured otherwise (an EKS
 // face with a shorter eviction timeout).
-func startCloudWith(t testing.TB, version string, faces ...core.Face) *core.Server {
+func startCloudWith(t testing.TB, version string, faces ...core.Face) *server.Server {
 	t.Helper()
 	return startCloudWithBoot(t, version, 200*time.Millisecond, faces...)
 }
 
 // startCloudWithBoot is startCloudWith with instances that boot in
 // bootDelay.
-func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, faces ...core.Face) *core.Server {
+func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, faces ...core.Face) *server.Server {
 	t.Helper()
 	srv := itest.StartCloud(t, env, core.Options{Seed: 13, DefaultSimulation: &core.Simulation{BootDelay: bootDelay}, Faces: faces})
-	if err := core.EKSCreateCluster(srv.Cloud(), core.AWSDefaultAccountID, core.AWSDefaultRegion, core.EKSDefaultClusterName, version); err != nil {
+	if err := awsface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, version); err != nil {
 		t.Fatal(err)
 	}
 	return srv
@@ -71,8 +73,8 @@ type testManager = itest.Manager
 func startManager(t testing.TB, f *fixture, tune ...func(*manager.Options)) *testManager {
 	t.Helper()
 	mopts := itest.ManagerOptions(env, f.ns)
-	mopts.AWS = &provider.AWSConfig{Endpoint: f.cloud.FaceURL(core.AWSFaceName), EKSEndpoint: f.cloud.FaceURL(core.EKSFaceName),
-		Region: core.AWSDefaultRegion, IdentityNamespace: f.ns}
+	mopts.AWS = &provider.AWSConfig{Endpoint: f.cloud.FaceURL(awsface.AWSFaceName), EKSEndpoint: f.cloud.FaceURL(awsface.EKSFaceName),
+		Region: awsface.AWSDefaultRegion, IdentityNamespace: f.ns}
 	for _, fn := range tune {
 		fn(&mopts)
 	}
@@ -85,23 +87,23 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *core.Server
+	cloud *server.Server
 	cs    kubernetes.Interface
 	eks   *awseks.Client
 }
 
-func newFixture(t testing.TB, cloud *core.Server) *fixture {
+func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := aws.Config{Region: core.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(core.EKSFaceName)),
-		Credentials: credentials.NewStaticCredentialsProvider(core.AWSDefaultAccessKeyID, core.AWSDefaultSecretAccessKey, "")}
+	cfg := aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(awsface.EKSFaceName)),
+		Credentials: credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")}
 	f := &fixture{t: t, ctx: context.Background(), ns: env.NewNamespace(t), cloud: cloud, cs: cs, eks: awseks.NewFromConfig(cfg)}
 	t.Cleanup(func() {
 		_ = cloud.Stop()
-		list, err := cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: core.EKSLabelNodegroup})
+		list, err := cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: awsface.EKSLabelNodegroup})
 		if err == nil {
 			for _, n := range list.Items {
 				_ = cs.CoreV1().Nodes().Delete(f.ctx, n.Name, metav1.DeleteOptions{})
@@ -150,7 +152,7 @@ func (f *fixture) updateMachinePool(mutate func(*clusterv1.MachinePool)) {
 // nodes returns the Nodes of the pool's node group.
 func (f *fixture) nodes() []corev1.Node {
 	f.t.Helper()
-	list, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: core.EKSLabelNodegroup + "=" + f.nodegroup()})
+	list, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: awsface.EKSLabelNodegroup + "=" + f.nodegroup()})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func (f *fixture) nodes() []corev1.Node {
 
 // describe returns the node group as EKS reports it, with the error.
 func (f *fixture) describe() (*awseks.DescribeNodegroupOutput, error) {
-	return f.eks.DescribeNodegroup(f.ctx, &awseks.DescribeNodegroupInput{ClusterName: aws.String(core.EKSDefaultClusterName), NodegroupName: aws.String(f.nodegroup())})
+	return f.eks.DescribeNodegroup(f.ctx, &awseks.DescribeNodegroupInput{ClusterName: aws.String(awsface.EKSDefaultClusterName), NodegroupName: aws.String(f.nodegroup())})
 }
 
 // ops returns how many requests of operation op the face answered with a
@@ -215,7 +217,7 @@ func (f *fixture) converged(n int, version string) error {
 			return fmt.Errorf("Node %s runs %s, want %s", node.Name, node.Status.NodeInfo.KubeletVersion, version)
 		}
 		l := node.Labels
-		if l[core.EKSLabelCapacityType] != "ON_DEMAND" || !strings.HasPrefix(l[core.EKSLabelNodegroupImage], "ami-") || l["workload"] != "general" {
+		if l[awsface.EKSLabelCapacityType] != "ON_DEMAND" || !strings.HasPrefix(l[awsface.EKSLabelNodegroupImage], "ami-") || l["workload"] != "general" {
 			return fmt.Errorf("Node %s labels %v: want EKS's and the pool's", node.Name, l)
 		}
 		if len(node.Spec.Taints) != 1 || node.Spec.Taints[0].Key != "dedicated" || node.Spec.Taints[0].Effect != corev1.TaintEffectPreferNoSchedule {

@@ -27,19 +27,21 @@ import (
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // StartCloud starts a simulated cloud with opts (DataDir defaults to a
 // temporary directory) whose node agent joins env's API server, and stops
 // it when the test ends.
-func StartCloud(t testing.TB, env *testenv.Env, opts core.Options) *core.Server {
+func StartCloud(t testing.TB, env *testenv.Env, opts core.Options) *server.Server {
 	t.Helper()
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
 	}
 	env.JoinThisAPIServer(&opts)
-	srv, err := core.Start(context.Background(), opts)
+	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}

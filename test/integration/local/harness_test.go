@@ -32,6 +32,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/sim/wire/localapi"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -58,7 +59,7 @@ type cloudOptions struct {
 // startCloud starts a simulated cloud whose node agent joins instances to
 // the test API server. It keeps running across manager restarts and stops
 // with the test.
-func startCloud(t testing.TB, o cloudOptions) *core.Server {
+func startCloud(t testing.TB, o cloudOptions) *server.Server {
 	t.Helper()
 	if o.bootDelay == 0 && !o.instant {
 		o.bootDelay = 150 * time.Millisecond
@@ -125,7 +126,7 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *core.Server
+	cloud *server.Server
 	cs    kubernetes.Interface
 	group string
 }
@@ -133,7 +134,7 @@ type fixture struct {
 // newFixture creates a namespace with a Cluster whose workload cluster is the
 // test API server, with its kubeconfig and CA Secrets as Cluster API keeps
 // them.
-func newFixture(t testing.TB, cloud *core.Server) *fixture {
+func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
