@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -198,45 +197,18 @@ func (c *Cloud) scale(g *groupState, now time.Time) {
 	}
 }
 
-// scaleInVictims picks n live instances to remove: failed ones first, then
-// balancing zones (the zone with the most instances loses one), newest first.
+// scaleInVictims picks n live instances to remove, by the cloud's one
+// scale-in policy (PickScaleIn).
 func (c *Cloud) scaleInVictims(g *groupState, n int) []*instanceState {
-	var victims []*instanceState
-	byZone := map[string][]*instanceState{}
-	count := map[string]int{}
+	var cands []*instanceState
 	for _, in := range g.Instances {
-		if in.State == StateDeleting {
-			continue
+		if in.State != StateDeleting {
+			cands = append(cands, in)
 		}
-		count[in.Zone]++
-		if in.State == StateFailed && len(victims) < n {
-			victims = append(victims, in)
-			count[in.Zone]--
-			continue
-		}
-		byZone[in.Zone] = append(byZone[in.Zone], in) // oldest first
 	}
-	zones := make([]string, 0, len(byZone))
-	for z := range byZone {
-		zones = append(zones, z)
-	}
-	slices.Sort(zones)
-	for len(victims) < n {
-		best, found := "", false
-		for _, z := range zones {
-			if len(byZone[z]) > 0 && (!found || count[z] > count[best]) {
-				best, found = z, true
-			}
-		}
-		if !found {
-			break
-		}
-		l := byZone[best]
-		victims = append(victims, l[len(l)-1])
-		byZone[best] = l[:len(l)-1]
-		count[best]--
-	}
-	return victims
+	return PickScaleIn(cands, n, nil, func(in *instanceState) ScaleInKey {
+		return ScaleInKey{Zone: in.Zone, Failed: in.State == StateFailed, CreatedAt: in.CreatedAt}
+	})
 }
 
 func live(g *groupState) int {

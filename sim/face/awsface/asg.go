@@ -55,16 +55,16 @@ type awsGroupPayload struct {
 	DefaultCooldown       int32        `json:"defaultCooldown,omitempty"`
 	NewInstancesProtected bool         `json:"newInstancesProtectedFromScaleIn,omitempty"`
 	TerminationPolicies   []string     `json:"terminationPolicies,omitempty"`
-	// Hooks are the group's lifecycle hooks (face_aws_hooks.go).
+	// Hooks are the group's lifecycle hooks (hooks.go).
 	Hooks []awsHook `json:"hooks,omitempty"`
 	// Mixed is the group's mixed instances policy, nil for none;
 	// Interruptions are its Spot interruptions in progress
-	// (face_aws_spot.go).
+	// (spot.go).
 	Mixed         *awsMixed         `json:"mixed,omitempty"`
 	Interruptions []awsInterruption `json:"interruptions,omitempty"`
 	// Suspended are the group's suspended processes
-	// (face_aws_processes.go); Refreshes its instance refreshes, newest
-	// first (face_aws_refresh.go).
+	// (processes.go); Refreshes its instance refreshes, newest
+	// first (refresh.go).
 	Suspended []awsSuspended `json:"suspended,omitempty"`
 	Refreshes []awsRefresh   `json:"refreshes,omitempty"`
 }
@@ -94,11 +94,11 @@ type awsInstancePayload struct {
 	Protected      bool                                `json:"protected,omitempty"`
 	Tags           []awsapi.Tag                        `json:"tags,omitempty"`
 	// Waits are the lifecycle actions the instance waits on; Proceeded is
-	// set once its launch hooks let it go (face_aws_hooks.go).
+	// set once its launch hooks let it go (hooks.go).
 	Waits     []awsHookWait `json:"waits,omitempty"`
 	Proceeded bool          `json:"proceeded,omitempty"`
 	// Market is on-demand, spot or pending for an instance of a mixed
-	// instances policy (face_aws_spot.go), "" otherwise.
+	// instances policy (spot.go), "" otherwise.
 	Market string `json:"market,omitempty"`
 }
 
@@ -452,7 +452,10 @@ func awsLive(g *core.Group) int {
 	return n
 }
 
-// awsVictims picks the instances to terminate to bring g down to target.
+// awsVictims picks the instances to terminate to bring g down to target,
+// by the cloud's scale-in policy (core.PickScaleIn): never instances
+// protected from scale in (they count in their zone); an instance of
+// another launch template version than the group's is stale.
 func awsVictims(g *core.Group, p *awsGroupPayload, target int) []string {
 	var cands []core.Instance
 	perZone := map[string]int{}
@@ -465,37 +468,15 @@ func awsVictims(g *core.Group, p *awsGroupPayload, target int) []string {
 			cands = append(cands, in)
 		}
 	}
-	n := awsLive(g) - target
 	var out []string
-	for ; n > 0 && len(cands) > 0; n-- {
-		best := -1
-		for i, in := range cands {
-			if best < 0 || awsVictimBefore(in, cands[best], perZone, p) {
-				best = i
-			}
-		}
-		out = append(out, cands[best].ID)
-		perZone[cands[best].Zone]--
-		cands = slices.Delete(cands, best, best+1)
+	for _, in := range core.PickScaleIn(cands, awsLive(g)-target, perZone, func(in core.Instance) core.ScaleInKey {
+		lt := readAWSInstance(in).LaunchTemplate
+		current := p.Resolved != nil && lt != nil && *lt == *p.Resolved
+		return core.ScaleInKey{Zone: in.Zone, Failed: in.State == core.StateFailed, Stale: !current, CreatedAt: in.CreatedAt}
+	}) {
+		out = append(out, in.ID)
 	}
 	return out
-}
-
-func awsVictimBefore(a, b core.Instance, perZone map[string]int, p *awsGroupPayload) bool {
-	if fa, fb := a.State == core.StateFailed, b.State == core.StateFailed; fa != fb {
-		return fa
-	}
-	if perZone[a.Zone] != perZone[b.Zone] {
-		return perZone[a.Zone] > perZone[b.Zone]
-	}
-	cur := func(in core.Instance) bool {
-		lt := readAWSInstance(in).LaunchTemplate
-		return p.Resolved != nil && lt != nil && *lt == *p.Resolved
-	}
-	if ca, cb := cur(a), cur(b); ca != cb {
-		return !ca
-	}
-	return a.CreatedAt.After(b.CreatedAt)
 }
 
 // converge launches what the vCPU quota held back once it allows, as the

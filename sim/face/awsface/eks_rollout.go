@@ -282,46 +282,21 @@ func (f *EKSFace) step(env core.FaceEnv, n *eksNodegroup, u *eksUpdate, now time
 	return done, nil
 }
 
-// eksScaleInVictims picks n instances to remove on a scale-down, as an
-// ASG would: those of an older release first, then from the zone with the
-// most instances, newest first.
+// eksScaleInVictims picks n instances to remove on a scale-down, as its
+// Auto Scaling group would (core.PickScaleIn): instances already draining
+// are not candidates; one of an older release than release is stale.
 func eksScaleInVictims(live []core.Instance, draining map[string]time.Time, release string, n int) []string {
 	var cands []core.Instance
-	perZone := map[string]int{}
 	for _, in := range live {
 		if _, ok := draining[in.ID]; !ok {
 			cands = append(cands, in)
-			perZone[in.Zone]++
 		}
 	}
 	var out []string
-	for range n {
-		best := -1
-		for i, in := range cands {
-			if best < 0 {
-				best = i
-				continue
-			}
-			b := cands[best]
-			switch {
-			case (in.ModelHash != release) != (b.ModelHash != release):
-				if in.ModelHash != release {
-					best = i
-				}
-			case perZone[in.Zone] != perZone[b.Zone]:
-				if perZone[in.Zone] > perZone[b.Zone] {
-					best = i
-				}
-			case in.CreatedAt.After(b.CreatedAt):
-				best = i
-			}
-		}
-		if best < 0 {
-			break
-		}
-		out = append(out, cands[best].ID)
-		perZone[cands[best].Zone]--
-		cands = append(cands[:best], cands[best+1:]...)
+	for _, in := range core.PickScaleIn(cands, n, nil, func(in core.Instance) core.ScaleInKey {
+		return core.ScaleInKey{Zone: in.Zone, Failed: in.State == core.StateFailed, Stale: in.ModelHash != release, CreatedAt: in.CreatedAt}
+	}) {
+		out = append(out, in.ID)
 	}
 	return out
 }
