@@ -10,7 +10,7 @@ import (
 	"github.com/go-logr/logr"
 )
 
-// LocalFace is the name of the local face (face_local.go, package localapi):
+// LocalFace is the name of the local face (package localface, wire types in package localapi):
 // the face that is always registered, served at the root of the Server's
 // URL, whose groups have the empty scope.
 const LocalFace = "local"

@@ -109,7 +109,7 @@ type eksNodegroup struct {
 	// health issue Ec2LaunchTemplateNotFound.
 	LTSeen bool `json:"ltSeen,omitempty"`
 	// LaunchBlockedSince is when an update of the node group first found
-	// its launches held back (face_eks_health.go), zero when they are not.
+	// its launches held back (eks_health.go), zero when they are not.
 	LaunchBlockedSince time.Time `json:"launchBlockedSince,omitempty"`
 }
 

@@ -3,7 +3,7 @@
 // version 2011-01-01) and Amazon EC2 (2016-11-15), their error bodies and
 // error codes, as the unmodified AWS SDK for Go v2 and the AWS CLI read
 // them. It has no logic and imports no SDK; the translation onto the core
-// is package cloudsim's (face_aws*.go).
+// is package awsface's.
 //
 // Auto Scaling answers <{Action}Response><{Action}Result>...</{Action}Result>
 // <ResponseMetadata><RequestId/></ResponseMetadata></{Action}Response> with

@@ -1,5 +1,5 @@
 // Package azureapi holds the wire types of the simulated cloud's Azure face
-// (package cloudsim, face_azure*.go): the bodies of Microsoft Entra ID's
+// (package azureface): the bodies of Microsoft Entra ID's
 // token and discovery endpoints and of Azure Resource Manager's
 // Microsoft.Compute resources, errors and long-running operations, as the
 // unmodified Azure SDK for Go sends and reads them. It has no logic and no
