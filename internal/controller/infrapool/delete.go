@@ -12,18 +12,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // reconcileDelete tears a pool down: every instance's Node is cordoned and
 // drained (bounded by nodeDrainTimeout), the group is deleted, and once the
 // cloud says it is gone the Nodes and per-instance objects are removed and
 // the pool's finalizer dropped.
-func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
-	if !controllerutil.ContainsFinalizer(s.pool, e.a.PoolFinalizer()) {
+func (e *Engine) reconcileDelete(ctx context.Context, s *pass) error {
+	if !controllerutil.ContainsFinalizer(s.pool, e.a.Kinds().PoolFinalizer) {
 		return nil
 	}
 	owner, err := e.ownerOf(ctx, s.pool)
@@ -90,7 +91,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 	e.applied.forget(s.pool.GetUID())
 	e.managed.forget(s.pool.GetUID())
 	e.status.forget(s.pool.GetUID())
-	controllerutil.RemoveFinalizer(s.pool, e.a.PoolFinalizer())
+	controllerutil.RemoveFinalizer(s.pool, e.a.Kinds().PoolFinalizer)
 	log.FromContext(ctx).Info("Scale group deleted", "group", s.group.String())
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupDeleted, events.ActionDelete, "Scale group %s is deleted", s.group)
 	return nil
@@ -99,13 +100,13 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 // readDeletionNodes reads the Nodes of the group's instances and of the
 // per-instance objects. A workload cluster that cannot be reached (it may be
 // deleted with the pool) means nothing is drained and no Node is deleted.
-func (e *Engine) readDeletionNodes(ctx context.Context, s *scope) {
+func (e *Engine) readDeletionNodes(ctx context.Context, s *pass) {
 	var ids []string
 	for _, in := range s.instances() {
 		ids = append(ids, in.ProviderID)
 	}
 	for _, obj := range s.objects {
-		ids = append(ids, e.a.ProviderID(obj))
+		ids = append(ids, e.a.ReadInstance(obj).ProviderID)
 	}
 	nodes, err := e.w.NodesByProviderIDs(ctx, s.cluster, ids)
 	if err != nil {
@@ -118,7 +119,7 @@ func (e *Engine) readDeletionNodes(ctx context.Context, s *scope) {
 
 // deleteGroup drains every instance that has a Node and, once all are
 // drained (or their drains timed out), deletes the group.
-func (e *Engine) deleteGroup(ctx context.Context, s *scope) error {
+func (e *Engine) deleteGroup(ctx context.Context, s *pass) error {
 	if op := s.cloud.Operation; op != nil && op.Type == scalegroup.OperationDelete {
 		return nil
 	}
@@ -156,7 +157,7 @@ func (e *Engine) deleteGroup(ctx context.Context, s *scope) error {
 
 // deleteNodesOfDeletedInstances deletes the Nodes of instances the cloud is
 // deleting.
-func (e *Engine) deleteNodesOfDeletedInstances(ctx context.Context, s *scope) error {
+func (e *Engine) deleteNodesOfDeletedInstances(ctx context.Context, s *pass) error {
 	if !s.nodesKnown {
 		return nil
 	}
@@ -171,7 +172,7 @@ func (e *Engine) deleteNodesOfDeletedInstances(ctx context.Context, s *scope) er
 	})
 }
 
-func setDeletingCondition(s *scope, msg string) {
+func setDeletingCondition(s *pass, msg string) {
 	conds := s.pool.GetConditions()
 	for _, t := range []string{infrav1.ScaleGroupReadyCondition, clusterv1.ReadyCondition} {
 		meta.SetStatusCondition(&conds, metav1.Condition{

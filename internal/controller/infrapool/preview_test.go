@@ -13,15 +13,16 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
-// previewOf builds, from a glue scope, what the API server would hold
+// previewOf builds, from a glue pass, what the API server would hold
 // after the engine reported it: per-instance objects with the status
 // instanceReport writes and the conditions setInstanceConditions sets
 // (last changed at the reconcile's time), and the pool Machines.
-func previewOf(e *Engine, s *scope, withNodes bool) preview.State {
+func previewOf(e *Engine, s *pass, withNodes bool) preview.State {
 	mp := &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To(s.replicas)}}
 	if s.desired.Strategy.MinReadySeconds != 0 {
 		mp.Spec.Template.Spec.MinReadySeconds = ptr.To(s.desired.Strategy.MinReadySeconds)
@@ -44,10 +45,10 @@ func previewOf(e *Engine, s *scope, withNodes bool) preview.State {
 		setInstanceConditions(&conds, s, rep, 1)
 		meta := *obj.(*infrav1.LocalMachinePoolMachine).ObjectMeta.DeepCopy()
 		meta.CreationTimestamp = metav1.NewTime(in.CreatedAt)
-		ps.Instances = append(ps.Instances, preview.Instance{
-			ObjectMeta: meta, InstanceID: in.ID, ProviderID: in.ProviderID, Zone: in.Zone,
-			State: rep.State, Ready: rep.Ready, LatestModelApplied: rep.LatestModelApplied, Conditions: conds,
-		})
+		ps.Instances = append(ps.Instances, preview.Instance{ObjectMeta: meta, InstanceView: contract.InstanceView{
+			InstanceID: in.ID, ProviderID: in.ProviderID, Zone: in.Zone, Reported: true,
+			State: rep.State, Ready: rep.Ready, UpToDate: rep.LatestModelApplied, Conditions: conds,
+		}})
 		if m := s.machines[obj.GetName()]; m != nil {
 			m := m.DeepCopy()
 			m.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: infrav1.LocalMachinePoolMachineKind, Name: obj.GetName()}

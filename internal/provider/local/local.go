@@ -33,8 +33,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mpool-dev/mpool/sim/wire/localapi"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/wire/localapi"
 )
 
 // ProviderName labels the local provider in metrics and provider IDs.

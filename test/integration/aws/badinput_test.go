@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
@@ -55,7 +54,7 @@ func TestBadInput(t *testing.T) {
 			_ = unstructured.SetNestedStringSlice(obj.Object, []string{"subnet-00000000000000bad"}, "spec", "subnets")
 		}
 	})
-	f.waitCondition(infrav1.ASGReadyCondition, infrapool.CredentialsRejectedReason, "AWSClusterStaticIdentity")
+	f.waitCondition(infrav1.ASGReadyCondition, infrav1.CredentialsRejectedReason, "AWSClusterStaticIdentity")
 	if g := f.group(); g != nil {
 		t.Fatalf("an Auto Scaling Group exists although the credentials were refused: %+v", g)
 	}
@@ -65,7 +64,7 @@ func TestBadInput(t *testing.T) {
 	if err := env.Client.Update(f.ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	f.waitCondition(infrav1.ASGReadyCondition, infrapool.InvalidSpecReason, "subnet-00000000000000bad")
+	f.waitCondition(infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "subnet-00000000000000bad")
 	if g := f.group(); g != nil {
 		t.Fatalf("an Auto Scaling Group exists although its subnet was refused: %+v", g)
 	}
@@ -75,7 +74,7 @@ func TestBadInput(t *testing.T) {
 		p.Spec.Subnets = []infrav1.AWSResourceReference{{ID: ptr.To(awsface.AWSDefaultSubnetID)}}
 		p.Spec.AWSLaunchTemplate.AMI.ID = ptr.To("ami-00000000000000bad")
 	})
-	f.waitCondition(infrav1.ASGReadyCondition, infrapool.InvalidSpecReason, "ami-00000000000000bad")
+	f.waitCondition(infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "ami-00000000000000bad")
 	if n := len(f.instanceIDs()); n != 0 {
 		t.Fatalf("%d instances run although their AMI does not exist", n)
 	}
@@ -85,7 +84,7 @@ func TestBadInput(t *testing.T) {
 	f.waitConverged(2, seedVersion)
 	before := f.instanceIDs()
 	f.scale(3)
-	f.waitCondition(infrav1.ScaleGroupReadyCondition, infrapool.ScaleGroupProblemReason, "vCPU limit of 4")
+	f.waitCondition(infrav1.ScaleGroupReadyCondition, infrav1.ScaleGroupProblemReason, "vCPU limit of 4")
 	if after := f.instanceIDs(); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Fatalf("instances %v became %v while the quota refused the third: none may go", before, after)
 	}

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
@@ -97,7 +96,7 @@ func BenchmarkAWSSteadyState(b *testing.B) {
 			if err := env.Client.Get(e.f.ctx, e.f.key(poolName), ap); err != nil {
 				return err
 			}
-			if c := meta.FindStatusCondition(ap.Status.Conditions, infrapool.RolloutProgressingCondition); c == nil || c.Reason != infrapool.ConvergedReason {
+			if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
 				return fmt.Errorf("not converged: %+v", c)
 			}
 			return nil

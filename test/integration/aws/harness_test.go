@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
@@ -237,7 +236,7 @@ func (f *fixture) converged(n int, version string) error {
 	if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
 		return err
 	}
-	if c := meta.FindStatusCondition(ap.Status.Conditions, infrapool.RolloutProgressingCondition); c == nil || c.Reason != infrapool.ConvergedReason {
+	if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
 		return fmt.Errorf("AWSMachinePool not converged: %+v", c)
 	}
 	if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.ASGReadyCondition); c == nil || c.Status != metav1.ConditionTrue {

@@ -26,9 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
@@ -141,7 +141,7 @@ func newFixture(t testing.TB, cloud *server.Server) *fixture {
 		t.Fatal(err)
 	}
 	f := &fixture{t: t, ctx: context.Background(), ns: env.NewNamespace(t), cloud: cloud, cs: cs}
-	f.group = infrapool.GroupName(f.ns, poolName, 63)
+	f.group = contract.GroupName(f.ns, poolName, 63)
 	f.create(&clusterv1.Cluster{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: clusterName},
 		Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(t)},
@@ -332,7 +332,7 @@ func (f *fixture) converged(n int, version, image string) error {
 	if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
 		return err
 	}
-	if c := meta.FindStatusCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition); c == nil || c.Reason != infrapool.ConvergedReason {
+	if c := meta.FindStatusCondition(lp.Status.Conditions, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
 		return fmt.Errorf("LocalMachinePool not converged: %+v", c)
 	}
 	if len(lp.Spec.ProviderIDList) != n || lp.Status.Replicas != int32(n) || !lp.Status.Ready {

@@ -8,17 +8,19 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/drain"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
-// scope is one reconcile of one pool: what was read, decided and done. The
+// pass is one reconcile of one pool: what was read, decided and done. The
 // phases fill it in order; report and the deferred patch read it.
-type scope struct {
-	pool   Pool
-	before Pool // as read (or as last patched), the base of the patches
+type pass struct {
+	pool   contract.Pool
+	before contract.Pool // as read (or as last patched), the base of the patches
 	now    time.Time
 	group  scalegroup.Ref // the scale group's reference, once known
 	// refKnown: group is known (recorded on the pool, or derived from it
@@ -37,7 +39,7 @@ type scope struct {
 	managedBy string // who manages the replicas (replicas-managed-by), "" when the MachinePool does
 	paused    bool   // the rollout pause annotation
 	bootstrap bool   // bootstrap data is available
-	desired   Desired
+	desired   contract.Desired
 	modelHash string
 	specHash  string
 
@@ -45,7 +47,7 @@ type scope struct {
 	cloudRollouts bool              // the cloud replaces out-of-date instances itself
 	observed      bool              // Get succeeded; observedGroup nil means NotFound
 	cloud         *scalegroup.Group // as Get returned it
-	objects       map[string]InstanceObject
+	objects       map[string]contract.InstanceObject
 	machines      map[string]*clusterv1.Machine // by per-instance object name
 	nodes         map[string]*corev1.Node       // by providerID, read-only
 	nodesKnown    bool
@@ -68,7 +70,7 @@ type scope struct {
 	latest     *scalegroup.Group       // Apply's answer, newer than cloud
 
 	// Reporting.
-	reports map[string]InstanceReport // by instance ID, see reportOf
+	reports map[string]contract.InstanceReport // by instance ID, see reportOf
 
 	// For the conditions.
 	problem *problem // a cloud or spec problem to report on ScaleGroupReady
@@ -89,11 +91,11 @@ type problem struct {
 	message string
 }
 
-func (e *Engine) newScope(pool Pool) *scope {
+func (e *Engine) newPass(pool contract.Pool) *pass {
 	ref, known, err := e.recordedRef(pool)
-	return &scope{
+	return &pass{
 		pool:         pool,
-		before:       pool.DeepCopyObject().(Pool),
+		before:       pool.DeepCopyObject().(contract.Pool),
 		now:          e.clock.Now(),
 		group:        ref,
 		refKnown:     known,
@@ -107,18 +109,18 @@ func (e *Engine) newScope(pool Pool) *scope {
 }
 
 // requeueAfter keeps the earliest requeue.
-func (s *scope) requeueAfter(d time.Duration) {
+func (s *pass) requeueAfter(d time.Duration) {
 	if d > 0 && (s.requeue == 0 || d < s.requeue) {
 		s.requeue = d
 	}
 }
 
-func (s *scope) result() ctrl.Result { return ctrl.Result{RequeueAfter: s.requeue} }
+func (s *pass) result() ctrl.Result { return ctrl.Result{RequeueAfter: s.requeue} }
 
 // instances returns the group's instances as last seen: Apply's answer when
 // the group was applied, else Get's, with the instances deleted since marked
 // Deleting. Nil when the group does not exist.
-func (s *scope) instances() []scalegroup.Instance {
+func (s *pass) instances() []scalegroup.Instance {
 	if s.latest != nil {
 		return s.latest.Instances
 	}
@@ -136,7 +138,7 @@ func (s *scope) instances() []scalegroup.Instance {
 }
 
 // currentGroup returns the group as last seen, nil when it does not exist.
-func (s *scope) currentGroup() *scalegroup.Group {
+func (s *pass) currentGroup() *scalegroup.Group {
 	if s.latest != nil {
 		return s.latest
 	}
