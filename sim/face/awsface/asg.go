@@ -543,7 +543,7 @@ func (h *awsHandler) updateASG(w http.ResponseWriter, r *http.Request) {
 	name := req.form.Get("AutoScalingGroupName")
 	g, p, err := h.group(req, name)
 	if err == nil && g.Operation != nil && g.Operation.Type == core.OperationDelete {
-		err = &awsError{status: http.StatusBadRequest, code: awsapi.CodeScalingActivityInProg, message: fmt.Sprintf("The Auto Scaling group %s is being deleted.", name)}
+		err = errBeingDeleted(name)
 	}
 	if err == nil {
 		err = h.parseGroupFields(req, &p, false)
@@ -551,11 +551,7 @@ func (h *awsHandler) updateASG(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		_, err = h.apply(req, name, &p, g, "a user request update of AutoScalingGroup constraints")
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, nil)
+	h.answer(w, req, err)
 }
 
 // setDesiredCapacity serves SetDesiredCapacity.
@@ -576,17 +572,13 @@ func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, r *http.Request) 
 	case *d < int64(p.MinSize):
 		err = validationError("New SetDesiredCapacity value %d is below min value %d for the AutoScalingGroup.", *d, p.MinSize)
 	case g.Operation != nil && g.Operation.Type == core.OperationDelete:
-		err = &awsError{status: http.StatusBadRequest, code: awsapi.CodeScalingActivityInProg, message: fmt.Sprintf("The Auto Scaling group %s is being deleted.", name)}
+		err = errBeingDeleted(name)
 	}
 	if err == nil {
 		p.Desired = int32(*d)
 		_, err = h.apply(req, name, &p, g, "a user request explicitly set group desired capacity")
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, nil)
+	h.answer(w, req, err)
 }
 
 // deleteASG serves DeleteAutoScalingGroup: without ForceDelete a group with
@@ -996,4 +988,19 @@ func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, r *http.Re
 		out.NextToken = pageToken(end, req.action)
 	}
 	h.writeResult(w, req, out)
+}
+
+// answer writes err in the request's service's error shape, or else the
+// action's empty result.
+func (h *awsHandler) answer(w http.ResponseWriter, req *awsRequest, err error) {
+	if err != nil {
+		h.writeAWSError(w, req, err)
+		return
+	}
+	h.writeResult(w, req, nil)
+}
+
+// errBeingDeleted refuses a change to the group name while it is deleted.
+func errBeingDeleted(name string) error {
+	return &awsError{status: http.StatusBadRequest, code: awsapi.CodeScalingActivityInProg, message: fmt.Sprintf("The Auto Scaling group %s is being deleted.", name)}
 }

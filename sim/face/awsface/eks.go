@@ -4,13 +4,14 @@ import (
 	"crypto/hmac"
 	"encoding/json"
 	"fmt"
-	"github.com/mpool-dev/mpool/sim/admin"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mpool-dev/mpool/sim/admin"
 
 	"github.com/mpool-dev/mpool/sim/core"
 	"k8s.io/client-go/kubernetes"

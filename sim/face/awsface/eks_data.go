@@ -2,9 +2,10 @@ package awsface
 
 import (
 	"encoding/json"
-	"github.com/mpool-dev/mpool/sim/core"
 	"regexp"
 	"time"
+
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // Node group statuses, as EKS reports them.

@@ -2,9 +2,10 @@ package awsface
 
 import (
 	"fmt"
-	"github.com/mpool-dev/mpool/sim/core"
 	"slices"
 	"time"
+
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // Health issue codes of a node group the simulated EKS reports, as the EKS

@@ -4,12 +4,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/mpool-dev/mpool/sim/core"
 	"net/http"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // EKSCreateCluster registers an active EKS cluster named name in account's

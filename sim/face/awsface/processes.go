@@ -117,7 +117,7 @@ func (h *awsHandler) changeProcesses(w http.ResponseWriter, r *http.Request, sus
 	name := req.form.Get("AutoScalingGroupName")
 	g, p, err := h.group(req, name)
 	if err == nil && g.Operation != nil && g.Operation.Type == core.OperationDelete {
-		err = &awsError{status: http.StatusBadRequest, code: awsapi.CodeScalingActivityInProg, message: fmt.Sprintf("The Auto Scaling group %s is being deleted.", name)}
+		err = errBeingDeleted(name)
 	}
 	var names []string
 	if err == nil {
@@ -144,11 +144,7 @@ func (h *awsHandler) changeProcesses(w http.ResponseWriter, r *http.Request, sus
 		// What the suspended processes held back happens now.
 		_, err = h.apply(req, name, &p, g, "an instance was started in response to a difference between desired and actual capacity")
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, nil)
+	h.answer(w, req, err)
 }
 
 // replaceUnhealthy terminates g's instances that failed to boot (reported

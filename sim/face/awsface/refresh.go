@@ -326,7 +326,7 @@ func (h *awsHandler) startInstanceRefresh(w http.ResponseWriter, r *http.Request
 	defer awsRefreshMu.Unlock()
 	g, p, err := h.group(req, name)
 	if err == nil && g.Operation != nil && g.Operation.Type == core.OperationDelete {
-		err = &awsError{status: http.StatusBadRequest, code: awsapi.CodeScalingActivityInProg, message: fmt.Sprintf("The Auto Scaling group %s is being deleted.", name)}
+		err = errBeingDeleted(name)
 	}
 	if err == nil && p.activeRefresh() != nil {
 		err = &awsError{status: http.StatusBadRequest, code: awsapi.CodeInstanceRefreshInProgress,

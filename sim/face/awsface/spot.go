@@ -3,12 +3,13 @@ package awsface
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mpool-dev/mpool/sim/admin"
 	"net/http"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mpool-dev/mpool/sim/admin"
 
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"

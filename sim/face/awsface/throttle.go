@@ -2,9 +2,10 @@ package awsface
 
 import (
 	"fmt"
-	"github.com/mpool-dev/mpool/sim/core"
 	"net/http"
 	"strings"
+
+	"github.com/mpool-dev/mpool/sim/core"
 
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
 )

@@ -76,11 +76,7 @@ func (f *localHandler) list(w http.ResponseWriter, _ *http.Request) {
 
 func (f *localHandler) get(w http.ResponseWriter, r *http.Request) {
 	g, err := f.cloud.GetGroup(r.PathValue("name"))
-	if err != nil {
-		admin.WriteError(w, err)
-		return
-	}
-	admin.WriteJSON(w, http.StatusOK, admin.ToLocalGroup(g))
+	writeGroup(w, http.StatusOK, g, err)
 }
 
 func (f *localHandler) put(w http.ResponseWriter, r *http.Request) {
@@ -94,11 +90,7 @@ func (f *localHandler) put(w http.ResponseWriter, r *http.Request) {
 		Model:      admin.FromLocalModel(spec.Model),
 		Simulation: admin.FromLocalSimulation(spec.Simulation),
 	})
-	if err != nil {
-		admin.WriteError(w, err)
-		return
-	}
-	admin.WriteJSON(w, http.StatusOK, admin.ToLocalGroup(g))
+	writeGroup(w, http.StatusOK, g, err)
 }
 
 func (f *localHandler) deleteInstances(w http.ResponseWriter, r *http.Request) {
@@ -107,18 +99,19 @@ func (f *localHandler) deleteInstances(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g, err := f.cloud.DeleteInstances(r.PathValue("name"), req.IDs)
-	if err != nil {
-		admin.WriteError(w, err)
-		return
-	}
-	admin.WriteJSON(w, http.StatusOK, admin.ToLocalGroup(g))
+	writeGroup(w, http.StatusOK, g, err)
 }
 
 func (f *localHandler) delete(w http.ResponseWriter, r *http.Request) {
 	g, err := f.cloud.DeleteGroup(r.PathValue("name"))
+	writeGroup(w, http.StatusAccepted, g, err)
+}
+
+// writeGroup answers with the group a call returned, or with its error.
+func writeGroup(w http.ResponseWriter, status int, g *core.Group, err error) {
 	if err != nil {
 		admin.WriteError(w, err)
 		return
 	}
-	admin.WriteJSON(w, http.StatusAccepted, admin.ToLocalGroup(g))
+	admin.WriteJSON(w, status, admin.ToLocalGroup(g))
 }
