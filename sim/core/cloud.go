@@ -341,11 +341,9 @@ func (c *Cloud) setCapacity(k GroupKey, capacity int32) (*Group, error) {
 	if capacity < 0 {
 		return nil, Invalidf("capacity must not be negative, got %d", capacity)
 	}
-	c.mu.Lock()
-	g := c.advanceByKey(k)
-	if g == nil {
-		c.mu.Unlock()
-		return nil, NotFound(k)
+	g, err := c.lockGroup(k)
+	if err != nil {
+		return nil, err
 	}
 	if g.Deleting {
 		c.mu.Unlock()
@@ -401,23 +399,32 @@ func (c *Cloud) setGroupFaults(k GroupKey, f GroupFaults) (*Group, error) {
 	if f.WrongTokens < 0 {
 		return nil, Invalidf("wrongTokens must not be negative, got %d", f.WrongTokens)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g := c.advanceByKey(k)
-	if g == nil {
-		return nil, NotFound(k)
+	g, err := c.lockGroup(k)
+	if err != nil {
+		return nil, err
 	}
+	defer c.mu.Unlock()
 	g.WrongTokens = f.WrongTokens
 	c.dirty = true
 	return c.snapshot(g), nil
 }
 
-func (c *Cloud) deleteInstances(k GroupKey, ids []string) (*Group, error) {
+// lockGroup takes c.mu and brings the group k up to date; when there is
+// no such group it releases c.mu and returns NotFound.
+func (c *Cloud) lockGroup(k GroupKey) (*groupState, error) {
 	c.mu.Lock()
 	g := c.advanceByKey(k)
 	if g == nil {
 		c.mu.Unlock()
 		return nil, NotFound(k)
+	}
+	return g, nil
+}
+
+func (c *Cloud) deleteInstances(k GroupKey, ids []string) (*Group, error) {
+	g, err := c.lockGroup(k)
+	if err != nil {
+		return nil, err
 	}
 	now := c.clock.Now()
 	for _, id := range ids {
@@ -434,11 +441,9 @@ func (c *Cloud) deleteInstances(k GroupKey, ids []string) (*Group, error) {
 }
 
 func (c *Cloud) deleteGroup(k GroupKey) (*Group, error) {
-	c.mu.Lock()
-	g := c.advanceByKey(k)
-	if g == nil {
-		c.mu.Unlock()
-		return nil, NotFound(k)
+	g, err := c.lockGroup(k)
+	if err != nil {
+		return nil, err
 	}
 	now := c.clock.Now()
 	g.Deleting = true
@@ -452,12 +457,11 @@ func (c *Cloud) deleteGroup(k GroupKey) (*Group, error) {
 }
 
 func (c *Cloud) setSimulation(k GroupKey, p SimulationPatch) (*Group, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g := c.advanceByKey(k)
-	if g == nil {
-		return nil, NotFound(k)
+	g, err := c.lockGroup(k)
+	if err != nil {
+		return nil, err
 	}
+	defer c.mu.Unlock()
 	sim := g.Simulation.apply(&p)
 	if err := sim.validate(); err != nil {
 		return nil, err
@@ -474,12 +478,11 @@ func (c *Cloud) setSimulation(k GroupKey, p SimulationPatch) (*Group, error) {
 type PayloadFunc func(old json.RawMessage) (json.RawMessage, error)
 
 func (c *Cloud) updateGroupPayload(k GroupKey, fn PayloadFunc) (*Group, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g := c.advanceByKey(k)
-	if g == nil {
-		return nil, NotFound(k)
+	g, err := c.lockGroup(k)
+	if err != nil {
+		return nil, err
 	}
+	defer c.mu.Unlock()
 	p, err := runPayloadFunc(fn, g.Payload)
 	if err != nil {
 		return nil, err
@@ -490,12 +493,11 @@ func (c *Cloud) updateGroupPayload(k GroupKey, fn PayloadFunc) (*Group, error) {
 }
 
 func (c *Cloud) updateInstancePayload(k GroupKey, id string, fn PayloadFunc) (*Group, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g := c.advanceByKey(k)
-	if g == nil {
-		return nil, NotFound(k)
+	g, err := c.lockGroup(k)
+	if err != nil {
+		return nil, err
 	}
+	defer c.mu.Unlock()
 	in := g.find(id)
 	if in == nil {
 		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("instance %q of scale group %q not found", id, k.String())}
