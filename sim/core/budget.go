@@ -10,7 +10,9 @@ import (
 // Burst requests at once, refilled at PerSecond. The zero value is
 // unlimited.
 type Budget struct {
-	Burst     int
+	// Burst is the bucket's size: how many requests may come at once.
+	Burst int
+	// PerSecond is how many tokens the bucket gains a second.
 	PerSecond float64
 }
 
