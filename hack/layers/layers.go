@@ -75,9 +75,11 @@ func Rules() []Rule {
 			},
 		},
 		{
-			Name: "cloud SDKs are imported only by their provider (internal/provider/<cloud>) and the simulated cloud's faces (sim/face/<face>)",
+			Name: "cloud SDKs are imported only by their provider (internal/provider/<cloud>, not the contract or the kit) and the simulated cloud's faces (sim/face/<face>)",
 			Applies: func(dir string) bool {
-				return !(under(dir, "internal/provider") && dir != "internal/provider") && !under(dir, "sim/face")
+				provider := under(dir, "internal/provider") && dir != "internal/provider" &&
+					!under(dir, "internal/provider/contract") && !under(dir, "internal/provider/kit")
+				return !provider && !under(dir, "sim/face")
 			},
 			Allowed: func(_, path string) bool { return !isSDK(path) },
 		},

@@ -62,27 +62,15 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	}()
 	mo := manager.DefaultOptions()
 	mo.MetricsBindAddress, mo.HealthProbeBindAddress = "0", "0"
-	mo.LocalCloudURL = cloud.URL()
-	// As runUp points the providers at the simulated Azure and AWS.
-	az, aws := cloud.FaceURL(azureface.AzureFaceName), cloud.FaceURL(awsface.AWSFaceName)
-	if az == "" || aws == "" {
-		t.Fatalf("the simulated cloud has no Azure face (%q) or no AWS face (%q)", az, aws)
+	// As runUp points the providers at the simulated cloud.
+	for _, face := range []string{azureface.AzureFaceName, awsface.AWSFaceName, awsface.EKSFaceName} {
+		if cloud.FaceURL(face) == "" {
+			t.Fatalf("the simulated cloud has no %s face", face)
+		}
 	}
-	mo.Azure = &provider.AzureConfig{
-		ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-		TenantID: azureface.AzureDefaultTenantID, ClientID: azureface.AzureDefaultClientID, ClientSecret: azureface.AzureDefaultClientSecret,
-	}
-	mo.AWS = &provider.AWSConfig{
-		Endpoint: aws, Region: awsface.AWSDefaultRegion, IdentityNamespace: "default",
-		AccessKeyID: awsface.AWSDefaultAccessKeyID, SecretAccessKey: awsface.AWSDefaultSecretAccessKey,
-	}
-	// As runUp points the EKS provider at the simulated EKS and registers
-	// its EKS cluster, which the eks flavor's defaults name.
-	eks := cloud.FaceURL(awsface.EKSFaceName)
-	if eks == "" {
-		t.Fatal("the simulated cloud has no EKS face")
-	}
-	mo.AWS.EKSEndpoint = eks
+	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
+	// As runUp registers its EKS cluster, which the eks flavor's defaults
+	// name.
 	if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
 		t.Fatalf("registering the simulated EKS cluster: %v", err)
 	}

@@ -21,12 +21,14 @@ import (
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 type upOptions struct {
@@ -54,7 +56,8 @@ eks is the aws eks-managedmachinepool flavor for a Cluster default/eks, a
 managed node group of the simulated EKS cluster mpool-eks. It runs in the foreground
 until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
 Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{ownLogsAnnotation: "true"},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "Directory for etcd data, certificates, kubeconfig and logs")
@@ -112,6 +115,19 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating data directory %s: %w", dir, err)
 	}
+	// The logger comes first: the control plane's start already runs
+	// controller-runtime (the conversion webhook's client).
+	logPath := filepath.Join(dir, "manager.log")
+	if o.verbose {
+		logs.setup(os.Stderr)
+	} else {
+		lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", logPath, err)
+		}
+		defer lf.Close()
+		logs.setup(lf)
+	}
 	fmt.Fprintf(out, "mpool: starting etcd and kube-apiserver %s (data in %s)\n", localenv.KubernetesVersion, dir)
 	crds, err := crd.CRDs()
 	if err != nil {
@@ -150,18 +166,6 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 		return err
 	}
 
-	logPath := filepath.Join(dir, "manager.log")
-	if o.verbose {
-		logs.setup(os.Stderr)
-	} else {
-		lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return fmt.Errorf("opening %s: %w", logPath, err)
-		}
-		defer lf.Close()
-		logs.setup(lf)
-	}
-
 	// The simulated cloud: its VMs join this same API server as Nodes.
 	cloud, err := cloudsim.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), core.Options{
 		DataDir:   filepath.Join(dir, "cloud"),
@@ -175,32 +179,15 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 			fmt.Fprintf(out, "mpool: stopping the simulated cloud: %v\n", err)
 		}
 	}()
-	mo.LocalCloudURL = cloud.URL()
-	// The simulated Azure: AzureMachinePools in AzureClusters of its
-	// subscription (examples/azure/cluster.yaml) run on it, authenticated
-	// with their AzureClusterIdentity, else with its default principal.
-	if az := cloud.FaceURL(azureface.AzureFaceName); az != "" {
-		mo.Azure = &provider.AzureConfig{
-			ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-			TenantID: azureface.AzureDefaultTenantID, ClientID: azureface.AzureDefaultClientID, ClientSecret: azureface.AzureDefaultClientSecret,
-		}
-	}
-
-	// The simulated AWS: AWSMachinePools in AWSClusters of its account
-	// (examples/aws/cluster.yaml), with their static identity (whose Secret
-	// is in namespace default here), else its default key.
-	if u := cloud.FaceURL(awsface.AWSFaceName); u != "" {
-		mo.AWS = &provider.AWSConfig{
-			Endpoint: u, Region: awsface.AWSDefaultRegion, IdentityNamespace: "default",
-			AccessKeyID: awsface.AWSDefaultAccessKeyID, SecretAccessKey: awsface.AWSDefaultSecretAccessKey,
-		}
-		// The simulated EKS: AWSManagedMachinePools of the EKS cluster
-		// examples/eks/cluster.yaml names, whose API server is this one.
-		if eu := cloud.FaceURL(awsface.EKSFaceName); eu != "" {
-			mo.AWS.EKSEndpoint = eu
-			if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
-				return fmt.Errorf("registering the simulated EKS cluster: %w", err)
-			}
+	// Every provider points at its face of the simulated cloud, with the
+	// face's default account (the examples' clusters' identities' Secrets
+	// are in namespace default here).
+	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
+	// The simulated EKS cluster examples/eks/cluster.yaml names, whose API
+	// server is this one.
+	if cloud.FaceURL(awsface.EKSFaceName) != "" {
+		if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
+			return fmt.Errorf("registering the simulated EKS cluster: %w", err)
 		}
 	}
 
@@ -268,5 +255,20 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 			err = errors.New("exited unexpectedly")
 		}
 		return fmt.Errorf("the manager stopped: %w", err)
+	}
+}
+
+// simulatedCloud describes cloud to the providers' configurations: its
+// faces, its CA and its default accounts, with the Secrets of cluster
+// identities in identityNamespace.
+func simulatedCloud(cloud *server.Server, identityNamespace string) kit.Simulated {
+	return kit.Simulated{
+		FaceURL:           cloud.FaceURL,
+		CAFile:            cloud.CAFile(),
+		IdentityNamespace: identityNamespace,
+		Accounts: map[string]kit.Account{
+			azureface.AzureFaceName: {Tenant: azureface.AzureDefaultTenantID, ID: azureface.AzureDefaultClientID, Secret: azureface.AzureDefaultClientSecret},
+			awsface.AWSFaceName:     {ID: awsface.AWSDefaultAccessKeyID, Secret: awsface.AWSDefaultSecretAccessKey, Region: awsface.AWSDefaultRegion},
+		},
 	}
 }

@@ -52,12 +52,12 @@ func (s sample) pool() string {
 }
 
 // samples are the pools of `mpool up --sample`, 3 replicas each. The local
-// one is examples/local/machinepool.yaml; the Azure, AWS and EKS ones are
+// one is examples/v1beta2/local-machinepool.yaml; the Azure, AWS and EKS ones are
 // their own Clusters (with an AzureCluster, an AWSCluster or an
 // AWSManagedControlPlane), whose workload cluster `up`'s API server becomes
 // (see sandboxClusters), in the simulated clouds the flavors default to. The
 // EKS one is a node group of the simulated EKS cluster `up` registers
-// (cloudsim.EKSDefaultClusterName, at cloudsim.EKSDefaultVersion), one minor
+// (awsface.EKSDefaultClusterName, at awsface.EKSDefaultVersion), one minor
 // version behind it so that "Try next" can upgrade it: EKS updates a node
 // group one minor version at a time, never past its cluster's.
 var samples = map[string]sample{

@@ -13,6 +13,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
@@ -50,7 +51,7 @@ func newBenchEnv(b *testing.B) *benchEnv {
 	b.Helper()
 	cloud := startCloud(b, 0)
 	f := newFixture(b, cloud)
-	m := startManager(b, f, func(o *manager.Options) { o.LocalCloudURL = cloud.URL() })
+	m := startManager(b, f, func(o *manager.Options) { o.Providers[local.ProviderName] = &local.Config{URL: cloud.URL()} })
 	b.Cleanup(func() {
 		_ = cloud.Stop()
 		env.DeleteNodes(b, func(n *corev1.Node) bool {

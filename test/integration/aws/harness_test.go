@@ -19,8 +19,8 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
@@ -55,7 +55,7 @@ type testManager = itest.Manager
 func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
 	t.Helper()
 	mopts := itest.ManagerOptions(env, f.ns)
-	mopts.AWS = &provider.AWSConfig{Endpoint: f.cloud.FaceURL(awsface.AWSFaceName), Region: awsface.AWSDefaultRegion, IdentityNamespace: f.ns}
+	mopts.Providers = itest.Providers(f.cloud, f.ns, aws.ProviderName, eks.ProviderName)
 	if tune != nil {
 		tune(&mopts)
 	}

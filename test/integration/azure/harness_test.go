@@ -19,7 +19,6 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
@@ -50,9 +49,8 @@ type testManager = itest.Manager
 // AzureClusterIdentity).
 func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
 	t.Helper()
-	az := f.cloud.FaceURL(azureface.AzureFaceName)
 	mopts := itest.ManagerOptions(env, f.ns)
-	mopts.Azure = &provider.AzureConfig{ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: f.cloud.CAFile()}
+	mopts.Providers = itest.Providers(f.cloud, f.ns, azure.ProviderName)
 	if tune != nil {
 		tune(&mopts)
 	}

@@ -22,7 +22,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/provider"
+	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
@@ -72,8 +72,7 @@ type testManager = itest.Manager
 func startManager(t testing.TB, f *fixture, tune ...func(*manager.Options)) *testManager {
 	t.Helper()
 	mopts := itest.ManagerOptions(env, f.ns)
-	mopts.AWS = &provider.AWSConfig{Endpoint: f.cloud.FaceURL(awsface.AWSFaceName), EKSEndpoint: f.cloud.FaceURL(awsface.EKSFaceName),
-		Region: awsface.AWSDefaultRegion, IdentityNamespace: f.ns}
+	mopts.Providers = itest.Providers(f.cloud, f.ns, awsprovider.ProviderName, eks.ProviderName)
 	for _, fn := range tune {
 		fn(&mopts)
 	}

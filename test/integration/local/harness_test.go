@@ -28,6 +28,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -110,7 +111,7 @@ func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *
 	mopts := itest.ManagerOptions(env, f.ns)
 	mopts.EngineTiming.QuotaRetry = 0 // the engine's default: the quota tests set their own
 	mopts.Gates = gates
-	mopts.LocalCloudURL = cloudURL
+	mopts.Providers = provider.Configs{local.ProviderName: &local.Config{URL: cloudURL}}
 	if o.spy != nil {
 		mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
 	}
