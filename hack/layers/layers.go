@@ -5,6 +5,11 @@
 //
 // The rules apply to non-test files: tests may reach across layers to set
 // up real parts (a provider's tests start the simulated cloud).
+//
+// The simulated cloud (sim/...) is kept apart both ways: product code never
+// imports it (only the commands that start it and the test support do, and
+// the local provider its wire types), and it imports no controller,
+// provider, manager or CLI.
 package layers
 
 import (
@@ -27,7 +32,7 @@ type Rule struct {
 	// slash-separated path relative to the repository root).
 	Applies func(dir string) bool
 	// Allowed reports whether that package may import path (module-relative
-	// paths start with "./", e.g. "./internal/cloudsim").
+	// paths start with "./", e.g. "./sim/core").
 	Allowed func(dir, path string) bool
 }
 
@@ -70,18 +75,52 @@ func Rules() []Rule {
 			},
 		},
 		{
-			Name: "cloud SDKs are imported only by their provider (internal/provider/<cloud>, not the contract or the kit) and the simulated cloud's faces",
+			Name: "cloud SDKs are imported only by their provider (internal/provider/<cloud>, not the contract or the kit) and the simulated cloud's faces (sim/face/<face>)",
 			Applies: func(dir string) bool {
 				provider := under(dir, "internal/provider") && dir != "internal/provider" &&
 					!under(dir, "internal/provider/contract") && !under(dir, "internal/provider/kit")
-				return !provider && !under(dir, "internal/cloudsim")
+				return !provider && !under(dir, "sim/face")
 			},
 			Allowed: func(_, path string) bool { return !isSDK(path) },
 		},
 		{
-			Name:    "controllers never import the simulated cloud: they reach clouds through a provider's ScaleGroup",
-			Applies: func(dir string) bool { return under(dir, "internal/controller") },
-			Allowed: func(_, path string) bool { return !strings.HasPrefix(path, "./internal/cloudsim") },
+			Name:    "product code never imports the simulated cloud (sim/...): only the commands that start it (internal/cli), the test support (internal/testenv, test/...) and the local provider its wire types (sim/wire/localapi)",
+			Applies: func(dir string) bool { return !under(dir, "sim") },
+			Allowed: func(dir, path string) bool {
+				switch {
+				case !strings.HasPrefix(path, "./sim/"):
+					return true
+				case dir == "internal/cli", under(dir, "internal/testenv"), under(dir, "test"):
+					return true
+				case under(dir, "internal/provider/local") && path == "./sim/wire/localapi":
+					return true // the local face's protocol is the local provider's API
+				}
+				return false
+			},
+		},
+		{
+			Name:    "the simulated cloud imports no controller, provider, manager or CLI: it is a neighbour of the product, not a room of it",
+			Applies: func(dir string) bool { return under(dir, "sim") },
+			Allowed: func(_, path string) bool {
+				for _, p := range []string{"./internal/controller", "./internal/provider", "./internal/manager", "./internal/cli", "./cmd"} {
+					if path == p || strings.HasPrefix(path, p+"/") {
+						return false
+					}
+				}
+				return true
+			},
+		},
+		{
+			Name:    "the simulated cloud's core and wire types know no face: faces build on the core, never the other way",
+			Applies: func(dir string) bool { return under(dir, "sim/core") || under(dir, "sim/wire") },
+			Allowed: func(_, path string) bool {
+				for _, p := range []string{"./sim/face", "./sim/server", "./sim/cloudsim", "./sim/admin"} {
+					if path == p || strings.HasPrefix(path, p+"/") {
+						return false
+					}
+				}
+				return true
+			},
 		},
 		{
 			Name:    "the CLI reads the engine's behaviour through internal/preview, never the controller packages",
@@ -98,7 +137,7 @@ func Rules() []Rule {
 				if path == "./internal/provider/contract" {
 					return true
 				}
-				for _, p := range []string{"./internal/controller", "./internal/provider", "./internal/cloudsim", "./internal/manager", "./internal/cli"} {
+				for _, p := range []string{"./internal/controller", "./internal/provider", "./sim", "./internal/manager", "./internal/cli"} {
 					if strings.HasPrefix(path, p) {
 						return false
 					}

@@ -47,12 +47,17 @@ func TestCheckFindsCrossingImports(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("api/core/v1/types.go", "\t\"fmt\"\n\t\"k8s.io/apimachinery/pkg/runtime\"\n\t\"example.com/m/internal/workload\"\n")
-	write("internal/controller/pool/engine.go", "\t\"example.com/m/internal/rollout\"\n\t\"example.com/m/internal/cloudsim\"\n")
-	write("internal/controller/pool/engine_test.go", "\t\"example.com/m/internal/cloudsim\"\n")
+	write("internal/controller/pool/engine.go", "\t\"example.com/m/internal/rollout\"\n\t\"example.com/m/sim/core\"\n")
+	write("internal/controller/pool/engine_test.go", "\t\"example.com/m/sim/core\"\n")
+	write("internal/provider/local/local.go", "\t\"example.com/m/sim/wire/localapi\"\n\t\"example.com/m/sim/core\"\n")
+	write("internal/cli/up.go", "\t\"example.com/m/sim/cloudsim\"\n")
+	write("sim/face/awsface/eks_rollout.go", "\t\"github.com/aws/aws-sdk-go-v2/aws\"\n\t\"example.com/m/internal/drain\"\n\t\"example.com/m/internal/provider/aws\"\n")
+	write("sim/core/cloud.go", "\t\"example.com/m/sim/nodeagent\"\n\t\"example.com/m/sim/face/awsface\"\n")
 	write("internal/cli/plan.go", "\t\"example.com/m/internal/preview\"\n\t\"example.com/m/internal/controller/infrapool\"\n")
 	write("internal/provider/azure/vmss.go", "\t\"github.com/Azure/azure-sdk-for-go/sdk/azcore\"\n\t\"example.com/m/internal/provider/azure/wire\"\n\t\"example.com/m/internal/provider/aws\"\n")
 	write("internal/manager/manager.go", "\t\"github.com/aws/aws-sdk-go-v2/aws\"\n")
-	write("internal/cloudsim/face_azure.go", "\t\"github.com/Azure/azure-sdk-for-go/sdk/azcore\"\n")
+	write("sim/face/azureface/vmss.go", "\t\"github.com/Azure/azure-sdk-for-go/sdk/azcore\"\n")
+	write("sim/nodeagent/agent.go", "\t\"github.com/aws/aws-sdk-go-v2/aws\"\n")
 	write("internal/preview/preview.go", "\t\"example.com/m/internal/controller/infrapool\"\n")
 	write("internal/provider/gcp/adapter.go", "\t\"example.com/m/internal/provider/contract\"\n\t\"example.com/m/internal/provider/kit\"\n\t\"example.com/m/internal/controller/infrapool\"\n")
 	write("internal/provider/kit/retry.go", "\t\"net/http\"\n\t\"github.com/aws/aws-sdk-go-v2/aws\"\n")
@@ -64,12 +69,16 @@ func TestCheckFindsCrossingImports(t *testing.T) {
 	want := []string{
 		"api/core/v1/types.go imports ./internal/workload",
 		"internal/cli/plan.go imports ./internal/controller/infrapool",
-		"internal/controller/pool/engine.go imports ./internal/cloudsim",
+		"internal/controller/pool/engine.go imports ./sim/core",
 		"internal/manager/manager.go imports github.com/aws/aws-sdk-go-v2/aws",
 		"internal/preview/preview.go imports ./internal/controller/infrapool",
 		"internal/provider/azure/vmss.go imports ./internal/provider/aws",
 		"internal/provider/gcp/adapter.go imports ./internal/controller/infrapool",
 		"internal/provider/kit/retry.go imports github.com/aws/aws-sdk-go-v2/aws",
+		"internal/provider/local/local.go imports ./sim/core",
+		"sim/core/cloud.go imports ./sim/face/awsface",
+		"sim/face/awsface/eks_rollout.go imports ./internal/provider/aws",
+		"sim/nodeagent/agent.go imports github.com/aws/aws-sdk-go-v2/aws",
 	}
 	var gotLines []string
 	for _, v := range got {

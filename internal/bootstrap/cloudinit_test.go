@@ -14,7 +14,7 @@ import (
 
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 
-	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
+	simcloudinit "github.com/mpool-dev/mpool/sim/cloudinit"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -13,11 +13,14 @@ import (
 	corev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/examples"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/nodeagent"
 	"github.com/mpool-dev/mpool/templates"
 )
 
@@ -45,7 +48,7 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	if err := registerLocalCluster(ctx, env.Client, env.ControlPlane); err != nil {
 		t.Fatal(err)
 	}
-	cloud, err := cloudsim.Start(ctx, cloudsim.Options{
+	cloud, err := cloudsim.Start(ctx, core.Options{
 		DataDir:   t.TempDir(),
 		NodeAgent: nodeagent.Options{Credentials: []*rest.Config{env.Config}},
 	})
@@ -60,7 +63,7 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	mo := manager.DefaultOptions()
 	mo.MetricsBindAddress, mo.HealthProbeBindAddress = "0", "0"
 	// As runUp points the providers at the simulated cloud.
-	for _, face := range []string{cloudsim.AzureFaceName, cloudsim.AWSFaceName, cloudsim.EKSFaceName} {
+	for _, face := range []string{azureface.AzureFaceName, awsface.AWSFaceName, awsface.EKSFaceName} {
 		if cloud.FaceURL(face) == "" {
 			t.Fatalf("the simulated cloud has no %s face", face)
 		}
@@ -68,7 +71,7 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
 	// As runUp registers its EKS cluster, which the eks flavor's defaults
 	// name.
-	if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
+	if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
 		t.Fatalf("registering the simulated EKS cluster: %v", err)
 	}
 	mgr, err := manager.New(ctx, env.Config, mo)

@@ -19,7 +19,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/mpool-dev/mpool/examples"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/templates"
 )
 
@@ -473,12 +474,12 @@ func TestCloudFlavorDefaults(t *testing.T) {
 		}
 		objs := objectsByKind(t, r.stdout)
 		for _, c := range []struct{ got, want string }{
-			{field(objs, "AzureCluster", "spec", "subscriptionID"), cloudsim.AzureDefaultSubscriptionID},
-			{field(objs, "AzureCluster", "spec", "location"), cloudsim.AzureDefaultLocation},
-			{field(objs, "AzureMachinePool", "spec", "location"), cloudsim.AzureDefaultLocation},
-			{field(objs, "AzureClusterIdentity", "spec", "tenantID"), cloudsim.AzureDefaultTenantID},
-			{field(objs, "AzureClusterIdentity", "spec", "clientID"), cloudsim.AzureDefaultClientID},
-			{field(objs, "Secret", "stringData", "clientSecret"), cloudsim.AzureDefaultClientSecret},
+			{field(objs, "AzureCluster", "spec", "subscriptionID"), azureface.AzureDefaultSubscriptionID},
+			{field(objs, "AzureCluster", "spec", "location"), azureface.AzureDefaultLocation},
+			{field(objs, "AzureMachinePool", "spec", "location"), azureface.AzureDefaultLocation},
+			{field(objs, "AzureClusterIdentity", "spec", "tenantID"), azureface.AzureDefaultTenantID},
+			{field(objs, "AzureClusterIdentity", "spec", "clientID"), azureface.AzureDefaultClientID},
+			{field(objs, "Secret", "stringData", "clientSecret"), azureface.AzureDefaultClientSecret},
 			{field(objs, "AzureClusterIdentity", "spec", "clientSecret", "name"), field(objs, "Secret", "metadata", "name")},
 			{field(objs, "AzureCluster", "spec", "identityRef", "name"), field(objs, "AzureClusterIdentity", "metadata", "name")},
 			{field(objs, "Cluster", "spec", "infrastructureRef", "name"), field(objs, "AzureCluster", "metadata", "name")},
@@ -493,15 +494,15 @@ func TestCloudFlavorDefaults(t *testing.T) {
 		t.Fatalf("aws machinepool: %v", r.err)
 	}
 	objs := objectsByKind(t, r.stdout)
-	if got := field(objs, "AWSCluster", "spec", "region"); got != cloudsim.AWSDefaultRegion {
-		t.Errorf("aws: region %q, want %q", got, cloudsim.AWSDefaultRegion)
+	if got := field(objs, "AWSCluster", "spec", "region"); got != awsface.AWSDefaultRegion {
+		t.Errorf("aws: region %q, want %q", got, awsface.AWSDefaultRegion)
 	}
 	if got := field(objs, "Cluster", "spec", "infrastructureRef", "name"); got != "c1" {
 		t.Errorf("aws: the Cluster's infrastructureRef names %q, want c1", got)
 	}
 	for _, v := range []string{field(objs, "MachinePool", "spec", "template", "spec", "version"), samples["aws"].nextVersion} {
-		if !slices.Contains(cloudsim.AWSKubernetesVersions, v) {
-			t.Errorf("aws: the simulated AWS has no AMI of %s (it has %v)", v, cloudsim.AWSKubernetesVersions)
+		if !slices.Contains(awsface.AWSKubernetesVersions, v) {
+			t.Errorf("aws: the simulated AWS has no AMI of %s (it has %v)", v, awsface.AWSKubernetesVersions)
 		}
 	}
 
@@ -514,15 +515,15 @@ func TestCloudFlavorDefaults(t *testing.T) {
 	}
 	objs = objectsByKind(t, r.stdout)
 	subnets, _, _ := unstructured.NestedStringSlice(objs["AWSManagedMachinePool"].Object, "spec", "subnetIDs")
-	defaultSubnets := cloudsim.AWSDefaultSubnetIDs(cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion)
+	defaultSubnets := awsface.AWSDefaultSubnetIDs(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion)
 	for _, c := range []struct{ what, got, want string }{
-		{"eksClusterName", field(objs, "AWSManagedControlPlane", "spec", "eksClusterName"), cloudsim.EKSDefaultClusterName},
-		{"region", field(objs, "AWSManagedControlPlane", "spec", "region"), cloudsim.AWSDefaultRegion},
-		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + cloudsim.EKSDefaultVersion},
+		{"eksClusterName", field(objs, "AWSManagedControlPlane", "spec", "eksClusterName"), awsface.EKSDefaultClusterName},
+		{"region", field(objs, "AWSManagedControlPlane", "spec", "region"), awsface.AWSDefaultRegion},
+		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + awsface.EKSDefaultVersion},
 		{"infrastructureRef", field(objs, "Cluster", "spec", "infrastructureRef", "name"), field(objs, "AWSManagedControlPlane", "metadata", "name")},
-		{"subnetIDs", strings.Join(subnets, ","), defaultSubnets[cloudsim.AWSDefaultRegion+"a"]},
-		{"the sample's next version", strings.TrimSuffix(samples["eks"].nextVersion, ".0"), "v" + cloudsim.EKSDefaultVersion},
-		{"the sample's version", strings.TrimSuffix(samples["eks"].version, ".0"), fmt.Sprintf("v1.%d", eksMinor(t, cloudsim.EKSDefaultVersion)-1)},
+		{"subnetIDs", strings.Join(subnets, ","), defaultSubnets[awsface.AWSDefaultRegion+"a"]},
+		{"the sample's next version", strings.TrimSuffix(samples["eks"].nextVersion, ".0"), "v" + awsface.EKSDefaultVersion},
+		{"the sample's version", strings.TrimSuffix(samples["eks"].version, ".0"), fmt.Sprintf("v1.%d", eksMinor(t, awsface.EKSDefaultVersion)-1)},
 	} {
 		if c.got != c.want {
 			t.Errorf("eks: %s %q, want %q", c.what, c.got, c.want)

@@ -14,8 +14,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/features"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
 )
 
 // NewRootCommand returns the `mpool` command with every subcommand.

@@ -17,14 +17,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/config/crd"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/nodeagent"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 type upOptions struct {
@@ -163,7 +167,7 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	}
 
 	// The simulated cloud: its VMs join this same API server as Nodes.
-	cloud, err := cloudsim.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), cloudsim.Options{
+	cloud, err := cloudsim.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), core.Options{
 		DataDir:   filepath.Join(dir, "cloud"),
 		NodeAgent: nodeagent.Options{Credentials: []*rest.Config{cfg}},
 	})
@@ -181,8 +185,8 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
 	// The simulated EKS cluster examples/eks/cluster.yaml names, whose API
 	// server is this one.
-	if cloud.FaceURL(cloudsim.EKSFaceName) != "" {
-		if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
+	if cloud.FaceURL(awsface.EKSFaceName) != "" {
+		if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
 			return fmt.Errorf("registering the simulated EKS cluster: %w", err)
 		}
 	}
@@ -257,14 +261,14 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 // simulatedCloud describes cloud to the providers' configurations: its
 // faces, its CA and its default accounts, with the Secrets of cluster
 // identities in identityNamespace.
-func simulatedCloud(cloud *cloudsim.Server, identityNamespace string) kit.Simulated {
+func simulatedCloud(cloud *server.Server, identityNamespace string) kit.Simulated {
 	return kit.Simulated{
 		FaceURL:           cloud.FaceURL,
 		CAFile:            cloud.CAFile(),
 		IdentityNamespace: identityNamespace,
 		Accounts: map[string]kit.Account{
-			cloudsim.AzureFaceName: {Tenant: cloudsim.AzureDefaultTenantID, ID: cloudsim.AzureDefaultClientID, Secret: cloudsim.AzureDefaultClientSecret},
-			cloudsim.AWSFaceName:   {ID: cloudsim.AWSDefaultAccessKeyID, Secret: cloudsim.AWSDefaultSecretAccessKey, Region: cloudsim.AWSDefaultRegion},
+			azureface.AzureFaceName: {Tenant: azureface.AzureDefaultTenantID, ID: azureface.AzureDefaultClientID, Secret: azureface.AzureDefaultClientSecret},
+			awsface.AWSFaceName:     {ID: awsface.AWSDefaultAccessKeyID, Secret: awsface.AWSDefaultSecretAccessKey, Region: awsface.AWSDefaultRegion},
 		},
 	}
 }

@@ -23,8 +23,8 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/parallel"
+	"github.com/mpool-dev/mpool/sim/core"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
@@ -84,7 +84,7 @@ func (e *Env) RegisterWorkloadCluster(t testing.TB, namespace, cluster string) {
 
 // JoinThisAPIServer configures a simulated cloud's node agent to join its
 // VMs to this API server, with the tests' quick heartbeats and retries.
-func (e *Env) JoinThisAPIServer(opts *cloudsim.Options) {
+func (e *Env) JoinThisAPIServer(opts *core.Options) {
 	opts.NodeAgent.Credentials = []*rest.Config{e.Config}
 	opts.NodeAgent.HeartbeatInterval = 5 * time.Second
 	opts.NodeAgent.AuthAttempts = 3

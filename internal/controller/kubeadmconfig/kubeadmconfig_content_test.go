@@ -33,9 +33,9 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/internal/bootstrap"
-	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	simcloudinit "github.com/mpool-dev/mpool/sim/cloudinit"
 )
 
 // updateSpec changes the config's spec the way a user would.

@@ -29,9 +29,9 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/internal/bootstrap"
-	simcloudinit "github.com/mpool-dev/mpool/internal/cloudsim/cloudinit"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	simcloudinit "github.com/mpool-dev/mpool/sim/cloudinit"
 )
 
 // joinConfig reads the JoinConfiguration out of bootstrap data the way the

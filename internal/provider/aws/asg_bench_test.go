@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // BenchmarkAWSGet1000 is a reconcile's read of a 1,000-instance Auto
@@ -19,7 +19,7 @@ func BenchmarkAWSGet1000(b *testing.B) {
 	if os.Getenv("MPOOL_BENCH_SMALL") == "1" {
 		n = 50
 	}
-	e := startAWS(b, nil, cloudsim.Simulation{})
+	e := startAWS(b, nil, core.Simulation{})
 	r := ref("big")
 	s := spec(n, "h1", token1)
 	settings := s.Model.InPlace.(aws.GroupSettings)

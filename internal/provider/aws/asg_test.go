@@ -18,9 +18,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // bootDelay is how long the simulated instances take to boot: on the fake
@@ -30,7 +33,7 @@ const bootDelay = 10 * time.Second
 // env is a simulated cloud, on a fake clock, and the AWS ScaleGroup
 // pointed at its AWS face with the real SDK.
 type env struct {
-	srv   *cloudsim.Server
+	srv   *server.Server
 	clk   *clocktesting.FakeClock
 	sg    *aws.ASGs
 	wire  *wire
@@ -52,7 +55,7 @@ func (c *testCredentials) CredentialsProvider(context.Context, scalegroup.Ref) (
 	if c.provider == nil {
 		key, secret := c.key, c.secret
 		if key == "" {
-			key, secret = cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey
+			key, secret = awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey
 		}
 		c.provider = aws.NewStaticCredentials(key, secret, "")
 	}
@@ -105,33 +108,33 @@ func (w *wire) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func startAWS(t testing.TB, face *cloudsim.AWSFace, sim cloudsim.Simulation) *env {
+func startAWS(t testing.TB, face *awsface.AWSFace, sim core.Simulation) *env {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(time.Now())
-	opts := cloudsim.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim}
+	opts := core.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim}
 	if face != nil {
-		opts.Faces = []cloudsim.Face{face}
+		opts.Faces = []core.Face{face}
 	}
 	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Stop() })
-	u := srv.FaceURL(cloudsim.AWSFaceName)
+	u := srv.FaceURL(awsface.AWSFaceName)
 	w := &wire{}
 	creds := &testCredentials{}
 	sg, err := aws.New(aws.Options{Endpoint: u, HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: w},
-		Credentials: creds, Region: cloudsim.AWSDefaultRegion, Clock: clk})
+		Credentials: creds, Region: awsface.AWSDefaultRegion, Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &env{srv: srv, clk: clk, sg: sg, wire: w, creds: creds, url: u}
 }
 
-func defaultSim() cloudsim.Simulation { return cloudsim.Simulation{BootDelay: bootDelay} }
+func defaultSim() core.Simulation { return core.Simulation{BootDelay: bootDelay} }
 
 func ref(name string) scalegroup.Ref {
-	return scalegroup.Ref{Name: name, Scope: cloudsim.AWSDefaultRegion, Namespace: "default"}
+	return scalegroup.Ref{Name: name, Scope: awsface.AWSDefaultRegion, Namespace: "default"}
 }
 
 // spec is a pool's desired group of m5.large instances of model hash,
@@ -153,7 +156,7 @@ func spec(capacity int32, hash, customData string) scalegroup.GroupSpec {
 			CustomData:   []byte(customData),
 			Tags:         map[string]string{"team": "a"},
 			Provider:     lt,
-			InPlace:      aws.GroupSettings{MinSize: 1, MaxSize: 10, SubnetIDs: []string{cloudsim.AWSDefaultSubnetID}},
+			InPlace:      aws.GroupSettings{MinSize: 1, MaxSize: 10, SubnetIDs: []string{awsface.AWSDefaultSubnetID}},
 		},
 	}
 }
@@ -164,10 +167,10 @@ const token1 = "#cloud-config\n# token abcdef.0123456789abcdef\n"
 // reset.
 type requests map[string]int64
 
-func awsRequests(srv *cloudsim.Server) requests {
+func awsRequests(srv *server.Server) requests {
 	out := requests{}
 	for _, r := range srv.Stats().Requests {
-		if r.Face == cloudsim.AWSFaceName {
+		if r.Face == awsface.AWSFaceName {
 			out[r.Operation] += r.Count
 		}
 	}
@@ -230,9 +233,9 @@ func (e *env) settle(t testing.TB, r scalegroup.Ref) *scalegroup.Group {
 }
 
 // cloudGroup is the core's view of an Auto Scaling Group.
-func (e *env) cloudGroup(t testing.TB, name string) *cloudsim.Group {
+func (e *env) cloudGroup(t testing.TB, name string) *core.Group {
 	t.Helper()
-	k := cloudsim.AWSGroupKey(cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, name)
+	k := awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, name)
 	g, err := e.srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		t.Fatalf("the cloud's group %s: %v", name, err)
@@ -243,7 +246,7 @@ func (e *env) cloudGroup(t testing.TB, name string) *cloudsim.Group {
 // customData is the user data the group's new instances launch with.
 func (e *env) customData(t testing.TB, name string) string {
 	t.Helper()
-	k := cloudsim.AWSGroupKey(cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, name)
+	k := awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, name)
 	cd, err := e.srv.Cloud().Scope(k.Face, k.Scope).CustomData(k.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -255,8 +258,8 @@ func (e *env) customData(t testing.TB, name string) string {
 // the provider wrote.
 func (e *env) ec2Client() *ec2.Client {
 	return ec2.NewFromConfig(awssdk.Config{
-		Region:           cloudsim.AWSDefaultRegion,
-		Credentials:      credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, ""),
+		Region:           awsface.AWSDefaultRegion,
+		Credentials:      credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
 		BaseEndpoint:     awssdk.String(e.url),
 		RetryMaxAttempts: 1,
 	})
@@ -296,8 +299,8 @@ func ids(g *scalegroup.Group) []string {
 func TestTagsMatchTheSimulatedAWS(t *testing.T) {
 	// The face reads the tags the provider writes; the provider does not
 	// import the simulator, so this test keeps them equal.
-	if aws.TagModelHash != cloudsim.AWSTagModelHash || aws.TagKubernetesVersion != cloudsim.AWSTagKubernetesVersion {
-		t.Fatalf("tags %q %q, the face's %q %q", aws.TagModelHash, aws.TagKubernetesVersion, cloudsim.AWSTagModelHash, cloudsim.AWSTagKubernetesVersion)
+	if aws.TagModelHash != awsface.AWSTagModelHash || aws.TagKubernetesVersion != awsface.AWSTagKubernetesVersion {
+		t.Fatalf("tags %q %q, the face's %q %q", aws.TagModelHash, aws.TagKubernetesVersion, awsface.AWSTagModelHash, awsface.AWSTagKubernetesVersion)
 	}
 }
 
@@ -311,8 +314,8 @@ func TestCreate(t *testing.T) {
 	}
 	// A create: the describe that found nothing, the AMI lookup, the
 	// launch template and the group.
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSDescribeAutoScalingGroups] != 1 || got[cloudsim.OpAWSDescribeImages] != 1 ||
-		got[cloudsim.OpAWSCreateLaunchTemplate] != 1 || got[cloudsim.OpAWSCreateAutoScalingGroup] != 1 || got.total() != 4 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSDescribeAutoScalingGroups] != 1 || got[awsface.OpAWSDescribeImages] != 1 ||
+		got[awsface.OpAWSCreateLaunchTemplate] != 1 || got[awsface.OpAWSCreateAutoScalingGroup] != 1 || got.total() != 4 {
 		t.Fatalf("requests of a create: %v", got)
 	}
 
@@ -331,16 +334,16 @@ func TestCreate(t *testing.T) {
 	}
 	// What reached the cloud: the looked-up AMI, the type, user data, the
 	// tags and the version the Nodes report.
-	wantAMI := cloudsim.AWSImageID(cloudsim.AWSDefaultRegion, cloudsim.AWSImageName("v1.31.2"))
+	wantAMI := awsface.AWSImageID(awsface.AWSDefaultRegion, awsface.AWSImageName("v1.31.2"))
 	if cg.Model.InstanceType != "m5.large" || cg.Model.Image != wantAMI || e.customData(t, "pool0") != token1 ||
-		cg.Model.Tags["team"] != "a" || cg.Model.Extra[cloudsim.ExtraVersion] != "v1.31.2" {
+		cg.Model.Tags["team"] != "a" || cg.Model.Extra[core.ExtraVersion] != "v1.31.2" {
 		t.Fatalf("the cloud's model: %+v", cg.Model)
 	}
 
 	// Get costs one describe.
 	e.srv.ResetStats()
 	e.get(t, r)
-	if got := awsRequests(e.srv); got.total() != 1 || got[cloudsim.OpAWSDescribeAutoScalingGroups] != 1 {
+	if got := awsRequests(e.srv); got.total() != 1 || got[awsface.OpAWSDescribeAutoScalingGroups] != 1 {
 		t.Fatalf("requests of a Get: %v", got)
 	}
 	if _, err := e.sg.Get(context.Background(), ref("nothing")); !scalegroup.IsNotFound(err) {
@@ -368,12 +371,12 @@ func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
 
 	e.srv.ResetStats()
 	e.apply(t, r, spec(1, "h1", token1))
-	if got := awsRequests(e.srv); got.writes() != 1 || got[cloudsim.OpAWSUpdateAutoScalingGroup] != 1 {
+	if got := awsRequests(e.srv); got.writes() != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
 		t.Fatalf("a capacity decrease: %v, want one update", got)
 	}
 	e.srv.ResetStats()
 	e.apply(t, r, spec(2, "h1", token1))
-	if got := awsRequests(e.srv); got.writes() != 1 || got[cloudsim.OpAWSUpdateAutoScalingGroup] != 1 {
+	if got := awsRequests(e.srv); got.writes() != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
 		t.Fatalf("a capacity increase with the same user data: %v, want one update", got)
 	}
 	if g := e.settle(t, r); len(g.Instances) != 2 || hashes(g)["h1"] != 2 {
@@ -391,7 +394,7 @@ func TestCapacityIncreaseAfterRotation(t *testing.T) {
 	e.srv.ResetStats()
 	e.apply(t, r, spec(3, "h1", rotated))
 	got := awsRequests(e.srv)
-	if got[cloudsim.OpAWSCreateLaunchTemplateVersion] != 1 || got[cloudsim.OpAWSUpdateAutoScalingGroup] != 1 || got[cloudsim.OpAWSDescribeImages] != 0 {
+	if got[awsface.OpAWSCreateLaunchTemplateVersion] != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 || got[awsface.OpAWSDescribeImages] != 0 {
 		t.Fatalf("more capacity with new user data: %v, want one version (no AMI lookup) and one update", got)
 	}
 	g := e.settle(t, r)
@@ -405,7 +408,7 @@ func TestCapacityIncreaseAfterRotation(t *testing.T) {
 	// The same data again, and more: no new version.
 	e.srv.ResetStats()
 	e.apply(t, r, spec(4, "h1", rotated))
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSCreateLaunchTemplateVersion] != 0 || got.writes() != 1 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSCreateLaunchTemplateVersion] != 0 || got.writes() != 1 {
 		t.Fatalf("more capacity, same data: %v, want one update", got)
 	}
 }
@@ -420,14 +423,14 @@ func TestModelChange(t *testing.T) {
 	s.Model.Version = "v1.32.1"
 	e.srv.ResetStats()
 	e.apply(t, r, s)
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSCreateLaunchTemplateVersion] != 1 || got[cloudsim.OpAWSUpdateAutoScalingGroup] != 1 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSCreateLaunchTemplateVersion] != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
 		t.Fatalf("a model change: %v, want one version and one update", got)
 	}
 	g := e.settle(t, r)
 	if h := hashes(g); h["h2"] != 1 || h["lt-version-1"] != 2 || g.ModelHash != "h2" {
 		t.Fatalf("hashes %v (group %q): the old instances keep the old model, the new one has the new", h, g.ModelHash)
 	}
-	wantAMI := cloudsim.AWSImageID(cloudsim.AWSDefaultRegion, cloudsim.AWSImageName("v1.32.1"))
+	wantAMI := awsface.AWSImageID(awsface.AWSDefaultRegion, awsface.AWSImageName("v1.32.1"))
 	if im := e.cloudGroup(t, "pool0").Model.Image; im != wantAMI {
 		t.Fatalf("the new model's AMI %s, want %s", im, wantAMI)
 	}
@@ -456,7 +459,7 @@ func TestRestartBetweenVersionAndUpdate(t *testing.T) {
 	}
 	e.srv.ResetStats()
 	g := e.apply(t, r, spec(3, "h2", token1))
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSCreateLaunchTemplateVersion] != 0 || got[cloudsim.OpAWSUpdateAutoScalingGroup] != 1 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSCreateLaunchTemplateVersion] != 0 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
 		t.Fatalf("the apply after a restart: %v, want the version reused", got)
 	}
 	if v := e.versions(t, "pool0"); len(v) != 2 || g.ModelHash != "h2" {
@@ -512,7 +515,7 @@ func TestPruneOldVersions(t *testing.T) {
 }
 
 func TestDeleteInstances(t *testing.T) {
-	e := startAWS(t, nil, cloudsim.Simulation{BootDelay: bootDelay, DeleteDelay: bootDelay})
+	e := startAWS(t, nil, core.Simulation{BootDelay: bootDelay, DeleteDelay: bootDelay})
 	r := ref("pool0")
 	e.apply(t, r, spec(3, "h1", token1))
 	g := e.settle(t, r)
@@ -522,7 +525,7 @@ func TestDeleteInstances(t *testing.T) {
 	if err := e.sg.DeleteInstances(context.Background(), r, append(victims, "i-00000000000000000", victims[0])); err != nil {
 		t.Fatal(err)
 	}
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSTerminateInstanceInASG] != 2 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSTerminateInstanceInASG] != 2 {
 		t.Fatalf("requests %v: one terminate per instance of the group", got)
 	}
 	// Once more while they terminate: nothing is decremented again.
@@ -550,7 +553,7 @@ func TestDeleteInstances(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	e := startAWS(t, nil, cloudsim.Simulation{BootDelay: bootDelay, DeleteDelay: bootDelay})
+	e := startAWS(t, nil, core.Simulation{BootDelay: bootDelay, DeleteDelay: bootDelay})
 	r := ref("pool0")
 	e.apply(t, r, spec(2, "h1", token1))
 	e.settle(t, r)
@@ -586,7 +589,7 @@ func TestDelete(t *testing.T) {
 func TestLaunchFailureReported(t *testing.T) {
 	// Two m5.large fit a 4-vCPU quota; the third cannot launch, and AWS
 	// says why only in the group's scaling activities.
-	e := startAWS(t, &cloudsim.AWSFace{VCPUQuota: 4}, defaultSim())
+	e := startAWS(t, &awsface.AWSFace{VCPUQuota: 4}, defaultSim())
 	r := ref("pool0")
 	e.apply(t, r, spec(3, "h1", token1))
 	e.clk.Step(bootDelay + time.Second)
@@ -602,7 +605,7 @@ func TestLaunchFailureReported(t *testing.T) {
 	}
 	e.srv.ResetStats()
 	e.get(t, r)
-	if got := awsRequests(e.srv); got.total() != 2 || got[cloudsim.OpAWSDescribeScalingActivities] != 1 {
+	if got := awsRequests(e.srv); got.total() != 2 || got[awsface.OpAWSDescribeScalingActivities] != 1 {
 		t.Fatalf("requests of a Get of a stalled group: %v", got)
 	}
 }
@@ -630,13 +633,13 @@ func TestErrors(t *testing.T) {
 		t.Fatalf("an unknown instance type: %v", err)
 	}
 
-	e.creds.set(cloudsim.AWSDefaultAccessKeyID, "wrong")
+	e.creds.set(awsface.AWSDefaultAccessKeyID, "wrong")
 	if _, err := e.sg.Get(context.Background(), ref("pool0")); !scalegroup.IsUnauthorized(err) {
 		t.Fatalf("a wrong secret: %v", err)
 	}
 	e.creds.set("", "")
 
-	if err := e.srv.SetFaceFaults(cloudsim.AWSFaceName, &cloudsim.Faults{ThrottleRate: 1}); err != nil {
+	if err := e.srv.SetFaceFaults(awsface.AWSFaceName, &core.Faults{ThrottleRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.sg.Get(context.Background(), ref("pool0")); err == nil {
@@ -644,7 +647,7 @@ func TestErrors(t *testing.T) {
 	} else if _, ok := scalegroup.IsThrottled(err); !ok {
 		t.Fatalf("a throttled Get: %v", err)
 	}
-	if err := e.srv.SetFaceFaults(cloudsim.AWSFaceName, &cloudsim.Faults{ErrorRate: 1}); err != nil {
+	if err := e.srv.SetFaceFaults(awsface.AWSFaceName, &core.Faults{ErrorRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.sg.Get(context.Background(), ref("pool0")); !scalegroup.IsTransient(err) {

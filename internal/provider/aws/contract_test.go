@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // TestScaleGroupKeepsTheContract runs the ScaleGroup contract suite on the
@@ -19,10 +20,10 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 		Spec:       func(capacity int32, hash string) scalegroup.GroupSpec { return spec(capacity, hash, "#cloud-config\n") },
 		Advance:    func() { e.clk.Step(time.Second) },
 		Throttle: func() func() {
-			if err := e.srv.SetFaceFaults(cloudsim.AWSFaceName, &cloudsim.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
+			if err := e.srv.SetFaceFaults(awsface.AWSFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
 				t.Fatal(err)
 			}
-			return func() { _ = e.srv.SetFaceFaults(cloudsim.AWSFaceName, nil) }
+			return func() { _ = e.srv.SetFaceFaults(awsface.AWSFaceName, nil) }
 		},
 	})
 }

@@ -14,16 +14,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 func (e *env) asgClient() *autoscaling.Client {
 	return autoscaling.NewFromConfig(awssdk.Config{
-		Region:           cloudsim.AWSDefaultRegion,
-		Credentials:      credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, ""),
+		Region:           awsface.AWSDefaultRegion,
+		Credentials:      credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
 		BaseEndpoint:     awssdk.String(e.url),
 		RetryMaxAttempts: 1,
 	})
@@ -81,7 +81,7 @@ func TestLifecycleHooks(t *testing.T) {
 
 	e.srv.ResetStats()
 	e.apply(t, r, hookSpec(2, launchHook))
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSDescribeLifecycleHooks] != 0 || got.writes() != 1 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSDescribeLifecycleHooks] != 0 || got.writes() != 1 {
 		t.Fatalf("the same hooks, more capacity: %v, want no hook call and one update", got)
 	}
 
@@ -89,7 +89,7 @@ func TestLifecycleHooks(t *testing.T) {
 	changed.HeartbeatTimeoutSeconds = 120
 	e.srv.ResetStats()
 	e.apply(t, r, hookSpec(2, changed, drainHook))
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSDescribeLifecycleHooks] != 1 || got[cloudsim.OpAWSPutLifecycleHook] != 2 || got.writes() != 3 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSDescribeLifecycleHooks] != 1 || got[awsface.OpAWSPutLifecycleHook] != 2 || got.writes() != 3 {
 		t.Fatalf("a changed and a new hook: %v, want one describe, two puts and the tag", got)
 	}
 	if h := hooks(); len(h) != 2 || h["launch"] != "autoscaling:EC2_INSTANCE_LAUNCHING/CONTINUE/120/" || h["drain"] != "autoscaling:EC2_INSTANCE_TERMINATING/ABANDON/300/drain" {
@@ -98,7 +98,7 @@ func TestLifecycleHooks(t *testing.T) {
 
 	e.srv.ResetStats()
 	e.apply(t, r, hookSpec(2))
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSDeleteLifecycleHook] != 2 || got[cloudsim.OpAWSPutLifecycleHook] != 0 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSDeleteLifecycleHook] != 2 || got[awsface.OpAWSPutLifecycleHook] != 0 {
 		t.Fatalf("no hooks: %v, want two deletes", got)
 	}
 	if h := hooks(); len(h) != 0 {

@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // TestStaticIdentities reaches the simulated AWS with the access keys of
@@ -24,8 +24,8 @@ import (
 // its account's groups, and a wrong key refused as Unauthorized.
 func TestStaticIdentities(t *testing.T) {
 	e := startAWS(t, nil, defaultSim())
-	other := cloudsim.AWSKey{AccessKeyID: "AKIAOTHERACCOUNT0001", SecretAccessKey: "other-secret", AccountID: "000000000002"}
-	if err := cloudsim.AWSSetKey(e.srv.Cloud(), other); err != nil {
+	other := awsface.AWSKey{AccessKeyID: "AKIAOTHERACCOUNT0001", SecretAccessKey: "other-secret", AccountID: "000000000002"}
+	if err := awsface.AWSSetKey(e.srv.Cloud(), other); err != nil {
 		t.Fatal(err)
 	}
 	s := runtime.NewScheme()
@@ -44,11 +44,11 @@ func TestStaticIdentities(t *testing.T) {
 			Spec: infrav1.AWSClusterStaticIdentitySpec{SecretRef: name, AllowedNamespaces: &infrav1.AllowedNamespaces{}}}
 	}
 	c := fake.NewClientBuilder().WithScheme(s).WithObjects(
-		identity("default-account"), secret("default-account", cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey),
+		identity("default-account"), secret("default-account", awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey),
 		identity("other-account"), secret("other-account", other.AccessKeyID, other.SecretAccessKey),
 	).Build()
 	sg, err := aws.New(aws.Options{Endpoint: e.url, HTTPClient: &http.Client{Timeout: 30 * time.Second},
-		Credentials: &aws.IdentityCredentials{Reader: c, Namespace: "mpool-system"}, Region: cloudsim.AWSDefaultRegion, Clock: e.clk})
+		Credentials: &aws.IdentityCredentials{Reader: c, Namespace: "mpool-system"}, Region: awsface.AWSDefaultRegion, Clock: e.clk})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // groupTags are the ASG's tags, by key, as Auto Scaling reports them.
@@ -52,7 +52,7 @@ func TestRemovedTagsAreDeleted(t *testing.T) {
 		aws.TagKubernetesClusterPrefix + "capa": "owned", aws.TagClusterPrefix + "capa": "owned"}
 	e.srv.ResetStats()
 	e.apply(t, r, s)
-	if got := awsRequests(e.srv); got[cloudsim.OpAWSDeleteTags] != 1 || got[cloudsim.OpAWSCreateOrUpdateTags] != 1 || got.writes() != 2 {
+	if got := awsRequests(e.srv); got[awsface.OpAWSDeleteTags] != 1 || got[awsface.OpAWSCreateOrUpdateTags] != 1 || got.writes() != 2 {
 		t.Fatalf("a removed tag: %v, want one DeleteTags and one CreateOrUpdateTags", got)
 	}
 	tags := e.groupTags(t, "pool0")

@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 // TestScaleGroupKeepsTheContract runs the ScaleGroup contract suite on the
@@ -21,10 +22,10 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 				Spec:       func(capacity int32, hash string) scalegroup.GroupSpec { return spec(capacity, hash, mode) },
 				Advance:    func() { e.clk.Step(time.Second) },
 				Throttle: func() func() {
-					if err := e.srv.SetFaceFaults(cloudsim.AzureFaceName, &cloudsim.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
+					if err := e.srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
 						t.Fatal(err)
 					}
-					return func() { _ = e.srv.SetFaceFaults(cloudsim.AzureFaceName, nil) }
+					return func() { _ = e.srv.SetFaceFaults(azureface.AzureFaceName, nil) }
 				},
 			})
 		})

@@ -2,10 +2,9 @@ package azure_test
 
 import (
 	"context"
+	"github.com/mpool-dev/mpool/sim/core"
 	"os"
 	"testing"
-
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 )
 
 // BenchmarkAzureGet1000 is a reconcile's read of a 1,000-VM Uniform scale
@@ -17,7 +16,7 @@ func BenchmarkAzureGet1000(b *testing.B) {
 	if os.Getenv("MPOOL_BENCH_SMALL") == "1" {
 		n = 50
 	}
-	e := startAzure(b, nil, cloudsim.Simulation{})
+	e := startAzure(b, nil, core.Simulation{})
 	r := ref("big")
 	e.apply(b, r, spec(n, "h1", "Uniform", "1", "2", "3"))
 	e.boot(b, r)

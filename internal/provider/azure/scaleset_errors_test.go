@@ -9,13 +9,14 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 func TestErrors(t *testing.T) {
-	e := startAzure(t, &cloudsim.AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 8}}, defaultSim())
+	e := startAzure(t, &azureface.AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 8}}, defaultSim())
 	ctx := context.Background()
 	e.apply(t, ref("exists"), spec(1, "h1", "Uniform"))
 
@@ -81,7 +82,7 @@ func TestErrors(t *testing.T) {
 			name: "scope not a resource group", why: "the Ref's scope must be a resource group's ID",
 			call: func() error {
 				r := ref("pool0")
-				r.Scope = "/subscriptions/" + cloudsim.AzureDefaultSubscriptionID
+				r.Scope = "/subscriptions/" + azureface.AzureDefaultSubscriptionID
 				_, err := e.sg.Get(ctx, r)
 				return err
 			},
@@ -133,7 +134,7 @@ func TestErrors(t *testing.T) {
 			if n := armRequests(e.srv).total(); tc.noRequests && n != 0 {
 				t.Fatalf("%s: %d requests", tc.why, n)
 			}
-			if strings.Contains(err.Error(), "token abc") || strings.Contains(err.Error(), cloudsim.AzureDefaultClientSecret) {
+			if strings.Contains(err.Error(), "token abc") || strings.Contains(err.Error(), azureface.AzureDefaultClientSecret) {
 				t.Fatalf("the error shows custom data or a secret: %v", err)
 			}
 		})
@@ -146,7 +147,7 @@ func TestThrottledAndServerErrors(t *testing.T) {
 	r := ref("pool0")
 	e.apply(t, r, spec(1, "h1", "Uniform")) // holds a token from now on
 
-	if err := e.srv.SetFaceFaults(cloudsim.AzureFaceName, &cloudsim.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second}); err != nil {
+	if err := e.srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.ResetStats()
@@ -162,7 +163,7 @@ func TestThrottledAndServerErrors(t *testing.T) {
 		t.Fatalf("throttled DeleteInstances: %v", err)
 	}
 
-	if err := e.srv.SetFaceFaults(cloudsim.AzureFaceName, &cloudsim.Faults{ErrorRate: 1}); err != nil {
+	if err := e.srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ErrorRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.sg.Apply(ctx, r, spec(2, "h1", "Uniform")); !scalegroup.IsTransient(err) {
@@ -173,7 +174,7 @@ func TestThrottledAndServerErrors(t *testing.T) {
 	}
 
 	// An ARM request budget: 429 with the bucket's Retry-After.
-	e2 := startAzure(t, &cloudsim.AzureFace{ScaleSetWrites: cloudsim.AzureBudget{Burst: 1, PerSecond: 0.25}}, defaultSim())
+	e2 := startAzure(t, &azureface.AzureFace{ScaleSetWrites: core.Budget{Burst: 1, PerSecond: 0.25}}, defaultSim())
 	e2.apply(t, r, spec(1, "h1", "Uniform"))
 	_, err = e2.sg.Apply(ctx, r, spec(2, "h1", "Uniform"))
 	if ra, ok := scalegroup.IsThrottled(err); !ok || ra != 4*time.Second {
@@ -195,7 +196,7 @@ func TestUnauthorized(t *testing.T) {
 	if !scalegroup.IsUnauthorized(err) {
 		t.Fatalf("wrong secret: %v, want Unauthorized", err)
 	}
-	for _, s := range []string{"AADSTS7000215", cloudsim.AzureDefaultTenantID, "AzureClusterIdentity default/azure-identity", "Secret"} {
+	for _, s := range []string{"AADSTS7000215", azureface.AzureDefaultTenantID, "AzureClusterIdentity default/azure-identity", "Secret"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Fatalf("wrong secret: %q does not say %q", err, s)
 		}
@@ -212,7 +213,7 @@ func TestUnauthorized(t *testing.T) {
 
 	// A resolver's error that is not classified is Unauthorized: the
 	// identity needs fixing.
-	sg, err := azure.New(azure.Options{ResourceManagerEndpoint: e.srv.FaceURL(cloudsim.AzureFaceName), AuthorityHost: e.srv.FaceURL(cloudsim.AzureFaceName), Credentials: failingCredentials{}})
+	sg, err := azure.New(azure.Options{ResourceManagerEndpoint: e.srv.FaceURL(azureface.AzureFaceName), AuthorityHost: e.srv.FaceURL(azureface.AzureFaceName), Credentials: failingCredentials{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 func TestFlexible(t *testing.T) {
@@ -25,7 +26,7 @@ func TestFlexible(t *testing.T) {
 		t.Fatalf("flex: capacity %d hash %q instances %v", g.Capacity, g.ModelHash, ids(g))
 	}
 	for _, in := range g.Instances {
-		i := slices.IndexFunc(cg.Instances, func(c cloudsim.Instance) bool { return c.ID == in.ID })
+		i := slices.IndexFunc(cg.Instances, func(c core.Instance) bool { return c.ID == in.ID })
 		want := "azure://" + testScope + "/providers/Microsoft.Compute/virtualMachines/" + in.ID
 		if !strings.HasPrefix(in.ID, "flex_") || i < 0 || in.ProviderID != want || in.ProviderID != cg.Instances[i].ProviderID {
 			t.Fatalf("instance %s providerID %q, want %q", in.ID, in.ProviderID, want)
@@ -38,7 +39,7 @@ func TestFlexible(t *testing.T) {
 	// A capacity change is a PATCH, as for Uniform.
 	e.srv.ResetStats()
 	g = e.apply(t, r, spec(4, "h1", "Flexible", "1", "2", "3"))
-	if got := armRequests(e.srv); got[cloudsim.OpAzureVMSSUpdate] != 1 || got.writes() != 1 || len(g.Instances) != 4 {
+	if got := armRequests(e.srv); got[azureface.OpAzureVMSSUpdate] != 1 || got.writes() != 1 || len(g.Instances) != 4 {
 		t.Fatalf("scaling flex to 4: %d instances, requests %v", len(g.Instances), got)
 	}
 	g = e.boot(t, r)

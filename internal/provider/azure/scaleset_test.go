@@ -17,9 +17,12 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // bootDelay is how long the simulated VMs take to boot: on the fake clock,
@@ -27,12 +30,12 @@ import (
 const bootDelay = 10 * time.Second
 
 // testScope is the resource group the tests' scale sets live in.
-const testScope = "/subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/" + cloudsim.AzureDefaultResourceGroup
+const testScope = "/subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup
 
 // env is a simulated cloud, on a fake clock, and the Azure ScaleGroup
 // pointed at its Azure face over HTTPS with the real SDK.
 type env struct {
-	srv   *cloudsim.Server
+	srv   *server.Server
 	clk   *clocktesting.FakeClock
 	sg    *azure.ScaleSets
 	creds *testCredentials
@@ -56,9 +59,9 @@ func (c *testCredentials) TokenCredential(_ context.Context, _ scalegroup.Ref) (
 	if c.cred == nil {
 		secret := c.secret
 		if secret == "" {
-			secret = cloudsim.AzureDefaultClientSecret
+			secret = azureface.AzureDefaultClientSecret
 		}
-		cred, err := azidentity.NewClientSecretCredential(cloudsim.AzureDefaultTenantID, cloudsim.AzureDefaultClientID, secret,
+		cred, err := azidentity.NewClientSecretCredential(azureface.AzureDefaultTenantID, azureface.AzureDefaultClientID, secret,
 			&azidentity.ClientSecretCredentialOptions{ClientOptions: c.opts, DisableInstanceDiscovery: true})
 		if err != nil {
 			return nil, err
@@ -77,26 +80,26 @@ func (c *testCredentials) renew(secret string) {
 
 // startAzure starts a simulated cloud serving face (nil: the default Azure
 // face) whose VMs boot in bootDelay of its fake clock, and the ScaleGroup.
-func startAzure(t testing.TB, face *cloudsim.AzureFace, sim cloudsim.Simulation) *env {
+func startAzure(t testing.TB, face *azureface.AzureFace, sim core.Simulation) *env {
 	t.Helper()
 	// The fake clock starts at the wall clock's time: the cloud signs its
 	// TLS certificate with it, and the client checks it against the wall
 	// clock.
 	clk := clocktesting.NewFakeClock(time.Now())
-	opts := cloudsim.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim}
+	opts := core.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim}
 	if face != nil {
-		opts.Faces = []cloudsim.Face{face}
+		opts.Faces = []core.Face{face}
 	}
 	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Stop() })
-	pool, err := cloudsim.CertPool(srv.CA())
+	pool, err := server.CertPool(srv.CA())
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := srv.FaceURL(cloudsim.AzureFaceName)
+	u := srv.FaceURL(azureface.AzureFaceName)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 	creds := &testCredentials{opts: azcore.ClientOptions{
 		Cloud: cloud.Configuration{
@@ -113,10 +116,10 @@ func startAzure(t testing.TB, face *cloudsim.AzureFace, sim cloudsim.Simulation)
 	return &env{srv: srv, clk: clk, sg: sg, creds: creds}
 }
 
-func defaultSim() cloudsim.Simulation { return cloudsim.Simulation{BootDelay: bootDelay} }
+func defaultSim() core.Simulation { return core.Simulation{BootDelay: bootDelay} }
 
 func ref(name string) scalegroup.Ref {
-	return scalegroup.Ref{Name: name, Scope: testScope, Location: cloudsim.AzureDefaultLocation}
+	return scalegroup.Ref{Name: name, Scope: testScope, Location: azureface.AzureDefaultLocation}
 }
 
 // vmModel is a Linux VM model as the Adapter builds it.
@@ -128,7 +131,7 @@ func vmModel(mode string) azure.VMModel {
 		SSHPublicKey:       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEXAMPLE test",
 		Image:              azure.Image{Publisher: "cncf-upstream", Offer: "capi", SKU: "ubuntu-2204-gen1", Version: "130.4.20240717"},
 		OSDisk:             azure.OSDisk{OSType: "Linux", SizeGB: 30, StorageAccountType: "Premium_LRS", Caching: "ReadWrite"},
-		SubnetID:           "/subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/mpool/providers/Microsoft.Network/virtualNetworks/vnet/subnets/node",
+		SubnetID:           "/subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/mpool/providers/Microsoft.Network/virtualNetworks/vnet/subnets/node",
 		Identity:           azure.Identity{Type: "SystemAssigned"},
 	}
 }
@@ -155,10 +158,10 @@ func spec(capacity int32, hash, mode string, zones ...string) scalegroup.GroupSp
 // reset, leaving Entra ID's out.
 type requests map[string]int64
 
-func armRequests(srv *cloudsim.Server) requests {
+func armRequests(srv *server.Server) requests {
 	out := requests{}
 	for _, r := range srv.Stats().Requests {
-		if r.Face == cloudsim.AzureFaceName && r.Operation != cloudsim.OpAzureToken && r.Operation != cloudsim.OpAzureDiscovery {
+		if r.Face == azureface.AzureFaceName && r.Operation != azureface.OpAzureToken && r.Operation != azureface.OpAzureDiscovery {
 			out[r.Operation] += r.Count
 		}
 	}
@@ -175,14 +178,14 @@ func (r requests) total() int64 {
 
 // writes are the requests that change something.
 func (r requests) writes() int64 {
-	return r[cloudsim.OpAzureVMSSCreateOrUpdate] + r[cloudsim.OpAzureVMSSUpdate] + r[cloudsim.OpAzureVMSSDelete] +
-		r[cloudsim.OpAzureVMSSDeleteInstances] + r[cloudsim.OpAzureVMDelete] + r[cloudsim.OpAzureVMSSVMDelete]
+	return r[azureface.OpAzureVMSSCreateOrUpdate] + r[azureface.OpAzureVMSSUpdate] + r[azureface.OpAzureVMSSDelete] +
+		r[azureface.OpAzureVMSSDeleteInstances] + r[azureface.OpAzureVMDelete] + r[azureface.OpAzureVMSSVMDelete]
 }
 
 // cloudGroup is the core's view of a scale set.
-func (e *env) cloudGroup(t testing.TB, name string) *cloudsim.Group {
+func (e *env) cloudGroup(t testing.TB, name string) *core.Group {
 	t.Helper()
-	k := cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, name)
+	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, name)
 	g, err := e.srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		t.Fatalf("the cloud's group %s: %v", name, err)
@@ -192,7 +195,7 @@ func (e *env) cloudGroup(t testing.TB, name string) *cloudsim.Group {
 
 func (e *env) customData(t testing.TB, name string) string {
 	t.Helper()
-	k := cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, name)
+	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, name)
 	cd, err := e.srv.Cloud().Scope(k.Face, k.Scope).CustomData(k.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -254,8 +257,8 @@ func hashes(g *scalegroup.Group) map[string]string {
 func TestTagsMatchTheSimulatedAzure(t *testing.T) {
 	// The face reads the tags the provider writes; the provider does not
 	// import the simulator, so this test keeps them equal.
-	if azure.TagModelHash != cloudsim.AzureTagModelHash || azure.TagKubernetesVersion != cloudsim.AzureTagKubernetesVersion {
-		t.Fatalf("tags %q %q, the face's %q %q", azure.TagModelHash, azure.TagKubernetesVersion, cloudsim.AzureTagModelHash, cloudsim.AzureTagKubernetesVersion)
+	if azure.TagModelHash != azureface.AzureTagModelHash || azure.TagKubernetesVersion != azureface.AzureTagKubernetesVersion {
+		t.Fatalf("tags %q %q, the face's %q %q", azure.TagModelHash, azure.TagKubernetesVersion, azureface.AzureTagModelHash, azureface.AzureTagKubernetesVersion)
 	}
 }
 
@@ -279,7 +282,7 @@ func TestUniformCreate(t *testing.T) {
 	}
 	// A create costs the GET that found nothing, the location's VM sizes
 	// (once an hour), the PUT and the VM list.
-	if got := armRequests(e.srv); got[cloudsim.OpAzureVMSSGet] != 1 || got[cloudsim.OpAzureSkuList] != 1 || got[cloudsim.OpAzureVMSSCreateOrUpdate] != 1 || got[cloudsim.OpAzureVMSSVMList] != 1 || got.total() != 4 {
+	if got := armRequests(e.srv); got[azureface.OpAzureVMSSGet] != 1 || got[azureface.OpAzureSkuList] != 1 || got[azureface.OpAzureVMSSCreateOrUpdate] != 1 || got[azureface.OpAzureVMSSVMList] != 1 || got.total() != 4 {
 		t.Fatalf("requests of a create: %v", got)
 	}
 	// Get while creating reports the same operation, resume token included.
@@ -309,7 +312,7 @@ func TestUniformCreate(t *testing.T) {
 	// What reached the cloud: the size, image, custom data, tags and the
 	// Kubernetes version the Nodes report.
 	if cg.Model.InstanceType != "Standard_D2s_v3" || cg.Model.Image != "cncf-upstream:capi:ubuntu-2204-gen1:130.4.20240717" ||
-		cg.Model.Tags["team"] != "a" || cg.Model.Extra[cloudsim.ExtraVersion] != "v1.30.4" {
+		cg.Model.Tags["team"] != "a" || cg.Model.Extra[core.ExtraVersion] != "v1.30.4" {
 		t.Fatalf("the cloud's model: %+v", cg.Model)
 	}
 	if cd := e.customData(t, "pool0"); cd != "#cloud-config\n# token abc\n" {
@@ -392,12 +395,12 @@ func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
 			if g.Capacity != s.Capacity || int32(len(g.Instances)) != s.Capacity {
 				t.Fatalf("%s: capacity %d with %d instances, want %d", tc.why, g.Capacity, len(g.Instances), s.Capacity)
 			}
-			want := requests{cloudsim.OpAzureVMSSGet: 1, cloudsim.OpAzureVMSSVMList: 1}
+			want := requests{azureface.OpAzureVMSSGet: 1, azureface.OpAzureVMSSVMList: 1}
 			switch tc.method {
 			case http.MethodPatch:
-				want[cloudsim.OpAzureVMSSUpdate] = 1
+				want[azureface.OpAzureVMSSUpdate] = 1
 			case http.MethodPut:
-				want[cloudsim.OpAzureVMSSCreateOrUpdate] = 1
+				want[azureface.OpAzureVMSSCreateOrUpdate] = 1
 			}
 			if !maps.Equal(got, want) {
 				t.Fatalf("%s: requests %v, want %v", tc.why, got, want)
@@ -442,7 +445,7 @@ func TestModelChangeKeepsOldInstances(t *testing.T) {
 }
 
 func TestDeleteInstancesUniform(t *testing.T) {
-	e := startAzure(t, nil, cloudsim.Simulation{BootDelay: bootDelay, DeleteDelay: 5 * time.Second})
+	e := startAzure(t, nil, core.Simulation{BootDelay: bootDelay, DeleteDelay: 5 * time.Second})
 	r := ref("pool0")
 	ctx := context.Background()
 	e.apply(t, r, spec(3, "h1", "Uniform"))
@@ -452,7 +455,7 @@ func TestDeleteInstancesUniform(t *testing.T) {
 	if err := e.sg.DeleteInstances(ctx, r, []string{"1"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := armRequests(e.srv); got[cloudsim.OpAzureVMSSDeleteInstances] != 1 || got.total() != 1 {
+	if got := armRequests(e.srv); got[azureface.OpAzureVMSSDeleteInstances] != 1 || got.total() != 1 {
 		t.Fatalf("requests of DeleteInstances: %v, want the one delete action", got)
 	}
 	g := e.get(t, r)
@@ -480,7 +483,7 @@ func TestDeleteInstancesUniform(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := e.srv.Stats()
-	if st.CountStatus(cloudsim.OpAzureVMSSDeleteInstances, http.StatusBadRequest) != 1 || st.CountStatus(cloudsim.OpAzureVMSSDeleteInstances, http.StatusAccepted) != 1 {
+	if st.CountStatus(azureface.OpAzureVMSSDeleteInstances, http.StatusBadRequest) != 1 || st.CountStatus(azureface.OpAzureVMSSDeleteInstances, http.StatusAccepted) != 1 {
 		t.Fatalf("deleting a gone and a live VM: %v", armRequests(e.srv))
 	}
 	if g := e.get(t, r); g.Capacity != 1 || g.Instances[1].State != scalegroup.StateDeleting {
@@ -498,7 +501,7 @@ func TestDeleteInstancesUniform(t *testing.T) {
 }
 
 func TestGetCostIsOneGetPlusListPages(t *testing.T) {
-	e := startAzure(t, &cloudsim.AzureFace{PageSize: 2}, defaultSim())
+	e := startAzure(t, &azureface.AzureFace{PageSize: 2}, defaultSim())
 	for _, mode := range []string{"Uniform", "Flexible"} {
 		t.Run(mode, func(t *testing.T) {
 			r := ref("cost-" + strings.ToLower(mode))
@@ -507,11 +510,11 @@ func TestGetCostIsOneGetPlusListPages(t *testing.T) {
 			e.srv.ResetStats()
 			g := e.get(t, r)
 			got := armRequests(e.srv)
-			list := cloudsim.OpAzureVMSSVMList
+			list := azureface.OpAzureVMSSVMList
 			if mode == "Flexible" {
-				list = cloudsim.OpAzureVMList
+				list = azureface.OpAzureVMList
 			}
-			if len(g.Instances) != 5 || got[cloudsim.OpAzureVMSSGet] != 1 || got[list] != 3 || got.total() != 4 {
+			if len(g.Instances) != 5 || got[azureface.OpAzureVMSSGet] != 1 || got[list] != 3 || got.total() != 4 {
 				t.Fatalf("Get of 5 VMs at 2 per page: %d instances, requests %v; want 1 GET and 3 pages", len(g.Instances), got)
 			}
 		})
@@ -519,7 +522,7 @@ func TestGetCostIsOneGetPlusListPages(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	e := startAzure(t, nil, cloudsim.Simulation{BootDelay: bootDelay, DeleteDelay: 5 * time.Second})
+	e := startAzure(t, nil, core.Simulation{BootDelay: bootDelay, DeleteDelay: 5 * time.Second})
 	r := ref("pool0")
 	ctx := context.Background()
 	e.apply(t, r, spec(2, "h1", "Uniform"))
@@ -552,13 +555,13 @@ func TestClientsAndTokensAreCachedPerCredential(t *testing.T) {
 	for range 3 {
 		e.get(t, r)
 	}
-	if n := e.srv.Stats().Count(cloudsim.OpAzureToken); n != 1 {
+	if n := e.srv.Stats().Count(azureface.OpAzureToken); n != 1 {
 		t.Fatalf("%d token requests for 4 calls with one credential, want 1", n)
 	}
 	// A new credential (a rotated secret) is used from the next call.
-	e.creds.renew(cloudsim.AzureDefaultClientSecret)
+	e.creds.renew(azureface.AzureDefaultClientSecret)
 	e.get(t, r)
-	if n := e.srv.Stats().Count(cloudsim.OpAzureToken); n != 2 {
+	if n := e.srv.Stats().Count(azureface.OpAzureToken); n != 2 {
 		t.Fatalf("%d token requests after the credential changed, want 2", n)
 	}
 }

@@ -4,25 +4,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // TestScaleGroupKeepsTheContract runs the ScaleGroup contract suite on the
 // local provider against the simulated cloud's local face.
 func TestScaleGroupKeepsTheContract(t *testing.T) {
-	srv, clk, c := startCloud(t, cloudsim.Simulation{BootDelay: time.Second})
+	srv, clk, c := startCloud(t, core.Simulation{BootDelay: time.Second})
 	contracttest.ScaleGroup(t, contracttest.ScaleGroupCase{
 		ScaleGroup: c,
 		Ref:        func(name string) scalegroup.Ref { return scalegroup.Ref{Name: name} },
 		Spec:       spec,
 		Advance:    func() { clk.Step(time.Second) },
 		Throttle: func() func() {
-			if err := srv.SetFaults(cloudsim.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
+			if err := srv.SetFaults(core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
 				t.Fatal(err)
 			}
-			return func() { _ = srv.SetFaults(cloudsim.Faults{}) }
+			return func() { _ = srv.SetFaults(core.Faults{}) }
 		},
 	})
 }

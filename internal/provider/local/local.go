@@ -32,9 +32,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/wire/localapi"
 )
 
 // ProviderName labels the local provider in metrics and provider IDs.

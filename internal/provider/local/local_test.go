@@ -11,20 +11,23 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/localface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // startCloud runs a simulated cloud on loopback (real HTTP) with a fake clock
 // and returns it with a provider client for it.
-func startCloud(t testing.TB, sim cloudsim.Simulation) (*cloudsim.Server, *clocktesting.FakeClock, *local.Client) {
+func startCloud(t testing.TB, sim core.Simulation) (*server.Server, *clocktesting.FakeClock, *local.Client) {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
-	srv, err := cloudsim.Start(context.Background(), cloudsim.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim})
+	srv, err := cloudsim.Start(context.Background(), core.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim})
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
@@ -61,7 +64,7 @@ func spec(capacity int32, hash string) scalegroup.GroupSpec {
 // TestContract checks the ScaleGroup contract against a live simulated cloud.
 func TestContract(t *testing.T) {
 	ctx := context.Background()
-	_, _, sg := startCloud(t, cloudsim.Simulation{})
+	_, _, sg := startCloud(t, core.Simulation{})
 
 	t.Run("Get of a missing group is NotFound", func(t *testing.T) {
 		_, err := sg.Get(ctx, scalegroup.Ref{Name: "missing"})
@@ -154,7 +157,7 @@ func TestContract(t *testing.T) {
 
 func TestAsynchronousOperations(t *testing.T) {
 	ctx := context.Background()
-	srv, clk, sg := startCloud(t, cloudsim.Simulation{})
+	srv, clk, sg := startCloud(t, core.Simulation{})
 	s := spec(2, "h1")
 	s.Model.InPlace = local.Simulation{
 		ProvisionDelay: ptr.To(5 * time.Second),
@@ -179,7 +182,7 @@ func TestAsynchronousOperations(t *testing.T) {
 	if cg.Simulation.BootDelay != 10*time.Second || cg.Simulation.DeleteDelay != 3*time.Second {
 		t.Fatalf("simulation = %+v, want boot 10s, delete 3s", cg.Simulation)
 	}
-	if len(cg.Model.Extra) != 1 || cg.Model.Extra[cloudsim.ExtraVersion] != "v1.31.0" {
+	if len(cg.Model.Extra) != 1 || cg.Model.Extra[core.ExtraVersion] != "v1.31.0" {
 		t.Fatalf("model extra = %v, want version only", cg.Model.Extra)
 	}
 
@@ -209,21 +212,21 @@ func TestAsynchronousOperations(t *testing.T) {
 
 func TestErrorsAreTyped(t *testing.T) {
 	ctx := context.Background()
-	srv, _, sg := startCloud(t, cloudsim.Simulation{})
+	srv, _, sg := startCloud(t, core.Simulation{})
 	if _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(1, "h")); err != nil {
 		t.Fatal(err)
 	}
 
 	tests := []struct {
 		name   string
-		faults cloudsim.Faults
+		faults core.Faults
 		setup  func() error
 		call   func() error
 		check  func(t *testing.T, err error)
 	}{
 		{
 			name:   "throttling surfaces as Throttled with the Retry-After",
-			faults: cloudsim.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second},
+			faults: core.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second},
 			call:   func() error { _, err := sg.Get(ctx, scalegroup.Ref{Name: "pool"}); return err },
 			check: func(t *testing.T, err error) {
 				ra, ok := scalegroup.IsThrottled(err)
@@ -234,7 +237,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		},
 		{
 			name:   "sub-second Retry-After rounds up to a second",
-			faults: cloudsim.Faults{ThrottleRate: 1, RetryAfter: 200 * time.Millisecond},
+			faults: core.Faults{ThrottleRate: 1, RetryAfter: 200 * time.Millisecond},
 			call:   func() error { return sg.DeleteInstances(ctx, scalegroup.Ref{Name: "pool"}, []string{"x"}) },
 			check: func(t *testing.T, err error) {
 				if ra, ok := scalegroup.IsThrottled(err); !ok || ra != time.Second {
@@ -244,7 +247,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		},
 		{
 			name:   "server errors are Transient",
-			faults: cloudsim.Faults{ErrorRate: 1},
+			faults: core.Faults{ErrorRate: 1},
 			call:   func() error { _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(1, "h")); return err },
 			check: func(t *testing.T, err error) {
 				if !scalegroup.IsTransient(err) {
@@ -268,7 +271,7 @@ func TestErrorsAreTyped(t *testing.T) {
 			if err := srv.SetFaults(tt.faults); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { _ = srv.SetFaults(cloudsim.Faults{}); _ = srv.Cloud().SetMaxInstances(0) }()
+			defer func() { _ = srv.SetFaults(core.Faults{}); _ = srv.Cloud().SetMaxInstances(0) }()
 			if tt.setup != nil {
 				if err := tt.setup(); err != nil {
 					t.Fatal(err)
@@ -288,7 +291,7 @@ func TestErrorsAreTyped(t *testing.T) {
 
 func TestMetricsAndStats(t *testing.T) {
 	ctx := context.Background()
-	srv, _, client := startCloud(t, cloudsim.Simulation{})
+	srv, _, client := startCloud(t, core.Simulation{})
 	sg := metrics.WithMetrics(client, local.ProviderName)
 	if _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(2, "h")); err != nil {
 		t.Fatal(err)
@@ -306,8 +309,8 @@ func TestMetricsAndStats(t *testing.T) {
 		t.Fatalf("counts = %v: want 4 reads (1 not_found), 2 writes", counts)
 	}
 	st := srv.Stats()
-	if st.CountStatus(cloudsim.OpGetGroup, http.StatusOK) != 3 || st.CountStatus(cloudsim.OpGetGroup, http.StatusNotFound) != 1 ||
-		st.Count(cloudsim.OpPutGroup) != 1 || st.CountStatus(cloudsim.OpDeleteGroup, http.StatusAccepted) != 1 {
+	if st.CountStatus(localface.OpGetGroup, http.StatusOK) != 3 || st.CountStatus(localface.OpGetGroup, http.StatusNotFound) != 1 ||
+		st.Count(localface.OpPutGroup) != 1 || st.CountStatus(localface.OpDeleteGroup, http.StatusAccepted) != 1 {
 		t.Fatalf("cloud stats = %+v", st)
 	}
 }
@@ -317,7 +320,7 @@ func TestMetricsAndStats(t *testing.T) {
 // node agent is off: no join).
 func BenchmarkApplyAndBoot1000(b *testing.B) {
 	ctx := context.Background()
-	srv, err := cloudsim.Start(ctx, cloudsim.Options{DefaultSimulation: &cloudsim.Simulation{}})
+	srv, err := cloudsim.Start(ctx, core.Options{DefaultSimulation: &core.Simulation{}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
+	"github.com/mpool-dev/mpool/sim/wire/localapi"
 )
 
 // Simulation is the local provider's in-place part of the model

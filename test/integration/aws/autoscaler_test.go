@@ -12,9 +12,9 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // TestReplicasManagedByAutoscaler: a MachinePool whose replicas an
@@ -54,7 +54,7 @@ func TestReplicasManagedByAutoscaler(t *testing.T) {
 	if g := f.group(); g == nil || g.Capacity != 3 {
 		t.Fatalf("the ASG's desired capacity is %+v, want the autoscaler's 3", g)
 	}
-	if n := f.ops(cloudsim.OpAWSSetDesiredCapacity); n != 1 {
+	if n := f.ops(awsface.OpAWSSetDesiredCapacity); n != 1 {
 		t.Errorf("the simulated AWS answered %d SetDesiredCapacity, want the autoscaler's one only", n)
 	}
 	f.deletePoolAndWaitGone()

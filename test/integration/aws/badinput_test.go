@@ -9,8 +9,9 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -34,7 +35,7 @@ func (f *fixture) waitCondition(t, reason string, words ...string) {
 // is fixed.
 func TestBadInput(t *testing.T) {
 	// m5.large has 2 vCPUs: the quota holds the seed's 2 replicas, not 3.
-	cloud := itest.StartCloud(t, env, cloudsim.Options{Seed: 11, Faces: []cloudsim.Face{&cloudsim.AWSFace{VCPUQuota: 4}}})
+	cloud := itest.StartCloud(t, env, core.Options{Seed: 11, Faces: []core.Face{&awsface.AWSFace{VCPUQuota: 4}}})
 	f := newFixture(t, cloud)
 	startManager(t, f, nil)
 
@@ -70,7 +71,7 @@ func TestBadInput(t *testing.T) {
 
 	t.Log("the seed's subnet, an AMI that does not exist")
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) {
-		p.Spec.Subnets = []infrav1.AWSResourceReference{{ID: ptr.To(cloudsim.AWSDefaultSubnetID)}}
+		p.Spec.Subnets = []infrav1.AWSResourceReference{{ID: ptr.To(awsface.AWSDefaultSubnetID)}}
 		p.Spec.AWSLaunchTemplate.AMI.ID = ptr.To("ami-00000000000000bad")
 	})
 	f.waitCondition(infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "ami-00000000000000bad")

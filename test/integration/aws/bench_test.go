@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // The AWS benchmarks run a real API server, the simulated cloud (its AWS
@@ -133,7 +133,7 @@ func BenchmarkAWSSteadyState(b *testing.B) {
 		r := testenv.Reconciles(b, "awsmachinepool") - before
 		var reqs, writes int64
 		for _, rc := range e.f.cloud.Stats().Requests {
-			if rc.Face != cloudsim.AWSFaceName {
+			if rc.Face != awsface.AWSFaceName {
 				continue
 			}
 			reqs += rc.Count

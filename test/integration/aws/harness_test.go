@@ -18,11 +18,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -38,9 +40,9 @@ const (
 
 // startCloud starts a simulated cloud whose instances join the test API
 // server; bootDelay is how long an instance takes to boot.
-func startCloud(t testing.TB, bootDelay time.Duration) *cloudsim.Server {
+func startCloud(t testing.TB, bootDelay time.Duration) *server.Server {
 	t.Helper()
-	return itest.StartCloud(t, env, cloudsim.Options{Seed: 11, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}})
+	return itest.StartCloud(t, env, core.Options{Seed: 11, DefaultSimulation: &core.Simulation{BootDelay: bootDelay}})
 }
 
 // testManager is a running mpool manager with the AWS provider on.
@@ -67,11 +69,11 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *cloudsim.Server
+	cloud *server.Server
 	cs    kubernetes.Interface
 }
 
-func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
+func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -125,8 +127,8 @@ func (f *fixture) asg() string { return aws.GroupName(f.ns, poolName) }
 
 // group returns the pool's group as the simulated cloud's core has it, nil
 // when it does not exist.
-func (f *fixture) group() *cloudsim.Group {
-	k := cloudsim.AWSGroupKey(cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, f.asg())
+func (f *fixture) group() *core.Group {
+	k := awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, f.asg())
 	g, err := f.cloud.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		return nil
@@ -138,7 +140,7 @@ func (f *fixture) instanceIDs() []string {
 	var out []string
 	if g := f.group(); g != nil {
 		for _, in := range g.Instances {
-			if in.State != cloudsim.StateDeleting {
+			if in.State != core.StateDeleting {
 				out = append(out, in.ID)
 			}
 		}
@@ -286,7 +288,7 @@ func (f *fixture) converged(n int, version string) error {
 func (f *fixture) ops(op string) int64 {
 	var n int64
 	for _, r := range f.cloud.Stats().Requests {
-		if r.Face == cloudsim.AWSFaceName && r.Operation == op && r.Status < 300 {
+		if r.Face == awsface.AWSFaceName && r.Operation == op && r.Status < 300 {
 			n += r.Count
 		}
 	}

@@ -15,17 +15,18 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // asgClient is an independent Auto Scaling client of the simulated AWS
 // (the real SDK with the default key), acting as the hook's consumer.
 func (f *fixture) asgClient() *autoscaling.Client {
 	return autoscaling.New(autoscaling.Options{
-		Region:       cloudsim.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(f.cloud.FaceURL(cloudsim.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, ""),
+		Region:       awsface.AWSDefaultRegion,
+		BaseEndpoint: awssdk.String(f.cloud.FaceURL(awsface.AWSFaceName)),
+		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
 	})
 }
 
@@ -92,7 +93,7 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 
 	// The manager has applied the hooks and seen the instances: held
 	// instances never boot, so nothing can have joined.
-	if g := f.group(); g == nil || len(g.Instances) != 2 || g.Instances[0].State != cloudsim.StateCreating || !g.Instances[0].Held {
+	if g := f.group(); g == nil || len(g.Instances) != 2 || g.Instances[0].State != core.StateCreating || !g.Instances[0].Held {
 		t.Fatalf("the core's group %+v: want 2 instances held Creating", g)
 	}
 	if n := f.poolNodes(); len(n) != 0 {

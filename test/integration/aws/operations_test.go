@@ -22,10 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -190,7 +191,7 @@ func throttled(resp *http.Response) bool {
 // requests it needed answered.
 func TestFaultyAWS(t *testing.T) {
 	cloud := startCloud(t, 0)
-	if err := cloud.SetFaceFaults(cloudsim.AWSFaceName, &cloudsim.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second}); err != nil {
+	if err := cloud.SetFaceFaults(awsface.AWSFaceName, &core.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	f := newFixture(t, cloud)
@@ -236,8 +237,8 @@ func TestAWSCLISeesThePool(t *testing.T) {
 	f.waitConverged(2, seedVersion)
 	run := func(args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(cli, append([]string{"--endpoint-url", cloud.FaceURL(cloudsim.AWSFaceName), "--region", cloudsim.AWSDefaultRegion, "--output", "json"}, args...)...)
-		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+cloudsim.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+cloudsim.AWSDefaultSecretAccessKey,
+		cmd := exec.Command(cli, append([]string{"--endpoint-url", cloud.FaceURL(awsface.AWSFaceName), "--region", awsface.AWSDefaultRegion, "--output", "json"}, args...)...)
+		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+awsface.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+awsface.AWSDefaultSecretAccessKey,
 			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
 		out, err := cmd.Output()
 		if err != nil {

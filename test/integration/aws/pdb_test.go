@@ -23,9 +23,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // appLabel labels the pods the PodDisruptionBudget of the PDB test guards.
@@ -124,7 +125,7 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 	f.guardingPDB(3, 1)
 
 	spy.reset()
-	terminates := f.ops(cloudsim.OpAWSTerminateInstanceInASG)
+	terminates := f.ops(awsface.OpAWSTerminateInstanceInASG)
 	ctx, cancel := context.WithCancel(f.ctx)
 	obs := &disruptionObserver{f: f, minAvailable: 3, replicas: 4, seen: seen}
 	done := make(chan struct{})
@@ -174,7 +175,7 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 	if !slices.Equal(victims, want) || len(victims) != 2 {
 		t.Errorf("terminated %v, want each of the 2 removed instances %v once (before %v, after %v)", victims, want, before, after)
 	}
-	if n := f.ops(cloudsim.OpAWSTerminateInstanceInASG) - terminates; n != 2 {
+	if n := f.ops(awsface.OpAWSTerminateInstanceInASG) - terminates; n != 2 {
 		t.Errorf("the face answered %d TerminateInstanceInAutoScalingGroup, want 2", n)
 	}
 	if len(spy.desired) > 0 {
@@ -309,7 +310,7 @@ func (o *disruptionObserver) observe(ctx context.Context) error {
 	live := map[string]bool{}
 	if g := f.group(); g != nil {
 		for _, in := range g.Instances {
-			if in.State != cloudsim.StateDeleting {
+			if in.State != core.StateDeleting {
 				live[in.ProviderID] = true
 			}
 		}

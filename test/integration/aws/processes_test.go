@@ -15,8 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // procDescribe reads the pool's ASG through an independent client.
@@ -36,7 +36,7 @@ func (f *fixture) procDescribe() (asgtypes.AutoScalingGroup, error) {
 func (f *fixture) procWrites() int64 {
 	var n int64
 	for _, r := range f.cloud.Stats().Requests {
-		if _, action, _ := strings.Cut(strings.TrimPrefix(r.Operation, "aws."), "."); r.Face == cloudsim.AWSFaceName && r.Status < 300 && !strings.HasPrefix(action, "Describe") {
+		if _, action, _ := strings.Cut(strings.TrimPrefix(r.Operation, "aws."), "."); r.Face == awsface.AWSFaceName && r.Status < 300 && !strings.HasPrefix(action, "Describe") {
 			n += r.Count
 		}
 	}
@@ -91,7 +91,7 @@ func TestSuspendProcesses(t *testing.T) {
 	}
 
 	// Converging took many reconciles: the process was suspended once.
-	if n, w := f.ops(cloudsim.OpAWSSuspendProcesses), f.ops(cloudsim.OpAWSResumeProcesses); n != 1 || w != 0 {
+	if n, w := f.ops(awsface.OpAWSSuspendProcesses), f.ops(awsface.OpAWSResumeProcesses); n != 1 || w != 0 {
 		t.Errorf("%d SuspendProcesses and %d ResumeProcesses requests while converging, want 1 and 0", n, w)
 	}
 
@@ -107,7 +107,7 @@ func TestSuspendProcesses(t *testing.T) {
 		}
 		return nil
 	})
-	if n := f.ops(cloudsim.OpAWSResumeProcesses); n != 1 {
+	if n := f.ops(awsface.OpAWSResumeProcesses); n != 1 {
 		t.Errorf("%d ResumeProcesses requests, want 1", n)
 	}
 
@@ -145,12 +145,12 @@ func TestSuspendProcesses(t *testing.T) {
 		return nil
 	})
 	// The manager keeps reconciling the short pool without writing.
-	writes, mine := f.procWrites(), f.ops(cloudsim.OpAWSDescribeAutoScalingGroups)
+	writes, mine := f.procWrites(), f.ops(awsface.OpAWSDescribeAutoScalingGroups)
 	if writes == 0 {
 		t.Fatal("no AWS write counted since the pool's creation: procWrites is broken")
 	}
 	testenv.Eventually(t, converge, func() error {
-		if n := f.ops(cloudsim.OpAWSDescribeAutoScalingGroups) - mine; n < 3 {
+		if n := f.ops(awsface.OpAWSDescribeAutoScalingGroups) - mine; n < 3 {
 			return fmt.Errorf("%d reconciles since the scale-up waited", n)
 		}
 		return nil

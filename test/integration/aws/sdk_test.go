@@ -7,17 +7,16 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-
-	"github.com/mpool-dev/mpool/internal/cloudsim"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // ec2Client is an independent EC2 client of the simulated AWS (the real
 // SDK with the default key), for what the tests check beside the provider.
 func (f *fixture) ec2Client() *ec2.Client {
 	return ec2.New(ec2.Options{
-		Region:       cloudsim.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(f.cloud.FaceURL(cloudsim.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, ""),
+		Region:       awsface.AWSDefaultRegion,
+		BaseEndpoint: awssdk.String(f.cloud.FaceURL(awsface.AWSFaceName)),
+		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
 	})
 }
 

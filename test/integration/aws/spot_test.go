@@ -17,8 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // spotInstances returns the pool's running Spot and On-Demand instances as
@@ -51,7 +52,7 @@ func (f *fixture) readyPoolNodes() int {
 	live := map[string]bool{}
 	if g := f.group(); g != nil {
 		for _, in := range g.Instances {
-			if in.State != cloudsim.StateDeleting {
+			if in.State != core.StateDeleting {
 				live[in.ProviderID] = true
 			}
 		}
@@ -114,7 +115,7 @@ func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 	floor := desired
 
 	t.Logf("interrupting Spot instance %s", victim)
-	if err := cloud.AWSInterruptSpot(cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, victim); err != nil {
+	if err := awsface.AWSInterruptSpot(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, victim); err != nil {
 		t.Fatal(err)
 	}
 	sawAbove := false

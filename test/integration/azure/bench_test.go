@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 // The Azure benchmarks run a real API server, the simulated cloud (its
@@ -132,12 +132,12 @@ func BenchmarkAzureSteadyState(b *testing.B) {
 		r := reconciles(b) - before
 		var arm, writes int64
 		for _, rc := range e.f.cloud.Stats().Requests {
-			if rc.Face != cloudsim.AzureFaceName || rc.Operation == cloudsim.OpAzureToken || rc.Operation == cloudsim.OpAzureDiscovery {
+			if rc.Face != azureface.AzureFaceName || rc.Operation == azureface.OpAzureToken || rc.Operation == azureface.OpAzureDiscovery {
 				continue
 			}
 			arm += rc.Count
 			switch rc.Operation {
-			case cloudsim.OpAzureVMSSCreateOrUpdate, cloudsim.OpAzureVMSSUpdate, cloudsim.OpAzureVMSSDelete, cloudsim.OpAzureVMSSDeleteInstances, cloudsim.OpAzureVMSSVMDelete, cloudsim.OpAzureVMDelete:
+			case azureface.OpAzureVMSSCreateOrUpdate, azureface.OpAzureVMSSUpdate, azureface.OpAzureVMSSDelete, azureface.OpAzureVMSSDeleteInstances, azureface.OpAzureVMSSVMDelete, azureface.OpAzureVMDelete:
 				writes += rc.Count
 			}
 		}

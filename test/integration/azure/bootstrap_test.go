@@ -12,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 // TestTokenRotationReplacesNothing: on a long-lived pool the bootstrap
@@ -56,7 +56,7 @@ func TestTokenRotationReplacesNothing(t *testing.T) {
 	if after := f.instanceIDs(); !slices.Equal(after, before) {
 		t.Fatalf("a token rotation replaced VMs: %v, were %v", after, before)
 	}
-	if n := f.ops(cloudsim.OpAzureVMSSCreateOrUpdate) + f.ops(cloudsim.OpAzureVMSSUpdate); n != 1 {
+	if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate) + f.ops(azureface.OpAzureVMSSUpdate); n != 1 {
 		t.Errorf("the scale set was written %d times, want only its creation", n)
 	}
 

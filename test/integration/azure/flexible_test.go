@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 )
 
 // flexibleVersion is the Flexible variant's version: CAPZ allows Flexible
@@ -36,7 +35,7 @@ func TestSeedFlexible(t *testing.T) {
 	f.applySeed(flexible)
 	f.waitConverged(2, flexibleVersion, converge)
 
-	prefix := "azure:///subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/" + cloudsim.AzureDefaultResourceGroup +
+	prefix := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup +
 		"/providers/Microsoft.Compute/virtualMachines/" + f.vmss() + "_"
 	host := regexp.MustCompile(`^` + regexp.QuoteMeta(poolName) + `[0-9a-f]{6}$`)
 	for _, n := range f.poolNodes() {

@@ -18,10 +18,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -33,9 +35,9 @@ const (
 
 // startCloud starts a simulated cloud whose VMs join the test API server;
 // bootDelay is how long a VM takes to boot.
-func startCloud(t testing.TB, bootDelay time.Duration, faces ...cloudsim.Face) *cloudsim.Server {
+func startCloud(t testing.TB, bootDelay time.Duration, faces ...core.Face) *server.Server {
 	t.Helper()
-	return itest.StartCloud(t, env, cloudsim.Options{Seed: 7, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}, Faces: faces})
+	return itest.StartCloud(t, env, core.Options{Seed: 7, DefaultSimulation: &core.Simulation{BootDelay: bootDelay}, Faces: faces})
 }
 
 // testManager is a running mpool manager with the Azure provider on.
@@ -62,11 +64,11 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *cloudsim.Server
+	cloud *server.Server
 	cs    kubernetes.Interface
 }
 
-func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
+func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -120,8 +122,8 @@ func (f *fixture) vmss() string { return azure.ScaleSetName(f.ns, poolName) }
 
 // group returns the pool's scale set as the simulated cloud's core has it
 // (not counted, never faulted), nil when it does not exist.
-func (f *fixture) group() *cloudsim.Group {
-	k := cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, f.vmss())
+func (f *fixture) group() *core.Group {
+	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, f.vmss())
 	g, err := f.cloud.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		return nil
@@ -181,7 +183,7 @@ func (f *fixture) poolNodes() []corev1.Node {
 // ownsProviderID: a Uniform VM of the pool's scale set, or a Flexible VM
 // named after it.
 func (f *fixture) ownsProviderID(id string) bool {
-	base := "azure:///subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/" + cloudsim.AzureDefaultResourceGroup + "/providers/Microsoft.Compute/"
+	base := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup + "/providers/Microsoft.Compute/"
 	return strings.HasPrefix(id, base+"virtualMachineScaleSets/"+f.vmss()+"/virtualMachines/") ||
 		strings.HasPrefix(id, base+"virtualMachines/"+f.vmss()+"_")
 }
@@ -255,7 +257,7 @@ func (f *fixture) converged(n int, version string) error {
 	return nil
 }
 
-func instanceCount(g *cloudsim.Group) int {
+func instanceCount(g *core.Group) int {
 	if g == nil {
 		return 0
 	}
@@ -267,7 +269,7 @@ func instanceCount(g *cloudsim.Group) int {
 func (f *fixture) ops(op string) int64 {
 	var n int64
 	for _, r := range f.cloud.Stats().Requests {
-		if r.Face == cloudsim.AzureFaceName && r.Operation == op && r.Status < 300 {
+		if r.Face == azureface.AzureFaceName && r.Operation == op && r.Status < 300 {
 			n += r.Count
 		}
 	}

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // TestRestartMidPut: the manager is killed while the scale set's create
@@ -26,7 +28,7 @@ func TestRestartMidPut(t *testing.T) {
 	m := startManager(t, f, nil)
 	f.applySeed(nil)
 	testenv.Eventually(t, converge, func() error {
-		if n := f.ops(cloudsim.OpAzureVMSSCreateOrUpdate); n == 0 {
+		if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n == 0 {
 			return fmt.Errorf("no scale set PUT yet")
 		}
 		return nil
@@ -45,25 +47,25 @@ func TestRestartMidPut(t *testing.T) {
 		}
 		return f.converged(2, seedVersion)
 	})
-	if n := f.ops(cloudsim.OpAzureVMSSCreateOrUpdate); n != 1 {
+	if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n != 1 {
 		t.Errorf("the simulated Azure answered %d scale set PUTs, want exactly 1", n)
 	}
-	if n := f.ops(cloudsim.OpAzureVMSSUpdate); n != 0 {
+	if n := f.ops(azureface.OpAzureVMSSUpdate); n != 0 {
 		t.Errorf("the simulated Azure answered %d scale set PATCHes, want none", n)
 	}
 	if !sawFuture {
 		t.Error("status.longRunningOperationStates never recorded the operation in flight")
 	}
-	k := cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, f.vmss())
+	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, f.vmss())
 	if sets := f.cloud.Cloud().Scope(k.Face, k.Scope).ListGroups(); len(sets) != 1 {
 		t.Errorf("the resource group holds scale sets %v, want only the pool's", sets)
 	}
 	f.deletePoolAndWaitGone()
 }
 
-func booting(g *cloudsim.Group) bool {
+func booting(g *core.Group) bool {
 	for _, in := range g.Instances {
-		if in.State != cloudsim.StateRunning {
+		if in.State != core.StateRunning {
 			return true
 		}
 	}
@@ -118,15 +120,15 @@ func (s *armSpy) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // runWithSpy brings seed 000's pool to Running, scales it to 4 and rolls
 // it to another vmSize, through a spy, and returns the spy.
-func runWithSpy(t *testing.T, faults *cloudsim.Faults) *armSpy {
+func runWithSpy(t *testing.T, faults *core.Faults) *armSpy {
 	cloud := startCloud(t, 0)
 	if faults != nil {
-		if err := cloud.SetFaceFaults(cloudsim.AzureFaceName, faults); err != nil {
+		if err := cloud.SetFaceFaults(azureface.AzureFaceName, faults); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f := newFixture(t, cloud)
-	pool, err := cloudsim.CertPool(cloud.CA())
+	pool, err := server.CertPool(cloud.CA())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func TestFaultyARM(t *testing.T) {
 	var clean, faulty *armSpy
 	t.Run("fault-free", func(t *testing.T) { clean = runWithSpy(t, nil) })
 	t.Run("20% faults", func(t *testing.T) {
-		faulty = runWithSpy(t, &cloudsim.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second})
+		faulty = runWithSpy(t, &core.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second})
 	})
 	if clean == nil || faulty == nil {
 		t.FailNow()

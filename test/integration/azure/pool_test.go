@@ -20,8 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 // converge bounds every wait for a pool to settle.
@@ -47,7 +48,7 @@ func TestSeedUniform(t *testing.T) {
 	f.applySeed(nil)
 	f.waitConverged(2, seedVersion, converge)
 
-	prefix := "azure:///subscriptions/" + cloudsim.AzureDefaultSubscriptionID + "/resourceGroups/" + cloudsim.AzureDefaultResourceGroup +
+	prefix := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup +
 		"/providers/Microsoft.Compute/virtualMachineScaleSets/" + f.vmss() + "/virtualMachines/"
 	for _, n := range f.poolNodes() {
 		if !strings.HasPrefix(n.Spec.ProviderID, prefix) {
@@ -135,7 +136,7 @@ func TestSeedUniform(t *testing.T) {
 // newestInstance is the ID of the scale set's most recently created VM.
 func (f *fixture) newestInstance() string {
 	g := f.group()
-	in := slices.MaxFunc(g.Instances, func(a, b cloudsim.Instance) int {
+	in := slices.MaxFunc(g.Instances, func(a, b core.Instance) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -198,7 +199,7 @@ func (f *fixture) watchBudget(replicas, maxTotal, minReady int) *budgetWatch {
 			total := 0
 			if g := f.group(); g != nil {
 				for _, in := range g.Instances {
-					if in.State != cloudsim.StateDeleting {
+					if in.State != core.StateDeleting {
 						total++
 					}
 				}

@@ -16,9 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // TestEKSReplicasManagedByAnAutoscaler: with
@@ -53,10 +53,10 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 	})
 
 	writes := func() int64 {
-		return f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) +
-			f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSTagResource) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSCreateNodegroup)
+		return f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) + f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) +
+			f.ops(awsface.EKSFaceName, awsface.OpEKSTagResource) + f.ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup)
 	}
-	if _, err := f.eks.UpdateNodegroupConfig(f.ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(cloudsim.EKSDefaultClusterName),
+	if _, err := f.eks.UpdateNodegroupConfig(f.ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(awsface.EKSDefaultClusterName),
 		NodegroupName: aws.String(f.nodegroup()), ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(4)}}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // The EKS benchmark runs a real API server, the simulated cloud (its EKS
@@ -22,7 +22,7 @@ import (
 //
 //	go test -p 1 -run '^$' -bench BenchmarkEKS -benchtime 1x -timeout 60m ./test/integration/eks/
 func BenchmarkEKSScaleUp(b *testing.B) {
-	n := min(testenv.BenchN(), cloudsim.EKSMaxNodesPerNodegroup)
+	n := min(testenv.BenchN(), awsface.EKSMaxNodesPerNodegroup)
 	for range b.N {
 		b.StopTimer()
 		cloud := startCloudWithBoot(b, "1.31", 0)
@@ -72,7 +72,7 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 		r := testenv.Reconciles(b, "awsmanagedmachinepool") - before
 		var reqs, writes int64
 		for _, rc := range cloud.Stats().Requests {
-			if rc.Face != cloudsim.EKSFaceName && rc.Face != cloudsim.AWSFaceName {
+			if rc.Face != awsface.EKSFaceName && rc.Face != awsface.AWSFaceName {
 				continue
 			}
 			reqs += rc.Count

@@ -21,11 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/manager"
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -39,24 +41,24 @@ const (
 
 // startCloud starts a simulated cloud whose instances join the test API
 // server, with the simulated EKS cluster the example names at version.
-func startCloud(t testing.TB, version string) *cloudsim.Server {
+func startCloud(t testing.TB, version string) *server.Server {
 	t.Helper()
 	return startCloudWith(t, version)
 }
 
 // startCloudWith is startCloud with faces configured otherwise (an EKS
 // face with a shorter eviction timeout).
-func startCloudWith(t testing.TB, version string, faces ...cloudsim.Face) *cloudsim.Server {
+func startCloudWith(t testing.TB, version string, faces ...core.Face) *server.Server {
 	t.Helper()
 	return startCloudWithBoot(t, version, 200*time.Millisecond, faces...)
 }
 
 // startCloudWithBoot is startCloudWith with instances that boot in
 // bootDelay.
-func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, faces ...cloudsim.Face) *cloudsim.Server {
+func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, faces ...core.Face) *server.Server {
 	t.Helper()
-	srv := itest.StartCloud(t, env, cloudsim.Options{Seed: 13, DefaultSimulation: &cloudsim.Simulation{BootDelay: bootDelay}, Faces: faces})
-	if err := cloudsim.EKSCreateCluster(srv.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, version); err != nil {
+	srv := itest.StartCloud(t, env, core.Options{Seed: 13, DefaultSimulation: &core.Simulation{BootDelay: bootDelay}, Faces: faces})
+	if err := awsface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, version); err != nil {
 		t.Fatal(err)
 	}
 	return srv
@@ -83,23 +85,23 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *cloudsim.Server
+	cloud *server.Server
 	cs    kubernetes.Interface
 	eks   *awseks.Client
 }
 
-func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
+func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := aws.Config{Region: cloudsim.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(cloudsim.EKSFaceName)),
-		Credentials: credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, "")}
+	cfg := aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(awsface.EKSFaceName)),
+		Credentials: credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")}
 	f := &fixture{t: t, ctx: context.Background(), ns: env.NewNamespace(t), cloud: cloud, cs: cs, eks: awseks.NewFromConfig(cfg)}
 	t.Cleanup(func() {
 		_ = cloud.Stop()
-		list, err := cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: cloudsim.EKSLabelNodegroup})
+		list, err := cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: awsface.EKSLabelNodegroup})
 		if err == nil {
 			for _, n := range list.Items {
 				_ = cs.CoreV1().Nodes().Delete(f.ctx, n.Name, metav1.DeleteOptions{})
@@ -148,7 +150,7 @@ func (f *fixture) updateMachinePool(mutate func(*clusterv1.MachinePool)) {
 // nodes returns the Nodes of the pool's node group.
 func (f *fixture) nodes() []corev1.Node {
 	f.t.Helper()
-	list, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: cloudsim.EKSLabelNodegroup + "=" + f.nodegroup()})
+	list, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{LabelSelector: awsface.EKSLabelNodegroup + "=" + f.nodegroup()})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -157,7 +159,7 @@ func (f *fixture) nodes() []corev1.Node {
 
 // describe returns the node group as EKS reports it, with the error.
 func (f *fixture) describe() (*awseks.DescribeNodegroupOutput, error) {
-	return f.eks.DescribeNodegroup(f.ctx, &awseks.DescribeNodegroupInput{ClusterName: aws.String(cloudsim.EKSDefaultClusterName), NodegroupName: aws.String(f.nodegroup())})
+	return f.eks.DescribeNodegroup(f.ctx, &awseks.DescribeNodegroupInput{ClusterName: aws.String(awsface.EKSDefaultClusterName), NodegroupName: aws.String(f.nodegroup())})
 }
 
 // ops returns how many requests of operation op the face answered with a
@@ -213,7 +215,7 @@ func (f *fixture) converged(n int, version string) error {
 			return fmt.Errorf("Node %s runs %s, want %s", node.Name, node.Status.NodeInfo.KubeletVersion, version)
 		}
 		l := node.Labels
-		if l[cloudsim.EKSLabelCapacityType] != "ON_DEMAND" || !strings.HasPrefix(l[cloudsim.EKSLabelNodegroupImage], "ami-") || l["workload"] != "general" {
+		if l[awsface.EKSLabelCapacityType] != "ON_DEMAND" || !strings.HasPrefix(l[awsface.EKSLabelNodegroupImage], "ami-") || l["workload"] != "general" {
 			return fmt.Errorf("Node %s labels %v: want EKS's and the pool's", node.Name, l)
 		}
 		if len(node.Spec.Taints) != 1 || node.Spec.Taints[0].Key != "dedicated" || node.Spec.Taints[0].Effect != corev1.TaintEffectPreferNoSchedule {

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // TestEKSNodegroupLifecycle: the examples become a Running pool of EKS
@@ -49,12 +49,12 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	writes := func() int64 {
-		return f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSCreateNodegroup) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) +
-			f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSTagResource)
+		return f.ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup) + f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) +
+			f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) + f.ops(awsface.EKSFaceName, awsface.OpEKSTagResource)
 	}
-	w0, d0, i0 := writes(), f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSDescribeNodegroup), f.ops(cloudsim.AWSFaceName, cloudsim.OpAWSDescribeInstances)
+	w0, d0, i0 := writes(), f.ops(awsface.EKSFaceName, awsface.OpEKSDescribeNodegroup), f.ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
 	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
-	w1, d1, i1 := writes(), f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSDescribeNodegroup), f.ops(cloudsim.AWSFaceName, cloudsim.OpAWSDescribeInstances)
+	w1, d1, i1 := writes(), f.ops(awsface.EKSFaceName, awsface.OpEKSDescribeNodegroup), f.ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
 	if w1 != w0 || d1-d0 < 5 || d1-d0 != i1-i0 {
 		t.Fatalf("a pool at rest: %d writes, %d DescribeNodegroup, %d DescribeInstances over 5+ reconciles; want 0 writes and one of each per reconcile",
 			w1-w0, d1-d0, i1-i0)
@@ -63,7 +63,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	// Scale 2 → 3.
 	f.updateMachinePool(func(mp *clusterv1.MachinePool) { n := int32(3); mp.Spec.Replicas = &n })
 	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
-	if f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) == 0 {
+	if f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) == 0 {
 		t.Fatal("the scale-up was not an UpdateNodegroupConfig")
 	}
 
@@ -110,8 +110,8 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	if violation != nil {
 		t.Fatal(violation)
 	}
-	if !sawUpdating || f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) != 1 {
-		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion))
+	if !sawUpdating || f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) != 1 {
+		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion))
 	}
 	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 			return fmt.Errorf("%d Nodes left", n)
 		}
 		for _, k := range cloud.Cloud().Groups() {
-			if k.Face == cloudsim.AWSFaceName {
+			if k.Face == awsface.AWSFaceName {
 				return fmt.Errorf("group %s left", k)
 			}
 		}

@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // TestEKSUpdateBlockedByPDB: a PodDisruptionBudget that blocks a drain
@@ -27,7 +27,7 @@ import (
 // annotation mpool.dev/eks-force-update: "true" asks for it again at once,
 // forced, and it goes through the PodDisruptionBudget.
 func TestEKSUpdateBlockedByPDB(t *testing.T) {
-	cloud := startCloudWith(t, "1.32", &cloudsim.EKSFace{PodEvictionTimeout: time.Second})
+	cloud := startCloudWith(t, "1.32", &awsface.EKSFace{PodEvictionTimeout: time.Second})
 	f := newFixture(t, cloud)
 	startManager(t, f)
 	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
@@ -87,7 +87,7 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	})
 	// The failed update is not asked for again at once.
 	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
-	if n := f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion); n != 1 {
+	if n := f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 1 {
 		t.Fatalf("%d UpdateNodegroupVersion after the failure; want the one that failed", n)
 	}
 	ng, err := f.describe()
@@ -108,7 +108,7 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.32.0") })
-	if n := f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion); n != 2 {
+	if n := f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 2 {
 		t.Fatalf("%d UpdateNodegroupVersion in all; want the failed one and the forced one", n)
 	}
 	if ng, err := f.describe(); err != nil || *ng.Nodegroup.Version != "1.32" {

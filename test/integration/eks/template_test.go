@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // createWithTemplate applies examples/eks/machinepool.yaml with the
@@ -37,8 +37,8 @@ func (f *fixture) createWithTemplate(instanceType string) {
 
 // ec2Client reaches the simulated EC2 as the pools' identity.
 func (f *fixture) ec2Client() *ec2.Client {
-	return ec2.NewFromConfig(aws.Config{Region: cloudsim.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(f.cloud.FaceURL(cloudsim.AWSFaceName)),
-		Credentials: credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, "")})
+	return ec2.NewFromConfig(aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(f.cloud.FaceURL(awsface.AWSFaceName)),
+		Credentials: credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")})
 }
 
 // templateReady checks the pool's launch template status and
@@ -135,7 +135,7 @@ func TestEKSLaunchTemplate(t *testing.T) {
 			t.Errorf("Node %s labels %v: want launch template version 2", n.Name, n.Labels)
 		}
 	}
-	if n := f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion); n != 1 {
+	if n := f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 1 {
 		t.Errorf("%d UpdateNodegroupVersion for one template change", n)
 	}
 

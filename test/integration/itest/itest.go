@@ -23,19 +23,22 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/mpool-dev/mpool/examples"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // StartCloud starts a simulated cloud with opts (DataDir defaults to a
 // temporary directory) whose node agent joins env's API server, and stops
 // it when the test ends.
-func StartCloud(t testing.TB, env *testenv.Env, opts cloudsim.Options) *cloudsim.Server {
+func StartCloud(t testing.TB, env *testenv.Env, opts core.Options) *server.Server {
 	t.Helper()
 	if opts.DataDir == "" {
 		opts.DataDir = t.TempDir()
@@ -73,12 +76,12 @@ func ManagerOptions(env *testenv.Env, ns string) manager.Options {
 // cloud as `mpool up` points them, but with no credentials of the
 // manager's own (pools use their cluster identities, whose Secrets are in
 // the test namespace ns) and the simulated AWS's region as the default.
-func Providers(cloud *cloudsim.Server, ns string, names ...string) provider.Configs {
+func Providers(cloud *server.Server, ns string, names ...string) provider.Configs {
 	return provider.NewConfigs(names...).ForSimulatedCloud(kit.Simulated{
 		FaceURL:           cloud.FaceURL,
 		CAFile:            cloud.CAFile(),
 		IdentityNamespace: ns,
-		Accounts:          map[string]kit.Account{cloudsim.AWSFaceName: {Region: cloudsim.AWSDefaultRegion}},
+		Accounts:          map[string]kit.Account{awsface.AWSFaceName: {Region: awsface.AWSDefaultRegion}},
 	})
 }
 

@@ -20,9 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/parallel"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // The pool benchmarks run a real API server, the simulated cloud with its
@@ -215,7 +215,7 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 			joined := 0
 			if g := f.groupState(); g != nil {
 				for _, in := range g.Instances {
-					if in.Join == cloudsim.JoinJoined {
+					if in.Join == core.JoinJoined {
 						joined++
 					}
 				}
@@ -246,7 +246,7 @@ func (f *fixture) waitJoined(n int, timeout time.Duration) {
 		joined := 0
 		if g := f.groupState(); g != nil {
 			for _, in := range g.Instances {
-				if in.Join == cloudsim.JoinJoined {
+				if in.Join == core.JoinJoined {
 					joined++
 				}
 			}
@@ -272,7 +272,7 @@ func (f *fixture) waitModel(n int, timeout time.Duration) string {
 			return fmt.Errorf("group has %d instances, want %d", len(instancesOf(g)), n)
 		}
 		for _, in := range g.Instances {
-			if in.State != cloudsim.StateRunning {
+			if in.State != core.StateRunning {
 				return fmt.Errorf("instance %s is %s", in.ID, in.State)
 			}
 		}
@@ -295,11 +295,11 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 			count := map[string]int{}
 			for _, in := range g.Instances {
 				switch {
-				case in.State == cloudsim.StateDeleting:
+				case in.State == core.StateDeleting:
 					count["deleting"]++
 				case in.ModelHash == oldModel:
 					count["old"]++
-				case in.Join == cloudsim.JoinJoined:
+				case in.Join == core.JoinJoined:
 					count["new joined"]++
 				default:
 					count["new booting"]++
@@ -317,7 +317,7 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 			return fmt.Errorf("group has %d instances, want %d", len(instancesOf(g)), n)
 		}
 		for _, in := range g.Instances {
-			if in.ModelHash != g.ModelHash || in.State != cloudsim.StateRunning {
+			if in.ModelHash != g.ModelHash || in.State != core.StateRunning {
 				return fmt.Errorf("instance %s is %s on model %s", in.ID, in.State, in.ModelHash)
 			}
 		}

@@ -26,14 +26,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/server"
+	"github.com/mpool-dev/mpool/sim/wire/localapi"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -52,14 +53,14 @@ type cloudOptions struct {
 	instant    bool
 	bootDelay  time.Duration
 	bootJitter time.Duration
-	faults     cloudsim.Faults
+	faults     core.Faults
 	seed       uint64
 }
 
 // startCloud starts a simulated cloud whose node agent joins instances to
 // the test API server. It keeps running across manager restarts and stops
 // with the test.
-func startCloud(t testing.TB, o cloudOptions) *cloudsim.Server {
+func startCloud(t testing.TB, o cloudOptions) *server.Server {
 	t.Helper()
 	if o.bootDelay == 0 && !o.instant {
 		o.bootDelay = 150 * time.Millisecond
@@ -68,9 +69,9 @@ func startCloud(t testing.TB, o cloudOptions) *cloudsim.Server {
 	if o.seed == 0 {
 		o.seed = 42
 	}
-	return itest.StartCloud(t, env, cloudsim.Options{
+	return itest.StartCloud(t, env, core.Options{
 		Seed:              o.seed,
-		DefaultSimulation: &cloudsim.Simulation{BootDelay: o.bootDelay, BootJitter: o.bootJitter},
+		DefaultSimulation: &core.Simulation{BootDelay: o.bootDelay, BootJitter: o.bootJitter},
 		Faults:            o.faults,
 	})
 }
@@ -126,7 +127,7 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	ns    string
-	cloud *cloudsim.Server
+	cloud *server.Server
 	cs    kubernetes.Interface
 	group string
 }
@@ -134,7 +135,7 @@ type fixture struct {
 // newFixture creates a namespace with a Cluster whose workload cluster is the
 // test API server, with its kubeconfig and CA Secrets as Cluster API keeps
 // them.
-func newFixture(t testing.TB, cloud *cloudsim.Server) *fixture {
+func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
@@ -270,7 +271,7 @@ func (f *fixture) setVersion(v string) {
 
 // group returns the pool's group as the cloud has it, nil when it does not
 // exist. It reads the cloud's core directly: not counted, never faulted.
-func (f *fixture) groupState() *cloudsim.Group {
+func (f *fixture) groupState() *core.Group {
 	g, err := f.cloud.Cloud().GetGroup(f.group)
 	if err != nil {
 		return nil
@@ -279,11 +280,11 @@ func (f *fixture) groupState() *cloudsim.Group {
 }
 
 // liveInstances returns the group's instances not being deleted.
-func (f *fixture) liveInstances() []cloudsim.Instance {
-	var out []cloudsim.Instance
+func (f *fixture) liveInstances() []core.Instance {
+	var out []core.Instance
 	if g := f.groupState(); g != nil {
 		for _, in := range g.Instances {
-			if in.State != cloudsim.StateDeleting {
+			if in.State != core.StateDeleting {
 				out = append(out, in)
 			}
 		}
@@ -343,7 +344,7 @@ func (f *fixture) converged(n int, version, image string) error {
 		return fmt.Errorf("cloud group has %v instances, want %d", instancesOf(g), n)
 	}
 	for _, in := range g.Instances {
-		if in.State != cloudsim.StateRunning || in.Join != cloudsim.JoinJoined {
+		if in.State != core.StateRunning || in.Join != core.JoinJoined {
 			return fmt.Errorf("instance %s is %s/%s: %s", in.ID, in.State, in.Join, in.Message)
 		}
 		if in.ModelHash != lp.Status.ModelHash {
@@ -388,7 +389,7 @@ func (f *fixture) converged(n int, version, image string) error {
 	return nil
 }
 
-func instancesOf(g *cloudsim.Group) []string {
+func instancesOf(g *core.Group) []string {
 	if g == nil {
 		return nil
 	}
@@ -400,7 +401,7 @@ func instancesOf(g *cloudsim.Group) []string {
 }
 
 // instanceIDs returns the IDs of instances, sorted.
-func instanceIDs(in []cloudsim.Instance) []string {
+func instanceIDs(in []core.Instance) []string {
 	out := make([]string, len(in))
 	for i := range in {
 		out[i] = in[i].ID

@@ -25,8 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/cloudsim/nodeagent"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/manager"
@@ -34,6 +32,8 @@ import (
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/nodeagent"
 )
 
 // TestReplicasManagedByAnExternalAutoscaler: with
@@ -173,7 +173,7 @@ func TestDrainTimeout(t *testing.T) {
 	f.waitConverged(2, v1, "", converge)
 
 	live := f.liveInstances()
-	slices.SortFunc(live, func(a, b cloudsim.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(live, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	victim := live[0].ID // deletePolicy Oldest
 	f.runPod("guarded", f.nodeName(victim), "guarded")
 	f.pdb("guarded", 1, 0)
@@ -242,16 +242,16 @@ func TestNeverJoinedInstanceIsReplaced(t *testing.T) {
 	f.waitConverged(2, v1, "", converge)
 	conds := recordInstanceConditions(t, f)
 
-	if _, err := cloud.Cloud().SetGroupFaults(f.group, cloudsim.GroupFaults{WrongTokens: 1}); err != nil {
+	if _, err := cloud.Cloud().SetGroupFaults(f.group, core.GroupFaults{WrongTokens: 1}); err != nil {
 		t.Fatal(err)
 	}
 	f.scale(3)
-	var bad cloudsim.Instance
+	var bad core.Instance
 	testenv.Eventually(t, converge, func() error {
 		for _, in := range f.liveInstances() {
 			if in.WrongToken {
 				bad = in
-				if in.Join == cloudsim.JoinFailed {
+				if in.Join == core.JoinFailed {
 					return nil
 				}
 			}

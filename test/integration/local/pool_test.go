@@ -19,11 +19,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 const converge = 90 * time.Second
@@ -109,7 +109,7 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 
 	// Oldest first: the three oldest go when scaling to 2.
 	live := f.liveInstances()
-	slices.SortFunc(live, func(a, b cloudsim.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(live, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	guarded, plain, third := live[0].ID, live[1].ID, live[2].ID
 	keep := []string{live[3].ID, live[4].ID}
 	slices.Sort(keep)
@@ -322,7 +322,7 @@ func (f *fixture) readyOnModels(n int, models map[string]int) error {
 	}
 	got := map[string]int{}
 	for _, in := range live {
-		if in.Join != cloudsim.JoinJoined {
+		if in.Join != core.JoinJoined {
 			return fmt.Errorf("instance %s has not joined", in.ID)
 		}
 		got[in.ModelHash]++
@@ -381,7 +381,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 	f.createPool(poolSpec{replicas: 4, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 	f.waitConverged(4, v1, "", converge)
 	live := f.liveInstances()
-	slices.SortFunc(live, func(a, b cloudsim.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(live, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	before := instanceIDs(live)
 	// The oldest instance goes first; its pod's budget blocks its drain.
 	oldest := live[0].ID
@@ -453,7 +453,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 }
 
 func TestFaultsConvergeWithinTwiceTheRequests(t *testing.T) {
-	run := func(name string, faults cloudsim.Faults) (total int64) {
+	run := func(name string, faults core.Faults) (total int64) {
 		t.Run(name, func(t *testing.T) { total = runFaults(t, faults) })
 		return total
 	}
@@ -461,9 +461,9 @@ func TestFaultsConvergeWithinTwiceTheRequests(t *testing.T) {
 	// with a fault, half 429 with Retry-After, half 5xx. The harsher mix of
 	// 20% each (36% of requests failing; at best 1.56x the requests) is
 	// measured too, and logged.
-	clean := run("fault-free", cloudsim.Faults{})
-	faulty := run("10% throttling and 10% 5xx", cloudsim.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second})
-	harsh := run("20% throttling and 20% 5xx", cloudsim.Faults{ThrottleRate: 0.2, ErrorRate: 0.2, RetryAfter: time.Second})
+	clean := run("fault-free", core.Faults{})
+	faulty := run("10% throttling and 10% 5xx", core.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second})
+	harsh := run("20% throttling and 20% 5xx", core.Faults{ThrottleRate: 0.2, ErrorRate: 0.2, RetryAfter: time.Second})
 	if clean == 0 || faulty == 0 || harsh == 0 {
 		t.Fatal("a run did not finish")
 	}
@@ -476,7 +476,7 @@ func TestFaultsConvergeWithinTwiceTheRequests(t *testing.T) {
 
 // runFaults creates a pool of 5, rolls it to a new version on a cloud with
 // faults, and returns the cloud requests it took.
-func runFaults(t *testing.T, faults cloudsim.Faults) int64 {
+func runFaults(t *testing.T, faults core.Faults) int64 {
 	cloud := startCloud(t, cloudOptions{faults: faults, seed: 7})
 	f := newFixture(t, cloud)
 	startManager(t, f, cloud.URL(), managerOptions{})
@@ -525,7 +525,7 @@ func TestDeletingThePoolLeavesNothing(t *testing.T) {
 				return fmt.Errorf("%T still exists (%v)", obj, err)
 			}
 		}
-		if _, err := cloud.Cloud().GetGroup(f.group); cloudsim.CodeOf(err) != cloudsim.CodeNotFound {
+		if _, err := cloud.Cloud().GetGroup(f.group); core.CodeOf(err) != core.CodeNotFound {
 			return fmt.Errorf("the cloud still has group %s (%v)", f.group, err)
 		}
 		if n := len(f.poolNodes()); n != 0 {

@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
 )
 
 // budgetWatcher samples the pool's state every few milliseconds, from the
@@ -97,10 +97,10 @@ func (w *budgetWatcher) sample(ctx context.Context) {
 			w.removed[in.ID] = true
 		}
 		removed := w.removed[in.ID]
-		if in.State != cloudsim.StateDeleting && in.State != cloudsim.StateFailed && !removed {
+		if in.State != core.StateDeleting && in.State != core.StateFailed && !removed {
 			capacity++
 		}
-		if in.State == cloudsim.StateRunning && node != nil && testenv.NodeReady(node) && !removed {
+		if in.State == core.StateRunning && node != nil && testenv.NodeReady(node) && !removed {
 			available++
 		}
 		desc = append(desc, fmt.Sprintf("%s:%s:node=%v:removed=%v:ready=%v", in.ID, in.State, node != nil, removed, node != nil && testenv.NodeReady(node)))

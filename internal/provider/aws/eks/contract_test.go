@@ -13,12 +13,14 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/cloudsim"
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // TestScaleGroupKeepsTheContract runs the ScaleGroup contract suite on the
@@ -26,25 +28,25 @@ import (
 // the Adapter maps from an AWSManagedMachinePool.
 func TestScaleGroupKeepsTheContract(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
-	srv, err := cloudsim.Start(context.Background(), cloudsim.Options{Clock: clk, Seed: 7, DefaultSimulation: &cloudsim.Simulation{BootDelay: time.Second}})
+	srv, err := cloudsim.Start(context.Background(), core.Options{Clock: clk, Seed: 7, DefaultSimulation: &core.Simulation{BootDelay: time.Second}})
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Stop() })
-	if err := cloudsim.EKSCreateCluster(srv.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, cloudsim.EKSDefaultVersion); err != nil {
+	if err := awsface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, awsface.EKSDefaultVersion); err != nil {
 		t.Fatal(err)
 	}
-	creds := &awsprovider.IdentityCredentials{Default: awsprovider.NewStaticCredentials(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, "")}
-	sg, err := eks.New(eks.Options{Endpoint: srv.FaceURL(cloudsim.EKSFaceName), EC2Endpoint: srv.FaceURL(cloudsim.AWSFaceName),
-		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Credentials: creds, Region: cloudsim.AWSDefaultRegion})
+	creds := &awsprovider.IdentityCredentials{Default: awsprovider.NewStaticCredentials(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")}
+	sg, err := eks.New(eks.Options{Endpoint: srv.FaceURL(awsface.EKSFaceName), EC2Endpoint: srv.FaceURL(awsface.AWSFaceName),
+		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Credentials: creds, Region: awsface.AWSDefaultRegion})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pool := &infrav1.AWSManagedMachinePool{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "contract-suite"},
-		Spec:       infrav1.AWSManagedMachinePoolSpec{SubnetIDs: []string{cloudsim.AWSDefaultSubnetID}, InstanceType: ptr.To("m5.large")},
+		Spec:       infrav1.AWSManagedMachinePoolSpec{SubnetIDs: []string{awsface.AWSDefaultSubnetID}, InstanceType: ptr.To("m5.large")},
 	}
-	cp := &infrav1.AWSManagedControlPlane{Spec: infrav1.AWSManagedControlPlaneSpec{EKSClusterName: cloudsim.EKSDefaultClusterName, Region: cloudsim.AWSDefaultRegion}}
+	cp := &infrav1.AWSManagedControlPlane{Spec: infrav1.AWSManagedControlPlaneSpec{EKSClusterName: awsface.EKSDefaultClusterName, Region: awsface.AWSDefaultRegion}}
 	contracttest.ScaleGroup(t, contracttest.ScaleGroupCase{
 		ScaleGroup: sg,
 		Ref: func(name string) scalegroup.Ref {
@@ -58,7 +60,7 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 		},
 		Spec: func(capacity int32, hash string) scalegroup.GroupSpec {
 			mp := &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{ClusterName: "eks", Replicas: ptr.To(capacity)}}
-			d, err := eks.Adapter{}.Desired(pool, contract.Owner{MachinePool: mp, Version: "v" + cloudsim.EKSDefaultVersion + ".0", InfraCluster: cp})
+			d, err := eks.Adapter{}.Desired(pool, contract.Owner{MachinePool: mp, Version: "v" + awsface.EKSDefaultVersion + ".0", InfraCluster: cp})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,10 +68,10 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 		},
 		Advance: func() { clk.Step(time.Second) },
 		Throttle: func() func() {
-			if err := srv.SetFaceFaults(cloudsim.EKSFaceName, &cloudsim.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
+			if err := srv.SetFaceFaults(awsface.EKSFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
 				t.Fatal(err)
 			}
-			return func() { _ = srv.SetFaceFaults(cloudsim.EKSFaceName, nil) }
+			return func() { _ = srv.SetFaceFaults(awsface.EKSFaceName, nil) }
 		},
 	})
 }

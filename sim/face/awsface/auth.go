@@ -1,0 +1,383 @@
+package awsface
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/wire/awsapi"
+)
+
+// AWSKey is an access key of the simulated AWS (IAM user credentials) and
+// the account its requests act in.
+type AWSKey struct {
+	AccessKeyID     string `json:"accessKeyID"`
+	SecretAccessKey string `json:"secretAccessKey"`
+	// AccountID is the account (default AWSDefaultAccountID): the scope
+	// of the key's groups, launch templates and quotas.
+	AccountID string `json:"accountID,omitempty"`
+}
+
+// awsFaceData is the AWS face's own data (Cloud.UpdateFaceData).
+type awsFaceData struct {
+	// Initialized is set once the key list was written: before, it holds
+	// the default key.
+	Initialized bool     `json:"initialized,omitempty"`
+	Keys        []AWSKey `json:"keys,omitempty"`
+	// Templates are the launch templates by scope (account/region) and ID.
+	Templates map[string]map[string]*awsTemplate `json:"templates,omitempty"`
+	// Activities are the scaling activities by scope and group name,
+	// newest first (at most awsMaxActivities per group).
+	Activities map[string]map[string][]awsActivity `json:"activities,omitempty"`
+}
+
+func defaultAWSKey() AWSKey {
+	return AWSKey{AccessKeyID: AWSDefaultAccessKeyID, SecretAccessKey: AWSDefaultSecretAccessKey, AccountID: AWSDefaultAccountID}
+}
+
+func readAWSData(raw json.RawMessage) *awsFaceData {
+	d := &awsFaceData{}
+	_ = json.Unmarshal(raw, d)
+	if !d.Initialized {
+		d.Keys = []AWSKey{defaultAWSKey()}
+	}
+	return d
+}
+
+// updateAWSData changes the face's data atomically; fn's error leaves it
+// unchanged.
+func updateAWSData(c *core.Cloud, fn func(*awsFaceData) error) (*awsFaceData, error) {
+	var out *awsFaceData
+	_, err := c.UpdateFaceData(AWSFaceName, func(old json.RawMessage) (json.RawMessage, error) {
+		d := readAWSData(old)
+		if err := fn(d); err != nil {
+			return nil, err
+		}
+		out = d
+		return json.Marshal(d)
+	})
+	return out, err
+}
+
+// AWSSetKey registers an access key with the AWS face of c (or replaces the
+// one with its ID). The default key stays until removed.
+func AWSSetKey(c *core.Cloud, k AWSKey) error {
+	if k.AccessKeyID == "" || k.SecretAccessKey == "" {
+		return core.Invalidf("an AWS access key needs an access key ID and a secret access key")
+	}
+	if k.AccountID == "" {
+		k.AccountID = AWSDefaultAccountID
+	}
+	if len(k.AccountID) != 12 || strings.Trim(k.AccountID, "0123456789") != "" {
+		return core.Invalidf("an AWS account ID is 12 digits, got %q", k.AccountID)
+	}
+	_, err := updateAWSData(c, func(d *awsFaceData) error {
+		d.Initialized = true
+		d.Keys = slices.DeleteFunc(d.Keys, func(o AWSKey) bool { return o.AccessKeyID == k.AccessKeyID })
+		d.Keys = append(d.Keys, k)
+		return nil
+	})
+	return err
+}
+
+// AWSDeleteKey removes an access key from the AWS face of c (the default
+// one too); requests signed with it are then refused as an unknown key's.
+func AWSDeleteKey(c *core.Cloud, accessKeyID string) error {
+	_, err := updateAWSData(c, func(d *awsFaceData) error {
+		d.Initialized = true
+		d.Keys = slices.DeleteFunc(d.Keys, func(o AWSKey) bool { return o.AccessKeyID == accessKeyID })
+		return nil
+	})
+	return err
+}
+
+// AWSKeys returns the access keys the AWS face of c has registered.
+func AWSKeys(c *core.Cloud) []AWSKey { return readAWSData(c.FaceData(AWSFaceName)).Keys }
+
+func (h *awsHandler) key(id string) (AWSKey, bool) {
+	for _, k := range h.face.Keys {
+		if k.AccessKeyID == id {
+			if k.AccountID == "" {
+				k.AccountID = AWSDefaultAccountID
+			}
+			return k, true
+		}
+	}
+	for _, k := range AWSKeys(h.env.Cloud) {
+		if k.AccessKeyID == id {
+			return k, true
+		}
+	}
+	return AWSKey{}, false
+}
+
+const (
+	sigV4Algorithm   = "AWS4-HMAC-SHA256"
+	amzDateFormat    = "20060102T150405Z"
+	msgSignatureASG  = "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details."
+	msgAuthFailure   = "AWS was not able to validate the provided access credentials"
+	msgInvalidToken  = "The security token included in the request is invalid."
+	msgMissingTokenA = "Request is missing Authentication Token"
+	msgMissingTokenE = "The request must contain either a valid (registered) AWS access key ID or X.509 certificate."
+)
+
+// sigV4Auth is a parsed Authorization header (or presigned query).
+type sigV4Auth struct {
+	accessKey, date, region, service string
+	signedHeaders                    []string
+	signature                        string
+	amzDate                          string
+	presigned                        bool
+}
+
+// parseSigV4 reads the request's SigV4 authorization: the Authorization
+// header, else the presigned query parameters. ok is false when there is
+// none; err when it is malformed.
+func parseSigV4(r *http.Request) (a sigV4Auth, ok bool, err error) {
+	h := r.Header.Get("Authorization")
+	q := r.URL.Query()
+	var cred, signed string
+	switch {
+	case h != "":
+		alg, rest, _ := strings.Cut(h, " ")
+		if alg != sigV4Algorithm {
+			return a, true, fmt.Errorf("Unsupported authorization type: %s", alg)
+		}
+		for _, part := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
+			switch k {
+			case "Credential":
+				cred = v
+			case "SignedHeaders":
+				signed = v
+			case "Signature":
+				a.signature = v
+			}
+		}
+		a.amzDate = r.Header.Get("X-Amz-Date")
+	case q.Get("X-Amz-Algorithm") != "":
+		if q.Get("X-Amz-Algorithm") != sigV4Algorithm {
+			return a, true, fmt.Errorf("Unsupported authorization type: %s", q.Get("X-Amz-Algorithm"))
+		}
+		cred, signed, a.signature, a.amzDate, a.presigned = q.Get("X-Amz-Credential"), q.Get("X-Amz-SignedHeaders"), q.Get("X-Amz-Signature"), q.Get("X-Amz-Date"), true
+	default:
+		return a, false, nil
+	}
+	switch {
+	case cred == "":
+		return a, true, fmt.Errorf("Authorization header requires 'Credential' parameter. Authorization header requires 'Signature' parameter. Authorization header requires 'SignedHeaders' parameter.")
+	case signed == "" || a.signature == "":
+		return a, true, fmt.Errorf("Authorization header requires 'Signature' parameter. Authorization header requires 'SignedHeaders' parameter.")
+	case a.amzDate == "":
+		return a, true, fmt.Errorf("Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header.")
+	}
+	parts := strings.Split(cred, "/")
+	if len(parts) != 5 || parts[4] != "aws4_request" {
+		return a, true, fmt.Errorf("Credential should be scoped to a valid region, not '%s'. Credential should be scoped to correct service.", cred)
+	}
+	a.accessKey, a.date, a.region, a.service = parts[0], parts[1], parts[2], parts[3]
+	a.signedHeaders = strings.Split(signed, ";")
+	return a, true, nil
+}
+
+// authenticate verifies the request's Signature Version 4 against the
+// face's access keys and sets the request's account and region; when it
+// cannot, it answers the service's error and reports false.
+func (h *awsHandler) authenticate(w http.ResponseWriter, r *http.Request, req *awsRequest) bool {
+	ec2 := req.service == awsapi.ServiceEC2
+	a, ok, err := parseSigV4(r)
+	switch {
+	case !ok && ec2:
+		h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeMissingAuthToken, msgMissingTokenE)
+		return false
+	case !ok:
+		h.writeError(w, req, http.StatusForbidden, awsapi.CodeMissingAuthToken, msgMissingTokenA)
+		return false
+	case err != nil && ec2:
+		h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeAuthFailure, err.Error())
+		return false
+	case err != nil:
+		h.writeError(w, req, http.StatusForbidden, awsapi.CodeIncompleteSignature, err.Error())
+		return false
+	}
+	key, found := h.key(a.accessKey)
+	if !found {
+		if ec2 {
+			h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeAuthFailure, msgAuthFailure)
+		} else {
+			h.writeError(w, req, http.StatusForbidden, awsapi.CodeInvalidClientTokenID, msgInvalidToken)
+		}
+		return false
+	}
+	now := h.env.Cloud.Clock().Now().UTC()
+	t, err := time.Parse(amzDateFormat, a.amzDate)
+	if err != nil || a.date != a.amzDate[:min(8, len(a.amzDate))] {
+		h.signatureMismatch(w, req)
+		return false
+	}
+	skew := h.face.clockSkew()
+	if d := now.Sub(t); d > skew || d < -skew {
+		if ec2 {
+			h.writeError(w, req, http.StatusBadRequest, awsapi.CodeRequestExpired, "Request has expired.")
+			return false
+		}
+		mins := int(skew / time.Minute)
+		msg := fmt.Sprintf("Signature expired: %s is now earlier than %s (%s - %d min.)",
+			a.amzDate, now.Add(-skew).Format(amzDateFormat), now.Format(amzDateFormat), mins)
+		if d < 0 {
+			msg = fmt.Sprintf("Signature not yet current: %s is still later than %s (%s + %d min.)",
+				a.amzDate, now.Add(skew).Format(amzDateFormat), now.Format(amzDateFormat), mins)
+		}
+		h.writeError(w, req, http.StatusForbidden, awsapi.CodeSignatureDoesNotMatch, msg)
+		return false
+	}
+	want := sigV4Signature(key.SecretAccessKey, a, canonicalRequest(r, a, req.body))
+	if !hmac.Equal([]byte(want), []byte(strings.ToLower(a.signature))) {
+		h.signatureMismatch(w, req)
+		return false
+	}
+	req.account, req.region = key.AccountID, a.region
+	return true
+}
+
+func (h *awsHandler) signatureMismatch(w http.ResponseWriter, req *awsRequest) {
+	if req.service == awsapi.ServiceEC2 {
+		h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeAuthFailure, msgAuthFailure)
+		return
+	}
+	h.writeError(w, req, http.StatusForbidden, awsapi.CodeSignatureDoesNotMatch, msgSignatureASG)
+}
+
+// canonicalRequest is SigV4's canonical request of r:
+//
+//	Method \n CanonicalURI \n CanonicalQuery \n CanonicalHeaders \n SignedHeaders \n HashedPayload
+//
+// over the path as sent (r.RequestURI, URI-encoded once more, as the SDKs
+// do for every service but S3), the query sorted and strictly encoded (less
+// X-Amz-Signature when presigned), the signed headers lowercased, trimmed
+// and with inner spaces collapsed, and the SHA-256 of the body.
+func canonicalRequest(r *http.Request, a sigV4Auth, body []byte) string {
+	rawPath, rawQuery, _ := strings.Cut(r.RequestURI, "?")
+	if rawPath == "" || !strings.HasPrefix(rawPath, "/") {
+		rawPath = r.URL.EscapedPath()
+	}
+	if rawPath == "" {
+		rawPath = "/"
+	}
+	var b strings.Builder
+	b.WriteString(r.Method)
+	b.WriteByte('\n')
+	b.WriteString(sigV4Escape(rawPath, false))
+	b.WriteByte('\n')
+
+	type kv struct{ k, v string }
+	var pairs []kv
+	for _, p := range strings.Split(rawQuery, "&") {
+		if p == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(p, "=")
+		k, _ = url.QueryUnescape(k)
+		v, _ = url.QueryUnescape(v)
+		if a.presigned && k == "X-Amz-Signature" {
+			continue
+		}
+		pairs = append(pairs, kv{sigV4Escape(k, true), sigV4Escape(v, true)})
+	}
+	sort.Slice(pairs, func(i, j int) bool {
+		if pairs[i].k != pairs[j].k {
+			return pairs[i].k < pairs[j].k
+		}
+		return pairs[i].v < pairs[j].v
+	})
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(p.k + "=" + p.v)
+	}
+	b.WriteByte('\n')
+
+	for _, name := range a.signedHeaders {
+		var vals []string
+		switch name {
+		case "host":
+			vals = []string{r.Host}
+		case "content-length":
+			vals = []string{strconv.FormatInt(r.ContentLength, 10)}
+		case "transfer-encoding":
+			vals = r.TransferEncoding
+		default:
+			vals = r.Header.Values(name)
+		}
+		for i, v := range vals {
+			vals[i] = strings.Join(strings.Fields(v), " ")
+		}
+		b.WriteString(name + ":" + strings.Join(vals, ",") + "\n")
+	}
+	b.WriteByte('\n')
+	b.WriteString(strings.Join(a.signedHeaders, ";"))
+	b.WriteByte('\n')
+	hash := r.Header.Get("X-Amz-Content-Sha256")
+	if hash != "UNSIGNED-PAYLOAD" {
+		sum := sha256.Sum256(body)
+		hash = hex.EncodeToString(sum[:])
+	}
+	if a.presigned && hash == "" {
+		hash = "UNSIGNED-PAYLOAD"
+	}
+	b.WriteString(hash)
+	return b.String()
+}
+
+// sigV4Signature is the hex HMAC-SHA256 of the string to sign,
+//
+//	AWS4-HMAC-SHA256 \n X-Amz-Date \n date/region/service/aws4_request \n hex(SHA256(canonical request))
+//
+// with the key derived from the secret: HMAC("AWS4"+secret, date), then
+// region, service and "aws4_request".
+func sigV4Signature(secret string, a sigV4Auth, canonical string) string {
+	sum := sha256.Sum256([]byte(canonical))
+	scope := a.date + "/" + a.region + "/" + a.service + "/aws4_request"
+	sts := sigV4Algorithm + "\n" + a.amzDate + "\n" + scope + "\n" + hex.EncodeToString(sum[:])
+	k := hmacSHA256([]byte("AWS4"+secret), a.date)
+	k = hmacSHA256(k, a.region)
+	k = hmacSHA256(k, a.service)
+	k = hmacSHA256(k, "aws4_request")
+	return hex.EncodeToString(hmacSHA256(k, sts))
+}
+
+func hmacSHA256(key []byte, data string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(data))
+	return m.Sum(nil)
+}
+
+// sigV4Escape URI-encodes s as SigV4 wants: every byte but the unreserved
+// characters A-Z a-z 0-9 - _ . ~ (and '/' unless encodeSlash) as %XX,
+// uppercase.
+func sigV4Escape(s string, encodeSlash bool) string {
+	const hexd = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~' || c == '/' && !encodeSlash {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hexd[c>>4])
+		b.WriteByte(hexd[c&15])
+	}
+	return b.String()
+}

@@ -1,0 +1,153 @@
+package awsface
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/wire/awsapi"
+)
+
+// The node group's Auto Scaling group.
+
+// applyASG writes the node group's ASG (a group of the AWS face) with its
+// current model and the given desired capacity. New instances launch from
+// the model; existing ones keep theirs. What launchLimit holds back is not
+// launched (the group's capacity in the core stays below its desired
+// capacity, never below the instances it has) and is recorded as a failed
+// scaling activity; relaunch retries it.
+func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*core.Group, error) {
+	sc := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region))
+	existing, _ := sc.GetGroup(n.ASG)
+	launch := capacity
+	fit, issue := f.launchLimit(env, n)
+	if fit >= 0 && int(capacity) > fit {
+		have := 0
+		if existing != nil {
+			have = int(existing.Capacity)
+		}
+		launch = int32(max(fit, min(int(capacity), have)))
+	}
+	ami := eksImageID(n)
+	var zones []string
+	for _, s := range n.Subnets {
+		if sn := findSubnet(n.Account, n.Region, s); sn != nil {
+			zones = append(zones, sn.zone)
+		}
+	}
+	slices.Sort(zones)
+	zones = slices.Compact(zones)
+	instTags := []awsapi.Tag{
+		{Key: EKSTagClusterName, Value: n.Cluster},
+		{Key: EKSTagNodegroupName, Value: n.Name},
+		{Key: "kubernetes.io/cluster/" + n.Cluster, Value: "owned"},
+		{Key: EKSTagRelease, Value: n.release()},
+	}
+	for _, k := range slices.Sorted(maps.Keys(n.Tags)) {
+		instTags = append(instTags, awsapi.Tag{Key: k, Value: n.Tags[k]})
+	}
+	p := awsGroupPayload{
+		Name: n.ASG, CreatedTime: n.CreatedAt, HealthCheckType: "EC2", DefaultCooldown: 300,
+		ARN:          fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s", n.Region, n.Account, awsHex(8, n.ARN), n.ASG),
+		InstanceType: n.InstanceTypes[0], ImageID: ami, Spot: n.CapacityType == "SPOT",
+		TemplateTags: instTags, MinSize: n.MinSize, MaxSize: max(n.MaxSize, capacity), Desired: capacity,
+		Subnets: slices.Clone(n.Subnets), Zones: zones,
+		Tags: []awsTag{
+			{Key: EKSTagClusterName, Value: n.Cluster, PropagateAtLaunch: true},
+			{Key: EKSTagNodegroupName, Value: n.Name, PropagateAtLaunch: true},
+			{Key: "k8s.io/cluster-autoscaler/enabled", Value: "true", PropagateAtLaunch: true},
+			{Key: "k8s.io/cluster-autoscaler/" + n.Cluster, Value: "owned", PropagateAtLaunch: true},
+		},
+	}
+	payload, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	kubelet := "v" + strings.SplitN(n.ReleaseVersion, "-", 2)[0]
+	model := core.Model{
+		InstanceType: n.InstanceTypes[0], Image: ami, Zones: zones, CustomData: eksCloudInit(n),
+		Tags:  map[string]string{EKSTagClusterName: n.Cluster, EKSTagNodegroupName: n.Name},
+		Extra: map[string]string{core.ExtraVersion: kubelet},
+	}
+	if launch < capacity && existing != nil && existing.Capacity == launch && existing.ModelHash == n.release() && bytes.Equal(existing.Payload, payload) {
+		// Still held back: nothing to write (the loop retries each tick).
+		if cd, err := sc.CustomData(n.ASG); err == nil && bytes.Equal(cd, model.CustomData) {
+			return existing, nil
+		}
+	}
+	g, err := sc.ApplyGroup(n.ASG, core.GroupSpec{Capacity: launch, ModelHash: n.release(), Model: model, Payload: payload})
+	if err == nil && launch < capacity && issue != nil {
+		f.heldBack(env, n, issue, launch, capacity)
+	}
+	return g, err
+}
+
+// eksImageID is the AMI of a node group's release.
+func eksImageID(n *eksNodegroup) string {
+	return "ami-" + awsHex(17, "eks-ami", n.Region, n.AMIType, n.ReleaseVersion)
+}
+
+// eksNodeLabels are the labels a node group's Nodes register with.
+func eksNodeLabels(n *eksNodegroup) map[string]string {
+	l := maps.Clone(n.Labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[EKSLabelNodegroup] = n.Name
+	l[EKSLabelCapacityType] = n.CapacityType
+	l[EKSLabelNodegroupImage] = eksImageID(n)
+	if n.LaunchTemplate != nil {
+		l["eks.amazonaws.com/sourceLaunchTemplateId"] = n.LaunchTemplate.ID
+		l["eks.amazonaws.com/sourceLaunchTemplateVersion"] = n.LaunchTemplate.Version
+	}
+	return l
+}
+
+// eksCloudInit is the bootstrap data EKS gives a node group's instances: a
+// kubeadm join of the cluster's API server with the node group's token,
+// labels and taints. Without a workload API server it is empty (the
+// instances boot and never join).
+func eksCloudInit(n *eksNodegroup) []byte {
+	if n.Endpoint == "" || n.Token == "" || n.CAHash == "" {
+		return nil
+	}
+	labels := eksNodeLabels(n)
+	var pairs []string
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		pairs = append(pairs, k+"="+labels[k])
+	}
+	var taints strings.Builder
+	if len(n.Taints) > 0 {
+		taints.WriteString("      taints:\n")
+		for _, t := range n.Taints {
+			fmt.Fprintf(&taints, "      - key: %q\n        value: %q\n        effect: %s\n", t.Key, t.Value, eksTaintEffects[t.Effect])
+		}
+	}
+	host := strings.TrimPrefix(strings.TrimPrefix(n.Endpoint, "https://"), "http://")
+	return fmt.Appendf(nil, `## template: jinja
+#cloud-config
+write_files:
+- path: /run/kubeadm/kubeadm-join-config.yaml
+  owner: root:root
+  permissions: '0640'
+  content: |
+    apiVersion: kubeadm.k8s.io/v1beta3
+    kind: JoinConfiguration
+    discovery:
+      bootstrapToken:
+        apiServerEndpoint: %s
+        token: %s
+        caCertHashes:
+        - %s
+    nodeRegistration:
+      name: '{{ ds.meta_data["local_hostname"] }}'
+%s      kubeletExtraArgs:
+        node-labels: %q
+runcmd:
+- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml
+`, host, n.Token, n.CAHash, taints.String(), strings.Join(pairs, ","))
+}

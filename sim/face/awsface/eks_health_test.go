@@ -1,0 +1,237 @@
+package awsface
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/mpool-dev/mpool/sim/core"
+)
+
+// createNodegroup creates a t3.medium (2 vCPUs) node group of desired
+// nodes in cluster c1.
+func (e *eksTestEnv) createNodegroup(t testing.TB, name string, desired int32, lt *ekstypes.LaunchTemplateSpecification) {
+	t.Helper()
+	if _, err := e.eks.CreateNodegroup(context.Background(), &eks.CreateNodegroupInput{
+		ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+		ScalingConfig:  &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(5), DesiredSize: aws.Int32(desired)},
+		InstanceTypes:  []string{"t3.medium"},
+		LaunchTemplate: lt,
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// issue returns the node group's only health issue, failing otherwise.
+func issue(t testing.TB, ng *ekstypes.Nodegroup, code ekstypes.NodegroupIssueCode) ekstypes.Issue {
+	t.Helper()
+	if ng.Health == nil || len(ng.Health.Issues) != 1 || ng.Health.Issues[0].Code != code {
+		t.Fatalf("node group %s (%s): health %+v, want one %s issue", aws.ToString(ng.NodegroupName), ng.Status, ng.Health, code)
+	}
+	return ng.Health.Issues[0]
+}
+
+func healthy(n *ekstypes.Nodegroup) bool {
+	return n.Status == ekstypes.NodegroupStatusActive && n.Health != nil && len(n.Health.Issues) == 0
+}
+
+// TestEKSFaceHealthVCPUQuota: the AWS face's vCPU quota holds a scale-up
+// back; the update fails, the node group is DEGRADED with
+// AsgInstanceLaunchFailures carrying the Auto Scaling group's failed
+// activity, and recovers once another node group frees the vCPUs.
+func TestEKSFaceHealthVCPUQuota(t *testing.T) {
+	e := newEKSEnv(t, &AWSFace{VCPUQuota: 4}, &EKSFace{NodeCreationTimeout: 500 * time.Millisecond, Interval: 20 * time.Millisecond})
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.createNodegroup(t, "ng1", 1, nil)
+	e.createNodegroup(t, "ng2", 1, nil)
+	e.wait(t, "c1", "ng1", healthy)
+	e.wait(t, "c1", "ng2", healthy)
+
+	up, err := e.eks.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng2"),
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ng := e.wait(t, "c1", "ng2", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusDegraded })
+	is := issue(t, ng, ekstypes.NodegroupIssueCodeAsgInstanceLaunchFailures)
+	asgName := aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
+	if !strings.Contains(aws.ToString(is.Message), "vCPU limit of 4") || len(is.ResourceIds) != 1 || is.ResourceIds[0] != asgName {
+		t.Fatalf("issue %s %q %v: want the vCPU limit, naming %s", is.Code, aws.ToString(is.Message), is.ResourceIds, asgName)
+	}
+	du, err := e.eks.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String("c1"), NodegroupName: aws.String("ng2"), UpdateId: up.Update.Id})
+	if err != nil || du.Update.Status != ekstypes.UpdateStatusFailed || len(du.Update.Errors) != 1 || du.Update.Errors[0].ErrorCode != ekstypes.ErrorCodeNodeCreationFailure {
+		t.Fatalf("DescribeUpdate: %+v, %v", du, err)
+	}
+	acts, err := e.asg.DescribeScalingActivities(ctx, &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String(asgName)})
+	if err != nil || len(acts.Activities) == 0 || acts.Activities[0].StatusCode != "Failed" || aws.ToString(acts.Activities[0].StatusMessage) != aws.ToString(is.Message) {
+		t.Fatalf("the ASG's scaling activities: %+v, %v", acts, err)
+	}
+	if got := e.instances(t, "ng2"); len(got) != 1 {
+		t.Fatalf("instances %v: want the 1 the quota allows", got)
+	}
+
+	// ng1's vCPUs freed: ng2 launches its second node and recovers.
+	if _, err := e.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")}); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "c1", "ng2", healthy)
+	if got := e.instances(t, "ng2"); len(got) != 2 {
+		t.Fatalf("instances %v after the recovery: want 2", got)
+	}
+}
+
+// TestEKSFaceHealthCreateFailed: a node group none of whose nodes the
+// quota lets launch is CREATE_FAILED with AsgInstanceLaunchFailures.
+func TestEKSFaceHealthCreateFailed(t *testing.T) {
+	e := newEKSEnv(t, &AWSFace{VCPUQuota: 1}, &EKSFace{NodeCreationTimeout: 300 * time.Millisecond, Interval: 20 * time.Millisecond})
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.createNodegroup(t, "ng1", 2, nil)
+	ng := e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status != ekstypes.NodegroupStatusCreating })
+	if ng.Status != ekstypes.NodegroupStatusCreateFailed {
+		t.Fatalf("status %s: want CREATE_FAILED", ng.Status)
+	}
+	issue(t, ng, ekstypes.NodegroupIssueCodeAsgInstanceLaunchFailures)
+}
+
+// TestEKSFaceHealthASGDeleted: the Auto Scaling group deleted behind EKS's
+// back is AutoScalingGroupNotFound; one recreated with the name is taken
+// over again, and the node group recovers.
+func TestEKSFaceHealthASGDeleted(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.createNodegroup(t, "ng1", 2, nil)
+	ng := e.wait(t, "c1", "ng1", healthy)
+	asgName := aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
+	if _, err := e.asg.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String(asgName), ForceDelete: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	ng = e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusDegraded })
+	if is := issue(t, ng, ekstypes.NodegroupIssueCodeAutoScalingGroupNotFound); len(is.ResourceIds) != 1 || is.ResourceIds[0] != asgName {
+		t.Fatalf("issue resources %v: want %s", is.ResourceIds, asgName)
+	}
+	// Wait for the group to be gone, then recreate it, as the issue's
+	// remedy says.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asgName}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.AutoScalingGroups) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Auto Scaling group %s was not deleted", asgName)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	lt, err := e.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("recreated"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(AWSImageID(AWSDefaultRegion, AWSImageName("v1.31.2"))), InstanceType: ec2types.InstanceTypeT3Medium}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.asg.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{AutoScalingGroupName: aws.String(asgName),
+		MinSize: aws.Int32(0), MaxSize: aws.Int32(5), DesiredCapacity: aws.Int32(0), VPCZoneIdentifier: aws.String(AWSDefaultSubnetID),
+		LaunchTemplate: &asgtypes.LaunchTemplateSpecification{LaunchTemplateId: lt.LaunchTemplate.LaunchTemplateId}}); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "c1", "ng1", healthy)
+	got := e.instances(t, "ng1")
+	if len(got) != 2 {
+		t.Fatalf("instances %v after the recovery: want 2", got)
+	}
+	for id, rel := range got {
+		if !strings.HasPrefix(rel, "1.31/") {
+			t.Fatalf("instance %s of release %q: want EKS's", id, rel)
+		}
+	}
+}
+
+// TestEKSFaceHealthLaunchTemplateDeleted: the node group's launch template
+// deleted is Ec2LaunchTemplateNotFound, and nothing more launches.
+func TestEKSFaceHealthLaunchTemplateDeleted(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	lt, err := e.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("nodes"),
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(AWSImageID(AWSDefaultRegion, AWSImageName("v1.31.2")))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := aws.ToString(lt.LaunchTemplate.LaunchTemplateId)
+	// Named by name: EKS answers the template's ID.
+	e.createNodegroup(t, "ng1", 1, &ekstypes.LaunchTemplateSpecification{Name: aws.String("nodes"), Version: aws.String("1")})
+	ng := e.wait(t, "c1", "ng1", healthy)
+	if aws.ToString(ng.LaunchTemplate.Id) != id {
+		t.Fatalf("launch template %+v: want ID %s", ng.LaunchTemplate, id)
+	}
+	if _, err := e.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateId: aws.String(id)}); err != nil {
+		t.Fatal(err)
+	}
+	ng = e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusDegraded })
+	if is := issue(t, ng, ekstypes.NodegroupIssueCodeEc2LaunchTemplateNotFound); len(is.ResourceIds) != 1 || is.ResourceIds[0] != id {
+		t.Fatalf("issue resources %v: want %s", is.ResourceIds, id)
+	}
+	// A DEGRADED node group can be updated; its scale-up launches nothing.
+	if _, err := e.eks.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"),
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	ng = e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Health != nil && len(n.Health.Issues) > 0 })
+	issue(t, ng, ekstypes.NodegroupIssueCodeEc2LaunchTemplateNotFound)
+	if got := e.instances(t, "ng1"); len(got) != 1 {
+		t.Fatalf("instances %v: want only the one launched before the template was deleted", got)
+	}
+}
+
+// TestEKSFaceThrottling: an exhausted request budget answers EKS's
+// ThrottlingException (429, X-Amzn-ErrorType), which the SDK's standard
+// retryer retries until the bucket refills.
+func TestEKSFaceThrottling(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{Budget: core.Budget{Burst: 2, PerSecond: 20}})
+	ctx := context.Background()
+	var err error
+	for range 3 {
+		_, err = e.eks.ListClusters(ctx, &eks.ListClustersInput{})
+	}
+	// The code comes from the X-Amzn-ErrorType header: the body has only
+	// the message.
+	if apiError(t, err, EKSCodeThrottling); httpStatus(err) != http.StatusTooManyRequests {
+		t.Fatalf("throttled with %d", httpStatus(err))
+	}
+
+	// The SDK's default retryer (standard: 3 attempts, backoff with
+	// jitter, ThrottlingException retryable).
+	cfg := awsConfig(e.srv.FaceURL(EKSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+	cfg.Retryer, cfg.RetryMaxAttempts = nil, 0
+	retrying := eks.NewFromConfig(cfg)
+	e.srv.ResetStats()
+	for i := range 6 {
+		if _, err := retrying.ListClusters(ctx, &eks.ListClustersInput{}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if n := e.srv.Stats().CountStatus(OpEKSListClusters, http.StatusTooManyRequests); n == 0 {
+		t.Fatal("no request was throttled: the retryer was not exercised")
+	}
+}

@@ -1,0 +1,335 @@
+package awsface
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
+	"github.com/aws/aws-sdk-go-v2/service/eks"
+	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
+
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/server"
+)
+
+// eksTestEnv is a simulated cloud with clients of the real AWS SDK for Go
+// v2 pointed at its EKS and AWS faces.
+type eksTestEnv struct {
+	srv *server.Server
+	eks *eks.Client
+	asg *autoscaling.Client
+	ec2 *ec2.Client
+}
+
+func newEKSEnv(t testing.TB, faces ...core.Face) *eksTestEnv {
+	t.Helper()
+	srv := startCloud(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond}, Faces: faces})
+	u := srv.FaceURL(EKSFaceName)
+	if !strings.HasPrefix(u, "http://") || u == srv.URL()+"/eks" {
+		t.Fatalf("eks face URL %q: want a listener of its own", u)
+	}
+	cfg := awsConfig(u, AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+	acfg := awsConfig(srv.FaceURL(AWSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+	return &eksTestEnv{srv: srv, eks: eks.NewFromConfig(cfg), asg: autoscaling.NewFromConfig(acfg), ec2: ec2.NewFromConfig(acfg)}
+}
+
+// wait polls the node group until ok accepts it, for at most 20s.
+func (e *eksTestEnv) wait(t testing.TB, cluster, name string, ok func(*ekstypes.Nodegroup) bool) *ekstypes.Nodegroup {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, err := e.eks.DescribeNodegroup(context.Background(), &eks.DescribeNodegroupInput{ClusterName: aws.String(cluster), NodegroupName: aws.String(name)})
+		if err == nil && ok(out.Nodegroup) {
+			return out.Nodegroup
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = fmt.Errorf("status %s", out.Nodegroup.Status)
+			}
+			t.Fatalf("node group %s: %v", name, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// instances returns the node group's EC2 instances that are not shutting
+// down, by the release tag they were launched with.
+func (e *eksTestEnv) instances(t testing.TB, name string) map[string]string {
+	t.Helper()
+	out, err := e.ec2.DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{Filters: []ec2types.Filter{
+		{Name: aws.String("tag:" + EKSTagNodegroupName), Values: []string{name}},
+		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range out.Reservations {
+		for _, in := range r.Instances {
+			for _, tg := range in.Tags {
+				if aws.ToString(tg.Key) == EKSTagRelease {
+					got[aws.ToString(in.InstanceId)] = aws.ToString(tg.Value)
+				}
+			}
+		}
+	}
+	return got
+}
+
+func TestEKSFaceNodegroupLifecycle(t *testing.T) {
+	e := newEKSEnv(t)
+	ctx := context.Background()
+	if _, err := e.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("nope")}); err == nil {
+		t.Fatal("DescribeCluster of a missing cluster succeeded")
+	} else {
+		apiError(t, err, EKSCodeResourceNotFound)
+	}
+	if _, err := e.eks.CreateCluster(ctx, &eks.CreateClusterInput{Name: aws.String("c1"), Version: aws.String("1.31"),
+		RoleArn: aws.String("arn:aws:iam::000000000001:role/eks"), ResourcesVpcConfig: &ekstypes.VpcConfigRequest{}}); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := e.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("c1")})
+	if err != nil || cl.Cluster.Status != ekstypes.ClusterStatusActive || aws.ToString(cl.Cluster.Version) != "1.31" {
+		t.Fatalf("DescribeCluster: %+v, %v", cl, err)
+	}
+
+	create := &eks.CreateNodegroupInput{
+		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("arn:aws:iam::000000000001:role/node"),
+		Subnets:       []string{AWSDefaultSubnetID},
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(5), DesiredSize: aws.Int32(2)},
+		UpdateConfig:  &ekstypes.NodegroupUpdateConfig{MaxUnavailable: aws.Int32(1)},
+		Labels:        map[string]string{"tier": "web"},
+		Taints:        []ekstypes.Taint{{Key: aws.String("dedicated"), Value: aws.String("web"), Effect: ekstypes.TaintEffectNoSchedule}},
+		Tags:          map[string]string{AWSTagModelHash: "h1"},
+		Version:       aws.String("1.30"),
+	}
+	bad := *create
+	bad.ScalingConfig = &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(3), MaxSize: aws.Int32(2), DesiredSize: aws.Int32(2)}
+	if _, err := e.eks.CreateNodegroup(ctx, &bad); err == nil {
+		t.Fatal("a node group with minSize > maxSize was created")
+	} else {
+		apiError(t, err, EKSCodeInvalidParameter)
+	}
+	out, err := e.eks.CreateNodegroup(ctx, create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Nodegroup.Status != ekstypes.NodegroupStatusCreating || aws.ToString(out.Nodegroup.ReleaseVersion) != "1.30.0-"+EKSReleaseDate {
+		t.Fatalf("created node group: status %s release %s", out.Nodegroup.Status, aws.ToString(out.Nodegroup.ReleaseVersion))
+	}
+	if _, err := e.eks.CreateNodegroup(ctx, create); err == nil {
+		t.Fatal("a node group was created twice")
+	} else {
+		apiError(t, err, EKSCodeResourceInUse)
+	}
+	ng := e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusActive })
+	asgName := aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
+	asgs, err := e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asgName}})
+	if err != nil || len(asgs.AutoScalingGroups) != 1 || len(asgs.AutoScalingGroups[0].Instances) != 2 {
+		t.Fatalf("the node group's ASG %s: %+v, %v", asgName, asgs, err)
+	}
+	if got := e.instances(t, "ng1"); len(got) != 2 {
+		t.Fatalf("instances %v: want 2", got)
+	}
+
+	// Scale 2 → 3.
+	up, err := e.eks.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"),
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(3)}})
+	if err != nil || up.Update.Type != ekstypes.UpdateTypeConfigUpdate || up.Update.Status != ekstypes.UpdateStatusInProgress {
+		t.Fatalf("UpdateNodegroupConfig: %+v, %v", up, err)
+	}
+	// A second update while one runs is refused.
+	if _, err := e.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")}); err == nil {
+		t.Fatal("an update started while another ran")
+	} else {
+		apiError(t, err, EKSCodeResourceInUse)
+	}
+	e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusActive })
+	if got := e.instances(t, "ng1"); len(got) != 3 {
+		t.Fatalf("instances %v: want 3", got)
+	}
+	du, err := e.eks.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String("c1"), NodegroupName: aws.String("ng1"), UpdateId: up.Update.Id})
+	if err != nil || du.Update.Status != ekstypes.UpdateStatusSuccessful {
+		t.Fatalf("DescribeUpdate: %+v, %v", du, err)
+	}
+
+	// A version update skipping a minor version is refused; 1.30 → 1.31
+	// replaces every node.
+	if _, err := e.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"),
+		Version: aws.String("1.32")}); err == nil {
+		t.Fatal("an update past the cluster's version was accepted")
+	} else {
+		apiError(t, err, EKSCodeInvalidParameter)
+	}
+	before := e.instances(t, "ng1")
+	vu, err := e.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"),
+		Version: aws.String("1.31")})
+	if err != nil || vu.Update.Type != ekstypes.UpdateTypeVersionUpdate {
+		t.Fatalf("UpdateNodegroupVersion: %+v, %v", vu, err)
+	}
+	ng = e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool {
+		if got := e.instances(t, "ng1"); len(got) > 3+1 {
+			t.Fatalf("%d instances during the update: more than desired + maxUnavailable", len(got))
+		}
+		return n.Status == ekstypes.NodegroupStatusActive
+	})
+	after := e.instances(t, "ng1")
+	if len(after) != 3 || aws.ToString(ng.Version) != "1.31" {
+		t.Fatalf("after the update: instances %v, version %s", after, aws.ToString(ng.Version))
+	}
+	for id, rel := range after {
+		if _, old := before[id]; old || !strings.HasPrefix(rel, "1.31/") {
+			t.Fatalf("instance %s (release %s) was not replaced", id, rel)
+		}
+	}
+	ids, err := e.eks.ListUpdates(ctx, &eks.ListUpdatesInput{Name: aws.String("c1"), NodegroupName: aws.String("ng1")})
+	if err != nil || len(ids.UpdateIds) != 2 {
+		t.Fatalf("ListUpdates: %+v, %v", ids, err)
+	}
+
+	// Tags.
+	if _, err := e.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: ng.NodegroupArn, Tags: map[string]string{AWSTagModelHash: "h2"}}); err != nil {
+		t.Fatal(err)
+	}
+	tags, err := e.eks.ListTagsForResource(ctx, &eks.ListTagsForResourceInput{ResourceArn: ng.NodegroupArn})
+	if err != nil || tags.Tags[AWSTagModelHash] != "h2" {
+		t.Fatalf("ListTagsForResource: %+v, %v", tags, err)
+	}
+
+	// Delete.
+	if _, err := e.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := e.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")})
+		if err != nil {
+			apiError(t, err, EKSCodeResourceNotFound)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the node group was not deleted")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := e.instances(t, "ng1"); len(got) != 0 {
+		t.Fatalf("instances %v left after the deletion", got)
+	}
+}
+
+func TestEKSFaceQuotas(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{MaxNodegroupsPerCluster: 1, MaxNodesPerNodegroup: 3})
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	create := func(name string, maxSize int32) error {
+		_, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
+			ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+			ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(maxSize), DesiredSize: aws.Int32(1)},
+		})
+		return err
+	}
+	if err := create("big", 4); err == nil {
+		t.Fatal("a node group beyond the nodes quota was created")
+	} else {
+		apiError(t, err, EKSCodeResourceLimitExceeded)
+	}
+	if err := create("ng1", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := create("ng2", 3); err == nil {
+		t.Fatal("a node group beyond the node groups quota was created")
+	} else {
+		apiError(t, err, EKSCodeResourceLimitExceeded)
+	}
+}
+
+func TestEKSFaceNodeCreationFailure(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{NodeCreationTimeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+		t.Fatal(err)
+	}
+	// Every instance fails to boot.
+	fail := 1.0
+	if _, err := e.srv.Cloud().SetDefaultSimulation(core.SimulationPatch{FailureRate: &fail}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
+		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(2), DesiredSize: aws.Int32(2)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ng := e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusCreateFailed })
+	if len(ng.Health.Issues) != 1 || ng.Health.Issues[0].Code != ekstypes.NodegroupIssueCodeNodeCreationFailure || len(ng.Health.Issues[0].ResourceIds) != 2 {
+		t.Fatalf("health %+v: want NodeCreationFailure naming both instances", ng.Health)
+	}
+	if _, err := e.eks.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"),
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(1)}}); err == nil {
+		t.Fatal("a CREATE_FAILED node group was updated")
+	} else {
+		apiError(t, err, EKSCodeResourceInUse)
+	}
+	if _, err := e.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEKSFaceUpdateSurvivesRestart: a cloud stopped mid-update resumes it
+// from its state file.
+func TestEKSFaceUpdateSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	start := func() *eksTestEnv {
+		srv, err := server.Start(context.Background(), core.Options{DataDir: dir, DefaultSimulation: &core.Simulation{BootDelay: 300 * time.Millisecond}, Faces: []core.Face{&AWSFace{}, &EKSFace{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Stop() })
+		cfg := awsConfig(srv.FaceURL(EKSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+		acfg := awsConfig(srv.FaceURL(AWSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+		return &eksTestEnv{srv: srv, eks: eks.NewFromConfig(cfg), asg: autoscaling.NewFromConfig(acfg), ec2: ec2.NewFromConfig(acfg)}
+	}
+	e := start()
+	ctx := context.Background()
+	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", "1.31"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
+		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(4), DesiredSize: aws.Int32(3)}, Version: aws.String("1.30"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusActive })
+	up, err := e.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	e = start()
+	ng := e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusActive })
+	du, err := e.eks.DescribeUpdate(ctx, &eks.DescribeUpdateInput{Name: aws.String("c1"), NodegroupName: aws.String("ng1"), UpdateId: up.Update.Id})
+	if err != nil || du.Update.Status != ekstypes.UpdateStatusSuccessful || aws.ToString(ng.Version) != "1.31" {
+		t.Fatalf("after the restart: update %+v (%v), node group at %s", du, err, aws.ToString(ng.Version))
+	}
+	got := e.instances(t, "ng1")
+	if len(got) != 3 {
+		t.Fatalf("instances %v: want 3", got)
+	}
+	for id, rel := range got {
+		if !strings.HasPrefix(rel, "1.31/") {
+			t.Fatalf("instance %s runs %s", id, rel)
+		}
+	}
+}
