@@ -1,7 +1,7 @@
 // Package local implements scalegroup.ScaleGroup for the simulated cloud
-// (internal/cloudsim): a plain HTTP client of its JSON face (package
-// localapi), talking real HTTP over loopback. It is a real provider, not a
-// test double: the infra pool engine drives LocalMachinePools through it
+// (sim/): a plain HTTP client of its local face's JSON API (package
+// sim/wire/localapi), talking real HTTP over loopback. It is a real
+// provider, not a test double: the infra pool engine drives LocalMachinePools through it
 // exactly as it drives Azure and AWS.
 //
 // # The model
