@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 )
 
 func newPrepareCommand() *cobra.Command {
@@ -14,7 +14,7 @@ func newPrepareCommand() *cobra.Command {
 		Short: "Build and cache kube-apiserver and etcd (done by `mpool up` on first use)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			bins, err := localenv.EnsureBinaries(cmd.Context(), cmd.OutOrStdout())
+			bins, err := kubeenv.EnsureBinaries(cmd.Context(), cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}

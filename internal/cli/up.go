@@ -18,7 +18,7 @@ import (
 
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/conversion"
-	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
@@ -85,7 +85,7 @@ Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 		// The workload cluster is the embedded API server, which the manager
 		// already reaches at the control plane's client limits: drains and
 		// Node updates get the same, not a remote cluster's defaults.
-		mo.WorkloadQPS, mo.WorkloadBurst = localenv.ClientQPS, localenv.ClientBurst
+		mo.WorkloadQPS, mo.WorkloadBurst = kubeenv.ClientQPS, kubeenv.ClientBurst
 		return runUp(ctx, cmd.OutOrStdout(), o, mo, logs)
 	}
 	return cmd
@@ -100,7 +100,7 @@ func defaultDataDir() string {
 	if h, err := os.UserHomeDir(); err == nil {
 		return filepath.Join(h, ".local", "state", "mpool", "up")
 	}
-	if d, err := localenv.CacheDir(); err == nil {
+	if d, err := kubeenv.CacheDir(); err == nil {
 		return filepath.Join(d, "up")
 	}
 	return filepath.Join(os.TempDir(), "mpool-up")
@@ -128,12 +128,12 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 		defer lf.Close()
 		logs.setup(lf)
 	}
-	fmt.Fprintf(out, "mpool: starting etcd and kube-apiserver %s (data in %s)\n", localenv.KubernetesVersion, dir)
+	fmt.Fprintf(out, "mpool: starting etcd and kube-apiserver %s (data in %s)\n", kubeenv.KubernetesVersion, dir)
 	crds, err := crd.CRDs()
 	if err != nil {
 		return err
 	}
-	cp, err := localenv.Start(ctx, localenv.Options{DataDir: dir, Durable: true, Progress: out, CRDs: crds, Conversion: conversion.ForConfig})
+	cp, err := kubeenv.Start(ctx, kubeenv.Options{DataDir: dir, Durable: true, Progress: out, CRDs: crds, Conversion: conversion.ForConfig})
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	corev1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -26,7 +26,7 @@ const localClusterName = "local"
 // registerLocalCluster makes the embedded API server its own workload
 // cluster: a Cluster "local" in namespace default (see registerCluster).
 // Existing objects are left as they are.
-func registerLocalCluster(ctx context.Context, c client.Client, cp *localenv.ControlPlane) error {
+func registerLocalCluster(ctx context.Context, c client.Client, cp *kubeenv.ControlPlane) error {
 	return registerCluster(ctx, c, cp, "default", localClusterName)
 }
 
@@ -35,7 +35,7 @@ func registerLocalCluster(ctx context.Context, c client.Client, cp *localenv.Con
 // (the Cluster is created when missing), with the <cluster>-kubeconfig and
 // <cluster>-ca Secrets Cluster API providers read. Existing Secrets are
 // left as they are.
-func registerCluster(ctx context.Context, c client.Client, cp *localenv.ControlPlane, namespace, name string) error {
+func registerCluster(ctx context.Context, c client.Client, cp *kubeenv.ControlPlane, namespace, name string) error {
 	kc, err := cp.Kubeconfig()
 	if err != nil {
 		return err
@@ -98,7 +98,7 @@ func registerCluster(ctx context.Context, c client.Client, cp *localenv.ControlP
 // a real management cluster the control plane provider does this.
 type sandboxClusters struct {
 	c  client.Client
-	cp *localenv.ControlPlane
+	cp *kubeenv.ControlPlane
 }
 
 // Reconcile implements reconcile.Reconciler.
@@ -119,7 +119,7 @@ func (r *sandboxClusters) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 }
 
 // setupSandboxClusters registers sandboxClusters with mgr.
-func setupSandboxClusters(mgr ctrl.Manager, cp *localenv.ControlPlane) error {
+func setupSandboxClusters(mgr ctrl.Manager, cp *kubeenv.ControlPlane) error {
 	return ctrl.NewControllerManagedBy(mgr).Named("sandboxcluster").For(&corev1beta1.Cluster{}).
 		Complete(&sandboxClusters{c: mgr.GetClient(), cp: cp})
 }

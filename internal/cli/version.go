@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 )
 
 func newVersionCommand() *cobra.Command {
@@ -19,7 +19,7 @@ func newVersionCommand() *cobra.Command {
 			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 				v = bi.Main.Version
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "mpool %s (kube-apiserver %s, etcd %s)\n", v, localenv.KubernetesVersion, localenv.EtcdVersion)
+			fmt.Fprintf(cmd.OutOrStdout(), "mpool %s (kube-apiserver %s, etcd %s)\n", v, kubeenv.KubernetesVersion, kubeenv.EtcdVersion)
 			return nil
 		},
 	}

@@ -111,7 +111,7 @@ func Handler(s *runtime.Scheme, c client.Client) (http.Handler, error) {
 
 // ForConfig returns the webhook's handler for the API server cfg reaches,
 // with mpool's scheme and a client of cfg for reading CRD contract labels:
-// what an embedded control plane (localenv.Options.Conversion) serves.
+// what an embedded control plane (kubeenv.Options.Conversion) serves.
 func ForConfig(cfg *rest.Config) (http.Handler, error) {
 	s, err := mpoolscheme.New()
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package testenv runs one embedded control plane (etcd and a real
-// kube-apiserver, see internal/localenv) per test package, with mpool's CRDs
+// kube-apiserver, see internal/kubeenv) per test package, with mpool's CRDs
 // installed, and offers the small helpers integration tests share.
 //
 //	var env *testenv.Env
@@ -25,7 +25,7 @@ import (
 
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/conversion"
-	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
 
@@ -43,7 +43,7 @@ type Env struct {
 	// CAData is the cluster CA certificate (PEM).
 	CAData []byte
 	// ControlPlane is the running etcd and kube-apiserver.
-	ControlPlane *localenv.ControlPlane
+	ControlPlane *kubeenv.ControlPlane
 }
 
 // APIServerArgsEnv names an environment variable whose space-separated
@@ -57,7 +57,7 @@ func Start(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp, err := localenv.Start(ctx, localenv.Options{Progress: os.Stderr, CRDs: crds, Conversion: conversion.ForConfig,
+	cp, err := kubeenv.Start(ctx, kubeenv.Options{Progress: os.Stderr, CRDs: crds, Conversion: conversion.ForConfig,
 		ExtraAPIServerArgs: strings.Fields(os.Getenv(APIServerArgsEnv))})
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func Start(ctx context.Context) (*Env, error) {
 	return env, nil
 }
 
-func newEnv(cp *localenv.ControlPlane) (*Env, error) {
+func newEnv(cp *kubeenv.ControlPlane) (*Env, error) {
 	cfg := cp.RESTConfig()
 	scheme, err := mpoolscheme.New()
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/examples"
-	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -85,9 +85,9 @@ func TestClusterctlDescribesThePool(t *testing.T) {
 		return nil
 	})
 
-	clusterctl, err := localenv.EnsureClusterctl(ctx, testWriter{t})
+	clusterctl, err := kubeenv.EnsureClusterctl(ctx, testWriter{t})
 	if err != nil {
-		t.Skipf("clusterctl %s cannot be built here: %v", localenv.ClusterctlVersion, err)
+		t.Skipf("clusterctl %s cannot be built here: %v", kubeenv.ClusterctlVersion, err)
 	}
 	home := t.TempDir()
 	args := []string{"describe", "cluster", cluster, "-n", ns, "--kubeconfig", up.kubeconfig,

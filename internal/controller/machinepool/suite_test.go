@@ -28,7 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/mpool-dev/mpool/internal/localenv"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
@@ -95,7 +95,7 @@ func testCRD(group, kind string) *apiextensionsv1.CustomResourceDefinition {
 
 // installTestCRDs installs the test providers' CRDs (idempotent).
 func installTestCRDs(ctx context.Context) error {
-	return localenv.InstallCRDs(ctx, env.Config, []*apiextensionsv1.CustomResourceDefinition{
+	return kubeenv.InstallCRDs(ctx, env.Config, []*apiextensionsv1.CustomResourceDefinition{
 		testCRD(infraGroup, infraPoolKind), testCRD(infraGroup, infraMachKind), testCRD(bootstrapGroup, bootstrapKind),
 	})
 }

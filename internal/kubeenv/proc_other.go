@@ -1,6 +1,6 @@
 //go:build !linux
 
-package localenv
+package kubeenv
 
 import "os/exec"
 

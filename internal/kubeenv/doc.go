@@ -1,4 +1,4 @@
-// Package localenv owns the embedded control plane that `mpool up` and the
+// Package kubeenv owns the embedded control plane that `mpool up` and the
 // integration tests run on: an etcd and a real kube-apiserver, built from
 // source at pinned versions (no binary can be downloaded on the machines mpool
 // targets), cached per version outside the repository, and started on
@@ -6,4 +6,4 @@
 //
 // The build is guarded by a file lock, so concurrent test packages and a
 // concurrent `mpool up` build the binaries at most once.
-package localenv
+package kubeenv

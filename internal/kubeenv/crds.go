@@ -1,4 +1,4 @@
-package localenv
+package kubeenv
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package localenv
+package kubeenv
 
 import (
 	"context"
