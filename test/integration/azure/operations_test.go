@@ -24,7 +24,7 @@ func TestRestartMidPut(t *testing.T) {
 	cloud := startCloud(t, 3*time.Second)
 	f := newFixture(t, cloud)
 	m := startManager(t, f, nil)
-	f.applySeed(nil)
+	f.ApplySeed(nil)
 	testenv.Eventually(t, converge, func() error {
 		if n := f.ops(cloudsim.OpAzureVMSSCreateOrUpdate); n == 0 {
 			return fmt.Errorf("no scale set PUT yet")
@@ -32,7 +32,7 @@ func TestRestartMidPut(t *testing.T) {
 		return nil
 	})
 	m.Stop()
-	if g := f.group(); g == nil || g.Operation == nil && !booting(g) {
+	if g := f.Group(); g == nil || g.Operation == nil && !booting(g) {
 		t.Fatalf("the PUT was not in flight when the manager stopped: %+v", g)
 	}
 
@@ -40,10 +40,10 @@ func TestRestartMidPut(t *testing.T) {
 	startManager(t, f, nil)
 	testenv.Eventually(t, converge, func() error {
 		ap := &infrav1.AzureMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), ap); err == nil && len(ap.Status.LongRunningOperationStates) > 0 {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err == nil && len(ap.Status.LongRunningOperationStates) > 0 {
 			sawFuture = true
 		}
-		return f.converged(2, seedVersion)
+		return f.Converged(2, seedVersion)
 	})
 	if n := f.ops(cloudsim.OpAzureVMSSCreateOrUpdate); n != 1 {
 		t.Errorf("the simulated Azure answered %d scale set PUTs, want exactly 1", n)
@@ -55,10 +55,10 @@ func TestRestartMidPut(t *testing.T) {
 		t.Error("status.longRunningOperationStates never recorded the operation in flight")
 	}
 	k := cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, f.vmss())
-	if sets := f.cloud.Cloud().Scope(k.Face, k.Scope).ListGroups(); len(sets) != 1 {
+	if sets := f.Cloud.Cloud().Scope(k.Face, k.Scope).ListGroups(); len(sets) != 1 {
 		t.Errorf("the resource group holds scale sets %v, want only the pool's", sets)
 	}
-	f.deletePoolAndWaitGone()
+	f.DeletePoolAndWaitGone(converge)
 }
 
 func booting(g *cloudsim.Group) bool {
@@ -134,13 +134,13 @@ func runWithSpy(t *testing.T, faults *cloudsim.Faults) *armSpy {
 	startManager(t, f, func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
-	f.applySeed(nil)
-	f.waitConverged(2, seedVersion, converge)
-	f.scale(4)
-	f.waitConverged(4, seedVersion, converge)
-	before := f.instanceIDs()
+	f.ApplySeed(nil)
+	f.WaitConverged(2, seedVersion, converge)
+	f.Scale(4)
+	f.WaitConverged(4, seedVersion, converge)
+	before := f.InstanceIDs()
 	f.updateAzurePool(func(p *infrav1.AzureMachinePool) { p.Spec.Template.VMSize = "Standard_D4s_v3" })
-	f.waitRolled(before, 4, seedVersion)
+	f.WaitRolled(before, 4, seedVersion, converge)
 	return spy
 }
 
