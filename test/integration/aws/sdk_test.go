@@ -16,7 +16,7 @@ import (
 func (f *fixture) ec2Client() *ec2.Client {
 	return ec2.New(ec2.Options{
 		Region:       cloudsim.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(f.cloud.FaceURL(cloudsim.AWSFaceName)),
+		BaseEndpoint: awssdk.String(f.Cloud.FaceURL(cloudsim.AWSFaceName)),
 		Credentials:  credentials.NewStaticCredentialsProvider(cloudsim.AWSDefaultAccessKeyID, cloudsim.AWSDefaultSecretAccessKey, ""),
 	})
 }
@@ -24,10 +24,10 @@ func (f *fixture) ec2Client() *ec2.Client {
 // launchTemplates returns the names of the launch templates of the
 // simulated account.
 func (f *fixture) launchTemplates() []string {
-	f.t.Helper()
+	f.T.Helper()
 	out, err := f.ec2Client().DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{})
 	if err != nil {
-		f.t.Fatalf("describing launch templates: %v", err)
+		f.T.Fatalf("describing launch templates: %v", err)
 	}
 	names := []string{}
 	for _, lt := range out.LaunchTemplates {
