@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -21,10 +20,8 @@ func TestAWSCLISeesTheNodegroup(t *testing.T) {
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
 	startManager(t, f)
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
-		f.create(obj)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	f.ApplySeed(nil)
+	f.WaitConverged(2, "v1.31.0", converge)
 
 	cmd := exec.Command(cli, "--endpoint-url", cloud.FaceURL(cloudsim.EKSFaceName), "--region", cloudsim.AWSDefaultRegion, "--output", "json",
 		"eks", "describe-nodegroup", "--cluster-name", cloudsim.EKSDefaultClusterName, "--nodegroup-name", f.nodegroup())

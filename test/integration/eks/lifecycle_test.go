@@ -28,10 +28,8 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
 	m := startManager(t, f)
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
-		f.create(obj)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	f.ApplySeed(nil)
+	f.WaitConverged(2, "v1.31.0", converge)
 	testenv.Eventually(t, converge, func() error {
 		ng, err := f.describe()
 		if err != nil {
@@ -45,38 +43,38 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 
 	// At rest: reads only, one DescribeNodegroup per Get.
 	pool := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
 		t.Fatal(err)
 	}
 	writes := func() int64 {
-		return f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSCreateNodegroup) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) +
-			f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) + f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSTagResource)
+		return f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSCreateNodegroup) + f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) +
+			f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) + f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSTagResource)
 	}
-	w0, d0, i0 := writes(), f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSDescribeNodegroup), f.ops(cloudsim.AWSFaceName, cloudsim.OpAWSDescribeInstances)
+	w0, d0, i0 := writes(), f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSDescribeNodegroup), f.Ops(cloudsim.AWSFaceName, cloudsim.OpAWSDescribeInstances)
 	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
-	w1, d1, i1 := writes(), f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSDescribeNodegroup), f.ops(cloudsim.AWSFaceName, cloudsim.OpAWSDescribeInstances)
+	w1, d1, i1 := writes(), f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSDescribeNodegroup), f.Ops(cloudsim.AWSFaceName, cloudsim.OpAWSDescribeInstances)
 	if w1 != w0 || d1-d0 < 5 || d1-d0 != i1-i0 {
 		t.Fatalf("a pool at rest: %d writes, %d DescribeNodegroup, %d DescribeInstances over 5+ reconciles; want 0 writes and one of each per reconcile",
 			w1-w0, d1-d0, i1-i0)
 	}
 
 	// Scale 2 → 3.
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { n := int32(3); mp.Spec.Replicas = &n })
-	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
-	if f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) == 0 {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { n := int32(3); mp.Spec.Replicas = &n })
+	f.WaitConverged(3, "v1.31.0", converge)
+	if f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) == 0 {
 		t.Fatal("the scale-up was not an UpdateNodegroupConfig")
 	}
 
 	// Upgrade 1.31 → 1.32: EKS's own rolling update, within maxUnavailable.
 	before := map[string]bool{}
-	for _, n := range f.nodes() {
+	for _, n := range f.PoolNodes() {
 		before[n.Name] = true
 	}
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	var violation error
 	sawUpdating := false
 	testenv.Eventually(t, converge, func() error {
-		nodes := f.nodes()
+		nodes := f.PoolNodes()
 		cordoned, serving := 0, 0
 		for i := range nodes {
 			switch {
@@ -97,10 +95,10 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 			m.Stop()
 			m = startManager(t, f)
 		}
-		if err := f.converged(3, "v1.32.0"); err != nil {
+		if err := f.Converged(3, "v1.32.0"); err != nil {
 			return err
 		}
-		for _, n := range f.nodes() {
+		for _, n := range f.PoolNodes() {
 			if before[n.Name] {
 				return fmt.Errorf("Node %s has not been replaced", n.Name)
 			}
@@ -110,10 +108,10 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	if violation != nil {
 		t.Fatal(violation)
 	}
-	if !sawUpdating || f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) != 1 {
-		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion))
+	if !sawUpdating || f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) != 1 {
+		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion))
 	}
-	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
 		t.Fatal(err)
 	}
 	if c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
@@ -125,9 +123,9 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 
 	// Scale 3 → 5 → 3: EKS picks the nodes to remove and drains them.
 	for _, n := range []int32{5, 3} {
-		f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Replicas = &n })
+		f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Replicas = &n })
 		testenv.Eventually(t, converge, func() error {
-			if err := f.converged(int(n), "v1.32.0"); err != nil {
+			if err := f.Converged(int(n), "v1.32.0"); err != nil {
 				return err
 			}
 			out, err := f.describe()
@@ -143,10 +141,10 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 
 	// Deletion: no node group, instance or Node is left.
 	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Delete(f.ctx, mp); err != nil {
+	if err := env.Client.Delete(f.Ctx, mp); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {
@@ -155,7 +153,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 		if !errors.As(err, &nf) {
 			return fmt.Errorf("the node group is still there (%v)", err)
 		}
-		if n := len(f.nodes()); n > 0 {
+		if n := len(f.PoolNodes()); n > 0 {
 			return fmt.Errorf("%d Nodes left", n)
 		}
 		for _, k := range cloud.Cloud().Groups() {
@@ -164,7 +162,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 			}
 		}
 		for _, l := range []client.ObjectList{&infrav1.AWSManagedMachinePoolMachineList{}, &infrav1.AWSManagedMachinePoolList{}, &clusterv1.MachineList{}, &clusterv1.MachinePoolList{}} {
-			if err := env.Client.List(f.ctx, l, client.InNamespace(f.ns)); err != nil {
+			if err := env.Client.List(f.Ctx, l, client.InNamespace(f.NS)); err != nil {
 				return err
 			}
 			if n := meta.LenList(l); n > 0 {

@@ -23,15 +23,13 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 	cloud := startCloud(t, "1.31")
 	f := newFixture(t, cloud)
 	startManager(t, f)
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
-		f.create(obj)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	f.ApplySeed(nil)
+	f.WaitConverged(2, "v1.31.0", converge)
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	testenv.Eventually(t, converge, func() error {
 		pool := &infrav1.AWSManagedMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition)
@@ -41,27 +39,27 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 		return nil
 	})
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		mp.Spec.Template.Spec.Version, mp.Spec.Replicas = "v1.31.0", ptr.To[int32](3)
 	})
-	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
+	f.WaitConverged(3, "v1.31.0", converge)
 
 	// A label is applied in place: EKS relabels the nodes it has.
 	before := map[string]bool{}
-	for _, n := range f.nodes() {
+	for _, n := range f.PoolNodes() {
 		before[n.Name] = true
 	}
 	p := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), p); err != nil {
 		t.Fatal(err)
 	}
 	patched := p.DeepCopy()
 	patched.Spec.Labels["team"] = "a"
-	if err := env.Client.Patch(f.ctx, patched, client.MergeFrom(p)); err != nil {
+	if err := env.Client.Patch(f.Ctx, patched, client.MergeFrom(p)); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {
-		nodes := f.nodes()
+		nodes := f.PoolNodes()
 		for _, n := range nodes {
 			if !before[n.Name] || n.Labels["team"] != "a" {
 				return fmt.Errorf("Node %s (there before: %v) labels %v", n.Name, before[n.Name], n.Labels)
@@ -70,6 +68,6 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 		if len(nodes) != 3 {
 			return fmt.Errorf("%d Nodes", len(nodes))
 		}
-		return f.converged(3, "v1.31.0")
+		return f.Converged(3, "v1.31.0")
 	})
 }
