@@ -26,7 +26,7 @@ import (
 func TestReplicasManagedByAutoscaler(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
+	f.StartManager(func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
 	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() == "MachinePool" {
 			obj.SetAnnotations(map[string]string{clusterv1.ReplicasManagedByAnnotation: "cluster-autoscaler"})

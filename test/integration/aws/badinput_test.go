@@ -23,7 +23,7 @@ func TestBadInput(t *testing.T) {
 	// m5.large has 2 vCPUs: the quota holds the seed's 2 replicas, not 3.
 	cloud := itest.StartCloud(t, env, cloudsim.Options{Seed: 11, Faces: []cloudsim.Face{&cloudsim.AWSFace{VCPUQuota: 4}}})
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 
 	t.Log("a wrong secret access key")
 	secret := &corev1.Secret{}

@@ -39,7 +39,7 @@ func withReplicas(n int) func(*unstructured.Unstructured) {
 
 type benchEnv struct {
 	f *fixture
-	m *testManager
+	m *itest.Manager
 }
 
 func newBenchEnv(b *testing.B) *benchEnv {

@@ -6,7 +6,6 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -31,16 +30,6 @@ const (
 func startCloud(t testing.TB, bootDelay time.Duration) *cloudsim.Server {
 	t.Helper()
 	return itest.AWS.StartCloud(t, env, itest.CloudOptions{BootDelay: bootDelay})
-}
-
-// testManager is a running mpool manager with the AWS provider on.
-type testManager = itest.Manager
-
-// startManager starts a manager for the fixture's namespace whose AWS
-// provider reaches the simulated AWS (itest.AWS), changed by tune.
-func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
-	t.Helper()
-	return f.StartManager(tune)
 }
 
 // fixture is one test's namespace (itest.AWS's fixture): the Cluster capa,

@@ -39,7 +39,7 @@ func (f *fixture) asgClient() *autoscaling.Client {
 func TestLifecycleHookHoldsLaunch(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() != "AWSMachinePool" {
 			return

@@ -16,14 +16,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -37,38 +31,14 @@ import (
 func TestTokenRotationMakesNoVersion(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	m := startManager(t, f, func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
+	m := f.StartManager(func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
 	f.ApplySeed(nil)
 	f.waitConverged(2, seedVersion)
 	before := f.InstanceIDs()
 	versions := f.launchTemplateVersions(t)
-	token := env.DataSecret(t, f.Key(poolName)).Annotations[kubeadmconfig.TokenSecretAnnotation]
-	if token == "" {
-		t.Fatal("the data Secret names no bootstrap token")
-	}
-	m.ScaleGroup.ResetCounts()
-	testenv.Eventually(t, time.Minute, func() error {
-		if got := env.DataSecret(t, f.Key(poolName)).Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
-			return fmt.Errorf("the token %s has not been rotated yet", token)
-		}
-		return nil
-	})
-	testenv.Eventually(t, time.Minute, func() error {
-		err := env.Client.Get(f.Ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("token Secret %s still there (%v)", token, err)
-		}
-		return nil
-	})
-	env.PokeUntilReconciled(t, &infrav1.AWSMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName}}, "awsmachinepool", 3)
-	if c := m.ScaleGroup.Counts(); c.Writes() != 0 || c.Reads() == 0 {
-		t.Fatalf("a token rotation at rest made %d writes (%d reads): %v", c.Writes(), c.Reads(), c)
-	}
+	f.CheckTokenRotationAtRest(m)
 	if v := f.launchTemplateVersions(t); v != versions {
 		t.Fatalf("a token rotation at rest made %d launch template versions", v-versions)
-	}
-	if after := f.InstanceIDs(); !slices.Equal(sorted(after), sorted(before)) {
-		t.Fatalf("a token rotation replaced instances: %v, were %v", after, before)
 	}
 
 	f.Scale(3)
@@ -125,7 +95,7 @@ func TestRestartBetweenVersionAndASGUpdate(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
 	crash := &crashBeforeASGUpdate{next: http.DefaultTransport, crashed: make(chan struct{})}
-	m := startManager(t, f, func(o *manager.Options) {
+	m := f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: crash}
 	})
 	f.ApplySeed(nil)
@@ -143,7 +113,7 @@ func TestRestartBetweenVersionAndASGUpdate(t *testing.T) {
 		t.Fatalf("before the crash the manager made %d versions, want 1", v-versions)
 	}
 
-	startManager(t, f, nil)
+	f.StartManager()
 	f.waitRolled(before, 2, seedVersion)
 	if v := f.launchTemplateVersions(t); v != versions+1 {
 		t.Errorf("the restarted manager made another launch template version: %d in all for one change", v-versions)
@@ -195,7 +165,7 @@ func TestFaultyAWS(t *testing.T) {
 	}
 	f := newFixture(t, cloud)
 	spy := &awsSpy{next: http.DefaultTransport}
-	startManager(t, f, func(o *manager.Options) { o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy} })
+	f.StartManager(func(o *manager.Options) { o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy} })
 	// Faults cost retries, and retries back off (up to
 	// infrapool.MaxRetryDelay): the waits are longer than the others'.
 	wait := func(n int) { testenv.Eventually(t, 2*converge, func() error { return f.Converged(n, seedVersion) }) }
@@ -231,7 +201,7 @@ func TestAWSCLISeesThePool(t *testing.T) {
 	cli := itest.AWSCLI(t)
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 	f.ApplySeed(nil)
 	f.waitConverged(2, seedVersion)
 	run := func(args ...string) []byte {

@@ -92,7 +92,7 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
 	spy := &capacitySpy{next: http.DefaultTransport}
-	startManager(t, f, func(o *manager.Options) {
+	f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
 	f.ApplySeed(func(obj *unstructured.Unstructured) {

@@ -25,7 +25,7 @@ var nodeName = regexp.MustCompile(`^ip-10-0-\d{1,3}-\d{1,3}\.ec2\.internal$`)
 func TestSeedMachinePool(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 	f.ApplySeed(nil)
 	f.waitConverged(2, seedVersion)
 	for _, n := range f.PoolNodes() {

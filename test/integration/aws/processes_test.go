@@ -69,7 +69,7 @@ func (f *fixture) procCondition(typ string) *metav1.Condition {
 func TestSuspendProcesses(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() != "AWSMachinePool" {
 			return
@@ -172,7 +172,7 @@ func TestSuspendProcesses(t *testing.T) {
 func TestRefreshPreferencesDisable(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() != "AWSMachinePool" {
 			return

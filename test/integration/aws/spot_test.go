@@ -80,7 +80,7 @@ func (f *fixture) readyPoolNodes() int {
 func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 	cloud := startCloud(t, 500*time.Millisecond)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 	f.ApplySeed(func(u *unstructured.Unstructured) {
 		if u.GetKind() != "AWSMachinePool" {
 			return

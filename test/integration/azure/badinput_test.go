@@ -16,7 +16,7 @@ import (
 func TestBadInput(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 
 	t.Log("a wrong client secret")
 	secret := &corev1.Secret{}

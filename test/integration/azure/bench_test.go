@@ -27,7 +27,7 @@ const localPool = "local-mp-0"
 // Azure provider.
 type benchEnv struct {
 	f *fixture
-	m *testManager
+	m *itest.Manager
 }
 
 func newBenchEnv(b *testing.B) *benchEnv {

@@ -32,7 +32,7 @@ func flexible(obj *unstructured.Unstructured) {
 func TestSeedFlexible(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 	f.ApplySeed(flexible)
 	f.WaitConverged(2, flexibleVersion, converge)
 

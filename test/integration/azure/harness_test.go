@@ -6,7 +6,6 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -21,16 +20,6 @@ var (
 func startCloud(t testing.TB, bootDelay time.Duration, faces ...cloudsim.Face) *cloudsim.Server {
 	t.Helper()
 	return itest.Azure.StartCloud(t, env, itest.CloudOptions{BootDelay: bootDelay, Faces: faces})
-}
-
-// testManager is a running mpool manager with the Azure provider on.
-type testManager = itest.Manager
-
-// startManager starts a manager for the fixture's namespace whose Azure
-// provider reaches the simulated Azure (itest.Azure), changed by tune.
-func startManager(t testing.TB, f *fixture, tune func(*manager.Options)) *testManager {
-	t.Helper()
-	return f.StartManager(tune)
 }
 
 // fixture is one test's namespace (itest.Azure's fixture): the Cluster

@@ -23,7 +23,7 @@ import (
 func TestRestartMidPut(t *testing.T) {
 	cloud := startCloud(t, 3*time.Second)
 	f := newFixture(t, cloud)
-	m := startManager(t, f, nil)
+	m := f.StartManager()
 	f.ApplySeed(nil)
 	testenv.Eventually(t, converge, func() error {
 		if n := f.ops(cloudsim.OpAzureVMSSCreateOrUpdate); n == 0 {
@@ -37,7 +37,7 @@ func TestRestartMidPut(t *testing.T) {
 	}
 
 	sawFuture := false
-	startManager(t, f, nil)
+	f.StartManager()
 	testenv.Eventually(t, converge, func() error {
 		ap := &infrav1.AzureMachinePool{}
 		if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err == nil && len(ap.Status.LongRunningOperationStates) > 0 {
@@ -131,7 +131,7 @@ func runWithSpy(t *testing.T, faults *cloudsim.Faults) *armSpy {
 		t.Fatal(err)
 	}
 	spy := &armSpy{next: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	startManager(t, f, func(o *manager.Options) {
+	f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
 	f.ApplySeed(nil)

@@ -40,7 +40,7 @@ var uniformNodeName = regexp.MustCompile(`^` + regexp.QuoteMeta(poolName) + `[0-
 func TestSeedUniform(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 	f.ApplySeed(nil)
 	f.WaitConverged(2, seedVersion, converge)
 

@@ -29,7 +29,7 @@ import (
 func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 	cloud := startCloud(t, "1.31")
 	f := newFixture(t, cloud)
-	startManager(t, f, func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
+	f.StartManager(func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
 	f.ApplySeed(nil)
 	f.WaitConverged(2, "v1.31.0", converge)
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {

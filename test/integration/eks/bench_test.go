@@ -27,7 +27,7 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 		b.StopTimer()
 		cloud := startCloudWithBoot(b, "1.31", 0)
 		f := newFixture(b, cloud)
-		m := startManager(b, f)
+		m := f.StartManager()
 		for _, obj := range f.Manifest("examples", "eks", "machinepool.yaml") {
 			switch obj.GetKind() {
 			case "MachinePool":

@@ -19,7 +19,7 @@ func TestAWSCLISeesTheNodegroup(t *testing.T) {
 	cli := itest.AWSCLI(t)
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
-	startManager(t, f)
+	f.StartManager()
 	f.ApplySeed(nil)
 	f.WaitConverged(2, "v1.31.0", converge)
 

@@ -9,7 +9,6 @@ import (
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -40,16 +39,6 @@ func startCloudWith(t testing.TB, version string, faces ...cloudsim.Face) *cloud
 func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, faces ...cloudsim.Face) *cloudsim.Server {
 	t.Helper()
 	return itest.EKS.StartCloud(t, env, itest.CloudOptions{Version: version, BootDelay: bootDelay, Faces: faces})
-}
-
-// testManager is a running mpool manager with the EKS provider on.
-type testManager = itest.Manager
-
-// startManager starts a manager for the fixture's namespace that reaches
-// the simulated EKS and AWS (itest.EKS), changed by tune.
-func startManager(t testing.TB, f *fixture, tune ...func(*manager.Options)) *testManager {
-	t.Helper()
-	return f.StartManager(tune...)
 }
 
 // fixture is one test's namespace (itest.EKS's fixture) with

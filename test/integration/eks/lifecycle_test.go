@@ -27,7 +27,7 @@ import (
 func TestEKSNodegroupLifecycle(t *testing.T) {
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
-	m := startManager(t, f)
+	m := f.StartManager()
 	f.ApplySeed(nil)
 	f.WaitConverged(2, "v1.31.0", converge)
 	testenv.Eventually(t, converge, func() error {
@@ -93,7 +93,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 			// EKS's update and starts no other.
 			sawUpdating = true
 			m.Stop()
-			m = startManager(t, f)
+			m = f.StartManager()
 		}
 		if err := f.Converged(3, "v1.32.0"); err != nil {
 			return err

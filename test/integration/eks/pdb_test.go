@@ -29,7 +29,7 @@ import (
 func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	cloud := startCloudWith(t, "1.32", &cloudsim.EKSFace{PodEvictionTimeout: time.Second})
 	f := newFixture(t, cloud)
-	startManager(t, f)
+	f.StartManager()
 	f.ApplySeed(nil)
 	f.WaitConverged(2, "v1.31.0", converge)
 

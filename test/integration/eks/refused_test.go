@@ -22,7 +22,7 @@ import (
 func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 	cloud := startCloud(t, "1.31")
 	f := newFixture(t, cloud)
-	startManager(t, f)
+	f.StartManager()
 	f.ApplySeed(nil)
 	f.WaitConverged(2, "v1.31.0", converge)
 

@@ -75,7 +75,7 @@ func (f *fixture) templateReady(version string) error {
 func TestEKSLaunchTemplate(t *testing.T) {
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
-	startManager(t, f)
+	f.StartManager()
 	f.createWithTemplate("m5.large")
 	testenv.Eventually(t, converge, func() error {
 		if err := f.Converged(2, "v1.31.0"); err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -619,4 +620,43 @@ func StartBench(b *testing.B, env *testenv.Env, p *Provider, o CloudOptions) (*F
 		env.DeleteNodes(b, func(n *corev1.Node) bool { return strings.HasPrefix(n.Spec.ProviderID, "local:///") })
 	})
 	return f, m
+}
+
+// CheckTokenRotationAtRest waits, on a converged pool whose manager m
+// issues short-lived bootstrap tokens, until the data Secret names a new
+// token, the old token's Secret is deleted (no instance can be joining
+// with it) and the engine has reconciled the pool three times since; the
+// test fails if the rotation wrote to the cloud (m's ScaleGroup counts) or
+// changed the pool's instances. It returns the old token's name.
+func (f *Fixture) CheckTokenRotationAtRest(m *Manager) string {
+	f.T.Helper()
+	before := f.InstanceIDs()
+	token := f.DataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]
+	if token == "" {
+		f.T.Fatal("the data Secret names no bootstrap token")
+	}
+	m.ScaleGroup.ResetCounts()
+	testenv.Eventually(f.T, time.Minute, func() error {
+		if got := f.DataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
+			return fmt.Errorf("the token %s has not been rotated yet", token)
+		}
+		return nil
+	})
+	testenv.Eventually(f.T, time.Minute, func() error {
+		err := f.Env.Client.Get(f.Ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("token Secret %s still there (%v)", token, err)
+		}
+		return nil
+	})
+	// The engine hears of the new data through the Secret; make sure it
+	// has looked at the pool a few times since.
+	f.PokeUntilReconciled(f.T, 3)
+	if c := m.ScaleGroup.Counts(); c.Writes() != 0 || c.Reads() == 0 {
+		f.T.Fatalf("a token rotation on a pool at rest made %d %s writes (%d reads): %v", c.Writes(), f.Provider.Name, c.Reads(), c)
+	}
+	if after := f.InstanceIDs(); !slices.Equal(after, before) {
+		f.T.Fatalf("a token rotation replaced instances: %v, were %v", after, before)
+	}
+	return token
 }

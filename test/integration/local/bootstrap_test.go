@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/ptr"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 
-	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -33,37 +32,7 @@ func TestTokenRotationAtRestWritesNothing(t *testing.T) {
 	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second }})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
-	before := itest.IDs(f.Instances())
-	token := f.DataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]
-	if token == "" {
-		t.Fatal("the data Secret names no bootstrap token")
-	}
-
-	sg := mgr.ScaleGroup
-	sg.ResetCounts()
-	testenv.Eventually(t, time.Minute, func() error {
-		if got := f.DataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
-			return fmt.Errorf("the token %s has not been rotated yet", token)
-		}
-		return nil
-	})
-	// Once no instance can be joining with it, the old token is deleted.
-	testenv.Eventually(t, time.Minute, func() error {
-		err := env.Client.Get(f.Ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("token Secret %s still there (%v)", token, err)
-		}
-		return nil
-	})
-	// The engine hears of the new data through the Secret; make sure it has
-	// looked at the pool a few times since.
-	f.PokeUntilReconciled(t, 3)
-	if c := sg.Counts(); c.Writes() != 0 || c.Reads() == 0 {
-		t.Fatalf("a token rotation on a pool at rest made %d scale-group writes (%d reads): %v", c.Writes(), c.Reads(), c)
-	}
-	if after := itest.IDs(f.Instances()); !slices.Equal(after, before) {
-		t.Fatalf("a token rotation replaced instances: %v, were %v", after, before)
-	}
+	token := f.CheckTokenRotationAtRest(mgr)
 
 	// A scale-up carries the current data, and the new instance joins with it.
 	f.Scale(3)
