@@ -2,14 +2,12 @@ package eks
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -38,17 +36,7 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 		}
 		mp.Annotations[clusterv1.ReplicasManagedByAnnotation] = "cluster-autoscaler"
 	})
-	testenv.Eventually(t, converge, func() error {
-		p := &infrav1.AWSManagedMachinePool{}
-		if err := env.Client.Get(f.Ctx, f.Key(poolName), p); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(p.Status.Conditions, infrav1.ScaleGroupDesiredReplicasCondition)
-		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "managed by cluster-autoscaler") {
-			return fmt.Errorf("ScaleGroupDesiredReplicas %+v", c)
-		}
-		return nil
-	})
+	f.WaitPoolCondition(converge, infrav1.ScaleGroupDesiredReplicasCondition, metav1.ConditionTrue, "managed by cluster-autoscaler")
 
 	writes := func() int64 {
 		return f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupConfig) + f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion) +

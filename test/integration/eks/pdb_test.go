@@ -3,21 +3,19 @@ package eks
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestEKSUpdateBlockedByPDB: a PodDisruptionBudget that blocks a drain
@@ -72,19 +70,10 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	})
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
-	pool := &infrav1.AWSManagedMachinePool{}
-	testenv.Eventually(t, converge, func() error {
-		if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition)
-		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "PodEvictionFailure") {
-			return fmt.Errorf("EKSNodegroupReady: %+v", c)
-		}
-		return nil
-	})
+	// EKSNodegroupReady says why the update failed and how to force it.
+	f.WaitPoolCondition(converge, infrav1.EKSNodegroupReadyCondition, metav1.ConditionFalse, "PodEvictionFailure", infrav1.AnnotationEKSForceUpdate)
 	// The failed update is not asked for again at once.
-	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
+	f.PokeUntilReconciled(t, 5)
 	if n := f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion); n != 1 {
 		t.Fatalf("%d UpdateNodegroupVersion after the failure; want the one that failed", n)
 	}
@@ -92,19 +81,11 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	if err != nil || *ng.Nodegroup.Version != "1.31" {
 		t.Fatalf("after the failed update the node group is at %v (%v); want 1.31", ng, err)
 	}
-	if c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); !strings.Contains(c.Message, infrav1.AnnotationEKSForceUpdate) {
-		t.Errorf("EKSNodegroupReady does not say how to force the update: %s", c.Message)
-	}
 
 	// Forced: the same update again at once, through the budget.
-	if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
-		t.Fatal(err)
-	}
-	forced := pool.DeepCopy()
-	forced.Annotations = map[string]string{infrav1.AnnotationEKSForceUpdate: "true"}
-	if err := env.Client.Patch(f.Ctx, forced, client.MergeFrom(pool)); err != nil {
-		t.Fatal(err)
-	}
+	itest.UpdatePool(f.Fixture, func(p *infrav1.AWSManagedMachinePool) {
+		p.Annotations = map[string]string{infrav1.AnnotationEKSForceUpdate: "true"}
+	})
 	f.WaitConverged(2, "v1.32.0", converge)
 	if n := f.Ops(cloudsim.EKSFaceName, cloudsim.OpEKSUpdateNodegroupVersion); n != 2 {
 		t.Fatalf("%d UpdateNodegroupVersion in all; want the failed one and the forced one", n)

@@ -2,10 +2,8 @@ package eks
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -27,17 +25,7 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 	f.WaitConverged(2, "v1.31.0", converge)
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
-	testenv.Eventually(t, converge, func() error {
-		pool := &infrav1.AWSManagedMachinePool{}
-		if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition)
-		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "InvalidParameterException") {
-			return fmt.Errorf("EKSNodegroupReady: %+v", c)
-		}
-		return nil
-	})
+	f.WaitPoolCondition(converge, infrav1.EKSNodegroupReadyCondition, metav1.ConditionFalse, "InvalidParameterException")
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		mp.Spec.Template.Spec.Version, mp.Spec.Replicas = "v1.31.0", ptr.To[int32](3)

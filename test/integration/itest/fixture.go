@@ -359,6 +359,28 @@ func (f *Fixture) WaitCondition(timeout time.Duration, t, reason string, words .
 	})
 }
 
+// WaitPoolCondition waits until the infra pool's condition t has status
+// and a message containing every one of words.
+func (f *Fixture) WaitPoolCondition(timeout time.Duration, t string, status metav1.ConditionStatus, words ...string) {
+	f.T.Helper()
+	testenv.Eventually(f.T, timeout, func() error {
+		conds, err := f.poolConditions()
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(conds, t)
+		if c == nil || c.Status != status {
+			return fmt.Errorf("%s %s: %+v, want %s", f.Provider.PoolKind, t, c, status)
+		}
+		for _, w := range words {
+			if !strings.Contains(c.Message, w) {
+				return fmt.Errorf("%s %s's message %q does not mention %q", f.Provider.PoolKind, t, c.Message, w)
+			}
+		}
+		return nil
+	})
+}
+
 // Converged returns nil when the pool is Running with n Ready Nodes on
 // version and says what is missing otherwise: the MachinePool Running with
 // n ready replicas; the infra pool converged, its provider's own condition

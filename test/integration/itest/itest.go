@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
@@ -189,4 +190,12 @@ func ConditionNotTrue(conditions []metav1.Condition, t, reason string, words ...
 		}
 	}
 	return nil
+}
+
+// Main runs a package's tests against one control plane, which it stores
+// in env (the package's TestMain), with the controllers' logs as
+// MPOOL_TEST_LOG asks.
+func Main(m *testing.M, env **testenv.Env) {
+	ctrl.SetLogger(testenv.Logger())
+	os.Exit(testenv.Run(m, env))
 }
