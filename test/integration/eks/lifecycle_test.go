@@ -66,10 +66,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	}
 
 	// Upgrade 1.31 → 1.32: EKS's own rolling update, within maxUnavailable.
-	before := map[string]bool{}
-	for _, n := range f.PoolNodes() {
-		before[n.Name] = true
-	}
+	before := f.NodeNames()
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	var violation error
 	sawUpdating := false

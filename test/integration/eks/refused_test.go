@@ -7,10 +7,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestEKSRefusedUpgradeRecovers: an upgrade past the EKS cluster's version
@@ -33,19 +33,8 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 	f.WaitConverged(3, "v1.31.0", converge)
 
 	// A label is applied in place: EKS relabels the nodes it has.
-	before := map[string]bool{}
-	for _, n := range f.PoolNodes() {
-		before[n.Name] = true
-	}
-	p := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.Ctx, f.Key(poolName), p); err != nil {
-		t.Fatal(err)
-	}
-	patched := p.DeepCopy()
-	patched.Spec.Labels["team"] = "a"
-	if err := env.Client.Patch(f.Ctx, patched, client.MergeFrom(p)); err != nil {
-		t.Fatal(err)
-	}
+	before := f.NodeNames()
+	itest.UpdatePool(f.Fixture, func(p *infrav1.AWSManagedMachinePool) { p.Spec.Labels["team"] = "a" })
 	testenv.Eventually(t, converge, func() error {
 		nodes := f.PoolNodes()
 		for _, n := range nodes {

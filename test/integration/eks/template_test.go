@@ -20,6 +20,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // createWithTemplate applies examples/eks/machinepool.yaml with the
@@ -95,19 +96,8 @@ func TestEKSLaunchTemplate(t *testing.T) {
 	}
 
 	// A new instance type: a new version, rolled by EKS.
-	before := map[string]bool{}
-	for _, n := range f.PoolNodes() {
-		before[n.Name] = true
-	}
-	p := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.Ctx, f.Key(poolName), p); err != nil {
-		t.Fatal(err)
-	}
-	patched := p.DeepCopy()
-	patched.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge"
-	if err := env.Client.Patch(f.Ctx, patched, client.MergeFrom(p)); err != nil {
-		t.Fatal(err)
-	}
+	before := f.NodeNames()
+	itest.UpdatePool(f.Fixture, func(p *infrav1.AWSManagedMachinePool) { p.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge" })
 	var violation error
 	testenv.Eventually(t, converge, func() error {
 		serving := 0
@@ -140,7 +130,7 @@ func TestEKSLaunchTemplate(t *testing.T) {
 	}
 
 	// Deleting the pool deletes the node group and its launch template.
-	if err := env.Client.Delete(f.Ctx, p); err != nil {
+	if err := env.Client.Delete(f.Ctx, &infrav1.AWSManagedMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName}}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {

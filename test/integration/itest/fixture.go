@@ -306,6 +306,16 @@ func (f *Fixture) PoolNodes() []corev1.Node {
 	return out
 }
 
+// NodeNames returns the names of the pool's Nodes, as a set.
+func (f *Fixture) NodeNames() map[string]bool {
+	f.T.Helper()
+	out := map[string]bool{}
+	for _, n := range f.PoolNodes() {
+		out[n.Name] = true
+	}
+	return out
+}
+
 // Ops returns how many requests of operation op the cloud's face answered
 // with a status below 300.
 func (f *Fixture) Ops(face, op string) int64 {
