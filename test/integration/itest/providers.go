@@ -87,7 +87,11 @@ var Local = &Provider{
 	// Every instance runs, joined, on the pool's model.
 	Check: func(f *Fixture, pool client.Object) error {
 		lp := pool.(*infrav1.LocalMachinePool)
-		for _, in := range f.Group().Instances {
+		g := f.Group()
+		if g == nil {
+			return fmt.Errorf("the cloud has no group %s", LocalGroup(f))
+		}
+		for _, in := range g.Instances {
 			if in.State != cloudsim.StateRunning || in.Join != cloudsim.JoinJoined {
 				return fmt.Errorf("instance %s is %s/%s: %s", in.ID, in.State, in.Join, in.Message)
 			}
