@@ -87,11 +87,15 @@ func Rules() []Rule {
 			Allowed: func(_, path string) bool { return !strings.HasPrefix(path, "./internal/controller") },
 		},
 		{
-			Name: "the planner, the preview and the ScaleGroup interface are pure: no controllers, providers or simulated cloud",
+			Name: "the planner, the preview, the ScaleGroup interface and the provider contract and kit are pure: no controllers, providers (but the contract) or simulated cloud",
 			Applies: func(dir string) bool {
-				return under(dir, "internal/rollout") || under(dir, "internal/preview") || under(dir, "internal/scalegroup")
+				return under(dir, "internal/rollout") || under(dir, "internal/preview") || under(dir, "internal/scalegroup") ||
+					under(dir, "internal/provider/contract") || under(dir, "internal/provider/kit")
 			},
 			Allowed: func(_, path string) bool {
+				if path == "./internal/provider/contract" {
+					return true
+				}
 				for _, p := range []string{"./internal/controller", "./internal/provider", "./internal/cloudsim", "./internal/manager", "./internal/cli"} {
 					if strings.HasPrefix(path, p) {
 						return false
@@ -101,15 +105,23 @@ func Rules() []Rule {
 			},
 		},
 		{
-			Name:    "a provider does not import another provider or the registry",
+			Name:    "a provider imports the contract and the kit, not the engine that drives it, nor another provider or the registry",
 			Applies: func(dir string) bool { return under(dir, "internal/provider") && dir != "internal/provider" },
 			Allowed: func(dir, path string) bool {
-				if !strings.HasPrefix(path, "./internal/provider") {
+				if strings.HasPrefix(path, "./internal/controller") {
+					return false
+				}
+				if !strings.HasPrefix(path, "./internal/provider") || path == "./internal/provider/contract" || path == "./internal/provider/kit" {
 					return true
 				}
 				own := "./" + strings.Join(strings.SplitN(dir, "/", 4)[:3], "/")
 				return path == own || strings.HasPrefix(path, own+"/")
 			},
+		},
+		{
+			Name:    "the registry lists providers and how to reach their clouds; the manager wires the engine to them",
+			Applies: func(dir string) bool { return dir == "internal/provider" },
+			Allowed: func(_, path string) bool { return !strings.HasPrefix(path, "./internal/controller") && !strings.HasPrefix(path, "./internal/metrics") },
 		},
 	}
 }

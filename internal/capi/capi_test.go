@@ -1,7 +1,10 @@
 package capi
 
 import (
+	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
@@ -17,5 +20,15 @@ func TestLatestVersion(t *testing.T) {
 		if got := latestVersion(in); got != want {
 			t.Errorf("latestVersion(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestLabelValue(t *testing.T) {
+	if got := LabelValue("pool"); got != "pool" {
+		t.Errorf("got %q", got)
+	}
+	got := LabelValue(strings.Repeat("a", 100))
+	if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
+		t.Errorf("%q: %v", got, errs)
 	}
 }

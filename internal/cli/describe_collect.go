@@ -12,15 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 // rolloutPausedAnnotation set to "true" on a MachinePool pauses its rollout:
@@ -30,14 +32,8 @@ const rolloutPausedAnnotation = "mpool.dev/rollout-paused"
 
 // Condition types and reasons of the infra-pool engine the CLI interprets.
 const (
-	rolloutProgressingCondition = "RolloutProgressing"
-	convergedReason             = "Converged"
-)
-
-// Instance states the CLI interprets (the infra API's instance states).
-const (
-	stateFailed   = "Failed"
-	stateDeleting = "Deleting"
+	rolloutProgressingCondition = infrav1.RolloutProgressingCondition
+	convergedReason             = infrav1.ConvergedReason
 )
 
 // poolState is everything the read commands know about one MachinePool.
@@ -54,39 +50,34 @@ type infraState struct {
 	view               InfraPoolView
 	generation         int64
 	observedGeneration int64
-	maxSurge           *intstr.IntOrString
-	maxUnavailable     *intstr.IntOrString
-	conditions         []metav1.Condition
+	// adapter is the provider that serves the pool's kind: the reader of
+	// its pool and instances; nil when no provider of mpool serves it.
+	adapter contract.Adapter
+	// rollout is how the pool rolls, as its provider reads it; nil when it
+	// could not be read.
+	rollout    *contract.RolloutView
+	conditions []metav1.Condition
 }
 
 // infraPoolObject is the part of any infrastructure machine pool kind the
 // CLI reads: the Cluster API infra machine pool contract, v1beta1 (status.ready,
 // status.failureReason) or v1beta2 (status.initialization.provisioned,
-// status.deprecated.v1beta1.failureReason), plus mpool's rolling update
-// strategy.
+// status.deprecated.v1beta1.failureReason). What is the provider's own
+// (how it rolls, its instances' states) only its contract.Reader reads.
 type infraPoolObject struct {
 	metav1.ObjectMeta `json:"metadata"`
-	Spec              struct {
-		Strategy *struct {
-			RollingUpdate *struct {
-				MaxSurge       *intstr.IntOrString `json:"maxSurge"`
-				MaxUnavailable *intstr.IntOrString `json:"maxUnavailable"`
-			} `json:"rollingUpdate"`
-		} `json:"strategy"`
-	} `json:"spec"`
-	Status struct {
+	Status            struct {
 		Ready          bool `json:"ready"`
 		Initialization struct {
 			Provisioned *bool `json:"provisioned"`
 		} `json:"initialization"`
-		Replicas                  int32                 `json:"replicas"`
-		InfrastructureMachineKind string                `json:"infrastructureMachineKind"`
-		ObservedGeneration        int64                 `json:"observedGeneration"`
-		FailureReason             *string               `json:"failureReason"`
-		FailureMessage            *string               `json:"failureMessage"`
-		Deprecated                *deprecatedFailure    `json:"deprecated"`
-		Conditions                []metav1.Condition    `json:"conditions"`
-		Instances                 []infraInstanceStatus `json:"instances"`
+		Replicas                  int32              `json:"replicas"`
+		InfrastructureMachineKind string             `json:"infrastructureMachineKind"`
+		ObservedGeneration        int64              `json:"observedGeneration"`
+		FailureReason             *string            `json:"failureReason"`
+		FailureMessage            *string            `json:"failureMessage"`
+		Deprecated                *deprecatedFailure `json:"deprecated"`
+		Conditions                []metav1.Condition `json:"conditions"`
 	} `json:"status"`
 }
 
@@ -99,37 +90,17 @@ type deprecatedFailure struct {
 	} `json:"v1beta1"`
 }
 
-// infraInstanceStatus is one entry of an infra pool's status.instances.
-type infraInstanceStatus struct {
-	InstanceID         string `json:"instanceID"`
-	InstanceName       string `json:"instanceName"`
-	ProviderID         string `json:"providerID"`
-	Zone               string `json:"zone"`
-	State              string `json:"state"`
-	ProvisioningState  string `json:"provisioningState"`
-	Version            string `json:"version"`
-	Ready              bool   `json:"ready"`
-	LatestModelApplied *bool  `json:"latestModelApplied"`
-}
-
-// instanceObject is the part of any per-instance infra machine kind
-// (LocalMachinePoolMachine, AzureMachinePoolMachine, ...) the CLI reads.
+// instanceObject is the part of a per-instance infra machine of a kind no
+// provider of mpool serves that the CLI reads: the Cluster API infra
+// machine contract's spec.providerID and status.ready.
 type instanceObject struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
 		ProviderID string `json:"providerID"`
-		InstanceID string `json:"instanceID"`
 	} `json:"spec"`
 	Status struct {
-		Ready              bool                    `json:"ready"`
-		LatestModelApplied *bool                   `json:"latestModelApplied"`
-		Zone               string                  `json:"zone"`
-		State              string                  `json:"state"`
-		ProvisioningState  string                  `json:"provisioningState"`
-		InstanceName       string                  `json:"instanceName"`
-		Version            string                  `json:"version"`
-		NodeRef            *corev1.ObjectReference `json:"nodeRef"`
-		Conditions         []metav1.Condition      `json:"conditions"`
+		Ready      bool               `json:"ready"`
+		Conditions []metav1.Condition `json:"conditions"`
 	} `json:"status"`
 }
 
@@ -233,16 +204,30 @@ func (s *poolState) readInfra(ctx context.Context, c client.Client) error {
 	v.Conditions = attention(st.Conditions)
 	s.infra.generation, s.infra.observedGeneration = obj.Generation, st.ObservedGeneration
 	s.infra.conditions = st.Conditions
-	if str := obj.Spec.Strategy; str != nil && str.RollingUpdate != nil {
-		s.infra.maxSurge, s.infra.maxUnavailable = str.RollingUpdate.MaxSurge, str.RollingUpdate.MaxUnavailable
-	}
-	if v.InstanceKind == "" {
-		// No per-instance objects (AWS): the instances are in the status.
-		for _, in := range st.Instances {
-			s.instances = append(s.instances, instanceFromStatus(in))
-		}
-	}
+	s.readRollout(ctx, c, ref)
 	return nil
+}
+
+// readRollout reads how the pool rolls through its provider's reader; a
+// pool no provider of mpool serves, or one that cannot be read typed, has
+// none (a note says why).
+func (s *poolState) readRollout(ctx context.Context, c client.Client, ref clusterv1.ContractVersionedObjectReference) {
+	a := adapterOf(ref)
+	s.infra.adapter = a
+	if a == nil {
+		return
+	}
+	pool := a.NewPool()
+	if err := c.Get(ctx, types.NamespacedName{Namespace: s.pool.Namespace, Name: ref.Name}, pool); err != nil {
+		s.notes = append(s.notes, fmt.Sprintf("%s %s not read as mpool's %s: %v", ref.Kind, ref.Name, a.Kinds().Provider, err))
+		return
+	}
+	view, err := a.ReadPool(pool)
+	if err != nil {
+		s.notes = append(s.notes, fmt.Sprintf("%s %s: %v", ref.Kind, ref.Name, err))
+		return
+	}
+	s.infra.rollout = &view.Rollout
 }
 
 // absent handles the error of reading the object ref names (see getRef):
@@ -270,25 +255,23 @@ func (s *poolState) readInstances(ctx context.Context, c client.Client) error {
 		return fmt.Errorf("listing the Machines of machinepool %s/%s: %w", s.pool.Namespace, s.pool.Name, err)
 	}
 	kind := s.infra.view.InstanceKind
-	if kind != "" {
-		gv, err := schema.ParseGroupVersion(s.infra.view.APIVersion)
-		if err != nil {
-			return fmt.Errorf("parsing apiVersion of %s %s: %w", s.infra.view.Kind, s.infra.view.Name, err)
-		}
-		list := &unstructured.UnstructuredList{}
-		list.SetGroupVersionKind(gv.WithKind(kind + "List"))
+	switch a := s.infra.adapter; {
+	case a != nil && s.infra.view.Found:
+		kind = a.Kinds().Instance
+		list := a.NewInstanceList()
 		if err := c.List(ctx, list, client.InNamespace(s.pool.Namespace), inPool); err != nil {
-			if !meta.IsNoMatchError(err) {
-				return fmt.Errorf("listing the %ss of machinepool %s/%s: %w", kind, s.pool.Namespace, s.pool.Name, err)
-			}
-			s.notes = append(s.notes, fmt.Sprintf("The API server does not serve %s %s", s.infra.view.APIVersion, kind))
+			return fmt.Errorf("listing the %ss of machinepool %s/%s: %w", kind, s.pool.Namespace, s.pool.Name, err)
 		}
-		for i := range list.Items {
-			var obj instanceObject
-			if err := decode(&list.Items[i], &obj); err != nil {
-				return fmt.Errorf("decoding %s %s: %w", kind, list.Items[i].GetName(), err)
-			}
-			s.instances = append(s.instances, instanceFromObject(&obj))
+		if err := meta.EachListItem(list, func(o runtime.Object) error {
+			obj := o.(contract.InstanceObject)
+			s.instances = append(s.instances, instanceFromView(obj, a.ReadInstance(obj)))
+			return nil
+		}); err != nil {
+			return fmt.Errorf("reading the %ss of machinepool %s/%s: %w", kind, s.pool.Namespace, s.pool.Name, err)
+		}
+	case kind != "":
+		if err := s.readForeignInstances(ctx, c, kind, inPool); err != nil {
+			return err
 		}
 	}
 	byRef, byProviderID := map[string]*clusterv1.Machine{}, map[string]*clusterv1.Machine{}
@@ -322,6 +305,41 @@ func (s *poolState) readInstances(ctx context.Context, c client.Client) error {
 	s.infra.view.Instances = s.instances
 	if s.instances == nil {
 		s.infra.view.Instances = []InstanceView{}
+	}
+	return nil
+}
+
+// readForeignInstances lists the per-instance objects of a pool whose kind
+// no provider of mpool serves: only the infra machine contract's fields
+// are known.
+func (s *poolState) readForeignInstances(ctx context.Context, c client.Client, kind string, inPool client.MatchingLabels) error {
+	gv, err := schema.ParseGroupVersion(s.infra.view.APIVersion)
+	if err != nil {
+		return fmt.Errorf("parsing apiVersion of %s %s: %w", s.infra.view.Kind, s.infra.view.Name, err)
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(gv.WithKind(kind + "List"))
+	if err := c.List(ctx, list, client.InNamespace(s.pool.Namespace), inPool); err != nil {
+		if !meta.IsNoMatchError(err) {
+			return fmt.Errorf("listing the %ss of machinepool %s/%s: %w", kind, s.pool.Namespace, s.pool.Name, err)
+		}
+		s.notes = append(s.notes, fmt.Sprintf("The API server does not serve %s %s", s.infra.view.APIVersion, kind))
+	}
+	for i := range list.Items {
+		var obj instanceObject
+		if err := decode(&list.Items[i], &obj); err != nil {
+			return fmt.Errorf("decoding %s %s: %w", kind, list.Items[i].GetName(), err)
+		}
+		in := InstanceView{
+			Name:              obj.Name,
+			ProviderID:        obj.Spec.ProviderID,
+			Ready:             obj.Status.Ready,
+			Deleting:          obj.DeletionTimestamp != nil,
+			Created:           ptr.To(obj.CreationTimestamp),
+			MarkedForDeletion: obj.Annotations[clusterv1.DeleteMachineAnnotation] != "",
+			Conditions:        attention(obj.Status.Conditions),
+		}
+		s.instances = append(s.instances, in)
 	}
 	return nil
 }
@@ -380,46 +398,35 @@ func (s *poolState) readNodes(ctx context.Context, c client.Client) {
 	}
 }
 
-func instanceFromObject(obj *instanceObject) InstanceView {
-	st := obj.Status
+// instanceFromView describes a per-instance object as its provider's
+// reader read it.
+func instanceFromView(obj contract.InstanceObject, v contract.InstanceView) InstanceView {
 	in := InstanceView{
-		Name:              obj.Name,
-		InstanceID:        obj.Spec.InstanceID,
-		ProviderID:        obj.Spec.ProviderID,
-		State:             cmp.Or(st.State, st.ProvisioningState),
-		Zone:              st.Zone,
-		UpToDate:          st.LatestModelApplied,
-		Ready:             st.Ready,
-		Version:           st.Version,
-		Created:           ptr.To(obj.CreationTimestamp),
-		MarkedForDeletion: obj.Annotations[clusterv1.DeleteMachineAnnotation] != "",
-		Conditions:        attention(st.Conditions),
+		Name:              obj.GetName(),
+		InstanceID:        v.InstanceID,
+		ProviderID:        v.ProviderID,
+		State:             string(v.State),
+		CloudState:        v.CloudState,
+		Zone:              v.Zone,
+		Ready:             v.Ready,
+		Version:           v.Version,
+		Deleting:          v.State == contract.InstanceDeleting,
+		Created:           ptr.To(obj.GetCreationTimestamp()),
+		MarkedForDeletion: obj.GetAnnotations()[clusterv1.DeleteMachineAnnotation] != "",
+		Conditions:        attention(v.Conditions),
 	}
-	in.Deleting = obj.DeletionTimestamp != nil || in.State == stateDeleting
-	if st.NodeRef != nil && st.NodeRef.Name != "" {
-		in.Node = &NodeView{Name: st.NodeRef.Name}
+	if v.Reported {
+		in.UpToDate = ptr.To(v.UpToDate)
 	}
-	return in
-}
-
-func instanceFromStatus(st infraInstanceStatus) InstanceView {
-	in := InstanceView{
-		Name:       cmp.Or(st.InstanceName, st.InstanceID),
-		InstanceID: st.InstanceID,
-		ProviderID: st.ProviderID,
-		State:      cmp.Or(st.State, st.ProvisioningState),
-		Zone:       st.Zone,
-		UpToDate:   st.LatestModelApplied,
-		Ready:      st.Ready,
-		Version:    st.Version,
+	if v.NodeRef != nil && v.NodeRef.Name != "" {
+		in.Node = &NodeView{Name: v.NodeRef.Name}
 	}
-	in.Deleting = in.State == stateDeleting
 	return in
 }
 
 // live says whether an instance counts as a replica: neither failed nor
 // being deleted.
-func live(in InstanceView) bool { return !in.Deleting && in.State != stateFailed }
+func live(in InstanceView) bool { return !in.Deleting && in.State != string(contract.InstanceFailed) }
 
 // negativePolarity lists the condition types for which True is the
 // abnormal state.

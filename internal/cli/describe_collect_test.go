@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -21,82 +22,55 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
-// TestGenericInstances reads instances of infra kinds other than the local
-// one through the generic decoding: Azure's per-instance objects report a
-// provisioningState and no zone, AWS pools have no per-instance objects and
-// list their instances in status.instances.
-func TestGenericInstances(t *testing.T) {
+// TestInstancesInOneVocabulary reads the same healthy instance of every
+// provider through its provider's reader: describe shows one state,
+// Running, with the cloud's own word in CloudState, and its zone. Before
+// the readers, the CLI guessed the fields: the instance was "Succeeded" on
+// Azure, "-" on AWS and "running" on EKS, and Azure's zone was "-".
+func TestInstancesInOneVocabulary(t *testing.T) {
+	meta := metav1.ObjectMeta{Name: "pool-0", Labels: map[string]string{contract.ZoneLabel: "zone-1"},
+		Annotations: map[string]string{clusterv1.DeleteMachineAnnotation: "yes"}}
+	node := &corev1.ObjectReference{Name: "node-0"}
 	tests := []struct {
-		name string
-		obj  map[string]any
-		pool bool // obj is an infra pool whose status.instances are read
-		want []InstanceView
+		kind  string
+		obj   contract.InstanceObject
+		cloud string
 	}{
-		{
-			name: "an AzureMachinePoolMachine",
-			obj: map[string]any{
-				"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
-				"kind":       "AzureMachinePoolMachine",
-				"metadata": map[string]any{
-					"name":        "pool-0",
-					"annotations": map[string]any{"cluster.x-k8s.io/delete-machine": "yes"},
-				},
-				"spec": map[string]any{"providerID": "azure:///vmss/0", "instanceID": "0"},
-				"status": map[string]any{
-					"provisioningState":  "Succeeded",
-					"latestModelApplied": false,
-					"ready":              true,
-					"version":            "v1.37.1",
-					"nodeRef":            map[string]any{"name": "pool-vmss000000"},
-				},
-			},
-			want: []InstanceView{{
-				Name: "pool-0", InstanceID: "0", ProviderID: "azure:///vmss/0", State: "Succeeded",
-				UpToDate: ptr.To(false), Ready: true, Version: "v1.37.1", MarkedForDeletion: true,
-				Node: &NodeView{Name: "pool-vmss000000"},
-			}},
-		},
-		{
-			name: "an AWSMachinePool's status.instances",
-			pool: true,
-			obj: map[string]any{
-				"apiVersion": "infrastructure.cluster.x-k8s.io/v1beta1",
-				"kind":       "AWSMachinePool",
-				"metadata":   map[string]any{"name": "pool"},
-				"status": map[string]any{
-					"ready":     true,
-					"replicas":  int64(2),
-					"instances": []any{map[string]any{"instanceID": "i-1", "version": "v1.37.1"}, map[string]any{"instanceID": "i-2"}},
-				},
-			},
-			want: []InstanceView{{Name: "i-1", InstanceID: "i-1", Version: "v1.37.1"}, {Name: "i-2", InstanceID: "i-2"}},
-		},
+		{"LocalMachinePool", &infrav1.LocalMachinePoolMachine{ObjectMeta: meta,
+			Spec:   infrav1.LocalMachinePoolMachineSpec{InstanceID: "0", ProviderID: "p://0"},
+			Status: infrav1.LocalMachinePoolMachineStatus{State: infrav1.LocalInstanceRunning, Zone: "zone-1", Ready: true, Version: "v1.37.1", NodeRef: node}}, ""},
+		{"AzureMachinePool", &infrav1.AzureMachinePoolMachine{ObjectMeta: meta,
+			Spec:   infrav1.AzureMachinePoolMachineSpec{InstanceID: "0", ProviderID: "p://0"},
+			Status: infrav1.AzureMachinePoolMachineStatus{ProvisioningState: ptr.To(infrav1.Succeeded), Ready: true, Version: "v1.37.1", NodeRef: node}}, "Succeeded"},
+		{"AWSMachinePool", &infrav1.AWSMachinePoolMachine{ObjectMeta: meta,
+			Spec:   infrav1.AWSMachinePoolMachineSpec{InstanceID: "0", ProviderID: "p://0"},
+			Status: infrav1.AWSMachinePoolMachineStatus{LifecycleState: "InService", AvailabilityZone: "zone-1", Ready: true, Version: "v1.37.1", NodeRef: node}}, "InService"},
+		{"AWSManagedMachinePool", &infrav1.AWSManagedMachinePoolMachine{ObjectMeta: meta,
+			Spec:   infrav1.AWSManagedMachinePoolMachineSpec{InstanceID: "0", ProviderID: "p://0"},
+			Status: infrav1.AWSManagedMachinePoolMachineStatus{State: "running", AvailabilityZone: "zone-1", Ready: true, Version: "v1.37.1", NodeRef: node}}, "running"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			u := &unstructured.Unstructured{Object: tt.obj}
-			var got []InstanceView
-			if tt.pool {
-				var p infraPoolObject
-				if err := decode(u, &p); err != nil {
-					t.Fatal(err)
-				}
-				for _, in := range p.Status.Instances {
-					got = append(got, instanceFromStatus(in))
-				}
-			} else {
-				var o instanceObject
-				if err := decode(u, &o); err != nil {
-					t.Fatal(err)
-				}
-				in := instanceFromObject(&o)
-				in.Created = nil
-				got = append(got, in)
+		t.Run(tt.kind, func(t *testing.T) {
+			a := adapterOf(clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: tt.kind})
+			if a == nil {
+				t.Fatalf("no provider serves %s", tt.kind)
 			}
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got  %s\nwant %s", spew(got), spew(tt.want))
+			got := instanceFromView(tt.obj, a.ReadInstance(tt.obj))
+			got.Created = nil
+			want := InstanceView{
+				Name: "pool-0", InstanceID: "0", ProviderID: "p://0", State: "Running", CloudState: tt.cloud, Zone: "zone-1",
+				UpToDate: ptr.To(false), Ready: true, Version: "v1.37.1", MarkedForDeletion: true, Node: &NodeView{Name: "node-0"},
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got  %s\nwant %s", spew(got), spew(want))
+			}
+			if text := stateText(got); text != "Running" && text != "Running ("+tt.cloud+")" {
+				t.Errorf("state column %q", text)
 			}
 		})
 	}
@@ -116,7 +90,7 @@ func TestReplicaCounts(t *testing.T) {
 		{Name: "a", State: "Running", UpToDate: &yes},
 		{Name: "b", State: "Running", UpToDate: &no},
 		{Name: "c", State: "Running", UpToDate: &yes, Deleting: true},
-		{Name: "d", State: stateFailed, UpToDate: &yes},
+		{Name: "d", State: string(contract.InstanceFailed), UpToDate: &yes},
 		{Name: "e", State: "Booting", UpToDate: &yes},
 	}
 	tests := []struct {

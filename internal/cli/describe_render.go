@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 // writeMachinePool writes the describe tree of a MachinePool, ages measured
@@ -110,7 +112,7 @@ func instanceNode(in *InstanceView, now time.Time) *treeNode {
 	}
 	n := &treeNode{group: "instance", cells: []cell{
 		c(in.Name, bold),
-		c(orDash(in.State), stateStyle(in.State)),
+		c(stateText(*in), stateStyle(in.State)),
 		c(zone, plain),
 		model,
 		node,
@@ -187,11 +189,20 @@ func phaseStyle(phase string) style {
 	}
 }
 
+// stateText is an instance's state in mpool's vocabulary, the provider's
+// own word in brackets when it differs: "Running (Succeeded)".
+func stateText(in InstanceView) string {
+	if in.CloudState != "" && in.CloudState != in.State {
+		return orDash(in.State) + " (" + in.CloudState + ")"
+	}
+	return orDash(in.State)
+}
+
 func stateStyle(state string) style {
-	switch state {
-	case "Running", "Succeeded", "InService":
+	switch contract.InstanceState(state) {
+	case contract.InstanceRunning:
 		return good
-	case stateFailed:
+	case contract.InstanceFailed:
 		return bad
 	default:
 		return warn

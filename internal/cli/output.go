@@ -107,8 +107,7 @@ type InfraPoolView struct {
 	// Replicas is status.replicas.
 	Replicas int32 `json:"replicas"`
 	// InstanceKind is status.infrastructureMachineKind, the kind of the
-	// per-instance objects; empty when the provider has none (instances
-	// then come from status.instances).
+	// per-instance objects; empty until the provider reports it.
 	InstanceKind string `json:"instanceKind,omitempty"`
 	// FailureReason and FailureMessage report a terminal problem.
 	FailureReason string `json:"failureReason,omitempty"`
@@ -129,9 +128,14 @@ type InstanceView struct {
 	InstanceID string `json:"instanceID,omitempty"`
 	// ProviderID is the instance's providerID.
 	ProviderID string `json:"providerID,omitempty"`
-	// State is the instance's lifecycle state as the provider reports it
-	// (Pending, Booting, Running, Failed, Deleting; Succeeded, ... on Azure).
+	// State is the instance's lifecycle state, one vocabulary for every
+	// provider: Pending, Booting, Running, Failed, Deleting, or Unknown
+	// before the controller first reports it (contract.InstanceState).
 	State string `json:"state,omitempty"`
+	// CloudState is the provider's own word for the state (Azure's
+	// provisioningState Succeeded, Auto Scaling's InService, EC2's
+	// running), empty when it records none.
+	CloudState string `json:"cloudState,omitempty"`
 	// Zone (failure domain) the instance runs in.
 	Zone string `json:"zone,omitempty"`
 	// UpToDate says whether the instance runs the pool's current model; nil

@@ -12,8 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -21,9 +20,9 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 )
 
@@ -50,6 +49,13 @@ type RolloutPlanView struct {
 	// SkipModelReconciliation is true when the plan assumes the manager's
 	// SkipMachinePoolModelReconciliation feature gate.
 	SkipModelReconciliation bool `json:"skipModelReconciliation"`
+	// BudgetFrom names the infrastructure pool's fields the budgets below
+	// come from and what they mean (spec.strategy; an AWSMachinePool's
+	// refreshPreferences; an EKS node group's updateConfig).
+	BudgetFrom string `json:"budgetFrom"`
+	// CloudRollouts is true when the cloud replaces out-of-date instances
+	// itself (an EKS node group): the engine picks no victims for drift.
+	CloudRollouts bool `json:"cloudRollouts,omitempty"`
 	// Desired is the MachinePool's spec.replicas.
 	Desired int32 `json:"desired"`
 	// DeletePolicy is the strategy's deletePolicy (Oldest, Newest, Random).
@@ -195,22 +201,17 @@ the cluster: pass --skip-model-reconciliation when the manager runs with it.`,
 	return cmd
 }
 
-// planPoolObject is the part of an infrastructure pool the plan reads.
-type planPoolObject struct {
-	metav1.ObjectMeta `json:"metadata"`
-	Spec              struct {
-		Strategy *infrav1.MachinePoolDeploymentStrategy `json:"strategy"`
-	} `json:"spec"`
-	Status struct {
-		InfrastructureMachineKind string `json:"infrastructureMachineKind"`
-		ObservedGeneration        int64  `json:"observedGeneration"`
-	} `json:"status"`
-}
-
 // planInputs is what PlanRollout read.
 type planInputs struct {
-	mp    *clusterv1.MachinePool
-	pool  planPoolObject
+	mp      *clusterv1.MachinePool
+	adapter contract.Adapter
+	pool    contract.Pool
+	rollout contract.RolloutView
+	// observed is the pool's status.observedGeneration.
+	observed int64
+	// gate is the SkipMachinePoolModelReconciliation feature gate the plan
+	// assumes.
+	gate  bool
 	state preview.State
 	notes []string
 }
@@ -245,37 +246,38 @@ func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o Pla
 	r := &planInputs{mp: mp}
 	ref := mp.Spec.Template.Spec.InfrastructureRef
 	id := fmt.Sprintf("%s %s/%s", ref.Kind, ns, ref.Name)
-	u, gvk, err := getRef(ctx, c, ref, ns)
-	switch {
+	r.adapter = adapterOf(ref)
+	if r.adapter == nil {
+		return nil, fmt.Errorf("%s is of a kind no provider of mpool serves: the plan is the engine's, which drives only mpool's kinds", id)
+	}
+	r.pool = r.adapter.NewPool()
+	switch err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, r.pool); {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Errorf("%s not found: nothing to plan", id)
 	case err != nil:
 		return nil, fmt.Errorf("reading %s: %w", id, err)
 	}
-	if err := decode(u, &r.pool); err != nil {
-		return nil, fmt.Errorf("decoding %s: %w", id, err)
-	}
-	kind := r.pool.Status.InfrastructureMachineKind
-	if kind == "" {
-		return nil, fmt.Errorf("%s reports no kind of per-instance objects (status.infrastructureMachineKind): the plan is made from them", id)
-	}
-	if r.pool.Spec.Strategy == nil {
-		return nil, fmt.Errorf("%s has no rolling update strategy (spec.strategy)", id)
-	}
-	strategy, err := preview.Strategy(*r.pool.Spec.Strategy)
+	view, err := r.adapter.ReadPool(r.pool)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", id, err)
 	}
+	r.rollout, r.observed, r.gate = view.Rollout, view.ObservedGeneration, o.SkipModelReconciliation
 	r.state = preview.State{
 		MachinePool:             mp,
-		PoolUID:                 r.pool.UID,
-		PoolAnnotations:         r.pool.Annotations,
-		Strategy:                strategy,
-		InstanceKind:            kind,
-		SkipModelReconciliation: o.SkipModelReconciliation,
+		PoolUID:                 r.pool.GetUID(),
+		PoolAnnotations:         r.pool.GetAnnotations(),
+		Strategy:                view.Rollout.Strategy,
+		InstanceKind:            r.adapter.Kinds().Instance,
+		SkipModelReconciliation: o.SkipModelReconciliation || view.Rollout.CloudRollouts || view.Rollout.SkipModelReconciliation != "",
 		Now:                     o.Now,
 	}
-	if err := r.readInstances(ctx, c, gvk.GroupVersion().String()); err != nil {
+	if r.rollout.CloudRollouts {
+		r.notes = append(r.notes, fmt.Sprintf("The cloud replaces out-of-date instances of %s itself (%s): the engine picks no victims for drift, and the steps below show only what it does for replicas and deletion marks", id, r.rollout.Source))
+	}
+	if why := r.rollout.SkipModelReconciliation; why != "" {
+		r.notes = append(r.notes, fmt.Sprintf("%s keeps its out-of-date instances: %s", id, why))
+	}
+	if err := r.readInstances(ctx, c); err != nil {
 		return nil, err
 	}
 	machines := &clusterv1.MachineList{}
@@ -285,7 +287,7 @@ func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o Pla
 	r.state.Machines = machines.Items
 	r.readNodes(ctx, c)
 	r.notePaused(ctx, c, id)
-	if g, obs := r.pool.Generation, r.pool.Status.ObservedGeneration; obs < g {
+	if g, obs := r.pool.GetGeneration(), r.observed; obs < g {
 		r.notes = append(r.notes, fmt.Sprintf("The %s controller has not observed generation %d yet (observed %d): the plan may not reflect its latest spec", ref.Kind, g, obs))
 	}
 	if g, obs := mp.Generation, mp.Status.ObservedGeneration; obs < g {
@@ -298,7 +300,7 @@ func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o Pla
 // rollout's: a paused Cluster, or the cluster.x-k8s.io/paused annotation on
 // the infrastructure pool (id).
 func (r *planInputs) notePaused(ctx context.Context, c client.Client, id string) {
-	if r.pool.Annotations[clusterv1.PausedAnnotation] == "true" {
+	if r.pool.GetAnnotations()[clusterv1.PausedAnnotation] == "true" {
 		r.notes = append(r.notes, fmt.Sprintf("%s carries %s: the engine does nothing until it is removed", id, clusterv1.PausedAnnotation))
 	}
 	cluster := &clusterv1.Cluster{}
@@ -309,54 +311,48 @@ func (r *planInputs) notePaused(ctx context.Context, c client.Client, id string)
 }
 
 // readInstances lists the per-instance objects the engine keeps for the
-// pool: labelled with the MachinePool's name and controlled by the pool.
-func (r *planInputs) readInstances(ctx context.Context, c client.Client, apiVersion string) error {
-	gv, err := schema.ParseGroupVersion(apiVersion)
-	if err != nil {
-		return fmt.Errorf("parsing apiVersion %q: %w", apiVersion, err)
-	}
-	kind := r.state.InstanceKind
-	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gv.WithKind(kind + "List"))
-	err = c.List(ctx, list, client.InNamespace(r.mp.Namespace), client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(r.mp.Name)})
-	switch {
-	case meta.IsNoMatchError(err):
-		return fmt.Errorf("the API server does not serve %s %s", apiVersion, kind)
-	case err != nil:
+// pool — labelled with the MachinePool's name and controlled by the pool —
+// as the pool's provider reads them.
+func (r *planInputs) readInstances(ctx context.Context, c client.Client) error {
+	kind := r.adapter.Kinds().Instance
+	list := r.adapter.NewInstanceList()
+	if err := c.List(ctx, list, client.InNamespace(r.mp.Namespace), client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(r.mp.Name)}); err != nil {
 		return fmt.Errorf("listing the %ss of machinepool %s/%s: %w", kind, r.mp.Namespace, r.mp.Name, err)
 	}
 	var foreign []string
-	for i := range list.Items {
-		var obj instanceObject
-		if err := decode(&list.Items[i], &obj); err != nil {
-			return fmt.Errorf("decoding %s %s: %w", kind, list.Items[i].GetName(), err)
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj := o.(contract.InstanceObject)
+		if ctl := metav1.GetControllerOfNoCopy(obj); ctl == nil || ctl.UID != r.pool.GetUID() {
+			foreign = append(foreign, obj.GetName())
+			return nil
 		}
-		if ctl := metav1.GetControllerOfNoCopy(&obj); ctl == nil || ctl.UID != r.pool.UID {
-			foreign = append(foreign, obj.Name)
-			continue
-		}
-		st := obj.Status
-		state := st.State
-		if state == "" {
-			state = st.ProvisioningState
-		}
-		r.state.Instances = append(r.state.Instances, preview.Instance{
-			ObjectMeta:         obj.ObjectMeta,
-			InstanceID:         obj.Spec.InstanceID,
-			ProviderID:         obj.Spec.ProviderID,
-			Zone:               st.Zone,
-			State:              preview.InstanceState(state),
-			Ready:              st.Ready,
-			LatestModelApplied: st.LatestModelApplied != nil && *st.LatestModelApplied,
-			Conditions:         st.Conditions,
-		})
+		r.state.Instances = append(r.state.Instances, preview.Instance{ObjectMeta: objectMeta(obj), InstanceView: r.adapter.ReadInstance(obj)})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("reading the %ss of machinepool %s/%s: %w", kind, r.mp.Namespace, r.mp.Name, err)
 	}
 	if len(foreign) > 0 {
 		slices.Sort(foreign)
 		r.notes = append(r.notes, fmt.Sprintf("Left out %s that %s %s does not control, as the engine does: %s",
-			plural(len(foreign), kind), r.mp.Spec.Template.Spec.InfrastructureRef.Kind, r.pool.Name, strings.Join(foreign, ", ")))
+			plural(len(foreign), kind), r.mp.Spec.Template.Spec.InfrastructureRef.Kind, r.pool.GetName(), strings.Join(foreign, ", ")))
 	}
 	return nil
+}
+
+// objectMeta copies the metadata of obj that the preview reads.
+func objectMeta(obj metav1.Object) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:              obj.GetName(),
+		Namespace:         obj.GetNamespace(),
+		UID:               obj.GetUID(),
+		CreationTimestamp: obj.GetCreationTimestamp(),
+		DeletionTimestamp: obj.GetDeletionTimestamp(),
+		Annotations:       obj.GetAnnotations(),
+		Labels:            obj.GetLabels(),
+		Finalizers:        obj.GetFinalizers(),
+		OwnerReferences:   obj.GetOwnerReferences(),
+	}
 }
 
 // readNodes reads the workload cluster's Nodes; when they cannot be read,
@@ -386,8 +382,10 @@ func planView(r *planInputs, in rollout.Input, waves []preview.Wave, converged b
 		Namespace:               r.mp.Namespace,
 		Name:                    r.mp.Name,
 		ComputedFrom:            planComputedFrom,
-		Paused:                  preview.RolloutPaused(r.mp, r.pool.Annotations),
-		SkipModelReconciliation: in.SkipModelReconciliation,
+		Paused:                  preview.RolloutPaused(r.mp, r.pool.GetAnnotations()),
+		SkipModelReconciliation: r.gate,
+		BudgetFrom:              r.rollout.Source,
+		CloudRollouts:           r.rollout.CloudRollouts,
 		Desired:                 in.Desired,
 		DeletePolicy:            string(in.Strategy.DeletePolicy),
 		MinReadySeconds:         in.Strategy.MinReadySeconds,
@@ -469,6 +467,9 @@ func formatRolloutPlan(v *RolloutPlanView, p palette) string {
 	}
 	if v.SkipModelReconciliation {
 		line("feature gate", "SkipMachinePoolModelReconciliation: stale instances are kept")
+	}
+	if v.BudgetFrom != "" {
+		line("budget from", v.BudgetFrom)
 	}
 	line("desired", fmt.Sprintf("%d (deletePolicy %s, minReadySeconds %d)", v.Desired, v.DeletePolicy, v.MinReadySeconds))
 	upToDate := fmt.Sprintf("%d of %d", v.UpToDate, v.Desired)

@@ -19,6 +19,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 // defaultWatchTimeout bounds `rollout status --watch`.
@@ -102,7 +103,7 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 		switch {
 		case in.Deleting:
 			v.Deleting++
-		case in.State == stateFailed:
+		case in.State == string(contract.InstanceFailed):
 			v.Failed++
 		default:
 			v.Replicas++
@@ -120,8 +121,10 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 	}
 	v.Unavailable = max(0, v.Desired-v.Available)
 	v.SurgeInUse = max(0, v.Replicas-v.Desired)
-	v.MaxSurge = resolveBudget(s.infra.maxSurge, v.Desired, true)
-	v.MaxUnavailable = resolveBudget(s.infra.maxUnavailable, v.Desired, false)
+	if r := s.infra.rollout; r != nil {
+		v.MaxSurge = resolveBudget(r.Strategy.MaxSurge, v.Desired, true)
+		v.MaxUnavailable = resolveBudget(r.Strategy.MaxUnavailable, v.Desired, false)
+	}
 	observed := mp.Status.ObservedGeneration >= mp.Generation && s.infra.observedGeneration >= s.infra.generation
 	v.Complete = s.infra.view.Found && observed &&
 		v.Replicas == v.Desired && v.UpToDate == v.Desired && v.Available >= v.Desired &&

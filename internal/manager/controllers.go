@@ -43,7 +43,7 @@ func cacheOptions(syncPeriod time.Duration, namespaces []string) cache.Options {
 // setupControllers registers each controller with mgr, the providers' through
 // the provider registry, and returns the providers it started. Controllers
 // that the gates turn off are not registered at all.
-func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]provider.Running, error) {
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Running, error) {
 	copts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
 	poolsOn := opts.Gates.Enabled(features.MachinePool)
 
@@ -94,13 +94,13 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]pr
 		return nil, fmt.Errorf("setting up the MachinePool controller: %w", err)
 	}
 	// Pool metrics read what the MachinePool controller caches.
-	if err := poolmetrics.AddToManager(mgr, crmetrics.Registry); err != nil {
+	if err := poolmetrics.AddToManager(mgr, crmetrics.Registry, provider.Adapters()); err != nil {
 		return nil, err
 	}
 	if err := poolmetrics.RegisterScaleGroupMetrics(crmetrics.Registry); err != nil {
 		return nil, err
 	}
-	running, err := provider.Setup(ctx, mgr, provider.Config{LocalCloudURL: opts.LocalCloudURL, Azure: opts.Azure, AWS: opts.AWS, HTTPClient: opts.CloudHTTPClient}, infrapool.Options{
+	running, err := setupProviders(ctx, mgr, provider.Config{LocalCloudURL: opts.LocalCloudURL, Azure: opts.Azure, AWS: opts.AWS, HTTPClient: opts.CloudHTTPClient}, infrapool.Options{
 		Workload:                workloads,
 		SkipModelReconciliation: opts.Gates.Enabled(features.SkipMachinePoolModelReconciliation),
 		JoinTimeout:             opts.NodeStartupTimeout,

@@ -118,7 +118,7 @@ type Manager struct {
 	ctrl.Manager
 	// Providers are the providers whose controllers run: the clouds the
 	// options configure.
-	Providers []provider.Running
+	Providers []Running
 }
 
 // New builds a manager with every controller the gates allow and every

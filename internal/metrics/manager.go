@@ -9,6 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 // AddToManager makes mgr export the MachinePool metrics through reg
@@ -19,8 +21,11 @@ import (
 // Call it only when the MachinePool controller is set up: the collector
 // reads the kinds that controller caches and would otherwise start
 // informers of its own.
-func AddToManager(mgr manager.Manager, reg prometheus.Registerer) error {
-	if err := mgr.Add(&leaderCollector{reader: mgr.GetCache(), client: mgr.GetClient(), reg: reg}); err != nil {
+//
+// adapters are the providers' readers (provider.Adapters): the instances of
+// pools of their kinds are counted.
+func AddToManager(mgr manager.Manager, reg prometheus.Registerer, adapters []contract.Adapter) error {
+	if err := mgr.Add(&leaderCollector{reader: mgr.GetCache(), adapters: adapters, reg: reg}); err != nil {
 		return fmt.Errorf("adding the MachinePool metrics: %w", err)
 	}
 	return nil
@@ -29,12 +34,9 @@ func AddToManager(mgr manager.Manager, reg prometheus.Registerer) error {
 // leaderCollector is the runnable that registers a PoolCollector while the
 // manager leads.
 type leaderCollector struct {
-	reader client.Reader
-	// client resolves the infrastructure pools' versions (their
-	// CustomResourceDefinitions' contract labels, read through the
-	// manager's cache as the controllers read them).
-	client client.Client
-	reg    prometheus.Registerer
+	reader   client.Reader
+	adapters []contract.Adapter
+	reg      prometheus.Registerer
 }
 
 var _ manager.LeaderElectionRunnable = (*leaderCollector)(nil)
@@ -47,7 +49,7 @@ func (*leaderCollector) NeedLeaderElection() bool { return true }
 // Start implements manager.Runnable.
 func (l *leaderCollector) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithName("machinepool-metrics"))
-	c := newPoolCollector(ctx, l.reader, l.client)
+	c := NewPoolCollector(ctx, l.reader, l.adapters)
 	if err := l.reg.Register(c); err != nil {
 		var dup prometheus.AlreadyRegisteredError
 		if !errors.As(err, &dup) {

@@ -7,8 +7,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -16,9 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 
-	"github.com/mpool-dev/mpool/internal/capi"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // Names of the metrics PoolCollector exports.
@@ -52,13 +54,23 @@ const (
 )
 
 // InstanceStates are the values of the state label of
-// mpool_machinepool_instances that are always exported, as the
-// per-instance infrastructure machines report them in status.state.
-var InstanceStates = []string{"Pending", "Booting", "Running", "Failed", "Deleting"}
+// mpool_machinepool_instances that are always exported: the instance
+// states of the provider contract (contract.InstanceStates), which every
+// provider's reader maps its per-instance objects onto.
+var InstanceStates = func() []string {
+	var out []string
+	for _, st := range contract.InstanceStates {
+		if st != contract.InstanceUnknown {
+			out = append(out, string(st))
+		}
+	}
+	return out
+}()
 
-// InstanceStateUnknown labels the instances whose status.state is missing or
-// not one of InstanceStates; it is exported only when there are some.
-const InstanceStateUnknown = "Unknown"
+// InstanceStateUnknown labels the instances whose state is not known yet
+// (the engine has not reported them); it is exported only when there are
+// some.
+const InstanceStateUnknown = string(contract.InstanceUnknown)
 
 // Phases are the values of the phase label of mpool_machinepool_phase.
 var Phases = []clusterv1.MachinePoolPhase{
@@ -91,8 +103,8 @@ var (
 		"Fraction of a MachinePool's desired replicas that run its latest model and are Ready, from 0 to 1; 1 when the rollout is complete or no replicas are desired.",
 		[]string{"namespace", "name", "cluster"}, nil)
 	instancesDesc = prometheus.NewDesc(InstancesMetric,
-		"Instances of a MachinePool by lifecycle state (status.state of its per-instance infrastructure machines; "+
-			"Deleting also for those being deleted).",
+		"Instances of a MachinePool by lifecycle state, one vocabulary for every provider (Pending, Booting, Running, Failed, Deleting; "+
+			"Unknown before the controller first reports an instance).",
 		[]string{"namespace", "name", "cluster", "state"}, nil)
 )
 
@@ -102,32 +114,29 @@ var (
 type PoolCollector struct {
 	ctx    context.Context
 	reader client.Reader
-	// refGVK resolves an infrastructure reference (group and kind) to the
-	// version its objects are read at.
-	refGVK func(context.Context, clusterv1.ContractVersionedObjectReference) (schema.GroupVersionKind, error)
-	errors prometheus.Counter
+	// readers are the providers' adapters by infra pool group and kind:
+	// only they know their kinds' fields.
+	readers map[schema.GroupKind]contract.Adapter
+	errors  prometheus.Counter
 }
 
 var _ prometheus.Collector = (*PoolCollector)(nil)
 
-// NewPoolCollector returns a collector reading through c, which also
-// resolves the version of each infrastructure pool's kind as the controllers
-// do (capi.RefGVK: its CustomResourceDefinition's contract labels). ctx
-// bounds every read (a cancelled ctx makes scrapes report no pools) and
-// carries the logger read errors are logged to.
-func NewPoolCollector(ctx context.Context, c client.Client) *PoolCollector {
-	return newPoolCollector(ctx, c, c)
-}
-
-// newPoolCollector returns a collector reading objects from r and resolving
-// reference versions through c.
-func newPoolCollector(ctx context.Context, r client.Reader, c client.Client) *PoolCollector {
+// NewPoolCollector returns a collector reading through c. Instances are
+// counted for the pools whose kind one of adapters serves, read through
+// that adapter (contract.Reader); pools of other kinds report their
+// MachinePool's counts only. ctx bounds every read (a cancelled ctx makes
+// scrapes report no pools) and carries the logger read errors are logged
+// to.
+func NewPoolCollector(ctx context.Context, c client.Reader, adapters []contract.Adapter) *PoolCollector {
+	readers := make(map[schema.GroupKind]contract.Adapter, len(adapters))
+	for _, a := range adapters {
+		readers[schema.GroupKind{Group: infrav1.GroupVersion.Group, Kind: a.Kinds().Pool}] = a
+	}
 	return &PoolCollector{
-		ctx:    ctx,
-		reader: r,
-		refGVK: func(ctx context.Context, ref clusterv1.ContractVersionedObjectReference) (schema.GroupVersionKind, error) {
-			return capi.RefGVK(ctx, c, ref)
-		},
+		ctx:     ctx,
+		reader:  c,
+		readers: readers,
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: CollectErrorsMetric,
 			Help: "Errors reading MachinePools or their infrastructure from the cache while collecting the mpool_machinepool_* metrics.",
@@ -179,10 +188,11 @@ type poolState struct {
 	infraUID types.UID
 }
 
-// instanceGroup is a set of per-instance objects listed at once: one kind in
-// one namespace.
+// instanceGroup is a set of per-instance objects listed at once: one
+// provider's kind in one namespace.
 type instanceGroup struct {
-	apiVersion, kind, namespace string
+	adapter   contract.Adapter
+	namespace string
 }
 
 // observe reads every MachinePool, its infrastructure pool and the
@@ -229,50 +239,34 @@ func unavailableReplicas(mp *clusterv1.MachinePool) int32 {
 	return max(0, ptr.Deref(mp.Spec.Replicas, 1)-ptr.Deref(mp.Status.AvailableReplicas, 0))
 }
 
-// instanceGroupOf reads mp's infrastructure pool, as the MachinePool
-// controller does (unstructured, in mp's namespace, at the version its
-// CustomResourceDefinition's contract names), and returns the kind of its
-// per-instance objects. It returns false when there are none to count: the
-// infrastructure pool does not exist (yet), does not report
-// status.infrastructureMachineKind, or cannot be read.
+// instanceGroupOf reads mp's infrastructure pool through its provider's
+// adapter and returns the group of its per-instance objects. It returns
+// false when there are none to count: no provider serves the pool's kind,
+// or the pool does not exist (yet) or cannot be read.
 func (c *PoolCollector) instanceGroupOf(ctx context.Context, mp *clusterv1.MachinePool, st *poolState) (instanceGroup, bool) {
 	ref := mp.Spec.Template.Spec.InfrastructureRef
-	if ref.APIGroup == "" || ref.Kind == "" || ref.Name == "" {
+	a := c.readers[ref.GroupKind()]
+	if a == nil || ref.Name == "" {
 		return instanceGroup{}, false
 	}
-	gvk, err := c.refGVK(ctx, ref)
-	if err != nil {
-		c.fail(fmt.Errorf("resolving the version of %s %s of MachinePool %s: %w", ref.Kind, ref.Name, klog.KObj(mp), err))
-		return instanceGroup{}, false
-	}
-	infra := &unstructured.Unstructured{}
-	infra.SetGroupVersionKind(gvk)
-	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: mp.Namespace, Name: ref.Name}, infra, client.UnsafeDisableDeepCopy); err != nil {
+	pool := a.NewPool()
+	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: mp.Namespace, Name: ref.Name}, pool, client.UnsafeDisableDeepCopy); err != nil {
 		if !apierrors.IsNotFound(err) {
 			c.fail(fmt.Errorf("reading %s %s of MachinePool %s: %w", ref.Kind, ref.Name, klog.KObj(mp), err))
 		}
 		return instanceGroup{}, false
 	}
-	kind, _, err := unstructured.NestedString(infra.Object, "status", "infrastructureMachineKind")
-	if err != nil {
-		c.fail(fmt.Errorf("reading the machine kind of %s %s: %w", ref.Kind, klog.KObj(infra), err))
-		return instanceGroup{}, false
-	}
-	if kind == "" {
-		return instanceGroup{}, false
-	}
-	st.infraUID = infra.GetUID()
-	return instanceGroup{apiVersion: infra.GetAPIVersion(), kind: kind, namespace: mp.Namespace}, true
+	st.infraUID = pool.GetUID()
+	return instanceGroup{adapter: a, namespace: mp.Namespace}, true
 }
 
-// countInstances lists the per-instance objects of g once and counts them
-// into the members whose infrastructure pool controls them.
+// countInstances lists the per-instance objects of g once and counts them,
+// as g's adapter reads them, into the members whose infrastructure pool
+// controls them.
 func (c *PoolCollector) countInstances(ctx context.Context, g instanceGroup, members []*poolState) {
-	list := &unstructured.UnstructuredList{}
-	list.SetAPIVersion(g.apiVersion)
-	list.SetKind(g.kind + "List")
+	list := g.adapter.NewInstanceList()
 	if err := c.reader.List(ctx, list, client.InNamespace(g.namespace), client.UnsafeDisableDeepCopy); err != nil {
-		c.fail(fmt.Errorf("listing %s objects in namespace %s: %w", g.kind, g.namespace, err))
+		c.fail(fmt.Errorf("listing %s objects in namespace %s: %w", g.adapter.Kinds().Instance, g.namespace, err))
 		return
 	}
 	byInfra := make(map[types.UID]*poolState, len(members))
@@ -281,41 +275,32 @@ func (c *PoolCollector) countInstances(ctx context.Context, g instanceGroup, mem
 		st.instances = make(map[string]int32, len(InstanceStates))
 		byInfra[st.infraUID] = st
 	}
-	for i := range list.Items {
-		obj := &list.Items[i]
+	err := meta.EachListItem(list, func(o runtime.Object) error {
+		obj, ok := o.(contract.InstanceObject)
+		if !ok {
+			return fmt.Errorf("%T is not a per-instance object", o)
+		}
 		owner := metav1.GetControllerOfNoCopy(obj)
 		if owner == nil {
-			continue
+			return nil
 		}
 		st := byInfra[owner.UID]
 		if st == nil {
-			continue
+			return nil
 		}
-		st.instances[instanceState(obj)]++
-		if obj.GetDeletionTimestamp() != nil {
-			continue
-		}
-		if latest, _, _ := unstructured.NestedBool(obj.Object, "status", "latestModelApplied"); latest {
+		v := g.adapter.ReadInstance(obj)
+		st.instances[string(v.State)]++
+		if v.State != contract.InstanceDeleting && v.UpToDate {
 			st.upToDate++
-			if ready, _, _ := unstructured.NestedBool(obj.Object, "status", "ready"); ready {
+			if v.Ready {
 				st.upToDateReady++
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		c.fail(fmt.Errorf("reading %s objects in namespace %s: %w", g.adapter.Kinds().Instance, g.namespace, err))
 	}
-}
-
-// instanceState is the state label of a per-instance object.
-func instanceState(obj *unstructured.Unstructured) string {
-	if obj.GetDeletionTimestamp() != nil {
-		return "Deleting"
-	}
-	s, _, _ := unstructured.NestedString(obj.Object, "status", "state")
-	for _, known := range InstanceStates {
-		if s == known {
-			return s
-		}
-	}
-	return InstanceStateUnknown
 }
 
 // fail records a read error.

@@ -19,6 +19,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -71,7 +73,7 @@ func TestPoolCollector(t *testing.T) {
 		Phase: string(clusterv1.MachinePoolPhaseProvisioning), Replicas: ptr.To[int32](1),
 	})
 
-	c := NewPoolCollector(ctx, client.NewNamespacedClient(env.Client, ns))
+	c := NewPoolCollector(ctx, client.NewNamespacedClient(env.Client, ns), provider.Adapters())
 	want := header +
 		series(ReplicasMetric, "c1", "pool-a", ns, "state", map[string]float64{
 			"desired": 4, "current": 6, "ready": 3, "available": 2, "unavailable": 2, "up_to_date": 3,
@@ -109,6 +111,103 @@ func TestPoolCollector(t *testing.T) {
 	}
 }
 
+// TestPoolCollectorReadsEveryProvider counts the instances of an Azure, an
+// AWS and an EKS pool in mpool's one vocabulary: each provider records its
+// cloud's own word (provisioningState Succeeded, lifecycle state InService,
+// EC2 state running), which its reader maps. Reading status.state, as the
+// collector once did, counted every one of them Unknown.
+func TestPoolCollectorReadsEveryProvider(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	mk := func(pool client.Object, kind string, statuses ...func(contract.InstanceObject)) {
+		t.Helper()
+		if err := env.Client.Create(ctx, pool); err != nil {
+			t.Fatal(err)
+		}
+		createMachinePoolOf(t, ns, pool.GetName(), kind)
+		a := adapterOf(t, kind)
+		for i, write := range statuses {
+			obj := a.NewInstance()
+			obj.SetNamespace(ns)
+			obj.SetName(fmt.Sprintf("%s-%d", pool.GetName(), i))
+			obj.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(pool, infrav1.GroupVersion.WithKind(kind))})
+			a.WriteInstanceSpec(obj, fmt.Sprint(i), fmt.Sprintf("p:///%s/%d", pool.GetName(), i))
+			if err := env.Client.Create(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+			write(obj)
+			if err := env.Client.Status().Update(ctx, obj); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	azure := func(state infrav1.ProvisioningState, failed bool) func(contract.InstanceObject) {
+		return func(o contract.InstanceObject) {
+			st := &o.(*infrav1.AzureMachinePoolMachine).Status
+			st.ProvisioningState, st.Ready, st.LatestModelApplied = &state, state == infrav1.Succeeded && !failed, true
+			if failed {
+				st.FailureReason = ptr.To("InstanceFailed")
+			}
+		}
+	}
+	aws := func(state string) func(contract.InstanceObject) {
+		return func(o contract.InstanceObject) {
+			st := &o.(*infrav1.AWSMachinePoolMachine).Status
+			st.LifecycleState, st.Ready, st.LatestModelApplied = state, state == "InService", true
+		}
+	}
+	eks := func(state string) func(contract.InstanceObject) {
+		return func(o contract.InstanceObject) {
+			st := &o.(*infrav1.AWSManagedMachinePoolMachine).Status
+			st.State, st.Ready, st.LatestModelApplied = state, state == "running", true
+		}
+	}
+	mk(&infrav1.AzureMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "az"}}, "AzureMachinePool",
+		azure(infrav1.Succeeded, false), azure(infrav1.Succeeded, false), azure(infrav1.Creating, false), azure(infrav1.Failed, true))
+	mk(&infrav1.AWSMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "asg"}}, "AWSMachinePool",
+		aws("InService"), aws("Pending:Wait"), aws("Terminating"))
+	mk(&infrav1.AWSManagedMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ng"}}, "AWSManagedMachinePool",
+		eks("running"), eks("pending"))
+
+	c := NewPoolCollector(ctx, client.NewNamespacedClient(env.Client, ns), provider.Adapters())
+	want := header[strings.Index(header, "# HELP mpool_machinepool_instances"):strings.Index(header, "# HELP mpool_machinepool_phase")] +
+		series(InstancesMetric, "c", "az", ns, "state", map[string]float64{"Pending": 1, "Booting": 0, "Running": 2, "Failed": 1, "Deleting": 0}) +
+		series(InstancesMetric, "c", "asg", ns, "state", map[string]float64{"Pending": 0, "Booting": 1, "Running": 1, "Failed": 0, "Deleting": 1}) +
+		series(InstancesMetric, "c", "ng", ns, "state", map[string]float64{"Pending": 1, "Booting": 0, "Running": 1, "Failed": 0, "Deleting": 0})
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), InstancesMetric); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// adapterOf is the registry's adapter of an infra pool kind.
+func adapterOf(t *testing.T, kind string) contract.Adapter {
+	t.Helper()
+	for _, a := range provider.Adapters() {
+		if a.Kinds().Pool == kind {
+			return a
+		}
+	}
+	t.Fatalf("no provider serves %s", kind)
+	return nil
+}
+
+// createMachinePoolOf creates a MachinePool of cluster "c" whose
+// infrastructure is the pool of kind named name.
+func createMachinePoolOf(t *testing.T, ns, name, kind string) {
+	t.Helper()
+	mp := &clusterv1.MachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: clusterv1.MachinePoolSpec{ClusterName: "c", Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
+			ClusterName:       "c",
+			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("")},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: kind, Name: name},
+		}}},
+	}
+	if err := env.Client.Create(context.Background(), mp); err != nil {
+		t.Fatalf("creating MachinePool %s: %v", name, err)
+	}
+}
+
 func TestRolloutProgress(t *testing.T) {
 	tests := []struct {
 		name           string
@@ -131,7 +230,7 @@ func TestRolloutProgress(t *testing.T) {
 }
 
 const header = `
-# HELP mpool_machinepool_instances Instances of a MachinePool by lifecycle state (status.state of its per-instance infrastructure machines; Deleting also for those being deleted).
+# HELP mpool_machinepool_instances Instances of a MachinePool by lifecycle state, one vocabulary for every provider (Pending, Booting, Running, Failed, Deleting; Unknown before the controller first reports an instance).
 # TYPE mpool_machinepool_instances gauge
 # HELP mpool_machinepool_phase Phase of a MachinePool: 1 for its current status.phase, 0 for the others.
 # TYPE mpool_machinepool_phase gauge
@@ -251,7 +350,7 @@ func TestAddToManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	if err := AddToManager(mgr, reg); err != nil {
+	if err := AddToManager(mgr, reg, provider.Adapters()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -11,10 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // Model hashes of a preview. The API server does not hold the instances'
@@ -70,27 +72,15 @@ type State struct {
 }
 
 // Instance is one per-instance object (LocalMachinePoolMachine,
-// AzureMachinePoolMachine, ...) in the infra machine pool contract's terms.
+// AzureMachinePoolMachine, ...) as its provider's contract.Reader reads it.
 type Instance struct {
 	// ObjectMeta is the object's metadata: its name, creation time (the
 	// instance's age), deletion time and annotations (drain-started,
 	// delete-machine).
 	ObjectMeta metav1.ObjectMeta
-	// InstanceID is spec.instanceID; the object's name stands in when empty.
-	InstanceID string
-	// ProviderID is spec.providerID, which matches the instance's Node.
-	ProviderID string
-	// Zone is status.zone.
-	Zone string
-	// State is status.state as the engine reported it; empty before its
-	// first report.
-	State InstanceState
-	// Ready is status.ready: the instance runs and its Node is Ready.
-	Ready bool
-	// LatestModelApplied is status.latestModelApplied.
-	LatestModelApplied bool
-	// Conditions are status.conditions.
-	Conditions []metav1.Condition
+	// InstanceView is the object in provider-neutral terms: an empty
+	// InstanceID makes the object's name stand in.
+	contract.InstanceView
 }
 
 // ID returns the instance's ID within its group.
@@ -111,8 +101,8 @@ func (p *Instance) ID() string {
 //   - The instance's creation time is its object's creationTimestamp, which
 //     has whole seconds: instances created within one second are ordered by
 //     ID, as the planner breaks ties.
-//   - An instance is on CurrentModel when status.latestModelApplied
-//     is true or the engine has not reported it yet (new instances are
+//   - An instance is on CurrentModel when it is up to date
+//     or the engine has not reported it yet (new instances are
 //     created on the current model), else on StaleModel.
 //   - An instance is Ready since its Node became Ready (with Nodes), else
 //     since its object's InstanceReady (or Ready) condition became True,
@@ -151,7 +141,7 @@ func Input(s State) (rollout.Input, error) {
 	for i := range s.Instances {
 		p := &s.Instances[i]
 		model := CurrentModel
-		if p.State != "" && !p.LatestModelApplied {
+		if p.Reported && !p.UpToDate {
 			model = StaleModel
 		}
 		in.Instances = append(in.Instances, PlannerInstance(rollout.Instance{

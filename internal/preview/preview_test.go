@@ -14,6 +14,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 )
 
@@ -57,11 +58,11 @@ func TestPreviewInput(t *testing.T) {
 				MachinePool: &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To[int32](3)}},
 				Now:         now,
 				Instances: []Instance{
-					{ObjectMeta: obj("p-a", time.Hour), InstanceID: "a", Zone: "z1", State: InstanceRunning, Ready: true, LatestModelApplied: true, Conditions: readySince(time.Minute)},
-					{ObjectMeta: obj("p-b", time.Hour), InstanceID: "b", State: InstanceRunning, Ready: true},
-					{ObjectMeta: obj("p-c", time.Minute), InstanceID: "c", State: InstanceBooting, LatestModelApplied: true},
+					{ObjectMeta: obj("p-a", time.Hour), InstanceView: contract.InstanceView{InstanceID: "a", Zone: "z1", State: contract.InstanceRunning, Ready: true, UpToDate: true, Conditions: readySince(time.Minute), Reported: true}},
+					{ObjectMeta: obj("p-b", time.Hour), InstanceView: contract.InstanceView{InstanceID: "b", State: contract.InstanceRunning, Ready: true, Reported: true}},
+					{ObjectMeta: obj("p-c", time.Minute), InstanceView: contract.InstanceView{InstanceID: "c", State: contract.InstanceBooting, UpToDate: true, Reported: true}},
 					{ObjectMeta: obj("p-d", time.Second)},
-					{ObjectMeta: obj("p-e", time.Hour), InstanceID: "e", State: InstanceRunning, Ready: false, Conditions: readySince(time.Hour)},
+					{ObjectMeta: obj("p-e", time.Hour), InstanceView: contract.InstanceView{InstanceID: "e", State: contract.InstanceRunning, Ready: false, Conditions: readySince(time.Hour), Reported: true}},
 				},
 			},
 			check: func(t *testing.T, in rollout.Input) {
@@ -98,8 +99,8 @@ func TestPreviewInput(t *testing.T) {
 					{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(now.Add(-2 * time.Hour))},
 				}}}},
 				Instances: []Instance{
-					{ObjectMeta: obj("p-a", 3*time.Hour), InstanceID: "a", ProviderID: "p://a", State: InstanceRunning, Ready: false},
-					{ObjectMeta: obj("p-b", 3*time.Hour), InstanceID: "b", ProviderID: "p://b", State: InstanceRunning, Ready: true, Conditions: readySince(time.Hour)},
+					{ObjectMeta: obj("p-a", 3*time.Hour), InstanceView: contract.InstanceView{InstanceID: "a", ProviderID: "p://a", State: contract.InstanceRunning, Ready: false, Reported: true}},
+					{ObjectMeta: obj("p-b", 3*time.Hour), InstanceView: contract.InstanceView{InstanceID: "b", ProviderID: "p://b", State: contract.InstanceRunning, Ready: true, Conditions: readySince(time.Hour), Reported: true}},
 				},
 			},
 			check: func(t *testing.T, in rollout.Input) {
@@ -124,8 +125,8 @@ func TestPreviewInput(t *testing.T) {
 						Spec: clusterv1.MachineSpec{InfrastructureRef: clusterv1.ContractVersionedObjectReference{Kind: infrav1.LocalMachinePoolMachineKind, Name: "p-b"}}},
 				},
 				Instances: []Instance{
-					{ObjectMeta: obj("p-a", time.Hour), InstanceID: "a", State: InstanceRunning},
-					{ObjectMeta: obj("p-b", time.Hour), InstanceID: "b", State: InstanceRunning},
+					{ObjectMeta: obj("p-a", time.Hour), InstanceView: contract.InstanceView{InstanceID: "a", State: contract.InstanceRunning, Reported: true}},
+					{ObjectMeta: obj("p-b", time.Hour), InstanceView: contract.InstanceView{InstanceID: "b", State: contract.InstanceRunning, Reported: true}},
 				},
 			},
 			check: func(t *testing.T, in rollout.Input) {

@@ -11,9 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
-	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/rollout"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/rollout"
 )
 
 // Annotations the engine reads or writes, and `mpool rollout` with it.
@@ -42,25 +44,6 @@ const (
 // MachineHealthCheck nodeStartupTimeout.
 const DefaultJoinTimeout = 10 * time.Minute
 
-// InstanceState is the lifecycle state of an instance as the per-instance
-// objects and the pool's status.instances report it. The values match the
-// infra API's instance states (LocalInstanceState, ...).
-type InstanceState string
-
-// Instance states.
-const (
-	// InstancePending: the cloud is creating the instance.
-	InstancePending InstanceState = "Pending"
-	// InstanceBooting: the instance exists and is booting.
-	InstanceBooting InstanceState = "Booting"
-	// InstanceRunning: the instance runs.
-	InstanceRunning InstanceState = "Running"
-	// InstanceFailed: the cloud gave up on the instance.
-	InstanceFailed InstanceState = "Failed"
-	// InstanceDeleting: the instance is being drained or deleted.
-	InstanceDeleting InstanceState = "Deleting"
-)
-
 // PlannerInstance completes the planner's view of one instance, the
 // engine's and `mpool rollout plan`'s alike: in carries the ID, zone,
 // creation time, model and when its Node became Ready; state is the
@@ -72,7 +55,7 @@ const (
 // the drain-started annotation, obj or machine being deleted, or started —
 // is Deleting and never Ready. The delete-machine annotation on obj or
 // machine marks it for deletion.
-func PlannerInstance(in rollout.Instance, state InstanceState, obj metav1.Object, machine *clusterv1.Machine, started bool) rollout.Instance {
+func PlannerInstance(in rollout.Instance, state contract.InstanceState, obj metav1.Object, machine *clusterv1.Machine, started bool) rollout.Instance {
 	in.State = PlannerState(state)
 	if in.State != rollout.StateRunning {
 		in.ReadySince = nil
@@ -106,13 +89,13 @@ func RemovalMarks(obj metav1.Object, machine *clusterv1.Machine) (removing, mark
 // PlannerState maps a reported instance state onto the planner's: the
 // states before running (Pending, Booting, and anything unknown) are all
 // Pending.
-func PlannerState(s InstanceState) rollout.InstanceState {
+func PlannerState(s contract.InstanceState) rollout.InstanceState {
 	switch s {
-	case InstanceRunning:
+	case contract.InstanceRunning:
 		return rollout.StateRunning
-	case InstanceFailed:
+	case contract.InstanceFailed:
 		return rollout.StateFailed
-	case InstanceDeleting:
+	case contract.InstanceDeleting:
 		return rollout.StateDeleting
 	default:
 		return rollout.StatePending

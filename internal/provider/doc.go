@@ -14,7 +14,7 @@
 //     bad input is refused at admission with a message naming the field.
 //     Generate with hack/generate.sh.
 //  2. An Adapter (internal/provider/<cloud>/adapter.go) implementing
-//     infrapool.Adapter: the kinds and finalizers, the kind of the Cluster's
+//     contract.Adapter: the kinds and finalizers, the kind of the Cluster's
 //     infrastructure object it reads (AzureCluster; none for the local
 //     provider), GroupRef (a predictable group name and the scope, location
 //     and credentials the infrastructure object gives; the engine records

@@ -1,18 +1,14 @@
 package provider
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -85,7 +81,7 @@ type Provider struct {
 	// Name labels the provider in metrics, events and logs.
 	Name string
 	// Adapter maps the provider's infra pool kind onto the engine.
-	Adapter infrapool.Adapter
+	Adapter contract.Adapter
 	// ScaleGroup returns the cloud's ScaleGroup for cfg, or nil when cfg
 	// does not configure this provider. mgr gives it the API server (to
 	// read identities and their Secrets).
@@ -102,39 +98,12 @@ func All() []Provider {
 	}
 }
 
-// Running is a provider whose controllers were set up.
-type Running struct {
-	// Provider is the registry entry.
-	Provider Provider
-	// ScaleGroup is the provider's ScaleGroup as the engine calls it,
-	// decorated with metrics; its Counts tell how many cloud calls were made.
-	ScaleGroup *metrics.Instrumented
-}
-
-// Setup starts, for every provider that cfg configures, the engine for its
-// pool kind and the releaser of its orphaned per-instance objects (see
-// infrapool.Setup), with engine's options (workload clusters, clock, gates,
-// timing). Each provider's ScaleGroup is wrapped with metrics.WithMetrics.
-// `mpool manager`, `mpool up` and the integration tests all wire providers
-// through it.
-func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config, engine infrapool.Options, copts controller.Options) ([]Running, error) {
-	var out []Running
+// Adapters returns every provider's Adapter: the readers `mpool describe`,
+// `mpool rollout` and the metrics see pools and instances through.
+func Adapters() []contract.Adapter {
+	var out []contract.Adapter
 	for _, p := range All() {
-		sg, err := p.ScaleGroup(cfg, mgr)
-		if err != nil {
-			return nil, fmt.Errorf("creating the %s provider's client: %w", p.Name, err)
-		}
-		if sg == nil {
-			ctrl.LoggerFrom(ctx).Info("Provider not configured: its controllers are not started", "provider", p.Name, "kind", p.Adapter.PoolKind())
-			continue
-		}
-		instrumented := metrics.WithMetrics(sg, p.Name)
-		opts := engine
-		opts.Adapter, opts.ScaleGroup = p.Adapter, instrumented
-		if err := infrapool.Setup(ctx, mgr, opts, copts); err != nil {
-			return nil, err
-		}
-		out = append(out, Running{Provider: p, ScaleGroup: instrumented})
+		out = append(out, p.Adapter)
 	}
-	return out, nil
+	return out
 }

@@ -30,53 +30,6 @@ const (
 	LocalMachinePoolMachineFinalizer = "localmachinepoolmachine.infrastructure.cluster.x-k8s.io"
 )
 
-// Condition types shared by the infra pools. Ready (core's ReadyCondition) summarises them.
-const (
-	// ScaleGroupReadyCondition reports whether the cloud scale group (VMSS, ASG, node
-	// group, simulated group) exists and is usable.
-	ScaleGroupReadyCondition = "ScaleGroupReady"
-	// ScaleGroupModelUpdatedCondition reports whether every instance runs the pool's
-	// current instance model.
-	ScaleGroupModelUpdatedCondition = "ScaleGroupModelUpdated"
-	// ScaleGroupDesiredReplicasCondition reports whether the group has the desired number
-	// of instances.
-	ScaleGroupDesiredReplicasCondition = "ScaleGroupDesiredReplicas"
-	// BootstrapSucceededCondition reports whether an instance's bootstrap succeeded.
-	BootstrapSucceededCondition = "BootstrapSucceeded"
-	// DrainingSucceededCondition reports whether draining an instance's Node succeeded.
-	DrainingSucceededCondition = "DrainingSucceeded"
-	// InstanceReadyCondition reports whether an instance is running and its Node is Ready.
-	InstanceReadyCondition = "InstanceReady"
-)
-
-// Condition reasons shared by the infra pools.
-const (
-	// ScaleGroupNotFoundReason: the scale group does not exist (yet).
-	ScaleGroupNotFoundReason = "ScaleGroupNotFound"
-	// ScaleGroupProvisionFailedReason: creating or updating the scale group failed.
-	ScaleGroupProvisionFailedReason = "ScaleGroupProvisionFailed"
-	// ScaleGroupModelOutOfDateReason: some instances run an older model.
-	ScaleGroupModelOutOfDateReason = "ScaleGroupModelOutOfDate"
-	// ScaleGroupScaleUpReason: the group is adding instances.
-	ScaleGroupScaleUpReason = "ScaleGroupScaleUp"
-	// ScaleGroupScaleDownReason: the group is removing instances.
-	ScaleGroupScaleDownReason = "ScaleGroupScaleDown"
-	// ScaleGroupDeletingReason: the group is being deleted.
-	ScaleGroupDeletingReason = "ScaleGroupDeleting"
-	// WaitingForBootstrapDataReason: the MachinePool's bootstrap data is not ready.
-	WaitingForBootstrapDataReason = "WaitingForBootstrapData"
-	// ThrottledReason: the cloud API throttled the provider.
-	ThrottledReason = "Throttled"
-	// DrainingReason: an instance's Node is being drained.
-	DrainingReason = "Draining"
-	// DrainingFailedReason: draining an instance's Node failed.
-	DrainingFailedReason = "DrainingFailed"
-	// InstanceFailedReason: the cloud reports the instance failed.
-	InstanceFailedReason = "InstanceFailed"
-	// InstanceProvisioningReason: the instance is still being created.
-	InstanceProvisioningReason = "InstanceProvisioning"
-)
-
 // MachinePoolDeploymentStrategyType is the kind of rollout strategy.
 // +kubebuilder:validation:Enum=RollingUpdate
 type MachinePoolDeploymentStrategyType string

@@ -20,6 +20,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/parallel"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -220,9 +221,9 @@ func (e *Engine) markRemoval(ctx context.Context, s *scope, id string, mu *sync.
 	return started, nil
 }
 
-func (e *Engine) annotateRemoval(ctx context.Context, obj InstanceObject, started time.Time) error {
-	before := obj.DeepCopyObject().(InstanceObject)
-	after := obj.DeepCopyObject().(InstanceObject)
+func (e *Engine) annotateRemoval(ctx context.Context, obj contract.InstanceObject, started time.Time) error {
+	before := obj.DeepCopyObject().(contract.InstanceObject)
+	after := obj.DeepCopyObject().(contract.InstanceObject)
 	a := after.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
@@ -230,7 +231,7 @@ func (e *Engine) annotateRemoval(ctx context.Context, obj InstanceObject, starte
 	a[preview.DrainStartedAnnotation] = started.UTC().Format(time.RFC3339)
 	after.SetAnnotations(a)
 	if err := e.c.Patch(ctx, after, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("marking %s %s for removal: %w", e.a.InstanceKind(), obj.GetName(), err)
+		return fmt.Errorf("marking %s %s for removal: %w", e.a.Kinds().Instance, obj.GetName(), err)
 	}
 	return nil
 }
@@ -324,7 +325,7 @@ func (e *Engine) parallel(ctx context.Context, n int, fn func(context.Context, i
 }
 
 // event records an event on the pool and, when obj is not nil, on obj too.
-func (e *Engine) event(s *scope, obj InstanceObject, eventType, reason, action, format string, args ...any) {
+func (e *Engine) event(s *scope, obj contract.InstanceObject, eventType, reason, action, format string, args ...any) {
 	e.rec.Eventf(s.pool, nil, eventType, reason, action, format, args...)
 	if obj != nil {
 		e.rec.Eventf(obj, nil, eventType, reason, action, format, args...)

@@ -12,10 +12,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // reconcileDelete tears a pool down: every instance's Node is cordoned and
@@ -23,7 +24,7 @@ import (
 // cloud says it is gone the Nodes and per-instance objects are removed and
 // the pool's finalizer dropped.
 func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
-	if !controllerutil.ContainsFinalizer(s.pool, e.a.PoolFinalizer()) {
+	if !controllerutil.ContainsFinalizer(s.pool, e.a.Kinds().PoolFinalizer) {
 		return nil
 	}
 	owner, err := e.ownerOf(ctx, s.pool)
@@ -90,7 +91,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 	e.applied.forget(s.pool.GetUID())
 	e.managed.forget(s.pool.GetUID())
 	e.status.forget(s.pool.GetUID())
-	controllerutil.RemoveFinalizer(s.pool, e.a.PoolFinalizer())
+	controllerutil.RemoveFinalizer(s.pool, e.a.Kinds().PoolFinalizer)
 	log.FromContext(ctx).Info("Scale group deleted", "group", s.group.String())
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupDeleted, events.ActionDelete, "Scale group %s is deleted", s.group)
 	return nil
@@ -105,7 +106,7 @@ func (e *Engine) readDeletionNodes(ctx context.Context, s *scope) {
 		ids = append(ids, in.ProviderID)
 	}
 	for _, obj := range s.objects {
-		ids = append(ids, e.a.ProviderID(obj))
+		ids = append(ids, e.a.ReadInstance(obj).ProviderID)
 	}
 	nodes, err := e.w.NodesByProviderIDs(ctx, s.cluster, ids)
 	if err != nil {

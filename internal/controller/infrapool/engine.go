@@ -15,9 +15,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/mpool-dev/mpool/internal/preview"
-	"github.com/mpool-dev/mpool/internal/scalegroup"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 // Annotations the engine reads or writes.
@@ -70,7 +72,7 @@ func (t *Timing) defaults() {
 // Options configure an Engine.
 type Options struct {
 	// Adapter maps the pool kind onto the engine. Required.
-	Adapter Adapter
+	Adapter contract.Adapter
 	// Client is the manager's client (cached reads). Required.
 	Client client.Client
 	// ScaleGroup is the cloud's scale group API, already decorated (the
@@ -103,7 +105,7 @@ type Options struct {
 // rollout.Plan, act (drain and delete victims, apply model and capacity),
 // report. It is a reconcile.Reconciler for the adapter's pool kind.
 type Engine struct {
-	a       Adapter
+	a       contract.Adapter
 	c       client.Client
 	sg      scalegroup.ScaleGroup
 	caps    scalegroup.Capabilities // sg's, read once
@@ -126,7 +128,7 @@ type Engine struct {
 	managed *poolMemo[preview.ManagedCapacity]
 	// status is the pool as this engine last wrote its status (the
 	// server's answer): see patch.
-	status   *poolMemo[Pool]
+	status   *poolMemo[contract.Pool]
 	throttle throttleGate
 }
 
@@ -175,7 +177,7 @@ func New(opts Options) (*Engine, error) {
 		held:        newInstanceTimes(),
 		applied:     newPoolMemo[string](),
 		managed:     newPoolMemo[preview.ManagedCapacity](),
-		status:      newPoolMemo[Pool](),
+		status:      newPoolMemo[contract.Pool](),
 	}, nil
 }
 
@@ -189,7 +191,7 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	defer func() {
 		log.FromContext(ctx).V(1).Info("Reconciled", "duration", e.clock.Since(start).String(), "requeueAfter", res.RequeueAfter.String(), "failed", retErr != nil)
 	}()
-	logger := log.FromContext(ctx).WithValues(e.a.PoolKind(), klog.KObj(pool))
+	logger := log.FromContext(ctx).WithValues(e.a.Kinds().Pool, klog.KObj(pool))
 	ctx = log.IntoContext(ctx, logger)
 	if pool.GetAnnotations()[clusterv1.PausedAnnotation] == "true" {
 		logger.V(1).Info("Reconciliation is paused")
@@ -222,12 +224,12 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 		err := e.reconcileDelete(ctx, s)
 		return s.result(), err
 	}
-	if controllerutil.AddFinalizer(pool, e.a.PoolFinalizer()) {
+	if controllerutil.AddFinalizer(pool, e.a.Kinds().PoolFinalizer) {
 		// The finalizer must be stored before anything exists in the cloud.
 		if err := e.c.Patch(ctx, pool, client.MergeFrom(s.before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
 		}
-		s.before = pool.DeepCopyObject().(Pool)
+		s.before = pool.DeepCopyObject().(contract.Pool)
 	}
 
 	var errs []error

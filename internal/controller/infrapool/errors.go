@@ -35,7 +35,7 @@ func (e *Engine) cloudError(ctx context.Context, s *scope, action string, err er
 		msg := fmt.Sprintf("The cloud's quota does not allow the group's capacity (%v). "+
 			"Raise the quota, or lower the MachinePool's spec.replicas (or the rolling update's maxSurge); "+
 			"the group keeps its instances and the request is retried every %s", err, e.timing.QuotaRetry)
-		s.problem = &problem{reason: QuotaExceededReason, message: msg}
+		s.problem = &problem{reason: infrav1.QuotaExceededReason, message: msg}
 		logger.Info("The cloud refused the capacity for quota", "error", err.Error())
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, events.QuotaExceeded, action, "%s", msg)
 		s.requeueAfter(e.timing.QuotaRetry)
@@ -44,7 +44,7 @@ func (e *Engine) cloudError(ctx context.Context, s *scope, action string, err er
 		msg := fmt.Sprintf("The cloud refused the credentials of scale group %s (%v). "+
 			"Fix the identity the Cluster's infrastructure object names (or the manager's own credentials); "+
 			"nothing is changed in the cloud meanwhile and the request is retried every %s", s.group, err, e.timing.QuotaRetry)
-		s.problem = &problem{reason: CredentialsRejectedReason, message: msg}
+		s.problem = &problem{reason: infrav1.CredentialsRejectedReason, message: msg}
 		logger.Info("The cloud refused the credentials", "error", err.Error())
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, events.CredentialsRejected, action, "%s", msg)
 		s.requeueAfter(e.timing.QuotaRetry)

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -91,8 +92,8 @@ func TestJoinTimeoutReplacesInstancesWithoutANode(t *testing.T) {
 				}
 				var conds []metav1.Condition
 				setInstanceConditions(&conds, s, rep, 1)
-				if c := conds[0]; c.Reason != NodeStartupTimeoutReason || !strings.Contains(c.Message, id) {
-					t.Errorf("InstanceReady %+v, want reason %s naming %s", c, NodeStartupTimeoutReason, id)
+				if c := conds[0]; c.Reason != infrav1.NodeStartupTimeoutReason || !strings.Contains(c.Message, id) {
+					t.Errorf("InstanceReady %+v, want reason %s naming %s", c, infrav1.NodeStartupTimeoutReason, id)
 				}
 			}
 		})
@@ -143,8 +144,8 @@ func TestQuotaExceededSaysWhatToFix(t *testing.T) {
 	}
 	s.owner = &clusterv1.MachinePool{}
 	c := scaleGroupReadyCondition(s)
-	if c.Status != metav1.ConditionFalse || c.Reason != QuotaExceededReason {
-		t.Fatalf("ScaleGroupReady %+v, want False/%s", c, QuotaExceededReason)
+	if c.Status != metav1.ConditionFalse || c.Reason != infrav1.QuotaExceededReason {
+		t.Fatalf("ScaleGroupReady %+v, want False/%s", c, infrav1.QuotaExceededReason)
 	}
 	for _, want := range []string{"quota of 2", "Raise the quota", "spec.replicas"} {
 		if !strings.Contains(c.Message, want) {

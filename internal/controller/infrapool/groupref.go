@@ -9,32 +9,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/scalegroup"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
-
-// GroupRefAnnotation records on a pool the reference of its scale group
-// (scalegroup.Ref.Encode), written once, before the group is first
-// created, for adapters whose groups live in a scope the Cluster's
-// infrastructure object names (an Azure subscription and resource group,
-// an AWS region and identity). Every later call uses it, the deletion
-// included, so a pool whose Cluster is gone can still be torn down.
-const GroupRefAnnotation = "mpool.dev/scale-group"
-
-// WaitingForInfrastructureClusterReason: the pool's scale group cannot be
-// placed until the Cluster names its infrastructure object and that
-// object exists.
-const WaitingForInfrastructureClusterReason = "WaitingForInfrastructureCluster"
 
 // recordedRef returns the group reference a pool carries, or, for adapters
 // that need no infrastructure cluster, the one derived from the pool
 // alone. ok is false when neither is available yet.
-func (e *Engine) recordedRef(pool Pool) (scalegroup.Ref, bool, error) {
-	if enc, found := pool.GetAnnotations()[GroupRefAnnotation]; found {
+func (e *Engine) recordedRef(pool contract.Pool) (scalegroup.Ref, bool, error) {
+	if enc, found := pool.GetAnnotations()[contract.GroupRefAnnotation]; found {
 		ref, err := scalegroup.DecodeRef(enc)
 		if err != nil {
-			return scalegroup.Ref{}, false, fmt.Errorf("annotation %s: %w", GroupRefAnnotation, err)
+			return scalegroup.Ref{}, false, fmt.Errorf("annotation %s: %w", contract.GroupRefAnnotation, err)
 		}
 		return ref, true, nil
 	}
@@ -60,26 +49,26 @@ func (e *Engine) resolveRef(ctx context.Context, s *scope) error {
 	infra := s.infra
 	ref, err := e.a.GroupRef(s.pool, infra)
 	if err != nil {
-		s.invalid = fmt.Errorf("placing the scale group from %s %s: %w", e.a.InfraClusterKind(), infra.GetName(), err)
+		s.invalid = fmt.Errorf("placing the scale group from %s %s: %w", e.a.Kinds().InfraCluster, infra.GetName(), err)
 		s.halt = true
 		return nil
 	}
-	annotated := s.pool.DeepCopyObject().(Pool)
+	annotated := s.pool.DeepCopyObject().(contract.Pool)
 	a := annotated.GetAnnotations()
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[GroupRefAnnotation] = ref.Encode()
+	a[contract.GroupRefAnnotation] = ref.Encode()
 	annotated.SetAnnotations(a)
 	if err := e.c.Patch(ctx, annotated, client.MergeFrom(s.before)); err != nil {
 		return fmt.Errorf("recording the scale group reference: %w", err)
 	}
-	for _, o := range []Pool{s.pool, s.before} {
+	for _, o := range []contract.Pool{s.pool, s.before} {
 		oa := o.GetAnnotations()
 		if oa == nil {
 			oa = map[string]string{}
 		}
-		oa[GroupRefAnnotation] = a[GroupRefAnnotation]
+		oa[contract.GroupRefAnnotation] = a[contract.GroupRefAnnotation]
 		o.SetAnnotations(oa)
 		o.SetResourceVersion(annotated.GetResourceVersion())
 	}
@@ -102,7 +91,7 @@ func (e *Engine) readInfraCluster(ctx context.Context, s *scope) error {
 	}
 	if infra == nil {
 		log.FromContext(ctx).V(1).Info("Waiting for the infrastructure cluster", "reason", why)
-		s.problem = &problem{reason: WaitingForInfrastructureClusterReason, message: why}
+		s.problem = &problem{reason: infrav1.WaitingForInfrastructureClusterReason, message: why}
 		s.requeueAfter(e.timing.Drain)
 		s.halt = true
 		return nil
@@ -127,9 +116,9 @@ func (e *Engine) infraCluster(ctx context.Context, cluster types.NamespacedName)
 	if ref.Name == "" {
 		return nil, fmt.Sprintf("Cluster %s has no spec.infrastructureRef", cluster.Name), nil
 	}
-	want := e.a.InfraClusterKind()
+	want := e.a.Kinds().InfraCluster
 	if ref.Kind != want || ref.APIGroup != infrav1.GroupVersion.Group {
-		return nil, fmt.Sprintf("Cluster %s's spec.infrastructureRef is a %s; %s pools need a %s", cluster.Name, ref.Kind, e.a.PoolKind(), want), nil
+		return nil, fmt.Sprintf("Cluster %s's spec.infrastructureRef is a %s; %s pools need a %s", cluster.Name, ref.Kind, e.a.Kinds().Pool, want), nil
 	}
 	switch err := e.c.Get(ctx, types.NamespacedName{Namespace: cluster.Namespace, Name: ref.Name}, obj); {
 	case apierrors.IsNotFound(err):

@@ -3,6 +3,7 @@ package infrapool
 import (
 	"testing"
 
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -34,7 +35,7 @@ type testInPlace struct {
 
 func mustModelHash(t *testing.T, m scalegroup.Model) string {
 	t.Helper()
-	h, err := ModelHash(m)
+	h, err := contract.ModelHash(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestSpecHashCoversTagsAndInPlaceSettings(t *testing.T) {
 func TestModelHashRefusesWhatCannotBeEncoded(t *testing.T) {
 	m := baseModel()
 	m.Provider = func() {}
-	if _, err := ModelHash(m); err == nil {
+	if _, err := contract.ModelHash(m); err == nil {
 		t.Fatal("a provider model that cannot be encoded was hashed")
 	}
 }

@@ -14,10 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/preview"
-	"github.com/mpool-dev/mpool/internal/scalegroup"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 // syncInstances makes the per-instance objects match the group: one per
@@ -76,7 +79,7 @@ func (e *Engine) syncInstances(ctx context.Context, s *scope) error {
 // object of an instance deleted this reconcile for not joining, why it went
 // (the InstanceReady condition's NodeStartupTimeout), before the object goes
 // with its instance; nil for any other instance.
-func (e *Engine) notJoinedStatus(s *scope, obj InstanceObject, id string) func(context.Context) error {
+func (e *Engine) notJoinedStatus(s *scope, obj contract.InstanceObject, id string) func(context.Context) error {
 	if !s.deletedNow[id] || !s.joinTimedOut[id] || s.cloud == nil {
 		return nil
 	}
@@ -90,13 +93,13 @@ func (e *Engine) notJoinedStatus(s *scope, obj InstanceObject, id string) func(c
 
 // reportOf returns instanceReport(s, in), computed once per reconcile: the
 // per-instance objects and the pool's status share it.
-func (e *Engine) reportOf(s *scope, in scalegroup.Instance) InstanceReport {
+func (e *Engine) reportOf(s *scope, in scalegroup.Instance) contract.InstanceReport {
 	if r, ok := s.reports[in.ID]; ok {
 		return r
 	}
 	r := e.instanceReport(s, in)
 	if s.reports == nil {
-		s.reports = map[string]InstanceReport{}
+		s.reports = map[string]contract.InstanceReport{}
 	}
 	s.reports[in.ID] = r
 	return r
@@ -104,8 +107,8 @@ func (e *Engine) reportOf(s *scope, in scalegroup.Instance) InstanceReport {
 
 // instanceReport describes inst for its per-instance object and the pool's
 // status.
-func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) InstanceReport {
-	r := InstanceReport{
+func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) contract.InstanceReport {
+	r := contract.InstanceReport{
 		InstanceID:         in.ID,
 		ProviderID:         in.ProviderID,
 		Zone:               in.Zone,
@@ -117,27 +120,27 @@ func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) InstanceReport
 	}
 	switch in.State {
 	case scalegroup.StateCreating:
-		r.State = preview.InstancePending
+		r.State = contract.InstancePending
 	case scalegroup.StateBooting:
-		r.State = preview.InstanceBooting
+		r.State = contract.InstanceBooting
 	case scalegroup.StateRunning:
-		r.State = preview.InstanceRunning
+		r.State = contract.InstanceRunning
 	case scalegroup.StateFailed:
-		r.State = preview.InstanceFailed
+		r.State = contract.InstanceFailed
 		r.FailureReason = ptr.To(infrav1.InstanceFailedReason)
 		r.FailureMessage = ptr.To(orDefault(in.Message, "The cloud reports the instance as failed"))
 	case scalegroup.StateDeleting:
-		r.State = preview.InstanceDeleting
+		r.State = contract.InstanceDeleting
 	default:
-		r.State = preview.InstancePending
+		r.State = contract.InstancePending
 	}
 	if e.removalStarted(s, in.ID) {
-		r.State = preview.InstanceDeleting
+		r.State = contract.InstanceDeleting
 	}
 	if node := s.nodes[in.ProviderID]; node != nil {
 		r.NodeRef = &corev1.ObjectReference{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}
 		r.Version = node.Status.NodeInfo.KubeletVersion
-		r.Ready = r.State == preview.InstanceRunning && preview.NodeReadySince(node) != nil
+		r.Ready = r.State == contract.InstanceRunning && preview.NodeReadySince(node) != nil
 	}
 	return r
 }
@@ -162,25 +165,28 @@ func (e *Engine) removalStarted(s *scope, id string) bool {
 func (e *Engine) createInstanceObject(ctx context.Context, s *scope, in scalegroup.Instance) error {
 	obj := e.a.NewInstance()
 	obj.SetNamespace(s.pool.GetNamespace())
-	obj.SetName(InstanceObjectName(s.pool.GetName(), in.ID))
-	labels := map[string]string{clusterv1.MachinePoolNameLabel: LabelValue(s.owner.Name)}
+	obj.SetName(contract.InstanceObjectName(s.pool.GetName(), in.ID))
+	labels := map[string]string{clusterv1.MachinePoolNameLabel: capi.LabelValue(s.owner.Name)}
 	if s.owner.Spec.ClusterName != "" {
-		labels[clusterv1.ClusterNameLabel] = LabelValue(s.owner.Spec.ClusterName)
+		labels[clusterv1.ClusterNameLabel] = capi.LabelValue(s.owner.Spec.ClusterName)
+	}
+	if in.Zone != "" {
+		labels[contract.ZoneLabel] = capi.LabelValue(in.Zone)
 	}
 	obj.SetLabels(labels)
 	if t, ok := s.removing[in.ID]; ok {
 		obj.SetAnnotations(map[string]string{preview.DrainStartedAnnotation: t.UTC().Format(time.RFC3339)})
 	}
 	if err := controllerutil.SetControllerReference(s.pool, obj, e.c.Scheme()); err != nil {
-		return fmt.Errorf("owning %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+		return fmt.Errorf("owning %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 	}
-	controllerutil.AddFinalizer(obj, e.a.InstanceFinalizer())
+	controllerutil.AddFinalizer(obj, e.a.Kinds().InstanceFinalizer)
 	e.a.WriteInstanceSpec(obj, in.ID, in.ProviderID)
 	if err := e.c.Create(ctx, obj); err != nil {
 		if kerrors.IsAlreadyExists(err) {
 			return nil
 		}
-		return fmt.Errorf("creating %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+		return fmt.Errorf("creating %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 	}
 	return nil
 }
@@ -190,7 +196,7 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *scope, in scalegro
 // on a shallow copy of its status (the adapter assigns fields, the
 // conditions are cloned), and the object is deep-copied only when it must be
 // patched.
-func (e *Engine) instanceStatusPatch(s *scope, obj InstanceObject, rep InstanceReport) func(context.Context) error {
+func (e *Engine) instanceStatusPatch(s *scope, obj contract.InstanceObject, rep contract.InstanceReport) func(context.Context) error {
 	want := e.a.NewInstance()
 	copyField(want, obj, "Status")
 	e.a.WriteInstanceStatus(want, rep)
@@ -201,11 +207,11 @@ func (e *Engine) instanceStatusPatch(s *scope, obj InstanceObject, rep InstanceR
 		return nil
 	}
 	before := obj
-	after := obj.DeepCopyObject().(InstanceObject)
+	after := obj.DeepCopyObject().(contract.InstanceObject)
 	copyField(after, want, "Status")
 	return func(ctx context.Context) error {
 		if err := e.c.Status().Patch(ctx, after, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("updating the status of %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+			return fmt.Errorf("updating the status of %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 		}
 		return nil
 	}
@@ -213,26 +219,26 @@ func (e *Engine) instanceStatusPatch(s *scope, obj InstanceObject, rep InstanceR
 
 // setInstanceConditions sets the conditions the engine owns on a
 // per-instance object.
-func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep InstanceReport, generation int64) {
+func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep contract.InstanceReport, generation int64) {
 	c := metav1.Condition{Type: infrav1.InstanceReadyCondition, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(s.now)}
 	switch {
 	case rep.JoinTimedOut:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, NodeStartupTimeoutReason, notJoinedText(s.joinTimeout, rep.InstanceID, rep.Message)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.NodeStartupTimeoutReason, notJoinedText(s.joinTimeout, rep.InstanceID, rep.Message)
 	case rep.Ready:
 		c.Status, c.Reason = metav1.ConditionTrue, clusterv1.ReadyReason
-	case rep.State == preview.InstanceDeleting:
+	case rep.State == contract.InstanceDeleting:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, clusterv1.DeletingReason, "The instance is being drained and deleted"
-	case rep.State == preview.InstanceFailed:
+	case rep.State == contract.InstanceFailed:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InstanceFailedReason, ptr.Deref(rep.FailureMessage, "")
-	case rep.State == preview.InstancePending || rep.State == preview.InstanceBooting:
+	case rep.State == contract.InstancePending || rep.State == contract.InstanceBooting:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InstanceProvisioningReason, "The instance is "+string(rep.State)
 	case rep.NodeRef == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, WaitingForNodeReason, "The instance runs; its Node has not joined yet"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.WaitingForNodeReason, "The instance runs; its Node has not joined yet"
 		if rep.Message != "" {
 			c.Message += ": " + rep.Message
 		}
 	default:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, NodeNotReadyReason, "Node "+rep.NodeRef.Name+" is not Ready"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.NodeNotReadyReason, "Node "+rep.NodeRef.Name+" is not Ready"
 	}
 	meta.SetStatusCondition(conds, c)
 
@@ -245,9 +251,9 @@ func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep InstanceRepo
 	case d.err != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.DrainingFailedReason, d.err.Error()
 	case d.result.Done:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, DrainedReason, d.result.Message()
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, infrav1.DrainedReason, d.result.Message()
 	case d.result.TimedOut:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, DrainTimeoutReason, d.result.Message()
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.DrainTimeoutReason, d.result.Message()
 	default:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.DrainingReason, d.result.Message()
 	}
@@ -258,9 +264,9 @@ func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep InstanceRepo
 // gone: its Node is deleted, then its finalizer removed and the object
 // deleted. Unless force is set, it waits while the workload cluster's Nodes
 // are unknown, so that the Node is not leaked.
-func (e *Engine) releaseInstanceObject(ctx context.Context, s *scope, obj InstanceObject, force bool) error {
+func (e *Engine) releaseInstanceObject(ctx context.Context, s *scope, obj contract.InstanceObject, force bool) error {
 	if s.nodesKnown {
-		if node := s.nodes[e.a.ProviderID(obj)]; node != nil {
+		if node := s.nodes[e.a.ReadInstance(obj).ProviderID]; node != nil {
 			if err := e.deleteWorkloadNode(ctx, s, node.Name); err != nil {
 				return err
 			}
@@ -268,16 +274,16 @@ func (e *Engine) releaseInstanceObject(ctx context.Context, s *scope, obj Instan
 	} else if !force {
 		return nil
 	}
-	if controllerutil.ContainsFinalizer(obj, e.a.InstanceFinalizer()) {
-		after := obj.DeepCopyObject().(InstanceObject)
-		controllerutil.RemoveFinalizer(after, e.a.InstanceFinalizer())
+	if controllerutil.ContainsFinalizer(obj, e.a.Kinds().InstanceFinalizer) {
+		after := obj.DeepCopyObject().(contract.InstanceObject)
+		controllerutil.RemoveFinalizer(after, e.a.Kinds().InstanceFinalizer)
 		if err := e.c.Patch(ctx, after, client.MergeFrom(obj)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("removing the finalizer of %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+			return fmt.Errorf("removing the finalizer of %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 		}
 	}
 	if obj.GetDeletionTimestamp().IsZero() {
 		if err := e.c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting %s %s: %w", e.a.InstanceKind(), obj.GetName(), err)
+			return fmt.Errorf("deleting %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 		}
 	}
 	return nil

@@ -14,11 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // BootstrapDataKey is the key of the bootstrap data in the Secret named by a
@@ -62,7 +64,7 @@ func (e *Engine) observe(ctx context.Context, s *scope) error {
 // paused: spec.paused, or the cluster.x-k8s.io/paused annotation, as the
 // core controllers read it. A pool without an owner, or whose Cluster is
 // gone, is not paused.
-func (e *Engine) clusterPaused(ctx context.Context, pool Pool) (bool, error) {
+func (e *Engine) clusterPaused(ctx context.Context, pool contract.Pool) (bool, error) {
 	owner, err := e.ownerOf(ctx, pool)
 	if err != nil || owner == nil {
 		return false, err
@@ -130,10 +132,10 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 	if err != nil {
 		return err
 	}
-	s.bootstrap = data != nil || bootstrapsItself(e.a)
-	d, err := e.a.Desired(s.pool, Owner{MachinePool: owner, Version: owner.Spec.Template.Spec.Version, BootstrapData: data, InfraCluster: s.infra})
+	s.bootstrap = data != nil || e.a.Kinds().SelfBootstrapping
+	d, err := e.a.Desired(s.pool, contract.Owner{MachinePool: owner, Version: owner.Spec.Template.Spec.Version, BootstrapData: data, InfraCluster: s.infra})
 	if err != nil {
-		s.invalid = fmt.Errorf("mapping the %s spec: %w", e.a.PoolKind(), err)
+		s.invalid = fmt.Errorf("mapping the %s spec: %w", e.a.Kinds().Pool, err)
 		s.halt = true
 		return nil
 	}
@@ -143,11 +145,11 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 		d.Strategy.MinReadySeconds = *mrs
 	}
 	s.desired = d
-	if s.modelHash, err = ModelHash(d.Model); err == nil {
+	if s.modelHash, err = contract.ModelHash(d.Model); err == nil {
 		s.specHash, err = specHash(d.Model, s.modelHash)
 	}
 	if err != nil {
-		s.invalid = fmt.Errorf("hashing the %s model: %w", e.a.PoolKind(), err)
+		s.invalid = fmt.Errorf("hashing the %s model: %w", e.a.Kinds().Pool, err)
 		s.halt = true
 	}
 	return nil
@@ -182,13 +184,13 @@ func (e *Engine) observeObjects(ctx context.Context, s *scope) error {
 	// Read-only: the cache's objects are shared, not copied.
 	machines := &clusterv1.MachineList{}
 	if err := e.c.List(ctx, machines, client.InNamespace(s.pool.GetNamespace()), client.UnsafeDisableDeepCopy,
-		client.MatchingLabels{clusterv1.MachinePoolNameLabel: LabelValue(s.owner.Name)}); err != nil {
+		client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(s.owner.Name)}); err != nil {
 		return fmt.Errorf("listing the Machines of MachinePool %s: %w", s.owner.Name, err)
 	}
 	s.machines = make(map[string]*clusterv1.Machine, len(machines.Items))
 	for i := range machines.Items {
 		m := &machines.Items[i]
-		if ref := m.Spec.InfrastructureRef; ref.Kind == e.a.InstanceKind() {
+		if ref := m.Spec.InfrastructureRef; ref.Kind == e.a.Kinds().Instance {
 			s.machines[ref.Name] = m
 		}
 	}
@@ -200,7 +202,7 @@ func (e *Engine) observeObjects(ctx context.Context, s *scope) error {
 		}
 	}
 	for _, obj := range s.objects {
-		ids = append(ids, e.a.ProviderID(obj))
+		ids = append(ids, e.a.ReadInstance(obj).ProviderID)
 	}
 	nodes, err := e.w.NodesByProviderIDs(ctx, s.cluster, ids)
 	if err != nil {
@@ -218,33 +220,33 @@ func (e *Engine) observeObjects(ctx context.Context, s *scope) error {
 // instance ID. ownerName, when known, narrows the list to the objects
 // labelled with the owner MachinePool's name. The objects are the cache's
 // own: read them, and deep-copy before changing anything.
-func (e *Engine) instanceObjects(ctx context.Context, pool Pool, ownerName string) (map[string]InstanceObject, error) {
+func (e *Engine) instanceObjects(ctx context.Context, pool contract.Pool, ownerName string) (map[string]contract.InstanceObject, error) {
 	list := e.a.NewInstanceList()
 	opts := []client.ListOption{client.InNamespace(pool.GetNamespace()), client.UnsafeDisableDeepCopy}
 	if ownerName != "" {
-		opts = append(opts, client.MatchingLabels{clusterv1.MachinePoolNameLabel: LabelValue(ownerName)})
+		opts = append(opts, client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(ownerName)})
 	}
 	if err := e.c.List(ctx, list, opts...); err != nil {
-		return nil, fmt.Errorf("listing %s objects: %w", e.a.InstanceKind(), err)
+		return nil, fmt.Errorf("listing %s objects: %w", e.a.Kinds().Instance, err)
 	}
 	items, err := meta.ExtractList(list)
 	if err != nil {
-		return nil, fmt.Errorf("reading the %s list: %w", e.a.InstanceKind(), err)
+		return nil, fmt.Errorf("reading the %s list: %w", e.a.Kinds().Instance, err)
 	}
-	out := make(map[string]InstanceObject, len(items))
+	out := make(map[string]contract.InstanceObject, len(items))
 	for _, it := range items {
-		obj, ok := it.(InstanceObject)
+		obj, ok := it.(contract.InstanceObject)
 		if !ok || !metav1.IsControlledBy(obj, pool) {
 			continue
 		}
-		out[e.a.InstanceID(obj)] = obj
+		out[e.a.ReadInstance(obj).InstanceID] = obj
 	}
 	return out, nil
 }
 
 // ownerOf returns the MachinePool named by pool's ownerReferences, nil when
 // there is none yet (the core controller sets it) or it is gone.
-func (e *Engine) ownerOf(ctx context.Context, pool Pool) (*clusterv1.MachinePool, error) {
+func (e *Engine) ownerOf(ctx context.Context, pool contract.Pool) (*clusterv1.MachinePool, error) {
 	for _, ref := range pool.GetOwnerReferences() {
 		gv, err := schema.ParseGroupVersion(ref.APIVersion)
 		if err != nil || gv.Group != clusterv1.GroupVersion.Group || ref.Kind != "MachinePool" {

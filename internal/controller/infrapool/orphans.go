@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -30,7 +32,7 @@ import (
 // which no one else would do. It is the same for every provider.
 type OrphanReleaser struct {
 	// Adapter names the kinds and the finalizer. Required.
-	Adapter Adapter
+	Adapter contract.Adapter
 	// Client is the manager's client (default: mgr.GetClient()).
 	Client client.Client
 }
@@ -43,7 +45,7 @@ func (r *OrphanReleaser) SetupWithManager(_ context.Context, mgr ctrl.Manager, o
 	}
 	deleting := predicate.NewPredicateFuncs(func(o client.Object) bool { return !o.GetDeletionTimestamp().IsZero() })
 	return ctrl.NewControllerManagedBy(mgr).
-		Named(strings.ToLower(r.Adapter.InstanceKind())).
+		Named(strings.ToLower(r.Adapter.Kinds().Instance)).
 		For(r.Adapter.NewInstance(), builder.WithPredicates(deleting)).
 		WithOptions(opts).
 		Complete(r)
@@ -55,11 +57,11 @@ func (r *OrphanReleaser) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	fin := r.Adapter.InstanceFinalizer()
+	fin := r.Adapter.Kinds().InstanceFinalizer
 	if obj.GetDeletionTimestamp().IsZero() || !controllerutil.ContainsFinalizer(obj, fin) {
 		return ctrl.Result{}, nil
 	}
-	kind := r.Adapter.PoolKind()
+	kind := r.Adapter.Kinds().Pool
 	if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == kind {
 		pool := r.Adapter.NewPool()
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}, pool)
@@ -70,13 +72,13 @@ func (r *OrphanReleaser) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", kind, ref.Name, err)
 		}
 	}
-	before := obj.DeepCopyObject().(InstanceObject)
+	before := obj.DeepCopyObject().(contract.InstanceObject)
 	controllerutil.RemoveFinalizer(obj, fin)
 	if err := r.Client.Patch(ctx, obj, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
-		return ctrl.Result{}, fmt.Errorf("removing the finalizer of orphaned %s %s: %w", r.Adapter.InstanceKind(), obj.GetName(), err)
+		return ctrl.Result{}, fmt.Errorf("removing the finalizer of orphaned %s %s: %w", r.Adapter.Kinds().Instance, obj.GetName(), err)
 	}
 	log := ctrl.LoggerFrom(ctx)
-	log.Info("Released an orphaned per-instance object: its pool is gone", "kind", r.Adapter.InstanceKind(), "name", obj.GetName())
+	log.Info("Released an orphaned per-instance object: its pool is gone", "kind", r.Adapter.Kinds().Instance, "name", obj.GetName())
 	return ctrl.Result{}, nil
 }
 
@@ -106,7 +108,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, copts controller
 		opts.Client = mgr.GetClient()
 	}
 	if opts.Recorder == nil && opts.Adapter != nil {
-		opts.Recorder = mgr.GetEventRecorder(strings.ToLower(opts.Adapter.PoolKind()) + "-controller")
+		opts.Recorder = mgr.GetEventRecorder(strings.ToLower(opts.Adapter.Kinds().Pool) + "-controller")
 	}
 	e, err := New(opts)
 	if err != nil {
@@ -117,10 +119,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options, copts controller
 		engineOpts.RateLimiter = RateLimiter()
 	}
 	if err := e.SetupWithManager(ctx, mgr, engineOpts); err != nil {
-		return fmt.Errorf("setting up the %s controller: %w", opts.Adapter.PoolKind(), err)
+		return fmt.Errorf("setting up the %s controller: %w", opts.Adapter.Kinds().Pool, err)
 	}
 	if err := (&OrphanReleaser{Adapter: opts.Adapter, Client: opts.Client}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return fmt.Errorf("setting up the %s controller: %w", opts.Adapter.InstanceKind(), err)
+		return fmt.Errorf("setting up the %s controller: %w", opts.Adapter.Kinds().Instance, err)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 // patch writes the pool once at the end of a reconcile: a status patch when
@@ -27,22 +29,22 @@ func (e *Engine) patch(ctx context.Context, s *scope) error {
 	var errs []error
 	base := s.before
 	if last, ok := e.status.get(s.pool.GetUID()); ok && !equalField(base, last, "Status") {
-		base = s.before.DeepCopyObject().(Pool)
+		base = s.before.DeepCopyObject().(contract.Pool)
 		copyField(base, last, "Status")
 	}
 	if !equalField(base, s.pool, "Status") {
-		obj := s.pool.DeepCopyObject().(Pool)
+		obj := s.pool.DeepCopyObject().(contract.Pool)
 		switch err := e.c.Status().Patch(ctx, obj, client.MergeFrom(base)); {
 		case err == nil:
 			e.status.set(s.pool.GetUID(), obj)
 		case client.IgnoreNotFound(err) != nil:
-			errs = append(errs, fmt.Errorf("patching the status of %s %s: %w", e.a.PoolKind(), s.pool.GetName(), err))
+			errs = append(errs, fmt.Errorf("patching the status of %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
 		}
 	}
 	if !equalMeta(s.before, s.pool) || !equalField(s.before, s.pool, "Spec") {
 		obj := s.pool.DeepCopyObject().(client.Object)
 		if err := e.c.Patch(ctx, obj, client.MergeFrom(s.before)); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("patching %s %s: %w", e.a.PoolKind(), s.pool.GetName(), err))
+			errs = append(errs, fmt.Errorf("patching %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
 		}
 	}
 	return errors.Join(errs...)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -33,10 +34,10 @@ func TestPatchAfterStaleRead(t *testing.T) {
 	if err := env.Client.Create(ctx, pool); err != nil {
 		t.Fatal(err)
 	}
-	converged := metav1.Condition{Type: RolloutProgressingCondition, Status: metav1.ConditionFalse, Reason: ConvergedReason, Message: "converged"}
-	unobserved := metav1.Condition{Type: RolloutProgressingCondition, Status: metav1.ConditionUnknown, Reason: "ScaleGroupProvisionFailed", Message: "The instances have not been observed"}
+	converged := metav1.Condition{Type: infrav1.RolloutProgressingCondition, Status: metav1.ConditionFalse, Reason: infrav1.ConvergedReason, Message: "converged"}
+	unobserved := metav1.Condition{Type: infrav1.RolloutProgressingCondition, Status: metav1.ConditionUnknown, Reason: "ScaleGroupProvisionFailed", Message: "The instances have not been observed"}
 
-	e := &Engine{c: env.Client, status: newPoolMemo[Pool]()}
+	e := &Engine{c: env.Client, status: newPoolMemo[contract.Pool]()}
 	write := func(read *infrav1.LocalMachinePool, c metav1.Condition) {
 		t.Helper()
 		s := &scope{pool: read.DeepCopy(), before: read.DeepCopy()}
@@ -59,7 +60,7 @@ func TestPatchAfterStaleRead(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pool), got); err != nil {
 		t.Fatal(err)
 	}
-	if c := meta.FindStatusCondition(got.Status.Conditions, RolloutProgressingCondition); c == nil || c.Reason != ConvergedReason {
-		t.Fatalf("after a reconcile that read a stale pool and converged, the server holds %+v, want reason %s", c, ConvergedReason)
+	if c := meta.FindStatusCondition(got.Status.Conditions, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
+		t.Fatalf("after a reconcile that read a stale pool and converged, the server holds %+v, want reason %s", c, infrav1.ConvergedReason)
 	}
 }

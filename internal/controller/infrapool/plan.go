@@ -7,10 +7,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // planRollout runs the planner over the observation.
@@ -84,7 +86,7 @@ func (e *Engine) rolloutInstance(s *scope, inst scalegroup.Instance) rollout.Ins
 			s.joinTimedOut = map[string]bool{}
 		}
 		s.joinTimedOut[inst.ID] = true
-		state = preview.InstanceFailed
+		state = contract.InstanceFailed
 	}
 	return preview.PlannerInstance(rollout.Instance{
 		ID:         inst.ID,
@@ -119,18 +121,18 @@ func joinTimedOut(s *scope, inst scalegroup.Instance, from time.Time) bool {
 
 // reportedState maps the cloud's view of an instance onto the state the
 // engine reports in the per-instance objects and the pool's status.
-func reportedState(s scalegroup.InstanceState) preview.InstanceState {
+func reportedState(s scalegroup.InstanceState) contract.InstanceState {
 	switch s {
 	case scalegroup.StateBooting:
-		return preview.InstanceBooting
+		return contract.InstanceBooting
 	case scalegroup.StateRunning:
-		return preview.InstanceRunning
+		return contract.InstanceRunning
 	case scalegroup.StateFailed:
-		return preview.InstanceFailed
+		return contract.InstanceFailed
 	case scalegroup.StateDeleting:
-		return preview.InstanceDeleting
+		return contract.InstanceDeleting
 	default:
-		return preview.InstancePending
+		return contract.InstancePending
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -38,9 +39,9 @@ func glueScope(fx []fixture, desired int32, strategy rollout.Strategy) (*Engine,
 	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: "ns", UID: "uid-1"}}
 	s := &scope{
 		pool: pool, now: t0, replicas: desired, modelHash: "new",
-		desired:    Desired{Strategy: strategy},
+		desired:    contract.Desired{Strategy: strategy},
 		cloud:      &scalegroup.Group{Name: "g", Capacity: int32(len(fx))},
-		objects:    map[string]InstanceObject{},
+		objects:    map[string]contract.InstanceObject{},
 		machines:   map[string]*clusterv1.Machine{},
 		nodes:      map[string]*corev1.Node{},
 		nodesKnown: true, bootstrap: true,

@@ -13,6 +13,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -44,10 +45,10 @@ func previewOf(e *Engine, s *scope, withNodes bool) preview.State {
 		setInstanceConditions(&conds, s, rep, 1)
 		meta := *obj.(*infrav1.LocalMachinePoolMachine).ObjectMeta.DeepCopy()
 		meta.CreationTimestamp = metav1.NewTime(in.CreatedAt)
-		ps.Instances = append(ps.Instances, preview.Instance{
-			ObjectMeta: meta, InstanceID: in.ID, ProviderID: in.ProviderID, Zone: in.Zone,
-			State: rep.State, Ready: rep.Ready, LatestModelApplied: rep.LatestModelApplied, Conditions: conds,
-		})
+		ps.Instances = append(ps.Instances, preview.Instance{ObjectMeta: meta, InstanceView: contract.InstanceView{
+			InstanceID: in.ID, ProviderID: in.ProviderID, Zone: in.Zone, Reported: true,
+			State: rep.State, Ready: rep.Ready, UpToDate: rep.LatestModelApplied, Conditions: conds,
+		}})
 		if m := s.machines[obj.GetName()]; m != nil {
 			m := m.DeepCopy()
 			m.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: infrav1.LocalMachinePoolMachineKind, Name: obj.GetName()}

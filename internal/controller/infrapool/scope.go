@@ -8,17 +8,19 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/drain"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // scope is one reconcile of one pool: what was read, decided and done. The
 // phases fill it in order; report and the deferred patch read it.
 type scope struct {
-	pool   Pool
-	before Pool // as read (or as last patched), the base of the patches
+	pool   contract.Pool
+	before contract.Pool // as read (or as last patched), the base of the patches
 	now    time.Time
 	group  scalegroup.Ref // the scale group's reference, once known
 	// refKnown: group is known (recorded on the pool, or derived from it
@@ -37,7 +39,7 @@ type scope struct {
 	managedBy string // who manages the replicas (replicas-managed-by), "" when the MachinePool does
 	paused    bool   // the rollout pause annotation
 	bootstrap bool   // bootstrap data is available
-	desired   Desired
+	desired   contract.Desired
 	modelHash string
 	specHash  string
 
@@ -45,7 +47,7 @@ type scope struct {
 	cloudRollouts bool              // the cloud replaces out-of-date instances itself
 	observed      bool              // Get succeeded; observedGroup nil means NotFound
 	cloud         *scalegroup.Group // as Get returned it
-	objects       map[string]InstanceObject
+	objects       map[string]contract.InstanceObject
 	machines      map[string]*clusterv1.Machine // by per-instance object name
 	nodes         map[string]*corev1.Node       // by providerID, read-only
 	nodesKnown    bool
@@ -68,7 +70,7 @@ type scope struct {
 	latest     *scalegroup.Group       // Apply's answer, newer than cloud
 
 	// Reporting.
-	reports map[string]InstanceReport // by instance ID, see reportOf
+	reports map[string]contract.InstanceReport // by instance ID, see reportOf
 
 	// For the conditions.
 	problem *problem // a cloud or spec problem to report on ScaleGroupReady
@@ -89,11 +91,11 @@ type problem struct {
 	message string
 }
 
-func (e *Engine) newScope(pool Pool) *scope {
+func (e *Engine) newScope(pool contract.Pool) *scope {
 	ref, known, err := e.recordedRef(pool)
 	return &scope{
 		pool:         pool,
-		before:       pool.DeepCopyObject().(Pool),
+		before:       pool.DeepCopyObject().(contract.Pool),
 		now:          e.clock.Now(),
 		group:        ref,
 		refKnown:     known,

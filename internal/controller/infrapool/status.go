@@ -10,54 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-)
-
-// RolloutProgressingCondition is True while the pool moves towards its
-// desired state (creating, replacing or removing instances), with the
-// planner's reasons for waiting, and False once it has converged or while
-// the rollout is paused.
-const RolloutProgressingCondition = "RolloutProgressing"
-
-// Condition reasons the engine adds to the shared infra ones.
-const (
-	// WaitingForOwnerReason: the pool has no owner MachinePool yet.
-	WaitingForOwnerReason = "WaitingForMachinePool"
-	// WorkloadClusterUnreachableReason: the workload cluster's Nodes cannot be
-	// read, so nothing is deleted or created.
-	WorkloadClusterUnreachableReason = "WorkloadClusterUnreachable"
-	// InvalidSpecReason: the spec cannot be mapped or the cloud rejects it.
-	InvalidSpecReason = "InvalidSpec"
-	// ConvergedReason: the rollout is complete.
-	ConvergedReason = "Converged"
-	// ProgressingReason: instances are being created or removed.
-	ProgressingReason = "Progressing"
-	// WaitingForNodeReason: a running instance's Node has not joined.
-	WaitingForNodeReason = "WaitingForNode"
-	// NodeNotReadyReason: an instance's Node is not Ready.
-	NodeNotReadyReason = "NodeNotReady"
-	// DrainedReason: the instance's Node was drained.
-	DrainedReason = "Drained"
-	// DrainTimeoutReason: the drain did not finish within nodeDrainTimeout.
-	DrainTimeoutReason = "DrainTimeout"
-	// NodeStartupTimeoutReason: the instance has not joined the cluster
-	// within the engine's join timeout and is being replaced.
-	NodeStartupTimeoutReason = "NodeStartupTimeout"
-	// QuotaExceededReason: the cloud refused the group's capacity for quota.
-	QuotaExceededReason = "QuotaExceeded"
-	// CredentialsRejectedReason: the cloud refused the credentials the
-	// group is reached with.
-	CredentialsRejectedReason = "CredentialsRejected"
-	// ScaleGroupProblemReason: the cloud reports a problem with the group
-	// (a failed update, health issues); the message is the cloud's.
-	ScaleGroupProblemReason = "ScaleGroupProblem"
-	// CloudRolloutReason: the cloud is replacing out-of-date instances
-	// itself (scalegroup.Capabilities.CloudRollouts).
-	CloudRolloutReason = "CloudRollout"
 )
 
 // report writes what this reconcile observed and did: the per-instance
@@ -79,15 +38,15 @@ func (e *Engine) report(ctx context.Context, s *scope) error {
 }
 
 // poolReport builds the infra machine pool contract's fields.
-func (e *Engine) poolReport(s *scope) PoolReport {
-	r := PoolReport{
+func (e *Engine) poolReport(s *scope) contract.PoolReport {
+	r := contract.PoolReport{
 		Observed:                  s.observed,
 		ModelHash:                 s.modelHash,
-		InfrastructureMachineKind: e.a.InstanceKind(),
+		InfrastructureMachineKind: e.a.Kinds().Instance,
 		ObservedGeneration:        s.pool.GetGeneration(),
 	}
 	if s.invalid != nil {
-		r.FailureReason = ptr.To(InvalidSpecReason)
+		r.FailureReason = ptr.To(infrav1.InvalidSpecReason)
 		r.FailureMessage = ptr.To(s.invalid.Error())
 	}
 	g := s.currentGroup()
@@ -98,14 +57,14 @@ func (e *Engine) poolReport(s *scope) PoolReport {
 	r.Operation = g.Operation
 	r.Template = g.Template
 	instances := s.instances()
-	r.Instances = make([]InstanceReport, 0, len(instances))
+	r.Instances = make([]contract.InstanceReport, 0, len(instances))
 	for _, in := range instances {
 		rep := e.reportOf(s, in)
 		r.Instances = append(r.Instances, rep)
 		if in.State != scalegroup.StateDeleting && in.ProviderID != "" {
 			r.ProviderIDList = append(r.ProviderIDList, in.ProviderID)
 		}
-		if rep.State != preview.InstanceFailed && rep.State != preview.InstanceDeleting {
+		if rep.State != contract.InstanceFailed && rep.State != contract.InstanceDeleting {
 			r.Replicas++
 		}
 	}
@@ -123,12 +82,12 @@ const MaxReportedInstances = 1000
 // reportedInstances keeps at most limit instances, those that need attention
 // first (failed, being removed, not ready, on an older model), and orders
 // them by ID.
-func reportedInstances(in []InstanceReport, limit int) []InstanceReport {
-	rank := func(r InstanceReport) int {
+func reportedInstances(in []contract.InstanceReport, limit int) []contract.InstanceReport {
+	rank := func(r contract.InstanceReport) int {
 		switch {
-		case r.State == preview.InstanceFailed:
+		case r.State == contract.InstanceFailed:
 			return 0
-		case r.State == preview.InstanceDeleting:
+		case r.State == contract.InstanceDeleting:
 			return 1
 		case !r.Ready:
 			return 2
@@ -138,9 +97,9 @@ func reportedInstances(in []InstanceReport, limit int) []InstanceReport {
 			return 4
 		}
 	}
-	byID := func(a, b InstanceReport) int { return strings.Compare(a.InstanceID, b.InstanceID) }
+	byID := func(a, b contract.InstanceReport) int { return strings.Compare(a.InstanceID, b.InstanceID) }
 	if len(in) > limit {
-		slices.SortFunc(in, func(a, b InstanceReport) int {
+		slices.SortFunc(in, func(a, b contract.InstanceReport) int {
 			if d := rank(a) - rank(b); d != 0 {
 				return d
 			}
@@ -205,9 +164,9 @@ func scaleGroupReadyCondition(s *scope) metav1.Condition {
 	c := metav1.Condition{Type: infrav1.ScaleGroupReadyCondition}
 	switch {
 	case s.owner == nil && s.invalid == nil && s.problem == nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, WaitingForOwnerReason, "Waiting for the owner MachinePool"
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.WaitingForOwnerReason, "Waiting for the owner MachinePool"
 	case s.invalid != nil:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, InvalidSpecReason, s.invalid.Error()
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InvalidSpecReason, s.invalid.Error()
 	case s.problem != nil && s.currentGroup() == nil:
 		status := metav1.ConditionFalse
 		if !s.observed {
@@ -226,7 +185,7 @@ func scaleGroupReadyCondition(s *scope) metav1.Condition {
 		c.Status, c.Reason = metav1.ConditionTrue, clusterv1.ReadyReason
 		c.Message = fmt.Sprintf("Scale group %s has capacity %d", s.group, g.Capacity)
 		if g.Message != "" {
-			c.Status, c.Reason = metav1.ConditionFalse, ScaleGroupProblemReason
+			c.Status, c.Reason = metav1.ConditionFalse, infrav1.ScaleGroupProblemReason
 			c.Message += "; the cloud reports: " + g.Message
 		}
 		if op := g.Operation; op != nil {
@@ -280,12 +239,12 @@ func desiredReplicasCondition(s *scope) metav1.Condition {
 }
 
 func rolloutProgressingCondition(s *scope) metav1.Condition {
-	c := metav1.Condition{Type: RolloutProgressingCondition}
+	c := metav1.Condition{Type: infrav1.RolloutProgressingCondition}
 	switch {
 	case !s.planned:
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, unknownReason(s), "The instances have not been observed"
 	case !s.nodesKnown:
-		c.Status, c.Reason = metav1.ConditionFalse, WorkloadClusterUnreachableReason
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.WorkloadClusterUnreachableReason
 		c.Message = "Nothing is created or deleted while the workload cluster's Nodes cannot be read"
 		if s.nodesErr != nil {
 			c.Message += ": " + s.nodesErr.Error()
@@ -296,15 +255,15 @@ func rolloutProgressingCondition(s *scope) metav1.Condition {
 	case s.input.Paused:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(rollout.WaitPaused), "The rollout is paused by the "+preview.RolloutPausedAnnotation+" annotation"
 	case s.cloudRollouts && s.plan.Counts.Stale > 0:
-		c.Status, c.Reason = metav1.ConditionTrue, CloudRolloutReason
+		c.Status, c.Reason = metav1.ConditionTrue, infrav1.CloudRolloutReason
 		c.Message = fmt.Sprintf("The cloud is replacing %d out-of-date instances itself", s.plan.Counts.Stale)
 		if g := s.currentGroup(); g.Pending() {
 			c.Message += fmt.Sprintf(" (%s operation: %s)", g.Operation.Type, g.Operation.Message)
 		}
 	case s.plan.Done:
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ConvergedReason, fmt.Sprintf("%d replicas, all available and on model %s", s.plan.Counts.Replicas, s.modelHash)
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.ConvergedReason, fmt.Sprintf("%d replicas, all available and on model %s", s.plan.Counts.Replicas, s.modelHash)
 	default:
-		c.Status, c.Reason = metav1.ConditionTrue, ProgressingReason
+		c.Status, c.Reason = metav1.ConditionTrue, infrav1.ProgressingReason
 		msgs := make([]string, 0, len(s.plan.Waiting)+1)
 		if len(s.plan.Delete) > 0 {
 			msgs = append(msgs, fmt.Sprintf("removing %d instances", len(s.plan.Delete)))
@@ -335,11 +294,11 @@ func readyCondition(groupReady metav1.Condition) metav1.Condition {
 func unknownReason(s *scope) string {
 	switch {
 	case s.invalid != nil:
-		return InvalidSpecReason
+		return infrav1.InvalidSpecReason
 	case s.problem != nil:
 		return s.problem.reason
 	case s.owner == nil:
-		return WaitingForOwnerReason
+		return infrav1.WaitingForOwnerReason
 	default:
 		return clusterv1.InternalErrorReason
 	}

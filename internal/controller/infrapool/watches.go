@@ -20,8 +20,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/mpool-dev/mpool/internal/preview"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 // SetupWithManager registers the engine as the controller of the adapter's
@@ -31,7 +33,7 @@ import (
 func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts controller.Options) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(ctx, e.a.NewInstance(), e.providerIDIndex(), func(o client.Object) []string {
-		if id := e.a.ProviderID(o.(InstanceObject)); id != "" {
+		if id := e.a.ReadInstance(o.(contract.InstanceObject)).ProviderID; id != "" {
 			return []string{id}
 		}
 		return nil
@@ -41,7 +43,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 	if err := idx.IndexField(ctx, &clusterv1.MachinePool{}, e.bootstrapSecretIndex(), func(o client.Object) []string {
 		mp := o.(*clusterv1.MachinePool)
 		name := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
-		if name == "" || mp.Spec.Template.Spec.InfrastructureRef.Kind != e.a.PoolKind() {
+		if name == "" || mp.Spec.Template.Spec.InfrastructureRef.Kind != e.a.Kinds().Pool {
 			return nil
 		}
 		return []string{name}
@@ -50,7 +52,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 	}
 
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named(strings.ToLower(e.a.PoolKind())).
+		Named(strings.ToLower(e.a.Kinds().Pool)).
 		For(e.a.NewPool(), builder.WithPredicates(changed(func(o, n client.Object) bool {
 			return o.GetGeneration() != n.GetGeneration() ||
 				!equalAnnotations(o, n, AppliedSpecAnnotation, preview.ManagedCapacityAnnotation) ||
@@ -83,11 +85,11 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 }
 
 func (e *Engine) providerIDIndex() string {
-	return "infrapool.mpool.dev/" + strings.ToLower(e.a.InstanceKind()) + ".providerID"
+	return "infrapool.mpool.dev/" + strings.ToLower(e.a.Kinds().Instance) + ".providerID"
 }
 
 func (e *Engine) bootstrapSecretIndex() string {
-	return "infrapool.mpool.dev/" + strings.ToLower(e.a.PoolKind()) + ".bootstrapDataSecret"
+	return "infrapool.mpool.dev/" + strings.ToLower(e.a.Kinds().Pool) + ".bootstrapDataSecret"
 }
 
 // machinePoolToPool maps a MachinePool to its infra pool, when it is of the
@@ -98,7 +100,7 @@ func (e *Engine) machinePoolToPool(_ context.Context, o client.Object) []reconci
 		return nil
 	}
 	ref := mp.Spec.Template.Spec.InfrastructureRef
-	if ref.Kind != e.a.PoolKind() || ref.Name == "" {
+	if ref.Kind != e.a.Kinds().Pool || ref.Name == "" {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: mp.Namespace, Name: ref.Name}}}
@@ -168,7 +170,7 @@ func (e *Engine) nodeToPools(ctx context.Context, cluster types.NamespacedName, 
 		if !ok {
 			return nil
 		}
-		if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == e.a.PoolKind() {
+		if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == e.a.Kinds().Pool {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}})
 		}
 		return nil

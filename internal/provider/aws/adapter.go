@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -23,7 +23,7 @@ const ProviderName = "aws"
 
 // maxGroupName is the longest name mpool derives for an ASG and its launch
 // template: a launch template name's limit (128 of [a-zA-Z0-9().-/_]; an
-// ASG's is 255). infrapool.GroupName yields [a-z0-9-].
+// ASG's is 255). contract.GroupName yields [a-z0-9-].
 const maxGroupName = 128
 
 // Tags mpool (like CAPA) puts on an Auto Scaling Group and, propagated at
@@ -68,42 +68,36 @@ const (
 // engine; their Auto Scaling Groups are placed by the AWSCluster.
 type Adapter struct{}
 
-var _ infrapool.Adapter = Adapter{}
+var _ contract.Adapter = Adapter{}
 
-// Provider implements infrapool.Adapter.
-func (Adapter) Provider() string { return ProviderName }
+// Kinds implements contract.Adapter.
+func (Adapter) Kinds() contract.Kinds {
+	return contract.Kinds{
+		Provider:          ProviderName,
+		Pool:              "AWSMachinePool",
+		Instance:          "AWSMachinePoolMachine",
+		PoolFinalizer:     infrav1.AWSMachinePoolFinalizer,
+		InstanceFinalizer: infrav1.AWSMachinePoolMachineFinalizer,
+		InfraCluster:      infrav1.AWSClusterKind,
+	}
+}
 
-// PoolKind implements infrapool.Adapter.
-func (Adapter) PoolKind() string { return "AWSMachinePool" }
+// NewPool implements contract.Adapter.
+func (Adapter) NewPool() contract.Pool { return &infrav1.AWSMachinePool{} }
 
-// InstanceKind implements infrapool.Adapter.
-func (Adapter) InstanceKind() string { return "AWSMachinePoolMachine" }
+// NewInstance implements contract.Adapter.
+func (Adapter) NewInstance() contract.InstanceObject { return &infrav1.AWSMachinePoolMachine{} }
 
-// PoolFinalizer implements infrapool.Adapter.
-func (Adapter) PoolFinalizer() string { return infrav1.AWSMachinePoolFinalizer }
-
-// InstanceFinalizer implements infrapool.Adapter.
-func (Adapter) InstanceFinalizer() string { return infrav1.AWSMachinePoolMachineFinalizer }
-
-// NewPool implements infrapool.Adapter.
-func (Adapter) NewPool() infrapool.Pool { return &infrav1.AWSMachinePool{} }
-
-// NewInstance implements infrapool.Adapter.
-func (Adapter) NewInstance() infrapool.InstanceObject { return &infrav1.AWSMachinePoolMachine{} }
-
-// NewInstanceList implements infrapool.Adapter.
+// NewInstanceList implements contract.Adapter.
 func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.AWSMachinePoolMachineList{} }
 
-// InfraClusterKind implements infrapool.Adapter.
-func (Adapter) InfraClusterKind() string { return infrav1.AWSClusterKind }
-
-// NewInfraCluster implements infrapool.Adapter.
+// NewInfraCluster implements contract.Adapter.
 func (Adapter) NewInfraCluster() client.Object { return &infrav1.AWSCluster{} }
 
-// GroupRef implements infrapool.Adapter: the ASG lives in the AWSCluster's
+// GroupRef implements contract.Adapter: the ASG lives in the AWSCluster's
 // region, reached with its identity: an AWSClusterStaticIdentity, or the
 // manager's own credentials for none or AWSClusterControllerIdentity.
-func (Adapter) GroupRef(p infrapool.Pool, infra client.Object) (scalegroup.Ref, error) {
+func (Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
 	pool := p.(*infrav1.AWSMachinePool)
 	ac, ok := infra.(*infrav1.AWSCluster)
 	if !ok || ac == nil {
@@ -133,39 +127,39 @@ func (Adapter) GroupRef(p infrapool.Pool, infra client.Object) (scalegroup.Ref, 
 }
 
 // GroupName is the Auto Scaling Group (and launch template) of the
-// AWSMachinePool namespace/name (see infrapool.GroupName), within the
+// AWSMachinePool namespace/name (see contract.GroupName), within the
 // launch template name's 128 characters.
 func GroupName(namespace, name string) string {
-	return infrapool.GroupName(namespace, name, maxGroupName)
+	return contract.GroupName(namespace, name, maxGroupName)
 }
 
-// Desired implements infrapool.Adapter.
-func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desired, error) {
+// Desired implements contract.Adapter.
+func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
 	pool := p.(*infrav1.AWSMachinePool)
 	ac, _ := owner.InfraCluster.(*infrav1.AWSCluster)
 	if ac == nil {
-		return infrapool.Desired{}, fmt.Errorf("the Cluster's AWSCluster is not available")
+		return contract.Desired{}, fmt.Errorf("the Cluster's AWSCluster is not available")
 	}
 	spec := pool.Spec
 	t := spec.AWSLaunchTemplate
 	if t.InstanceType == "" {
-		return infrapool.Desired{}, fmt.Errorf("spec.awsLaunchTemplate.instanceType is required: set the EC2 instance type (for example m5.large)")
+		return contract.Desired{}, fmt.Errorf("spec.awsLaunchTemplate.instanceType is required: set the EC2 instance type (for example m5.large)")
 	}
 	if spec.MixedInstancesPolicy != nil && t.SpotMarketOptions != nil {
 		// AWS refuses a launch template requesting Spot in a mixed
 		// instances policy: its distribution decides.
-		return infrapool.Desired{}, fmt.Errorf("spec.awsLaunchTemplate.spotMarketOptions cannot be combined with spec.mixedInstancesPolicy: remove it and set the Spot share in spec.mixedInstancesPolicy.instancesDistribution")
+		return contract.Desired{}, fmt.Errorf("spec.awsLaunchTemplate.spotMarketOptions cannot be combined with spec.mixedInstancesPolicy: remove it and set the Spot share in spec.mixedInstancesPolicy.instancesDistribution")
 	}
 	if owner.MachinePool != nil {
 		replicas := ptr.Deref(owner.MachinePool.Spec.Replicas, 1)
 		if replicas < spec.MinSize || replicas > spec.MaxSize {
-			return infrapool.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AWSMachinePool's [minSize %d, maxSize %d]: change the MachinePool's spec.replicas, or spec.minSize / spec.maxSize",
+			return contract.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AWSMachinePool's [minSize %d, maxSize %d]: change the MachinePool's spec.replicas, or spec.minSize / spec.maxSize",
 				replicas, spec.MinSize, spec.MaxSize)
 		}
 	}
 	ami, err := amiOf(t, ac, owner.Version)
 	if err != nil {
-		return infrapool.Desired{}, err
+		return contract.Desired{}, err
 	}
 	lt := LaunchTemplate{
 		AMI:                   ami,
@@ -185,7 +179,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	for i, sg := range t.AdditionalSecurityGroups {
 		id, err := resourceID(sg, fmt.Sprintf("spec.awsLaunchTemplate.additionalSecurityGroups[%d]", i))
 		if err != nil {
-			return infrapool.Desired{}, err
+			return contract.Desired{}, err
 		}
 		lt.SecurityGroupIDs = append(lt.SecurityGroupIDs, id)
 	}
@@ -207,7 +201,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	}
 	subnets, zones, err := subnetsOf(pool, ac, zones)
 	if err != nil {
-		return infrapool.Desired{}, err
+		return contract.Desired{}, err
 	}
 	settings := GroupSettings{
 		MinSize:                      spec.MinSize,
@@ -230,13 +224,8 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		Provider:     lt,
 		InPlace:      settings,
 	}
-	strategy := Strategy(spec.RefreshPreferences)
-	if owner.MachinePool == nil || owner.MachinePool.Spec.Template.Spec.MinReadySeconds == nil {
-		if rp := spec.RefreshPreferences; rp != nil && rp.InstanceWarmup != nil {
-			strategy.MinReadySeconds = int32(min(*rp.InstanceWarmup, 1<<31-1))
-		}
-	}
-	return infrapool.Desired{Model: m, Strategy: strategy, SkipModelReconciliation: skipModelReconciliation(spec)}, nil
+	view, _ := Adapter{}.ReadPool(pool)
+	return contract.Desired{Model: m, Strategy: view.Rollout.Strategy, SkipModelReconciliation: view.Rollout.SkipModelReconciliation}, nil
 }
 
 // Strategy maps an AWSMachinePool's refreshPreferences onto the engine's
@@ -405,7 +394,7 @@ func suspendedProcesses(s *infrav1.SuspendProcessesTypes) []string {
 
 // tags are the AWSCluster's and the pool's additional tags and CAPA's
 // tags of the owning cluster and role, the instances' Name and the pool.
-func tags(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, owner infrapool.Owner) map[string]string {
+func tags(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, owner contract.Owner) map[string]string {
 	out := map[string]string{}
 	maps.Copy(out, ac.Spec.AdditionalTags)
 	maps.Copy(out, pool.Spec.AdditionalTags)
@@ -423,18 +412,18 @@ func tags(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, owner infrapool.
 	return out
 }
 
-// WritePool implements infrapool.Adapter: the contract's fields, the
+// WritePool implements contract.Adapter: the contract's fields, the
 // instances, CAPA's asgStatus, the ASG's launch template ID and version,
 // and the engine's conditions mirrored under CAPA's names. The launch
 // template is left as it is when the report does not name it (the
 // reconcile that creates the ASG).
-func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
+func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AWSMachinePool)
 	st := &pool.Status
 	st.InfrastructureMachineKind = r.InfrastructureMachineKind
 	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
 	st.ObservedGeneration = r.ObservedGeneration
-	infrapool.MirrorConditions(pool, conditionAliases)
+	kit.MirrorConditions(pool, conditionAliases)
 	setLifecycleHookCondition(pool)
 	noteSuspendedProcesses(pool)
 	if !r.Observed {
@@ -467,7 +456,7 @@ func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
 // conditionAliases are the engine's conditions under CAPA's names: the
 // ASG is ready when the scale group is, and so is its launch template
 // (mpool writes the template with the group).
-var conditionAliases = map[string][]infrapool.ConditionAlias{
+var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupReadyCondition: {
 		{Type: infrav1.ASGReadyCondition, Reasons: map[string]string{
 			infrav1.ScaleGroupNotFoundReason:        "ASGNotFound",
@@ -481,27 +470,17 @@ var conditionAliases = map[string][]infrapool.ConditionAlias{
 	},
 }
 
-// InstanceID implements infrapool.Adapter.
-func (Adapter) InstanceID(obj infrapool.InstanceObject) string {
-	return obj.(*infrav1.AWSMachinePoolMachine).Spec.InstanceID
-}
-
-// ProviderID implements infrapool.Adapter.
-func (Adapter) ProviderID(obj infrapool.InstanceObject) string {
-	return obj.(*infrav1.AWSMachinePoolMachine).Spec.ProviderID
-}
-
-// WriteInstanceSpec implements infrapool.Adapter.
-func (Adapter) WriteInstanceSpec(obj infrapool.InstanceObject, instanceID, providerID string) {
+// WriteInstanceSpec implements contract.Adapter.
+func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
 	m := obj.(*infrav1.AWSMachinePoolMachine)
 	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
 }
 
-// WriteInstanceStatus implements infrapool.Adapter. The launch template
+// WriteInstanceStatus implements contract.Adapter. The launch template
 // version is the one the ASG reports the instance launched from; failing
 // that, an instance of an older model's (its ModelHash says it, see
 // "Carrying the model hash" in the package doc).
-func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.InstanceReport) {
+func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	st := &obj.(*infrav1.AWSMachinePoolMachine).Status
 	st.Ready = r.Ready
 	st.LatestModelApplied = r.LatestModelApplied
@@ -522,15 +501,94 @@ func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.Ins
 // lifecycleState is the instance's state in Auto Scaling's terms, from
 // the engine's view of it (InService covers a failed instance the ASG
 // still holds: its failure is in failureReason).
-func lifecycleState(s preview.InstanceState) string {
+func lifecycleState(s contract.InstanceState) string {
 	switch s {
-	case preview.InstancePending:
+	case contract.InstancePending:
 		return "Pending"
-	case preview.InstanceBooting:
+	case contract.InstanceBooting:
 		return "Pending:Wait"
-	case preview.InstanceDeleting:
+	case contract.InstanceDeleting:
 		return "Terminating"
 	default:
 		return "InService"
+	}
+}
+
+// ReadPool implements contract.Reader: the engine replaces instances as
+// an instance refresh with the pool's refreshPreferences would (see
+// Strategy); instanceWarmup is the pool's minReadySeconds unless the
+// MachinePool sets one.
+func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
+	pool := p.(*infrav1.AWSMachinePool)
+	spec := pool.Spec
+	rp := spec.RefreshPreferences
+	strategy := Strategy(rp)
+	minHealthy, maxHealthy := int64(defaultMinHealthyPercentage), int64(defaultMaxHealthyPercentage)
+	var set []string
+	if rp != nil {
+		if rp.MinHealthyPercentage != nil {
+			minHealthy = *rp.MinHealthyPercentage
+			set = append(set, "minHealthyPercentage")
+		}
+		if rp.MaxHealthyPercentage != nil {
+			maxHealthy = *rp.MaxHealthyPercentage
+			set = append(set, "maxHealthyPercentage")
+		}
+		if rp.InstanceWarmup != nil {
+			strategy.MinReadySeconds = int32(min(max(*rp.InstanceWarmup, 0), 1<<31-1))
+		}
+	}
+	source := fmt.Sprintf("spec.refreshPreferences: minHealthyPercentage %d, maxHealthyPercentage %d", minHealthy, maxHealthy)
+	switch len(set) {
+	case 0:
+		source += " (instance refresh's defaults)"
+	case 1:
+		source += fmt.Sprintf(" (%s is instance refresh's default)", map[string]string{"minHealthyPercentage": "maxHealthyPercentage", "maxHealthyPercentage": "minHealthyPercentage"}[set[0]])
+	}
+	return contract.PoolView{Rollout: contract.RolloutView{
+		Strategy:                strategy,
+		Source:                  source,
+		SkipModelReconciliation: skipModelReconciliation(spec),
+	}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
+}
+
+// ReadInstance implements contract.Reader. An AWSMachinePoolMachine
+// records the Auto Scaling lifecycle state (CAPA's field): Pending is
+// Pending, Pending:Wait (a launch lifecycle hook) Booting, InService
+// Running — or Failed when the object records a failure, which the ASG
+// still holds in service — and Terminating (and its :Wait and :Proceed)
+// Deleting.
+func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+	m := obj.(*infrav1.AWSMachinePoolMachine)
+	st := &m.Status
+	var state contract.InstanceState
+	switch cloud := st.LifecycleState; {
+	case cloud == "Pending":
+		state = contract.InstancePending
+	case strings.HasPrefix(cloud, "Pending:"):
+		state = contract.InstanceBooting
+	case strings.HasPrefix(cloud, "Terminat"):
+		state = contract.InstanceDeleting
+	case cloud != "":
+		state = contract.InstanceRunning
+	}
+	if st.FailureReason != nil && state != contract.InstanceDeleting {
+		state = contract.InstanceFailed
+	}
+	reported := st.LifecycleState != ""
+	return contract.InstanceView{
+		InstanceID:     m.Spec.InstanceID,
+		ProviderID:     m.Spec.ProviderID,
+		State:          contract.StateOf(m, reported, state),
+		CloudState:     st.LifecycleState,
+		Zone:           st.AvailabilityZone,
+		Ready:          st.Ready,
+		Reported:       reported,
+		UpToDate:       st.LatestModelApplied,
+		Version:        st.Version,
+		NodeRef:        st.NodeRef,
+		FailureReason:  ptr.Deref(st.FailureReason, ""),
+		FailureMessage: ptr.Deref(st.FailureMessage, ""),
+		Conditions:     st.Conditions,
 	}
 }

@@ -11,8 +11,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -49,8 +48,8 @@ func testPool() *infrav1.AWSMachinePool {
 	}
 }
 
-func testOwner(version string, replicas int32) infrapool.Owner {
-	return infrapool.Owner{
+func testOwner(version string, replicas int32) contract.Owner {
+	return contract.Owner{
 		MachinePool: &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{
 			ClusterName: "capa", Replicas: ptr.To(replicas), FailureDomains: []string{"us-east-1b"},
 		}},
@@ -146,7 +145,7 @@ func TestDesiredSeed(t *testing.T) {
 
 func mustHash(t *testing.T, m scalegroup.Model) string {
 	t.Helper()
-	h, err := infrapool.ModelHash(m)
+	h, err := contract.ModelHash(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,23 +258,23 @@ func TestDesiredSubnetsFromCluster(t *testing.T) {
 func TestDesiredRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		mutate   func(*infrav1.AWSMachinePool, *infrapool.Owner)
+		mutate   func(*infrav1.AWSMachinePool, *contract.Owner)
 		mentions string
 	}{
-		{name: "replicas above maxSize are refused with what to change", mutate: func(_ *infrav1.AWSMachinePool, o *infrapool.Owner) {
+		{name: "replicas above maxSize are refused with what to change", mutate: func(_ *infrav1.AWSMachinePool, o *contract.Owner) {
 			o.MachinePool.Spec.Replicas = ptr.To[int32](11)
 		}, mentions: "spec.maxSize"},
-		{name: "replicas below minSize are refused", mutate: func(p *infrav1.AWSMachinePool, _ *infrapool.Owner) { p.Spec.MinSize = 3 }, mentions: "spec.minSize"},
-		{name: "an instance type is required", mutate: func(p *infrav1.AWSMachinePool, _ *infrapool.Owner) { p.Spec.AWSLaunchTemplate.InstanceType = "" }, mentions: "instanceType"},
-		{name: "no AMI and no version to look one up by", mutate: func(_ *infrav1.AWSMachinePool, o *infrapool.Owner) { o.Version = "" }, mentions: "ami.id"},
-		{name: "subnets by filter need a lookup the adapter does not do", mutate: func(p *infrav1.AWSMachinePool, _ *infrapool.Owner) {
+		{name: "replicas below minSize are refused", mutate: func(p *infrav1.AWSMachinePool, _ *contract.Owner) { p.Spec.MinSize = 3 }, mentions: "spec.minSize"},
+		{name: "an instance type is required", mutate: func(p *infrav1.AWSMachinePool, _ *contract.Owner) { p.Spec.AWSLaunchTemplate.InstanceType = "" }, mentions: "instanceType"},
+		{name: "no AMI and no version to look one up by", mutate: func(_ *infrav1.AWSMachinePool, o *contract.Owner) { o.Version = "" }, mentions: "ami.id"},
+		{name: "subnets by filter need a lookup the adapter does not do", mutate: func(p *infrav1.AWSMachinePool, _ *contract.Owner) {
 			p.Spec.Subnets = []infrav1.AWSResourceReference{{Filters: []infrav1.Filter{{Name: "tag:Name", Values: []string{"x"}}}}}
 		}, mentions: "spec.subnets[0]"},
-		{name: "a Spot launch template in a mixed instances policy is refused", mutate: func(p *infrav1.AWSMachinePool, _ *infrapool.Owner) {
+		{name: "a Spot launch template in a mixed instances policy is refused", mutate: func(p *infrav1.AWSMachinePool, _ *contract.Owner) {
 			p.Spec.MixedInstancesPolicy = &infrav1.MixedInstancesPolicy{}
 			p.Spec.AWSLaunchTemplate.SpotMarketOptions = &infrav1.SpotMarketOptions{}
 		}, mentions: "mixedInstancesPolicy"},
-		{name: "no subnet and no zone anywhere", mutate: func(p *infrav1.AWSMachinePool, o *infrapool.Owner) {
+		{name: "no subnet and no zone anywhere", mutate: func(p *infrav1.AWSMachinePool, o *contract.Owner) {
 			p.Spec.Subnets, p.Spec.AvailabilityZones, o.MachinePool.Spec.FailureDomains = nil, nil, nil
 			o.InfraCluster.(*infrav1.AWSCluster).Spec.NetworkSpec.Subnets = nil
 		}, mentions: "spec.subnets"},
@@ -344,9 +343,9 @@ func TestWritePool(t *testing.T) {
 	p.Status.Conditions = []metav1.Condition{
 		{Type: infrav1.ScaleGroupReadyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ScaleGroupNotFoundReason, Message: "not yet"},
 	}
-	Adapter{}.WritePool(p, infrapool.PoolReport{
+	Adapter{}.WritePool(p, contract.PoolReport{
 		Observed: true, Ready: true, Replicas: 2, ProviderIDList: []string{"aws:///us-east-1a/i-1", "aws:///us-east-1a/i-2"},
-		Instances:                 []infrapool.InstanceReport{{InstanceID: "i-1", Version: "v1.30.0"}, {InstanceID: "i-2"}},
+		Instances:                 []contract.InstanceReport{{InstanceID: "i-1", Version: "v1.30.0"}, {InstanceID: "i-2"}},
 		InfrastructureMachineKind: "AWSMachinePoolMachine", ObservedGeneration: 3,
 	})
 	st := p.Status
@@ -363,12 +362,12 @@ func TestWritePool(t *testing.T) {
 	}
 
 	// Not observed: only the failure and generation are written.
-	Adapter{}.WritePool(p, infrapool.PoolReport{FailureReason: ptr.To("InvalidSpec"), ObservedGeneration: 4})
+	Adapter{}.WritePool(p, contract.PoolReport{FailureReason: ptr.To("InvalidSpec"), ObservedGeneration: 4})
 	if p.Status.Replicas != 2 || ptr.Deref(p.Status.FailureReason, "") != "InvalidSpec" {
 		t.Errorf("an unobserved report kept %+v", p.Status)
 	}
 
-	Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true, Operation: &scalegroup.Operation{Type: scalegroup.OperationDelete}})
+	Adapter{}.WritePool(p, contract.PoolReport{Observed: true, Operation: &scalegroup.Operation{Type: scalegroup.OperationDelete}})
 	if ptr.Deref(p.Status.ASGStatus, "") != asgDeleteInProgress {
 		t.Errorf("asgStatus %v while deleting", p.Status.ASGStatus)
 	}
@@ -376,13 +375,13 @@ func TestWritePool(t *testing.T) {
 
 func TestWritePoolLaunchTemplate(t *testing.T) {
 	p := testPool()
-	Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true, Template: &scalegroup.TemplateRef{ID: "lt-0abc", Version: "4"}})
+	Adapter{}.WritePool(p, contract.PoolReport{Observed: true, Template: &scalegroup.TemplateRef{ID: "lt-0abc", Version: "4"}})
 	if st := p.Status; st.LaunchTemplateID != "lt-0abc" || ptr.Deref(st.LaunchTemplateVersion, "") != "4" {
 		t.Errorf("launch template %q version %v, want lt-0abc 4", st.LaunchTemplateID, st.LaunchTemplateVersion)
 	}
 	// A report that names no template (the reconcile that creates the
 	// ASG) leaves the fields as they are.
-	Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true})
+	Adapter{}.WritePool(p, contract.PoolReport{Observed: true})
 	if st := p.Status; st.LaunchTemplateID != "lt-0abc" || ptr.Deref(st.LaunchTemplateVersion, "") != "4" {
 		t.Errorf("an unnamed template cleared launch template %q version %v", st.LaunchTemplateID, st.LaunchTemplateVersion)
 	}
@@ -390,19 +389,19 @@ func TestWritePoolLaunchTemplate(t *testing.T) {
 
 func TestWriteInstanceStatus(t *testing.T) {
 	m := &infrav1.AWSMachinePoolMachine{}
-	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{
-		InstanceID: "i-1", Zone: "us-east-1a", State: preview.InstanceRunning, Ready: true, ModelHash: staleHashPrefix + "3", Version: "v1.30.0",
+	Adapter{}.WriteInstanceStatus(m, contract.InstanceReport{
+		InstanceID: "i-1", Zone: "us-east-1a", State: contract.InstanceRunning, Ready: true, ModelHash: staleHashPrefix + "3", Version: "v1.30.0",
 	})
 	if st := m.Status; st.LifecycleState != "InService" || st.AvailabilityZone != "us-east-1a" || st.LaunchTemplateVersion != "3" || !st.Ready || st.Version != "v1.30.0" {
 		t.Errorf("status %+v", st)
 	}
-	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{State: preview.InstanceDeleting, ModelHash: "abc", LatestModelApplied: true})
+	Adapter{}.WriteInstanceStatus(m, contract.InstanceReport{State: contract.InstanceDeleting, ModelHash: "abc", LatestModelApplied: true})
 	if st := m.Status; st.LifecycleState != "Terminating" || st.LaunchTemplateVersion != "" || !st.LatestModelApplied {
 		t.Errorf("status %+v", st)
 	}
 	// The version the ASG reports the instance launched from, current
 	// model or not.
-	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{State: preview.InstanceRunning, ModelHash: "abc", LatestModelApplied: true,
+	Adapter{}.WriteInstanceStatus(m, contract.InstanceReport{State: contract.InstanceRunning, ModelHash: "abc", LatestModelApplied: true,
 		Template: &scalegroup.TemplateRef{ID: "lt-0abc", Version: "5"}})
 	if st := m.Status; st.LaunchTemplateVersion != "5" {
 		t.Errorf("launch template version %q, want the instance's 5", st.LaunchTemplateVersion)

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -208,7 +207,7 @@ func setLifecycleHookCondition(pool *infrav1.AWSMachinePool) {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.LifecycleHookCreationFailedReason, sg.Message
 	case sg.Reason == infrav1.ScaleGroupNotFoundReason:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.LifecycleHookNotFoundReason, "The auto scaling group does not exist yet"
-	case sg.Status == metav1.ConditionTrue || sg.Reason == infrapool.ScaleGroupProblemReason:
+	case sg.Status == metav1.ConditionTrue || sg.Reason == infrav1.ScaleGroupProblemReason:
 		c.Status, c.Reason = metav1.ConditionTrue, infrav1.LifecycleHooksInSyncReason
 		c.Message = fmt.Sprintf("The auto scaling group has the %d lifecycle hooks of spec.lifecycleHooks", len(pool.Spec.LifecycleHooks))
 	case prev != nil:

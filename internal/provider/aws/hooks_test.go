@@ -15,8 +15,8 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -121,7 +121,7 @@ func TestLifecycleHookCondition(t *testing.T) {
 	}}}
 	write := func(status metav1.ConditionStatus, reason, msg string) *metav1.Condition {
 		meta.SetStatusCondition(&pool.Status.Conditions, metav1.Condition{Type: infrav1.ScaleGroupReadyCondition, Status: status, Reason: reason, Message: msg})
-		aws.Adapter{}.WritePool(pool, infrapool.PoolReport{})
+		aws.Adapter{}.WritePool(pool, contract.PoolReport{})
 		return meta.FindStatusCondition(pool.Status.Conditions, infrav1.LifecycleHookReadyCondition)
 	}
 	if c := write(metav1.ConditionFalse, infrav1.ScaleGroupNotFoundReason, "not yet"); c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.LifecycleHookNotFoundReason {
@@ -141,7 +141,7 @@ func TestLifecycleHookCondition(t *testing.T) {
 
 	none := &infrav1.AWSMachinePool{}
 	meta.SetStatusCondition(&none.Status.Conditions, metav1.Condition{Type: infrav1.ScaleGroupReadyCondition, Status: metav1.ConditionTrue, Reason: "Ready"})
-	aws.Adapter{}.WritePool(none, infrapool.PoolReport{})
+	aws.Adapter{}.WritePool(none, contract.PoolReport{})
 	if c := meta.FindStatusCondition(none.Status.Conditions, infrav1.LifecycleHookReadyCondition); c != nil {
 		t.Fatalf("a pool without hooks: %+v", c)
 	}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -32,8 +32,8 @@ func TestMixedInstancesPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := infrapool.ModelHash(plain.Model)
-	b, _ := infrapool.ModelHash(mixed.Model)
+	a, _ := contract.ModelHash(plain.Model)
+	b, _ := contract.ModelHash(mixed.Model)
 	if a == "" || a != b {
 		t.Errorf("a mixed instances policy changed the model hash %s → %s: AWS replaces no instance for it", a, b)
 	}

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 // TestDesiredSkipModelReconciliation: refreshPreferences.disable, and a
@@ -63,7 +63,7 @@ func TestWritePoolSuspendedProcesses(t *testing.T) {
 		{Type: infrav1.ScaleGroupDesiredReplicasCondition, Status: metav1.ConditionFalse, Reason: infrav1.ScaleGroupScaleUpReason, Message: "2 of 4 replicas"},
 	}
 	for range 2 {
-		Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true})
+		Adapter{}.WritePool(p, contract.PoolReport{Observed: true})
 	}
 	asg := meta.FindStatusCondition(p.Status.Conditions, infrav1.ASGReadyCondition)
 	dr := meta.FindStatusCondition(p.Status.Conditions, infrav1.ScaleGroupDesiredReplicasCondition)

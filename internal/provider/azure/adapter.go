@@ -12,8 +12,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -46,42 +47,36 @@ const (
 // infrapool engine; their scale sets are placed by the AzureCluster.
 type Adapter struct{}
 
-var _ infrapool.Adapter = Adapter{}
+var _ contract.Adapter = Adapter{}
 
-// Provider implements infrapool.Adapter.
-func (Adapter) Provider() string { return ProviderName }
+// Kinds implements contract.Adapter.
+func (Adapter) Kinds() contract.Kinds {
+	return contract.Kinds{
+		Provider:          ProviderName,
+		Pool:              "AzureMachinePool",
+		Instance:          "AzureMachinePoolMachine",
+		PoolFinalizer:     infrav1.AzureMachinePoolFinalizer,
+		InstanceFinalizer: infrav1.AzureMachinePoolMachineFinalizer,
+		InfraCluster:      infrav1.AzureClusterKind,
+	}
+}
 
-// PoolKind implements infrapool.Adapter.
-func (Adapter) PoolKind() string { return "AzureMachinePool" }
+// NewPool implements contract.Adapter.
+func (Adapter) NewPool() contract.Pool { return &infrav1.AzureMachinePool{} }
 
-// InstanceKind implements infrapool.Adapter.
-func (Adapter) InstanceKind() string { return "AzureMachinePoolMachine" }
+// NewInstance implements contract.Adapter.
+func (Adapter) NewInstance() contract.InstanceObject { return &infrav1.AzureMachinePoolMachine{} }
 
-// PoolFinalizer implements infrapool.Adapter.
-func (Adapter) PoolFinalizer() string { return infrav1.AzureMachinePoolFinalizer }
-
-// InstanceFinalizer implements infrapool.Adapter.
-func (Adapter) InstanceFinalizer() string { return infrav1.AzureMachinePoolMachineFinalizer }
-
-// NewPool implements infrapool.Adapter.
-func (Adapter) NewPool() infrapool.Pool { return &infrav1.AzureMachinePool{} }
-
-// NewInstance implements infrapool.Adapter.
-func (Adapter) NewInstance() infrapool.InstanceObject { return &infrav1.AzureMachinePoolMachine{} }
-
-// NewInstanceList implements infrapool.Adapter.
+// NewInstanceList implements contract.Adapter.
 func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.AzureMachinePoolMachineList{} }
 
-// InfraClusterKind implements infrapool.Adapter.
-func (Adapter) InfraClusterKind() string { return infrav1.AzureClusterKind }
-
-// NewInfraCluster implements infrapool.Adapter.
+// NewInfraCluster implements contract.Adapter.
 func (Adapter) NewInfraCluster() client.Object { return &infrav1.AzureCluster{} }
 
-// GroupRef implements infrapool.Adapter: the scale set lives in the
+// GroupRef implements contract.Adapter: the scale set lives in the
 // AzureCluster's subscription and resource group, in the pool's location
 // (else the AzureCluster's), reached with the AzureCluster's identity.
-func (Adapter) GroupRef(p infrapool.Pool, infra client.Object) (scalegroup.Ref, error) {
+func (Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
 	pool := p.(*infrav1.AzureMachinePool)
 	ac, ok := infra.(*infrav1.AzureCluster)
 	if !ok || ac == nil {
@@ -123,9 +118,9 @@ func (Adapter) GroupRef(p infrapool.Pool, infra client.Object) (scalegroup.Ref, 
 // ScaleSetName is the scale set of the AzureMachinePool namespace/name:
 // the pool's name when that is a valid scale set name shorter than the
 // limit, as CAPZ names it, made unique per namespace with a short hash
-// (see infrapool.GroupName).
+// (see contract.GroupName).
 func ScaleSetName(namespace, name string) string {
-	return infrapool.GroupName(namespace, name, maxScaleSetName)
+	return contract.GroupName(namespace, name, maxScaleSetName)
 }
 
 // computerNamePrefix is the VMs' host name prefix: the pool's name (so
@@ -152,16 +147,16 @@ func computerNamePrefix(pool string) string {
 // scale sets for.
 var minFlexibleVersion = version.MustParseSemantic("v1.26.0")
 
-// Desired implements infrapool.Adapter.
-func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desired, error) {
+// Desired implements contract.Adapter.
+func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
 	pool := p.(*infrav1.AzureMachinePool)
 	ac, _ := owner.InfraCluster.(*infrav1.AzureCluster)
 	if ac == nil {
-		return infrapool.Desired{}, fmt.Errorf("the Cluster's AzureCluster is not available")
+		return contract.Desired{}, fmt.Errorf("the Cluster's AzureCluster is not available")
 	}
 	t := pool.Spec.Template
 	if t.VMSize == "" {
-		return infrapool.Desired{}, fmt.Errorf("spec.template.vmSize is required: set the VM size (for example Standard_D2s_v3)")
+		return contract.Desired{}, fmt.Errorf("spec.template.vmSize is required: set the VM size (for example Standard_D2s_v3)")
 	}
 	mode := string(pool.Spec.OrchestrationMode)
 	if mode == "" {
@@ -170,12 +165,12 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	if mode == string(infrav1.FlexibleOrchestrationMode) {
 		v, err := version.ParseSemantic(owner.Version)
 		if err != nil || v.LessThan(minFlexibleVersion) {
-			return infrapool.Desired{}, fmt.Errorf("orchestrationMode Flexible needs Kubernetes %s or later, and the MachinePool's spec.template.spec.version is %q: raise the version or use orchestrationMode Uniform", "v1.26.0", owner.Version)
+			return contract.Desired{}, fmt.Errorf("orchestrationMode Flexible needs Kubernetes %s or later, and the MachinePool's spec.template.spec.version is %q: raise the version or use orchestrationMode Uniform", "v1.26.0", owner.Version)
 		}
 	}
 	img, err := image(t.Image, owner.Version)
 	if err != nil {
-		return infrapool.Desired{}, err
+		return contract.Desired{}, err
 	}
 	vm := VMModel{
 		OrchestrationMode:        mode,
@@ -243,16 +238,16 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	if n := ptr.Deref(t.TerminateNotificationTimeout, 0); n > 0 {
 		m.InPlace = ScaleSetSettings{TerminateNotificationTimeout: n}
 	}
-	strategy, err := preview.Strategy(pool.Spec.Strategy)
+	view, err := Adapter{}.ReadPool(pool)
 	if err != nil {
-		return infrapool.Desired{}, err
+		return contract.Desired{}, err
 	}
-	return infrapool.Desired{Model: m, Strategy: strategy}, nil
+	return contract.Desired{Model: m, Strategy: view.Rollout.Strategy}, nil
 }
 
 // tags are the AzureCluster's and the pool's additional tags and the tags
 // of the owning cluster, role and pool.
-func tags(pool *infrav1.AzureMachinePool, ac *infrav1.AzureCluster, owner infrapool.Owner) map[string]string {
+func tags(pool *infrav1.AzureMachinePool, ac *infrav1.AzureCluster, owner contract.Owner) map[string]string {
 	out := map[string]string{}
 	maps.Copy(out, ac.Spec.AdditionalTags)
 	maps.Copy(out, pool.Spec.AdditionalTags)
@@ -376,16 +371,16 @@ func bootDiagnostics(d *infrav1.Diagnostics) string {
 	return ""
 }
 
-// WritePool implements infrapool.Adapter: the contract's fields, CAPZ's
+// WritePool implements contract.Adapter: the contract's fields, CAPZ's
 // provisioningState and longRunningOperationStates, and the engine's
 // conditions mirrored under CAPZ's names.
-func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
+func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AzureMachinePool)
 	st := &pool.Status
 	st.InfrastructureMachineKind = r.InfrastructureMachineKind
 	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
 	st.ObservedGeneration = r.ObservedGeneration
-	infrapool.MirrorConditions(pool, conditionAliases)
+	kit.MirrorConditions(pool, conditionAliases)
 	if r.FailureReason != nil {
 		st.ProvisioningState = ptr.To(infrav1.Failed)
 	}
@@ -436,7 +431,7 @@ func future(pool *infrav1.AzureMachinePool, op *scalegroup.Operation) infrav1.Fu
 	if f.Data == "" {
 		f.Data = op.Type
 	}
-	if ref, err := scalegroup.DecodeRef(pool.Annotations[infrapool.GroupRefAnnotation]); err == nil {
+	if ref, err := scalegroup.DecodeRef(pool.Annotations[contract.GroupRefAnnotation]); err == nil {
 		f.Name = ref.Name
 		if _, rg, ok := strings.Cut(ref.Scope, "/resourceGroups/"); ok {
 			f.ResourceGroup = rg
@@ -456,13 +451,13 @@ func operationState(t string) infrav1.ProvisioningState {
 }
 
 // instanceState is the VM's provisioningState in Azure's terms.
-func instanceState(s preview.InstanceState) infrav1.ProvisioningState {
+func instanceState(s contract.InstanceState) infrav1.ProvisioningState {
 	switch s {
-	case preview.InstancePending, preview.InstanceBooting:
+	case contract.InstancePending, contract.InstanceBooting:
 		return infrav1.Creating
-	case preview.InstanceFailed:
+	case contract.InstanceFailed:
 		return infrav1.Failed
-	case preview.InstanceDeleting:
+	case contract.InstanceDeleting:
 		return infrav1.Deleting
 	default:
 		return infrav1.Succeeded
@@ -496,30 +491,20 @@ var capzReasons = map[string]string{
 
 // conditionAliases are the engine's conditions under CAPZ's names, with
 // CAPZ's reasons.
-var conditionAliases = map[string][]infrapool.ConditionAlias{
+var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupReadyCondition:           {{Type: infrav1.ScaleSetRunningCondition, Reasons: capzReasons}},
 	infrav1.ScaleGroupModelUpdatedCondition:    {{Type: infrav1.ScaleSetModelUpdatedCondition, Reasons: capzReasons}},
 	infrav1.ScaleGroupDesiredReplicasCondition: {{Type: infrav1.ScaleSetDesiredReplicasCondition, Reasons: capzReasons}},
 }
 
-// InstanceID implements infrapool.Adapter.
-func (Adapter) InstanceID(obj infrapool.InstanceObject) string {
-	return obj.(*infrav1.AzureMachinePoolMachine).Spec.InstanceID
-}
-
-// ProviderID implements infrapool.Adapter.
-func (Adapter) ProviderID(obj infrapool.InstanceObject) string {
-	return obj.(*infrav1.AzureMachinePoolMachine).Spec.ProviderID
-}
-
-// WriteInstanceSpec implements infrapool.Adapter.
-func (Adapter) WriteInstanceSpec(obj infrapool.InstanceObject, instanceID, providerID string) {
+// WriteInstanceSpec implements contract.Adapter.
+func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
 	m := obj.(*infrav1.AzureMachinePoolMachine)
 	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
 }
 
-// WriteInstanceStatus implements infrapool.Adapter.
-func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.InstanceReport) {
+// WriteInstanceStatus implements contract.Adapter.
+func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	st := &obj.(*infrav1.AzureMachinePoolMachine).Status
 	st.Ready = r.Ready
 	st.LatestModelApplied = r.LatestModelApplied
@@ -528,4 +513,57 @@ func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.Ins
 	st.Version = r.Version
 	st.NodeRef = r.NodeRef
 	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+}
+
+// ReadPool implements contract.Reader: the pool rolls by its
+// spec.strategy.
+func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
+	pool := p.(*infrav1.AzureMachinePool)
+	strategy, err := preview.Strategy(pool.Spec.Strategy)
+	if err != nil {
+		return contract.PoolView{}, err
+	}
+	return contract.PoolView{Rollout: contract.RolloutView{Strategy: strategy, Source: "spec.strategy"}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
+}
+
+// ReadInstance implements contract.Reader. An AzureMachinePoolMachine
+// records the VM's provisioningState (CAPZ's field), which says less than
+// mpool's states: Creating is Pending (Azure does not tell a booting VM),
+// and a failure reason makes the instance Failed whatever the state. CAPZ's
+// kind has no zone: it is the topology.kubernetes.io/zone label the engine
+// puts on the object.
+func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+	m := obj.(*infrav1.AzureMachinePoolMachine)
+	st := &m.Status
+	cloud := string(ptr.Deref(st.ProvisioningState, ""))
+	var state contract.InstanceState
+	switch infrav1.ProvisioningState(cloud) {
+	case infrav1.Creating:
+		state = contract.InstancePending
+	case infrav1.Failed:
+		state = contract.InstanceFailed
+	case infrav1.Deleting:
+		state = contract.InstanceDeleting
+	case infrav1.Succeeded, infrav1.Updating:
+		state = contract.InstanceRunning
+	}
+	if st.FailureReason != nil && state != contract.InstanceDeleting {
+		state = contract.InstanceFailed
+	}
+	reported := cloud != ""
+	return contract.InstanceView{
+		InstanceID:     m.Spec.InstanceID,
+		ProviderID:     m.Spec.ProviderID,
+		State:          contract.StateOf(m, reported, state),
+		CloudState:     cloud,
+		Zone:           m.Labels[contract.ZoneLabel],
+		Ready:          st.Ready,
+		Reported:       reported,
+		UpToDate:       st.LatestModelApplied,
+		Version:        st.Version,
+		NodeRef:        st.NodeRef,
+		FailureReason:  ptr.Deref(st.FailureReason, ""),
+		FailureMessage: ptr.Deref(st.FailureMessage, ""),
+		Conditions:     st.Conditions,
+	}
 }

@@ -11,8 +11,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -45,8 +44,8 @@ func testPool() *infrav1.AzureMachinePool {
 	}
 }
 
-func testOwner(version string) infrapool.Owner {
-	return infrapool.Owner{
+func testOwner(version string) contract.Owner {
+	return contract.Owner{
 		MachinePool:  &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{ClusterName: "capz", FailureDomains: []string{"1", "2"}}},
 		Version:      version,
 		InfraCluster: testCluster(),
@@ -129,12 +128,12 @@ func TestDesired(t *testing.T) {
 
 func TestWritePoolMirrorsConditionsAndRecordsOperations(t *testing.T) {
 	p := testPool()
-	p.Annotations = map[string]string{infrapool.GroupRefAnnotation: scalegroup.Ref{Name: "vmss", Scope: "/subscriptions/s/resourceGroups/rg"}.Encode()}
+	p.Annotations = map[string]string{contract.GroupRefAnnotation: scalegroup.Ref{Name: "vmss", Scope: "/subscriptions/s/resourceGroups/rg"}.Encode()}
 	p.Status.Conditions = []metav1.Condition{{Type: infrav1.ScaleGroupModelUpdatedCondition, Status: metav1.ConditionFalse, Reason: infrav1.ScaleGroupModelOutOfDateReason, Message: "2 of 3"}}
-	Adapter{}.WritePool(p, infrapool.PoolReport{
+	Adapter{}.WritePool(p, contract.PoolReport{
 		Observed:  true,
 		Operation: &scalegroup.Operation{Type: scalegroup.OperationUpdate, ResumeToken: "token"},
-		Instances: []infrapool.InstanceReport{{InstanceID: "3", ProviderID: "azure:///subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss/virtualMachines/3", State: preview.InstanceBooting}},
+		Instances: []contract.InstanceReport{{InstanceID: "3", ProviderID: "azure:///subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/virtualMachineScaleSets/vmss/virtualMachines/3", State: contract.InstanceBooting}},
 	})
 	c := meta.FindStatusCondition(p.Status.Conditions, infrav1.ScaleSetModelUpdatedCondition)
 	if c == nil || c.Reason != "ScaleSetModelOutOfDate" || c.Message != "2 of 3" {

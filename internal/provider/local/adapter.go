@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -28,50 +29,43 @@ const (
 // infrapool engine.
 type Adapter struct{}
 
-var _ infrapool.Adapter = Adapter{}
+var _ contract.Adapter = Adapter{}
 
-// Provider implements infrapool.Adapter.
-func (Adapter) Provider() string { return ProviderName }
-
-// PoolKind implements infrapool.Adapter.
-func (Adapter) PoolKind() string { return "LocalMachinePool" }
-
-// InstanceKind implements infrapool.Adapter.
-func (Adapter) InstanceKind() string { return infrav1.LocalMachinePoolMachineKind }
-
-// PoolFinalizer implements infrapool.Adapter.
-func (Adapter) PoolFinalizer() string { return infrav1.LocalMachinePoolFinalizer }
-
-// InstanceFinalizer implements infrapool.Adapter.
-func (Adapter) InstanceFinalizer() string { return infrav1.LocalMachinePoolMachineFinalizer }
-
-// NewPool implements infrapool.Adapter.
-func (Adapter) NewPool() infrapool.Pool { return &infrav1.LocalMachinePool{} }
-
-// NewInstance implements infrapool.Adapter.
-func (Adapter) NewInstance() infrapool.InstanceObject { return &infrav1.LocalMachinePoolMachine{} }
-
-// NewInstanceList implements infrapool.Adapter.
-func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.LocalMachinePoolMachineList{} }
-
-// InfraClusterKind implements infrapool.Adapter: the simulated cloud has
-// one scope, so local pools need no infrastructure cluster.
-func (Adapter) InfraClusterKind() string { return "" }
-
-// NewInfraCluster implements infrapool.Adapter.
-func (Adapter) NewInfraCluster() client.Object { return nil }
-
-// GroupRef implements infrapool.Adapter: the group is named after the
-// pool, in the simulated cloud's only scope.
-func (Adapter) GroupRef(pool infrapool.Pool, _ client.Object) (scalegroup.Ref, error) {
-	return scalegroup.Ref{Name: infrapool.GroupName(pool.GetNamespace(), pool.GetName(), maxGroupName)}, nil
+// Kinds implements contract.Adapter.
+func (Adapter) Kinds() contract.Kinds {
+	return contract.Kinds{
+		Provider:          ProviderName,
+		Pool:              "LocalMachinePool",
+		Instance:          infrav1.LocalMachinePoolMachineKind,
+		PoolFinalizer:     infrav1.LocalMachinePoolFinalizer,
+		InstanceFinalizer: infrav1.LocalMachinePoolMachineFinalizer,
+		InfraCluster:      "",
+	}
 }
 
-// Desired implements infrapool.Adapter. The model is the pool's template
+// NewPool implements contract.Adapter.
+func (Adapter) NewPool() contract.Pool { return &infrav1.LocalMachinePool{} }
+
+// NewInstance implements contract.Adapter.
+func (Adapter) NewInstance() contract.InstanceObject { return &infrav1.LocalMachinePoolMachine{} }
+
+// NewInstanceList implements contract.Adapter.
+func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.LocalMachinePoolMachineList{} }
+
+// NewInfraCluster implements contract.Adapter.
+func (Adapter) NewInfraCluster() client.Object { return nil }
+
+// GroupRef implements contract.Adapter: the group is named after the
+// pool, in the simulated cloud's only scope.
+func (Adapter) GroupRef(pool contract.Pool, _ client.Object) (scalegroup.Ref, error) {
+	return scalegroup.Ref{Name: contract.GroupName(pool.GetNamespace(), pool.GetName(), maxGroupName)}, nil
+}
+
+// Desired implements contract.Adapter. The model is the pool's template
 // and the MachinePool's Kubernetes version, which the simulated Nodes
 // report; the pool's simulation knobs are the model's in-place part
 // (Simulation): tuning them replaces no instance.
-func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desired, error) {
+func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
 	pool := p.(*infrav1.LocalMachinePool)
 	t := pool.Spec.Template
 	m := scalegroup.Model{
@@ -87,16 +81,16 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	}
 	sim, err := simulation(pool.Spec.Simulation)
 	if err != nil {
-		return infrapool.Desired{}, err
+		return contract.Desired{}, err
 	}
 	if sim != nil {
 		m.InPlace = *sim
 	}
-	strategy, err := preview.Strategy(pool.Spec.Strategy)
+	view, err := Adapter{}.ReadPool(pool)
 	if err != nil {
-		return infrapool.Desired{}, err
+		return contract.Desired{}, err
 	}
-	return infrapool.Desired{Model: m, Strategy: strategy}, nil
+	return contract.Desired{Model: m, Strategy: view.Rollout.Strategy}, nil
 }
 
 // simulation maps the pool's simulation knobs, nil when it sets none.
@@ -121,8 +115,8 @@ func simulation(sim *infrav1.LocalSimulation) (*Simulation, error) {
 	return out, nil
 }
 
-// WritePool implements infrapool.Adapter.
-func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
+// WritePool implements contract.Adapter.
+func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.LocalMachinePool)
 	st := &pool.Status
 	st.ModelHash = r.ModelHash
@@ -149,24 +143,14 @@ func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
 	}
 }
 
-// InstanceID implements infrapool.Adapter.
-func (Adapter) InstanceID(obj infrapool.InstanceObject) string {
-	return obj.(*infrav1.LocalMachinePoolMachine).Spec.InstanceID
-}
-
-// ProviderID implements infrapool.Adapter.
-func (Adapter) ProviderID(obj infrapool.InstanceObject) string {
-	return obj.(*infrav1.LocalMachinePoolMachine).Spec.ProviderID
-}
-
-// WriteInstanceSpec implements infrapool.Adapter.
-func (Adapter) WriteInstanceSpec(obj infrapool.InstanceObject, instanceID, providerID string) {
+// WriteInstanceSpec implements contract.Adapter.
+func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
 	m := obj.(*infrav1.LocalMachinePoolMachine)
 	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
 }
 
-// WriteInstanceStatus implements infrapool.Adapter.
-func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.InstanceReport) {
+// WriteInstanceStatus implements contract.Adapter.
+func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	st := &obj.(*infrav1.LocalMachinePoolMachine).Status
 	st.Ready = r.Ready
 	st.LatestModelApplied = r.LatestModelApplied
@@ -175,4 +159,37 @@ func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.Ins
 	st.Version = r.Version
 	st.NodeRef = r.NodeRef
 	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+}
+
+// ReadPool implements contract.Reader: the pool rolls by its
+// spec.strategy.
+func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
+	pool := p.(*infrav1.LocalMachinePool)
+	strategy, err := preview.Strategy(pool.Spec.Strategy)
+	if err != nil {
+		return contract.PoolView{}, err
+	}
+	return contract.PoolView{Rollout: contract.RolloutView{Strategy: strategy, Source: "spec.strategy"}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
+}
+
+// ReadInstance implements contract.Reader: a LocalMachinePoolMachine's
+// status.state is in mpool's own vocabulary.
+func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+	m := obj.(*infrav1.LocalMachinePoolMachine)
+	st := &m.Status
+	reported := st.State != ""
+	return contract.InstanceView{
+		InstanceID:     m.Spec.InstanceID,
+		ProviderID:     m.Spec.ProviderID,
+		State:          contract.StateOf(m, reported, contract.InstanceState(st.State)),
+		Zone:           st.Zone,
+		Ready:          st.Ready,
+		Reported:       reported,
+		UpToDate:       st.LatestModelApplied,
+		Version:        st.Version,
+		NodeRef:        st.NodeRef,
+		FailureReason:  ptr.Deref(st.FailureReason, ""),
+		FailureMessage: ptr.Deref(st.FailureMessage, ""),
+		Conditions:     st.Conditions,
+	}
 }

@@ -12,8 +12,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -33,8 +32,8 @@ func pool() *infrav1.LocalMachinePool {
 	}
 }
 
-func owner() infrapool.Owner {
-	return infrapool.Owner{
+func owner() contract.Owner {
+	return contract.Owner{
 		MachinePool:   &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{ClusterName: "c1"}},
 		Version:       "v1.31.2",
 		BootstrapData: joinData("abcdef.0123456789abcdef", "--node-labels=a=b"),
@@ -101,13 +100,13 @@ func TestVersionAndTemplateChangeTheHash(t *testing.T) {
 	h := mustHash(t, base.Model)
 	for _, tc := range []struct {
 		name   string
-		change func(*infrav1.LocalMachinePool, *infrapool.Owner)
+		change func(*infrav1.LocalMachinePool, *contract.Owner)
 	}{
-		{name: "version", change: func(_ *infrav1.LocalMachinePool, o *infrapool.Owner) { o.Version = "v1.32.0" }},
-		{name: "image", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.Image = "ubuntu-2604" }},
-		{name: "instance type", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.InstanceType = "sim.xlarge" }},
-		{name: "zones", change: func(p *infrav1.LocalMachinePool, _ *infrapool.Owner) { p.Spec.Template.Zones = []string{"zone-c"} }},
-		{name: "bootstrap content (a KubeadmConfig change)", change: func(_ *infrav1.LocalMachinePool, o *infrapool.Owner) {
+		{name: "version", change: func(_ *infrav1.LocalMachinePool, o *contract.Owner) { o.Version = "v1.32.0" }},
+		{name: "image", change: func(p *infrav1.LocalMachinePool, _ *contract.Owner) { p.Spec.Template.Image = "ubuntu-2604" }},
+		{name: "instance type", change: func(p *infrav1.LocalMachinePool, _ *contract.Owner) { p.Spec.Template.InstanceType = "sim.xlarge" }},
+		{name: "zones", change: func(p *infrav1.LocalMachinePool, _ *contract.Owner) { p.Spec.Template.Zones = []string{"zone-c"} }},
+		{name: "bootstrap content (a KubeadmConfig change)", change: func(_ *infrav1.LocalMachinePool, o *contract.Owner) {
 			o.BootstrapData = joinData("abcdef.0123456789abcdef", "--node-labels=a=c")
 		}},
 	} {
@@ -133,24 +132,24 @@ func TestVersionAndTemplateChangeTheHash(t *testing.T) {
 
 func TestWritePoolAndInstance(t *testing.T) {
 	p := pool()
-	Adapter{}.WritePool(p, infrapool.PoolReport{
+	Adapter{}.WritePool(p, contract.PoolReport{
 		Observed: true, ProviderIDList: []string{"local:///g/i-1"}, Ready: true, Replicas: 1, ModelHash: "h",
 		InfrastructureMachineKind: infrav1.LocalMachinePoolMachineKind,
-		Instances:                 []infrapool.InstanceReport{{InstanceID: "i-1", ProviderID: "local:///g/i-1", State: preview.InstanceRunning, Ready: true, LatestModelApplied: true}},
+		Instances:                 []contract.InstanceReport{{InstanceID: "i-1", ProviderID: "local:///g/i-1", State: contract.InstanceRunning, Ready: true, LatestModelApplied: true}},
 	})
 	if !slices.Equal(p.Spec.ProviderIDList, []string{"local:///g/i-1"}) || !p.Status.Ready || p.Status.Replicas != 1 ||
 		p.Status.InfrastructureMachineKind != "LocalMachinePoolMachine" || len(p.Status.Instances) != 1 || p.Status.Instances[0].State != infrav1.LocalInstanceRunning {
 		t.Errorf("pool not written: %+v %+v", p.Spec, p.Status)
 	}
 	// An unobserved report keeps what the group last said.
-	Adapter{}.WritePool(p, infrapool.PoolReport{ModelHash: "h2"})
+	Adapter{}.WritePool(p, contract.PoolReport{ModelHash: "h2"})
 	if p.Status.Replicas != 1 || p.Status.ModelHash != "h2" {
 		t.Errorf("unobserved report: %+v", p.Status)
 	}
 	m := &infrav1.LocalMachinePoolMachine{}
 	Adapter{}.WriteInstanceSpec(m, "i-1", "local:///g/i-1")
-	Adapter{}.WriteInstanceStatus(m, infrapool.InstanceReport{State: preview.InstanceDeleting, Zone: "zone-a", Version: "v1.31.2"})
-	if a := (Adapter{}); a.InstanceID(m) != "i-1" || a.ProviderID(m) != "local:///g/i-1" || m.Status.State != infrav1.LocalInstanceDeleting || m.Status.Zone != "zone-a" {
+	Adapter{}.WriteInstanceStatus(m, contract.InstanceReport{State: contract.InstanceDeleting, Zone: "zone-a", Version: "v1.31.2"})
+	if v := (Adapter{}).ReadInstance(m); v.InstanceID != "i-1" || v.ProviderID != "local:///g/i-1" || v.State != contract.InstanceDeleting || m.Status.State != infrav1.LocalInstanceDeleting || m.Status.Zone != "zone-a" {
 		t.Errorf("instance not written: %+v", m)
 	}
 }
@@ -168,7 +167,7 @@ func TestGroupRefIsADNSLabelInTheOnlyScope(t *testing.T) {
 
 func mustHash(t *testing.T, m scalegroup.Model) string {
 	t.Helper()
-	h, err := infrapool.ModelHash(m)
+	h, err := contract.ModelHash(m)
 	if err != nil {
 		t.Fatal(err)
 	}

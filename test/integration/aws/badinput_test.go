@@ -10,7 +10,6 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -40,7 +39,7 @@ func TestBadInput(t *testing.T) {
 			_ = unstructured.SetNestedStringSlice(obj.Object, []string{"subnet-00000000000000bad"}, "spec", "subnets")
 		}
 	})
-	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrapool.CredentialsRejectedReason, "AWSClusterStaticIdentity")
+	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrav1.CredentialsRejectedReason, "AWSClusterStaticIdentity")
 	if g := f.Group(); g != nil {
 		t.Fatalf("an Auto Scaling Group exists although the credentials were refused: %+v", g)
 	}
@@ -50,7 +49,7 @@ func TestBadInput(t *testing.T) {
 	if err := env.Client.Update(f.Ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrapool.InvalidSpecReason, "subnet-00000000000000bad")
+	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "subnet-00000000000000bad")
 	if g := f.Group(); g != nil {
 		t.Fatalf("an Auto Scaling Group exists although its subnet was refused: %+v", g)
 	}
@@ -60,7 +59,7 @@ func TestBadInput(t *testing.T) {
 		p.Spec.Subnets = []infrav1.AWSResourceReference{{ID: ptr.To(cloudsim.AWSDefaultSubnetID)}}
 		p.Spec.AWSLaunchTemplate.AMI.ID = ptr.To("ami-00000000000000bad")
 	})
-	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrapool.InvalidSpecReason, "ami-00000000000000bad")
+	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "ami-00000000000000bad")
 	if n := len(f.InstanceIDs()); n != 0 {
 		t.Fatalf("%d instances run although their AMI does not exist", n)
 	}
@@ -70,7 +69,7 @@ func TestBadInput(t *testing.T) {
 	f.waitConverged(2, seedVersion)
 	before := f.InstanceIDs()
 	f.Scale(3)
-	f.WaitCondition(converge, infrav1.ScaleGroupReadyCondition, infrapool.ScaleGroupProblemReason, "vCPU limit of 4")
+	f.WaitCondition(converge, infrav1.ScaleGroupReadyCondition, infrav1.ScaleGroupProblemReason, "vCPU limit of 4")
 	if after := f.InstanceIDs(); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Fatalf("instances %v became %v while the quota refused the third: none may go", before, after)
 	}

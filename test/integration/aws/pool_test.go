@@ -8,8 +8,9 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 )
 
 // nodeName is AWS's private DNS name in us-east-1.

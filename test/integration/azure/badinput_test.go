@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 )
 
 // TestBadInput: a rejected client secret, a SKU Azure does not offer and
@@ -33,7 +32,7 @@ func TestBadInput(t *testing.T) {
 			_ = unstructured.SetNestedField(obj.Object, "Standard_Nonexistent_v9", "spec", "template", "vmSize")
 		}
 	})
-	f.WaitCondition(converge, infrav1.ScaleSetRunningCondition, infrapool.CredentialsRejectedReason, "AzureClusterIdentity")
+	f.WaitCondition(converge, infrav1.ScaleSetRunningCondition, infrav1.CredentialsRejectedReason, "AzureClusterIdentity")
 	if g := f.Group(); g != nil {
 		t.Fatalf("a scale set exists although the credentials were refused: %+v", g)
 	}
@@ -43,14 +42,14 @@ func TestBadInput(t *testing.T) {
 	if err := env.Client.Update(f.Ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	f.WaitCondition(converge, infrav1.ScaleSetRunningCondition, infrapool.InvalidSpecReason, "Standard_Nonexistent_v9", "vmSize")
+	f.WaitCondition(converge, infrav1.ScaleSetRunningCondition, infrav1.InvalidSpecReason, "Standard_Nonexistent_v9", "vmSize")
 	if g := f.Group(); g != nil {
 		t.Fatalf("a scale set exists although its SKU was refused: %+v", g)
 	}
 
 	t.Log("a SKU too small for a Kubernetes node")
 	f.updateAzurePool(func(p *infrav1.AzureMachinePool) { p.Spec.Template.VMSize = "Standard_B1s" })
-	f.WaitCondition(converge, infrav1.ScaleSetRunningCondition, infrapool.InvalidSpecReason, "Standard_B1s", "at least 2 vCPUs and 2 GiB", "vmSize")
+	f.WaitCondition(converge, infrav1.ScaleSetRunningCondition, infrav1.InvalidSpecReason, "Standard_B1s", "at least 2 vCPUs and 2 GiB", "vmSize")
 
 	t.Log("a SKU Azure offers")
 	f.updateAzurePool(func(p *infrav1.AzureMachinePool) { p.Spec.Template.VMSize = "Standard_D2s_v3" })

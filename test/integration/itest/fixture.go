@@ -22,8 +22,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -349,7 +349,7 @@ func (f *Fixture) PoolConverged() error {
 	if err != nil {
 		return err
 	}
-	if c := meta.FindStatusCondition(conds, infrapool.RolloutProgressingCondition); c == nil || c.Reason != infrapool.ConvergedReason {
+	if c := meta.FindStatusCondition(conds, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
 		return fmt.Errorf("%s not converged: %+v", f.Provider.PoolKind, c)
 	}
 	return nil
@@ -413,7 +413,7 @@ func (f *Fixture) Converged(n int, version string) error {
 		return err
 	}
 	conds := pool.(conditioned).GetConditions()
-	if c := meta.FindStatusCondition(conds, infrapool.RolloutProgressingCondition); c == nil || c.Reason != infrapool.ConvergedReason {
+	if c := meta.FindStatusCondition(conds, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
 		return fmt.Errorf("%s not converged: %+v", p.PoolKind, c)
 	}
 	if p.ReadyCondition != "" {

@@ -11,12 +11,12 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 )
 
@@ -110,7 +110,7 @@ var Local = &Provider{
 }
 
 // LocalGroup is the name of the local pool's group in the cloud.
-func LocalGroup(f *Fixture) string { return infrapool.GroupName(f.NS, f.Provider.PoolName, 63) }
+func LocalGroup(f *Fixture) string { return contract.GroupName(f.NS, f.Provider.PoolName, 63) }
 
 // Azure is the Azure provider with seed 000's example: the Cluster capz,
 // its AzureCluster and AzureClusterIdentity (examples/azure/cluster.yaml)

@@ -32,6 +32,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -190,7 +191,7 @@ func TestDrainTimeout(t *testing.T) {
 		t.Fatalf("without a nodeDrainTimeout instance %s went while its pod's PodDisruptionBudget refused the eviction", victim)
 	}
 	obj := &infrav1.LocalMachinePoolMachine{}
-	if err := env.Client.Get(f.Ctx, f.Key(infrapool.InstanceObjectName(poolName, victim)), obj); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, victim)), obj); err != nil {
 		t.Fatal(err)
 	}
 	started, err := time.Parse(time.RFC3339, obj.Annotations[preview.DrainStartedAnnotation])
@@ -199,7 +200,7 @@ func TestDrainTimeout(t *testing.T) {
 	}
 	testenv.Eventually(t, 30*time.Second, func() error {
 		obj := &infrav1.LocalMachinePoolMachine{}
-		if err := env.Client.Get(f.Ctx, f.Key(infrapool.InstanceObjectName(poolName, victim)), obj); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, victim)), obj); err != nil {
 			return err
 		}
 		if c := meta.FindStatusCondition(obj.Status.Conditions, infrav1.DrainingSucceededCondition); c == nil || c.Reason != infrav1.DrainingReason || !strings.Contains(c.Message, "guarded") {
@@ -274,7 +275,7 @@ func TestNeverJoinedInstanceIsReplaced(t *testing.T) {
 	if !strings.Contains(ev.Note, nodeagent.MessageTokenRejected) || !strings.Contains(ev.Note, joinTimeout.String()) {
 		t.Errorf("NodeStartupTimeout event: %q", ev.Note)
 	}
-	c := conds.find(infrapool.InstanceObjectName(poolName, bad.ID), infrapool.NodeStartupTimeoutReason)
+	c := conds.find(contract.InstanceObjectName(poolName, bad.ID), infrav1.NodeStartupTimeoutReason)
 	if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, nodeagent.MessageTokenRejected) {
 		t.Errorf("the LocalMachinePoolMachine of %s never said it timed out joining: %+v", bad.ID, c)
 	}
@@ -301,8 +302,8 @@ func TestQuotaExceeded(t *testing.T) {
 			return fmt.Errorf("%d capacity requests refused for quota", n)
 		}
 		c := meta.FindStatusCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition)
-		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrapool.QuotaExceededReason {
-			return fmt.Errorf("ScaleGroupReady %+v, want False/%s", c, infrapool.QuotaExceededReason)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.QuotaExceededReason {
+			return fmt.Errorf("ScaleGroupReady %+v, want False/%s", c, infrav1.QuotaExceededReason)
 		}
 		return nil
 	})
@@ -313,7 +314,7 @@ func TestQuotaExceeded(t *testing.T) {
 			t.Errorf("ScaleGroupReady message %q does not say %q", c.Message, want)
 		}
 	}
-	if r := meta.FindStatusCondition(lp.Status.Conditions, clusterv1.ReadyCondition); r == nil || r.Reason != infrapool.QuotaExceededReason {
+	if r := meta.FindStatusCondition(lp.Status.Conditions, clusterv1.ReadyCondition); r == nil || r.Reason != infrav1.QuotaExceededReason {
 		t.Errorf("Ready %+v, want it to mirror ScaleGroupReady", r)
 	}
 	if g := f.Group(); g == nil || g.Capacity != 2 || len(f.Instances()) != 2 || lp.Status.Replicas != 2 {

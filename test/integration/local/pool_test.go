@@ -20,9 +20,9 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -122,7 +122,7 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := &infrav1.LocalMachinePoolMachine{}
-	if err := env.Client.Get(f.Ctx, f.Key(infrapool.InstanceObjectName(poolName, guarded)), m); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, guarded)), m); err != nil {
 		t.Fatal(err)
 	}
 	if m.Status.State != infrav1.LocalInstanceDeleting || m.Annotations[preview.DrainStartedAnnotation] == "" {
@@ -204,7 +204,7 @@ func TestDeletingAPoolMachineReplacesThatInstance(t *testing.T) {
 	victim := before[1]
 	f.runPod("app", f.nodeName(victim), "app")
 	machine := &clusterv1.Machine{}
-	if err := env.Client.Get(f.Ctx, f.Key(infrapool.InstanceObjectName(poolName, victim)), machine); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, victim)), machine); err != nil {
 		t.Fatalf("the pool Machine of %s: %v", victim, err)
 	}
 	if err := env.Client.Delete(f.Ctx, machine); err != nil {
@@ -258,7 +258,7 @@ func TestSkipMachinePoolModelReconciliation(t *testing.T) {
 		if lp.Status.ModelHash == oldHash || c == nil || c.Status != metav1.ConditionFalse {
 			return fmt.Errorf("model %s, ScaleGroupModelUpdated %+v", lp.Status.ModelHash, c)
 		}
-		if p := meta.FindStatusCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition); p == nil || p.Reason != infrapool.ConvergedReason {
+		if p := meta.FindStatusCondition(lp.Status.Conditions, infrav1.RolloutProgressingCondition); p == nil || p.Reason != infrav1.ConvergedReason {
 			return fmt.Errorf("RolloutProgressing %+v: the stale instances must not keep the rollout going", p)
 		}
 		return nil
@@ -281,7 +281,7 @@ func TestSkipMachinePoolModelReconciliation(t *testing.T) {
 	})
 	// Deleting an instance's Machine replaces it on the new model.
 	m := &clusterv1.Machine{}
-	if err := env.Client.Get(f.Ctx, f.Key(infrapool.InstanceObjectName(poolName, old[0])), m); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, old[0])), m); err != nil {
 		t.Fatal(err)
 	}
 	if err := env.Client.Delete(f.Ctx, m); err != nil {
@@ -336,7 +336,7 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 		if err := env.Client.Get(f.Ctx, f.Key(poolName), lp); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(lp.Status.Conditions, infrapool.RolloutProgressingCondition)
+		c := meta.FindStatusCondition(lp.Status.Conditions, infrav1.RolloutProgressingCondition)
 		m := meta.FindStatusCondition(lp.Status.Conditions, infrav1.ScaleGroupModelUpdatedCondition)
 		if c == nil || c.Reason != "Paused" || m == nil || m.Status != metav1.ConditionFalse {
 			return fmt.Errorf("RolloutProgressing %+v, ScaleGroupModelUpdated %+v", c, m)
@@ -372,7 +372,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 	w := watchBudgets(f, 4, 1, 0)
 	f.SetVersion(v2)
 	// Kill the manager while it drains the oldest instance.
-	obj := f.Key(infrapool.InstanceObjectName(poolName, oldest))
+	obj := f.Key(contract.InstanceObjectName(poolName, oldest))
 	var started string
 	testenv.Eventually(t, converge, func() error {
 		m := &infrav1.LocalMachinePoolMachine{}

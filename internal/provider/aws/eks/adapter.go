@@ -14,9 +14,9 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
-	"github.com/mpool-dev/mpool/internal/preview"
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -109,50 +109,40 @@ type Taint struct {
 type Adapter struct{}
 
 var (
-	_ infrapool.Adapter           = Adapter{}
-	_ infrapool.SelfBootstrapping = Adapter{}
+	_ contract.Adapter = Adapter{}
 )
 
-// Provider implements infrapool.Adapter.
-func (Adapter) Provider() string { return ProviderName }
+// Kinds implements contract.Adapter.
+func (Adapter) Kinds() contract.Kinds {
+	return contract.Kinds{
+		Provider:          ProviderName,
+		Pool:              "AWSManagedMachinePool",
+		Instance:          "AWSManagedMachinePoolMachine",
+		PoolFinalizer:     infrav1.AWSManagedMachinePoolFinalizer,
+		InstanceFinalizer: infrav1.AWSManagedMachinePoolMachineFinalizer,
+		InfraCluster:      infrav1.AWSManagedControlPlaneKind,
+		SelfBootstrapping: true, // EKS bootstraps its nodes: the MachinePool's dataSecretName is ""
+	}
+}
 
-// PoolKind implements infrapool.Adapter.
-func (Adapter) PoolKind() string { return "AWSManagedMachinePool" }
+// NewPool implements contract.Adapter.
+func (Adapter) NewPool() contract.Pool { return &infrav1.AWSManagedMachinePool{} }
 
-// InstanceKind implements infrapool.Adapter.
-func (Adapter) InstanceKind() string { return "AWSManagedMachinePoolMachine" }
+// NewInstance implements contract.Adapter.
+func (Adapter) NewInstance() contract.InstanceObject { return &infrav1.AWSManagedMachinePoolMachine{} }
 
-// PoolFinalizer implements infrapool.Adapter.
-func (Adapter) PoolFinalizer() string { return infrav1.AWSManagedMachinePoolFinalizer }
-
-// InstanceFinalizer implements infrapool.Adapter.
-func (Adapter) InstanceFinalizer() string { return infrav1.AWSManagedMachinePoolMachineFinalizer }
-
-// NewPool implements infrapool.Adapter.
-func (Adapter) NewPool() infrapool.Pool { return &infrav1.AWSManagedMachinePool{} }
-
-// NewInstance implements infrapool.Adapter.
-func (Adapter) NewInstance() infrapool.InstanceObject { return &infrav1.AWSManagedMachinePoolMachine{} }
-
-// NewInstanceList implements infrapool.Adapter.
+// NewInstanceList implements contract.Adapter.
 func (Adapter) NewInstanceList() client.ObjectList {
 	return &infrav1.AWSManagedMachinePoolMachineList{}
 }
 
-// InfraClusterKind implements infrapool.Adapter.
-func (Adapter) InfraClusterKind() string { return infrav1.AWSManagedControlPlaneKind }
-
-// NewInfraCluster implements infrapool.Adapter.
+// NewInfraCluster implements contract.Adapter.
 func (Adapter) NewInfraCluster() client.Object { return &infrav1.AWSManagedControlPlane{} }
 
-// BootstrapsItself implements infrapool.SelfBootstrapping: EKS bootstraps
-// its nodes; the MachinePool's dataSecretName is "".
-func (Adapter) BootstrapsItself() bool { return true }
-
-// GroupRef implements infrapool.Adapter: the node group (spec.eksNodegroupName,
+// GroupRef implements contract.Adapter: the node group (spec.eksNodegroupName,
 // else derived from the pool) of the AWSManagedControlPlane's cluster and
 // region, reached with its identity.
-func (Adapter) GroupRef(p infrapool.Pool, infra client.Object) (scalegroup.Ref, error) {
+func (Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
 	pool := p.(*infrav1.AWSManagedMachinePool)
 	cp, ok := infra.(*infrav1.AWSManagedControlPlane)
 	if !ok || cp == nil {
@@ -179,21 +169,21 @@ func (Adapter) GroupRef(p infrapool.Pool, infra client.Object) (scalegroup.Ref, 
 }
 
 // NodegroupName is the pool's node group: spec.eksNodegroupName, else
-// derived from its namespace and name (infrapool.GroupName) within EKS's
+// derived from its namespace and name (contract.GroupName) within EKS's
 // 63 characters.
 func NodegroupName(pool *infrav1.AWSManagedMachinePool) string {
 	if pool.Spec.EKSNodegroupName != "" {
 		return pool.Spec.EKSNodegroupName
 	}
-	return infrapool.GroupName(pool.Namespace, pool.Name, maxNodegroupName)
+	return contract.GroupName(pool.Namespace, pool.Name, maxNodegroupName)
 }
 
-// Desired implements infrapool.Adapter.
-func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desired, error) {
+// Desired implements contract.Adapter.
+func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
 	pool := p.(*infrav1.AWSManagedMachinePool)
 	spec := pool.Spec
 	if len(spec.SubnetIDs) == 0 {
-		return infrapool.Desired{}, fmt.Errorf("spec.subnetIDs is required: mpool does not look the cluster's subnets up by spec.availabilityZones yet")
+		return contract.Desired{}, fmt.Errorf("spec.subnetIDs is required: mpool does not look the cluster's subnets up by spec.availabilityZones yet")
 	}
 	replicas := int32(1)
 	if owner.MachinePool != nil {
@@ -206,10 +196,10 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		st.MinSize = ptr.Deref(sc.MinSize, st.MinSize)
 		st.MaxSize = ptr.Deref(sc.MaxSize, st.MaxSize)
 		if st.MinSize > st.MaxSize {
-			return infrapool.Desired{}, fmt.Errorf("spec.scaling.minSize %d is above spec.scaling.maxSize %d", st.MinSize, st.MaxSize)
+			return contract.Desired{}, fmt.Errorf("spec.scaling.minSize %d is above spec.scaling.maxSize %d", st.MinSize, st.MaxSize)
 		}
 		if !st.ExternalReplicas && (replicas < st.MinSize || replicas > st.MaxSize) {
-			return infrapool.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AWSManagedMachinePool's [scaling.minSize %d, scaling.maxSize %d]: change the MachinePool's spec.replicas, or spec.scaling",
+			return contract.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AWSManagedMachinePool's [scaling.minSize %d, scaling.maxSize %d]: change the MachinePool's spec.replicas, or spec.scaling",
 				replicas, st.MinSize, st.MaxSize)
 		}
 	}
@@ -239,7 +229,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 	if t := spec.AWSLaunchTemplate; t != nil {
 		lt, err := templateOf(pool, owner, t)
 		if err != nil {
-			return infrapool.Desired{}, err
+			return contract.Desired{}, err
 		}
 		ng.LaunchTemplate = lt
 		if lt.ImageID != "" {
@@ -248,7 +238,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		}
 	}
 	if ng.ReleaseVersion != "" && owner.Version != "" && !strings.HasPrefix(ng.ReleaseVersion, minorVersion(owner.Version)+".") {
-		return infrapool.Desired{}, fmt.Errorf("spec.amiVersion %s is not a release of the MachinePool's Kubernetes version %s", ng.ReleaseVersion, owner.Version)
+		return contract.Desired{}, fmt.Errorf("spec.amiVersion %s is not a release of the MachinePool's Kubernetes version %s", ng.ReleaseVersion, owner.Version)
 	}
 	tags := map[string]string{}
 	maps.Copy(tags, spec.AdditionalTags)
@@ -267,7 +257,8 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 		Provider:     ng,
 		InPlace:      st,
 	}
-	d := infrapool.Desired{Model: m, Strategy: Strategy(spec.UpdateConfig)}
+	view, _ := Adapter{}.ReadPool(pool)
+	d := contract.Desired{Model: m, Strategy: view.Rollout.Strategy}
 	if st.ExternalReplicas {
 		d.ReplicaRange = &[2]int32{st.MinSize, max(st.MaxSize, 1)}
 	}
@@ -276,7 +267,7 @@ func (Adapter) Desired(p infrapool.Pool, owner infrapool.Owner) (infrapool.Desir
 
 // templateOf is the pool's launch template: named spec.awsLaunchTemplate.name,
 // else "<AWSManagedControlPlane>-<pool>" as CAPA names it.
-func templateOf(pool *infrav1.AWSManagedMachinePool, owner infrapool.Owner, t *infrav1.AWSLaunchTemplate) (*Template, error) {
+func templateOf(pool *infrav1.AWSManagedMachinePool, owner contract.Owner, t *infrav1.AWSLaunchTemplate) (*Template, error) {
 	switch {
 	case t.IamInstanceProfile != "":
 		return nil, fmt.Errorf("spec.awsLaunchTemplate.iamInstanceProfile is prohibited in an EKS managed node group's launch template: EKS sets the node role's (spec.roleName)")
@@ -296,7 +287,7 @@ func templateOf(pool *infrav1.AWSManagedMachinePool, owner infrapool.Owner, t *i
 		}
 		name = cp + "-" + pool.Name
 		if len(name) > maxTemplateName {
-			name = infrapool.GroupName(pool.Namespace, name, maxTemplateName)
+			name = contract.GroupName(pool.Namespace, name, maxTemplateName)
 		}
 	}
 	lt := &Template{
@@ -363,19 +354,19 @@ func Strategy(uc *infrav1.UpdateConfig) rollout.Strategy {
 	return rollout.Strategy{MaxSurge: ptr.To(v), MaxUnavailable: ptr.To(v)}
 }
 
-// WritePool implements infrapool.Adapter: the contract's fields, the
+// WritePool implements contract.Adapter: the contract's fields, the
 // launch template and version the node group launches from
 // (status.launchTemplateID, launchTemplateVersion, as CAPA's), and the
 // engine's conditions mirrored under CAPA's names (EKSNodegroupReady, and
 // LaunchTemplateReady for a pool with spec.awsLaunchTemplate, see
 // setTemplateCondition).
-func (Adapter) WritePool(p infrapool.Pool, r infrapool.PoolReport) {
+func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AWSManagedMachinePool)
 	st := &pool.Status
 	st.InfrastructureMachineKind = r.InfrastructureMachineKind
 	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
 	st.ObservedGeneration = r.ObservedGeneration
-	infrapool.MirrorConditions(pool, conditionAliases)
+	kit.MirrorConditions(pool, conditionAliases)
 	if r.Observed {
 		pool.Spec.ProviderIDList = r.ProviderIDList
 		st.Ready = r.Ready
@@ -418,35 +409,25 @@ func setTemplateCondition(pool *infrav1.AWSManagedMachinePool) {
 
 // nodegroupAlias is EKSNodegroupReady, the engine's ScaleGroupReady under
 // CAPA's name and reasons.
-var nodegroupAlias = infrapool.ConditionAlias{Type: infrav1.EKSNodegroupReadyCondition, Reasons: map[string]string{
+var nodegroupAlias = kit.ConditionAlias{Type: infrav1.EKSNodegroupReadyCondition, Reasons: map[string]string{
 	infrav1.ScaleGroupNotFoundReason:        "EKSNodegroupNotFound",
 	infrav1.ScaleGroupProvisionFailedReason: "EKSNodegroupReconciliationFailed",
 	infrav1.ScaleGroupDeletingReason:        "EKSNodegroupDeletionInProgress",
 }}
 
 // conditionAliases are the engine's conditions under CAPA's names.
-var conditionAliases = map[string][]infrapool.ConditionAlias{
+var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupReadyCondition: {nodegroupAlias},
 }
 
-// InstanceID implements infrapool.Adapter.
-func (Adapter) InstanceID(obj infrapool.InstanceObject) string {
-	return obj.(*infrav1.AWSManagedMachinePoolMachine).Spec.InstanceID
-}
-
-// ProviderID implements infrapool.Adapter.
-func (Adapter) ProviderID(obj infrapool.InstanceObject) string {
-	return obj.(*infrav1.AWSManagedMachinePoolMachine).Spec.ProviderID
-}
-
-// WriteInstanceSpec implements infrapool.Adapter.
-func (Adapter) WriteInstanceSpec(obj infrapool.InstanceObject, instanceID, providerID string) {
+// WriteInstanceSpec implements contract.Adapter.
+func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
 	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
 	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
 }
 
-// WriteInstanceStatus implements infrapool.Adapter.
-func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.InstanceReport) {
+// WriteInstanceStatus implements contract.Adapter.
+func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	st := &obj.(*infrav1.AWSManagedMachinePoolMachine).Status
 	st.Ready = r.Ready
 	st.LatestModelApplied = r.LatestModelApplied
@@ -458,13 +439,71 @@ func (Adapter) WriteInstanceStatus(obj infrapool.InstanceObject, r infrapool.Ins
 }
 
 // ec2State is the instance's EC2 state from the engine's view of it.
-func ec2State(s preview.InstanceState) string {
+func ec2State(s contract.InstanceState) string {
 	switch s {
-	case preview.InstancePending, preview.InstanceBooting:
+	case contract.InstancePending, contract.InstanceBooting:
 		return "pending"
-	case preview.InstanceDeleting:
+	case contract.InstanceDeleting:
 		return "shutting-down"
 	default:
 		return "running"
+	}
+}
+
+// ReadPool implements contract.Reader: EKS replaces out-of-date nodes
+// itself, surging and taking down at most spec.updateConfig's
+// maxUnavailable (or maxUnavailablePercentage) at a time, one by default.
+func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
+	pool := p.(*infrav1.AWSManagedMachinePool)
+	uc := pool.Spec.UpdateConfig
+	source := "spec.updateConfig: maxUnavailable 1 (EKS's default)"
+	switch {
+	case uc != nil && uc.MaxUnavailable != nil:
+		source = fmt.Sprintf("spec.updateConfig: maxUnavailable %d", *uc.MaxUnavailable)
+	case uc != nil && uc.MaxUnavailablePercentage != nil:
+		source = fmt.Sprintf("spec.updateConfig: maxUnavailablePercentage %d", *uc.MaxUnavailablePercentage)
+	}
+	return contract.PoolView{Rollout: contract.RolloutView{
+		Strategy:      Strategy(uc),
+		Source:        source + ": EKS replaces the nodes itself",
+		CloudRollouts: true,
+	}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
+}
+
+// ReadInstance implements contract.Reader. An AWSManagedMachinePoolMachine
+// records the EC2 instance state: pending is Pending, running Running — or
+// Failed when the object records a failure — and shutting-down, stopping
+// and terminated Deleting.
+func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
+	st := &m.Status
+	var state contract.InstanceState
+	switch st.State {
+	case "pending":
+		state = contract.InstancePending
+	case "shutting-down", "stopping", "stopped", "terminated":
+		state = contract.InstanceDeleting
+	case "":
+	default:
+		state = contract.InstanceRunning
+	}
+	if st.FailureReason != nil && state != contract.InstanceDeleting {
+		state = contract.InstanceFailed
+	}
+	reported := st.State != ""
+	return contract.InstanceView{
+		InstanceID:     m.Spec.InstanceID,
+		ProviderID:     m.Spec.ProviderID,
+		State:          contract.StateOf(m, reported, state),
+		CloudState:     st.State,
+		Zone:           st.AvailabilityZone,
+		Ready:          st.Ready,
+		Reported:       reported,
+		UpToDate:       st.LatestModelApplied,
+		Version:        st.Version,
+		NodeRef:        st.NodeRef,
+		FailureReason:  ptr.Deref(st.FailureReason, ""),
+		FailureMessage: ptr.Deref(st.FailureMessage, ""),
+		Conditions:     st.Conditions,
 	}
 }

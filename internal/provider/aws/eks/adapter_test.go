@@ -10,7 +10,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/infrapool"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -29,16 +29,16 @@ func pool(mutate func(*infrav1.AWSManagedMachinePool)) *infrav1.AWSManagedMachin
 	return p
 }
 
-func owner(replicas int32, version string) infrapool.Owner {
+func owner(replicas int32, version string) contract.Owner {
 	mp := &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{ClusterName: "eks", Replicas: ptr.To(replicas)}}
-	return infrapool.Owner{MachinePool: mp, Version: version}
+	return contract.Owner{MachinePool: mp, Version: version}
 }
 
 func TestDesired(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		pool    *infrav1.AWSManagedMachinePool
-		owner   infrapool.Owner
+		owner   contract.Owner
 		wantErr string
 	}{
 		{name: "the example", pool: pool(nil), owner: owner(2, "v1.31.0")},
@@ -134,11 +134,11 @@ func TestDesiredLaunchTemplate(t *testing.T) {
 // only.
 func TestWritePoolLaunchTemplate(t *testing.T) {
 	p := pool(func(p *infrav1.AWSManagedMachinePool) { p.Spec.AWSLaunchTemplate = &infrav1.AWSLaunchTemplate{} })
-	Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true})
+	Adapter{}.WritePool(p, contract.PoolReport{Observed: true})
 	if c := meta.FindStatusCondition(p.Status.Conditions, infrav1.LaunchTemplateReadyCondition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "LaunchTemplateNotFound" {
 		t.Fatalf("before the template: %+v", c)
 	}
-	Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true, Template: &scalegroup.TemplateRef{ID: "lt-1", Version: "2"}})
+	Adapter{}.WritePool(p, contract.PoolReport{Observed: true, Template: &scalegroup.TemplateRef{ID: "lt-1", Version: "2"}})
 	if ptr.Deref(p.Status.LaunchTemplateID, "") != "lt-1" || ptr.Deref(p.Status.LaunchTemplateVersion, "") != "2" {
 		t.Fatalf("status %+v", p.Status)
 	}
@@ -147,12 +147,12 @@ func TestWritePoolLaunchTemplate(t *testing.T) {
 	}
 	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: infrav1.ScaleGroupReadyCondition, Status: metav1.ConditionFalse, Reason: infrav1.ScaleGroupProvisionFailedReason,
 		Message: "launch template t " + templateErrorMarker + ": InvalidAMIID.NotFound: no such AMI"})
-	Adapter{}.WritePool(p, infrapool.PoolReport{Observed: true})
+	Adapter{}.WritePool(p, contract.PoolReport{Observed: true})
 	if c := meta.FindStatusCondition(p.Status.Conditions, infrav1.LaunchTemplateReadyCondition); c == nil || c.Status != metav1.ConditionFalse || c.Reason != "LaunchTemplateReconcileFailed" {
 		t.Fatalf("after a template error: %+v", c)
 	}
 	plain := pool(nil)
-	Adapter{}.WritePool(plain, infrapool.PoolReport{Observed: true})
+	Adapter{}.WritePool(plain, contract.PoolReport{Observed: true})
 	if meta.FindStatusCondition(plain.Status.Conditions, infrav1.LaunchTemplateReadyCondition) != nil {
 		t.Fatal("LaunchTemplateReady on a pool without a launch template")
 	}

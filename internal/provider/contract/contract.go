@@ -1,14 +1,14 @@
-package infrapool
+package contract
 
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mpool-dev/mpool/internal/preview"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // Pool is an infra machine pool object (LocalMachinePool, AzureMachinePool,
@@ -30,23 +30,43 @@ type InstanceObject interface {
 	SetConditions([]metav1.Condition)
 }
 
+// Kinds describes a provider's Kubernetes kinds and what they need of the
+// engine. It is a constant of the provider.
+type Kinds struct {
+	// Provider names the cloud in metrics, events and logs: "local",
+	// "azure", "aws", "eks".
+	Provider string
+	// Pool is the infra pool's kind, e.g. LocalMachinePool.
+	Pool string
+	// Instance is the kind of the per-instance objects, e.g.
+	// LocalMachinePoolMachine; reported in status.infrastructureMachineKind.
+	Instance string
+	// PoolFinalizer keeps a pool until its group is gone.
+	PoolFinalizer string
+	// InstanceFinalizer keeps a per-instance object until its instance is
+	// gone.
+	InstanceFinalizer string
+	// InfraCluster is the kind of the Cluster's infrastructure object
+	// (spec.infrastructureRef) that places the pool's groups (AzureCluster:
+	// subscription, resource group, location, identity), "" when the
+	// provider needs none.
+	InfraCluster string
+	// SelfBootstrapping is true when the cloud bootstraps its own instances
+	// (an EKS managed node group: EKS writes its nodes' user data and joins
+	// them itself), so that the MachinePool names no bootstrap data
+	// (spec.template.spec.bootstrap.dataSecretName: ""). The engine then
+	// does not wait for bootstrap data before it creates or scales the
+	// group, and the model carries none.
+	SelfBootstrapping bool
+}
+
 // Adapter maps one kind of infra pool onto the engine. It knows the kind's Go
 // types and field layout; the engine knows everything else (observing,
 // planning, draining, deleting, reporting). Implementations are stateless
-// and must not do I/O.
+// and do no I/O.
 type Adapter interface {
-	// Provider names the cloud in metrics and events: "local", "azure", "aws".
-	Provider() string
-	// PoolKind is the infra pool's kind, e.g. LocalMachinePool.
-	PoolKind() string
-	// InstanceKind is the kind of the per-instance objects, e.g.
-	// LocalMachinePoolMachine; reported in status.infrastructureMachineKind.
-	InstanceKind() string
-	// PoolFinalizer is the finalizer that keeps a pool until its group is gone.
-	PoolFinalizer() string
-	// InstanceFinalizer is the finalizer that keeps a per-instance object
-	// until its instance is gone.
-	InstanceFinalizer() string
+	// Kinds describes the provider's kinds; the same value every call.
+	Kinds() Kinds
 
 	// NewPool returns an empty pool object.
 	NewPool() Pool
@@ -54,15 +74,10 @@ type Adapter interface {
 	NewInstance() InstanceObject
 	// NewInstanceList returns an empty list of per-instance objects.
 	NewInstanceList() client.ObjectList
-
-	// InfraClusterKind is the kind of the Cluster's infrastructure object
-	// (spec.infrastructureRef) that places the pool's groups (AzureCluster:
-	// subscription, resource group, location, identity), "" when the
-	// adapter needs none.
-	InfraClusterKind() string
 	// NewInfraCluster returns an empty infrastructure cluster object of
-	// that kind, nil when the adapter needs none.
+	// Kinds().InfraCluster, nil when the provider needs none.
 	NewInfraCluster() client.Object
+
 	// GroupRef places the pool's scale group: its name — predictable
 	// (derived from the pool's namespace and name, see GroupName), so that
 	// a crash half-way through creating the group cannot leak it, and valid
@@ -72,21 +87,15 @@ type Adapter interface {
 	// GroupRefAnnotation); an error is reported, not retried.
 	GroupRef(pool Pool, infraCluster client.Object) (scalegroup.Ref, error)
 	// Desired maps the pool, its owner MachinePool and its Cluster's
-	// infrastructure object onto the instance model
-	// and the rollout strategy. An error means the spec cannot be mapped
-	// (it is reported, not retried).
+	// infrastructure object onto the instance model and the rollout
+	// strategy. An error means the spec cannot be mapped (it is reported,
+	// not retried). Its Strategy and SkipModelReconciliation are
+	// ReadPool's Rollout, with the MachinePool's minReadySeconds applied.
 	Desired(pool Pool, owner Owner) (Desired, error)
 	// WritePool writes the engine's report into the pool: spec.providerIDList
 	// and the status fields of the infra machine pool contract. The engine
 	// has set its conditions (ScaleGroupReady, ...) on the pool before.
 	WritePool(pool Pool, r PoolReport)
-
-	// InstanceID returns the instance ID recorded in a per-instance object's
-	// spec.
-	InstanceID(obj InstanceObject) string
-	// ProviderID returns the providerID recorded in a per-instance object's
-	// spec.
-	ProviderID(obj InstanceObject) string
 	// WriteInstanceSpec sets a new per-instance object's spec.
 	WriteInstanceSpec(obj InstanceObject, instanceID, providerID string)
 	// WriteInstanceStatus writes the engine's report into a per-instance
@@ -94,6 +103,22 @@ type Adapter interface {
 	// status fields and never modifies what they point to: the engine calls
 	// it on shallow copies of cached objects.
 	WriteInstanceStatus(obj InstanceObject, r InstanceReport)
+
+	Reader
+}
+
+// Reader reads a provider's objects as provider-neutral views. It is the
+// only code that knows the kinds' field layout; what WritePool and
+// WriteInstanceStatus wrote, ReadPool and ReadInstance read back.
+type Reader interface {
+	// ReadPool reads what a pool says in provider-neutral terms: how it
+	// rolls, the Kubernetes version it records. An error means the spec
+	// cannot be mapped (the engine reports the same error from Desired).
+	ReadPool(pool Pool) (PoolView, error)
+	// ReadInstance reads a per-instance object. It never fails: what the
+	// object does not say is left empty (State is InstanceUnknown before
+	// the engine's first report).
+	ReadInstance(obj InstanceObject) InstanceView
 }
 
 // Owner is what the engine read from the pool's owner MachinePool.
@@ -103,7 +128,7 @@ type Owner struct {
 	// Version is spec.template.spec.version, "" when unset.
 	Version string
 	// InfraCluster is the Cluster's infrastructure object, of the adapter's
-	// InfraClusterKind (read-only); nil for adapters that need none.
+	// Kinds().InfraCluster (read-only); nil for adapters that need none.
 	InfraCluster client.Object
 	// BootstrapData is the content of the bootstrap data Secret (key
 	// "value"), nil when it is not available yet. It holds a bootstrap
@@ -143,7 +168,7 @@ type InstanceReport struct {
 	// Zone is where the instance runs.
 	Zone string
 	// State is the instance's lifecycle state.
-	State preview.InstanceState
+	State InstanceState
 	// Ready is true when the instance runs and its Node is Ready.
 	Ready bool
 	// LatestModelApplied is true when the instance runs the pool's current
@@ -188,7 +213,7 @@ type PoolReport struct {
 	// ModelHash is the hash of the pool's current instance model.
 	ModelHash string
 	// Instances describe the instances, ordered by ID: all of them up to
-	// MaxReportedInstances, beyond that those that need attention first.
+	// the engine's limit, beyond that those that need attention first.
 	Instances []InstanceReport
 	// Operation is the cloud's long-running change of the group in
 	// progress, nil when it is at rest (or was not observed).
@@ -197,7 +222,7 @@ type PoolReport struct {
 	// (AWS: its launch template and version), nil when the cloud has none
 	// (or it was not observed).
 	Template *scalegroup.TemplateRef
-	// InfrastructureMachineKind is the adapter's InstanceKind.
+	// InfrastructureMachineKind is the adapter's Kinds().Instance.
 	InfrastructureMachineKind string
 	// FailureReason and FailureMessage are set on a problem retrying cannot
 	// fix (an invalid spec).

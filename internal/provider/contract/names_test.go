@@ -1,4 +1,4 @@
-package infrapool
+package contract
 
 import (
 	"strings"
@@ -48,15 +48,5 @@ func TestInstanceObjectName(t *testing.T) {
 	}
 	if long == InstanceObjectName(strings.Repeat("p", 253), "i-2") {
 		t.Error("shortened names collide")
-	}
-}
-
-func TestLabelValue(t *testing.T) {
-	if got := LabelValue("pool"); got != "pool" {
-		t.Errorf("got %q", got)
-	}
-	got := LabelValue(strings.Repeat("a", 100))
-	if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
-		t.Errorf("%q: %v", got, errs)
 	}
 }

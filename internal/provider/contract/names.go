@@ -1,12 +1,25 @@
-package infrapool
+package contract
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 
-	"github.com/mpool-dev/mpool/internal/capi"
+	corev1 "k8s.io/api/core/v1"
 )
+
+// GroupRefAnnotation records on a pool the reference of its scale group
+// (scalegroup.Ref.Encode), written once, before the group is first
+// created, for adapters whose groups live in a scope the Cluster's
+// infrastructure object names (an Azure subscription and resource group,
+// an AWS region and identity). Every later call uses it, the deletion
+// included, so a pool whose Cluster is gone can still be torn down.
+const GroupRefAnnotation = "mpool.dev/scale-group"
+
+// ZoneLabel is the label the engine puts on every per-instance object,
+// valued with the availability zone of its instance (the well-known label
+// Nodes carry), for kinds whose status has no zone field of their own.
+const ZoneLabel = corev1.LabelTopologyZone
 
 // GroupName derives a scale group name from a pool's namespace and name:
 // "<namespace>-<name>" lower-cased, with every character other than a-z,
@@ -38,9 +51,6 @@ func InstanceObjectName(pool, instanceID string) string {
 	sum := sha256.Sum256([]byte(name))
 	return strings.TrimRight(name[:236], "-.") + "-" + hex.EncodeToString(sum[:8])
 }
-
-// LabelValue is capi.LabelValue: the value of a name label.
-func LabelValue(v string) string { return capi.LabelValue(v) }
 
 // sanitize lower-cases s and replaces characters outside [a-z0-9-] with '-',
 // trimming '-' at both ends.

@@ -1,7 +1,9 @@
-package infrapool
+package kit
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 // ConditionAlias is one of the engine's conditions under a provider's own
@@ -18,7 +20,7 @@ type ConditionAlias struct {
 // message and observed generation; the transition time moves only when
 // the status does. Adapters call it from WritePool, which the engine calls
 // after setting its conditions.
-func MirrorConditions(pool Pool, aliases map[string][]ConditionAlias) {
+func MirrorConditions(pool contract.Pool, aliases map[string][]ConditionAlias) {
 	conds := pool.GetConditions()
 	for _, c := range pool.GetConditions() {
 		for _, a := range aliases[c.Type] {
