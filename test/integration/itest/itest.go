@@ -1,9 +1,13 @@
 // Package itest is what the integration test packages (test/integration/*)
-// share: a simulated cloud whose instances join the package's API server,
-// and an mpool manager built by internal/manager as `mpool manager` and
-// `mpool up` build theirs — every controller, the providers from the
-// registry, the feature-gate policy and the metrics — running until the
-// test ends. Each package keeps its own fixtures (its cloud's objects).
+// share: one fixture (Fixture) parameterised by provider (Provider: Local,
+// Azure, AWS, EKS) — a test's namespace with its Cluster and the
+// provider's objects, the simulated cloud whose instances join the
+// package's API server, object factories and Eventually-style waits that
+// read the resulting state the same way for every cloud — and an mpool
+// manager built by internal/manager as `mpool manager` and `mpool up`
+// build theirs (every controller, the providers from the registry, the
+// feature-gate policy and the metrics), running until the test ends. Each
+// package's harness is a thin instance of the fixture.
 package itest
 
 import (
