@@ -54,6 +54,7 @@ func TestCheckFindsCrossingImports(t *testing.T) {
 	write("internal/manager/manager.go", "\t\"github.com/aws/aws-sdk-go-v2/aws\"\n")
 	write("internal/cloudsim/face_azure.go", "\t\"github.com/Azure/azure-sdk-for-go/sdk/azcore\"\n")
 	write("internal/preview/preview.go", "\t\"example.com/m/internal/controller/infrapool\"\n")
+	write("internal/provider/gcp/adapter.go", "\t\"example.com/m/internal/provider/contract\"\n\t\"example.com/m/internal/provider/kit\"\n\t\"example.com/m/internal/controller/infrapool\"\n")
 
 	got, err := Check(root, "example.com/m", Rules())
 	if err != nil {
@@ -66,6 +67,7 @@ func TestCheckFindsCrossingImports(t *testing.T) {
 		"internal/manager/manager.go imports github.com/aws/aws-sdk-go-v2/aws",
 		"internal/preview/preview.go imports ./internal/controller/infrapool",
 		"internal/provider/azure/vmss.go imports ./internal/provider/aws",
+		"internal/provider/gcp/adapter.go imports ./internal/controller/infrapool",
 	}
 	var gotLines []string
 	for _, v := range got {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
@@ -90,7 +91,7 @@ func machinePoolView(s *poolState) MachinePoolView {
 		Name:           mp.Name,
 		Cluster:        mp.Spec.ClusterName,
 		Phase:          mp.Status.Phase,
-		Version:        mp.Spec.Template.Spec.Version,
+		Version:        poolVersion(s),
 		RolloutPaused:  rolloutPaused(mp),
 		Replicas:       replicaCounts(s),
 		Created:        mp.CreationTimestamp,
@@ -100,6 +101,30 @@ func machinePoolView(s *poolState) MachinePoolView {
 		Notes:          s.notes,
 	}
 	return v
+}
+
+// poolVersion is the Kubernetes version of a collected pool: its
+// MachinePool's spec.template.spec.version, else — for a pool whose cloud
+// picks the version (an EKS node group runs its cluster's) — the kubelet
+// versions its live instances' Nodes report, the most common first
+// ("v1.31.2, v1.30.4" while they differ), "" when nothing says.
+func poolVersion(s *poolState) string {
+	if v := s.pool.Spec.Template.Spec.Version; v != "" {
+		return v
+	}
+	count := map[string]int{}
+	var versions []string
+	for _, in := range s.instances {
+		if in.Version == "" || !live(in) {
+			continue
+		}
+		if count[in.Version] == 0 {
+			versions = append(versions, in.Version)
+		}
+		count[in.Version]++
+	}
+	slices.SortStableFunc(versions, func(a, b string) int { return cmp.Or(count[b]-count[a], strings.Compare(a, b)) })
+	return strings.Join(versions, ", ")
 }
 
 // replicaCounts are a collected pool's replica counts, as the MachinePool
@@ -161,7 +186,7 @@ func collectCluster(ctx context.Context, c client.Client, ns, name string) (*Clu
 		sum := PoolSummaryView{
 			Name:           mp.Name,
 			Phase:          mp.Status.Phase,
-			Version:        mp.Spec.Template.Spec.Version,
+			Version:        poolVersion(s),
 			Infrastructure: ref.Kind + "/" + ref.Name,
 			RolloutPaused:  rolloutPaused(mp),
 			Replicas:       replicaCounts(s),

@@ -228,6 +228,7 @@ func (s *poolState) readRollout(ctx context.Context, c client.Client, ref cluste
 		return
 	}
 	s.infra.rollout = &view.Rollout
+	s.infra.view.Rollout = view.Rollout.Source
 }
 
 // absent handles the error of reading the object ref names (see getRef):

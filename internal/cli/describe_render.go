@@ -68,6 +68,9 @@ func infraNode(in *InfraPoolView, now time.Time) *treeNode {
 	if in.FailureReason != "" || in.FailureMessage != "" {
 		n.details = append(n.details, []cell{c("failed: "+joinNonEmpty(": ", in.FailureReason, in.FailureMessage), bad)})
 	}
+	if in.Rollout != "" {
+		n.details = append(n.details, []cell{c("rolls by "+in.Rollout, faint)})
+	}
 	n.add(conditionNodes(in.Conditions)...)
 	if len(in.Instances) == 0 {
 		n.details = append(n.details, []cell{c("no instances", faint)})

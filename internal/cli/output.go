@@ -113,6 +113,11 @@ type InfraPoolView struct {
 	FailureReason string `json:"failureReason,omitempty"`
 	// FailureMessage is the human-readable terminal problem.
 	FailureMessage string `json:"failureMessage,omitempty"`
+	// Rollout names the pool's fields its rollout budget comes from and
+	// what they mean, as its provider reads them ("spec.strategy",
+	// "spec.refreshPreferences: ..."); empty when no provider of mpool
+	// serves the kind.
+	Rollout string `json:"rollout,omitempty"`
 	// Conditions are the pool's conditions that need attention.
 	Conditions []ConditionView `json:"conditions,omitempty"`
 	// Instances are the pool's instances, sorted by name.

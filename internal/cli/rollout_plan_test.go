@@ -174,8 +174,21 @@ func TestRolloutPlanNotes(t *testing.T) {
 func TestRolloutPlanErrors(t *testing.T) {
 	f := newFixture(t, "cli-plan-errors")
 	f.ownInstances(t, "workers-a", "workers-b", "workers-c")
-	patchStatus(t, &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "workers"}}, func(p *infrav1.LocalMachinePool) {
-		p.Status.InfrastructureMachineKind = ""
+	create(t, &clusterv1.MachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "orphan"},
+		Spec: clusterv1.MachinePoolSpec{ClusterName: "demo", Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
+			ClusterName:       "demo",
+			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("")},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "LocalMachinePool", Name: "nope"},
+		}}},
+	})
+	create(t, &clusterv1.MachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "foreign"},
+		Spec: clusterv1.MachinePoolSpec{ClusterName: "demo", Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
+			ClusterName:       "demo",
+			Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("")},
+			InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.example.com", Kind: "ToyMachinePool", Name: "toy"},
+		}}},
 	})
 	tests := []struct {
 		name    string
@@ -184,9 +197,14 @@ func TestRolloutPlanErrors(t *testing.T) {
 	}{
 		{name: "a missing MachinePool", args: []string{"rollout", "plan", "nope", "-n", f.ns}, wantErr: "machinepool cli-plan-errors/nope not found"},
 		{
-			name:    "a pool without per-instance objects",
-			args:    []string{"rollout", "plan", "workers", "-n", f.ns},
-			wantErr: "LocalMachinePool cli-plan-errors/workers reports no kind of per-instance objects",
+			name:    "a missing infrastructure pool",
+			args:    []string{"rollout", "plan", "orphan", "-n", f.ns},
+			wantErr: "LocalMachinePool cli-plan-errors/nope not found: nothing to plan",
+		},
+		{
+			name:    "a pool of a kind no provider of mpool serves",
+			args:    []string{"rollout", "plan", "foreign", "-n", f.ns},
+			wantErr: "ToyMachinePool cli-plan-errors/toy is of a kind no provider of mpool serves",
 		},
 		{name: "an unknown output format", args: []string{"rollout", "plan", "workers", "-n", f.ns, "-o", "toml"}, wantErr: "unknown output format"},
 	}

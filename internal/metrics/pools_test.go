@@ -162,9 +162,13 @@ func TestPoolCollectorReadsEveryProvider(t *testing.T) {
 			st.State, st.Ready, st.LatestModelApplied = state, state == "running", true
 		}
 	}
-	mk(&infrav1.AzureMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "az"}}, "AzureMachinePool",
+	mk(&infrav1.AzureMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "az"}, Spec: infrav1.AzureMachinePoolSpec{
+		Template: infrav1.AzureMachinePoolMachineTemplate{VMSize: "Standard_D2s_v3", OSDisk: infrav1.OSDisk{OSType: "Linux", DiskSizeGB: ptr.To[int32](30)}},
+	}}, "AzureMachinePool",
 		azure(infrav1.Succeeded, false), azure(infrav1.Succeeded, false), azure(infrav1.Creating, false), azure(infrav1.Failed, true))
-	mk(&infrav1.AWSMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "asg"}}, "AWSMachinePool",
+	mk(&infrav1.AWSMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "asg"}, Spec: infrav1.AWSMachinePoolSpec{
+		MaxSize: 5, AWSLaunchTemplate: infrav1.AWSLaunchTemplate{InstanceType: "m5.large"},
+	}}, "AWSMachinePool",
 		aws("InService"), aws("Pending:Wait"), aws("Terminating"))
 	mk(&infrav1.AWSManagedMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ng"}}, "AWSManagedMachinePool",
 		eks("running"), eks("pending"))

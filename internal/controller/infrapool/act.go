@@ -28,7 +28,7 @@ import (
 // act applies the plan: victims are marked, cordoned and drained, then
 // deleted from the cloud in one call; then the group's model and capacity
 // are applied. Nothing is done while the plan is paused.
-func (e *Engine) act(ctx context.Context, s *scope) error {
+func (e *Engine) act(ctx context.Context, s *pass) error {
 	if s.input.Paused {
 		return nil
 	}
@@ -45,7 +45,7 @@ func (e *Engine) act(ctx context.Context, s *scope) error {
 // manages, the capacity the engine leaves the group at and the replicas it
 // planned for (see externalReplicas): in memory, and on the pool, which is
 // patched at the end of the reconcile.
-func (e *Engine) recordManagedCapacity(s *scope) {
+func (e *Engine) recordManagedCapacity(s *pass) {
 	var capacity int32
 	switch {
 	case s.latest != nil:
@@ -77,7 +77,7 @@ func (e *Engine) cloudRollouts() bool { return e.caps.CloudRollouts }
 // cloud is not already deleting and, when the cloud runs its own rollouts
 // and picks its own victims on a scale-down, only those a user marked for
 // deletion.
-func (e *Engine) victims(s *scope, byID map[string]scalegroup.Instance) []rollout.Victim {
+func (e *Engine) victims(s *pass, byID map[string]scalegroup.Instance) []rollout.Victim {
 	var victims []rollout.Victim
 	for _, v := range s.plan.Delete {
 		in, ok := byID[v.ID]
@@ -94,7 +94,7 @@ func (e *Engine) victims(s *scope, byID map[string]scalegroup.Instance) []rollou
 
 // removeVictims drains the plan's victims and deletes those that are ready
 // to go. Victims the cloud is already deleting need nothing more.
-func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
+func (e *Engine) removeVictims(ctx context.Context, s *pass) error {
 	current := s.instances()
 	byID := make(map[string]scalegroup.Instance, len(current))
 	for _, in := range current {
@@ -157,7 +157,7 @@ func (e *Engine) removeVictims(ctx context.Context, s *scope) error {
 // prepareRemoval marks inst as being removed and drains its Node. It
 // reports whether the instance can be deleted from the cloud now: its Node
 // is drained, or gone, or the drain timed out.
-func (e *Engine) prepareRemoval(ctx context.Context, s *scope, inst scalegroup.Instance, reason rollout.DeleteReason, mu *sync.Mutex) (bool, error) {
+func (e *Engine) prepareRemoval(ctx context.Context, s *pass, inst scalegroup.Instance, reason rollout.DeleteReason, mu *sync.Mutex) (bool, error) {
 	started, err := e.markRemoval(ctx, s, inst.ID, mu)
 	if err != nil {
 		return false, err
@@ -199,7 +199,7 @@ func (e *Engine) prepareRemoval(ctx context.Context, s *scope, inst scalegroup.I
 
 // markRemoval records on the instance's per-instance object (and in memory)
 // that its removal started, once, and returns when it started.
-func (e *Engine) markRemoval(ctx context.Context, s *scope, id string, mu *sync.Mutex) (time.Time, error) {
+func (e *Engine) markRemoval(ctx context.Context, s *pass, id string, mu *sync.Mutex) (time.Time, error) {
 	started, known := e.removalStart(s, id)
 	if !known {
 		started = s.now
@@ -237,7 +237,7 @@ func (e *Engine) annotateRemoval(ctx context.Context, obj contract.InstanceObjec
 }
 
 // drainNode makes one drain pass over node.
-func (e *Engine) drainNode(ctx context.Context, s *scope, node *corev1.Node, started time.Time) (drain.Result, error) {
+func (e *Engine) drainNode(ctx context.Context, s *pass, node *corev1.Node, started time.Time) (drain.Result, error) {
 	cs, err := e.clientsets.get(ctx, s.cluster)
 	if err != nil {
 		return drain.Result{}, err
@@ -247,7 +247,7 @@ func (e *Engine) drainNode(ctx context.Context, s *scope, node *corev1.Node, sta
 
 // drainTimeout is the MachinePool template's nodeDrainTimeout; zero waits
 // for the drain without bound.
-func drainTimeout(s *scope) time.Duration {
+func drainTimeout(s *pass) time.Duration {
 	if s.owner == nil || s.owner.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds == nil {
 		return 0
 	}
@@ -263,7 +263,7 @@ func drainMessage(res drain.Result, err error) string {
 
 // applyGroup creates the group or brings its model and capacity to the
 // plan's, when they differ from what the cloud has.
-func (e *Engine) applyGroup(ctx context.Context, s *scope) error {
+func (e *Engine) applyGroup(ctx context.Context, s *pass) error {
 	if !s.bootstrap {
 		// New instances could not join; wait for the bootstrap provider.
 		return nil
@@ -325,7 +325,7 @@ func (e *Engine) parallel(ctx context.Context, n int, fn func(context.Context, i
 }
 
 // event records an event on the pool and, when obj is not nil, on obj too.
-func (e *Engine) event(s *scope, obj contract.InstanceObject, eventType, reason, action, format string, args ...any) {
+func (e *Engine) event(s *pass, obj contract.InstanceObject, eventType, reason, action, format string, args ...any) {
 	e.rec.Eventf(s.pool, nil, eventType, reason, action, format, args...)
 	if obj != nil {
 		e.rec.Eventf(obj, nil, eventType, reason, action, format, args...)

@@ -43,7 +43,7 @@ func (c *cloudGroup) Capabilities() scalegroup.Capabilities {
 }
 func (c *cloudGroup) Delete(context.Context, scalegroup.Ref) error { return nil }
 
-func cloudRollingEngine(t *testing.T, fx []fixture, desired int32) (*Engine, *scope, *cloudGroup) {
+func cloudRollingEngine(t *testing.T, fx []fixture, desired int32) (*Engine, *pass, *cloudGroup) {
 	t.Helper()
 	budget := rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
 	e, s := glueScope(fx, desired, budget)

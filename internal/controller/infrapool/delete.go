@@ -23,7 +23,7 @@ import (
 // drained (bounded by nodeDrainTimeout), the group is deleted, and once the
 // cloud says it is gone the Nodes and per-instance objects are removed and
 // the pool's finalizer dropped.
-func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
+func (e *Engine) reconcileDelete(ctx context.Context, s *pass) error {
 	if !controllerutil.ContainsFinalizer(s.pool, e.a.Kinds().PoolFinalizer) {
 		return nil
 	}
@@ -100,7 +100,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *scope) error {
 // readDeletionNodes reads the Nodes of the group's instances and of the
 // per-instance objects. A workload cluster that cannot be reached (it may be
 // deleted with the pool) means nothing is drained and no Node is deleted.
-func (e *Engine) readDeletionNodes(ctx context.Context, s *scope) {
+func (e *Engine) readDeletionNodes(ctx context.Context, s *pass) {
 	var ids []string
 	for _, in := range s.instances() {
 		ids = append(ids, in.ProviderID)
@@ -119,7 +119,7 @@ func (e *Engine) readDeletionNodes(ctx context.Context, s *scope) {
 
 // deleteGroup drains every instance that has a Node and, once all are
 // drained (or their drains timed out), deletes the group.
-func (e *Engine) deleteGroup(ctx context.Context, s *scope) error {
+func (e *Engine) deleteGroup(ctx context.Context, s *pass) error {
 	if op := s.cloud.Operation; op != nil && op.Type == scalegroup.OperationDelete {
 		return nil
 	}
@@ -157,7 +157,7 @@ func (e *Engine) deleteGroup(ctx context.Context, s *scope) error {
 
 // deleteNodesOfDeletedInstances deletes the Nodes of instances the cloud is
 // deleting.
-func (e *Engine) deleteNodesOfDeletedInstances(ctx context.Context, s *scope) error {
+func (e *Engine) deleteNodesOfDeletedInstances(ctx context.Context, s *pass) error {
 	if !s.nodesKnown {
 		return nil
 	}
@@ -172,7 +172,7 @@ func (e *Engine) deleteNodesOfDeletedInstances(ctx context.Context, s *scope) er
 	})
 }
 
-func setDeletingCondition(s *scope, msg string) {
+func setDeletingCondition(s *pass, msg string) {
 	conds := s.pool.GetConditions()
 	for _, t := range []string{infrav1.ScaleGroupReadyCondition, clusterv1.ReadyCondition} {
 		meta.SetStatusCondition(&conds, metav1.Condition{

@@ -213,7 +213,7 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 		return ctrl.Result{RequeueAfter: d}, nil
 	}
 
-	s := e.newScope(pool)
+	s := e.newPass(pool)
 	defer func() {
 		if err := e.patch(ctx, s); err != nil {
 			retErr = errors.Join(retErr, err)
@@ -233,7 +233,7 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	}
 
 	var errs []error
-	for _, phase := range []func(context.Context, *scope) error{e.observe, e.planRollout, e.act} {
+	for _, phase := range []func(context.Context, *pass) error{e.observe, e.planRollout, e.act} {
 		if err := phase(ctx, s); err != nil {
 			errs = append(errs, err)
 			break

@@ -12,13 +12,13 @@ import (
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
-// cloudError records a failed ScaleGroup call on the scope and decides how
+// cloudError records a failed ScaleGroup call on the pass and decides how
 // the reconcile ends: throttling requeues after the cloud's Retry-After,
 // quota, credential and invalid-spec errors are reported (condition and event) and
 // retried slowly or not at all, so that nothing loops hot; other errors
 // (transient) are returned, and controller-runtime retries them with
 // exponential backoff.
-func (e *Engine) cloudError(ctx context.Context, s *scope, action string, err error) error {
+func (e *Engine) cloudError(ctx context.Context, s *pass, action string, err error) error {
 	logger := log.FromContext(ctx)
 	if after, ok := scalegroup.IsThrottled(err); ok {
 		if after <= 0 {

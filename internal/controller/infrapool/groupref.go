@@ -34,11 +34,11 @@ func (e *Engine) recordedRef(pool contract.Pool) (scalegroup.Ref, bool, error) {
 	return ref, err == nil, err
 }
 
-// resolveRef makes sure the scope knows the pool's group reference: the
+// resolveRef makes sure the pass knows the pool's group reference: the
 // recorded one, or one derived from the Cluster's infrastructure object
 // (readInfraCluster) and recorded on the pool at once, before anything is
 // created in the cloud.
-func (e *Engine) resolveRef(ctx context.Context, s *scope) error {
+func (e *Engine) resolveRef(ctx context.Context, s *pass) error {
 	if s.refKnown {
 		return nil
 	}
@@ -81,7 +81,7 @@ func (e *Engine) resolveRef(ctx context.Context, s *scope) error {
 // that have one: every reconcile maps it (AzureCluster: the subnet, the
 // tags) and the first places the group with it. It halts the reconcile,
 // with a condition, while the Cluster or the object is missing.
-func (e *Engine) readInfraCluster(ctx context.Context, s *scope) error {
+func (e *Engine) readInfraCluster(ctx context.Context, s *pass) error {
 	if e.a.NewInfraCluster() == nil {
 		return nil
 	}

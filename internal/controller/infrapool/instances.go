@@ -28,7 +28,7 @@ import (
 // object whose instance is gone loses its Node and then its finalizer, and
 // is deleted. Nodes of instances the cloud is deleting (powered off) are
 // deleted too.
-func (e *Engine) syncInstances(ctx context.Context, s *scope) error {
+func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 	instances := s.instances()
 	present := make(map[string]bool, len(instances))
 	var work []func(context.Context) error
@@ -79,7 +79,7 @@ func (e *Engine) syncInstances(ctx context.Context, s *scope) error {
 // object of an instance deleted this reconcile for not joining, why it went
 // (the InstanceReady condition's NodeStartupTimeout), before the object goes
 // with its instance; nil for any other instance.
-func (e *Engine) notJoinedStatus(s *scope, obj contract.InstanceObject, id string) func(context.Context) error {
+func (e *Engine) notJoinedStatus(s *pass, obj contract.InstanceObject, id string) func(context.Context) error {
 	if !s.deletedNow[id] || !s.joinTimedOut[id] || s.cloud == nil {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (e *Engine) notJoinedStatus(s *scope, obj contract.InstanceObject, id strin
 
 // reportOf returns instanceReport(s, in), computed once per reconcile: the
 // per-instance objects and the pool's status share it.
-func (e *Engine) reportOf(s *scope, in scalegroup.Instance) contract.InstanceReport {
+func (e *Engine) reportOf(s *pass, in scalegroup.Instance) contract.InstanceReport {
 	if r, ok := s.reports[in.ID]; ok {
 		return r
 	}
@@ -107,7 +107,7 @@ func (e *Engine) reportOf(s *scope, in scalegroup.Instance) contract.InstanceRep
 
 // instanceReport describes inst for its per-instance object and the pool's
 // status.
-func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) contract.InstanceReport {
+func (e *Engine) instanceReport(s *pass, in scalegroup.Instance) contract.InstanceReport {
 	r := contract.InstanceReport{
 		InstanceID:         in.ID,
 		ProviderID:         in.ProviderID,
@@ -147,7 +147,7 @@ func (e *Engine) instanceReport(s *scope, in scalegroup.Instance) contract.Insta
 
 // removalStarted reports whether the removal of instance id started: the
 // engine marked it, or its per-instance object is being deleted.
-func (e *Engine) removalStarted(s *scope, id string) bool {
+func (e *Engine) removalStarted(s *pass, id string) bool {
 	if _, ok := s.removing[id]; ok {
 		return true
 	}
@@ -162,7 +162,7 @@ func (e *Engine) removalStarted(s *scope, id string) bool {
 // written by the next reconcile, which its creation triggers: by then the
 // instance has usually moved on. An object the cache has not shown yet
 // already exists: fine.
-func (e *Engine) createInstanceObject(ctx context.Context, s *scope, in scalegroup.Instance) error {
+func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegroup.Instance) error {
 	obj := e.a.NewInstance()
 	obj.SetNamespace(s.pool.GetNamespace())
 	obj.SetName(contract.InstanceObjectName(s.pool.GetName(), in.ID))
@@ -196,7 +196,7 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *scope, in scalegro
 // on a shallow copy of its status (the adapter assigns fields, the
 // conditions are cloned), and the object is deep-copied only when it must be
 // patched.
-func (e *Engine) instanceStatusPatch(s *scope, obj contract.InstanceObject, rep contract.InstanceReport) func(context.Context) error {
+func (e *Engine) instanceStatusPatch(s *pass, obj contract.InstanceObject, rep contract.InstanceReport) func(context.Context) error {
 	want := e.a.NewInstance()
 	copyField(want, obj, "Status")
 	e.a.WriteInstanceStatus(want, rep)
@@ -219,7 +219,7 @@ func (e *Engine) instanceStatusPatch(s *scope, obj contract.InstanceObject, rep 
 
 // setInstanceConditions sets the conditions the engine owns on a
 // per-instance object.
-func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep contract.InstanceReport, generation int64) {
+func setInstanceConditions(conds *[]metav1.Condition, s *pass, rep contract.InstanceReport, generation int64) {
 	c := metav1.Condition{Type: infrav1.InstanceReadyCondition, ObservedGeneration: generation, LastTransitionTime: metav1.NewTime(s.now)}
 	switch {
 	case rep.JoinTimedOut:
@@ -264,7 +264,7 @@ func setInstanceConditions(conds *[]metav1.Condition, s *scope, rep contract.Ins
 // gone: its Node is deleted, then its finalizer removed and the object
 // deleted. Unless force is set, it waits while the workload cluster's Nodes
 // are unknown, so that the Node is not leaked.
-func (e *Engine) releaseInstanceObject(ctx context.Context, s *scope, obj contract.InstanceObject, force bool) error {
+func (e *Engine) releaseInstanceObject(ctx context.Context, s *pass, obj contract.InstanceObject, force bool) error {
 	if s.nodesKnown {
 		if node := s.nodes[e.a.ReadInstance(obj).ProviderID]; node != nil {
 			if err := e.deleteWorkloadNode(ctx, s, node.Name); err != nil {
@@ -290,7 +290,7 @@ func (e *Engine) releaseInstanceObject(ctx context.Context, s *scope, obj contra
 }
 
 // deleteWorkloadNode deletes a Node of the pool's workload cluster.
-func (e *Engine) deleteWorkloadNode(ctx context.Context, s *scope, name string) error {
+func (e *Engine) deleteWorkloadNode(ctx context.Context, s *pass, name string) error {
 	cs, err := e.clientsets.get(ctx, s.cluster)
 	if err != nil {
 		return fmt.Errorf("deleting Node %s: %w", name, err)
@@ -300,7 +300,7 @@ func (e *Engine) deleteWorkloadNode(ctx context.Context, s *scope, name string) 
 
 // notJoinedMessage says that inst has not joined within the join timeout
 // and is replaced, with what the cloud says about it.
-func notJoinedMessage(s *scope, inst scalegroup.Instance) string {
+func notJoinedMessage(s *pass, inst scalegroup.Instance) string {
 	return notJoinedText(s.joinTimeout, inst.ID, inst.Message)
 }
 

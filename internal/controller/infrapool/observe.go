@@ -30,7 +30,7 @@ const BootstrapDataKey = "value"
 // observe reads everything a plan is made from: the owner MachinePool and its
 // bootstrap data, the group (one ScaleGroup.Get), the per-instance objects,
 // their Machines and the instances' Nodes.
-func (e *Engine) observe(ctx context.Context, s *scope) error {
+func (e *Engine) observe(ctx context.Context, s *pass) error {
 	owner, err := e.ownerOf(ctx, s.pool)
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func (e *Engine) clusterPaused(ctx context.Context, pool contract.Pool) (bool, e
 // those replicas. A group that does not exist yet is created with
 // spec.replicas. The cloud sends no event when the actor scales the group:
 // such a pool is looked at every Timing.ExternalReplicas.
-func (e *Engine) externalReplicas(s *scope) {
+func (e *Engine) externalReplicas(s *pass) {
 	if !capi.ReplicasManagedExternally(s.owner) || s.cloud == nil {
 		return
 	}
@@ -121,9 +121,9 @@ func (e *Engine) externalReplicas(s *scope) {
 	}
 }
 
-// readOwner fills the scope from the owner MachinePool and maps the pool
+// readOwner fills the pass from the owner MachinePool and maps the pool
 // through the adapter.
-func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.MachinePool) error {
+func (e *Engine) readOwner(ctx context.Context, s *pass, owner *clusterv1.MachinePool) error {
 	s.owner = owner
 	s.replicas = ptr.Deref(owner.Spec.Replicas, 1)
 	s.paused = owner.Annotations[preview.RolloutPausedAnnotation] == "true" || s.pool.GetAnnotations()[preview.RolloutPausedAnnotation] == "true"
@@ -156,7 +156,7 @@ func (e *Engine) readOwner(ctx context.Context, s *scope, owner *clusterv1.Machi
 }
 
 // observeCloud reads the group.
-func (e *Engine) observeCloud(ctx context.Context, s *scope) error {
+func (e *Engine) observeCloud(ctx context.Context, s *pass) error {
 	s.cloudRollouts = e.cloudRollouts()
 	g, err := e.sg.Get(ctx, s.group)
 	switch {
@@ -174,7 +174,7 @@ func (e *Engine) observeCloud(ctx context.Context, s *scope) error {
 
 // observeObjects reads the per-instance objects, their Machines and the
 // Nodes of the instances.
-func (e *Engine) observeObjects(ctx context.Context, s *scope) error {
+func (e *Engine) observeObjects(ctx context.Context, s *pass) error {
 	objects, err := e.instanceObjects(ctx, s.pool, s.owner.Name)
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ import (
 // otherwise compute the status the stale cache still holds, send nothing,
 // and leave the failed reconcile's status on the server with no event to
 // correct it.
-func (e *Engine) patch(ctx context.Context, s *scope) error {
+func (e *Engine) patch(ctx context.Context, s *pass) error {
 	var errs []error
 	base := s.before
 	if last, ok := e.status.get(s.pool.GetUID()); ok && !equalField(base, last, "Status") {

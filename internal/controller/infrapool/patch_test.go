@@ -40,7 +40,7 @@ func TestPatchAfterStaleRead(t *testing.T) {
 	e := &Engine{c: env.Client, status: newPoolMemo[contract.Pool]()}
 	write := func(read *infrav1.LocalMachinePool, c metav1.Condition) {
 		t.Helper()
-		s := &scope{pool: read.DeepCopy(), before: read.DeepCopy()}
+		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy()}
 		meta.SetStatusCondition(&s.pool.(*infrav1.LocalMachinePool).Status.Conditions, c)
 		if err := e.patch(ctx, s); err != nil {
 			t.Fatal(err)

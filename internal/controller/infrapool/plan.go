@@ -16,7 +16,7 @@ import (
 )
 
 // planRollout runs the planner over the observation.
-func (e *Engine) planRollout(_ context.Context, s *scope) error {
+func (e *Engine) planRollout(_ context.Context, s *pass) error {
 	s.input = e.rolloutInput(s)
 	res, err := rollout.Plan(s.input)
 	if err != nil {
@@ -39,7 +39,7 @@ func (e *Engine) planRollout(_ context.Context, s *scope) error {
 // bootstrap data (its Secret is being re-rendered, or was deleted) the
 // model hash lacks it and every instance would look stale. The input is
 // then paused, so that only the status is reported.
-func (e *Engine) rolloutInput(s *scope) rollout.Input {
+func (e *Engine) rolloutInput(s *pass) rollout.Input {
 	in := rollout.Input{
 		Desired:                 s.replicas,
 		Strategy:                s.desired.Strategy,
@@ -63,7 +63,7 @@ func (e *Engine) rolloutInput(s *scope) rollout.Input {
 // whose removal started — the cloud deletes it, its per-instance object or
 // Machine is being deleted, or its drain started — is Deleting, so that the
 // planner lists it again until it is gone and never counts it as live.
-func (e *Engine) rolloutInstance(s *scope, inst scalegroup.Instance) rollout.Instance {
+func (e *Engine) rolloutInstance(s *pass, inst scalegroup.Instance) rollout.Instance {
 	var (
 		obj     metav1.Object
 		machine *clusterv1.Machine
@@ -107,7 +107,7 @@ func (e *Engine) rolloutInstance(s *scope, inst scalegroup.Instance) rollout.Ins
 // workload cluster's Nodes are known. A manager restarted right after a
 // long hold ended counts from the instance's creation again: the cloud
 // does not say when the hold ended.
-func joinTimedOut(s *scope, inst scalegroup.Instance, from time.Time) bool {
+func joinTimedOut(s *pass, inst scalegroup.Instance, from time.Time) bool {
 	if s.joinTimeout <= 0 || inst.Held || !s.nodesKnown || s.nodes[inst.ProviderID] != nil {
 		return false
 	}
@@ -139,7 +139,7 @@ func reportedState(s scalegroup.InstanceState) contract.InstanceState {
 // removalStart returns when the removal of instance id started: from its
 // per-instance object's annotation, or from this process's memory when the
 // cache has not caught up with the annotation yet.
-func (e *Engine) removalStart(s *scope, id string) (time.Time, bool) {
+func (e *Engine) removalStart(s *pass, id string) (time.Time, bool) {
 	if obj := s.objects[id]; obj != nil {
 		if v, ok := obj.GetAnnotations()[preview.DrainStartedAnnotation]; ok {
 			if t, err := time.Parse(time.RFC3339, v); err == nil {

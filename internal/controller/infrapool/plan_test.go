@@ -34,10 +34,10 @@ type fixture struct {
 	held    bool              // held by the cloud before its boot (scalegroup.Instance.Held)
 }
 
-func glueScope(fx []fixture, desired int32, strategy rollout.Strategy) (*Engine, *scope) {
+func glueScope(fx []fixture, desired int32, strategy rollout.Strategy) (*Engine, *pass) {
 	e := &Engine{tracker: newInstanceTimes(), held: newInstanceTimes()}
 	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: "ns", UID: "uid-1"}}
-	s := &scope{
+	s := &pass{
 		pool: pool, now: t0, replicas: desired, modelHash: "new",
 		desired:    contract.Desired{Strategy: strategy},
 		cloud:      &scalegroup.Group{Name: "g", Capacity: int32(len(fx))},

@@ -18,11 +18,11 @@ import (
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
-// previewOf builds, from a glue scope, what the API server would hold
+// previewOf builds, from a glue pass, what the API server would hold
 // after the engine reported it: per-instance objects with the status
 // instanceReport writes and the conditions setInstanceConditions sets
 // (last changed at the reconcile's time), and the pool Machines.
-func previewOf(e *Engine, s *scope, withNodes bool) preview.State {
+func previewOf(e *Engine, s *pass, withNodes bool) preview.State {
 	mp := &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{Replicas: ptr.To(s.replicas)}}
 	if s.desired.Strategy.MinReadySeconds != 0 {
 		mp.Spec.Template.Spec.MinReadySeconds = ptr.To(s.desired.Strategy.MinReadySeconds)

@@ -22,7 +22,7 @@ import (
 // report writes what this reconcile observed and did: the per-instance
 // objects, the pool's contract fields and its conditions, and decides when
 // to look again.
-func (e *Engine) report(ctx context.Context, s *scope) error {
+func (e *Engine) report(ctx context.Context, s *pass) error {
 	var err error
 	if s.observed && s.owner != nil {
 		err = e.syncInstances(ctx, s)
@@ -38,7 +38,7 @@ func (e *Engine) report(ctx context.Context, s *scope) error {
 }
 
 // poolReport builds the infra machine pool contract's fields.
-func (e *Engine) poolReport(s *scope) contract.PoolReport {
+func (e *Engine) poolReport(s *pass) contract.PoolReport {
 	r := contract.PoolReport{
 		Observed:                  s.observed,
 		ModelHash:                 s.modelHash,
@@ -113,7 +113,7 @@ func reportedInstances(in []contract.InstanceReport, limit int) []contract.Insta
 
 // requeueWhileConverging polls while the cloud or the Nodes are still moving:
 // the cloud has no watch.
-func (e *Engine) requeueWhileConverging(s *scope) {
+func (e *Engine) requeueWhileConverging(s *pass) {
 	if !s.planned {
 		return
 	}
@@ -144,7 +144,7 @@ func (e *Engine) requeueWhileConverging(s *scope) {
 }
 
 // setPoolConditions sets every condition the engine owns on the pool.
-func setPoolConditions(s *scope, skip bool) {
+func setPoolConditions(s *pass, skip bool) {
 	set := func(c metav1.Condition) {
 		c.ObservedGeneration = s.pool.GetGeneration()
 		c.LastTransitionTime = metav1.NewTime(s.now)
@@ -160,7 +160,7 @@ func setPoolConditions(s *scope, skip bool) {
 	set(readyCondition(groupReady))
 }
 
-func scaleGroupReadyCondition(s *scope) metav1.Condition {
+func scaleGroupReadyCondition(s *pass) metav1.Condition {
 	c := metav1.Condition{Type: infrav1.ScaleGroupReadyCondition}
 	switch {
 	case s.owner == nil && s.invalid == nil && s.problem == nil:
@@ -198,7 +198,7 @@ func scaleGroupReadyCondition(s *scope) metav1.Condition {
 	return c
 }
 
-func modelUpdatedCondition(s *scope, skip bool) metav1.Condition {
+func modelUpdatedCondition(s *pass, skip bool) metav1.Condition {
 	c := metav1.Condition{Type: infrav1.ScaleGroupModelUpdatedCondition}
 	switch n := s.plan.Counts; {
 	case !s.planned:
@@ -220,7 +220,7 @@ func modelUpdatedCondition(s *scope, skip bool) metav1.Condition {
 	return c
 }
 
-func desiredReplicasCondition(s *scope) metav1.Condition {
+func desiredReplicasCondition(s *pass) metav1.Condition {
 	c := metav1.Condition{Type: infrav1.ScaleGroupDesiredReplicasCondition}
 	switch n := s.plan.Counts.Replicas; {
 	case !s.planned:
@@ -238,7 +238,7 @@ func desiredReplicasCondition(s *scope) metav1.Condition {
 	return c
 }
 
-func rolloutProgressingCondition(s *scope) metav1.Condition {
+func rolloutProgressingCondition(s *pass) metav1.Condition {
 	c := metav1.Condition{Type: infrav1.RolloutProgressingCondition}
 	switch {
 	case !s.planned:
@@ -291,7 +291,7 @@ func readyCondition(groupReady metav1.Condition) metav1.Condition {
 }
 
 // unknownReason explains why the instances were not observed.
-func unknownReason(s *scope) string {
+func unknownReason(s *pass) string {
 	switch {
 	case s.invalid != nil:
 		return infrav1.InvalidSpecReason

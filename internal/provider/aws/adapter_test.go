@@ -333,8 +333,8 @@ func TestStrategy(t *testing.T) {
 	}
 	o := testOwner("v1.30.0", 2)
 	o.MachinePool.Spec.Template.Spec.MinReadySeconds = ptr.To[int32](5)
-	if d, _ := (Adapter{}).Desired(p, o); d.Strategy.MinReadySeconds != 0 {
-		t.Errorf("the MachinePool's minReadySeconds is the engine's to set, got %d", d.Strategy.MinReadySeconds)
+	if d, _ := (Adapter{}).Desired(p, o); d.Strategy.MinReadySeconds != 120 {
+		t.Errorf("the pool's default is instanceWarmup whatever the MachinePool says (the engine replaces it with the MachinePool's minReadySeconds), got %d", d.Strategy.MinReadySeconds)
 	}
 }
 

@@ -16,9 +16,9 @@ import (
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
-// scope is one reconcile of one pool: what was read, decided and done. The
+// pass is one reconcile of one pool: what was read, decided and done. The
 // phases fill it in order; report and the deferred patch read it.
-type scope struct {
+type pass struct {
 	pool   contract.Pool
 	before contract.Pool // as read (or as last patched), the base of the patches
 	now    time.Time
@@ -91,9 +91,9 @@ type problem struct {
 	message string
 }
 
-func (e *Engine) newScope(pool contract.Pool) *scope {
+func (e *Engine) newPass(pool contract.Pool) *pass {
 	ref, known, err := e.recordedRef(pool)
-	return &scope{
+	return &pass{
 		pool:         pool,
 		before:       pool.DeepCopyObject().(contract.Pool),
 		now:          e.clock.Now(),
@@ -109,18 +109,18 @@ func (e *Engine) newScope(pool contract.Pool) *scope {
 }
 
 // requeueAfter keeps the earliest requeue.
-func (s *scope) requeueAfter(d time.Duration) {
+func (s *pass) requeueAfter(d time.Duration) {
 	if d > 0 && (s.requeue == 0 || d < s.requeue) {
 		s.requeue = d
 	}
 }
 
-func (s *scope) result() ctrl.Result { return ctrl.Result{RequeueAfter: s.requeue} }
+func (s *pass) result() ctrl.Result { return ctrl.Result{RequeueAfter: s.requeue} }
 
 // instances returns the group's instances as last seen: Apply's answer when
 // the group was applied, else Get's, with the instances deleted since marked
 // Deleting. Nil when the group does not exist.
-func (s *scope) instances() []scalegroup.Instance {
+func (s *pass) instances() []scalegroup.Instance {
 	if s.latest != nil {
 		return s.latest.Instances
 	}
@@ -138,7 +138,7 @@ func (s *scope) instances() []scalegroup.Instance {
 }
 
 // currentGroup returns the group as last seen, nil when it does not exist.
-func (s *scope) currentGroup() *scalegroup.Group {
+func (s *pass) currentGroup() *scalegroup.Group {
 	if s.latest != nil {
 		return s.latest
 	}
