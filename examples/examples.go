@@ -13,11 +13,13 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
-// LocalMachinePool is examples/local/machinepool.yaml: a MachinePool,
-// LocalMachinePool and KubeadmConfig for the Cluster "local" that `mpool up`
-// registers.
+// LocalMachinePool is examples/v1beta2/local-machinepool.yaml, the v1beta2
+// form of examples/local/machinepool.yaml (internal/conversion's golden test
+// keeps the two in step): a MachinePool, LocalMachinePool and KubeadmConfig
+// for the Cluster "local" that `mpool up` registers, as its sample pool (the
+// local flavor of `mpool generate` for the name local) creates them.
 //
-//go:embed local/machinepool.yaml
+//go:embed v1beta2/local-machinepool.yaml
 var LocalMachinePool []byte
 
 // Objects decodes a multi-document YAML (or JSON) manifest into its

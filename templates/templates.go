@@ -3,7 +3,11 @@
 // flavor a file named as clusterctl names them,
 // <infrastructure>/cluster-template-<flavor>.yaml. The templates use
 // clusterctl's variable syntax (${VAR}, ${VAR:=default}, ...) and the
-// variable names of the Cluster API providers they follow. They contain only
+// variable names of the Cluster API providers they follow, and today's
+// versions, as the providers' current templates do: Cluster API's own kinds
+// in cluster.x-k8s.io/v1beta2 and bootstrap.cluster.x-k8s.io/v1beta2 (so
+// applying them draws no deprecation warning), mpool's infrastructure kinds
+// in infrastructure.cluster.x-k8s.io/v1beta1. They contain only
 // the kinds mpool serves; each Flavor lists what the provider's own flavor
 // of that name also contains and why it was left out.
 package templates

@@ -70,9 +70,11 @@ func Rules() []Rule {
 			},
 		},
 		{
-			Name: "cloud SDKs are imported only by their provider (internal/provider/<cloud>) and the simulated cloud's faces",
+			Name: "cloud SDKs are imported only by their provider (internal/provider/<cloud>, not the contract or the kit) and the simulated cloud's faces",
 			Applies: func(dir string) bool {
-				return !(under(dir, "internal/provider") && dir != "internal/provider") && !under(dir, "internal/cloudsim")
+				provider := under(dir, "internal/provider") && dir != "internal/provider" &&
+					!under(dir, "internal/provider/contract") && !under(dir, "internal/provider/kit")
+				return !provider && !under(dir, "internal/cloudsim")
 			},
 			Allowed: func(_, path string) bool { return !isSDK(path) },
 		},
@@ -121,7 +123,9 @@ func Rules() []Rule {
 		{
 			Name:    "the registry lists providers and how to reach their clouds; the manager wires the engine to them",
 			Applies: func(dir string) bool { return dir == "internal/provider" },
-			Allowed: func(_, path string) bool { return !strings.HasPrefix(path, "./internal/controller") && !strings.HasPrefix(path, "./internal/metrics") },
+			Allowed: func(_, path string) bool {
+				return !strings.HasPrefix(path, "./internal/controller") && !strings.HasPrefix(path, "./internal/metrics")
+			},
 		},
 	}
 }

@@ -55,6 +55,7 @@ func TestCheckFindsCrossingImports(t *testing.T) {
 	write("internal/cloudsim/face_azure.go", "\t\"github.com/Azure/azure-sdk-for-go/sdk/azcore\"\n")
 	write("internal/preview/preview.go", "\t\"example.com/m/internal/controller/infrapool\"\n")
 	write("internal/provider/gcp/adapter.go", "\t\"example.com/m/internal/provider/contract\"\n\t\"example.com/m/internal/provider/kit\"\n\t\"example.com/m/internal/controller/infrapool\"\n")
+	write("internal/provider/kit/retry.go", "\t\"net/http\"\n\t\"github.com/aws/aws-sdk-go-v2/aws\"\n")
 
 	got, err := Check(root, "example.com/m", Rules())
 	if err != nil {
@@ -68,6 +69,7 @@ func TestCheckFindsCrossingImports(t *testing.T) {
 		"internal/preview/preview.go imports ./internal/controller/infrapool",
 		"internal/provider/azure/vmss.go imports ./internal/provider/aws",
 		"internal/provider/gcp/adapter.go imports ./internal/controller/infrapool",
+		"internal/provider/kit/retry.go imports github.com/aws/aws-sdk-go-v2/aws",
 	}
 	var gotLines []string
 	for _, v := range got {

@@ -11,16 +11,27 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
 var env *testenv.Env
 
-func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
+func TestMain(m *testing.M) {
+	// A child process of TestControllerRuntimeLoggerSet runs one command
+	// and nothing else.
+	if args := os.Getenv(loggerChildEnv); args != "" {
+		os.Exit(runLoggerChild(args))
+	}
+	// The manager the tests start logs through controller-runtime.
+	ctrl.SetLogger(logr.Discard())
+	os.Exit(testenv.Run(m, &env))
+}
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 

@@ -59,27 +59,15 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	}()
 	mo := manager.DefaultOptions()
 	mo.MetricsBindAddress, mo.HealthProbeBindAddress = "0", "0"
-	mo.LocalCloudURL = cloud.URL()
-	// As runUp points the providers at the simulated Azure and AWS.
-	az, aws := cloud.FaceURL(cloudsim.AzureFaceName), cloud.FaceURL(cloudsim.AWSFaceName)
-	if az == "" || aws == "" {
-		t.Fatalf("the simulated cloud has no Azure face (%q) or no AWS face (%q)", az, aws)
+	// As runUp points the providers at the simulated cloud.
+	for _, face := range []string{cloudsim.AzureFaceName, cloudsim.AWSFaceName, cloudsim.EKSFaceName} {
+		if cloud.FaceURL(face) == "" {
+			t.Fatalf("the simulated cloud has no %s face", face)
+		}
 	}
-	mo.Azure = &provider.AzureConfig{
-		ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-		TenantID: cloudsim.AzureDefaultTenantID, ClientID: cloudsim.AzureDefaultClientID, ClientSecret: cloudsim.AzureDefaultClientSecret,
-	}
-	mo.AWS = &provider.AWSConfig{
-		Endpoint: aws, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
-		AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
-	}
-	// As runUp points the EKS provider at the simulated EKS and registers
-	// its EKS cluster, which the eks flavor's defaults name.
-	eks := cloud.FaceURL(cloudsim.EKSFaceName)
-	if eks == "" {
-		t.Fatal("the simulated cloud has no EKS face")
-	}
-	mo.AWS.EKSEndpoint = eks
+	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
+	// As runUp registers its EKS cluster, which the eks flavor's defaults
+	// name.
 	if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
 		t.Fatalf("registering the simulated EKS cluster: %v", err)
 	}

@@ -2,16 +2,21 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/cloudsim"
@@ -98,7 +103,8 @@ func TestGenerateFlavors(t *testing.T) {
 
 // TestGenerateLocalNeedsNoVariables: the local flavor generates with nothing
 // set, and for the cluster name "local" it is the sample pool of `mpool up`,
-// examples/local/machinepool.yaml.
+// examples/v1beta2/local-machinepool.yaml (upstream's conversion of
+// examples/local/machinepool.yaml to v1beta2).
 func TestGenerateLocalNeedsNoVariables(t *testing.T) {
 	r := runGenerate(t, nil, "", "generate", "cluster", "local")
 	if r.err != nil {
@@ -113,14 +119,14 @@ func TestGenerateLocalNeedsNoVariables(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("the local flavor for cluster name local differs from examples/local/machinepool.yaml:\n%s", r.stdout)
+		t.Errorf("the local flavor for cluster name local differs from examples/v1beta2/local-machinepool.yaml:\n%s", r.stdout)
 	}
 	sample, err := samples["local"].objects()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(sample, want) {
-		t.Errorf("mpool up's sample differs from examples/local/machinepool.yaml")
+		t.Errorf("mpool up's sample differs from examples/v1beta2/local-machinepool.yaml")
 	}
 }
 
@@ -305,7 +311,11 @@ func TestGenerateWriteTo(t *testing.T) {
 }
 
 // TestGenerateAppliesToAPIServer: every flavor's output is created as is
-// by the real API server, with its admission rules, in a fresh namespace.
+// by the real API server, with its admission rules, in a fresh namespace,
+// and without a warning: Cluster API's own kinds are generated in today's
+// version (v1beta2), as current provider templates have them, so the API
+// server has no deprecation to warn of (it warned three times per apply of
+// the v1beta1 flavors).
 func TestGenerateAppliesToAPIServer(t *testing.T) {
 	for _, f := range templates.Flavors() {
 		t.Run(f.Infrastructure+"/"+f.Name, func(t *testing.T) {
@@ -318,16 +328,86 @@ func TestGenerateAppliesToAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			warnings := &warningRecorder{}
+			cfg := rest.CopyConfig(env.Config)
+			cfg.WarningHandlerWithContext = warnings
+			c, err := client.New(cfg, client.Options{Scheme: env.Client.Scheme()})
+			if err != nil {
+				t.Fatal(err)
+			}
 			for _, u := range objs {
 				if u.GetNamespace() != ns {
 					t.Errorf("%s %s is in namespace %q, want %q", u.GetKind(), u.GetName(), u.GetNamespace(), ns)
 				}
-				if err := env.Client.Create(context.Background(), u); err != nil {
+				if err := c.Create(context.Background(), u); err != nil {
 					t.Errorf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+				}
+			}
+			if w := warnings.all(); len(w) > 0 {
+				t.Errorf("the API server warned on creating the %s/%s flavor's objects:\n%s", f.Infrastructure, f.Name, strings.Join(w, "\n"))
+			}
+		})
+	}
+}
+
+// TestGenerateCurrentVersions: every flavor writes Cluster API's own kinds
+// (cluster.x-k8s.io, bootstrap.cluster.x-k8s.io) in v1beta2, and every
+// object it writes decodes strictly (no unknown or duplicate field) into its
+// Go type: upstream Cluster API's for Cluster API's kinds, mpool's for its
+// infrastructure kinds.
+func TestGenerateCurrentVersions(t *testing.T) {
+	s := env.Client.Scheme()
+	for _, f := range templates.Flavors() {
+		t.Run(f.Infrastructure+"/"+f.Name, func(t *testing.T) {
+			r := runGenerate(t, flavorEnv, "", flavorArgs(f)...)
+			if r.err != nil {
+				t.Fatalf("generate: %v", r.err)
+			}
+			objs, err := examples.Objects([]byte(r.stdout), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, u := range objs {
+				gvk := u.GroupVersionKind()
+				switch gvk.Group {
+				case "cluster.x-k8s.io", "bootstrap.cluster.x-k8s.io":
+					if gvk.Version != "v1beta2" {
+						t.Errorf("%s %s is %s, want %s/v1beta2", gvk.Kind, u.GetName(), gvk.GroupVersion(), gvk.Group)
+					}
+				}
+				typed, err := s.New(gvk)
+				if err != nil {
+					t.Errorf("%s %s: no Go type for %s: %v", gvk.Kind, u.GetName(), gvk, err)
+					continue
+				}
+				b, err := json.Marshal(u.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := yaml.UnmarshalStrict(b, typed); err != nil {
+					t.Errorf("%s %s does not decode strictly into %T: %v", gvk.Kind, u.GetName(), typed, err)
 				}
 			}
 		})
 	}
+}
+
+// warningRecorder keeps the warnings the API server sends.
+type warningRecorder struct {
+	mu       sync.Mutex
+	warnings []string
+}
+
+func (w *warningRecorder) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.warnings = append(w.warnings, fmt.Sprintf("%d %s", code, text))
+}
+
+func (w *warningRecorder) all() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.warnings)
 }
 
 func TestLookupSample(t *testing.T) {

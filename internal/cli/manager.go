@@ -26,7 +26,8 @@ func newManagerCommand() *cobra.Command {
 		Long: `Run the mpool controllers against a management cluster: in a Pod (in-cluster
 configuration) or from a workstation (--kubeconfig, $KUBECONFIG or ~/.kube/config).
 Run several replicas with --leader-elect for high availability.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{ownLogsAnnotation: "true"},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to the management cluster's kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
@@ -37,23 +38,8 @@ Run several replicas with --leader-elect for high availability.`,
 	fs.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "Namespace of the leader election Lease (default: the manager's namespace)")
 	fs.IntVar(&opts.Concurrency, "concurrency", opts.Concurrency, "Objects of each kind reconciled at once")
 	fs.DurationVar(&opts.SyncPeriod, "sync-period", opts.SyncPeriod, "How often every object is reconciled even without changes")
-	fs.StringVar(&opts.LocalCloudURL, "local-cloud-url", "", "Endpoint of the simulated cloud for LocalMachinePools (empty: local provider off)")
-	az := &provider.AzureConfig{}
-	var azureOff bool
-	fs.BoolVar(&azureOff, "azure-disabled", false, "Do not start the Azure provider (AzureMachinePools)")
-	fs.StringVar(&az.ResourceManagerEndpoint, "azure-resource-manager-endpoint", "", "Azure Resource Manager's URL (default: Azure's public cloud, https://management.azure.com)")
-	fs.StringVar(&az.AuthorityHost, "azure-authority-host", "", "Microsoft Entra ID's URL (default: Azure's public cloud, https://login.microsoftonline.com/)")
-	fs.StringVar(&az.CAFile, "azure-ca-file", "", "PEM file of extra CAs to trust for Azure's endpoints (the simulated cloud's ca.crt)")
-	fs.StringVar(&az.TenantID, "azure-tenant-id", "", "The manager's own service principal's tenant, for AzureClusters without identityRef (default: $AZURE_TENANT_ID)")
-	fs.StringVar(&az.ClientID, "azure-client-id", "", "The manager's own service principal's client ID (default: $AZURE_CLIENT_ID; its secret: $MPOOL_AZURE_CLIENT_SECRET, else $AZURE_CLIENT_SECRET)")
-	az.ClientSecret = os.Getenv("MPOOL_AZURE_CLIENT_SECRET") // never a flag: flags show in ps
-	awsc := &provider.AWSConfig{}
-	var awsOff bool
-	fs.BoolVar(&awsOff, "aws-disabled", false, "Do not start the AWS provider (AWSMachinePools)")
-	fs.StringVar(&awsc.Endpoint, "aws-endpoint", "", "Base endpoint of Auto Scaling and EC2 (default: the SDK's resolution, which honours $AWS_ENDPOINT_URL)")
-	fs.StringVar(&awsc.EKSEndpoint, "eks-endpoint", "", "Base endpoint of EKS, for AWSManagedMachinePools (default: the SDK's resolution, which honours $AWS_ENDPOINT_URL_EKS); their EC2 reads use --aws-endpoint")
-	fs.StringVar(&awsc.Region, "aws-region", "", "Region of the manager's own credentials when their chain names none (AWSClusters name their own)")
-	fs.StringVar(&awsc.IdentityNamespace, "aws-identity-namespace", envOr("POD_NAMESPACE", "mpool-system"), "Namespace of the Secrets of AWSClusterStaticIdentities (the manager's namespace)")
+	opts.Providers = provider.NewConfigs()
+	opts.Providers.AddFlags(fs)
 	fs.DurationVar(&opts.NodeStartupTimeout, "node-startup-timeout", preview.DefaultJoinTimeout, "How long an instance may run without joining as a Node before it is replaced (negative: never)")
 	fs.DurationVar(&opts.BootstrapTokenTTL, "bootstrap-token-ttl", 15*time.Minute, "Lifetime of the bootstrap tokens in pools' bootstrap data; rotated at half of it while a pool is at rest (as Cluster API's kubeadm bootstrap provider)")
 	fs.Float32Var(&opts.WorkloadQPS, "workload-qps", workload.DefaultQPS, "Requests per second of each workload cluster client (Node updates, drains)")
@@ -71,12 +57,6 @@ Run several replicas with --leader-elect for high availability.`,
 			return err
 		}
 		opts.Gates = gates.gate
-		if !azureOff {
-			opts.Azure = az
-		}
-		if !awsOff {
-			opts.AWS = awsc
-		}
 		ctx := ctrl.SetupSignalHandler()
 		mgr, err := manager.New(ctx, cfg, opts)
 		if err != nil {
@@ -86,14 +66,6 @@ Run several replicas with --leader-elect for high availability.`,
 		return mgr.Start(ctx)
 	}
 	return cmd
-}
-
-// envOr returns the environment variable k, or def when it is empty.
-func envOr(k, def string) string {
-	if v := os.Getenv(k); v != "" {
-		return v
-	}
-	return def
 }
 
 func loadConfig(kubeconfig string) (*rest.Config, error) {

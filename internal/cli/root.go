@@ -31,6 +31,18 @@ Start everything on this machine, with no cloud and no Docker:
 
   mpool up`,
 		SilenceUsage: true,
+		// controller-runtime wants a logger before its first use: without one
+		// it prints "log.SetLogger(...) was never called" and a goroutine
+		// stack once 30 s have passed since the process started, which the
+		// first `mpool up` on a fresh machine (minutes building the control
+		// plane) always reached. Every command sets one before it runs:
+		// those that own their logs (up, manager) first thing in their run,
+		// the others here, to stderr.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			if cmd.Annotations[ownLogsAnnotation] == "" {
+				ctrl.SetLogger(zap.New(zap.WriteTo(cmd.ErrOrStderr()), zap.ConsoleEncoder()))
+			}
+		},
 	}
 	root.AddCommand(newUpCommand(), newManagerCommand(), cloudsim.NewCommand(), newPrepareCommand(), newVersionCommand(), newDescribeCommand(), newRolloutCommand(), newScaleCommand(), newGenerateCommand())
 	return root
@@ -50,6 +62,10 @@ func addGateFlags(fs *pflag.FlagSet) *gateFlags {
 	return g
 }
 
+// ownLogsAnnotation marks a command that sets controller-runtime's logger
+// itself, from its logFlags, before anything of controller-runtime runs.
+const ownLogsAnnotation = "mpool.dev/own-logs"
+
 // logFlags binds the zap logging flags (--zap-log-level, --zap-devel, ...).
 type logFlags struct{ opts zap.Options }
 
@@ -61,7 +77,9 @@ func addLogFlags(fs *pflag.FlagSet) *logFlags {
 	return l
 }
 
-// setup installs the global logger writing to w.
+// setup installs the global logger writing to w. controller-runtime takes
+// only the first logger it is given, so a command calls this once, before
+// anything of controller-runtime runs.
 func (l *logFlags) setup(w io.Writer) {
 	o := l.opts
 	o.DestWriter = w

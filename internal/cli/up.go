@@ -23,6 +23,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/localenv"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 )
 
@@ -51,7 +52,8 @@ eks is the aws eks-managedmachinepool flavor for a Cluster default/eks, a
 managed node group of the simulated EKS cluster mpool-eks. It runs in the foreground
 until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
 Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
-		Args: cobra.NoArgs,
+		Args:        cobra.NoArgs,
+		Annotations: map[string]string{ownLogsAnnotation: "true"},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "Directory for etcd data, certificates, kubeconfig and logs")
@@ -109,6 +111,19 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating data directory %s: %w", dir, err)
 	}
+	// The logger comes first: the control plane's start already runs
+	// controller-runtime (the conversion webhook's client).
+	logPath := filepath.Join(dir, "manager.log")
+	if o.verbose {
+		logs.setup(os.Stderr)
+	} else {
+		lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", logPath, err)
+		}
+		defer lf.Close()
+		logs.setup(lf)
+	}
 	fmt.Fprintf(out, "mpool: starting etcd and kube-apiserver %s (data in %s)\n", localenv.KubernetesVersion, dir)
 	crds, err := crd.CRDs()
 	if err != nil {
@@ -147,18 +162,6 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 		return err
 	}
 
-	logPath := filepath.Join(dir, "manager.log")
-	if o.verbose {
-		logs.setup(os.Stderr)
-	} else {
-		lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-		if err != nil {
-			return fmt.Errorf("opening %s: %w", logPath, err)
-		}
-		defer lf.Close()
-		logs.setup(lf)
-	}
-
 	// The simulated cloud: its VMs join this same API server as Nodes.
 	cloud, err := cloudsim.Start(ctrl.LoggerInto(ctx, ctrl.Log.WithName("cloud")), cloudsim.Options{
 		DataDir:   filepath.Join(dir, "cloud"),
@@ -172,32 +175,15 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 			fmt.Fprintf(out, "mpool: stopping the simulated cloud: %v\n", err)
 		}
 	}()
-	mo.LocalCloudURL = cloud.URL()
-	// The simulated Azure: AzureMachinePools in AzureClusters of its
-	// subscription (examples/azure/cluster.yaml) run on it, authenticated
-	// with their AzureClusterIdentity, else with its default principal.
-	if az := cloud.FaceURL(cloudsim.AzureFaceName); az != "" {
-		mo.Azure = &provider.AzureConfig{
-			ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: cloud.CAFile(),
-			TenantID: cloudsim.AzureDefaultTenantID, ClientID: cloudsim.AzureDefaultClientID, ClientSecret: cloudsim.AzureDefaultClientSecret,
-		}
-	}
-
-	// The simulated AWS: AWSMachinePools in AWSClusters of its account
-	// (examples/aws/cluster.yaml), with their static identity (whose Secret
-	// is in namespace default here), else its default key.
-	if u := cloud.FaceURL(cloudsim.AWSFaceName); u != "" {
-		mo.AWS = &provider.AWSConfig{
-			Endpoint: u, Region: cloudsim.AWSDefaultRegion, IdentityNamespace: "default",
-			AccessKeyID: cloudsim.AWSDefaultAccessKeyID, SecretAccessKey: cloudsim.AWSDefaultSecretAccessKey,
-		}
-		// The simulated EKS: AWSManagedMachinePools of the EKS cluster
-		// examples/eks/cluster.yaml names, whose API server is this one.
-		if eu := cloud.FaceURL(cloudsim.EKSFaceName); eu != "" {
-			mo.AWS.EKSEndpoint = eu
-			if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
-				return fmt.Errorf("registering the simulated EKS cluster: %w", err)
-			}
+	// Every provider points at its face of the simulated cloud, with the
+	// face's default account (the examples' clusters' identities' Secrets
+	// are in namespace default here).
+	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
+	// The simulated EKS cluster examples/eks/cluster.yaml names, whose API
+	// server is this one.
+	if cloud.FaceURL(cloudsim.EKSFaceName) != "" {
+		if err := cloudsim.EKSCreateCluster(cloud.Cloud(), cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, cloudsim.EKSDefaultClusterName, ""); err != nil {
+			return fmt.Errorf("registering the simulated EKS cluster: %w", err)
 		}
 	}
 
@@ -265,5 +251,20 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 			err = errors.New("exited unexpectedly")
 		}
 		return fmt.Errorf("the manager stopped: %w", err)
+	}
+}
+
+// simulatedCloud describes cloud to the providers' configurations: its
+// faces, its CA and its default accounts, with the Secrets of cluster
+// identities in identityNamespace.
+func simulatedCloud(cloud *cloudsim.Server, identityNamespace string) kit.Simulated {
+	return kit.Simulated{
+		FaceURL:           cloud.FaceURL,
+		CAFile:            cloud.CAFile(),
+		IdentityNamespace: identityNamespace,
+		Accounts: map[string]kit.Account{
+			cloudsim.AzureFaceName: {Tenant: cloudsim.AzureDefaultTenantID, ID: cloudsim.AzureDefaultClientID, Secret: cloudsim.AzureDefaultClientSecret},
+			cloudsim.AWSFaceName:   {ID: cloudsim.AWSDefaultAccessKeyID, Secret: cloudsim.AWSDefaultSecretAccessKey, Region: cloudsim.AWSDefaultRegion},
+		},
 	}
 }

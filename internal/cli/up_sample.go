@@ -52,7 +52,7 @@ func (s sample) pool() string {
 }
 
 // samples are the pools of `mpool up --sample`, 3 replicas each. The local
-// one is examples/local/machinepool.yaml; the Azure, AWS and EKS ones are
+// one is examples/v1beta2/local-machinepool.yaml; the Azure, AWS and EKS ones are
 // their own Clusters (with an AzureCluster, an AWSCluster or an
 // AWSManagedControlPlane), whose workload cluster `up`'s API server becomes
 // (see sandboxClusters), in the simulated clouds the flavors default to. The

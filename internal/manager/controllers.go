@@ -100,7 +100,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 	if err := poolmetrics.RegisterScaleGroupMetrics(crmetrics.Registry); err != nil {
 		return nil, err
 	}
-	running, err := setupProviders(ctx, mgr, provider.Config{LocalCloudURL: opts.LocalCloudURL, Azure: opts.Azure, AWS: opts.AWS, HTTPClient: opts.CloudHTTPClient}, infrapool.Options{
+	running, err := setupProviders(ctx, mgr, opts.Providers, opts.CloudHTTPClient, infrapool.Options{
 		Workload:                workloads,
 		SkipModelReconciliation: opts.Gates.Enabled(features.SkipMachinePoolModelReconciliation),
 		JoinTimeout:             opts.NodeStartupTimeout,

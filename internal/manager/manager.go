@@ -44,13 +44,10 @@ type Options struct {
 	Concurrency int
 	// SyncPeriod is how often every object is reconciled even without events.
 	SyncPeriod time.Duration
-	// LocalCloudURL is the simulated cloud's endpoint for LocalMachinePools;
-	// empty disables the local provider.
-	LocalCloudURL string
-	// Azure configures the Azure provider; nil disables it.
-	Azure *provider.AzureConfig
-	// AWS configures the AWS provider; nil disables it.
-	AWS *provider.AWSConfig
+	// Providers are the providers' own configurations (how each reaches
+	// its cloud; provider.NewConfigs); a provider without one, or whose
+	// configuration turns it off, is not started.
+	Providers provider.Configs
 	// CloudHTTPClient, when set, carries the providers' cloud requests
 	// (tests count and fault them with it).
 	CloudHTTPClient *http.Client

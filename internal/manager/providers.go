@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -10,6 +11,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 )
 
 // Running is a provider whose controllers were set up.
@@ -21,16 +23,22 @@ type Running struct {
 	ScaleGroup *metrics.Instrumented
 }
 
-// setupProviders starts, for every provider that cfg configures, the engine for its
-// pool kind and the releaser of its orphaned per-instance objects (see
-// infrapool.Setup), with engine's options (workload clusters, clock, gates,
-// timing). Each provider's ScaleGroup is wrapped with metrics.WithMetrics.
-// `mpool manager`, `mpool up` and the integration tests all wire providers
-// through it (New).
-func setupProviders(ctx context.Context, mgr ctrl.Manager, cfg provider.Config, engine infrapool.Options, copts controller.Options) ([]Running, error) {
+// setupProviders starts, for every provider that cfgs configure, the engine
+// for its pool kind and the releaser of its orphaned per-instance objects
+// (see infrapool.Setup), with engine's options (workload clusters, clock,
+// gates, timing). Each provider's ScaleGroup, built by its own
+// configuration (its requests carried by hc when set), is wrapped with
+// metrics.WithMetrics. `mpool manager`, `mpool up` and the integration
+// tests all wire providers through it (New).
+func setupProviders(ctx context.Context, mgr ctrl.Manager, cfgs provider.Configs, hc *http.Client, engine infrapool.Options, copts controller.Options) ([]Running, error) {
 	var out []Running
 	for _, p := range provider.All() {
-		sg, err := p.ScaleGroup(cfg, mgr)
+		cfg, ok := cfgs[p.Name]
+		if !ok {
+			ctrl.LoggerFrom(ctx).Info("Provider not configured: its controllers are not started", "provider", p.Name, "kind", p.Adapter.Kinds().Pool)
+			continue
+		}
+		sg, err := cfg.ScaleGroup(ctx, kit.Env{Reader: mgr.GetClient(), HTTPClient: hc})
 		if err != nil {
 			return nil, fmt.Errorf("creating the %s provider's client: %w", p.Name, err)
 		}

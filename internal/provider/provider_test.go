@@ -1,9 +1,16 @@
 package provider
 
 import (
+	"context"
 	"testing"
 
+	"github.com/spf13/pflag"
+
+	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
+	"github.com/mpool-dev/mpool/internal/provider/local"
 )
 
 // TestEveryProviderKeepsTheContract runs the contract suites on every
@@ -21,5 +28,42 @@ func TestEveryProviderKeepsTheContract(t *testing.T) {
 			seen[p.Adapter.Kinds().Pool] = true
 			contracttest.Adapter(t, p.Adapter)
 		})
+	}
+}
+
+// TestConfigsKeepTheDocumentedFlags: the providers' flags are their own
+// now, under the names README and docs give users.
+func TestConfigsKeepTheDocumentedFlags(t *testing.T) {
+	fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+	NewConfigs().AddFlags(fs)
+	for _, name := range []string{
+		"local-cloud-url",
+		"azure-disabled", "azure-resource-manager-endpoint", "azure-authority-host", "azure-ca-file", "azure-tenant-id", "azure-client-id",
+		"aws-disabled", "aws-endpoint", "aws-region", "aws-identity-namespace",
+		"eks-endpoint",
+	} {
+		if fs.Lookup(name) == nil {
+			t.Errorf("no flag --%s", name)
+		}
+	}
+}
+
+// TestSimulatedCloudTurnsOffWhatItDoesNotServe: a provider whose face the
+// simulated cloud does not serve is not started (EKS goes with AWS), and
+// NewConfigs keeps only the providers it names.
+func TestSimulatedCloudTurnsOffWhatItDoesNotServe(t *testing.T) {
+	faces := map[string]string{local.ProviderName: "http://127.0.0.1:1"}
+	cfgs := NewConfigs().ForSimulatedCloud(kit.Simulated{FaceURL: func(f string) string { return faces[f] }})
+	for _, p := range All() {
+		sg, err := cfgs[p.Name].ScaleGroup(context.Background(), kit.Env{})
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if on := sg != nil; on != (p.Name == local.ProviderName) {
+			t.Errorf("%s: started %v, want only the local provider", p.Name, on)
+		}
+	}
+	if got := NewConfigs(aws.ProviderName, eks.ProviderName); len(got) != 2 || got[eks.ProviderName].(*eks.Config).AWS != got[aws.ProviderName] {
+		t.Errorf("NewConfigs(aws, eks) = %v, want both, EKS sharing AWS's configuration", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -284,6 +285,56 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 
 	if _, err := os.Stat(filepath.Join(dataDir, "kubeconfig")); err != nil {
 		t.Errorf("kubeconfig not written: %v", err)
+	}
+}
+
+// TestUpAdmitsMachinePoolsRightAfterRestart: a MachinePool written the moment
+// a restarted `mpool up` says it is ready is admitted. The policies that read a
+// parameter object (config/crd/policies/azure-flexible-version.yaml) are in
+// etcd from the first start, and a restarted API server resolves their
+// paramKind through a discovery RESTMapper it refreshes every 30 s: with
+// failurePolicy Fail, 2 restarts in 3 refused the sample pool and every other
+// MachinePool write with "failed to configure policy". Three restarts, each
+// with a write at once, so the window would be hit.
+func TestUpAdmitsMachinePoolsRightAfterRestart(t *testing.T) {
+	bin := buildMpool(t)
+	dataDir := t.TempDir()
+	ctx := context.Background()
+
+	up, _ := startUp(t, bin, "--empty", "--data-dir", dataDir)
+	c := up.client(t)
+	// The manager's leader applies the policies at start.
+	pol := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
+	key := client.ObjectKey{Name: "mpool-machinepool-azure-flexible-version"}
+	deadline := time.Now().Add(time.Minute)
+	for c.Get(ctx, key, pol) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the manager did not apply the binding %s within a minute", key.Name)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	up.stop(t)
+
+	for i := range 3 {
+		up, took := startUp(t, bin, "--empty", "--data-dir", dataDir)
+		mp := &clusterv1.MachinePool{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("restart-%d", i)},
+			Spec: clusterv1.MachinePoolSpec{
+				ClusterName: "c1",
+				Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
+					ClusterName:       "c1",
+					Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("")},
+					InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AzureMachinePool", Name: "pool"},
+					Version:           "v1.37.1",
+				}},
+			},
+		}
+		err := up.client(t).Create(ctx, mp, client.DryRunAll)
+		t.Logf("restart %d: ready in %s, a MachinePool written at once: %v", i+1, took.Round(100*time.Millisecond), err)
+		if err != nil {
+			t.Errorf("restart %d: a MachinePool written when mpool up was ready was refused: %v", i+1, err)
+		}
+		up.stop(t)
 	}
 }
 

@@ -572,23 +572,10 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	case cloud != "":
 		state = contract.InstanceRunning
 	}
-	if st.FailureReason != nil && state != contract.InstanceDeleting {
-		state = contract.InstanceFailed
-	}
-	reported := st.LifecycleState != ""
-	return contract.InstanceView{
-		InstanceID:     m.Spec.InstanceID,
-		ProviderID:     m.Spec.ProviderID,
-		State:          contract.StateOf(m, reported, state),
-		CloudState:     st.LifecycleState,
-		Zone:           st.AvailabilityZone,
-		Ready:          st.Ready,
-		Reported:       reported,
-		UpToDate:       st.LatestModelApplied,
-		Version:        st.Version,
-		NodeRef:        st.NodeRef,
-		FailureReason:  ptr.Deref(st.FailureReason, ""),
-		FailureMessage: ptr.Deref(st.FailureMessage, ""),
-		Conditions:     st.Conditions,
-	}
+	return kit.InstanceView(m, kit.InstanceRecord{
+		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
+		CloudState: st.LifecycleState, State: state, Zone: st.AvailabilityZone,
+		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
+		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
+	})
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -20,12 +20,9 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
-
-// maxCachedClients bounds the SDK clients kept per region and credentials;
-// past it the cache starts afresh (clients are cheap to build).
-const maxCachedClients = 256
 
 // ASGs is scalegroup.ScaleGroup on EC2 Auto Scaling Groups and launch
 // templates, through aws-sdk-go-v2. The cloud is the source of truth: the
@@ -37,9 +34,11 @@ type ASGs struct {
 	base  aws.Config
 	clock clock.PassiveClock
 
-	mu      sync.Mutex
-	clients map[clientKey]*sdkClients
-	seen    map[string]map[string]time.Time
+	// clients are the SDK clients by region and credentials.
+	clients kit.ClientCache[clientKey, *sdkClients]
+
+	mu   sync.Mutex
+	seen map[string]map[string]time.Time
 }
 
 var _ scalegroup.ScaleGroup = (*ASGs)(nil)
@@ -63,33 +62,46 @@ func New(opts Options) (*ASGs, error) {
 	if opts.Credentials == nil {
 		return nil, errors.New("aws auto scaling groups: no credentials resolver")
 	}
-	lo := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
-		config.WithRetryMaxAttempts(1),
-		// The credentials are the Ref's, resolved per call: never the
-		// default chain's by accident.
-		config.WithCredentialsProvider(aws.AnonymousCredentials{}),
-	}
+	var lo []func(*config.LoadOptions) error
 	if opts.Endpoint != "" {
 		lo = append(lo, config.WithBaseEndpoint(opts.Endpoint))
 	}
-	if opts.Region != "" {
-		lo = append(lo, config.WithRegion(opts.Region))
-	}
-	base, err := config.LoadDefaultConfig(context.Background(), lo...)
+	base, err := NewSDKConfig(opts.Region, opts.HTTPClient, lo...)
 	if err != nil {
-		return nil, fmt.Errorf("aws auto scaling groups: loading the SDK's configuration: %w", err)
-	}
-	if opts.HTTPClient != nil {
-		// Set after loading: the caller's client owns its TLS settings
-		// (AWS_CA_BUNDLE applies to the SDK's own client only).
-		base.HTTPClient = opts.HTTPClient
+		return nil, fmt.Errorf("aws auto scaling groups: %w", err)
 	}
 	c := opts.Clock
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &ASGs{opts: opts, base: base, clock: c, clients: map[clientKey]*sdkClients{}, seen: map[string]map[string]time.Time{}}, nil
+	return &ASGs{opts: opts, base: base, clock: c, seen: map[string]map[string]time.Time{}}, nil
+}
+
+// NewSDKConfig returns the SDK configuration the AWS and EKS providers build
+// their clients from: in region ("" for the SDK's resolution), carried by
+// hc (nil for the SDK's own client), with extra load options. The SDK's
+// retries are off (the engine retries, so one logical call is one
+// request) and it has no credentials: each call's are its Ref's, resolved
+// per call, never the default chain's by accident.
+func NewSDKConfig(region string, hc *http.Client, extra ...func(*config.LoadOptions) error) (aws.Config, error) {
+	lo := append([]func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
+		config.WithRetryMaxAttempts(1),
+		config.WithCredentialsProvider(aws.AnonymousCredentials{}),
+	}, extra...)
+	if region != "" {
+		lo = append(lo, config.WithRegion(region))
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background(), lo...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("loading the SDK's configuration: %w", err)
+	}
+	if hc != nil {
+		// Set after loading: the caller's client owns its TLS settings
+		// (AWS_CA_BUNDLE applies to the SDK's own client only).
+		cfg.HTTPClient = hc
+	}
+	return cfg, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: the engine picks every
@@ -143,9 +155,9 @@ func launchFailure(ctx context.Context, c *sdkClients, ref scalegroup.Ref) strin
 	if len(res.Activities) == 0 || res.Activities[0].StatusCode != asgtypes.ScalingActivityStatusCodeFailed {
 		return ""
 	}
-	msg := oneLine(aws.ToString(res.Activities[0].StatusMessage))
+	msg := kit.OneLine(aws.ToString(res.Activities[0].StatusMessage))
 	if msg == "" {
-		msg = oneLine(aws.ToString(res.Activities[0].Description))
+		msg = kit.OneLine(aws.ToString(res.Activities[0].Description))
 	}
 	return "launching instances failed: " + msg
 }
@@ -228,7 +240,7 @@ func (s *ASGs) createTemplate(ctx context.Context, c *sdkClients, ref scalegroup
 		VersionDescription: aws.String(versionInfo{model: spec.ModelHash, since: 1, userData: want.userData}.String()),
 		TagSpecifications: []ec2types.TagSpecification{{
 			ResourceType: ec2types.ResourceTypeLaunchTemplate,
-			Tags:         ec2Tags(spec.Model.Tags),
+			Tags:         EC2Tags(spec.Model.Tags),
 		}},
 	})
 	switch {
@@ -381,7 +393,7 @@ func (s *ASGs) applyProcesses(ctx context.Context, c *sdkClients, ref scalegroup
 // so the capacity is never lowered twice. When the decrement would go
 // below the ASG's MinSize, MinSize is lowered first (Apply restores it).
 func (s *ASGs) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []string) error {
-	ids = uniqueIDs(ids)
+	ids = kit.UniqueIDs(ids)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -482,43 +494,21 @@ func (s *ASGs) resolve(ctx context.Context, ref scalegroup.Ref) (*sdkClients, er
 	if !regionRE.MatchString(region) {
 		return nil, scalegroup.NewInvalid(fmt.Sprintf("scope %q of auto scaling group %s is not an AWS region (set the AWSCluster's spec.region)", region, ref.Name))
 	}
-	creds, err := s.opts.Credentials.CredentialsProvider(ctx, ref)
+	creds, err := kit.ResolveCredentials(ctx, ref, credentialsName(ref), s.opts.Credentials.CredentialsProvider)
 	if err != nil {
-		if scalegroup.ReasonOf(err) != "" || ctx.Err() != nil {
-			return nil, err
-		}
-		return nil, scalegroup.NewUnauthorized("resolving "+credentialsName(ref), err)
-	}
-	if creds == nil {
-		return nil, scalegroup.NewUnauthorized("no credentials for "+credentialsName(ref), nil)
+		return nil, err
 	}
 	return s.clientsFor(region, creds), nil
 }
 
-// clientsFor returns the clients of a region and credentials, cached while
-// the resolver returns the same credentials.
+// clientsFor returns the clients of a region and credentials, cached
+// while the resolver returns the same credentials.
 func (s *ASGs) clientsFor(region string, creds aws.CredentialsProvider) *sdkClients {
-	cacheable := reflect.TypeOf(creds).Comparable()
-	key := clientKey{region: region, creds: creds}
-	if cacheable {
-		s.mu.Lock()
-		c := s.clients[key]
-		s.mu.Unlock()
-		if c != nil {
-			return c
-		}
-	}
-	cfg := s.base.Copy()
-	cfg.Region, cfg.Credentials = region, creds
-	c := &sdkClients{asg: autoscaling.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg)}
-	if cacheable {
-		s.mu.Lock()
-		if len(s.clients) >= maxCachedClients {
-			clear(s.clients)
-		}
-		s.clients[key] = c
-		s.mu.Unlock()
-	}
+	c, _ := s.clients.Get(clientKey{region: region, creds: creds}, func() (*sdkClients, error) {
+		cfg := s.base.Copy()
+		cfg.Region, cfg.Credentials = region, creds
+		return &sdkClients{asg: autoscaling.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg)}, nil
+	})
 	return c
 }
 
@@ -650,15 +640,4 @@ func (s *ASGs) prune(ctx context.Context, c *sdkClients, ref scalegroup.Ref, asg
 	if len(old) > 0 {
 		logger.V(1).Info("Deleted old launch template versions", "count", len(old), "below", cutoff)
 	}
-}
-
-// uniqueIDs returns ids without empty strings and duplicates, in order.
-func uniqueIDs(ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		if id != "" && !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	return out
 }

@@ -381,23 +381,7 @@ func (s *ASGs) templateData(ctx context.Context, c *sdkClients, ref scalegroup.R
 			d.InstanceMarketOptions.SpotOptions = &ec2types.LaunchTemplateSpotMarketOptionsRequest{MaxPrice: aws.String(sp.MaxPrice)}
 		}
 	}
-	if m := t.Metadata; m != nil {
-		d.MetadataOptions = &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
-			HttpEndpoint:         ec2types.LaunchTemplateInstanceMetadataEndpointState(m.HTTPEndpoint),
-			HttpTokens:           ec2types.LaunchTemplateHttpTokensState(m.HTTPTokens),
-			InstanceMetadataTags: ec2types.LaunchTemplateInstanceMetadataTagsState(m.InstanceMetadataTags),
-		}
-		if m.HTTPPutResponseHopLimit > 0 {
-			d.MetadataOptions.HttpPutResponseHopLimit = aws.Int32(m.HTTPPutResponseHopLimit)
-		}
-	}
-	if p := t.PrivateDNSName; p != nil {
-		d.PrivateDnsNameOptions = &ec2types.LaunchTemplatePrivateDnsNameOptionsRequest{
-			EnableResourceNameDnsAAAARecord: p.EnableResourceNameDNSAAAARecord,
-			EnableResourceNameDnsARecord:    p.EnableResourceNameDNSARecord,
-			HostnameType:                    ec2types.HostnameType(p.HostnameType),
-		}
-	}
+	SetInstanceOptions(d, t.Metadata, t.PrivateDNSName)
 	// The instances carry the model they were launched from (and the
 	// Kubernetes version it runs): each version is one model.
 	instanceTags := []ec2types.Tag{{Key: aws.String(TagModelHash), Value: aws.String(spec.ModelHash)}}
@@ -505,8 +489,31 @@ func findImage(ctx context.Context, c *sdkClients, ref scalegroup.Ref, a AMI, k8
 	return newest, nil
 }
 
-// ec2Tags are tags in EC2's terms, sorted by key.
-func ec2Tags(tags map[string]string) []ec2types.Tag {
+// SetInstanceOptions sets a launch template's instance metadata service
+// and host name options (nil leaves EC2's defaults): what the AWS and EKS
+// providers' templates share.
+func SetInstanceOptions(d *ec2types.RequestLaunchTemplateData, metadata *Metadata, privateDNS *PrivateDNSName) {
+	if m := metadata; m != nil {
+		d.MetadataOptions = &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
+			HttpEndpoint:         ec2types.LaunchTemplateInstanceMetadataEndpointState(m.HTTPEndpoint),
+			HttpTokens:           ec2types.LaunchTemplateHttpTokensState(m.HTTPTokens),
+			InstanceMetadataTags: ec2types.LaunchTemplateInstanceMetadataTagsState(m.InstanceMetadataTags),
+		}
+		if m.HTTPPutResponseHopLimit > 0 {
+			d.MetadataOptions.HttpPutResponseHopLimit = aws.Int32(m.HTTPPutResponseHopLimit)
+		}
+	}
+	if p := privateDNS; p != nil {
+		d.PrivateDnsNameOptions = &ec2types.LaunchTemplatePrivateDnsNameOptionsRequest{
+			EnableResourceNameDnsAAAARecord: p.EnableResourceNameDNSAAAARecord,
+			EnableResourceNameDnsARecord:    p.EnableResourceNameDNSARecord,
+			HostnameType:                    ec2types.HostnameType(p.HostnameType),
+		}
+	}
+}
+
+// EC2Tags are tags in EC2's terms, sorted by key.
+func EC2Tags(tags map[string]string) []ec2types.Tag {
 	var out []ec2types.Tag
 	for _, k := range slices.Sorted(maps.Keys(tags)) {
 		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})

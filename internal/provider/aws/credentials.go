@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -35,13 +35,7 @@ type IdentityCredentials struct {
 	// NewStaticCredentials from flags).
 	Default aws.CredentialsProvider
 
-	mu    sync.Mutex
-	cache map[string]cachedCredentials
-}
-
-type cachedCredentials struct {
-	version string // identity and Secret resourceVersions
-	creds   aws.CredentialsProvider
+	cache kit.CredentialCache[aws.CredentialsProvider]
 }
 
 var _ Credentials = (*IdentityCredentials)(nil)
@@ -72,7 +66,7 @@ func (c *IdentityCredentials) CredentialsProvider(ctx context.Context, ref scale
 	case err != nil:
 		return nil, scalegroup.NewTransient("reading AWSClusterStaticIdentity "+name, err)
 	}
-	if err := c.allowed(ctx, id, ref.Namespace); err != nil {
+	if err := kit.CheckAllowedNamespace(ctx, c.Reader, id.Spec.AllowedNamespaces, "AWSClusterStaticIdentity "+id.Name, ref.Namespace); err != nil {
 		return nil, err
 	}
 	if id.Spec.SecretRef == "" {
@@ -93,39 +87,9 @@ func (c *IdentityCredentials) CredentialsProvider(ctx context.Context, ref scale
 			secretRef, name, infrav1.AWSAccessKeyIDKey, infrav1.AWSSecretAccessKeyKey), nil)
 	}
 
-	version := id.ResourceVersion + "/" + secret.ResourceVersion
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if got, ok := c.cache[name]; ok && got.version == version {
-		return got.creds, nil
-	}
-	creds := NewStaticCredentials(string(keyID), string(secretKey), string(secret.Data[infrav1.AWSSessionTokenKey]))
-	if c.cache == nil {
-		c.cache = map[string]cachedCredentials{}
-	}
-	c.cache[name] = cachedCredentials{version: version, creds: creds}
-	return creds, nil
-}
-
-// allowed checks the identity's allowedNamespaces as CAPA reads them (see
-// infrav1.AllowedNamespaces.Allows, the rule the Azure provider shares).
-func (c *IdentityCredentials) allowed(ctx context.Context, id *infrav1.AWSClusterStaticIdentity, namespace string) error {
-	ok, err := id.Spec.AllowedNamespaces.Allows(namespace, func() (map[string]string, error) {
-		ns := &corev1.Namespace{}
-		if err := c.Reader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
-			return nil, scalegroup.NewTransient("reading namespace "+namespace, err)
-		}
-		return ns.Labels, nil
+	return c.cache.Get(name, id.ResourceVersion+"/"+secret.ResourceVersion, func() (aws.CredentialsProvider, error) {
+		return NewStaticCredentials(string(keyID), string(secretKey), string(secret.Data[infrav1.AWSSessionTokenKey])), nil
 	})
-	switch {
-	case scalegroup.ReasonOf(err) != "":
-		return err
-	case err != nil:
-		return scalegroup.NewInvalid(fmt.Sprintf("AWSClusterStaticIdentity %s: %v", id.Name, err))
-	case !ok:
-		return scalegroup.NewUnauthorized(fmt.Sprintf("AWSClusterStaticIdentity %s does not allow namespace %q: add it to the identity's spec.allowedNamespaces", id.Name, namespace), nil)
-	}
-	return nil
 }
 
 // NewStaticCredentials returns the credentials of an access key (and

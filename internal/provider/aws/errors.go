@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -42,7 +42,7 @@ func cloudError(err error, ref scalegroup.Ref) error {
 	if !errors.As(err, &ae) {
 		return scalegroup.NewTransient("request to AWS failed", err)
 	}
-	code, msg := ae.ErrorCode(), oneLine(ae.ErrorMessage())
+	code, msg := ae.ErrorCode(), kit.OneLine(ae.ErrorMessage())
 	text := code
 	if msg != "" {
 		text += ": " + msg
@@ -51,7 +51,7 @@ func cloudError(err error, ref scalegroup.Ref) error {
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) && re.Response != nil {
 		status = re.HTTPStatusCode()
-		wait = retryAfter(re.Response.Header)
+		wait = kit.RetryAfter(re.Response.Header)
 	}
 	switch {
 	case code == "Throttling" || code == "ThrottlingException" || code == "RequestLimitExceeded" || status == http.StatusTooManyRequests:
@@ -147,27 +147,3 @@ func credentialsHint(ref scalegroup.Ref) string {
 	}
 	return "check the access key in the Secret of " + ref.Credentials + " and its IAM permissions for Auto Scaling and EC2"
 }
-
-// retryAfter parses a Retry-After header (seconds, or an HTTP date
-// relative to the response's Date); zero when absent.
-func retryAfter(h http.Header) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(v); err == nil {
-		return max(time.Duration(s)*time.Second, 0)
-	}
-	at, err := http.ParseTime(v)
-	if err != nil {
-		return 0
-	}
-	now, err := http.ParseTime(h.Get("Date"))
-	if err != nil {
-		return 0
-	}
-	return max(at.Sub(now), 0)
-}
-
-// oneLine collapses whitespace, for messages shown in conditions and events.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -519,11 +518,7 @@ func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Insta
 // spec.strategy.
 func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 	pool := p.(*infrav1.AzureMachinePool)
-	strategy, err := preview.Strategy(pool.Spec.Strategy)
-	if err != nil {
-		return contract.PoolView{}, err
-	}
-	return contract.PoolView{Rollout: contract.RolloutView{Strategy: strategy, Source: "spec.strategy"}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
+	return kit.SpecStrategy(pool.Spec.Strategy, pool.Status.ObservedGeneration)
 }
 
 // ReadInstance implements contract.Reader. An AzureMachinePoolMachine
@@ -547,23 +542,10 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	case infrav1.Succeeded, infrav1.Updating:
 		state = contract.InstanceRunning
 	}
-	if st.FailureReason != nil && state != contract.InstanceDeleting {
-		state = contract.InstanceFailed
-	}
-	reported := cloud != ""
-	return contract.InstanceView{
-		InstanceID:     m.Spec.InstanceID,
-		ProviderID:     m.Spec.ProviderID,
-		State:          contract.StateOf(m, reported, state),
-		CloudState:     cloud,
-		Zone:           m.Labels[contract.ZoneLabel],
-		Ready:          st.Ready,
-		Reported:       reported,
-		UpToDate:       st.LatestModelApplied,
-		Version:        st.Version,
-		NodeRef:        st.NodeRef,
-		FailureReason:  ptr.Deref(st.FailureReason, ""),
-		FailureMessage: ptr.Deref(st.FailureMessage, ""),
-		Conditions:     st.Conditions,
-	}
+	return kit.InstanceView(m, kit.InstanceRecord{
+		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
+		CloudState: cloud, State: state, Zone: m.Labels[contract.ZoneLabel],
+		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
+		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
+	})
 }

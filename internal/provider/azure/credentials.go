@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -43,13 +43,7 @@ type IdentityCredentials struct {
 	// (NewDefaultCredential builds it from the environment).
 	Default azcore.TokenCredential
 
-	mu    sync.Mutex
-	cache map[string]cachedCredential
-}
-
-type cachedCredential struct {
-	version string // identity and Secret resourceVersions
-	cred    azcore.TokenCredential
+	cache kit.CredentialCache[azcore.TokenCredential]
 }
 
 var _ Credentials = (*IdentityCredentials)(nil)
@@ -75,7 +69,7 @@ func (c *IdentityCredentials) TokenCredential(ctx context.Context, ref scalegrou
 	case err != nil:
 		return nil, scalegroup.NewTransient("reading AzureClusterIdentity "+ref.Credentials, err)
 	}
-	if err := c.allowed(ctx, id, ref.Namespace); err != nil {
+	if err := kit.CheckAllowedNamespace(ctx, c.Reader, id.Spec.AllowedNamespaces, fmt.Sprintf("AzureClusterIdentity %s/%s", id.Namespace, id.Name), ref.Namespace); err != nil {
 		return nil, err
 	}
 	switch id.Spec.Type {
@@ -102,43 +96,14 @@ func (c *IdentityCredentials) TokenCredential(ctx context.Context, ref scalegrou
 		return nil, scalegroup.NewUnauthorized(fmt.Sprintf("Secret %s of AzureClusterIdentity %s has no key %q", secretRef, ref.Credentials, infrav1.AzureClusterIdentityClientSecretKey), nil)
 	}
 
-	version := id.ResourceVersion + "/" + secret.ResourceVersion
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if got, ok := c.cache[ref.Credentials]; ok && got.version == version {
-		return got.cred, nil
-	}
-	cred, err := azidentity.NewClientSecretCredential(id.Spec.TenantID, id.Spec.ClientID, string(value),
-		&azidentity.ClientSecretCredentialOptions{ClientOptions: c.Options.identityClientOptions(), DisableInstanceDiscovery: c.Options.disableInstanceDiscovery()})
-	if err != nil {
-		return nil, scalegroup.NewUnauthorized(fmt.Sprintf("AzureClusterIdentity %s: %v", ref.Credentials, err), err)
-	}
-	if c.cache == nil {
-		c.cache = map[string]cachedCredential{}
-	}
-	c.cache[ref.Credentials] = cachedCredential{version: version, cred: cred}
-	return cred, nil
-}
-
-// allowed checks the identity's allowedNamespaces (see
-// infrav1.AllowedNamespaces.Allows).
-func (c *IdentityCredentials) allowed(ctx context.Context, id *infrav1.AzureClusterIdentity, namespace string) error {
-	ok, err := id.Spec.AllowedNamespaces.Allows(namespace, func() (map[string]string, error) {
-		ns := &corev1.Namespace{}
-		if err := c.Reader.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
-			return nil, scalegroup.NewTransient("reading namespace "+namespace, err)
+	return c.cache.Get(ref.Credentials, id.ResourceVersion+"/"+secret.ResourceVersion, func() (azcore.TokenCredential, error) {
+		cred, err := azidentity.NewClientSecretCredential(id.Spec.TenantID, id.Spec.ClientID, string(value),
+			&azidentity.ClientSecretCredentialOptions{ClientOptions: c.Options.identityClientOptions(), DisableInstanceDiscovery: c.Options.disableInstanceDiscovery()})
+		if err != nil {
+			return nil, scalegroup.NewUnauthorized(fmt.Sprintf("AzureClusterIdentity %s: %v", ref.Credentials, err), err)
 		}
-		return ns.Labels, nil
+		return cred, nil
 	})
-	switch {
-	case scalegroup.ReasonOf(err) != "":
-		return err
-	case err != nil:
-		return scalegroup.NewInvalid(fmt.Sprintf("AzureClusterIdentity %s/%s: %v", id.Namespace, id.Name, err))
-	case !ok:
-		return scalegroup.NewUnauthorized(fmt.Sprintf("AzureClusterIdentity %s/%s does not allow namespace %q: add it to the identity's spec.allowedNamespaces", id.Namespace, id.Name, namespace), nil)
-	}
-	return nil
 }
 
 // NewDefaultCredential returns the manager's own credential from the

@@ -14,6 +14,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -100,7 +101,7 @@ func armErrorBody(re *azcore.ResponseError) (code, msg string) {
 	if code == "" {
 		code = http.StatusText(re.StatusCode)
 	}
-	return code, oneLine(msg)
+	return code, kit.OneLine(msg)
 }
 
 // entraError maps Microsoft Entra ID refusing a token: throttling and
@@ -123,7 +124,7 @@ func entraError(af *azidentity.AuthenticationFailedError, ref scalegroup.Ref) er
 		}
 		if json.Unmarshal(body, &e) == nil {
 			desc = e.Error
-			if d := oneLine(e.Description); d != "" {
+			if d := kit.OneLine(e.Description); d != "" {
 				// Entra appends trace and correlation IDs: keep the reason.
 				d, _, _ = strings.Cut(d, " Trace ID:")
 				desc += ": " + d
@@ -150,9 +151,8 @@ func credentialsHint(ref scalegroup.Ref) string {
 	return "check AzureClusterIdentity " + ref.Credentials + "'s tenantID and clientID and the client secret in its Secret"
 }
 
-// retryAfter parses the response's retry-after-ms, x-ms-retry-after-ms or
-// Retry-After (seconds, or an HTTP date taken relative to the response's
-// Date: both are the cloud's clock); zero when absent.
+// retryAfter parses the response's retry-after-ms or x-ms-retry-after-ms,
+// else its Retry-After (kit.RetryAfter); zero when absent.
 func retryAfter(resp *http.Response) time.Duration {
 	if resp == nil {
 		return 0
@@ -162,23 +162,5 @@ func retryAfter(resp *http.Response) time.Duration {
 			return time.Duration(ms) * time.Millisecond
 		}
 	}
-	h := strings.TrimSpace(resp.Header.Get("Retry-After"))
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(h); err == nil {
-		return max(time.Duration(s)*time.Second, 0)
-	}
-	at, err := http.ParseTime(h)
-	if err != nil {
-		return 0
-	}
-	now, err := http.ParseTime(resp.Header.Get("Date"))
-	if err != nil {
-		return 0 // ARM always sends Date; without it the engine's default applies
-	}
-	return max(at.Sub(now), 0)
+	return kit.RetryAfter(resp.Header)
 }
-
-// oneLine collapses whitespace, for messages shown in conditions and events.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

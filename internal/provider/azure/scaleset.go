@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -37,11 +37,6 @@ const (
 	TagKubernetesVersion = "mpool.dev/kubernetes-version"
 )
 
-// maxCachedClients bounds the SDK clients kept per subscription and
-// credential; past it the cache starts afresh (clients are cheap to build;
-// tokens stay cached in their credentials).
-const maxCachedClients = 256
-
 // ScaleSets is scalegroup.ScaleGroup on Azure Virtual Machine Scale Sets,
 // Uniform and Flexible, through armcompute. It keeps nothing between calls
 // that Get needs: the cloud is the source of truth (the scale set's tags
@@ -51,10 +46,13 @@ type ScaleSets struct {
 	opts    Options
 	armOpts arm.ClientOptions
 
-	mu      sync.Mutex
-	clients map[clientKey]*sdkClients
-	ops     map[string]startedOperation
-	skus    skuCatalog
+	// clients are the SDK clients by subscription and credential (tokens
+	// stay cached in the credentials).
+	clients kit.ClientCache[clientKey, *sdkClients]
+
+	mu   sync.Mutex
+	ops  map[string]startedOperation
+	skus skuCatalog
 }
 
 var _ scalegroup.ScaleGroup = (*ScaleSets)(nil)
@@ -113,7 +111,7 @@ func New(opts Options) (*ScaleSets, error) {
 	if opts.HTTPClient != nil {
 		co.Transport = opts.HTTPClient
 	}
-	return &ScaleSets{opts: opts, armOpts: co, clients: map[clientKey]*sdkClients{}, ops: map[string]startedOperation{}}, nil
+	return &ScaleSets{opts: opts, armOpts: co, ops: map[string]startedOperation{}}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: Azure leaves rollouts to
@@ -256,7 +254,7 @@ func (s *ScaleSets) patchCapacity(ctx context.Context, c *sdkClients, at resourc
 // refuse unknown IDs, the VM list says which are left and the action is
 // sent again for those.
 func (s *ScaleSets) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []string) error {
-	ids = uniqueIDs(ids)
+	ids = kit.UniqueIDs(ids)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -371,15 +369,9 @@ func (s *ScaleSets) resolve(ctx context.Context, ref scalegroup.Ref) (resourceGr
 	if err != nil {
 		return at, nil, err
 	}
-	cred, err := s.opts.Credentials.TokenCredential(ctx, ref)
+	cred, err := kit.ResolveCredentials(ctx, ref, credentialsName(ref), s.opts.Credentials.TokenCredential)
 	if err != nil {
-		if scalegroup.ReasonOf(err) != "" || ctx.Err() != nil {
-			return at, nil, err
-		}
-		return at, nil, scalegroup.NewUnauthorized(fmt.Sprintf("resolving the credentials of %s", credentialsName(ref)), err)
-	}
-	if cred == nil {
-		return at, nil, scalegroup.NewUnauthorized(fmt.Sprintf("no credentials for %s", credentialsName(ref)), nil)
+		return at, nil, err
 	}
 	c, err := s.clientsFor(at.subscription, cred)
 	return at, c, err
@@ -388,39 +380,23 @@ func (s *ScaleSets) resolve(ctx context.Context, ref scalegroup.Ref) (resourceGr
 // clientsFor returns the clients of a subscription and credential, cached
 // while the resolver returns the same credential.
 func (s *ScaleSets) clientsFor(sub string, cred azcore.TokenCredential) (*sdkClients, error) {
-	cacheable := reflect.TypeOf(cred).Comparable()
-	key := clientKey{subscription: strings.ToLower(sub), cred: cred}
-	if cacheable {
-		s.mu.Lock()
-		c := s.clients[key]
-		s.mu.Unlock()
-		if c != nil {
-			return c, nil
+	return s.clients.Get(clientKey{subscription: strings.ToLower(sub), cred: cred}, func() (*sdkClients, error) {
+		c := &sdkClients{}
+		var err error
+		if c.scaleSets, err = armcompute.NewVirtualMachineScaleSetsClient(sub, cred, &s.armOpts); err != nil {
+			return nil, fmt.Errorf("building the scale sets client: %w", err)
 		}
-	}
-	c := &sdkClients{}
-	var err error
-	if c.scaleSets, err = armcompute.NewVirtualMachineScaleSetsClient(sub, cred, &s.armOpts); err != nil {
-		return nil, fmt.Errorf("building the scale sets client: %w", err)
-	}
-	if c.scaleVMs, err = armcompute.NewVirtualMachineScaleSetVMsClient(sub, cred, &s.armOpts); err != nil {
-		return nil, fmt.Errorf("building the scale set VMs client: %w", err)
-	}
-	if c.vms, err = armcompute.NewVirtualMachinesClient(sub, cred, &s.armOpts); err != nil {
-		return nil, fmt.Errorf("building the VMs client: %w", err)
-	}
-	if c.skus, err = armcompute.NewResourceSKUsClient(sub, cred, &s.armOpts); err != nil {
-		return nil, fmt.Errorf("building the resource SKUs client: %w", err)
-	}
-	if cacheable {
-		s.mu.Lock()
-		if len(s.clients) >= maxCachedClients {
-			clear(s.clients)
+		if c.scaleVMs, err = armcompute.NewVirtualMachineScaleSetVMsClient(sub, cred, &s.armOpts); err != nil {
+			return nil, fmt.Errorf("building the scale set VMs client: %w", err)
 		}
-		s.clients[key] = c
-		s.mu.Unlock()
-	}
-	return c, nil
+		if c.vms, err = armcompute.NewVirtualMachinesClient(sub, cred, &s.armOpts); err != nil {
+			return nil, fmt.Errorf("building the VMs client: %w", err)
+		}
+		if c.skus, err = armcompute.NewResourceSKUsClient(sub, cred, &s.armOpts); err != nil {
+			return nil, fmt.Errorf("building the resource SKUs client: %w", err)
+		}
+		return c, nil
+	})
 }
 
 // listInstances lists the scale set's VMs, every page: Uniform through the
@@ -582,17 +558,6 @@ func credentialsName(ref scalegroup.Ref) string {
 		return "the manager's own Azure credentials"
 	}
 	return "AzureClusterIdentity " + ref.Credentials
-}
-
-// uniqueIDs returns ids without empty strings and duplicates, in order.
-func uniqueIDs(ids []string) []string {
-	var out []string
-	for _, id := range ids {
-		if id != "" && !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	return out
 }
 
 // compareIDs orders instance IDs: numerically when both are numbers

@@ -1,6 +1,12 @@
 // Package kit holds what every provider needs and none should write again:
-// mirroring the engine's conditions under a provider's own names, and the
-// helpers providers share for credentials, retries and cloud clients. A
-// provider imports the contract and the kit; the kit imports no provider,
-// no engine and no cloud SDK.
+// its configuration's shape (Config: flags, the simulated cloud, building
+// the ScaleGroup; Env, Simulated), Retry-After parsing (RetryAfter), the
+// SDK client cache per scope and credentials (ClientCache), the credential
+// cache per identity version (CredentialCache), cluster identities'
+// allowedNamespaces (CheckAllowedNamespace) and typed credential
+// resolution (ResolveCredentials), mirroring the engine's conditions under
+// a provider's own names (MirrorConditions), and small helpers (an HTTP
+// client trusting a CA file, OneLine, UniqueIDs). A provider imports the
+// contract and the kit; the kit imports no provider, no engine and no
+// cloud SDK (hack/layers).
 package kit

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"slices"
 
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -165,11 +164,7 @@ func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Insta
 // spec.strategy.
 func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 	pool := p.(*infrav1.LocalMachinePool)
-	strategy, err := preview.Strategy(pool.Spec.Strategy)
-	if err != nil {
-		return contract.PoolView{}, err
-	}
-	return contract.PoolView{Rollout: contract.RolloutView{Strategy: strategy, Source: "spec.strategy"}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
+	return kit.SpecStrategy(pool.Spec.Strategy, pool.Status.ObservedGeneration)
 }
 
 // ReadInstance implements contract.Reader: a LocalMachinePoolMachine's
@@ -177,19 +172,10 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.LocalMachinePoolMachine)
 	st := &m.Status
-	reported := st.State != ""
-	return contract.InstanceView{
-		InstanceID:     m.Spec.InstanceID,
-		ProviderID:     m.Spec.ProviderID,
-		State:          contract.StateOf(m, reported, contract.InstanceState(st.State)),
-		Zone:           st.Zone,
-		Ready:          st.Ready,
-		Reported:       reported,
-		UpToDate:       st.LatestModelApplied,
-		Version:        st.Version,
-		NodeRef:        st.NodeRef,
-		FailureReason:  ptr.Deref(st.FailureReason, ""),
-		FailureMessage: ptr.Deref(st.FailureMessage, ""),
-		Conditions:     st.Conditions,
-	}
+	return kit.InstanceView(m, kit.InstanceRecord{
+		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
+		CloudState: string(st.State), State: contract.InstanceState(st.State), Zone: st.Zone,
+		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
+		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
+	})
 }

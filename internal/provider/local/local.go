@@ -29,11 +29,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -190,7 +190,7 @@ func responseError(resp *http.Response, data []byte) error {
 	case resp.StatusCode == http.StatusNotFound:
 		return &scalegroup.Error{Reason: scalegroup.ReasonNotFound, Message: msg}
 	case resp.StatusCode == http.StatusTooManyRequests:
-		return scalegroup.NewThrottled(msg, retryAfter(resp.Header.Get("Retry-After")))
+		return scalegroup.NewThrottled(msg, kit.RetryAfter(resp.Header))
 	case resp.StatusCode == http.StatusConflict && er.Error.Code == localapi.CodeQuotaExceeded:
 		return scalegroup.NewQuotaExceeded(msg)
 	case resp.StatusCode == http.StatusConflict:
@@ -198,26 +198,10 @@ func responseError(resp *http.Response, data []byte) error {
 	case resp.StatusCode == http.StatusBadRequest:
 		return scalegroup.NewInvalid(msg)
 	case resp.StatusCode >= 500:
-		return &scalegroup.Error{Reason: scalegroup.ReasonTransient, Message: msg, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
+		return &scalegroup.Error{Reason: scalegroup.ReasonTransient, Message: msg, RetryAfter: kit.RetryAfter(resp.Header)}
 	default:
 		return errors.New(msg)
 	}
-}
-
-// retryAfter parses a Retry-After header: delay-seconds or an HTTP date
-// (relative to the wall clock: the header is the cloud's wall-clock promise).
-func retryAfter(h string) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
 }
 
 func toLocalSpec(spec scalegroup.GroupSpec) (*localapi.GroupSpec, error) {

@@ -26,6 +26,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -646,7 +647,7 @@ func StartBench(b *testing.B, env *testenv.Env, p *Provider, o CloudOptions) (*F
 	b.Helper()
 	cloud := p.StartCloud(b, env, o)
 	f := NewFixture(b, env, p, cloud)
-	m := f.StartManager(func(o *manager.Options) { o.LocalCloudURL = cloud.URL() })
+	m := f.StartManager(func(o *manager.Options) { o.Providers[local.ProviderName] = &local.Config{URL: cloud.URL()} })
 	b.Cleanup(func() {
 		_ = cloud.Stop()
 		env.DeleteNodes(b, func(n *corev1.Node) bool { return strings.HasPrefix(n.Spec.ProviderID, "local:///") })

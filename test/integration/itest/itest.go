@@ -32,6 +32,8 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/metrics"
+	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -70,6 +72,19 @@ func ManagerOptions(env *testenv.Env, ns string) manager.Options {
 		WorkloadQPS:            env.Config.QPS,
 		WorkloadBurst:          env.Config.Burst,
 	}
+}
+
+// Providers returns the configurations of the named providers pointed at
+// cloud as `mpool up` points them, but with no credentials of the
+// manager's own (pools use their cluster identities, whose Secrets are in
+// the test namespace ns) and the simulated AWS's region as the default.
+func Providers(cloud *cloudsim.Server, ns string, names ...string) provider.Configs {
+	return provider.NewConfigs(names...).ForSimulatedCloud(kit.Simulated{
+		FaceURL:           cloud.FaceURL,
+		CAFile:            cloud.CAFile(),
+		IdentityNamespace: ns,
+		Accounts:          map[string]kit.Account{cloudsim.AWSFaceName: {Region: cloudsim.AWSDefaultRegion}},
+	})
 }
 
 // Manager is an mpool manager running in a test.

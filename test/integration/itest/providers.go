@@ -78,8 +78,10 @@ var Local = &Provider{
 	NewPoolList:    func() client.ObjectList { return &infrav1.LocalMachinePoolList{} },
 	NewMachineList: func() client.ObjectList { return &infrav1.LocalMachinePoolMachineList{} },
 	Seed:           42,
-	Configure:      func(f *Fixture, o *manager.Options) { o.LocalCloudURL = f.Cloud.URL() },
-	GroupKey:       func(f *Fixture) cloudsim.GroupKey { return cloudsim.LocalKey(LocalGroup(f)) },
+	Configure: func(f *Fixture, o *manager.Options) {
+		o.Providers = provider.Configs{local.ProviderName: &local.Config{URL: f.Cloud.URL()}}
+	},
+	GroupKey: func(f *Fixture) cloudsim.GroupKey { return cloudsim.LocalKey(LocalGroup(f)) },
 	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {
 		prefix := "local:///" + LocalGroup(f) + "/"
 		return func(n *corev1.Node) bool { return strings.HasPrefix(n.Spec.ProviderID, prefix) }
@@ -126,10 +128,7 @@ var Azure = &Provider{
 	Seed:            7,
 	// As `mpool up` configures it, trusting the face's CA, but with no
 	// credentials of its own: pools use their AzureClusterIdentity.
-	Configure: func(f *Fixture, o *manager.Options) {
-		az := f.Cloud.FaceURL(cloudsim.AzureFaceName)
-		o.Azure = &provider.AzureConfig{ResourceManagerEndpoint: az, AuthorityHost: az + "/", CAFile: f.Cloud.CAFile()}
-	},
+	Configure: func(f *Fixture, o *manager.Options) { o.Providers = Providers(f.Cloud, f.NS, azure.ProviderName) },
 	GroupKey: func(f *Fixture) cloudsim.GroupKey {
 		return cloudsim.AzureGroupKey(cloudsim.AzureDefaultSubscriptionID, cloudsim.AzureDefaultResourceGroup, ScaleSet(f))
 	},
@@ -168,9 +167,9 @@ var AWS = &Provider{
 	Seed:            11,
 	// With no credentials of its own: pools use their
 	// AWSClusterStaticIdentity, whose Secret is in the fixture's namespace
-	// (the manager's, here).
+	// (the manager's, here). EKS runs beside it, as in a deployed manager.
 	Configure: func(f *Fixture, o *manager.Options) {
-		o.AWS = &provider.AWSConfig{Endpoint: f.Cloud.FaceURL(cloudsim.AWSFaceName), Region: cloudsim.AWSDefaultRegion, IdentityNamespace: f.NS}
+		o.Providers = Providers(f.Cloud, f.NS, aws.ProviderName, eks.ProviderName)
 	},
 	GroupKey: func(f *Fixture) cloudsim.GroupKey {
 		return cloudsim.AWSGroupKey(cloudsim.AWSDefaultAccountID, cloudsim.AWSDefaultRegion, ASG(f))
@@ -210,8 +209,7 @@ var EKS = &Provider{
 	},
 	// The pools' AWSClusterStaticIdentity only.
 	Configure: func(f *Fixture, o *manager.Options) {
-		o.AWS = &provider.AWSConfig{Endpoint: f.Cloud.FaceURL(cloudsim.AWSFaceName), EKSEndpoint: f.Cloud.FaceURL(cloudsim.EKSFaceName),
-			Region: cloudsim.AWSDefaultRegion, IdentityNamespace: f.NS}
+		o.Providers = Providers(f.Cloud, f.NS, aws.ProviderName, eks.ProviderName)
 	},
 	// The Nodes of the pool's node group.
 	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {

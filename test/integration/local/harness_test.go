@@ -25,6 +25,8 @@ import (
 	"github.com/mpool-dev/mpool/internal/cloudsim/localapi"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -99,7 +101,7 @@ func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *
 	return f.StartManagerWith(cfg, func(mopts *manager.Options) {
 		mopts.EngineTiming.QuotaRetry = 0 // the engine's default: the quota tests set their own
 		mopts.Gates = gates
-		mopts.LocalCloudURL = cloudURL
+		mopts.Providers = provider.Configs{local.ProviderName: &local.Config{URL: cloudURL}}
 		if o.spy != nil {
 			mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
 		}

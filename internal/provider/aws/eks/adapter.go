@@ -487,23 +487,10 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	default:
 		state = contract.InstanceRunning
 	}
-	if st.FailureReason != nil && state != contract.InstanceDeleting {
-		state = contract.InstanceFailed
-	}
-	reported := st.State != ""
-	return contract.InstanceView{
-		InstanceID:     m.Spec.InstanceID,
-		ProviderID:     m.Spec.ProviderID,
-		State:          contract.StateOf(m, reported, state),
-		CloudState:     st.State,
-		Zone:           st.AvailabilityZone,
-		Ready:          st.Ready,
-		Reported:       reported,
-		UpToDate:       st.LatestModelApplied,
-		Version:        st.Version,
-		NodeRef:        st.NodeRef,
-		FailureReason:  ptr.Deref(st.FailureReason, ""),
-		FailureMessage: ptr.Deref(st.FailureMessage, ""),
-		Conditions:     st.Conditions,
-	}
+	return kit.InstanceView(m, kit.InstanceRecord{
+		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
+		CloudState: st.State, State: state, Zone: st.AvailabilityZone,
+		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
+		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
+	})
 }

@@ -97,23 +97,7 @@ func (t Template) data() *ec2types.RequestLaunchTemplateData {
 	for _, v := range t.NonRootVolumes {
 		d.BlockDeviceMappings = append(d.BlockDeviceMappings, awsprovider.BlockDevice(v.DeviceName, v))
 	}
-	if m := t.Metadata; m != nil {
-		d.MetadataOptions = &ec2types.LaunchTemplateInstanceMetadataOptionsRequest{
-			HttpEndpoint:         ec2types.LaunchTemplateInstanceMetadataEndpointState(m.HTTPEndpoint),
-			HttpTokens:           ec2types.LaunchTemplateHttpTokensState(m.HTTPTokens),
-			InstanceMetadataTags: ec2types.LaunchTemplateInstanceMetadataTagsState(m.InstanceMetadataTags),
-		}
-		if m.HTTPPutResponseHopLimit > 0 {
-			d.MetadataOptions.HttpPutResponseHopLimit = aws.Int32(m.HTTPPutResponseHopLimit)
-		}
-	}
-	if p := t.PrivateDNSName; p != nil {
-		d.PrivateDnsNameOptions = &ec2types.LaunchTemplatePrivateDnsNameOptionsRequest{
-			EnableResourceNameDnsAAAARecord: p.EnableResourceNameDNSAAAARecord,
-			EnableResourceNameDnsARecord:    p.EnableResourceNameDNSARecord,
-			HostnameType:                    ec2types.HostnameType(p.HostnameType),
-		}
-	}
+	awsprovider.SetInstanceOptions(d, t.Metadata, t.PrivateDNSName)
 	if id := t.CapacityReservationID; id != "" {
 		d.CapacityReservationSpecification = &ec2types.LaunchTemplateCapacityReservationSpecificationRequest{
 			CapacityReservationTarget: &ec2types.CapacityReservationTarget{CapacityReservationId: aws.String(id)},
@@ -152,7 +136,7 @@ func (s *Nodegroups) ensureTemplate(ctx context.Context, c *sdkClients, cluster 
 			LaunchTemplateName: aws.String(t.Name),
 			LaunchTemplateData: t.data(),
 			VersionDescription: aws.String(want),
-			TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: ec2Tags(all)}},
+			TagSpecifications:  []ec2types.TagSpecification{{ResourceType: ec2types.ResourceTypeLaunchTemplate, Tags: awsprovider.EC2Tags(all)}},
 		})
 		if err != nil {
 			return templateVersion{}, templateError(err, ref, t.Name)
@@ -228,13 +212,4 @@ func templateError(err error, ref scalegroup.Ref, name string) error {
 		return scalegroup.NewInvalid(fmt.Sprintf("launch template %s %s: %s: %s", name, templateErrorMarker, ae.ErrorCode(), strings.Join(strings.Fields(ae.ErrorMessage()), " ")))
 	}
 	return awsprovider.CloudError(err, ref)
-}
-
-// ec2Tags are tags in EC2's terms, sorted by key.
-func ec2Tags(tags map[string]string) []ec2types.Tag {
-	var out []ec2types.Tag
-	for _, k := range slices.Sorted(maps.Keys(tags)) {
-		out = append(out, ec2types.Tag{Key: aws.String(k), Value: aws.String(tags[k])})
-	}
-	return out
 }

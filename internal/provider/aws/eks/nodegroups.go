@@ -9,11 +9,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -22,6 +20,7 @@ import (
 	"k8s.io/utils/clock"
 
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -70,8 +69,8 @@ type Nodegroups struct {
 	base  aws.Config
 	clock clock.PassiveClock
 
-	mu      sync.Mutex
-	clients map[clientKey]*sdkClients
+	// clients are the SDK clients by region and credentials.
+	clients kit.ClientCache[clientKey, *sdkClients]
 }
 
 var _ scalegroup.ScaleGroup = (*Nodegroups)(nil)
@@ -92,26 +91,15 @@ func New(opts Options) (*Nodegroups, error) {
 	if opts.Credentials == nil {
 		return nil, errors.New("eks node groups: no credentials resolver")
 	}
-	lo := []func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
-		config.WithRetryMaxAttempts(1),
-		config.WithCredentialsProvider(aws.AnonymousCredentials{}),
-	}
-	if opts.Region != "" {
-		lo = append(lo, config.WithRegion(opts.Region))
-	}
-	base, err := config.LoadDefaultConfig(context.Background(), lo...)
+	base, err := awsprovider.NewSDKConfig(opts.Region, opts.HTTPClient)
 	if err != nil {
-		return nil, fmt.Errorf("eks node groups: loading the SDK's configuration: %w", err)
-	}
-	if opts.HTTPClient != nil {
-		base.HTTPClient = opts.HTTPClient
+		return nil, fmt.Errorf("eks node groups: %w", err)
 	}
 	c := opts.Clock
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &Nodegroups{opts: opts, base: base, clock: c, clients: map[clientKey]*sdkClients{}}, nil
+	return &Nodegroups{opts: opts, base: base, clock: c}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: EKS runs its own rollouts
@@ -141,30 +129,22 @@ func (s *Nodegroups) resolve(ctx context.Context, ref scalegroup.Ref) (*sdkClien
 	if err != nil {
 		return nil, "", err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	k := clientKey{region: region, creds: creds}
-	if c := s.clients[k]; c != nil {
-		return c, cluster, nil
-	}
-	if len(s.clients) > 256 {
-		s.clients = map[clientKey]*sdkClients{}
-	}
-	cfg := s.base.Copy()
-	cfg.Region, cfg.Credentials = region, creds
-	c := &sdkClients{
-		eks: eks.NewFromConfig(cfg, func(o *eks.Options) {
-			if s.opts.Endpoint != "" {
-				o.BaseEndpoint = aws.String(s.opts.Endpoint)
-			}
-		}),
-		ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
-			if s.opts.EC2Endpoint != "" {
-				o.BaseEndpoint = aws.String(s.opts.EC2Endpoint)
-			}
-		}),
-	}
-	s.clients[k] = c
+	c, _ := s.clients.Get(clientKey{region: region, creds: creds}, func() (*sdkClients, error) {
+		cfg := s.base.Copy()
+		cfg.Region, cfg.Credentials = region, creds
+		return &sdkClients{
+			eks: eks.NewFromConfig(cfg, func(o *eks.Options) {
+				if s.opts.Endpoint != "" {
+					o.BaseEndpoint = aws.String(s.opts.Endpoint)
+				}
+			}),
+			ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+				if s.opts.EC2Endpoint != "" {
+					o.BaseEndpoint = aws.String(s.opts.EC2Endpoint)
+				}
+			}),
+		}, nil
+	})
 	return c, cluster, nil
 }
 

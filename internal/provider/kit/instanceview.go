@@ -1,0 +1,65 @@
+package kit
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+)
+
+// InstanceRecord is what a per-instance object records, gathered by its
+// provider's ReadInstance from its own fields: the fields every
+// per-instance kind has under the same names, and the state in the
+// cloud's word with its meaning in mpool's vocabulary.
+type InstanceRecord struct {
+	// InstanceID and ProviderID are spec.instanceID and spec.providerID.
+	InstanceID, ProviderID string
+	// CloudState is the state in the cloud's word as the object records it,
+	// "" before the engine's first report.
+	CloudState string
+	// State is what CloudState means (see contract.InstanceState).
+	State contract.InstanceState
+	// Zone is the instance's availability zone.
+	Zone string
+	// Ready, LatestModelApplied, Version, NodeRef, FailureReason,
+	// FailureMessage and Conditions are the status fields of the same
+	// names.
+	Ready, LatestModelApplied     bool
+	Version                       string
+	NodeRef                       *corev1.ObjectReference
+	FailureReason, FailureMessage *string
+	Conditions                    []metav1.Condition
+}
+
+// InstanceView is the contract's view of obj from what it records: Unknown
+// before the engine's first report (no CloudState), Deleting once obj is
+// being deleted, Failed when it records a failure (clouds that keep a
+// failed instance in service say so only there), else r.State; the
+// cloud's word is left out where it is mpool's.
+func InstanceView(obj metav1.Object, r InstanceRecord) contract.InstanceView {
+	reported := r.CloudState != ""
+	state := r.State
+	if r.FailureReason != nil && state != contract.InstanceDeleting {
+		state = contract.InstanceFailed
+	}
+	cloud := r.CloudState
+	if cloud == string(r.State) {
+		cloud = "" // the cloud's word is mpool's: nothing to add
+	}
+	return contract.InstanceView{
+		InstanceID:     r.InstanceID,
+		ProviderID:     r.ProviderID,
+		State:          contract.StateOf(obj, reported, state),
+		CloudState:     cloud,
+		Zone:           r.Zone,
+		Ready:          r.Ready,
+		Reported:       reported,
+		UpToDate:       r.LatestModelApplied,
+		Version:        r.Version,
+		NodeRef:        r.NodeRef,
+		FailureReason:  ptr.Deref(r.FailureReason, ""),
+		FailureMessage: ptr.Deref(r.FailureMessage, ""),
+		Conditions:     r.Conditions,
+	}
+}
