@@ -26,32 +26,32 @@ import (
 func TestReplicasManagedByAutoscaler(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
-	f.applySeed(func(obj *unstructured.Unstructured) {
+	f.StartManager(func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
+	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() == "MachinePool" {
 			obj.SetAnnotations(map[string]string{clusterv1.ReplicasManagedByAnnotation: "cluster-autoscaler"})
 		}
 	})
 	f.waitConverged(2, seedVersion)
 
-	if _, err := f.asgClient().SetDesiredCapacity(f.ctx, &autoscaling.SetDesiredCapacityInput{
+	if _, err := f.asgClient().SetDesiredCapacity(f.Ctx, &autoscaling.SetDesiredCapacityInput{
 		AutoScalingGroupName: awssdk.String(f.asg()), DesiredCapacity: awssdk.Int32(3), HonorCooldown: awssdk.Bool(false),
 	}); err != nil {
 		t.Fatalf("the autoscaler's SetDesiredCapacity: %v", err)
 	}
 	testenv.Eventually(t, converge, func() error {
 		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 			return err
 		}
 		if r := ptr.Deref(mp.Spec.Replicas, 0); r != 3 {
 			return fmt.Errorf("the MachinePool's spec.replicas is %d, want the autoscaler's 3", r)
 		}
-		return f.converged(3, seedVersion)
+		return f.Converged(3, seedVersion)
 	})
 	// Several reconciles later the group still has the autoscaler's size.
-	env.PokeUntilReconciled(t, &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName}}, "awsmachinepool", 3)
-	if g := f.group(); g == nil || g.Capacity != 3 {
+	env.PokeUntilReconciled(t, &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName}}, "awsmachinepool", 3)
+	if g := f.Group(); g == nil || g.Capacity != 3 {
 		t.Fatalf("the ASG's desired capacity is %+v, want the autoscaler's 3", g)
 	}
 	if n := f.ops(awsface.OpAWSSetDesiredCapacity); n != 1 {

@@ -9,24 +9,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
-
-// waitCondition waits until the AWSMachinePool's condition t is not True,
-// with reason and a message containing every one of words.
-func (f *fixture) waitCondition(t, reason string, words ...string) {
-	f.t.Helper()
-	testenv.Eventually(f.t, converge, func() error {
-		p := &infrav1.AWSMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
-			return err
-		}
-		return itest.ConditionNotTrue(p.Status.Conditions, t, reason, words...)
-	})
-}
 
 // TestBadInput: a refused secret access key, a subnet that is not in the
 // VPC, an AMI that does not exist and a vCPU quota too small for the
@@ -37,35 +23,35 @@ func TestBadInput(t *testing.T) {
 	// m5.large has 2 vCPUs: the quota holds the seed's 2 replicas, not 3.
 	cloud := itest.StartCloud(t, env, core.Options{Seed: 11, Faces: []core.Face{&awsface.AWSFace{VCPUQuota: 4}}})
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
+	f.StartManager()
 
 	t.Log("a wrong secret access key")
 	secret := &corev1.Secret{}
-	if err := env.Client.Get(f.ctx, f.key(identity), secret); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(identity), secret); err != nil {
 		t.Fatal(err)
 	}
 	good := secret.Data["SecretAccessKey"]
 	secret.Data["SecretAccessKey"] = []byte("not-the-secret")
-	if err := env.Client.Update(f.ctx, secret); err != nil {
+	if err := env.Client.Update(f.Ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	f.applySeed(func(obj *unstructured.Unstructured) {
+	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() == "AWSMachinePool" {
 			_ = unstructured.SetNestedStringSlice(obj.Object, []string{"subnet-00000000000000bad"}, "spec", "subnets")
 		}
 	})
-	f.waitCondition(infrav1.ASGReadyCondition, infrav1.CredentialsRejectedReason, "AWSClusterStaticIdentity")
-	if g := f.group(); g != nil {
+	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrav1.CredentialsRejectedReason, "AWSClusterStaticIdentity")
+	if g := f.Group(); g != nil {
 		t.Fatalf("an Auto Scaling Group exists although the credentials were refused: %+v", g)
 	}
 
 	t.Log("the right key, a subnet that is not in the VPC")
 	secret.Data["SecretAccessKey"] = good
-	if err := env.Client.Update(f.ctx, secret); err != nil {
+	if err := env.Client.Update(f.Ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	f.waitCondition(infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "subnet-00000000000000bad")
-	if g := f.group(); g != nil {
+	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "subnet-00000000000000bad")
+	if g := f.Group(); g != nil {
 		t.Fatalf("an Auto Scaling Group exists although its subnet was refused: %+v", g)
 	}
 
@@ -74,21 +60,21 @@ func TestBadInput(t *testing.T) {
 		p.Spec.Subnets = []infrav1.AWSResourceReference{{ID: ptr.To(awsface.AWSDefaultSubnetID)}}
 		p.Spec.AWSLaunchTemplate.AMI.ID = ptr.To("ami-00000000000000bad")
 	})
-	f.waitCondition(infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "ami-00000000000000bad")
-	if n := len(f.instanceIDs()); n != 0 {
+	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrav1.InvalidSpecReason, "ami-00000000000000bad")
+	if n := len(f.InstanceIDs()); n != 0 {
 		t.Fatalf("%d instances run although their AMI does not exist", n)
 	}
 
 	t.Log("CAPA's AMI lookup by version, then more replicas than the vCPU quota holds")
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.AWSLaunchTemplate.AMI.ID = nil })
 	f.waitConverged(2, seedVersion)
-	before := f.instanceIDs()
-	f.scale(3)
-	f.waitCondition(infrav1.ScaleGroupReadyCondition, infrav1.ScaleGroupProblemReason, "vCPU limit of 4")
-	if after := f.instanceIDs(); strings.Join(after, ",") != strings.Join(before, ",") {
+	before := f.InstanceIDs()
+	f.Scale(3)
+	f.WaitCondition(converge, infrav1.ScaleGroupReadyCondition, infrav1.ScaleGroupProblemReason, "vCPU limit of 4")
+	if after := f.InstanceIDs(); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Fatalf("instances %v became %v while the quota refused the third: none may go", before, after)
 	}
-	f.scale(2)
+	f.Scale(2)
 	f.waitConverged(2, seedVersion)
 	f.deletePoolAndWaitGone()
 }

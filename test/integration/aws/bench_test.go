@@ -1,21 +1,16 @@
 package aws
 
 import (
-	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // The AWS benchmarks run a real API server, the simulated cloud (its AWS
@@ -44,21 +39,13 @@ func withReplicas(n int) func(*unstructured.Unstructured) {
 
 type benchEnv struct {
 	f *fixture
-	m *testManager
+	m *itest.Manager
 }
 
 func newBenchEnv(b *testing.B) *benchEnv {
 	b.Helper()
-	cloud := startCloud(b, 0)
-	f := newFixture(b, cloud)
-	m := startManager(b, f, func(o *manager.Options) { o.Providers[local.ProviderName] = &local.Config{URL: cloud.URL()} })
-	b.Cleanup(func() {
-		_ = cloud.Stop()
-		env.DeleteNodes(b, func(n *corev1.Node) bool {
-			return strings.HasPrefix(n.Spec.ProviderID, "local:///") || strings.HasPrefix(n.Spec.ProviderID, "aws:///")
-		})
-	})
-	return &benchEnv{f: f, m: m}
+	f, m := itest.StartBench(b, env, itest.AWS, itest.CloudOptions{})
+	return &benchEnv{f: &fixture{f}, m: m}
 }
 
 // BenchmarkAWSScaleUp measures 0 → N instances with zero boot delay until
@@ -70,13 +57,13 @@ func BenchmarkAWSScaleUp(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		e := newBenchEnv(b)
-		env.CreateLocalPool(b, e.f.ns, clusterName, localPool, seedVersion)
-		e.f.applySeed(withReplicas(0))
-		env.WaitRunning(b, e.f.key(localPool), 0, time.Minute)
-		env.WaitRunning(b, e.f.key(poolName), 0, time.Minute)
+		env.CreateLocalPool(b, e.f.NS, clusterName, localPool, seedVersion)
+		e.f.ApplySeed(withReplicas(0))
+		env.WaitRunning(b, e.f.Key(localPool), 0, time.Minute)
+		env.WaitRunning(b, e.f.Key(poolName), 0, time.Minute)
 		e.f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.MaxSize = int32(n + n/4 + 1) })
 
-		env.CompareScaleUp(b, n, e.f.key(localPool), e.f.key(poolName), "aws")
+		env.CompareScaleUp(b, n, e.f.Key(localPool), e.f.Key(poolName), "aws")
 		e.m.Stop()
 	}
 }
@@ -90,49 +77,11 @@ func BenchmarkAWSSteadyState(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		e := newBenchEnv(b)
-		e.f.applySeed(withReplicas(n))
-		env.WaitRunning(b, e.f.key(poolName), n, 30*time.Minute)
-		testenv.Eventually(b, 5*time.Minute, func() error {
-			ap := &infrav1.AWSMachinePool{}
-			if err := env.Client.Get(e.f.ctx, e.f.key(poolName), ap); err != nil {
-				return err
-			}
-			if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
-				return fmt.Errorf("not converged: %+v", c)
-			}
-			return nil
-		})
-
-		sg := e.m.ScaleGroup
-		sg.ResetCounts()
-		e.f.cloud.ResetStats()
-		before := testenv.Reconciles(b, "awsmachinepool")
-		const pokes = 5
-		b.StartTimer()
-		for i := range pokes {
-			e.f.updateAWSPool(func(p *infrav1.AWSMachinePool) {
-				if p.Annotations == nil {
-					p.Annotations = map[string]string{}
-				}
-				p.Annotations["test.mpool.dev/poke"] = strconv.Itoa(i)
-			})
-			testenv.Eventually(b, time.Minute, func() error {
-				if got := sg.Counts().Reads(); got < int64(i+1) {
-					return fmt.Errorf("%d reads after %d pokes", got, i+1)
-				}
-				return nil
-			})
-		}
-		testenv.Eventually(b, 10*time.Second, func() error {
-			if r, got := sg.Counts().Reads(), testenv.Reconciles(b, "awsmachinepool")-before; got < r {
-				return fmt.Errorf("%d reads, %d reconciles finished", r, got)
-			}
-			return nil
-		})
-		b.StopTimer()
-		r := testenv.Reconciles(b, "awsmachinepool") - before
+		e.f.ApplySeed(withReplicas(n))
+		env.WaitRunning(b, e.f.Key(poolName), n, 30*time.Minute)
+		r := e.f.SteadyState(b, e.m, 5)
 		var reqs, writes int64
-		for _, rc := range e.f.cloud.Stats().Requests {
+		for _, rc := range e.f.Cloud.Stats().Requests {
 			if rc.Face != awsface.AWSFaceName {
 				continue
 			}
@@ -141,7 +90,7 @@ func BenchmarkAWSSteadyState(b *testing.B) {
 				writes += rc.Count
 			}
 		}
-		b.Logf("steady state at %d instances: %d reconciles, %d AWS requests (%d not describes): %v", n, r, reqs, writes, e.f.cloud.Stats().Requests)
+		b.Logf("steady state at %d instances: %d reconciles, %d AWS requests (%d not describes): %v", n, r, reqs, writes, e.f.Cloud.Stats().Requests)
 		b.ReportMetric(float64(reqs)/float64(r), "aws-requests/reconcile")
 		b.ReportMetric(float64(writes)/float64(r), "aws-writes/reconcile")
 		e.m.Stop()

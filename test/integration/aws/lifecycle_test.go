@@ -25,7 +25,7 @@ import (
 func (f *fixture) asgClient() *autoscaling.Client {
 	return autoscaling.New(autoscaling.Options{
 		Region:       awsface.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(f.cloud.FaceURL(awsface.AWSFaceName)),
+		BaseEndpoint: awssdk.String(f.Cloud.FaceURL(awsface.AWSFaceName)),
 		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
 	})
 }
@@ -40,8 +40,8 @@ func (f *fixture) asgClient() *autoscaling.Client {
 func TestLifecycleHookHoldsLaunch(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
-	f.applySeed(func(obj *unstructured.Unstructured) {
+	f.StartManager()
+	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() != "AWSMachinePool" {
 			return
 		}
@@ -56,7 +56,7 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 	asg := f.asgClient()
 
 	describe := func() (asgtypes.AutoScalingGroup, error) {
-		out, err := asg.DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{f.asg()}})
+		out, err := asg.DescribeAutoScalingGroups(f.Ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{f.asg()}})
 		if err != nil {
 			return asgtypes.AutoScalingGroup{}, err
 		}
@@ -82,7 +82,7 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 			return fmt.Errorf("%d instances waiting, want 2", len(waiting))
 		}
 		ap := &infrav1.AWSMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
 			return err
 		}
 		if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.LifecycleHookReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
@@ -93,14 +93,14 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 
 	// The manager has applied the hooks and seen the instances: held
 	// instances never boot, so nothing can have joined.
-	if g := f.group(); g == nil || len(g.Instances) != 2 || g.Instances[0].State != core.StateCreating || !g.Instances[0].Held {
+	if g := f.Group(); g == nil || len(g.Instances) != 2 || g.Instances[0].State != core.StateCreating || !g.Instances[0].Held {
 		t.Fatalf("the core's group %+v: want 2 instances held Creating", g)
 	}
-	if n := f.poolNodes(); len(n) != 0 {
+	if n := f.PoolNodes(); len(n) != 0 {
 		t.Fatalf("%d Nodes joined while their instances wait in Pending:Wait", len(n))
 	}
 	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 		t.Fatal(err)
 	}
 	if mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, 0) != 0 {
@@ -109,7 +109,7 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 
 	t.Log("completing the lifecycle actions")
 	for _, id := range waiting {
-		if _, err := asg.CompleteLifecycleAction(f.ctx, &autoscaling.CompleteLifecycleActionInput{
+		if _, err := asg.CompleteLifecycleAction(f.Ctx, &autoscaling.CompleteLifecycleActionInput{
 			AutoScalingGroupName: awssdk.String(f.asg()), LifecycleHookName: awssdk.String("bootstrap-check"),
 			InstanceId: awssdk.String(id), LifecycleActionResult: awssdk.String("CONTINUE"),
 		}); err != nil {
@@ -119,7 +119,7 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 	f.waitConverged(2, seedVersion)
 	for _, id := range waiting {
 		found := false
-		for _, have := range f.instanceIDs() {
+		for _, have := range f.InstanceIDs() {
 			found = found || have == id
 		}
 		if !found {
@@ -127,13 +127,13 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 		}
 	}
 	ap := &infrav1.AWSMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
 		t.Fatal(err)
 	}
 	if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.LifecycleHookReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("LifecycleHookReady after converging: %+v", c)
 	}
-	hooks, err := asg.DescribeLifecycleHooks(f.ctx, &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: awssdk.String(f.asg())})
+	hooks, err := asg.DescribeLifecycleHooks(f.Ctx, &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: awssdk.String(f.asg())})
 	if err != nil || len(hooks.LifecycleHooks) != 1 || awssdk.ToInt32(hooks.LifecycleHooks[0].HeartbeatTimeout) != 3600 ||
 		awssdk.ToString(hooks.LifecycleHooks[0].DefaultResult) != "ABANDON" {
 		t.Fatalf("DescribeLifecycleHooks: %+v, %v", hooks, err)

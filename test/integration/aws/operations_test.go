@@ -16,13 +16,7 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
@@ -38,47 +32,23 @@ import (
 func TestTokenRotationMakesNoVersion(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	m := startManager(t, f, func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
-	f.applySeed(nil)
+	m := f.StartManager(func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
+	f.ApplySeed(nil)
 	f.waitConverged(2, seedVersion)
-	before := f.instanceIDs()
+	before := f.InstanceIDs()
 	versions := f.launchTemplateVersions(t)
-	token := env.DataSecret(t, f.key(poolName)).Annotations[kubeadmconfig.TokenSecretAnnotation]
-	if token == "" {
-		t.Fatal("the data Secret names no bootstrap token")
-	}
-	m.ScaleGroup.ResetCounts()
-	testenv.Eventually(t, time.Minute, func() error {
-		if got := env.DataSecret(t, f.key(poolName)).Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
-			return fmt.Errorf("the token %s has not been rotated yet", token)
-		}
-		return nil
-	})
-	testenv.Eventually(t, time.Minute, func() error {
-		err := env.Client.Get(f.ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("token Secret %s still there (%v)", token, err)
-		}
-		return nil
-	})
-	env.PokeUntilReconciled(t, &infrav1.AWSMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName}}, "awsmachinepool", 3)
-	if c := m.ScaleGroup.Counts(); c.Writes() != 0 || c.Reads() == 0 {
-		t.Fatalf("a token rotation at rest made %d writes (%d reads): %v", c.Writes(), c.Reads(), c)
-	}
+	f.CheckTokenRotationAtRest(m)
 	if v := f.launchTemplateVersions(t); v != versions {
 		t.Fatalf("a token rotation at rest made %d launch template versions", v-versions)
 	}
-	if after := f.instanceIDs(); !slices.Equal(sorted(after), sorted(before)) {
-		t.Fatalf("a token rotation replaced instances: %v, were %v", after, before)
-	}
 
-	f.scale(3)
+	f.Scale(3)
 	f.waitConverged(3, seedVersion)
 	if v := f.launchTemplateVersions(t); v > versions+1 {
 		t.Errorf("a scale-up after a rotation made %d launch template versions, want at most 1", v-versions)
 	}
 	for _, id := range before {
-		if !slices.Contains(f.instanceIDs(), id) {
+		if !slices.Contains(f.InstanceIDs(), id) {
 			t.Errorf("instance %s was replaced by the scale-up", id)
 		}
 	}
@@ -126,13 +96,13 @@ func TestRestartBetweenVersionAndASGUpdate(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
 	crash := &crashBeforeASGUpdate{next: http.DefaultTransport, crashed: make(chan struct{})}
-	m := startManager(t, f, func(o *manager.Options) {
+	m := f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: crash}
 	})
-	f.applySeed(nil)
+	f.ApplySeed(nil)
 	f.waitConverged(2, seedVersion)
 	versions := f.launchTemplateVersions(t)
-	before := f.instanceIDs()
+	before := f.InstanceIDs()
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge" })
 	select {
 	case <-crash.crashed:
@@ -144,7 +114,7 @@ func TestRestartBetweenVersionAndASGUpdate(t *testing.T) {
 		t.Fatalf("before the crash the manager made %d versions, want 1", v-versions)
 	}
 
-	startManager(t, f, nil)
+	f.StartManager()
 	f.waitRolled(before, 2, seedVersion)
 	if v := f.launchTemplateVersions(t); v != versions+1 {
 		t.Errorf("the restarted manager made another launch template version: %d in all for one change", v-versions)
@@ -196,23 +166,23 @@ func TestFaultyAWS(t *testing.T) {
 	}
 	f := newFixture(t, cloud)
 	spy := &awsSpy{next: http.DefaultTransport}
-	startManager(t, f, func(o *manager.Options) { o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy} })
+	f.StartManager(func(o *manager.Options) { o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy} })
 	// Faults cost retries, and retries back off (up to
 	// infrapool.MaxRetryDelay): the waits are longer than the others'.
-	wait := func(n int) { testenv.Eventually(t, 2*converge, func() error { return f.converged(n, seedVersion) }) }
-	f.applySeed(nil)
+	wait := func(n int) { testenv.Eventually(t, 2*converge, func() error { return f.Converged(n, seedVersion) }) }
+	f.ApplySeed(nil)
 	wait(2)
-	f.scale(4)
+	f.Scale(4)
 	wait(4)
-	before := f.instanceIDs()
+	before := f.InstanceIDs()
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge" })
 	testenv.Eventually(t, 2*converge, func() error {
-		for _, id := range f.instanceIDs() {
+		for _, id := range f.InstanceIDs() {
 			if slices.Contains(before, id) {
 				return fmt.Errorf("instance %s has not been replaced yet", id)
 			}
 		}
-		return f.converged(4, seedVersion)
+		return f.Converged(4, seedVersion)
 	})
 	spy.mu.Lock()
 	defer spy.mu.Unlock()
@@ -232,8 +202,8 @@ func TestAWSCLISeesThePool(t *testing.T) {
 	cli := itest.AWSCLI(t)
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
-	f.applySeed(nil)
+	f.StartManager()
+	f.ApplySeed(nil)
 	f.waitConverged(2, seedVersion)
 	run := func(args ...string) []byte {
 		t.Helper()
@@ -271,8 +241,8 @@ func TestAWSCLISeesThePool(t *testing.T) {
 		}
 		ids = append(ids, in.InstanceId)
 	}
-	if g.DesiredCapacity != 2 || !slices.Equal(sorted(ids), sorted(f.instanceIDs())) {
-		t.Errorf("the CLI sees desired %d and instances %v; the cloud has %v", g.DesiredCapacity, ids, f.instanceIDs())
+	if g.DesiredCapacity != 2 || !slices.Equal(sorted(ids), sorted(f.InstanceIDs())) {
+		t.Errorf("the CLI sees desired %d and instances %v; the cloud has %v", g.DesiredCapacity, ids, f.InstanceIDs())
 	}
 	var reservations struct {
 		Reservations []struct {
@@ -286,7 +256,7 @@ func TestAWSCLISeesThePool(t *testing.T) {
 		t.Fatal(err)
 	}
 	nodes := map[string]bool{}
-	for _, n := range f.poolNodes() {
+	for _, n := range f.PoolNodes() {
 		nodes[n.Name] = true
 	}
 	seen := 0

@@ -93,10 +93,10 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
 	spy := &capacitySpy{next: http.DefaultTransport}
-	startManager(t, f, func(o *manager.Options) {
+	f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
-	f.applySeed(func(obj *unstructured.Unstructured) {
+	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() == "MachinePool" {
 			if err := unstructured.SetNestedField(obj.Object, int64(1), "spec", "replicas"); err != nil {
 				t.Fatal(err)
@@ -104,20 +104,20 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 		}
 	})
 	f.waitConverged(1, seedVersion)
-	f.scale(4)
+	f.Scale(4)
 	f.waitConverged(4, seedVersion)
 
-	before := sorted(f.instanceIDs())
+	before := sorted(f.InstanceIDs())
 	// Pods are bound to Nodes by name, and the next test's simulated
 	// instances get the same names: its drains must not meet these pods
 	// and their budget.
 	t.Cleanup(func() {
-		_ = f.cs.PolicyV1().PodDisruptionBudgets(f.ns).Delete(context.Background(), appLabel, metav1.DeleteOptions{})
-		_ = f.cs.CoreV1().Pods(f.ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
+		_ = f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Delete(context.Background(), appLabel, metav1.DeleteOptions{})
+		_ = f.CS.CoreV1().Pods(f.NS).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
 			metav1.ListOptions{LabelSelector: "app=" + appLabel})
 	})
 	seen := map[string]bool{}
-	for i, n := range f.poolNodes() {
+	for i, n := range f.PoolNodes() {
 		name := fmt.Sprintf("%s-%d", appLabel, i)
 		f.runGuardedPod(name, n.Name)
 		seen[name] = false
@@ -126,20 +126,20 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 
 	spy.reset()
 	terminates := f.ops(awsface.OpAWSTerminateInstanceInASG)
-	ctx, cancel := context.WithCancel(f.ctx)
+	ctx, cancel := context.WithCancel(f.Ctx)
 	obs := &disruptionObserver{f: f, minAvailable: 3, replicas: 4, seen: seen}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		obs.run(ctx)
 	}()
-	f.scale(2)
+	f.Scale(2)
 	f.waitConverged(2, seedVersion)
 	cancel()
 	<-done
 	// The converged state too: the last victim's pod may have gone after
 	// the observer's last look.
-	if err := obs.observe(f.ctx); err != nil {
+	if err := obs.observe(f.Ctx); err != nil {
 		t.Fatalf("observing the converged state: %v", err)
 	}
 
@@ -160,7 +160,7 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 		t.Error("no drain was refused by the PodDisruptionBudget: the test proves nothing")
 	}
 
-	after := sorted(f.instanceIDs())
+	after := sorted(f.InstanceIDs())
 	spy.mu.Lock()
 	defer spy.mu.Unlock()
 	var victims []string
@@ -191,12 +191,12 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 // runGuardedPod runs a pod of appLabel on node and waits until the node
 // agent, which plays the kubelet, reports it Running and Ready.
 func (f *fixture) runGuardedPod(name, node string) {
-	f.t.Helper()
-	if _, err := f.cs.CoreV1().Pods(f.ns).Create(f.ctx, guardedPod(f.ns, name, node), metav1.CreateOptions{}); err != nil {
-		f.t.Fatalf("creating pod %s: %v", name, err)
+	f.T.Helper()
+	if _, err := f.CS.CoreV1().Pods(f.NS).Create(f.Ctx, guardedPod(f.NS, name, node), metav1.CreateOptions{}); err != nil {
+		f.T.Fatalf("creating pod %s: %v", name, err)
 	}
-	testenv.Eventually(f.t, 30*time.Second, func() error {
-		p, err := f.cs.CoreV1().Pods(f.ns).Get(f.ctx, name, metav1.GetOptions{})
+	testenv.Eventually(f.T, 30*time.Second, func() error {
+		p, err := f.CS.CoreV1().Pods(f.NS).Get(f.Ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -233,19 +233,19 @@ func podReady(p *corev1.Pod) bool {
 // minAvailable and waits until the disruption controller allows allowed
 // disruptions.
 func (f *fixture) guardingPDB(minAvailable, allowed int32) {
-	f.t.Helper()
-	pdbs := f.cs.PolicyV1().PodDisruptionBudgets(f.ns)
-	if _, err := pdbs.Create(f.ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: appLabel, Namespace: f.ns},
+	f.T.Helper()
+	pdbs := f.CS.PolicyV1().PodDisruptionBudgets(f.NS)
+	if _, err := pdbs.Create(f.Ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: appLabel, Namespace: f.NS},
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
 			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": appLabel}},
 		},
 	}, metav1.CreateOptions{}); err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	testenv.Eventually(f.t, 30*time.Second, func() error {
-		b, err := pdbs.Get(f.ctx, appLabel, metav1.GetOptions{})
+	testenv.Eventually(f.T, 30*time.Second, func() error {
+		b, err := pdbs.Get(f.Ctx, appLabel, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -308,14 +308,14 @@ func (o *disruptionObserver) observe(ctx context.Context) error {
 	f := o.f
 	// Nodes of live instances (not being terminated).
 	live := map[string]bool{}
-	if g := f.group(); g != nil {
+	if g := f.Group(); g != nil {
 		for _, in := range g.Instances {
 			if in.State != core.StateDeleting {
 				live[in.ProviderID] = true
 			}
 		}
 	}
-	nodes, err := f.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	nodes, err := f.CS.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -328,16 +328,16 @@ func (o *disruptionObserver) observe(ctx context.Context) error {
 			}
 		}
 	}
-	pods, err := f.cs.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + appLabel})
+	pods, err := f.CS.CoreV1().Pods(f.NS).List(ctx, metav1.ListOptions{LabelSelector: "app=" + appLabel})
 	if err != nil {
 		return err
 	}
-	pdb, err := f.cs.PolicyV1().PodDisruptionBudgets(f.ns).Get(ctx, appLabel, metav1.GetOptions{})
+	pdb, err := f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Get(ctx, appLabel, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	machines := &infrav1.AWSMachinePoolMachineList{}
-	if err := env.Client.List(ctx, machines, client.InNamespace(f.ns)); err != nil {
+	if err := env.Client.List(ctx, machines, client.InNamespace(f.NS)); err != nil {
 		return err
 	}
 
@@ -397,6 +397,6 @@ func (o *disruptionObserver) observe(ctx context.Context) error {
 	// The ReplicaSet's part: one pod, on the schedulable Node with the
 	// fewest guarded pods.
 	slices.SortFunc(schedulable, func(a, b string) int { return perNode[a] - perNode[b] })
-	_, err = f.cs.CoreV1().Pods(f.ns).Create(ctx, guardedPod(f.ns, fmt.Sprintf("%s-r%d", appLabel, n), schedulable[0]), metav1.CreateOptions{})
+	_, err = f.CS.CoreV1().Pods(f.NS).Create(ctx, guardedPod(f.NS, fmt.Sprintf("%s-r%d", appLabel, n), schedulable[0]), metav1.CreateOptions{})
 	return err
 }

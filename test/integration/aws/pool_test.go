@@ -26,10 +26,10 @@ var nodeName = regexp.MustCompile(`^ip-10-0-\d{1,3}-\d{1,3}\.ec2\.internal$`)
 func TestSeedMachinePool(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
-	f.applySeed(nil)
+	f.StartManager()
+	f.ApplySeed(nil)
 	f.waitConverged(2, seedVersion)
-	for _, n := range f.poolNodes() {
+	for _, n := range f.PoolNodes() {
 		if !strings.HasPrefix(n.Spec.ProviderID, "aws:///us-east-1a/i-") {
 			t.Errorf("Node %s has providerID %s, want aws:///us-east-1a/i-...", n.Name, n.Spec.ProviderID)
 		}
@@ -46,15 +46,15 @@ func TestSeedMachinePool(t *testing.T) {
 	f.checkAdditionalTagRemoval()
 
 	t.Log("scale 2 → 4 → 1")
-	f.scale(4)
+	f.Scale(4)
 	f.waitConverged(4, seedVersion)
-	f.scale(1)
+	f.Scale(1)
 	f.waitConverged(1, seedVersion)
-	f.scale(3)
+	f.Scale(3)
 	f.waitConverged(3, seedVersion)
 
 	t.Log("instance type change rolls every instance")
-	before := f.instanceIDs()
+	before := f.InstanceIDs()
 	versions := f.launchTemplateVersions(t)
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge" })
 	f.waitRolled(before, 3, seedVersion)
@@ -64,23 +64,23 @@ func TestSeedMachinePool(t *testing.T) {
 	f.waitLaunchTemplateStatus()
 
 	t.Log("version change rolls every instance")
-	before = f.instanceIDs()
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.17.3" })
+	before = f.InstanceIDs()
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.17.3" })
 	f.waitRolled(before, 3, "v1.17.3")
 
 	t.Log("deleting one AWSMachinePoolMachine replaces that instance only")
-	before = f.instanceIDs()
+	before = f.InstanceIDs()
 	machines := &infrav1.AWSMachinePoolMachineList{}
-	if err := env.Client.List(f.ctx, machines, client.InNamespace(f.ns)); err != nil {
+	if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
 		t.Fatal(err)
 	}
 	victim := machines.Items[0]
-	if err := env.Client.Delete(f.ctx, &victim); err != nil {
+	if err := env.Client.Delete(f.Ctx, &victim); err != nil {
 		t.Fatal(err)
 	}
 	f.waitRolled([]string{victim.Spec.InstanceID}, 3, "v1.17.3")
 	kept := 0
-	for _, id := range f.instanceIDs() {
+	for _, id := range f.InstanceIDs() {
 		if slices.Contains(before, id) {
 			kept++
 		}

@@ -21,7 +21,7 @@ import (
 
 // procDescribe reads the pool's ASG through an independent client.
 func (f *fixture) procDescribe() (asgtypes.AutoScalingGroup, error) {
-	out, err := f.asgClient().DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{f.asg()}})
+	out, err := f.asgClient().DescribeAutoScalingGroups(f.Ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{f.asg()}})
 	if err != nil {
 		return asgtypes.AutoScalingGroup{}, err
 	}
@@ -35,7 +35,7 @@ func (f *fixture) procDescribe() (asgtypes.AutoScalingGroup, error) {
 // describes (Describe*): the writes.
 func (f *fixture) procWrites() int64 {
 	var n int64
-	for _, r := range f.cloud.Stats().Requests {
+	for _, r := range f.Cloud.Stats().Requests {
 		if _, action, _ := strings.Cut(strings.TrimPrefix(r.Operation, "aws."), "."); r.Face == awsface.AWSFaceName && r.Status < 300 && !strings.HasPrefix(action, "Describe") {
 			n += r.Count
 		}
@@ -54,10 +54,10 @@ func procSuspended(g asgtypes.AutoScalingGroup) string {
 
 // procCondition returns the pool's condition typ.
 func (f *fixture) procCondition(typ string) *metav1.Condition {
-	f.t.Helper()
+	f.T.Helper()
 	ap := &infrav1.AWSMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
-		f.t.Fatal(err)
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
+		f.T.Fatal(err)
 	}
 	return meta.FindStatusCondition(ap.Status.Conditions, typ)
 }
@@ -69,8 +69,8 @@ func (f *fixture) procCondition(typ string) *metav1.Condition {
 func TestSuspendProcesses(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
-	f.applySeed(func(obj *unstructured.Unstructured) {
+	f.StartManager()
+	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() != "AWSMachinePool" {
 			return
 		}
@@ -125,9 +125,9 @@ func TestSuspendProcesses(t *testing.T) {
 		}
 		return nil
 	})
-	f.scale(3)
+	f.Scale(3)
 	testenv.Eventually(t, converge, func() error {
-		if ids := f.instanceIDs(); len(ids) != 2 {
+		if ids := f.InstanceIDs(); len(ids) != 2 {
 			t.Fatalf("%d instances while Launch is suspended, want 2", len(ids))
 		}
 		g, err := f.procDescribe()
@@ -172,8 +172,8 @@ func TestSuspendProcesses(t *testing.T) {
 func TestRefreshPreferencesDisable(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
-	f.applySeed(func(obj *unstructured.Unstructured) {
+	f.StartManager()
+	f.ApplySeed(func(obj *unstructured.Unstructured) {
 		if obj.GetKind() != "AWSMachinePool" {
 			return
 		}
@@ -182,7 +182,7 @@ func TestRefreshPreferencesDisable(t *testing.T) {
 		}
 	})
 	f.waitConverged(2, seedVersion)
-	before := f.instanceIDs()
+	before := f.InstanceIDs()
 	g, err := f.procDescribe()
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func TestRefreshPreferencesDisable(t *testing.T) {
 
 	kept := func() {
 		for _, id := range before {
-			if !slices.Contains(f.instanceIDs(), id) {
+			if !slices.Contains(f.InstanceIDs(), id) {
 				t.Fatalf("instance %s was replaced although refreshPreferences.disable is true", id)
 			}
 		}
@@ -216,7 +216,7 @@ func TestRefreshPreferencesDisable(t *testing.T) {
 	})
 
 	t.Log("a scale-up's instance gets the new version; the old ones stay")
-	f.scale(3)
+	f.Scale(3)
 	testenv.Eventually(t, converge, func() error {
 		kept()
 		g, err := f.procDescribe()

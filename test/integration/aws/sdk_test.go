@@ -7,6 +7,7 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
@@ -15,7 +16,7 @@ import (
 func (f *fixture) ec2Client() *ec2.Client {
 	return ec2.New(ec2.Options{
 		Region:       awsface.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(f.cloud.FaceURL(awsface.AWSFaceName)),
+		BaseEndpoint: awssdk.String(f.Cloud.FaceURL(awsface.AWSFaceName)),
 		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
 	})
 }
@@ -23,10 +24,10 @@ func (f *fixture) ec2Client() *ec2.Client {
 // launchTemplates returns the names of the launch templates of the
 // simulated account.
 func (f *fixture) launchTemplates() []string {
-	f.t.Helper()
+	f.T.Helper()
 	out, err := f.ec2Client().DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{})
 	if err != nil {
-		f.t.Fatalf("describing launch templates: %v", err)
+		f.T.Fatalf("describing launch templates: %v", err)
 	}
 	names := []string{}
 	for _, lt := range out.LaunchTemplates {

@@ -25,13 +25,13 @@ import (
 // spotInstances returns the pool's running Spot and On-Demand instances as
 // EC2 reports them.
 func (f *fixture) spotInstances() (spot, onDemand []string) {
-	f.t.Helper()
+	f.T.Helper()
 	out, err := f.ec2Client().DescribeInstances(context.Background(), &ec2.DescribeInstancesInput{
 		Filters: []ec2types.Filter{{Name: awssdk.String("tag:aws:autoscaling:groupName"), Values: []string{f.asg()}},
 			{Name: awssdk.String("instance-state-name"), Values: []string{"pending", "running"}}},
 	})
 	if err != nil {
-		f.t.Fatalf("DescribeInstances: %v", err)
+		f.T.Fatalf("DescribeInstances: %v", err)
 	}
 	for _, r := range out.Reservations {
 		for _, in := range r.Instances {
@@ -48,18 +48,18 @@ func (f *fixture) spotInstances() (spot, onDemand []string) {
 // readyPoolNodes counts the Ready Nodes of the group's instances that are
 // not terminating.
 func (f *fixture) readyPoolNodes() int {
-	f.t.Helper()
+	f.T.Helper()
 	live := map[string]bool{}
-	if g := f.group(); g != nil {
+	if g := f.Group(); g != nil {
 		for _, in := range g.Instances {
 			if in.State != core.StateDeleting {
 				live[in.ProviderID] = true
 			}
 		}
 	}
-	list, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{})
+	list, err := f.CS.CoreV1().Nodes().List(f.Ctx, metav1.ListOptions{})
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	n := 0
 	for i := range list.Items {
@@ -81,8 +81,8 @@ func (f *fixture) readyPoolNodes() int {
 func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 	cloud := startCloud(t, 500*time.Millisecond)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
-	f.applySeed(func(u *unstructured.Unstructured) {
+	f.StartManager()
+	f.ApplySeed(func(u *unstructured.Unstructured) {
 		if u.GetKind() != "AWSMachinePool" {
 			return
 		}
@@ -102,7 +102,7 @@ func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 	}
 	victim := spot[0]
 	var victimNode, victimProviderID string
-	for _, n := range f.poolNodes() {
+	for _, n := range f.PoolNodes() {
 		if n.Spec.ProviderID != "" && n.Spec.ProviderID[len(n.Spec.ProviderID)-len(victim):] == victim {
 			victimNode, victimProviderID = n.Name, n.Spec.ProviderID
 		}
@@ -123,20 +123,20 @@ func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 		if n := f.readyPoolNodes(); n < floor {
 			t.Fatalf("%d Ready Nodes during the interruption, below desired − maxUnavailable = %d", n, floor)
 		}
-		if len(f.instanceIDs()) > desired {
+		if len(f.InstanceIDs()) > desired {
 			sawAbove = true
 		}
-		if slices.Contains(f.instanceIDs(), victim) {
+		if slices.Contains(f.InstanceIDs(), victim) {
 			return fmt.Errorf("the interrupted instance %s is still in service", victim)
 		}
-		if err := f.converged(desired, seedVersion); err != nil {
+		if err := f.Converged(desired, seedVersion); err != nil {
 			return err
 		}
-		if err := env.Client.Get(f.ctx, client.ObjectKey{Name: victimNode}, &corev1.Node{}); err == nil {
+		if err := env.Client.Get(f.Ctx, client.ObjectKey{Name: victimNode}, &corev1.Node{}); err == nil {
 			return fmt.Errorf("the interrupted instance's Node %s is still there", victimNode)
 		}
 		machines := &infrav1.AWSMachinePoolMachineList{}
-		if err := env.Client.List(f.ctx, machines, client.InNamespace(f.ns)); err != nil {
+		if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
 			return err
 		}
 		for _, m := range machines.Items {
@@ -145,7 +145,7 @@ func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 			}
 		}
 		cm := &clusterv1.MachineList{}
-		if err := env.Client.List(f.ctx, cm, client.InNamespace(f.ns)); err != nil {
+		if err := env.Client.List(f.Ctx, cm, client.InNamespace(f.NS)); err != nil {
 			return err
 		}
 		for _, m := range cm.Items {

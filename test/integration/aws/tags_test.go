@@ -16,7 +16,7 @@ import (
 // asgTags are the pool's ASG tags (value and propagation) as Auto Scaling
 // reports them to another client.
 func (f *fixture) asgTags() (map[string]string, map[string]bool, error) {
-	out, err := f.asgClient().DescribeAutoScalingGroups(f.ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{f.asg()}})
+	out, err := f.asgClient().DescribeAutoScalingGroups(f.Ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{f.asg()}})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,12 +37,12 @@ func (f *fixture) asgTags() (map[string]string, map[string]bool, error) {
 // mpool's, CAPA's and the cloud provider's tags kept. Tags change no
 // instance: the pool keeps its instances.
 func (f *fixture) checkAdditionalTagRemoval() {
-	f.t.Helper()
-	before := f.instanceIDs()
+	f.T.Helper()
+	before := f.InstanceIDs()
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) {
 		p.Spec.AdditionalTags = infrav1.Tags{"team": "a", "cost-center": "42"}
 	})
-	testenv.Eventually(f.t, 30*time.Second, func() error {
+	testenv.Eventually(f.T, 30*time.Second, func() error {
 		tags, prop, err := f.asgTags()
 		if err != nil {
 			return err
@@ -53,7 +53,7 @@ func (f *fixture) checkAdditionalTagRemoval() {
 		return nil
 	})
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.AdditionalTags = infrav1.Tags{"team": "a"} })
-	testenv.Eventually(f.t, 30*time.Second, func() error {
+	testenv.Eventually(f.T, 30*time.Second, func() error {
 		tags, _, err := f.asgTags()
 		if err != nil {
 			return err
@@ -67,12 +67,12 @@ func (f *fixture) checkAdditionalTagRemoval() {
 				return fmt.Errorf("tag %s is gone from the ASG: %v", k, tags)
 			}
 		}
-		if g := f.group(); g == nil || g.Model.Tags["cost-center"] != "" || g.Model.Tags["team"] != "a" {
+		if g := f.Group(); g == nil || g.Model.Tags["cost-center"] != "" || g.Model.Tags["team"] != "a" {
 			return fmt.Errorf("new instances of the group would not launch with team alone")
 		}
 		return nil
 	})
-	if after := f.instanceIDs(); !slices.Equal(sorted(before), sorted(after)) {
-		f.t.Errorf("changing tags replaced instances: %v, then %v", before, after)
+	if after := f.InstanceIDs(); !slices.Equal(sorted(before), sorted(after)) {
+		f.T.Errorf("changing tags replaced instances: %v, then %v", before, after)
 	}
 }

@@ -20,16 +20,16 @@ import (
 // reports it, at its latest version, and every AWSMachinePoolMachine that
 // version.
 func (f *fixture) waitLaunchTemplateStatus() {
-	f.t.Helper()
+	f.T.Helper()
 	out, err := f.ec2Client().DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{LaunchTemplateNames: []string{f.asg()}})
 	if err != nil || len(out.LaunchTemplates) != 1 {
-		f.t.Fatalf("describing launch template %s: %v", f.asg(), err)
+		f.T.Fatalf("describing launch template %s: %v", f.asg(), err)
 	}
 	id := awssdk.ToString(out.LaunchTemplates[0].LaunchTemplateId)
 	version := strconv.FormatInt(awssdk.ToInt64(out.LaunchTemplates[0].LatestVersionNumber), 10)
-	testenv.Eventually(f.t, 10*time.Second, func() error {
+	testenv.Eventually(f.T, 10*time.Second, func() error {
 		ap := &infrav1.AWSMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
 			return err
 		}
 		if ap.Status.LaunchTemplateID != id || ptr.Deref(ap.Status.LaunchTemplateVersion, "") != version {
@@ -37,7 +37,7 @@ func (f *fixture) waitLaunchTemplateStatus() {
 				ap.Status.LaunchTemplateID, ptr.Deref(ap.Status.LaunchTemplateVersion, ""), id, version)
 		}
 		machines := &infrav1.AWSMachinePoolMachineList{}
-		if err := env.Client.List(f.ctx, machines, client.InNamespace(f.ns)); err != nil {
+		if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
 			return err
 		}
 		for _, m := range machines.Items {

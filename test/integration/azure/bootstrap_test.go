@@ -1,20 +1,10 @@
 package azure
 
 import (
-	"fmt"
-	"slices"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
@@ -27,57 +17,16 @@ func TestTokenRotationReplacesNothing(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
 	// Tokens live 40s: at rest one is rotated within about half a minute.
-	m := startManager(t, f, func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
-	f.applySeed(nil)
-	f.waitConverged(2, seedVersion, converge)
-	before := f.instanceIDs()
-	token := f.dataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]
-	if token == "" {
-		t.Fatal("the data Secret names no bootstrap token")
-	}
-	m.ScaleGroup.ResetCounts()
-	testenv.Eventually(t, time.Minute, func() error {
-		if got := f.dataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
-			return fmt.Errorf("the token %s has not been rotated yet", token)
-		}
-		return nil
-	})
-	testenv.Eventually(t, time.Minute, func() error {
-		err := env.Client.Get(f.ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("token Secret %s still there (%v)", token, err)
-		}
-		return nil
-	})
-	f.pokeUntilReconciled(t, 3)
-	if c := m.ScaleGroup.Counts(); c.Writes() != 0 || c.Reads() == 0 {
-		t.Fatalf("a token rotation on a pool at rest made %d scale set writes (%d reads): %v", c.Writes(), c.Reads(), c)
-	}
-	if after := f.instanceIDs(); !slices.Equal(after, before) {
-		t.Fatalf("a token rotation replaced VMs: %v, were %v", after, before)
-	}
+	m := f.StartManager(func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
+	f.ApplySeed(nil)
+	f.WaitConverged(2, seedVersion, converge)
+	f.CheckTokenRotationAtRest(m)
 	if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate) + f.ops(azureface.OpAzureVMSSUpdate); n != 1 {
 		t.Errorf("the scale set was written %d times, want only its creation", n)
 	}
 
 	// A scale-up carries the current custom data: the new VM joins with the
 	// new token (the old one no longer exists).
-	f.scale(3)
-	f.waitConverged(3, seedVersion, converge)
+	f.Scale(3)
+	f.WaitConverged(3, seedVersion, converge)
 }
-
-// dataSecret returns the pool's bootstrap data Secret.
-func (f *fixture) dataSecret() *corev1.Secret { return env.DataSecret(f.t, f.key(poolName)) }
-
-// pokeUntilReconciled annotates the AzureMachinePool until its controller
-// has finished n more reconciles.
-func (f *fixture) pokeUntilReconciled(t *testing.T, n int64) {
-	env.PokeUntilReconciled(t, &infrav1.AzureMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName}}, controllerName, n)
-}
-
-// reconciles returns how many reconciles the AzureMachinePool controllers
-// of this process have finished.
-func reconciles(t testing.TB) int64 { return testenv.Reconciles(t, controllerName) }
-
-// controllerName is the AzureMachinePool controller's name in metrics.
-const controllerName = "azuremachinepool"

@@ -31,14 +31,14 @@ func flexible(obj *unstructured.Unstructured) {
 func TestSeedFlexible(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
-	f.applySeed(flexible)
-	f.waitConverged(2, flexibleVersion, converge)
+	f.StartManager()
+	f.ApplySeed(flexible)
+	f.WaitConverged(2, flexibleVersion, converge)
 
 	prefix := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup +
 		"/providers/Microsoft.Compute/virtualMachines/" + f.vmss() + "_"
 	host := regexp.MustCompile(`^` + regexp.QuoteMeta(poolName) + `[0-9a-f]{6}$`)
-	for _, n := range f.poolNodes() {
+	for _, n := range f.PoolNodes() {
 		if !strings.HasPrefix(n.Spec.ProviderID, prefix) {
 			t.Errorf("Node %s has providerID %s, want %s<suffix>", n.Name, n.Spec.ProviderID, prefix)
 		}
@@ -46,9 +46,9 @@ func TestSeedFlexible(t *testing.T) {
 			t.Errorf("Node name %s is not %s + 6 hex digits", n.Name, poolName)
 		}
 	}
-	f.scale(3)
-	f.waitConverged(3, flexibleVersion, converge)
-	f.scale(1)
-	f.waitConverged(1, flexibleVersion, converge)
-	f.deletePoolAndWaitGone()
+	f.Scale(3)
+	f.WaitConverged(3, flexibleVersion, converge)
+	f.Scale(1)
+	f.WaitConverged(1, flexibleVersion, converge)
+	f.DeletePoolAndWaitGone(converge)
 }

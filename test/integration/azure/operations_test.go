@@ -25,8 +25,8 @@ import (
 func TestRestartMidPut(t *testing.T) {
 	cloud := startCloud(t, 3*time.Second)
 	f := newFixture(t, cloud)
-	m := startManager(t, f, nil)
-	f.applySeed(nil)
+	m := f.StartManager()
+	f.ApplySeed(nil)
 	testenv.Eventually(t, converge, func() error {
 		if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n == 0 {
 			return fmt.Errorf("no scale set PUT yet")
@@ -34,18 +34,18 @@ func TestRestartMidPut(t *testing.T) {
 		return nil
 	})
 	m.Stop()
-	if g := f.group(); g == nil || g.Operation == nil && !booting(g) {
+	if g := f.Group(); g == nil || g.Operation == nil && !booting(g) {
 		t.Fatalf("the PUT was not in flight when the manager stopped: %+v", g)
 	}
 
 	sawFuture := false
-	startManager(t, f, nil)
+	f.StartManager()
 	testenv.Eventually(t, converge, func() error {
 		ap := &infrav1.AzureMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), ap); err == nil && len(ap.Status.LongRunningOperationStates) > 0 {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err == nil && len(ap.Status.LongRunningOperationStates) > 0 {
 			sawFuture = true
 		}
-		return f.converged(2, seedVersion)
+		return f.Converged(2, seedVersion)
 	})
 	if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n != 1 {
 		t.Errorf("the simulated Azure answered %d scale set PUTs, want exactly 1", n)
@@ -57,10 +57,10 @@ func TestRestartMidPut(t *testing.T) {
 		t.Error("status.longRunningOperationStates never recorded the operation in flight")
 	}
 	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, f.vmss())
-	if sets := f.cloud.Cloud().Scope(k.Face, k.Scope).ListGroups(); len(sets) != 1 {
+	if sets := f.Cloud.Cloud().Scope(k.Face, k.Scope).ListGroups(); len(sets) != 1 {
 		t.Errorf("the resource group holds scale sets %v, want only the pool's", sets)
 	}
-	f.deletePoolAndWaitGone()
+	f.DeletePoolAndWaitGone(converge)
 }
 
 func booting(g *core.Group) bool {
@@ -133,16 +133,16 @@ func runWithSpy(t *testing.T, faults *core.Faults) *armSpy {
 		t.Fatal(err)
 	}
 	spy := &armSpy{next: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	startManager(t, f, func(o *manager.Options) {
+	f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
-	f.applySeed(nil)
-	f.waitConverged(2, seedVersion, converge)
-	f.scale(4)
-	f.waitConverged(4, seedVersion, converge)
-	before := f.instanceIDs()
+	f.ApplySeed(nil)
+	f.WaitConverged(2, seedVersion, converge)
+	f.Scale(4)
+	f.WaitConverged(4, seedVersion, converge)
+	before := f.InstanceIDs()
 	f.updateAzurePool(func(p *infrav1.AzureMachinePool) { p.Spec.Template.VMSize = "Standard_D4s_v3" })
-	f.waitRolled(before, 4, seedVersion)
+	f.WaitRolled(before, 4, seedVersion, converge)
 	return spy
 }
 

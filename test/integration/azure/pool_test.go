@@ -11,11 +11,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,13 +41,13 @@ var uniformNodeName = regexp.MustCompile(`^` + regexp.QuoteMeta(poolName) + `[0-
 func TestSeedUniform(t *testing.T) {
 	cloud := startCloud(t, 0)
 	f := newFixture(t, cloud)
-	startManager(t, f, nil)
-	f.applySeed(nil)
-	f.waitConverged(2, seedVersion, converge)
+	f.StartManager()
+	f.ApplySeed(nil)
+	f.WaitConverged(2, seedVersion, converge)
 
 	prefix := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup +
 		"/providers/Microsoft.Compute/virtualMachineScaleSets/" + f.vmss() + "/virtualMachines/"
-	for _, n := range f.poolNodes() {
+	for _, n := range f.PoolNodes() {
 		if !strings.HasPrefix(n.Spec.ProviderID, prefix) {
 			t.Errorf("Node %s has providerID %s, want %s<n>", n.Name, n.Spec.ProviderID, prefix)
 		}
@@ -59,7 +56,7 @@ func TestSeedUniform(t *testing.T) {
 		}
 	}
 	ap := &infrav1.AzureMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), ap); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
 		t.Fatal(err)
 	}
 	if ap.Status.ProvisioningState == nil || *ap.Status.ProvisioningState != infrav1.Succeeded {
@@ -72,25 +69,25 @@ func TestSeedUniform(t *testing.T) {
 	}
 
 	t.Log("scale 2 → 5 → 1 (deletePolicy Oldest)")
-	f.scale(5)
-	f.waitConverged(5, seedVersion, converge)
+	f.Scale(5)
+	f.WaitConverged(5, seedVersion, converge)
 	newest := f.newestInstance()
-	f.scale(1)
-	f.waitConverged(1, seedVersion, converge)
-	if g := f.group(); g.Instances[0].ID != newest {
+	f.Scale(1)
+	f.WaitConverged(1, seedVersion, converge)
+	if g := f.Group(); g.Instances[0].ID != newest {
 		t.Errorf("deletePolicy Oldest kept VM %s, want the newest, %s", g.Instances[0].ID, newest)
 	}
 
-	f.scale(4)
-	f.waitConverged(4, seedVersion, converge)
+	f.Scale(4)
+	f.WaitConverged(4, seedVersion, converge)
 
 	t.Log("vmSize change rolls every VM")
-	before := f.instanceIDs()
+	before := f.InstanceIDs()
 	w := f.watchBudget(4, 5, 3)
 	f.updateAzurePool(func(p *infrav1.AzureMachinePool) { p.Spec.Template.VMSize = "Standard_D4s_v3" })
-	f.waitRolled(before, 4, seedVersion)
+	f.WaitRolled(before, 4, seedVersion, converge)
 	w.stop(t)
-	for _, in := range f.group().Instances {
+	for _, in := range f.Group().Instances {
 		var vm struct {
 			VMSize string `json:"vmSize"`
 		}
@@ -101,24 +98,24 @@ func TestSeedUniform(t *testing.T) {
 	}
 
 	t.Log("version change rolls every VM")
-	before = f.instanceIDs()
+	before = f.InstanceIDs()
 	w = f.watchBudget(4, 5, 3)
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.23.1" })
-	f.waitRolled(before, 4, "v1.23.1")
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.23.1" })
+	f.WaitRolled(before, 4, "v1.23.1", converge)
 	w.stop(t)
 
 	t.Log("deleting one AzureMachinePoolMachine replaces that VM only")
-	before = f.instanceIDs()
+	before = f.InstanceIDs()
 	ampms := &infrav1.AzureMachinePoolMachineList{}
-	if err := env.Client.List(f.ctx, ampms, client.InNamespace(f.ns)); err != nil {
+	if err := env.Client.List(f.Ctx, ampms, client.InNamespace(f.NS)); err != nil {
 		t.Fatal(err)
 	}
 	victim := ampms.Items[0]
-	if err := env.Client.Delete(f.ctx, &victim); err != nil {
+	if err := env.Client.Delete(f.Ctx, &victim); err != nil {
 		t.Fatal(err)
 	}
-	f.waitRolled([]string{victim.Spec.InstanceID}, 4, "v1.23.1")
-	after := f.instanceIDs()
+	f.WaitRolled([]string{victim.Spec.InstanceID}, 4, "v1.23.1", converge)
+	after := f.InstanceIDs()
 	kept := 0
 	for _, id := range before {
 		if slices.Contains(after, id) {
@@ -130,12 +127,12 @@ func TestSeedUniform(t *testing.T) {
 	}
 
 	t.Log("deleting the pool leaves nothing behind")
-	f.deletePoolAndWaitGone()
+	f.DeletePoolAndWaitGone(converge)
 }
 
 // newestInstance is the ID of the scale set's most recently created VM.
 func (f *fixture) newestInstance() string {
-	g := f.group()
+	g := f.Group()
 	in := slices.MaxFunc(g.Instances, func(a, b core.Instance) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
@@ -145,31 +142,6 @@ func (f *fixture) newestInstance() string {
 		return ai - bi
 	})
 	return in.ID
-}
-
-func (f *fixture) instanceIDs() []string {
-	var out []string
-	if g := f.group(); g != nil {
-		for _, in := range g.Instances {
-			out = append(out, in.ID)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// waitRolled waits until none of the VMs in before is left and the pool
-// has converged again with n VMs on version.
-func (f *fixture) waitRolled(before []string, n int, version string) {
-	f.t.Helper()
-	testenv.Eventually(f.t, converge, func() error {
-		for _, id := range f.instanceIDs() {
-			if slices.Contains(before, id) {
-				return fmt.Errorf("VM %s has not been replaced yet", id)
-			}
-		}
-		return f.converged(n, version)
-	})
 }
 
 // budgetWatch checks, on every state it observes while a roll runs, that
@@ -185,6 +157,7 @@ type budgetWatch struct {
 
 func (f *fixture) watchBudget(replicas, maxTotal, minReady int) *budgetWatch {
 	w := &budgetWatch{done: make(chan struct{})}
+	owns := f.Provider.OwnsNode(f.Fixture)
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
@@ -196,22 +169,15 @@ func (f *fixture) watchBudget(replicas, maxTotal, minReady int) *budgetWatch {
 				return
 			case <-tick.C:
 			}
-			total := 0
-			if g := f.group(); g != nil {
-				for _, in := range g.Instances {
-					if in.State != core.StateDeleting {
-						total++
-					}
-				}
-			}
-			list, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{})
+			total := len(f.Instances())
+			list, err := f.CS.CoreV1().Nodes().List(f.Ctx, metav1.ListOptions{})
 			if err != nil {
 				continue
 			}
 			ready := 0
 			for i := range list.Items {
 				n := &list.Items[i]
-				if f.ownsProviderID(n.Spec.ProviderID) && testenv.NodeReady(n) && !n.Spec.Unschedulable {
+				if owns(n) && testenv.NodeReady(n) && !n.Spec.Unschedulable {
 					ready++
 				}
 			}
@@ -243,64 +209,4 @@ func (w *budgetWatch) stop(t testing.TB) {
 		}
 		t.Error(p)
 	}
-}
-
-// deletePoolAndWaitGone deletes the MachinePool and waits until no scale
-// set, Node, AzureMachinePool(Machine), Machine or bootstrap data Secret
-// is left.
-func (f *fixture) deletePoolAndWaitGone() {
-	f.t.Helper()
-	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
-		f.t.Fatal(err)
-	}
-	dataSecret := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
-	if err := env.Client.Delete(f.ctx, mp); err != nil {
-		f.t.Fatal(err)
-	}
-	testenv.Eventually(f.t, converge, func() error {
-		if g := f.group(); g != nil {
-			return fmt.Errorf("scale set still has %d VMs", len(g.Instances))
-		}
-		if n := len(f.poolNodes()); n > 0 {
-			return fmt.Errorf("%d Nodes left", n)
-		}
-		for _, l := range []client.ObjectList{&infrav1.AzureMachinePoolMachineList{}, &infrav1.AzureMachinePoolList{}, &clusterv1.MachineList{}, &clusterv1.MachinePoolList{}} {
-			if err := env.Client.List(f.ctx, l, client.InNamespace(f.ns)); err != nil {
-				return err
-			}
-			if n := len(mustItems(l)); n > 0 {
-				return fmt.Errorf("%d %T items left", n, l)
-			}
-		}
-		if dataSecret != "" {
-			err := env.Client.Get(f.ctx, f.key(dataSecret), &corev1.Secret{})
-			if !apierrors.IsNotFound(err) {
-				return fmt.Errorf("bootstrap data Secret %s still there (%v)", dataSecret, err)
-			}
-		}
-		return nil
-	})
-}
-
-func mustItems(l client.ObjectList) []any {
-	switch l := l.(type) {
-	case *infrav1.AzureMachinePoolMachineList:
-		return anySlice(l.Items)
-	case *infrav1.AzureMachinePoolList:
-		return anySlice(l.Items)
-	case *clusterv1.MachineList:
-		return anySlice(l.Items)
-	case *clusterv1.MachinePoolList:
-		return anySlice(l.Items)
-	}
-	return nil
-}
-
-func anySlice[T any](in []T) []any {
-	out := make([]any, len(in))
-	for i := range in {
-		out[i] = in[i]
-	}
-	return out
 }

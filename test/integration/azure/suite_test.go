@@ -1,17 +1,13 @@
 package azure
 
 import (
-	"os"
 	"testing"
 
-	ctrl "sigs.k8s.io/controller-runtime"
-
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
+// env is the package's control plane, started once for all its tests.
 var env *testenv.Env
 
-func TestMain(m *testing.M) {
-	ctrl.SetLogger(testenv.Logger())
-	os.Exit(testenv.Run(m, &env))
-}
+func TestMain(m *testing.M) { itest.Main(m, &env) }

@@ -2,14 +2,12 @@ package eks
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -29,44 +27,32 @@ import (
 func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 	cloud := startCloud(t, "1.31")
 	f := newFixture(t, cloud)
-	startManager(t, f, func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
-		f.create(obj)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+	f.StartManager(func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
+	f.ApplySeed(nil)
+	f.WaitConverged(2, "v1.31.0", converge)
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		if mp.Annotations == nil {
 			mp.Annotations = map[string]string{}
 		}
 		mp.Annotations[clusterv1.ReplicasManagedByAnnotation] = "cluster-autoscaler"
 	})
-	testenv.Eventually(t, converge, func() error {
-		p := &infrav1.AWSManagedMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(p.Status.Conditions, infrav1.ScaleGroupDesiredReplicasCondition)
-		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "managed by cluster-autoscaler") {
-			return fmt.Errorf("ScaleGroupDesiredReplicas %+v", c)
-		}
-		return nil
-	})
+	f.WaitPoolCondition(converge, infrav1.ScaleGroupDesiredReplicasCondition, metav1.ConditionTrue, "managed by cluster-autoscaler")
 
 	writes := func() int64 {
-		return f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) + f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) +
-			f.ops(awsface.EKSFaceName, awsface.OpEKSTagResource) + f.ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup)
+		return f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) + f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) +
+			f.Ops(awsface.EKSFaceName, awsface.OpEKSTagResource) + f.Ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup)
 	}
-	if _, err := f.eks.UpdateNodegroupConfig(f.ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(awsface.EKSDefaultClusterName),
+	if _, err := f.eks.UpdateNodegroupConfig(f.Ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(awsface.EKSDefaultClusterName),
 		NodegroupName: aws.String(f.nodegroup()), ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(4)}}); err != nil {
 		t.Fatal(err)
 	}
 	w0 := writes() // the autoscaler's
 	testenv.Eventually(t, converge, func() error {
-		if err := f.converged(4, "v1.31.0"); err != nil {
+		if err := f.Converged(4, "v1.31.0"); err != nil {
 			return err
 		}
 		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 			return err
 		}
 		if mp.Spec.Replicas == nil || *mp.Spec.Replicas != 4 {
@@ -82,12 +68,12 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 	// applied as written, the desired size clamped into the new range (EKS
 	// refuses a desired size outside it), and the MachinePool follows.
 	p := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), p); err != nil {
 		t.Fatal(err)
 	}
 	before := p.DeepCopy()
 	p.Spec.Scaling.MaxSize = ptr.To[int32](3)
-	if err := env.Client.Patch(f.ctx, p, client.MergeFrom(before)); err != nil {
+	if err := env.Client.Patch(f.Ctx, p, client.MergeFrom(before)); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {
@@ -99,11 +85,11 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 		if got := [3]int32{aws.ToInt32(sc.MinSize), aws.ToInt32(sc.MaxSize), aws.ToInt32(sc.DesiredSize)}; got != [3]int32{1, 3, 3} {
 			return fmt.Errorf("node group min, max, desired %v, want [1 3 3]", got)
 		}
-		if err := f.converged(3, "v1.31.0"); err != nil {
+		if err := f.Converged(3, "v1.31.0"); err != nil {
 			return err
 		}
 		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 			return err
 		}
 		if mp.Spec.Replicas == nil || *mp.Spec.Replicas != 3 {

@@ -27,8 +27,8 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 		b.StopTimer()
 		cloud := startCloudWithBoot(b, "1.31", 0)
 		f := newFixture(b, cloud)
-		m := startManager(b, f)
-		for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
+		m := f.StartManager()
+		for _, obj := range f.Manifest("examples", "eks", "machinepool.yaml") {
 			switch obj.GetKind() {
 			case "MachinePool":
 				_ = unstructured.SetNestedField(obj.Object, int64(0), "spec", "replicas")
@@ -36,18 +36,18 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 				_ = unstructured.SetNestedField(obj.Object, int64(0), "spec", "scaling", "minSize")
 				_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "scaling", "maxSize")
 			}
-			f.create(obj)
+			f.Create(obj)
 		}
-		env.WaitRunning(b, f.key(poolName), 0, time.Minute)
+		env.WaitRunning(b, f.Key(poolName), 0, time.Minute)
 
 		b.StartTimer()
 		start := time.Now()
-		env.ScaleMachinePool(b, f.key(poolName), int32(n))
-		env.WaitRunning(b, f.key(poolName), n, 30*time.Minute)
+		env.ScaleMachinePool(b, f.Key(poolName), int32(n))
+		env.WaitRunning(b, f.Key(poolName), n, 30*time.Minute)
 		took := time.Since(start)
 		b.StopTimer()
 		testenv.Eventually(b, 5*time.Minute, func() error {
-			if err := f.converged(n, "v1.31.0"); err != nil {
+			if err := f.Converged(n, "v1.31.0"); err != nil {
 				return err
 			}
 			out, err := f.describe()
@@ -62,7 +62,7 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 
 		cloud.ResetStats()
 		before := testenv.Reconciles(b, "awsmanagedmachinepool")
-		pool := f.key(poolName)
+		pool := f.Key(poolName)
 		obj := &unstructured.Unstructured{}
 		obj.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta1")
 		obj.SetKind("AWSManagedMachinePool")

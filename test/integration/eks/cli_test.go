@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -20,11 +19,9 @@ func TestAWSCLISeesTheNodegroup(t *testing.T) {
 	cli := itest.AWSCLI(t)
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
-	startManager(t, f)
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
-		f.create(obj)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	f.StartManager()
+	f.ApplySeed(nil)
+	f.WaitConverged(2, "v1.31.0", converge)
 
 	cmd := exec.Command(cli, "--endpoint-url", cloud.FaceURL(awsface.EKSFaceName), "--region", awsface.AWSDefaultRegion, "--output", "json",
 		"eks", "describe-nodegroup", "--cluster-name", awsface.EKSDefaultClusterName, "--nodegroup-name", f.nodegroup())

@@ -27,11 +27,9 @@ import (
 func TestEKSNodegroupLifecycle(t *testing.T) {
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
-	m := startManager(t, f)
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
-		f.create(obj)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	m := f.StartManager()
+	f.ApplySeed(nil)
+	f.WaitConverged(2, "v1.31.0", converge)
 	testenv.Eventually(t, converge, func() error {
 		ng, err := f.describe()
 		if err != nil {
@@ -45,38 +43,35 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 
 	// At rest: reads only, one DescribeNodegroup per Get.
 	pool := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
 		t.Fatal(err)
 	}
 	writes := func() int64 {
-		return f.ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup) + f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) +
-			f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) + f.ops(awsface.EKSFaceName, awsface.OpEKSTagResource)
+		return f.Ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup) + f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) +
+			f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) + f.Ops(awsface.EKSFaceName, awsface.OpEKSTagResource)
 	}
-	w0, d0, i0 := writes(), f.ops(awsface.EKSFaceName, awsface.OpEKSDescribeNodegroup), f.ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
+	w0, d0, i0 := writes(), f.Ops(awsface.EKSFaceName, awsface.OpEKSDescribeNodegroup), f.Ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
 	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
-	w1, d1, i1 := writes(), f.ops(awsface.EKSFaceName, awsface.OpEKSDescribeNodegroup), f.ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
+	w1, d1, i1 := writes(), f.Ops(awsface.EKSFaceName, awsface.OpEKSDescribeNodegroup), f.Ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
 	if w1 != w0 || d1-d0 < 5 || d1-d0 != i1-i0 {
 		t.Fatalf("a pool at rest: %d writes, %d DescribeNodegroup, %d DescribeInstances over 5+ reconciles; want 0 writes and one of each per reconcile",
 			w1-w0, d1-d0, i1-i0)
 	}
 
 	// Scale 2 → 3.
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { n := int32(3); mp.Spec.Replicas = &n })
-	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
-	if f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) == 0 {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { n := int32(3); mp.Spec.Replicas = &n })
+	f.WaitConverged(3, "v1.31.0", converge)
+	if f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) == 0 {
 		t.Fatal("the scale-up was not an UpdateNodegroupConfig")
 	}
 
 	// Upgrade 1.31 → 1.32: EKS's own rolling update, within maxUnavailable.
-	before := map[string]bool{}
-	for _, n := range f.nodes() {
-		before[n.Name] = true
-	}
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
+	before := f.NodeNames()
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	var violation error
 	sawUpdating := false
 	testenv.Eventually(t, converge, func() error {
-		nodes := f.nodes()
+		nodes := f.PoolNodes()
 		cordoned, serving := 0, 0
 		for i := range nodes {
 			switch {
@@ -95,12 +90,12 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 			// EKS's update and starts no other.
 			sawUpdating = true
 			m.Stop()
-			m = startManager(t, f)
+			m = f.StartManager()
 		}
-		if err := f.converged(3, "v1.32.0"); err != nil {
+		if err := f.Converged(3, "v1.32.0"); err != nil {
 			return err
 		}
-		for _, n := range f.nodes() {
+		for _, n := range f.PoolNodes() {
 			if before[n.Name] {
 				return fmt.Errorf("Node %s has not been replaced", n.Name)
 			}
@@ -110,10 +105,10 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	if violation != nil {
 		t.Fatal(violation)
 	}
-	if !sawUpdating || f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) != 1 {
-		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion))
+	if !sawUpdating || f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) != 1 {
+		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion))
 	}
-	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
 		t.Fatal(err)
 	}
 	if c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
@@ -125,9 +120,9 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 
 	// Scale 3 → 5 → 3: EKS picks the nodes to remove and drains them.
 	for _, n := range []int32{5, 3} {
-		f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Replicas = &n })
+		f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Replicas = &n })
 		testenv.Eventually(t, converge, func() error {
-			if err := f.converged(int(n), "v1.32.0"); err != nil {
+			if err := f.Converged(int(n), "v1.32.0"); err != nil {
 				return err
 			}
 			out, err := f.describe()
@@ -143,10 +138,10 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 
 	// Deletion: no node group, instance or Node is left.
 	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Delete(f.ctx, mp); err != nil {
+	if err := env.Client.Delete(f.Ctx, mp); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {
@@ -155,7 +150,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 		if !errors.As(err, &nf) {
 			return fmt.Errorf("the node group is still there (%v)", err)
 		}
-		if n := len(f.nodes()); n > 0 {
+		if n := len(f.PoolNodes()); n > 0 {
 			return fmt.Errorf("%d Nodes left", n)
 		}
 		for _, k := range cloud.Cloud().Groups() {
@@ -164,7 +159,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 			}
 		}
 		for _, l := range []client.ObjectList{&infrav1.AWSManagedMachinePoolMachineList{}, &infrav1.AWSManagedMachinePoolList{}, &clusterv1.MachineList{}, &clusterv1.MachinePoolList{}} {
-			if err := env.Client.List(f.ctx, l, client.InNamespace(f.ns)); err != nil {
+			if err := env.Client.List(f.Ctx, l, client.InNamespace(f.NS)); err != nil {
 				return err
 			}
 			if n := meta.LenList(l); n > 0 {

@@ -3,21 +3,19 @@ package eks
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestEKSUpdateBlockedByPDB: a PodDisruptionBudget that blocks a drain
@@ -29,39 +27,37 @@ import (
 func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	cloud := startCloudWith(t, "1.32", &awsface.EKSFace{PodEvictionTimeout: time.Second})
 	f := newFixture(t, cloud)
-	startManager(t, f)
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
-		f.create(obj)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	f.StartManager()
+	f.ApplySeed(nil)
+	f.WaitConverged(2, "v1.31.0", converge)
 
 	// A guarded pod on every node: no drain can finish. The next test's
 	// cloud names its instances (and Nodes) as this one's: nothing of this
 	// test may guard them.
 	t.Cleanup(func() {
-		_ = f.cs.PolicyV1().PodDisruptionBudgets(f.ns).Delete(context.Background(), "guarded", metav1.DeleteOptions{})
-		_ = f.cs.CoreV1().Pods(f.ns).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
+		_ = f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Delete(context.Background(), "guarded", metav1.DeleteOptions{})
+		_ = f.CS.CoreV1().Pods(f.NS).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
 	})
-	for i, n := range f.nodes() {
+	for i, n := range f.PoolNodes() {
 		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: fmt.Sprintf("guarded-%d", i), Labels: map[string]string{"app": "guarded"}},
+			ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: fmt.Sprintf("guarded-%d", i), Labels: map[string]string{"app": "guarded"}},
 			Spec: corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
 				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
 		}
-		if _, err := f.cs.CoreV1().Pods(f.ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		if _, err := f.CS.CoreV1().Pods(f.NS).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "guarded"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "guarded"},
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrIntOrString(intstr.FromInt32(2)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
 	}
-	if _, err := f.cs.PolicyV1().PodDisruptionBudgets(f.ns).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
+	if _, err := f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {
-		pods, err := f.cs.CoreV1().Pods(f.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=guarded"})
+		pods, err := f.CS.CoreV1().Pods(f.NS).List(context.Background(), metav1.ListOptions{LabelSelector: "app=guarded"})
 		if err != nil {
 			return err
 		}
@@ -73,42 +69,25 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 		return nil
 	})
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
-	pool := &infrav1.AWSManagedMachinePool{}
-	testenv.Eventually(t, converge, func() error {
-		if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition)
-		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "PodEvictionFailure") {
-			return fmt.Errorf("EKSNodegroupReady: %+v", c)
-		}
-		return nil
-	})
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
+	// EKSNodegroupReady says why the update failed and how to force it.
+	f.WaitPoolCondition(converge, infrav1.EKSNodegroupReadyCondition, metav1.ConditionFalse, "PodEvictionFailure", infrav1.AnnotationEKSForceUpdate)
 	// The failed update is not asked for again at once.
-	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
-	if n := f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 1 {
+	f.PokeUntilReconciled(t, 5)
+	if n := f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 1 {
 		t.Fatalf("%d UpdateNodegroupVersion after the failure; want the one that failed", n)
 	}
 	ng, err := f.describe()
 	if err != nil || *ng.Nodegroup.Version != "1.31" {
 		t.Fatalf("after the failed update the node group is at %v (%v); want 1.31", ng, err)
 	}
-	if c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); !strings.Contains(c.Message, infrav1.AnnotationEKSForceUpdate) {
-		t.Errorf("EKSNodegroupReady does not say how to force the update: %s", c.Message)
-	}
 
 	// Forced: the same update again at once, through the budget.
-	if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
-		t.Fatal(err)
-	}
-	forced := pool.DeepCopy()
-	forced.Annotations = map[string]string{infrav1.AnnotationEKSForceUpdate: "true"}
-	if err := env.Client.Patch(f.ctx, forced, client.MergeFrom(pool)); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.32.0") })
-	if n := f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 2 {
+	itest.UpdatePool(f.Fixture, func(p *infrav1.AWSManagedMachinePool) {
+		p.Annotations = map[string]string{infrav1.AnnotationEKSForceUpdate: "true"}
+	})
+	f.WaitConverged(2, "v1.32.0", converge)
+	if n := f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 2 {
 		t.Fatalf("%d UpdateNodegroupVersion in all; want the failed one and the forced one", n)
 	}
 	if ng, err := f.describe(); err != nil || *ng.Nodegroup.Version != "1.32" {

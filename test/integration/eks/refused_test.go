@@ -2,17 +2,15 @@ package eks
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestEKSRefusedUpgradeRecovers: an upgrade past the EKS cluster's version
@@ -22,46 +20,23 @@ import (
 func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 	cloud := startCloud(t, "1.31")
 	f := newFixture(t, cloud)
-	startManager(t, f)
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
-		f.create(obj)
-	}
-	testenv.Eventually(t, converge, func() error { return f.converged(2, "v1.31.0") })
+	f.StartManager()
+	f.ApplySeed(nil)
+	f.WaitConverged(2, "v1.31.0", converge)
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
-	testenv.Eventually(t, converge, func() error {
-		pool := &infrav1.AWSManagedMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), pool); err != nil {
-			return err
-		}
-		c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition)
-		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "InvalidParameterException") {
-			return fmt.Errorf("EKSNodegroupReady: %+v", c)
-		}
-		return nil
-	})
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
+	f.WaitPoolCondition(converge, infrav1.EKSNodegroupReadyCondition, metav1.ConditionFalse, "InvalidParameterException")
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		mp.Spec.Template.Spec.Version, mp.Spec.Replicas = "v1.31.0", ptr.To[int32](3)
 	})
-	testenv.Eventually(t, converge, func() error { return f.converged(3, "v1.31.0") })
+	f.WaitConverged(3, "v1.31.0", converge)
 
 	// A label is applied in place: EKS relabels the nodes it has.
-	before := map[string]bool{}
-	for _, n := range f.nodes() {
-		before[n.Name] = true
-	}
-	p := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
-		t.Fatal(err)
-	}
-	patched := p.DeepCopy()
-	patched.Spec.Labels["team"] = "a"
-	if err := env.Client.Patch(f.ctx, patched, client.MergeFrom(p)); err != nil {
-		t.Fatal(err)
-	}
+	before := f.NodeNames()
+	itest.UpdatePool(f.Fixture, func(p *infrav1.AWSManagedMachinePool) { p.Spec.Labels["team"] = "a" })
 	testenv.Eventually(t, converge, func() error {
-		nodes := f.nodes()
+		nodes := f.PoolNodes()
 		for _, n := range nodes {
 			if !before[n.Name] || n.Labels["team"] != "a" {
 				return fmt.Errorf("Node %s (there before: %v) labels %v", n.Name, before[n.Name], n.Labels)
@@ -70,6 +45,6 @@ func TestEKSRefusedUpgradeRecovers(t *testing.T) {
 		if len(nodes) != 3 {
 			return fmt.Errorf("%d Nodes", len(nodes))
 		}
-		return f.converged(3, "v1.31.0")
+		return f.Converged(3, "v1.31.0")
 	})
 }

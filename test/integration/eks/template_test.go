@@ -20,24 +20,25 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // createWithTemplate applies examples/eks/machinepool.yaml with the
 // AWSManagedMachinePool's instance type moved into spec.awsLaunchTemplate.
 func (f *fixture) createWithTemplate(instanceType string) {
-	f.t.Helper()
-	for _, obj := range f.manifest("examples", "eks", "machinepool.yaml") {
+	f.T.Helper()
+	for _, obj := range f.Manifest("examples", "eks", "machinepool.yaml") {
 		if obj.GetKind() == "AWSManagedMachinePool" {
 			unstructured.RemoveNestedField(obj.Object, "spec", "instanceType")
 			_ = unstructured.SetNestedField(obj.Object, map[string]any{"instanceType": instanceType}, "spec", "awsLaunchTemplate")
 		}
-		f.create(obj)
+		f.Create(obj)
 	}
 }
 
 // ec2Client reaches the simulated EC2 as the pools' identity.
 func (f *fixture) ec2Client() *ec2.Client {
-	return ec2.NewFromConfig(aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(f.cloud.FaceURL(awsface.AWSFaceName)),
+	return ec2.NewFromConfig(aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(f.Cloud.FaceURL(awsface.AWSFaceName)),
 		Credentials: credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")})
 }
 
@@ -45,7 +46,7 @@ func (f *fixture) ec2Client() *ec2.Client {
 // LaunchTemplateReady, and that the node group launches from that version.
 func (f *fixture) templateReady(version string) error {
 	p := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), p); err != nil {
 		return err
 	}
 	if c := meta.FindStatusCondition(p.Status.Conditions, infrav1.LaunchTemplateReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
@@ -75,43 +76,32 @@ func (f *fixture) templateReady(version string) error {
 func TestEKSLaunchTemplate(t *testing.T) {
 	cloud := startCloud(t, "1.32")
 	f := newFixture(t, cloud)
-	startManager(t, f)
+	f.StartManager()
 	f.createWithTemplate("m5.large")
 	testenv.Eventually(t, converge, func() error {
-		if err := f.converged(2, "v1.31.0"); err != nil {
+		if err := f.Converged(2, "v1.31.0"); err != nil {
 			return err
 		}
 		return f.templateReady("1")
 	})
 	ec2c := f.ec2Client()
 	cp := &infrav1.AWSManagedControlPlaneList{}
-	if err := env.Client.List(f.ctx, cp, client.InNamespace(f.ns)); err != nil || len(cp.Items) != 1 {
+	if err := env.Client.List(f.Ctx, cp, client.InNamespace(f.NS)); err != nil || len(cp.Items) != 1 {
 		t.Fatalf("control planes %v (%v)", cp.Items, err)
 	}
 	name := cp.Items[0].Name + "-" + poolName // CAPA's name of the template
-	lts, err := ec2c.DescribeLaunchTemplateVersions(f.ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String(name), Versions: []string{"$Latest"}})
+	lts, err := ec2c.DescribeLaunchTemplateVersions(f.Ctx, &ec2.DescribeLaunchTemplateVersionsInput{LaunchTemplateName: aws.String(name), Versions: []string{"$Latest"}})
 	if err != nil || len(lts.LaunchTemplateVersions) != 1 || string(lts.LaunchTemplateVersions[0].LaunchTemplateData.InstanceType) != "m5.large" {
 		t.Fatalf("launch template %s in EC2: %+v (%v)", name, lts, err)
 	}
 
 	// A new instance type: a new version, rolled by EKS.
-	before := map[string]bool{}
-	for _, n := range f.nodes() {
-		before[n.Name] = true
-	}
-	p := &infrav1.AWSManagedMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
-		t.Fatal(err)
-	}
-	patched := p.DeepCopy()
-	patched.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge"
-	if err := env.Client.Patch(f.ctx, patched, client.MergeFrom(p)); err != nil {
-		t.Fatal(err)
-	}
+	before := f.NodeNames()
+	itest.UpdatePool(f.Fixture, func(p *infrav1.AWSManagedMachinePool) { p.Spec.AWSLaunchTemplate.InstanceType = "m5.xlarge" })
 	var violation error
 	testenv.Eventually(t, converge, func() error {
 		serving := 0
-		for _, n := range f.nodes() {
+		for _, n := range f.PoolNodes() {
 			if testenv.NodeReady(&n) && !n.Spec.Unschedulable {
 				serving++
 			}
@@ -119,7 +109,7 @@ func TestEKSLaunchTemplate(t *testing.T) {
 		if serving < 1 && violation == nil {
 			violation = fmt.Errorf("%d nodes serving during the update; maxUnavailable 1 of 2 keeps 1", serving)
 		}
-		if err := f.converged(2, "v1.31.0"); err != nil {
+		if err := f.Converged(2, "v1.31.0"); err != nil {
 			return err
 		}
 		return f.templateReady("2")
@@ -127,7 +117,7 @@ func TestEKSLaunchTemplate(t *testing.T) {
 	if violation != nil {
 		t.Fatal(violation)
 	}
-	for _, n := range f.nodes() {
+	for _, n := range f.PoolNodes() {
 		if before[n.Name] {
 			t.Errorf("Node %s of the first template version is still there", n.Name)
 		}
@@ -135,16 +125,16 @@ func TestEKSLaunchTemplate(t *testing.T) {
 			t.Errorf("Node %s labels %v: want launch template version 2", n.Name, n.Labels)
 		}
 	}
-	if n := f.ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 1 {
+	if n := f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 1 {
 		t.Errorf("%d UpdateNodegroupVersion for one template change", n)
 	}
 
 	// Deleting the pool deletes the node group and its launch template.
-	if err := env.Client.Delete(f.ctx, p); err != nil {
+	if err := env.Client.Delete(f.Ctx, &infrav1.AWSManagedMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName}}); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {
-		if err := env.Client.Get(f.ctx, f.key(poolName), &infrav1.AWSManagedMachinePool{}); err == nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), &infrav1.AWSManagedMachinePool{}); err == nil {
 			return fmt.Errorf("the pool is still there")
 		}
 		_, err := f.describe()
@@ -152,7 +142,7 @@ func TestEKSLaunchTemplate(t *testing.T) {
 		if !errors.As(err, &nf) {
 			return fmt.Errorf("the node group: %v", err)
 		}
-		out, err := ec2c.DescribeLaunchTemplates(f.ctx, &ec2.DescribeLaunchTemplatesInput{})
+		out, err := ec2c.DescribeLaunchTemplates(f.Ctx, &ec2.DescribeLaunchTemplatesInput{})
 		if err != nil {
 			return err
 		}

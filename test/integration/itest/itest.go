@@ -1,9 +1,13 @@
 // Package itest is what the integration test packages (test/integration/*)
-// share: a simulated cloud whose instances join the package's API server,
-// and an mpool manager built by internal/manager as `mpool manager` and
-// `mpool up` build theirs — every controller, the providers from the
-// registry, the feature-gate policy and the metrics — running until the
-// test ends. Each package keeps its own fixtures (its cloud's objects).
+// share: one fixture (Fixture) parameterised by provider (Provider: Local,
+// Azure, AWS, EKS) — a test's namespace with its Cluster and the
+// provider's objects, the simulated cloud whose instances join the
+// package's API server, object factories and Eventually-style waits that
+// read the resulting state the same way for every cloud — and an mpool
+// manager built by internal/manager as `mpool manager` and `mpool up`
+// build theirs (every controller, the providers from the registry, the
+// feature-gate policy and the metrics), running until the test ends. Each
+// package's harness is a thin instance of the fixture.
 package itest
 
 import (
@@ -21,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
@@ -207,4 +212,12 @@ func ConditionNotTrue(conditions []metav1.Condition, t, reason string, words ...
 		}
 	}
 	return nil
+}
+
+// Main runs a package's tests against one control plane, which it stores
+// in env (the package's TestMain), with the controllers' logs as
+// MPOOL_TEST_LOG asks.
+func Main(m *testing.M, env **testenv.Env) {
+	ctrl.SetLogger(testenv.Logger())
+	os.Exit(testenv.Run(m, env))
 }

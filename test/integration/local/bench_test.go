@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -20,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/parallel"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // The pool benchmarks run a real API server, the simulated cloud with its
@@ -77,8 +75,7 @@ func newBenchPool(b *testing.B) *benchPool {
 	m := startManager(b, f, cloud.URL(), mo)
 	// Nodes are cluster-scoped: the namespace's deletion leaves them, and
 	// the next benchmark in this process would start with a thousand stale
-	// Nodes in every Node informer.
-	b.Cleanup(func() { f.deleteGroupNodes() })
+	// Nodes in every Node informer; the fixture deletes them when it ends.
 	f.createPool(poolSpec{replicas: 0, maxSurge: intstr.FromString("25%"), maxUnavailable: intstr.FromInt32(0)})
 	f.waitRunning(0, time.Minute)
 	return &benchPool{n: n, f: f, m: m}
@@ -87,7 +84,7 @@ func newBenchPool(b *testing.B) *benchPool {
 // scaleUp scales the pool from 0 to p.n and waits until it is Running (or
 // every instance joined, with MPOOL_BENCH_UNTIL=joined).
 func (p *benchPool) scaleUp() {
-	p.f.scale(int32(p.n))
+	p.f.Scale(int32(p.n))
 	if os.Getenv("MPOOL_BENCH_UNTIL") == "joined" {
 		p.f.waitJoined(p.n, 60*time.Minute)
 	} else {
@@ -122,9 +119,9 @@ func BenchmarkPoolRoll(b *testing.B) {
 		p := newBenchPool(b)
 		p.scaleUp()
 		p.f.waitModel(p.n, 10*time.Minute)
-		old := p.f.groupState().ModelHash
+		old := p.f.Group().ModelHash
 		b.StartTimer()
-		p.f.setVersion(v2)
+		p.f.SetVersion(v2)
 		p.f.waitRolled(p.n, old, 60*time.Minute)
 		b.StopTimer()
 		p.m.Stop()
@@ -142,34 +139,9 @@ func BenchmarkPoolSteadyState(b *testing.B) {
 		p.scaleUp()
 		p.f.waitModel(p.n, 10*time.Minute)
 
-		sg := p.m.ScaleGroup
-		sg.ResetCounts()
-		before := reconciles(b)
 		const pokes = 5
-		b.StartTimer()
-		for i := range pokes {
-			p.f.updateLocalPool(func(lp *infrav1.LocalMachinePool) {
-				if lp.Annotations == nil {
-					lp.Annotations = map[string]string{}
-				}
-				lp.Annotations["test.mpool.dev/poke"] = strconv.Itoa(i)
-			})
-			testenv.Eventually(b, time.Minute, func() error {
-				if got := sg.Counts().Reads(); got < int64(i+1) {
-					return fmt.Errorf("%d reads after %d pokes", got, i+1)
-				}
-				return nil
-			})
-		}
-		// A reconcile is counted when it returns, after its read.
-		testenv.Eventually(b, 10*time.Second, func() error {
-			if r, n := sg.Counts().Reads(), reconciles(b)-before; n < r {
-				return fmt.Errorf("%d reads, %d reconciles finished", r, n)
-			}
-			return nil
-		})
-		b.StopTimer()
-		c, r := sg.Counts(), reconciles(b)-before
+		r := p.f.SteadyState(b, p.m, pokes)
+		c := p.m.ScaleGroup.Counts()
 		b.Logf("steady state at %d instances: %d reconciles (%d triggered by the benchmark), %d cloud reads, %d cloud writes", p.n, r, pokes, c.Reads(), c.Writes())
 		b.ReportMetric(float64(c.Reads())/float64(r), "cloud-reads/reconcile")
 		b.ReportMetric(float64(c.Writes())/float64(r), "cloud-writes/reconcile")
@@ -198,14 +170,14 @@ func heapInUse() int64 {
 // waitRunning waits, cheaply, until the MachinePool is Running with n Ready
 // replicas.
 func (f *fixture) waitRunning(n int, timeout time.Duration) {
-	f.t.Helper()
+	f.T.Helper()
 	start := time.Now()
 	deadline, lastLog := start.Add(timeout), start
 	progress := os.Getenv("MPOOL_BENCH_PROGRESS") != ""
 	for {
 		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
-			f.t.Fatal(err)
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
+			f.T.Fatal(err)
 		}
 		if mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) && ptr.Deref(mp.Status.ReadyReplicas, -1) == int32(n) && ptr.Deref(mp.Status.Replicas, -1) == int32(n) {
 			return
@@ -213,20 +185,20 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 		if progress && time.Since(lastLog) > time.Second {
 			lastLog = time.Now()
 			joined := 0
-			if g := f.groupState(); g != nil {
+			if g := f.Group(); g != nil {
 				for _, in := range g.Instances {
 					if in.Join == core.JoinJoined {
 						joined++
 					}
 				}
 			}
-			lpm := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.ns))
-			ms := f.count(&clusterv1.MachineList{}, client.InNamespace(f.ns))
+			lpm := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
+			ms := f.count(&clusterv1.MachineList{}, client.InNamespace(f.NS))
 			progressf("%s: %d joined, %d LocalMachinePoolMachines, %d Machines, MachinePool %s replicas %d ready %d",
 				time.Since(start).Round(100*time.Millisecond), joined, lpm, ms, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
 		}
 		if time.Now().After(deadline) {
-			f.t.Fatalf("MachinePool not Running with %d replicas within %s: phase %s, replicas %d, ready %d",
+			f.T.Fatalf("MachinePool not Running with %d replicas within %s: phase %s, replicas %d, ready %d",
 				n, timeout, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -236,22 +208,22 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 // waitJoined waits until the cloud's n instances have all joined and the
 // engine has one LocalMachinePoolMachine for each.
 func (f *fixture) waitJoined(n int, timeout time.Duration) {
-	f.t.Helper()
+	f.T.Helper()
 	start, lastLog := time.Now(), time.Now()
-	testenv.Eventually(f.t, timeout, func() error {
+	testenv.Eventually(f.T, timeout, func() error {
 		if time.Since(lastLog) < time.Second {
 			return fmt.Errorf("not yet")
 		}
 		lastLog = time.Now()
 		joined := 0
-		if g := f.groupState(); g != nil {
+		if g := f.Group(); g != nil {
 			for _, in := range g.Instances {
 				if in.Join == core.JoinJoined {
 					joined++
 				}
 			}
 		}
-		objects := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.ns))
+		objects := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
 		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
 			progressf("%s: %d joined, %d LocalMachinePoolMachines", time.Since(start).Round(100*time.Millisecond), joined, objects)
 		}
@@ -264,12 +236,12 @@ func (f *fixture) waitJoined(n int, timeout time.Duration) {
 
 // waitModel waits until the cloud has exactly n instances, all running.
 func (f *fixture) waitModel(n int, timeout time.Duration) string {
-	f.t.Helper()
+	f.T.Helper()
 	var hash string
-	testenv.Eventually(f.t, timeout, func() error {
-		g := f.groupState()
+	testenv.Eventually(f.T, timeout, func() error {
+		g := f.Group()
 		if g == nil || len(g.Instances) != n {
-			return fmt.Errorf("group has %d instances, want %d", len(instancesOf(g)), n)
+			return fmt.Errorf("group has %d instances, want %d", len(itest.InstanceStates(g)), n)
 		}
 		for _, in := range g.Instances {
 			if in.State != core.StateRunning {
@@ -285,11 +257,11 @@ func (f *fixture) waitModel(n int, timeout time.Duration) string {
 // waitRolled waits until the group's model is no longer oldModel and the
 // MachinePool is Running with n Ready replicas, all on the new model.
 func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
-	f.t.Helper()
+	f.T.Helper()
 	start, lastLog := time.Now(), time.Now()
 	progress := os.Getenv("MPOOL_BENCH_PROGRESS") != ""
-	testenv.Eventually(f.t, timeout, func() error {
-		g := f.groupState()
+	testenv.Eventually(f.T, timeout, func() error {
+		g := f.Group()
 		if progress && g != nil && time.Since(lastLog) > time.Second {
 			lastLog = time.Now()
 			count := map[string]int{}
@@ -306,7 +278,7 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 				}
 			}
 			mp := &clusterv1.MachinePool{}
-			_ = env.Client.Get(f.ctx, f.key(poolName), mp)
+			_ = env.Client.Get(f.Ctx, f.Key(poolName), mp)
 			progressf("%s: %v; MachinePool %s, replicas %d, ready %d, nodeRefs %d", time.Since(start).Round(100*time.Millisecond), count,
 				mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, len(mp.Status.NodeRefs))
 		}
@@ -314,7 +286,7 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 			return fmt.Errorf("the group still has model %s", oldModel)
 		}
 		if g == nil || len(g.Instances) != n {
-			return fmt.Errorf("group has %d instances, want %d", len(instancesOf(g)), n)
+			return fmt.Errorf("group has %d instances, want %d", len(itest.InstanceStates(g)), n)
 		}
 		for _, in := range g.Instances {
 			if in.ModelHash != g.ModelHash || in.State != core.StateRunning {
@@ -322,7 +294,7 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 			}
 		}
 		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 			return err
 		}
 		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, -1) != int32(n) || ptr.Deref(mp.Status.Replicas, -1) != int32(n) {
@@ -430,27 +402,4 @@ func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{
 // a benchmark's own log is cut after a few lines.
 func progressf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "progress: "+format+"\n", args...)
-}
-
-// deleteGroupNodes deletes the Nodes of the fixture's scale group.
-func (f *fixture) deleteGroupNodes() {
-	nodes, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{})
-	if err != nil {
-		f.t.Errorf("listing Nodes: %v", err)
-		return
-	}
-	prefix := "local:///" + f.group + "/"
-	err = parallel.ForEach(f.ctx, 16, len(nodes.Items), func(ctx context.Context, i int) error {
-		n := &nodes.Items[i]
-		if !strings.HasPrefix(n.Spec.ProviderID, prefix) {
-			return nil
-		}
-		if err := f.cs.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		f.t.Errorf("deleting the group's Nodes: %v", err)
-	}
 }

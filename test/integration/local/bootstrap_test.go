@@ -15,13 +15,10 @@ import (
 	"k8s.io/utils/ptr"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 
-	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
-
-// dataSecret returns the pool's bootstrap data Secret.
-func (f *fixture) dataSecret() *corev1.Secret { return env.DataSecret(f.t, f.key(poolName)) }
 
 // TestTokenRotationAtRestWritesNothing: a rotated bootstrap token is not a
 // reason to write to the cloud (CAPZ issue #4958 rewrote the scale set
@@ -35,45 +32,15 @@ func TestTokenRotationAtRestWritesNothing(t *testing.T) {
 	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second }})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
-	before := instanceIDs(f.liveInstances())
-	token := f.dataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]
-	if token == "" {
-		t.Fatal("the data Secret names no bootstrap token")
-	}
-
-	sg := mgr.ScaleGroup
-	sg.ResetCounts()
-	testenv.Eventually(t, time.Minute, func() error {
-		if got := f.dataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
-			return fmt.Errorf("the token %s has not been rotated yet", token)
-		}
-		return nil
-	})
-	// Once no instance can be joining with it, the old token is deleted.
-	testenv.Eventually(t, time.Minute, func() error {
-		err := env.Client.Get(f.ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{})
-		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("token Secret %s still there (%v)", token, err)
-		}
-		return nil
-	})
-	// The engine hears of the new data through the Secret; make sure it has
-	// looked at the pool a few times since.
-	f.pokeUntilReconciled(t, 3)
-	if c := sg.Counts(); c.Writes() != 0 || c.Reads() == 0 {
-		t.Fatalf("a token rotation on a pool at rest made %d scale-group writes (%d reads): %v", c.Writes(), c.Reads(), c)
-	}
-	if after := instanceIDs(f.liveInstances()); !slices.Equal(after, before) {
-		t.Fatalf("a token rotation replaced instances: %v, were %v", after, before)
-	}
+	token := f.CheckTokenRotationAtRest(mgr)
 
 	// A scale-up carries the current data, and the new instance joins with it.
-	f.scale(3)
+	f.Scale(3)
 	f.waitConverged(3, v1, "", converge)
 	// The old token is gone (an instance created from the group's stale
 	// data could not join): the new instance joined, so the scale-up carried
 	// the current data. The cloud, like Azure, never returns custom data.
-	if err := env.Client.Get(f.ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+	if err := env.Client.Get(f.Ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the token %s of before the rotation still exists (%v): the join proves nothing", token, err)
 	}
 }
@@ -88,20 +55,20 @@ func TestKubeadmConfigChangeRollsThePool(t *testing.T) {
 	startManager(t, f, cloud.URL(), managerOptions{spy: spy})
 	f.createPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 	f.waitConverged(3, v1, "ubuntu-2404", converge)
-	before := instanceIDs(f.liveInstances())
+	before := itest.IDs(f.Instances())
 
 	w := watchBudgets(f, 3, 1, 0)
 	cfg := &bootstrapv1.KubeadmConfig{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), cfg); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), cfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg.Spec.JoinConfiguration.NodeRegistration.KubeletExtraArgs = append(cfg.Spec.JoinConfiguration.NodeRegistration.KubeletExtraArgs,
 		bootstrapv1.Arg{Name: "max-pods", Value: ptr.To("50")})
-	if err := env.Client.Update(f.ctx, cfg); err != nil {
+	if err := env.Client.Update(f.Ctx, cfg); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 2*converge, func() error {
-		after := instanceIDs(f.liveInstances())
+		after := itest.IDs(f.Instances())
 		for _, id := range before {
 			if slices.Contains(after, id) {
 				return fmt.Errorf("instance %s has not been replaced yet", id)
@@ -110,7 +77,7 @@ func TestKubeadmConfigChangeRollsThePool(t *testing.T) {
 		return f.converged(3, v1, "ubuntu-2404")
 	})
 	w.assertHeld()
-	if !bytes.Contains(f.dataSecret().Data["value"], []byte("max-pods")) {
+	if !bytes.Contains(f.DataSecret().Data["value"], []byte("max-pods")) {
 		t.Fatal("the bootstrap data was not re-rendered with the new kubelet argument")
 	}
 	spy.assertClean()

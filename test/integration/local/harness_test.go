@@ -7,29 +7,23 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/provider"
-	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
@@ -38,9 +32,13 @@ import (
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
+// The names of the Cluster and the pool (itest.Local's).
+var (
+	clusterName = itest.Local.ClusterName
+	poolName    = itest.Local.PoolName
+)
+
 const (
-	clusterName = "c1"
-	poolName    = "pool-0"
 	// v1 and v2 are the Kubernetes versions pools roll between.
 	v1 = "v1.31.2"
 	v2 = "v1.32.0"
@@ -66,14 +64,7 @@ func startCloud(t testing.TB, o cloudOptions) *server.Server {
 		o.bootDelay = 150 * time.Millisecond
 		o.bootJitter = 100 * time.Millisecond
 	}
-	if o.seed == 0 {
-		o.seed = 42
-	}
-	return itest.StartCloud(t, env, core.Options{
-		Seed:              o.seed,
-		DefaultSimulation: &core.Simulation{BootDelay: o.bootDelay, BootJitter: o.bootJitter},
-		Faults:            o.faults,
-	})
+	return itest.Local.StartCloud(t, env, itest.CloudOptions{Seed: o.seed, BootDelay: o.bootDelay, BootJitter: o.bootJitter, Faults: o.faults})
 }
 
 // managerOptions tune a test's manager.
@@ -108,58 +99,31 @@ func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *
 	if err := gates.SetFromMap(map[string]bool{string(features.SkipMachinePoolModelReconciliation): o.skipModelReconciliation}); err != nil {
 		t.Fatal(err)
 	}
-	mopts := itest.ManagerOptions(env, f.ns)
-	mopts.EngineTiming.QuotaRetry = 0 // the engine's default: the quota tests set their own
-	mopts.Gates = gates
-	mopts.Providers = provider.Configs{local.ProviderName: &local.Config{URL: cloudURL}}
-	if o.spy != nil {
-		mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
-	}
-	mopts.WorkloadQPS, mopts.WorkloadBurst = cfg.QPS, cfg.Burst
-	if o.tune != nil {
-		o.tune(&mopts)
-	}
-	return itest.StartManager(t, cfg, mopts, local.ProviderName)
+	return f.StartManagerWith(cfg, func(mopts *manager.Options) {
+		mopts.EngineTiming.QuotaRetry = 0 // the engine's default: the quota tests set their own
+		mopts.Gates = gates
+		mopts.Providers = provider.Configs{local.ProviderName: &local.Config{URL: cloudURL}}
+		if o.spy != nil {
+			mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
+		}
+		mopts.WorkloadQPS, mopts.WorkloadBurst = cfg.QPS, cfg.Burst
+	}, o.tune)
 }
 
-// fixture is one test's cluster and pool, in its own namespace.
+// fixture is one test's cluster and pool, in its own namespace
+// (itest.Local's fixture); group is the pool's group in the cloud.
 type fixture struct {
-	t     testing.TB
-	ctx   context.Context
-	ns    string
-	cloud *server.Server
-	cs    kubernetes.Interface
+	*itest.Fixture
 	group string
 }
 
-// newFixture creates a namespace with a Cluster whose workload cluster is the
-// test API server, with its kubeconfig and CA Secrets as Cluster API keeps
-// them.
+// newFixture creates a namespace with a Cluster whose workload cluster is
+// the test API server, with its kubeconfig and CA Secrets as Cluster API
+// keeps them.
 func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fixture{t: t, ctx: context.Background(), ns: env.NewNamespace(t), cloud: cloud, cs: cs}
-	f.group = contract.GroupName(f.ns, poolName, 63)
-	f.create(&clusterv1.Cluster{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: clusterName},
-		Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(t)},
-	})
-	env.RegisterWorkloadCluster(t, f.ns, clusterName)
-	return f
-}
-
-func (f *fixture) create(obj client.Object) {
-	f.t.Helper()
-	if err := env.Client.Create(f.ctx, obj); err != nil {
-		f.t.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
-	}
-}
-
-func (f *fixture) key(name string) types.NamespacedName {
-	return types.NamespacedName{Namespace: f.ns, Name: name}
+	f := itest.NewFixture(t, env, itest.Local, cloud)
+	return &fixture{Fixture: f, group: itest.LocalGroup(f)}
 }
 
 // poolSpec describes a test pool.
@@ -177,7 +141,7 @@ type poolSpec struct {
 // KubeadmConfig, the way the seeds' Azure example pairs MachinePool,
 // AzureMachinePool and KubeadmConfig.
 func (f *fixture) createPool(p poolSpec) {
-	f.t.Helper()
+	f.T.Helper()
 	if p.version == "" {
 		p.version = v1
 	}
@@ -193,8 +157,8 @@ func (f *fixture) createPool(p poolSpec) {
 	if p.zones == nil {
 		p.zones = []string{"zone-a", "zone-b", "zone-c"}
 	}
-	f.create(&infrav1.LocalMachinePool{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName},
+	f.Create(&infrav1.LocalMachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName},
 		Spec: infrav1.LocalMachinePoolSpec{
 			Template: infrav1.LocalMachinePoolMachineTemplate{InstanceType: "sim.small", Image: p.image, Zones: p.zones},
 			Strategy: infrav1.MachinePoolDeploymentStrategy{
@@ -205,8 +169,8 @@ func (f *fixture) createPool(p poolSpec) {
 			},
 		},
 	})
-	f.create(&bootstrapv1.KubeadmConfig{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName},
+	f.Create(&bootstrapv1.KubeadmConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName},
 		Spec: bootstrapv1.KubeadmConfigSpec{
 			JoinConfiguration: bootstrapv1.JoinConfiguration{
 				NodeRegistration: bootstrapv1.NodeRegistrationOptions{
@@ -216,8 +180,8 @@ func (f *fixture) createPool(p poolSpec) {
 			},
 		},
 	})
-	f.create(&clusterv1.MachinePool{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName},
+	f.Create(&clusterv1.MachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName},
 		Spec: clusterv1.MachinePoolSpec{
 			ClusterName: clusterName,
 			Replicas:    ptr.To(p.replicas),
@@ -233,181 +197,38 @@ func (f *fixture) createPool(p poolSpec) {
 	})
 }
 
-// updateMachinePool changes the MachinePool with a conflict-free merge patch.
-func (f *fixture) updateMachinePool(mutate func(*clusterv1.MachinePool)) {
-	f.t.Helper()
-	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
-		f.t.Fatal(err)
-	}
-	before := mp.DeepCopy()
-	mutate(mp)
-	if err := env.Client.Patch(f.ctx, mp, client.MergeFrom(before)); err != nil {
-		f.t.Fatal(err)
-	}
-}
-
 // updateLocalPool changes the LocalMachinePool with a merge patch.
 func (f *fixture) updateLocalPool(mutate func(*infrav1.LocalMachinePool)) {
-	f.t.Helper()
-	p := &infrav1.LocalMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), p); err != nil {
-		f.t.Fatal(err)
-	}
-	before := p.DeepCopy()
-	mutate(p)
-	if err := env.Client.Patch(f.ctx, p, client.MergeFrom(before)); err != nil {
-		f.t.Fatal(err)
-	}
+	f.T.Helper()
+	itest.UpdatePool(f.Fixture, mutate)
 }
 
-func (f *fixture) scale(n int32) {
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Replicas = ptr.To(n) })
-}
-
-func (f *fixture) setVersion(v string) {
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = v })
-}
-
-// group returns the pool's group as the cloud has it, nil when it does not
-// exist. It reads the cloud's core directly: not counted, never faulted.
-func (f *fixture) groupState() *core.Group {
-	g, err := f.cloud.Cloud().GetGroup(f.group)
-	if err != nil {
-		return nil
-	}
-	return g
-}
-
-// liveInstances returns the group's instances not being deleted.
-func (f *fixture) liveInstances() []core.Instance {
-	var out []core.Instance
-	if g := f.groupState(); g != nil {
-		for _, in := range g.Instances {
-			if in.State != core.StateDeleting {
-				out = append(out, in)
-			}
-		}
-	}
-	return out
-}
-
-// poolNodes returns the Nodes of the pool's instances.
-func (f *fixture) poolNodes() []corev1.Node {
-	f.t.Helper()
-	list, err := f.cs.CoreV1().Nodes().List(f.ctx, metav1.ListOptions{})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	var out []corev1.Node
-	prefix := "local:///" + f.group + "/"
-	for _, n := range list.Items {
-		if strings.HasPrefix(n.Spec.ProviderID, prefix) {
-			out = append(out, n)
-		}
-	}
-	return out
+// localPool returns the LocalMachinePool.
+func (f *fixture) localPool() *infrav1.LocalMachinePool {
+	f.T.Helper()
+	return itest.Pool[*infrav1.LocalMachinePool](f.Fixture)
 }
 
 // nodeName is the Node name of instance id (the simulated VM's host name).
 func (f *fixture) nodeName(id string) string { return strings.ReplaceAll(f.group, ".", "-") + "-" + id }
 
-// waitConverged waits until the pool is Running with n Ready Nodes, every
-// instance on the version (and image, when not empty) asked for, one
-// LocalMachinePoolMachine and one Machine per instance, and nothing else
-// left: no instance being deleted, no stray Node.
+// waitConverged waits until the pool has converged with n instances on
+// version (itest.Fixture.Converged) and image, when not empty.
 func (f *fixture) waitConverged(n int, version, image string, timeout time.Duration) {
-	f.t.Helper()
-	testenv.Eventually(f.t, timeout, func() error { return f.converged(n, version, image) })
+	f.T.Helper()
+	testenv.Eventually(f.T, timeout, func() error { return f.converged(n, version, image) })
 }
 
 func (f *fixture) converged(n int, version, image string) error {
-	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+	if err := f.Converged(n, version); err != nil {
 		return err
 	}
-	if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, -1) != int32(n) || ptr.Deref(mp.Status.Replicas, -1) != int32(n) {
-		return fmt.Errorf("MachinePool phase %s, replicas %v, ready %v; want Running with %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
-	}
-	lp := &infrav1.LocalMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
-		return err
-	}
-	if c := meta.FindStatusCondition(lp.Status.Conditions, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
-		return fmt.Errorf("LocalMachinePool not converged: %+v", c)
-	}
-	if len(lp.Spec.ProviderIDList) != n || lp.Status.Replicas != int32(n) || !lp.Status.Ready {
-		return fmt.Errorf("LocalMachinePool reports %d providerIDs, %d replicas, ready %v", len(lp.Spec.ProviderIDList), lp.Status.Replicas, lp.Status.Ready)
-	}
-	g := f.groupState()
-	if g == nil || len(g.Instances) != n {
-		return fmt.Errorf("cloud group has %v instances, want %d", instancesOf(g), n)
-	}
-	for _, in := range g.Instances {
-		if in.State != core.StateRunning || in.Join != core.JoinJoined {
-			return fmt.Errorf("instance %s is %s/%s: %s", in.ID, in.State, in.Join, in.Message)
-		}
-		if in.ModelHash != lp.Status.ModelHash {
-			return fmt.Errorf("instance %s runs model %s, pool model is %s", in.ID, in.ModelHash, lp.Status.ModelHash)
-		}
-	}
-	nodes := f.poolNodes()
-	if len(nodes) != n {
-		return fmt.Errorf("%d Nodes, want %d", len(nodes), n)
-	}
-	for i := range nodes {
-		node := &nodes[i]
-		if !testenv.NodeReady(node) || node.Spec.Unschedulable {
-			return fmt.Errorf("Node %s ready %v unschedulable %v", node.Name, testenv.NodeReady(node), node.Spec.Unschedulable)
-		}
-		if node.Status.NodeInfo.KubeletVersion != version {
-			return fmt.Errorf("Node %s runs %s, want %s", node.Name, node.Status.NodeInfo.KubeletVersion, version)
-		}
+	for _, node := range f.PoolNodes() {
 		if image != "" && !strings.Contains(node.Status.NodeInfo.OSImage, image) {
 			return fmt.Errorf("Node %s runs image %q, want %q", node.Name, node.Status.NodeInfo.OSImage, image)
 		}
 	}
-	machines := &infrav1.LocalMachinePoolMachineList{}
-	if err := env.Client.List(f.ctx, machines, client.InNamespace(f.ns)); err != nil {
-		return err
-	}
-	if len(machines.Items) != n {
-		return fmt.Errorf("%d LocalMachinePoolMachines, want %d", len(machines.Items), n)
-	}
-	for _, m := range machines.Items {
-		if !m.Status.Ready || !m.Status.LatestModelApplied || m.Status.State != infrav1.LocalInstanceRunning || m.Status.NodeRef == nil {
-			return fmt.Errorf("LocalMachinePoolMachine %s: %+v", m.Name, m.Status)
-		}
-	}
-	cm := &clusterv1.MachineList{}
-	if err := env.Client.List(f.ctx, cm, client.InNamespace(f.ns)); err != nil {
-		return err
-	}
-	if len(cm.Items) != n {
-		return fmt.Errorf("%d Machines, want %d", len(cm.Items), n)
-	}
 	return nil
-}
-
-func instancesOf(g *core.Group) []string {
-	if g == nil {
-		return nil
-	}
-	var out []string
-	for _, in := range g.Instances {
-		out = append(out, in.ID+":"+string(in.State))
-	}
-	return out
-}
-
-// instanceIDs returns the IDs of instances, sorted.
-func instanceIDs(in []core.Instance) []string {
-	out := make([]string, len(in))
-	for i := range in {
-		out[i] = in[i].ID
-	}
-	slices.Sort(out)
-	return out
 }
 
 // cloudSpy is the manager's HTTP transport to the cloud. It records every
@@ -427,7 +248,7 @@ type cloudSpy struct {
 }
 
 func newCloudSpy(t testing.TB, f *fixture) *cloudSpy {
-	return &cloudSpy{t: t, cs: f.cs, group: f.group, next: http.DefaultTransport, deletes: map[string]int{}}
+	return &cloudSpy{t: t, cs: f.CS, group: f.group, next: http.DefaultTransport, deletes: map[string]int{}}
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -502,7 +323,3 @@ func (s *cloudSpy) deleted() map[string]int {
 	}
 	return out
 }
-
-// reconciles returns how many reconciles the LocalMachinePool controllers of
-// this process have finished.
-func reconciles(t testing.TB) int64 { return testenv.Reconciles(t, "localmachinepool") }

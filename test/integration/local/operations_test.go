@@ -34,6 +34,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestReplicasManagedByAnExternalAutoscaler: with
@@ -50,7 +51,7 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	}})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		if mp.Annotations == nil {
 			mp.Annotations = map[string]string{}
 		}
@@ -78,31 +79,31 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	// back, and the engine never writes to the cloud meanwhile.
 	sg := mgr.ScaleGroup
 	sg.ResetCounts()
-	f.scale(2)
+	f.Scale(2)
 	f.waitMachinePoolReplicas(4)
-	f.pokeUntilReconciled(t, 3)
+	f.PokeUntilReconciled(t, 3)
 	if c := sg.Counts(); c.Writes() != 0 {
 		t.Errorf("the engine wrote to the cloud %d times although the autoscaler manages the replicas: %v", c.Writes(), c)
 	}
-	if g := f.groupState(); g == nil || g.Capacity != 4 || len(f.liveInstances()) != 4 {
-		t.Fatalf("the group was scaled back: %v", instancesOf(g))
+	if g := f.Group(); g == nil || g.Capacity != 4 || len(f.Instances()) != 4 {
+		t.Fatalf("the group was scaled back: %v", itest.InstanceStates(g))
 	}
 
 	// A new version replaces every instance within maxSurge 1 and
 	// maxUnavailable 0 around the autoscaler's 4, and ends at 4: the
 	// engine's own surge is never taken for the autoscaler's.
-	before := instanceIDs(f.liveInstances())
+	before := itest.IDs(f.Instances())
 	w := watchBudgets(f, 4, 1, 0)
-	f.setVersion(v2)
+	f.SetVersion(v2)
 	f.waitConverged(4, v2, "", converge)
 	w.stop()
 	w.assertHeld()
-	for _, id := range instanceIDs(f.liveInstances()) {
+	for _, id := range itest.IDs(f.Instances()) {
 		if slices.Contains(before, id) {
 			t.Errorf("instance %s was not replaced", id)
 		}
 	}
-	if g := f.groupState(); g == nil || g.Capacity != 4 {
+	if g := f.Group(); g == nil || g.Capacity != 4 {
 		t.Fatalf("after the rollout the group has capacity %v, want 4", g)
 	}
 	f.waitMachinePoolReplicas(4)
@@ -129,25 +130,25 @@ func TestPausedClusterWritesNothing(t *testing.T) {
 	// manager's cache, which the engine shares, holds the paused Cluster.
 	f.setClusterPaused(true)
 	f.waitMachinePoolPaused(true)
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		mp.Spec.Replicas = ptr.To[int32](4)
 		mp.Spec.Template.Spec.Version = v2
 	})
 	// And once it has marked the changed generation paused, the changes.
 	f.waitMachinePoolPaused(true)
 
-	group := f.groupState()
+	group := f.Group()
 	lp := f.localPool()
 	objects := f.instanceObjectVersions()
 	sg := mgr.ScaleGroup
 	sg.ResetCounts()
-	f.pokeUntilReconciled(t, 2)
+	f.PokeUntilReconciled(t, 2)
 
 	if c := sg.Counts(); c.Reads() != 0 || c.Writes() != 0 {
 		t.Errorf("a paused pool called the cloud: %v", c)
 	}
-	if g := f.groupState(); g == nil || g.Capacity != group.Capacity || g.ModelHash != group.ModelHash || !slices.Equal(instanceIDs(g.Instances), instanceIDs(group.Instances)) {
-		t.Errorf("the group changed while paused: %v, was %v", instancesOf(g), instancesOf(group))
+	if g := f.Group(); g == nil || g.Capacity != group.Capacity || g.ModelHash != group.ModelHash || !slices.Equal(itest.IDs(g.Instances), itest.IDs(group.Instances)) {
+		t.Errorf("the group changed while paused: %v, was %v", itest.InstanceStates(g), itest.InstanceStates(group))
 	}
 	after := f.localPool()
 	if !equality.Semantic.DeepEqual(after.Status, lp.Status) || !equality.Semantic.DeepEqual(after.Spec, lp.Spec) ||
@@ -172,25 +173,25 @@ func TestDrainTimeout(t *testing.T) {
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 
-	live := f.liveInstances()
+	live := f.Instances()
 	slices.SortFunc(live, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	victim := live[0].ID // deletePolicy Oldest
 	f.runPod("guarded", f.nodeName(victim), "guarded")
 	f.pdb("guarded", 1, 0)
 
 	refused := f.refusedEvictions()
-	f.scale(1)
+	f.Scale(1)
 	testenv.Eventually(t, converge, func() error {
 		if n := f.refusedEvictions() - refused; n < 3 {
 			return fmt.Errorf("%v evictions refused so far", n)
 		}
 		return nil
 	})
-	if !slices.Contains(instanceIDs(f.liveInstances()), victim) || !f.podExists("guarded") {
+	if !slices.Contains(itest.IDs(f.Instances()), victim) || !f.podExists("guarded") {
 		t.Fatalf("without a nodeDrainTimeout instance %s went while its pod's PodDisruptionBudget refused the eviction", victim)
 	}
 	obj := &infrav1.LocalMachinePoolMachine{}
-	if err := env.Client.Get(f.ctx, f.key(contract.InstanceObjectName(poolName, victim)), obj); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, victim)), obj); err != nil {
 		t.Fatal(err)
 	}
 	started, err := time.Parse(time.RFC3339, obj.Annotations[preview.DrainStartedAnnotation])
@@ -199,7 +200,7 @@ func TestDrainTimeout(t *testing.T) {
 	}
 	testenv.Eventually(t, 30*time.Second, func() error {
 		obj := &infrav1.LocalMachinePoolMachine{}
-		if err := env.Client.Get(f.ctx, f.key(contract.InstanceObjectName(poolName, victim)), obj); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, victim)), obj); err != nil {
 			return err
 		}
 		if c := meta.FindStatusCondition(obj.Status.Conditions, infrav1.DrainingSucceededCondition); c == nil || c.Reason != infrav1.DrainingReason || !strings.Contains(c.Message, "guarded") {
@@ -209,11 +210,11 @@ func TestDrainTimeout(t *testing.T) {
 	})
 
 	const timeout = 4 * time.Second
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To(int32(timeout / time.Second))
 	})
 	testenv.Eventually(t, converge, func() error {
-		if slices.Contains(instanceIDs(f.liveInstances()), victim) {
+		if slices.Contains(itest.IDs(f.Instances()), victim) {
 			return fmt.Errorf("instance %s is still there", victim)
 		}
 		return nil
@@ -245,10 +246,10 @@ func TestNeverJoinedInstanceIsReplaced(t *testing.T) {
 	if _, err := cloud.Cloud().SetGroupFaults(f.group, core.GroupFaults{WrongTokens: 1}); err != nil {
 		t.Fatal(err)
 	}
-	f.scale(3)
+	f.Scale(3)
 	var bad core.Instance
 	testenv.Eventually(t, converge, func() error {
-		for _, in := range f.liveInstances() {
+		for _, in := range f.Instances() {
 			if in.WrongToken {
 				bad = in
 				if in.Join == core.JoinFailed {
@@ -263,7 +264,7 @@ func TestNeverJoinedInstanceIsReplaced(t *testing.T) {
 	}
 
 	f.waitConverged(3, v1, "", converge)
-	if slices.Contains(instanceIDs(f.liveInstances()), bad.ID) {
+	if slices.Contains(itest.IDs(f.Instances()), bad.ID) {
 		t.Fatalf("instance %s, which never joined, is still there", bad.ID)
 	}
 	if got := spy.deleted(); len(got) != 1 || got[bad.ID] != 1 {
@@ -295,7 +296,7 @@ func TestQuotaExceeded(t *testing.T) {
 	}
 	sg := mgr.ScaleGroup
 	sg.ResetCounts()
-	f.scale(4)
+	f.Scale(4)
 	testenv.Eventually(t, converge, func() error {
 		if n := sg.Counts()[metrics.OpApply]["quota_exceeded"]; n < 3 {
 			return fmt.Errorf("%d capacity requests refused for quota", n)
@@ -316,8 +317,8 @@ func TestQuotaExceeded(t *testing.T) {
 	if r := meta.FindStatusCondition(lp.Status.Conditions, clusterv1.ReadyCondition); r == nil || r.Reason != infrav1.QuotaExceededReason {
 		t.Errorf("Ready %+v, want it to mirror ScaleGroupReady", r)
 	}
-	if g := f.groupState(); g == nil || g.Capacity != 2 || len(f.liveInstances()) != 2 || lp.Status.Replicas != 2 {
-		t.Fatalf("the pool left the quota: group %v, reported replicas %d", instancesOf(g), lp.Status.Replicas)
+	if g := f.Group(); g == nil || g.Capacity != 2 || len(f.Instances()) != 2 || lp.Status.Replicas != 2 {
+		t.Fatalf("the pool left the quota: group %v, reported replicas %d", itest.InstanceStates(g), lp.Status.Replicas)
 	}
 	f.waitPoolEvent(events.QuotaExceeded, "quota")
 
@@ -330,22 +331,13 @@ func TestQuotaExceeded(t *testing.T) {
 	}
 }
 
-func (f *fixture) localPool() *infrav1.LocalMachinePool {
-	f.t.Helper()
-	lp := &infrav1.LocalMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
-		f.t.Fatal(err)
-	}
-	return lp
-}
-
 // waitMachinePoolReplicas waits until the MachinePool's spec.replicas and
 // status.replicas are n.
 func (f *fixture) waitMachinePoolReplicas(n int32) {
-	f.t.Helper()
-	testenv.Eventually(f.t, converge, func() error {
+	f.T.Helper()
+	testenv.Eventually(f.T, converge, func() error {
 		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 			return err
 		}
 		if ptr.Deref(mp.Spec.Replicas, -1) != n || ptr.Deref(mp.Status.Replicas, -1) != n {
@@ -355,39 +347,30 @@ func (f *fixture) waitMachinePoolReplicas(n int32) {
 	})
 }
 
-// pokeUntilReconciled changes an annotation of the LocalMachinePool until
-// the engine has finished n more reconciles. At most one reconcile of the
-// pool runs at a time, so of n >= 2 reconciles counted after this call
-// starts, at least n-1 started after it: they saw everything the manager's
-// cache held when it was called.
-func (f *fixture) pokeUntilReconciled(t *testing.T, n int64) {
-	env.PokeUntilReconciled(t, &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: poolName}}, "localmachinepool", n)
-}
-
 func (f *fixture) setClusterPaused(paused bool) {
-	f.t.Helper()
+	f.T.Helper()
 	c := &clusterv1.Cluster{}
-	if err := env.Client.Get(f.ctx, f.key(clusterName), c); err != nil {
-		f.t.Fatal(err)
+	if err := env.Client.Get(f.Ctx, f.Key(clusterName), c); err != nil {
+		f.T.Fatal(err)
 	}
 	before := c.DeepCopy()
 	c.Spec.Paused = ptr.To(paused)
-	if err := env.Client.Patch(f.ctx, c, client.MergeFrom(before)); err != nil {
-		f.t.Fatal(err)
+	if err := env.Client.Patch(f.Ctx, c, client.MergeFrom(before)); err != nil {
+		f.T.Fatal(err)
 	}
 }
 
 // waitMachinePoolPaused waits until the core controller has reported the
 // MachinePool's current generation as paused (or not).
 func (f *fixture) waitMachinePoolPaused(paused bool) {
-	f.t.Helper()
+	f.T.Helper()
 	want := metav1.ConditionFalse
 	if paused {
 		want = metav1.ConditionTrue
 	}
-	testenv.Eventually(f.t, 30*time.Second, func() error {
+	testenv.Eventually(f.T, 30*time.Second, func() error {
 		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(mp.Status.Conditions, clusterv1.PausedCondition)
@@ -401,10 +384,10 @@ func (f *fixture) waitMachinePoolPaused(paused bool) {
 // instanceObjectVersions returns the resourceVersion of every
 // LocalMachinePoolMachine, by name.
 func (f *fixture) instanceObjectVersions() map[string]string {
-	f.t.Helper()
+	f.T.Helper()
 	list := &infrav1.LocalMachinePoolMachineList{}
-	if err := env.Client.List(f.ctx, list, client.InNamespace(f.ns)); err != nil {
-		f.t.Fatal(err)
+	if err := env.Client.List(f.Ctx, list, client.InNamespace(f.NS)); err != nil {
+		f.T.Fatal(err)
 	}
 	out := map[string]string{}
 	for _, m := range list.Items {
@@ -416,10 +399,10 @@ func (f *fixture) instanceObjectVersions() map[string]string {
 // waitPoolEvent waits for an event of reason about the LocalMachinePool
 // whose note contains text, and returns it.
 func (f *fixture) waitPoolEvent(reason, text string) eventsv1.Event {
-	f.t.Helper()
+	f.T.Helper()
 	var found eventsv1.Event
-	testenv.Eventually(f.t, 30*time.Second, func() error {
-		list, err := f.cs.EventsV1().Events(f.ns).List(f.ctx, metav1.ListOptions{})
+	testenv.Eventually(f.T, 30*time.Second, func() error {
+		list, err := f.CS.EventsV1().Events(f.NS).List(f.Ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
@@ -440,10 +423,10 @@ func (f *fixture) waitPoolEvent(reason, text string) eventsv1.Event {
 // with 429 Too Many Requests, as it does when a PodDisruptionBudget allows
 // none (apiserver_request_total).
 func (f *fixture) refusedEvictions() float64 {
-	f.t.Helper()
-	raw, err := f.cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(f.ctx)
+	f.T.Helper()
+	raw, err := f.CS.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(f.Ctx)
 	if err != nil {
-		f.t.Fatalf("reading the API server's metrics: %v", err)
+		f.T.Fatalf("reading the API server's metrics: %v", err)
 	}
 	var n float64
 	for _, line := range strings.Split(string(raw), "\n") {
@@ -473,7 +456,7 @@ func recordInstanceConditions(t *testing.T, f *fixture) *conditionRecorder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.ns))
+	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
 	if err != nil {
 		t.Fatalf("watching the LocalMachinePoolMachines: %v", err)
 	}

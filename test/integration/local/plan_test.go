@@ -33,7 +33,7 @@ func TestPlanAgreesWithTheRollingUpgrade(t *testing.T) {
 	startManager(t, f, cloud.URL(), managerOptions{})
 	f.growPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		mp.Annotations = map[string]string{preview.RolloutPausedAnnotation: "true"}
 		mp.Spec.Template.Spec.Version = v2
 	})
@@ -53,7 +53,7 @@ func TestPlanAgreesWithTheRollingUpgrade(t *testing.T) {
 	}
 
 	rec := recordRemovals(t, f)
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
 	f.waitConverged(3, v2, "", 2*converge)
 	rec.assertWaves(want)
 }
@@ -86,7 +86,7 @@ func TestPlanAgreesWithScaleDown(t *testing.T) {
 				f.waitConverged(3, v1, "", converge)
 			}
 
-			f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+			f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 				mp.Annotations = map[string]string{preview.RolloutPausedAnnotation: "true"}
 				mp.Spec.Replicas = ptr.To[int32](1)
 			})
@@ -113,7 +113,7 @@ func TestPlanAgreesWithScaleDown(t *testing.T) {
 			}
 
 			rec := recordRemovals(t, f)
-			f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
+			f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
 			f.waitConverged(1, v1, "", converge)
 			rec.assertWaves(want)
 		})
@@ -125,7 +125,7 @@ func TestPlanAgreesWithScaleDown(t *testing.T) {
 // the API server keeps creation times in whole seconds and the plan orders
 // instances by them, where the engine has the cloud's exact times.
 func (f *fixture) growPool(p poolSpec) {
-	f.t.Helper()
+	f.T.Helper()
 	n := p.replicas
 	p.replicas = 1
 	f.createPool(p)
@@ -133,13 +133,13 @@ func (f *fixture) growPool(p poolSpec) {
 	for i := int32(2); i <= n; i++ {
 		objects := f.objectsByAge()
 		newest := f.object(objects[len(objects)-1]).CreationTimestamp.Unix()
-		testenv.Eventually(f.t, 3*time.Second, func() error {
+		testenv.Eventually(f.T, 3*time.Second, func() error {
 			if now := time.Now().Unix(); now <= newest {
 				return fmt.Errorf("still in second %d of the newest per-instance object", now)
 			}
 			return nil
 		})
-		f.scale(i)
+		f.Scale(i)
 		f.waitConverged(int(i), v1, "", converge)
 	}
 }
@@ -147,10 +147,10 @@ func (f *fixture) growPool(p poolSpec) {
 // waitReportedStale waits until the engine reports n Running instances, all
 // on an older model than the pool's.
 func (f *fixture) waitReportedStale(n int) {
-	f.t.Helper()
-	testenv.Eventually(f.t, converge, func() error {
+	f.T.Helper()
+	testenv.Eventually(f.T, converge, func() error {
 		list := &infrav1.LocalMachinePoolMachineList{}
-		if err := env.Client.List(f.ctx, list, client.InNamespace(f.ns)); err != nil {
+		if err := env.Client.List(f.Ctx, list, client.InNamespace(f.NS)); err != nil {
 			return err
 		}
 		stale := 0
@@ -168,13 +168,13 @@ func (f *fixture) waitReportedStale(n int) {
 
 // plan runs `mpool rollout plan` on the pool, as the command does.
 func (f *fixture) plan() *cli.RolloutPlanView {
-	f.t.Helper()
-	v, err := cli.PlanRollout(f.ctx, env.Client, f.ns, poolName, cli.PlanOptions{Now: time.Now()})
+	f.T.Helper()
+	v, err := cli.PlanRollout(f.Ctx, env.Client, f.NS, poolName, cli.PlanOptions{Now: time.Now()})
 	if err != nil {
-		f.t.Fatalf("planning the rollout: %v", err)
+		f.T.Fatalf("planning the rollout: %v", err)
 	}
 	b, _ := json.MarshalIndent(v, "", "  ")
-	f.t.Logf("rollout plan:\n%s", b)
+	f.T.Logf("rollout plan:\n%s", b)
 	return v
 }
 
@@ -200,10 +200,10 @@ func victimWaves(v *cli.RolloutPlanView) [][]string {
 // objectsByAge returns the names of the pool's per-instance objects, oldest
 // first.
 func (f *fixture) objectsByAge() []string {
-	f.t.Helper()
+	f.T.Helper()
 	list := &infrav1.LocalMachinePoolMachineList{}
-	if err := env.Client.List(f.ctx, list, client.InNamespace(f.ns)); err != nil {
-		f.t.Fatal(err)
+	if err := env.Client.List(f.Ctx, list, client.InNamespace(f.NS)); err != nil {
+		f.T.Fatal(err)
 	}
 	slices.SortFunc(list.Items, func(a, b infrav1.LocalMachinePoolMachine) int {
 		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
@@ -219,10 +219,10 @@ func (f *fixture) objectsByAge() []string {
 }
 
 func (f *fixture) object(name string) *infrav1.LocalMachinePoolMachine {
-	f.t.Helper()
+	f.T.Helper()
 	m := &infrav1.LocalMachinePoolMachine{}
-	if err := env.Client.Get(f.ctx, f.key(name), m); err != nil {
-		f.t.Fatal(err)
+	if err := env.Client.Get(f.Ctx, f.Key(name), m); err != nil {
+		f.T.Fatal(err)
 	}
 	return m
 }
@@ -254,7 +254,7 @@ func recordRemovals(t *testing.T, f *fixture) *removalRecorder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.ns))
+	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
 	if err != nil {
 		t.Fatalf("watching the LocalMachinePoolMachines: %v", err)
 	}

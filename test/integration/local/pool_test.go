@@ -24,6 +24,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 const converge = 90 * time.Second
@@ -35,13 +36,13 @@ func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
 	f.createPool(poolSpec{replicas: 3})
 	f.waitConverged(3, v1, "ubuntu-2404", converge)
 
-	for _, n := range f.poolNodes() {
+	for _, n := range f.PoolNodes() {
 		if n.Labels["mpool.dev/pool"] != poolName {
 			t.Errorf("Node %s lacks the label from the bootstrap data's join configuration: %v", n.Name, n.Labels)
 		}
 	}
 	lp := &infrav1.LocalMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), lp); err != nil {
 		t.Fatal(err)
 	}
 	if lp.Status.InfrastructureMachineKind != infrav1.LocalMachinePoolMachineKind || !slices.IsSorted(lp.Spec.ProviderIDList) || len(lp.Status.Instances) != 3 {
@@ -53,7 +54,7 @@ func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
 		}
 	}
 	machines := &infrav1.LocalMachinePoolMachineList{}
-	if err := env.Client.List(f.ctx, machines, client.InNamespace(f.ns)); err != nil {
+	if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range machines.Items {
@@ -64,32 +65,9 @@ func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
 	}
 
 	// A converged pool costs one cloud read and no write per reconcile.
-	sg := mgr.ScaleGroup
-	sg.ResetCounts()
-	before := reconciles(t)
 	const pokes = 5
-	for i := range pokes {
-		f.updateLocalPool(func(p *infrav1.LocalMachinePool) {
-			if p.Annotations == nil {
-				p.Annotations = map[string]string{}
-			}
-			p.Annotations["test.mpool.dev/poke"] = fmt.Sprint(i)
-		})
-		testenv.Eventually(t, 10*time.Second, func() error {
-			if got := sg.Counts().Reads(); got < int64(i+1) {
-				return fmt.Errorf("%d reads after %d pokes", got, i+1)
-			}
-			return nil
-		})
-	}
-	// A reconcile is counted when it returns, after its read.
-	testenv.Eventually(t, 10*time.Second, func() error {
-		if r, n := sg.Counts().Reads(), reconciles(t)-before; n < r {
-			return fmt.Errorf("%d reads, %d reconciles finished", r, n)
-		}
-		return nil
-	})
-	c, n := sg.Counts(), reconciles(t)-before
+	n := f.SteadyState(t, mgr, pokes)
+	c := mgr.ScaleGroup.Counts()
 	t.Logf("steady state: %d reconciles, %d cloud reads, %d cloud writes", n, c.Reads(), c.Writes())
 	if c.Writes() != 0 || c.Reads() != n || n < pokes {
 		t.Errorf("steady state cost %d reads and %d writes for %d reconciles, want one read and no write each", c.Reads(), c.Writes(), n)
@@ -104,11 +82,11 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 	f.createPool(poolSpec{replicas: 3, maxUnavailable: intstr.FromInt32(3)})
 	f.waitConverged(3, v1, "", converge)
 
-	f.scale(5)
+	f.Scale(5)
 	f.waitConverged(5, v1, "", converge)
 
 	// Oldest first: the three oldest go when scaling to 2.
-	live := f.liveInstances()
+	live := f.Instances()
 	slices.SortFunc(live, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	guarded, plain, third := live[0].ID, live[1].ID, live[2].ID
 	keep := []string{live[3].ID, live[4].ID}
@@ -118,9 +96,9 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 	f.runPod("plain", f.nodeName(plain), "plain")
 	f.runPod("survivor", f.nodeName(keep[0]), "survivor")
 
-	f.scale(2)
+	f.Scale(2)
 	testenv.Eventually(t, converge, func() error {
-		ids := instanceIDs(f.liveInstances())
+		ids := itest.IDs(f.Instances())
 		if slices.Contains(ids, plain) || slices.Contains(ids, third) {
 			return fmt.Errorf("live instances %v still include %s or %s", ids, plain, third)
 		}
@@ -128,11 +106,11 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 	})
 	// The PodDisruptionBudget allows no eviction: the oldest instance stays,
 	// cordoned, with its pod, however often the pool is reconciled.
-	ids := instanceIDs(f.liveInstances())
+	ids := itest.IDs(f.Instances())
 	if !slices.Contains(ids, guarded) {
 		t.Fatalf("instance %s went although its pod's PodDisruptionBudget allows no eviction (live: %v)", guarded, ids)
 	}
-	node, err := f.cs.CoreV1().Nodes().Get(f.ctx, f.nodeName(guarded), metav1.GetOptions{})
+	node, err := f.CS.CoreV1().Nodes().Get(f.Ctx, f.nodeName(guarded), metav1.GetOptions{})
 	if err != nil || !node.Spec.Unschedulable {
 		t.Errorf("Node of %s should be cordoned: %v", guarded, err)
 	}
@@ -140,11 +118,11 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 		t.Error("the guarded pod was evicted against its PodDisruptionBudget")
 	}
 	lp := &infrav1.LocalMachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), lp); err != nil {
 		t.Fatal(err)
 	}
 	m := &infrav1.LocalMachinePoolMachine{}
-	if err := env.Client.Get(f.ctx, f.key(contract.InstanceObjectName(poolName, guarded)), m); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, guarded)), m); err != nil {
 		t.Fatal(err)
 	}
 	if m.Status.State != infrav1.LocalInstanceDeleting || m.Annotations[preview.DrainStartedAnnotation] == "" {
@@ -153,7 +131,7 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 
 	f.pdb("guarded", 0, -1)
 	f.waitConverged(2, v1, "", converge)
-	if got := instanceIDs(f.liveInstances()); !slices.Equal(got, keep) {
+	if got := itest.IDs(f.Instances()); !slices.Equal(got, keep) {
 		t.Errorf("kept %v, want the two newest %v", got, keep)
 	}
 	if f.podExists("guarded") || f.podExists("plain") || !f.podExists("survivor") {
@@ -175,7 +153,7 @@ func TestRollingUpgradeKeepsTheBudgets(t *testing.T) {
 		{
 			name: "version with maxSurge 1 maxUnavailable 0", replicas: 3,
 			maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0), surge: 1, unavail: 0,
-			change: func(f *fixture) { f.setVersion(v2) }, version: v2, image: "ubuntu-2404",
+			change: func(f *fixture) { f.SetVersion(v2) }, version: v2, image: "ubuntu-2404",
 		},
 		{
 			name: "image with maxSurge 25% maxUnavailable 1", replicas: 5,
@@ -193,7 +171,7 @@ func TestRollingUpgradeKeepsTheBudgets(t *testing.T) {
 			startManager(t, f, cloud.URL(), managerOptions{spy: spy})
 			f.createPool(poolSpec{replicas: int32(tc.replicas), maxSurge: tc.maxSurge, maxUnavailable: tc.maxUnavailable})
 			f.waitConverged(tc.replicas, v1, "ubuntu-2404", converge)
-			before := instanceIDs(f.liveInstances())
+			before := itest.IDs(f.Instances())
 			for i, id := range before {
 				f.runPod(fmt.Sprintf("app-%d", i), f.nodeName(id), "app")
 			}
@@ -203,7 +181,7 @@ func TestRollingUpgradeKeepsTheBudgets(t *testing.T) {
 			f.waitConverged(tc.replicas, tc.version, tc.image, 2*converge)
 			w.assertHeld()
 
-			after := instanceIDs(f.liveInstances())
+			after := itest.IDs(f.Instances())
 			for _, id := range before {
 				if slices.Contains(after, id) {
 					t.Errorf("instance %s was not replaced", id)
@@ -222,25 +200,25 @@ func TestDeletingAPoolMachineReplacesThatInstance(t *testing.T) {
 	f.createPool(poolSpec{replicas: 3})
 	f.waitConverged(3, v1, "", converge)
 
-	before := instanceIDs(f.liveInstances())
+	before := itest.IDs(f.Instances())
 	victim := before[1]
 	f.runPod("app", f.nodeName(victim), "app")
 	machine := &clusterv1.Machine{}
-	if err := env.Client.Get(f.ctx, f.key(contract.InstanceObjectName(poolName, victim)), machine); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, victim)), machine); err != nil {
 		t.Fatalf("the pool Machine of %s: %v", victim, err)
 	}
-	if err := env.Client.Delete(f.ctx, machine); err != nil {
+	if err := env.Client.Delete(f.Ctx, machine); err != nil {
 		t.Fatal(err)
 	}
 
 	testenv.Eventually(t, converge, func() error {
-		if ids := instanceIDs(f.liveInstances()); slices.Contains(ids, victim) {
+		if ids := itest.IDs(f.Instances()); slices.Contains(ids, victim) {
 			return fmt.Errorf("instance %s survives the deletion of its Machine (live: %v)", victim, ids)
 		}
 		return nil
 	})
 	f.waitConverged(3, v1, "", converge)
-	after := instanceIDs(f.liveInstances())
+	after := itest.IDs(f.Instances())
 	var kept int
 	for _, id := range before {
 		if slices.Contains(after, id) {
@@ -266,14 +244,14 @@ func TestSkipMachinePoolModelReconciliation(t *testing.T) {
 	startManager(t, f, cloud.URL(), managerOptions{skipModelReconciliation: true, spy: spy})
 	f.createPool(poolSpec{replicas: 3, deletePolicy: infrav1.NewestDeletePolicyType})
 	f.waitConverged(3, v1, "", converge)
-	old := instanceIDs(f.liveInstances())
-	oldHash := f.liveInstances()[0].ModelHash
+	old := itest.IDs(f.Instances())
+	oldHash := f.Instances()[0].ModelHash
 
 	// A new version: the model changes, the instances stay.
-	f.setVersion(v2)
+	f.SetVersion(v2)
 	var lp infrav1.LocalMachinePool
 	testenv.Eventually(t, converge, func() error {
-		if err := env.Client.Get(f.ctx, f.key(poolName), &lp); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), &lp); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(lp.Status.Conditions, infrav1.ScaleGroupModelUpdatedCondition)
@@ -285,28 +263,28 @@ func TestSkipMachinePoolModelReconciliation(t *testing.T) {
 		}
 		return nil
 	})
-	if got := instanceIDs(f.liveInstances()); !slices.Equal(got, old) {
+	if got := itest.IDs(f.Instances()); !slices.Equal(got, old) {
 		t.Fatalf("instances %v replaced (was %v) although the gate keeps stale instances", got, old)
 	}
 
 	// Scaling out adds an instance on the new model.
-	f.scale(4)
+	f.Scale(4)
 	testenv.Eventually(t, converge, func() error { return f.readyOnModels(4, map[string]int{oldHash: 3, lp.Status.ModelHash: 1}) })
 	// Scaling in follows deletePolicy (Newest) and not staleness: the new
 	// instance goes, the stale ones stay.
-	f.scale(3)
+	f.Scale(3)
 	testenv.Eventually(t, converge, func() error {
-		if got := instanceIDs(f.liveInstances()); !slices.Equal(got, old) {
+		if got := itest.IDs(f.Instances()); !slices.Equal(got, old) {
 			return fmt.Errorf("live %v, want the stale %v", got, old)
 		}
 		return f.readyOnModels(3, map[string]int{oldHash: 3})
 	})
 	// Deleting an instance's Machine replaces it on the new model.
 	m := &clusterv1.Machine{}
-	if err := env.Client.Get(f.ctx, f.key(contract.InstanceObjectName(poolName, old[0])), m); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(contract.InstanceObjectName(poolName, old[0])), m); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Delete(f.ctx, m); err != nil {
+	if err := env.Client.Delete(f.Ctx, m); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error { return f.readyOnModels(3, map[string]int{oldHash: 2, lp.Status.ModelHash: 1}) })
@@ -316,7 +294,7 @@ func TestSkipMachinePoolModelReconciliation(t *testing.T) {
 // readyOnModels checks that the pool has n live instances, all with Ready
 // Nodes, with the given count per model hash.
 func (f *fixture) readyOnModels(n int, models map[string]int) error {
-	live := f.liveInstances()
+	live := f.Instances()
 	if len(live) != n {
 		return fmt.Errorf("%d live instances, want %d", len(live), n)
 	}
@@ -332,7 +310,7 @@ func (f *fixture) readyOnModels(n int, models map[string]int) error {
 			return fmt.Errorf("instances per model %v, want %v", got, models)
 		}
 	}
-	if nodes := f.poolNodes(); len(nodes) != n {
+	if nodes := f.PoolNodes(); len(nodes) != n {
 		return fmt.Errorf("%d Nodes, want %d", len(nodes), n)
 	}
 	return nil
@@ -344,9 +322,9 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 	startManager(t, f, cloud.URL(), managerOptions{})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
-	before := instanceIDs(f.liveInstances())
+	before := itest.IDs(f.Instances())
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) {
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		if mp.Annotations == nil {
 			mp.Annotations = map[string]string{}
 		}
@@ -355,7 +333,7 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 	})
 	testenv.Eventually(t, converge, func() error {
 		lp := &infrav1.LocalMachinePool{}
-		if err := env.Client.Get(f.ctx, f.key(poolName), lp); err != nil {
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), lp); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(lp.Status.Conditions, infrav1.RolloutProgressingCondition)
@@ -365,11 +343,11 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 		}
 		return nil
 	})
-	if got := instanceIDs(f.liveInstances()); !slices.Equal(got, before) {
+	if got := itest.IDs(f.Instances()); !slices.Equal(got, before) {
 		t.Fatalf("a paused rollout replaced instances: %v, was %v", got, before)
 	}
 
-	f.updateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.RolloutPausedAnnotation) })
 	f.waitConverged(2, v2, "", converge)
 }
 
@@ -380,9 +358,9 @@ func TestManagerRestartMidRollout(t *testing.T) {
 	first := startManager(t, f, cloud.URL(), managerOptions{spy: spy})
 	f.createPool(poolSpec{replicas: 4, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 	f.waitConverged(4, v1, "", converge)
-	live := f.liveInstances()
+	live := f.Instances()
 	slices.SortFunc(live, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	before := instanceIDs(live)
+	before := itest.IDs(live)
 	// The oldest instance goes first; its pod's budget blocks its drain.
 	oldest := live[0].ID
 	f.runPod("guarded", f.nodeName(oldest), "guarded")
@@ -392,13 +370,13 @@ func TestManagerRestartMidRollout(t *testing.T) {
 	}
 
 	w := watchBudgets(f, 4, 1, 0)
-	f.setVersion(v2)
+	f.SetVersion(v2)
 	// Kill the manager while it drains the oldest instance.
-	obj := f.key(contract.InstanceObjectName(poolName, oldest))
+	obj := f.Key(contract.InstanceObjectName(poolName, oldest))
 	var started string
 	testenv.Eventually(t, converge, func() error {
 		m := &infrav1.LocalMachinePoolMachine{}
-		if err := env.Client.Get(f.ctx, obj, m); err != nil {
+		if err := env.Client.Get(f.Ctx, obj, m); err != nil {
 			return err
 		}
 		if started = m.Annotations[preview.DrainStartedAnnotation]; started == "" {
@@ -421,13 +399,13 @@ func TestManagerRestartMidRollout(t *testing.T) {
 		return fmt.Errorf("no other old instance replaced yet: deleted %v", spy.deleted())
 	})
 	m := &infrav1.LocalMachinePoolMachine{}
-	if err := env.Client.Get(f.ctx, obj, m); err != nil {
+	if err := env.Client.Get(f.Ctx, obj, m); err != nil {
 		t.Fatal(err)
 	}
 	if got := m.Annotations[preview.DrainStartedAnnotation]; got != started {
 		t.Errorf("the drain of %s restarted at %s; it started at %s", oldest, got, started)
 	}
-	if !slices.Contains(instanceIDs(f.liveInstances()), oldest) || !f.podExists("guarded") {
+	if !slices.Contains(itest.IDs(f.Instances()), oldest) || !f.podExists("guarded") {
 		t.Errorf("instance %s went although its pod's budget allows no eviction", oldest)
 	}
 
@@ -435,7 +413,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 	f.waitConverged(4, v2, "", 2*converge)
 	w.assertHeld()
 	spy.assertClean()
-	after := instanceIDs(f.liveInstances())
+	after := itest.IDs(f.Instances())
 	for _, id := range before {
 		if slices.Contains(after, id) {
 			t.Errorf("instance %s was not replaced", id)
@@ -447,8 +425,8 @@ func TestManagerRestartMidRollout(t *testing.T) {
 	// Nothing orphaned: the group holds exactly the pool's instances, and
 	// waitConverged checked one Node, one LocalMachinePoolMachine and one
 	// Machine per instance.
-	if g := f.groupState(); len(g.Instances) != 4 {
-		t.Errorf("cloud group has %v", instancesOf(g))
+	if g := f.Group(); len(g.Instances) != 4 {
+		t.Errorf("cloud group has %v", itest.InstanceStates(g))
 	}
 }
 
@@ -482,7 +460,7 @@ func runFaults(t *testing.T, faults core.Faults) int64 {
 	startManager(t, f, cloud.URL(), managerOptions{})
 	f.createPool(poolSpec{replicas: 5})
 	f.waitConverged(5, v1, "", 2*converge)
-	f.setVersion(v2)
+	f.SetVersion(v2)
 	f.waitConverged(5, v2, "", 2*converge)
 	st := cloud.Stats()
 	var failed int64
@@ -502,9 +480,9 @@ func TestDeletingThePoolLeavesNothing(t *testing.T) {
 	startManager(t, f, cloud.URL(), managerOptions{spy: spy})
 	f.createPool(poolSpec{replicas: 3})
 	f.waitConverged(3, v1, "", converge)
-	f.runPod("app", f.nodeName(f.liveInstances()[0].ID), "app")
+	f.runPod("app", f.nodeName(f.Instances()[0].ID), "app")
 	cfg := &bootstrapv1.KubeadmConfig{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), cfg); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), cfg); err != nil {
 		t.Fatal(err)
 	}
 	tokens := client.MatchingLabels{kubeadmconfig.TokenConfigUIDLabel: string(cfg.UID)}
@@ -513,33 +491,33 @@ func TestDeletingThePoolLeavesNothing(t *testing.T) {
 	}
 
 	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.ctx, f.key(poolName), mp); err != nil {
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.Client.Delete(f.ctx, mp); err != nil {
+	if err := env.Client.Delete(f.Ctx, mp); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {
 		for _, obj := range []client.Object{&clusterv1.MachinePool{}, &infrav1.LocalMachinePool{}} {
-			if err := env.Client.Get(f.ctx, f.key(poolName), obj); !apierrors.IsNotFound(err) {
+			if err := env.Client.Get(f.Ctx, f.Key(poolName), obj); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("%T still exists (%v)", obj, err)
 			}
 		}
 		if _, err := cloud.Cloud().GetGroup(f.group); core.CodeOf(err) != core.CodeNotFound {
 			return fmt.Errorf("the cloud still has group %s (%v)", f.group, err)
 		}
-		if n := len(f.poolNodes()); n != 0 {
+		if n := len(f.PoolNodes()); n != 0 {
 			return fmt.Errorf("%d Nodes left", n)
 		}
 		for _, c := range []struct {
 			list client.ObjectList
 			opts []client.ListOption
 		}{
-			{&infrav1.LocalMachinePoolMachineList{}, []client.ListOption{client.InNamespace(f.ns)}},
-			{&clusterv1.MachineList{}, []client.ListOption{client.InNamespace(f.ns)}},
-			{&bootstrapv1.KubeadmConfigList{}, []client.ListOption{client.InNamespace(f.ns)}},
+			{&infrav1.LocalMachinePoolMachineList{}, []client.ListOption{client.InNamespace(f.NS)}},
+			{&clusterv1.MachineList{}, []client.ListOption{client.InNamespace(f.NS)}},
+			{&bootstrapv1.KubeadmConfigList{}, []client.ListOption{client.InNamespace(f.NS)}},
 			// The bootstrap data Secret; the kubeconfig and CA Secrets stay.
-			{&corev1.SecretList{}, []client.ListOption{client.InNamespace(f.ns), client.MatchingFields{"metadata.name": poolName}}},
+			{&corev1.SecretList{}, []client.ListOption{client.InNamespace(f.NS), client.MatchingFields{"metadata.name": poolName}}},
 			// The bootstrap tokens in the workload cluster.
 			{&corev1.SecretList{}, []client.ListOption{client.InNamespace(metav1.NamespaceSystem), tokens}},
 		} {
@@ -557,13 +535,13 @@ func TestDeletingThePoolLeavesNothing(t *testing.T) {
 
 // count lists and counts objects.
 func (f *fixture) count(list client.ObjectList, opts ...client.ListOption) int {
-	f.t.Helper()
-	if err := env.Client.List(f.ctx, list, opts...); err != nil {
-		f.t.Fatal(err)
+	f.T.Helper()
+	if err := env.Client.List(f.Ctx, list, opts...); err != nil {
+		f.T.Fatal(err)
 	}
 	n, err := meta.ExtractList(list)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return len(n)
 }
@@ -573,19 +551,19 @@ func (f *fixture) count(list client.ObjectList, opts ...client.ListOption) int {
 // ignores budgets for pods that are not running). The pod keeps the default
 // grace period: the node agent finishes its deletion when it is evicted.
 func (f *fixture) runPod(name, node, app string) {
-	f.t.Helper()
+	f.T.Helper()
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.ns, Labels: map[string]string{"app": app}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.NS, Labels: map[string]string{"app": app}},
 		Spec: corev1.PodSpec{
 			NodeName:   node,
 			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
 		},
 	}
-	if _, err := f.cs.CoreV1().Pods(f.ns).Create(f.ctx, p, metav1.CreateOptions{}); err != nil {
-		f.t.Fatalf("creating pod %s: %v", name, err)
+	if _, err := f.CS.CoreV1().Pods(f.NS).Create(f.Ctx, p, metav1.CreateOptions{}); err != nil {
+		f.T.Fatalf("creating pod %s: %v", name, err)
 	}
-	testenv.Eventually(f.t, 30*time.Second, func() error {
-		p, err := f.cs.CoreV1().Pods(f.ns).Get(f.ctx, name, metav1.GetOptions{})
+	testenv.Eventually(f.T, 30*time.Second, func() error {
+		p, err := f.CS.CoreV1().Pods(f.NS).Get(f.Ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -599,13 +577,13 @@ func (f *fixture) runPod(name, node, app string) {
 }
 
 func (f *fixture) podExists(name string) bool {
-	f.t.Helper()
-	_, err := f.cs.CoreV1().Pods(f.ns).Get(f.ctx, name, metav1.GetOptions{})
+	f.T.Helper()
+	_, err := f.CS.CoreV1().Pods(f.NS).Get(f.Ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false
 	}
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return true
 }
@@ -616,13 +594,13 @@ func (f *fixture) podExists(name string) bool {
 // disruptions. (Once a budget allows an eviction, a drain may use it at
 // once: then only the change is waited for.)
 func (f *fixture) pdb(app string, minAvailable, wantAllowed int32) {
-	f.t.Helper()
-	pdbs := f.cs.PolicyV1().PodDisruptionBudgets(f.ns)
-	_, err := pdbs.Get(f.ctx, app, metav1.GetOptions{})
+	f.T.Helper()
+	pdbs := f.CS.PolicyV1().PodDisruptionBudgets(f.NS)
+	_, err := pdbs.Get(f.Ctx, app, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		_, err = pdbs.Create(f.ctx, &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: f.ns},
+		_, err = pdbs.Create(f.Ctx, &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: f.NS},
 			Spec: policyv1.PodDisruptionBudgetSpec{
 				MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
 				Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
@@ -630,13 +608,13 @@ func (f *fixture) pdb(app string, minAvailable, wantAllowed int32) {
 		}, metav1.CreateOptions{})
 	case err == nil:
 		patch := fmt.Sprintf(`{"spec":{"minAvailable":%d}}`, minAvailable)
-		_, err = pdbs.Patch(f.ctx, app, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		_, err = pdbs.Patch(f.Ctx, app, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	}
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	testenv.Eventually(f.t, 30*time.Second, func() error {
-		b, err := pdbs.Get(f.ctx, app, metav1.GetOptions{})
+	testenv.Eventually(f.T, 30*time.Second, func() error {
+		b, err := pdbs.Get(f.Ctx, app, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

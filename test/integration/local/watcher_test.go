@@ -67,16 +67,16 @@ func watchBudgets(f *fixture, desired, maxSurge, maxUnavailable int) *budgetWatc
 			}
 		}
 	}()
-	f.t.Cleanup(w.stop)
+	f.T.Cleanup(w.stop)
 	return w
 }
 
 func (w *budgetWatcher) sample(ctx context.Context) {
-	g, err := w.f.cloud.Cloud().GetGroup(w.f.group)
+	g, err := w.f.Cloud.Cloud().GetGroup(w.f.group)
 	if err != nil {
 		return
 	}
-	list, err := w.f.cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	list, err := w.f.CS.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
 	}
@@ -123,20 +123,20 @@ func (w *budgetWatcher) stop() {
 
 // assertHeld stops the watcher and fails the test with every violation.
 func (w *budgetWatcher) assertHeld() {
-	w.f.t.Helper()
+	w.f.T.Helper()
 	w.stop()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.samples < 10 {
-		w.f.t.Errorf("budget watcher took only %d samples", w.samples)
+		w.f.T.Errorf("budget watcher took only %d samples", w.samples)
 	}
 	for i, v := range w.violations {
 		if i == 5 {
-			w.f.t.Errorf("... and %d more budget violations", len(w.violations)-5)
+			w.f.T.Errorf("... and %d more budget violations", len(w.violations)-5)
 			break
 		}
-		w.f.t.Errorf("budget broken: %s", v)
+		w.f.T.Errorf("budget broken: %s", v)
 	}
-	w.f.t.Logf("budget watcher: %d samples, peak capacity %d (max %d), lowest availability %d (min %d)",
+	w.f.T.Logf("budget watcher: %d samples, peak capacity %d (max %d), lowest availability %d (min %d)",
 		w.samples, w.peak, w.maxCapacity, w.trough, w.minAvail)
 }

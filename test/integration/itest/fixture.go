@@ -1,0 +1,696 @@
+package itest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
+	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider/local"
+	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/server"
+)
+
+// CloudOptions tune a test's simulated cloud.
+type CloudOptions struct {
+	// Seed seeds the cloud's randomness (0: the provider's seed).
+	Seed uint64
+	// BootDelay and BootJitter are how long an instance takes to boot.
+	BootDelay, BootJitter time.Duration
+	// Faults are injected from the start.
+	Faults core.Faults
+	// Faces configure faces otherwise than by default.
+	Faces []core.Face
+	// Version is the Kubernetes version of the provider's managed control
+	// plane, for providers that have one (EKS).
+	Version string
+}
+
+// StartCloud starts the simulated cloud of a test of p (StartCloud's), with
+// what p needs in it before a pool is created.
+func (p *Provider) StartCloud(t testing.TB, env *testenv.Env, o CloudOptions) *server.Server {
+	t.Helper()
+	if o.Seed == 0 {
+		o.Seed = p.Seed
+	}
+	srv := StartCloud(t, env, core.Options{
+		Seed:              o.Seed,
+		DefaultSimulation: &core.Simulation{BootDelay: o.BootDelay, BootJitter: o.BootJitter},
+		Faults:            o.Faults,
+		Faces:             o.Faces,
+	})
+	if p.PrepareCloud != nil {
+		if err := p.PrepareCloud(srv, o); err != nil {
+			t.Fatalf("preparing the simulated cloud: %v", err)
+		}
+	}
+	return srv
+}
+
+// Fixture is one integration test's namespace: a Cluster whose workload
+// cluster is the test API server, the provider's cluster objects and
+// credentials, and the simulated cloud the pool lives in. Its methods read
+// and change the pool named Provider.PoolName the same way for every
+// provider.
+type Fixture struct {
+	// T is the test the fixture belongs to and Ctx its context.
+	T   testing.TB
+	Ctx context.Context
+	// Env is the package's control plane; NS the test's namespace in it.
+	Env *testenv.Env
+	NS  string
+	// Cloud is the simulated cloud the pool lives in.
+	Cloud *server.Server
+	// CS is a clientset of the workload cluster (the test API server).
+	CS kubernetes.Interface
+	// Provider is the pool's provider.
+	Provider *Provider
+}
+
+// NewFixture creates a namespace with p's cluster in it, registered as a
+// workload cluster served by env's API server. When the test ends it stops
+// cloud and deletes the pool's Nodes (they are cluster-scoped: the next
+// test's instances could take their names) and what p.Cleanup deletes.
+func NewFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Server) *Fixture {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Fixture{T: t, Ctx: context.Background(), Env: env, NS: env.NewNamespace(t), Cloud: cloud, CS: cs, Provider: p}
+	t.Cleanup(func() {
+		_ = cloud.Stop()
+		env.DeleteNodes(t, p.OwnsNode(f))
+		if p.Cleanup != nil {
+			p.Cleanup(f)
+		}
+	})
+	if p.ClusterManifest == nil {
+		f.Create(&clusterv1.Cluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: p.ClusterName},
+			Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(t)},
+		})
+		env.RegisterWorkloadCluster(t, f.NS, p.ClusterName)
+	} else {
+		CreateCluster(t, env, f.NS, p.ClusterName, p.ClusterManifest...)
+	}
+	return f
+}
+
+// StartManager starts a manager for the fixture's namespace with p's
+// provider reaching the fixture's cloud (ManagerOptions, then
+// Provider.Configure, then tune), against the test API server.
+func (f *Fixture) StartManager(tune ...func(*manager.Options)) *Manager {
+	f.T.Helper()
+	return f.StartManagerWith(f.Env.Config, tune...)
+}
+
+// StartManagerWith is StartManager against the API server of cfg (a
+// connection with other limits).
+func (f *Fixture) StartManagerWith(cfg *rest.Config, tune ...func(*manager.Options)) *Manager {
+	f.T.Helper()
+	o := ManagerOptions(f.Env, f.NS)
+	f.Provider.Configure(f, &o)
+	for _, fn := range tune {
+		if fn != nil {
+			fn(&o)
+		}
+	}
+	return StartManager(f.T, cfg, o, f.Provider.Name)
+}
+
+// Create creates obj, failing the test when it cannot.
+func (f *Fixture) Create(obj client.Object) {
+	f.T.Helper()
+	if err := f.Env.Client.Create(f.Ctx, obj); err != nil {
+		f.T.Fatalf("creating %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// Key is the key of the object name in the fixture's namespace.
+func (f *Fixture) Key(name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: f.NS, Name: name}
+}
+
+// PoolKey is the key of the pool's MachinePool, infra pool and
+// KubeadmConfig.
+func (f *Fixture) PoolKey() types.NamespacedName { return f.Key(f.Provider.PoolName) }
+
+// Manifest reads a manifest of the repository into objects of the
+// fixture's namespace.
+func (f *Fixture) Manifest(path ...string) []*unstructured.Unstructured {
+	f.T.Helper()
+	return Manifest(f.T, f.NS, path...)
+}
+
+// ApplySeed creates the provider's seed example (MachinePool, infra pool,
+// KubeadmConfig), changed by mutate first when not nil.
+func (f *Fixture) ApplySeed(mutate func(*unstructured.Unstructured)) {
+	f.T.Helper()
+	for _, obj := range f.Manifest(f.Provider.SeedManifest...) {
+		if mutate != nil {
+			mutate(obj)
+		}
+		f.Create(obj)
+	}
+}
+
+// Patch reads obj at key, changes it with mutate and writes the change
+// with a merge patch (no conflict with the controllers' status writes).
+func Patch[T client.Object](f *Fixture, key types.NamespacedName, obj T, mutate func(T)) {
+	f.T.Helper()
+	if err := f.Env.Client.Get(f.Ctx, key, obj); err != nil {
+		f.T.Fatal(err)
+	}
+	before := obj.DeepCopyObject().(client.Object)
+	mutate(obj)
+	if err := f.Env.Client.Patch(f.Ctx, obj, client.MergeFrom(before)); err != nil {
+		f.T.Fatal(err)
+	}
+}
+
+// UpdatePool changes the fixture's infra pool (of the provider's kind T)
+// with a merge patch.
+func UpdatePool[T client.Object](f *Fixture, mutate func(T)) {
+	f.T.Helper()
+	Patch(f, f.PoolKey(), f.Provider.NewPool().(T), mutate)
+}
+
+// Pool returns the fixture's infra pool, of the provider's kind T.
+func Pool[T client.Object](f *Fixture) T {
+	f.T.Helper()
+	p := f.Provider.NewPool().(T)
+	if err := f.Env.Client.Get(f.Ctx, f.PoolKey(), p); err != nil {
+		f.T.Fatal(err)
+	}
+	return p
+}
+
+// UpdateMachinePool changes the MachinePool with a merge patch.
+func (f *Fixture) UpdateMachinePool(mutate func(*clusterv1.MachinePool)) {
+	f.T.Helper()
+	Patch(f, f.PoolKey(), &clusterv1.MachinePool{}, mutate)
+}
+
+// Scale sets the MachinePool's replicas.
+func (f *Fixture) Scale(n int32) {
+	f.T.Helper()
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Replicas = ptr.To(n) })
+}
+
+// SetVersion sets the MachinePool's Kubernetes version.
+func (f *Fixture) SetVersion(v string) {
+	f.T.Helper()
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = v })
+}
+
+// DataSecret returns the pool's bootstrap data Secret.
+func (f *Fixture) DataSecret() *corev1.Secret { return f.Env.DataSecret(f.T, f.PoolKey()) }
+
+// poolRef is the infra pool with only its name, for patches.
+func (f *Fixture) poolRef() client.Object {
+	p := f.Provider.NewPool()
+	p.SetNamespace(f.NS)
+	p.SetName(f.Provider.PoolName)
+	return p
+}
+
+// PokeUntilReconciled changes an annotation of the infra pool until its
+// controller has finished n more reconciles. At most one reconcile of the
+// pool runs at a time, so of n >= 2 reconciles counted after this call
+// starts, at least n-1 started after it: they saw everything the manager's
+// cache held when it was called.
+func (f *Fixture) PokeUntilReconciled(t testing.TB, n int64) {
+	t.Helper()
+	f.Env.PokeUntilReconciled(t, f.poolRef(), f.Provider.Controller, n)
+}
+
+// Reconciles returns how many reconciles the provider's infra pool
+// controllers of this process have finished.
+func (f *Fixture) Reconciles() int64 { return testenv.Reconciles(f.T, f.Provider.Controller) }
+
+// Group returns the pool's group as the simulated cloud's core has it (not
+// counted, never faulted), nil when it does not exist or the provider has
+// none.
+func (f *Fixture) Group() *core.Group {
+	if f.Provider.GroupKey == nil {
+		return nil
+	}
+	k := f.Provider.GroupKey(f)
+	g, err := f.Cloud.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
+	if err != nil {
+		return nil
+	}
+	return g
+}
+
+// Instances returns the group's instances that are not being deleted.
+func (f *Fixture) Instances() []core.Instance {
+	var out []core.Instance
+	if g := f.Group(); g != nil {
+		for _, in := range g.Instances {
+			if in.State != core.StateDeleting {
+				out = append(out, in)
+			}
+		}
+	}
+	return out
+}
+
+// InstanceIDs returns the IDs of the group's instances that are not being
+// deleted, sorted.
+func (f *Fixture) InstanceIDs() []string { return IDs(f.Instances()) }
+
+// IDs returns the IDs of instances, sorted.
+func IDs(instances []core.Instance) []string {
+	out := make([]string, len(instances))
+	for i := range instances {
+		out[i] = instances[i].ID
+	}
+	slices.Sort(out)
+	return out
+}
+
+// PoolNodes returns the Nodes of the pool's instances.
+func (f *Fixture) PoolNodes() []corev1.Node {
+	f.T.Helper()
+	list, err := f.CS.CoreV1().Nodes().List(f.Ctx, metav1.ListOptions{})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	owns := f.Provider.OwnsNode(f)
+	var out []corev1.Node
+	for i := range list.Items {
+		if owns(&list.Items[i]) {
+			out = append(out, list.Items[i])
+		}
+	}
+	return out
+}
+
+// NodeNames returns the names of the pool's Nodes, as a set.
+func (f *Fixture) NodeNames() map[string]bool {
+	f.T.Helper()
+	out := map[string]bool{}
+	for _, n := range f.PoolNodes() {
+		out[n.Name] = true
+	}
+	return out
+}
+
+// Ops returns how many requests of operation op the cloud's face answered
+// with a status below 300.
+func (f *Fixture) Ops(face, op string) int64 {
+	var n int64
+	for _, r := range f.Cloud.Stats().Requests {
+		if r.Face == face && r.Operation == op && r.Status < 300 {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+// conditioned is an object with metav1.Conditions (every infra pool).
+type conditioned interface {
+	GetConditions() []metav1.Condition
+}
+
+// poolConditions reads the infra pool's conditions.
+func (f *Fixture) poolConditions() ([]metav1.Condition, error) {
+	p := f.Provider.NewPool()
+	if err := f.Env.Client.Get(f.Ctx, f.PoolKey(), p); err != nil {
+		return nil, err
+	}
+	return p.(conditioned).GetConditions(), nil
+}
+
+// PoolConverged returns nil once the infra pool's engine reports the
+// rollout converged.
+func (f *Fixture) PoolConverged() error {
+	conds, err := f.poolConditions()
+	if err != nil {
+		return err
+	}
+	if c := meta.FindStatusCondition(conds, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
+		return fmt.Errorf("%s not converged: %+v", f.Provider.PoolKind, c)
+	}
+	return nil
+}
+
+// WaitCondition waits until the infra pool's condition t is not True,
+// with reason and a message containing every one of words (see
+// ConditionNotTrue).
+func (f *Fixture) WaitCondition(timeout time.Duration, t, reason string, words ...string) {
+	f.T.Helper()
+	testenv.Eventually(f.T, timeout, func() error {
+		conds, err := f.poolConditions()
+		if err != nil {
+			return err
+		}
+		return ConditionNotTrue(conds, t, reason, words...)
+	})
+}
+
+// WaitPoolCondition waits until the infra pool's condition t has status
+// and a message containing every one of words.
+func (f *Fixture) WaitPoolCondition(timeout time.Duration, t string, status metav1.ConditionStatus, words ...string) {
+	f.T.Helper()
+	testenv.Eventually(f.T, timeout, func() error {
+		conds, err := f.poolConditions()
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(conds, t)
+		if c == nil || c.Status != status {
+			return fmt.Errorf("%s %s: %+v, want %s", f.Provider.PoolKind, t, c, status)
+		}
+		for _, w := range words {
+			if !strings.Contains(c.Message, w) {
+				return fmt.Errorf("%s %s's message %q does not mention %q", f.Provider.PoolKind, t, c.Message, w)
+			}
+		}
+		return nil
+	})
+}
+
+// Converged returns nil when the pool is Running with n Ready Nodes on
+// version and says what is missing otherwise: the MachinePool Running with
+// n ready replicas; the infra pool converged, its provider's own condition
+// True, ready, with n providerIDs and replicas (Cluster API's contract
+// fields); the cloud's group with n instances; n schedulable Ready Nodes
+// on version; one Ready per-instance object on the latest model with a
+// Node and one Machine per instance; and whatever Provider.Check,
+// CheckNode and CheckMachine add.
+func (f *Fixture) Converged(n int, version string) error {
+	p := f.Provider
+	mp := &clusterv1.MachinePool{}
+	if err := f.Env.Client.Get(f.Ctx, f.PoolKey(), mp); err != nil {
+		return err
+	}
+	if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, -1) != int32(n) || ptr.Deref(mp.Status.Replicas, -1) != int32(n) {
+		return fmt.Errorf("MachinePool phase %s, replicas %v, ready %v; want Running with %d", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, n)
+	}
+	pool := p.NewPool()
+	if err := f.Env.Client.Get(f.Ctx, f.PoolKey(), pool); err != nil {
+		return err
+	}
+	conds := pool.(conditioned).GetConditions()
+	if c := meta.FindStatusCondition(conds, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
+		return fmt.Errorf("%s not converged: %+v", p.PoolKind, c)
+	}
+	if p.ReadyCondition != "" {
+		if c := meta.FindStatusCondition(conds, p.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("%s %s: %+v", p.PoolKind, p.ReadyCondition, c)
+		}
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pool)
+	if err != nil {
+		return err
+	}
+	ids, _, _ := unstructured.NestedStringSlice(u, "spec", "providerIDList")
+	replicas, _, _ := unstructured.NestedInt64(u, "status", "replicas")
+	ready, _, _ := unstructured.NestedBool(u, "status", "ready")
+	if len(ids) != n || replicas != int64(n) || !ready {
+		return fmt.Errorf("%s reports %d providerIDs, %d replicas, ready %v", p.PoolKind, len(ids), replicas, ready)
+	}
+	if p.GroupKey != nil {
+		if g := f.Group(); g == nil || len(g.Instances) != n {
+			return fmt.Errorf("the cloud's group has instances %v, want %d", InstanceStates(g), n)
+		}
+	}
+	if p.Check != nil {
+		if err := p.Check(f, pool); err != nil {
+			return err
+		}
+	}
+	if err := f.nodesConverged(n, version); err != nil {
+		return err
+	}
+	if err := f.machinesConverged(n); err != nil {
+		return err
+	}
+	cm := &clusterv1.MachineList{}
+	if err := f.Env.Client.List(f.Ctx, cm, client.InNamespace(f.NS)); err != nil {
+		return err
+	}
+	if len(cm.Items) != n {
+		return fmt.Errorf("%d Machines, want %d", len(cm.Items), n)
+	}
+	return nil
+}
+
+func (f *Fixture) nodesConverged(n int, version string) error {
+	nodes := f.PoolNodes()
+	if len(nodes) != n {
+		return fmt.Errorf("%d Nodes, want %d", len(nodes), n)
+	}
+	for i := range nodes {
+		node := &nodes[i]
+		if !testenv.NodeReady(node) || node.Spec.Unschedulable {
+			return fmt.Errorf("Node %s ready %v unschedulable %v", node.Name, testenv.NodeReady(node), node.Spec.Unschedulable)
+		}
+		if node.Status.NodeInfo.KubeletVersion != version {
+			return fmt.Errorf("Node %s runs %s, want %s", node.Name, node.Status.NodeInfo.KubeletVersion, version)
+		}
+		if f.Provider.CheckNode != nil {
+			if err := f.Provider.CheckNode(node); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (f *Fixture) machinesConverged(n int) error {
+	p := f.Provider
+	list := p.NewMachineList()
+	if err := f.Env.Client.List(f.Ctx, list, client.InNamespace(f.NS)); err != nil {
+		return err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	if len(items) != n {
+		return fmt.Errorf("%d %ss, want %d", len(items), p.MachineKind, n)
+	}
+	for _, item := range items {
+		m := item.(client.Object)
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
+		if err != nil {
+			return err
+		}
+		ready, _, _ := unstructured.NestedBool(u, "status", "ready")
+		latest, _, _ := unstructured.NestedBool(u, "status", "latestModelApplied")
+		_, hasNode, _ := unstructured.NestedMap(u, "status", "nodeRef")
+		if !ready || !latest || !hasNode {
+			return fmt.Errorf("%s %s: %+v", p.MachineKind, m.GetName(), u["status"])
+		}
+		if p.CheckMachine != nil {
+			if err := p.CheckMachine(m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WaitConverged waits until Converged(n, version) holds.
+func (f *Fixture) WaitConverged(n int, version string, timeout time.Duration) {
+	f.T.Helper()
+	testenv.Eventually(f.T, timeout, func() error { return f.Converged(n, version) })
+}
+
+// WaitRolled waits until none of the instances in before is left and the
+// pool has converged again with n instances on version.
+func (f *Fixture) WaitRolled(before []string, n int, version string, timeout time.Duration) {
+	f.T.Helper()
+	testenv.Eventually(f.T, timeout, func() error {
+		if g := f.Group(); g != nil {
+			for _, in := range g.Instances {
+				if slices.Contains(before, in.ID) {
+					return fmt.Errorf("instance %s has not been replaced yet", in.ID)
+				}
+			}
+		}
+		return f.Converged(n, version)
+	})
+}
+
+// DeletePoolAndWaitGone deletes the MachinePool and waits until no group,
+// Node, infra pool, per-instance object, Machine, MachinePool or bootstrap
+// data Secret of it is left.
+func (f *Fixture) DeletePoolAndWaitGone(timeout time.Duration) {
+	f.T.Helper()
+	mp := &clusterv1.MachinePool{}
+	if err := f.Env.Client.Get(f.Ctx, f.PoolKey(), mp); err != nil {
+		f.T.Fatal(err)
+	}
+	dataSecret := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
+	nodes := f.PoolNodes()
+	if err := f.Env.Client.Delete(f.Ctx, mp); err != nil {
+		f.T.Fatal(err)
+	}
+	testenv.Eventually(f.T, timeout, func() error {
+		if g := f.Group(); g != nil {
+			return fmt.Errorf("the cloud's group still has %d instances", len(g.Instances))
+		}
+		for _, n := range nodes {
+			if _, err := f.CS.CoreV1().Nodes().Get(f.Ctx, n.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("Node %s still there (%v)", n.Name, err)
+			}
+		}
+		if n := len(f.PoolNodes()); n > 0 {
+			return fmt.Errorf("%d Nodes left", n)
+		}
+		lists := []client.ObjectList{f.Provider.NewMachineList(), f.Provider.NewPoolList(), &clusterv1.MachineList{}, &clusterv1.MachinePoolList{}}
+		for _, l := range lists {
+			if err := f.Env.Client.List(f.Ctx, l, client.InNamespace(f.NS)); err != nil {
+				return err
+			}
+			if n := meta.LenList(l); n > 0 {
+				return fmt.Errorf("%d %T items left", n, l)
+			}
+		}
+		if dataSecret != "" {
+			if err := f.Env.Client.Get(f.Ctx, f.Key(dataSecret), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("bootstrap data Secret %s still there (%v)", dataSecret, err)
+			}
+		}
+		return nil
+	})
+}
+
+// SteadyState measures, with the pool converged, the reconciles of pokes
+// changes to the infra pool that change nothing in the cloud: it resets
+// the ScaleGroup's counts and the cloud's statistics, annotates the pool
+// pokes times (each time waiting for the ScaleGroup's read), waits until
+// every read's reconcile has finished and returns how many reconciles
+// finished. For a benchmark, only that part is timed.
+func (f *Fixture) SteadyState(t testing.TB, m *Manager, pokes int) int64 {
+	t.Helper()
+	testenv.Eventually(t, 5*time.Minute, f.PoolConverged)
+	sg := m.ScaleGroup
+	sg.ResetCounts()
+	f.Cloud.ResetStats()
+	before := f.Reconciles()
+	b, timed := t.(*testing.B)
+	if timed {
+		b.StartTimer()
+	}
+	for i := range pokes {
+		Patch(f, f.PoolKey(), f.Provider.NewPool(), func(p client.Object) {
+			a := p.GetAnnotations()
+			if a == nil {
+				a = map[string]string{}
+			}
+			a["test.mpool.dev/poke"] = strconv.Itoa(i)
+			p.SetAnnotations(a)
+		})
+		testenv.Eventually(t, time.Minute, func() error {
+			if got := sg.Counts().Reads(); got < int64(i+1) {
+				return fmt.Errorf("%d reads after %d pokes", got, i+1)
+			}
+			return nil
+		})
+	}
+	// A reconcile is counted when it returns, after its read.
+	testenv.Eventually(t, 10*time.Second, func() error {
+		if r, n := sg.Counts().Reads(), f.Reconciles()-before; n < r {
+			return fmt.Errorf("%d reads, %d reconciles finished", r, n)
+		}
+		return nil
+	})
+	if timed {
+		b.StopTimer()
+	}
+	return f.Reconciles() - before
+}
+
+// InstanceStates returns the group's instances as ID:state, for messages.
+func InstanceStates(g *core.Group) []string {
+	if g == nil {
+		return nil
+	}
+	var out []string
+	for _, in := range g.Instances {
+		out = append(out, in.ID+":"+string(in.State))
+	}
+	return out
+}
+
+// StartBench starts what a benchmark comparing p with the local provider
+// runs on: p's cloud with instances that boot at once, a fixture, and a
+// manager with both p's and the local provider on that cloud. The Nodes of
+// the LocalMachinePools a benchmark creates beside p's pool go when it
+// ends.
+func StartBench(b *testing.B, env *testenv.Env, p *Provider, o CloudOptions) (*Fixture, *Manager) {
+	b.Helper()
+	cloud := p.StartCloud(b, env, o)
+	f := NewFixture(b, env, p, cloud)
+	m := f.StartManager(func(o *manager.Options) { o.Providers[local.ProviderName] = &local.Config{URL: cloud.URL()} })
+	b.Cleanup(func() {
+		_ = cloud.Stop()
+		env.DeleteNodes(b, func(n *corev1.Node) bool { return strings.HasPrefix(n.Spec.ProviderID, "local:///") })
+	})
+	return f, m
+}
+
+// CheckTokenRotationAtRest waits, on a converged pool whose manager m
+// issues short-lived bootstrap tokens, until the data Secret names a new
+// token, the old token's Secret is deleted (no instance can be joining
+// with it) and the engine has reconciled the pool three times since; the
+// test fails if the rotation wrote to the cloud (m's ScaleGroup counts) or
+// changed the pool's instances. It returns the old token's name.
+func (f *Fixture) CheckTokenRotationAtRest(m *Manager) string {
+	f.T.Helper()
+	before := f.InstanceIDs()
+	token := f.DataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]
+	if token == "" {
+		f.T.Fatal("the data Secret names no bootstrap token")
+	}
+	m.ScaleGroup.ResetCounts()
+	testenv.Eventually(f.T, time.Minute, func() error {
+		if got := f.DataSecret().Annotations[kubeadmconfig.TokenSecretAnnotation]; got == token {
+			return fmt.Errorf("the token %s has not been rotated yet", token)
+		}
+		return nil
+	})
+	testenv.Eventually(f.T, time.Minute, func() error {
+		err := f.Env.Client.Get(f.Ctx, types.NamespacedName{Namespace: metav1.NamespaceSystem, Name: token}, &corev1.Secret{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("token Secret %s still there (%v)", token, err)
+		}
+		return nil
+	})
+	// The engine hears of the new data through the Secret; make sure it
+	// has looked at the pool a few times since.
+	f.PokeUntilReconciled(f.T, 3)
+	if c := m.ScaleGroup.Counts(); c.Writes() != 0 || c.Reads() == 0 {
+		f.T.Fatalf("a token rotation on a pool at rest made %d %s writes (%d reads): %v", c.Writes(), f.Provider.Name, c.Reads(), c)
+	}
+	if after := f.InstanceIDs(); !slices.Equal(after, before) {
+		f.T.Fatalf("a token rotation replaced instances: %v, were %v", after, before)
+	}
+	return token
+}

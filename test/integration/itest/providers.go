@@ -1,0 +1,264 @@
+package itest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider"
+	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
+	"github.com/mpool-dev/mpool/internal/provider/azure"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/local"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/server"
+)
+
+// Provider is what a Fixture needs to know of one provider: its kinds,
+// the names its example uses, how its simulated face is reached and
+// prepared, which group and Nodes are the pool's, and what "converged"
+// means beyond what every provider shares. Local, Azure, AWS and EKS are
+// the providers the integration tests run.
+type Provider struct {
+	// Name is the provider's name in the registry.
+	Name string
+	// ClusterName and PoolName are the Cluster's and the pool's names (the
+	// MachinePool, infra pool and KubeadmConfig share the pool's).
+	ClusterName, PoolName string
+	// PoolKind and MachineKind are the infra pool's and per-instance
+	// object's kinds; Controller is the infra pool controller's name in
+	// the metrics.
+	PoolKind, MachineKind, Controller string
+	// NewPool, NewPoolList and NewMachineList return empty objects of the
+	// infra pool's kind, its list and the per-instance kind's list.
+	NewPool        func() client.Object
+	NewPoolList    func() client.ObjectList
+	NewMachineList func() client.ObjectList
+	// ClusterManifest is the manifest of the Cluster and its provider's
+	// objects (nil: a bare Cluster); SeedManifest the pool's example.
+	ClusterManifest, SeedManifest []string
+	// Seed is the simulated cloud's default seed.
+	Seed uint64
+	// PrepareCloud, when set, creates what the face needs before a pool
+	// (EKS: the cluster).
+	PrepareCloud func(*server.Server, CloudOptions) error
+	// Configure points the manager's provider at the fixture's cloud.
+	Configure func(*Fixture, *manager.Options)
+	// GroupKey is the pool's group's key in the simulated cloud (nil: the
+	// fixture does not look at the group).
+	GroupKey func(*Fixture) core.GroupKey
+	// OwnsNode returns whether a Node is one of the pool's instances.
+	OwnsNode func(*Fixture) func(*corev1.Node) bool
+	// ReadyCondition is the infra pool's own condition that is True once
+	// converged ("" for none).
+	ReadyCondition string
+	// Check, CheckNode and CheckMachine, when set, add the provider's own
+	// conditions of convergence for the infra pool, each Node and each
+	// per-instance object.
+	Check        func(f *Fixture, pool client.Object) error
+	CheckNode    func(*corev1.Node) error
+	CheckMachine func(client.Object) error
+	// Cleanup, when set, deletes what the cluster manifest made outside
+	// the fixture's namespace.
+	Cleanup func(*Fixture)
+}
+
+// Local is the local provider: a bare Cluster, LocalMachinePools on the
+// local face.
+var Local = &Provider{
+	Name: local.ProviderName, ClusterName: "c1", PoolName: "pool-0",
+	PoolKind: "LocalMachinePool", MachineKind: "LocalMachinePoolMachine", Controller: "localmachinepool",
+	NewPool:        func() client.Object { return &infrav1.LocalMachinePool{} },
+	NewPoolList:    func() client.ObjectList { return &infrav1.LocalMachinePoolList{} },
+	NewMachineList: func() client.ObjectList { return &infrav1.LocalMachinePoolMachineList{} },
+	Seed:           42,
+	Configure: func(f *Fixture, o *manager.Options) {
+		o.Providers = provider.Configs{local.ProviderName: &local.Config{URL: f.Cloud.URL()}}
+	},
+	GroupKey: func(f *Fixture) core.GroupKey { return core.LocalKey(LocalGroup(f)) },
+	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {
+		prefix := "local:///" + LocalGroup(f) + "/"
+		return func(n *corev1.Node) bool { return strings.HasPrefix(n.Spec.ProviderID, prefix) }
+	},
+	// Every instance runs, joined, on the pool's model.
+	Check: func(f *Fixture, pool client.Object) error {
+		lp := pool.(*infrav1.LocalMachinePool)
+		g := f.Group()
+		if g == nil {
+			return fmt.Errorf("the cloud has no group %s", LocalGroup(f))
+		}
+		for _, in := range g.Instances {
+			if in.State != core.StateRunning || in.Join != core.JoinJoined {
+				return fmt.Errorf("instance %s is %s/%s: %s", in.ID, in.State, in.Join, in.Message)
+			}
+			if in.ModelHash != lp.Status.ModelHash {
+				return fmt.Errorf("instance %s runs model %s, pool model is %s", in.ID, in.ModelHash, lp.Status.ModelHash)
+			}
+		}
+		return nil
+	},
+	CheckMachine: func(m client.Object) error {
+		if s := m.(*infrav1.LocalMachinePoolMachine).Status.State; s != infrav1.LocalInstanceRunning {
+			return fmt.Errorf("LocalMachinePoolMachine %s is %s", m.GetName(), s)
+		}
+		return nil
+	},
+}
+
+// LocalGroup is the name of the local pool's group in the cloud.
+func LocalGroup(f *Fixture) string { return contract.GroupName(f.NS, f.Provider.PoolName, 63) }
+
+// Azure is the Azure provider with seed 000's example: the Cluster capz,
+// its AzureCluster and AzureClusterIdentity (examples/azure/cluster.yaml)
+// and the AzureMachinePool capz-mp-0, on the Azure face.
+var Azure = &Provider{
+	Name: azure.ProviderName, ClusterName: "capz", PoolName: "capz-mp-0",
+	PoolKind: "AzureMachinePool", MachineKind: "AzureMachinePoolMachine", Controller: "azuremachinepool",
+	NewPool:         func() client.Object { return &infrav1.AzureMachinePool{} },
+	NewPoolList:     func() client.ObjectList { return &infrav1.AzureMachinePoolList{} },
+	NewMachineList:  func() client.ObjectList { return &infrav1.AzureMachinePoolMachineList{} },
+	ClusterManifest: []string{"examples", "azure", "cluster.yaml"},
+	SeedManifest:    []string{"examples", "seeds", "azure-machinepool.yaml"},
+	Seed:            7,
+	// As `mpool up` configures it, trusting the face's CA, but with no
+	// credentials of its own: pools use their AzureClusterIdentity.
+	Configure: func(f *Fixture, o *manager.Options) { o.Providers = Providers(f.Cloud, f.NS, azure.ProviderName) },
+	GroupKey: func(f *Fixture) core.GroupKey {
+		return azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, ScaleSet(f))
+	},
+	// A Uniform VM of the pool's scale set, or a Flexible VM named after it.
+	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {
+		base := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup + "/providers/Microsoft.Compute/"
+		uniform, flexible := base+"virtualMachineScaleSets/"+ScaleSet(f)+"/virtualMachines/", base+"virtualMachines/"+ScaleSet(f)+"_"
+		return func(n *corev1.Node) bool {
+			return strings.HasPrefix(n.Spec.ProviderID, uniform) || strings.HasPrefix(n.Spec.ProviderID, flexible)
+		}
+	},
+	ReadyCondition: infrav1.ScaleSetRunningCondition,
+	CheckMachine: func(m client.Object) error {
+		if s := m.(*infrav1.AzureMachinePoolMachine).Status.ProvisioningState; s == nil || *s != infrav1.Succeeded {
+			return fmt.Errorf("AzureMachinePoolMachine %s provisioning state %v", m.GetName(), s)
+		}
+		return nil
+	},
+}
+
+// ScaleSet is the Azure pool's scale set name.
+func ScaleSet(f *Fixture) string { return azure.ScaleSetName(f.NS, f.Provider.PoolName) }
+
+// AWS is the AWS provider with seed 004's example: the Cluster capa, its
+// AWSCluster, AWSClusterStaticIdentity and Secret
+// (examples/aws/cluster.yaml) and the AWSMachinePool capa-mp-0, on the AWS
+// face.
+var AWS = &Provider{
+	Name: aws.ProviderName, ClusterName: "capa", PoolName: "capa-mp-0",
+	PoolKind: "AWSMachinePool", MachineKind: "AWSMachinePoolMachine", Controller: "awsmachinepool",
+	NewPool:         func() client.Object { return &infrav1.AWSMachinePool{} },
+	NewPoolList:     func() client.ObjectList { return &infrav1.AWSMachinePoolList{} },
+	NewMachineList:  func() client.ObjectList { return &infrav1.AWSMachinePoolMachineList{} },
+	ClusterManifest: []string{"examples", "aws", "cluster.yaml"},
+	SeedManifest:    []string{"examples", "seeds", "aws-machinepool.yaml"},
+	Seed:            11,
+	// With no credentials of its own: pools use their
+	// AWSClusterStaticIdentity, whose Secret is in the fixture's namespace
+	// (the manager's, here). EKS runs beside it, as in a deployed manager.
+	Configure: func(f *Fixture, o *manager.Options) {
+		o.Providers = Providers(f.Cloud, f.NS, aws.ProviderName, eks.ProviderName)
+	},
+	GroupKey: func(f *Fixture) core.GroupKey {
+		return awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, ASG(f))
+	},
+	// The Nodes whose providerID is one of the group's instances'.
+	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {
+		ids := map[string]bool{}
+		if g := f.Group(); g != nil {
+			for _, in := range g.Instances {
+				ids[in.ProviderID] = true
+			}
+		}
+		return func(n *corev1.Node) bool { return ids[n.Spec.ProviderID] }
+	},
+	ReadyCondition: infrav1.ASGReadyCondition,
+	Cleanup:        deleteIdentity("capa-static-identity"),
+}
+
+// ASG is the AWS pool's Auto Scaling Group name.
+func ASG(f *Fixture) string { return aws.GroupName(f.NS, f.Provider.PoolName) }
+
+// EKS is the EKS provider with examples/eks: the Cluster eks, its
+// AWSManagedControlPlane and static identity, and the AWSManagedMachinePool
+// eks-pool-0, on the EKS face (the simulated EKS cluster created at
+// CloudOptions.Version).
+var EKS = &Provider{
+	Name: eks.ProviderName, ClusterName: "eks", PoolName: "eks-pool-0",
+	PoolKind: "AWSManagedMachinePool", MachineKind: "AWSManagedMachinePoolMachine", Controller: "awsmanagedmachinepool",
+	NewPool:         func() client.Object { return &infrav1.AWSManagedMachinePool{} },
+	NewPoolList:     func() client.ObjectList { return &infrav1.AWSManagedMachinePoolList{} },
+	NewMachineList:  func() client.ObjectList { return &infrav1.AWSManagedMachinePoolMachineList{} },
+	ClusterManifest: []string{"examples", "eks", "cluster.yaml"},
+	SeedManifest:    []string{"examples", "eks", "machinepool.yaml"},
+	Seed:            13,
+	PrepareCloud: func(srv *server.Server, o CloudOptions) error {
+		return awsface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, o.Version)
+	},
+	// The pools' AWSClusterStaticIdentity only.
+	Configure: func(f *Fixture, o *manager.Options) {
+		o.Providers = Providers(f.Cloud, f.NS, aws.ProviderName, eks.ProviderName)
+	},
+	// The Nodes of the pool's node group.
+	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {
+		ng := Nodegroup(f)
+		return func(n *corev1.Node) bool { return n.Labels[awsface.EKSLabelNodegroup] == ng }
+	},
+	ReadyCondition: infrav1.EKSNodegroupReadyCondition,
+	Check: func(_ *Fixture, pool client.Object) error {
+		for _, id := range pool.(*infrav1.AWSManagedMachinePool).Spec.ProviderIDList {
+			if !strings.HasPrefix(id, "aws:///us-east-1a/i-") {
+				return fmt.Errorf("providerID %s is not aws:///<az>/<instance-id>", id)
+			}
+		}
+		return nil
+	},
+	// EKS's labels, the pool's labels and taint, EKS's providerID.
+	CheckNode: func(node *corev1.Node) error {
+		l := node.Labels
+		if l[awsface.EKSLabelCapacityType] != "ON_DEMAND" || !strings.HasPrefix(l[awsface.EKSLabelNodegroupImage], "ami-") || l["workload"] != "general" {
+			return fmt.Errorf("Node %s labels %v: want EKS's and the pool's", node.Name, l)
+		}
+		if len(node.Spec.Taints) != 1 || node.Spec.Taints[0].Key != "dedicated" || node.Spec.Taints[0].Effect != corev1.TaintEffectPreferNoSchedule {
+			return fmt.Errorf("Node %s taints %v: want the pool's", node.Name, node.Spec.Taints)
+		}
+		if !strings.HasPrefix(node.Spec.ProviderID, "aws:///us-east-1a/i-") {
+			return fmt.Errorf("Node %s providerID %s", node.Name, node.Spec.ProviderID)
+		}
+		return nil
+	},
+	// Every node group's Nodes go too: EKS names Nodes after their
+	// instances' addresses, which the next test's cloud hands out again.
+	Cleanup: func(f *Fixture) {
+		f.Env.DeleteNodes(f.T, func(n *corev1.Node) bool { _, ok := n.Labels[awsface.EKSLabelNodegroup]; return ok })
+		deleteIdentity("eks-static-identity")(f)
+	},
+}
+
+// Nodegroup is the EKS pool's node group name.
+func Nodegroup(f *Fixture) string {
+	return eks.NodegroupName(&infrav1.AWSManagedMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: f.Provider.PoolName}})
+}
+
+// deleteIdentity deletes the cluster-scoped AWSClusterStaticIdentity name
+// that a cluster manifest created.
+func deleteIdentity(name string) func(*Fixture) {
+	return func(f *Fixture) {
+		_ = f.Env.Client.Delete(context.Background(), &infrav1.AWSClusterStaticIdentity{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	}
+}
