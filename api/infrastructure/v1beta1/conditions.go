@@ -100,4 +100,3 @@ const (
 // placed until the Cluster names its infrastructure object and that
 // object exists.
 const WaitingForInfrastructureClusterReason = "WaitingForInfrastructureCluster"
-
