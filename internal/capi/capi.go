@@ -20,45 +20,6 @@ import (
 // matched it to its pool and removes it.
 const NodeUninitializedTaintKey = "node.cluster.x-k8s.io/uninitialized"
 
-// Condition types mpool reports beyond upstream's v1beta2 names.
-const (
-	// BootstrapReadyCondition reports whether the bootstrap data is available.
-	BootstrapReadyCondition = "BootstrapReady"
-
-	// ControlPlaneReadyCondition reports whether a Cluster's control plane is ready.
-	ControlPlaneReadyCondition = "ControlPlaneReady"
-
-	// ReplicasReadyCondition reports whether all of a MachinePool's replicas are ready.
-	ReplicasReadyCondition = "ReplicasReady"
-
-	// DrainingSucceededCondition reports whether draining a Machine's Node succeeded.
-	DrainingSucceededCondition = "DrainingSucceeded"
-)
-
-// Condition reasons mpool reports beyond upstream's v1beta2 names.
-const (
-	// WaitingForInfrastructureReason: the infrastructure object is not ready yet.
-	WaitingForInfrastructureReason = "WaitingForInfrastructure"
-
-	// WaitingForClusterInfrastructureReason: the Cluster's infrastructure is not ready yet.
-	WaitingForClusterInfrastructureReason = "WaitingForClusterInfrastructure"
-
-	// WaitingForControlPlaneReason: the Cluster's control plane is not ready yet.
-	WaitingForControlPlaneReason = "WaitingForControlPlane"
-
-	// WaitingForReplicasReadyReason: fewer replicas are ready than desired.
-	WaitingForReplicasReadyReason = "WaitingForReplicasReady"
-
-	// ObjectNotFoundReason: a referenced object does not exist.
-	ObjectNotFoundReason = "ObjectNotFound"
-
-	// DrainingReason: a Node is being drained.
-	DrainingReason = "Draining"
-
-	// DrainingFailedReason: draining a Node failed.
-	DrainingFailedReason = "DrainingFailed"
-)
-
 // LabelValue returns the value of a name label (MachinePoolNameLabel,
 // ClusterNameLabel) for an object named v: v itself when it fits a label
 // value's 63 characters, else its first 46 characters and a hash of v, so

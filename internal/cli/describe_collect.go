@@ -20,6 +20,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
@@ -432,10 +433,10 @@ func live(in InstanceView) bool { return !in.Deleting && in.State != string(cont
 // negativePolarity lists the condition types for which True is the
 // abnormal state.
 var negativePolarity = map[string]bool{
-	clusterv1.PausedCondition: true,
-	"ScalingUp":               true,
-	"ScalingDown":             true,
-	"Deleting":                true,
+	clusterv1.PausedCondition:       true,
+	conditions.ScalingUpCondition:   true,
+	conditions.ScalingDownCondition: true,
+	clusterv1.DeletingCondition:     true,
 }
 
 // needsAttention says whether a condition is worth showing (see

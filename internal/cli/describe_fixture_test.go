@@ -19,8 +19,8 @@ import (
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -95,7 +95,7 @@ func newFixture(t *testing.T, ns string) *fixture {
 		},
 		Conditions: []metav1.Condition{
 			f.cond(clusterv1.ReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
-			f.cond(capi.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
+			f.cond(conditions.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
 		},
 	}
 	updateStatus(t, cluster)
@@ -164,10 +164,10 @@ func newFixture(t *testing.T, ns string) *fixture {
 		},
 		ObservedGeneration: mp.Generation,
 		Conditions: []metav1.Condition{
-			f.cond(clusterv1.ReadyCondition, metav1.ConditionFalse, capi.WaitingForReplicasReadyReason, "ReplicasReady: 2 of 3 replicas ready (3 instances)"),
-			f.cond(capi.BootstrapReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
+			f.cond(clusterv1.ReadyCondition, metav1.ConditionFalse, conditions.WaitingForReplicasReadyReason, "ReplicasReady: 2 of 3 replicas ready (3 instances)"),
+			f.cond(conditions.BootstrapReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
 			f.cond(clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, ""),
-			f.cond(capi.ReplicasReadyCondition, metav1.ConditionFalse, capi.WaitingForReplicasReadyReason, "2 of 3 replicas ready (3 instances)"),
+			f.cond(conditions.ReplicasReadyCondition, metav1.ConditionFalse, conditions.WaitingForReplicasReadyReason, "2 of 3 replicas ready (3 instances)"),
 			f.cond("Available", metav1.ConditionFalse, "NotAvailable", "2 of 3 replicas available (Ready for at least 0s)"),
 			f.cond("UpToDate", metav1.ConditionFalse, "NotUpToDate", "1 of 3 machines do not run the latest model"),
 			f.cond("ScalingUp", metav1.ConditionFalse, "NotScalingUp", ""),

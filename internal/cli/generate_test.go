@@ -519,7 +519,8 @@ func TestCloudFlavorDefaults(t *testing.T) {
 	for _, c := range []struct{ what, got, want string }{
 		{"eksClusterName", field(objs, "AWSManagedControlPlane", "spec", "eksClusterName"), awsface.EKSDefaultClusterName},
 		{"region", field(objs, "AWSManagedControlPlane", "spec", "region"), awsface.AWSDefaultRegion},
-		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + awsface.EKSDefaultVersion},
+		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + awsface.EKSDefaultVersion + ".0"},
+		{"the MachinePool's version (kubectl's VERSION column)", field(objs, "MachinePool", "spec", "template", "spec", "version"), "v" + awsface.EKSDefaultVersion + ".0"},
 		{"infrastructureRef", field(objs, "Cluster", "spec", "infrastructureRef", "name"), field(objs, "AWSManagedControlPlane", "metadata", "name")},
 		{"subnetIDs", strings.Join(subnets, ","), defaultSubnets[awsface.AWSDefaultRegion+"a"]},
 		{"the sample's next version", strings.TrimSuffix(samples["eks"].nextVersion, ".0"), "v" + awsface.EKSDefaultVersion},
@@ -528,9 +529,6 @@ func TestCloudFlavorDefaults(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("eks: %s %q, want %q", c.what, c.got, c.want)
 		}
-	}
-	if field(objs, "MachinePool", "spec", "template", "spec", "version") != "" {
-		t.Errorf("eks: the MachinePool has a version; as CAPA's, it follows the cluster's")
 	}
 }
 

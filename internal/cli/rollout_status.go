@@ -18,7 +18,8 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
-	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/api/conditions"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
@@ -151,16 +152,16 @@ func resolveBudget(b *intstr.IntOrString, desired int32, roundUp bool) *int32 {
 // conditionsImpliedByCounts are conditions whose news the counts already
 // tell; waitingFor leaves them out.
 var conditionsImpliedByCounts = map[string]bool{
-	clusterv1.ReadyCondition:    true,
-	capi.ReplicasReadyCondition: true,
-	"Available":                 true,
-	"UpToDate":                  true,
-	"ScalingUp":                 true,
-	"ScalingDown":               true,
-	"ScaleGroupModelUpdated":    true,
-	"ScaleGroupDesiredReplicas": true,
-	clusterv1.PausedCondition:   true,
-	rolloutProgressingCondition: true,
+	clusterv1.ReadyCondition:                   true,
+	conditions.ReplicasReadyCondition:          true,
+	conditions.AvailableCondition:              true,
+	conditions.UpToDateCondition:               true,
+	conditions.ScalingUpCondition:              true,
+	conditions.ScalingDownCondition:            true,
+	infrav1.ScaleGroupModelUpdatedCondition:    true,
+	infrav1.ScaleGroupDesiredReplicasCondition: true,
+	clusterv1.PausedCondition:                  true,
+	rolloutProgressingCondition:                true,
 }
 
 // waitingFor says what an incomplete rollout waits for, from the objects'
@@ -189,7 +190,7 @@ func waitingFor(s *poolState, v *RolloutStatusView) []string {
 	engine := false
 	for _, c := range infra.conditions {
 		switch {
-		case c.Type == rolloutProgressingCondition && needsAttention(c) && !(v.Paused && c.Reason == "Paused"):
+		case c.Type == rolloutProgressingCondition && needsAttention(c) && !(v.Paused && c.Reason == clusterv1.PausedReason):
 			// The engine's own account; when paused by the MachinePool's
 			// annotation the line above says it (the engine also honours
 			// the annotation on the infrastructure pool).

@@ -24,11 +24,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/capi"
-	"github.com/mpool-dev/mpool/internal/conditions"
+	"github.com/mpool-dev/mpool/internal/condition"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/workload"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=clusters;clusters/status,verbs=get;list;watch;update;patch
@@ -39,19 +41,6 @@ import (
 
 // ControllerName names the controller and its event source.
 const ControllerName = "cluster"
-
-// WorkloadClusterReachableCondition says whether the Cluster's workload API
-// server can be reached through its kubeconfig Secret, and why not.
-const WorkloadClusterReachableCondition = "WorkloadClusterReachable"
-
-// Condition reasons of this controller.
-const (
-	// ReachableReason: the workload API server answered.
-	ReachableReason = "Reachable"
-	// NoInfrastructureRefReason: the Cluster has no infrastructureRef, so its
-	// infrastructure is whatever the kubeconfig reaches.
-	NoInfrastructureRefReason = "NoInfrastructureRef"
-)
 
 // Retry intervals.
 const (
@@ -172,19 +161,19 @@ func (r *Reconciler) reconcileControlPlane(ctx context.Context, cluster *cluster
 	switch {
 	case err == nil:
 		cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
-		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionTrue, ReachableReason, "", now)
-		set(cluster, capi.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
+		set(cluster, conditions.WorkloadClusterReachableCondition, metav1.ConditionTrue, conditions.ReachableReason, "", now)
+		set(cluster, conditions.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
 		return ctrl.Result{}, nil
 	case workload.IsConnectionError(err):
 		ctrl.LoggerFrom(ctx).Info("Workload cluster not reachable", "reason", workload.ConnectionErrorReason(err))
 		cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(false)
-		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ConnectionErrorReason(err), err.Error(), now)
-		set(cluster, capi.ControlPlaneReadyCondition, metav1.ConditionFalse, capi.WaitingForControlPlaneReason,
-			"The workload API server cannot be reached: see "+WorkloadClusterReachableCondition, now)
+		set(cluster, conditions.WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ConnectionErrorReason(err), err.Error(), now)
+		set(cluster, conditions.ControlPlaneReadyCondition, metav1.ConditionFalse, conditions.WaitingForControlPlaneReason,
+			"The workload API server cannot be reached: see "+conditions.WorkloadClusterReachableCondition, now)
 		return ctrl.Result{RequeueAfter: unreachableRetry}, nil
 	default:
-		set(cluster, WorkloadClusterReachableCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
-		set(cluster, capi.ControlPlaneReadyCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
+		set(cluster, conditions.WorkloadClusterReachableCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
+		set(cluster, conditions.ControlPlaneReadyCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
 		return ctrl.Result{}, fmt.Errorf("connecting to the workload cluster: %w", err)
 	}
 }
@@ -196,7 +185,7 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, cluster *clust
 	ref := cluster.Spec.InfrastructureRef
 	if !ref.IsDefined() {
 		cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
-		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, NoInfrastructureRefReason,
+		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, conditions.NoInfrastructureRefReason,
 			"The Cluster has no infrastructureRef", now)
 		return ctrl.Result{}, nil
 	}
@@ -210,7 +199,7 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, cluster *clust
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: ref.Name}, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(false)
-			set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.ObjectNotFoundReason,
+			set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, conditions.ObjectNotFoundReason,
 				fmt.Sprintf("%s %s not found", ref.Kind, ref.Name), now)
 			return ctrl.Result{RequeueAfter: infraRetry}, nil
 		}
@@ -220,7 +209,7 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, cluster *clust
 	ready, _, err := unstructured.NestedBool(obj.Object, "status", "ready")
 	if err != nil || !ready {
 		cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(false)
-		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.WaitingForInfrastructureReason,
+		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, conditions.WaitingForInfrastructureReason,
 			fmt.Sprintf("%s %s is not ready", ref.Kind, ref.Name), now)
 		return ctrl.Result{RequeueAfter: infraRetry}, nil
 	}
@@ -249,14 +238,14 @@ func computePhase(c *clusterv1.Cluster) clusterv1.ClusterPhase {
 }
 
 func set(c *clusterv1.Cluster, t string, status metav1.ConditionStatus, reason, msg string, now time.Time) {
-	conditions.Set(c, conditions.New(t, status, reason, msg, c.Generation), now)
+	condition.Set(c, condition.New(t, status, reason, msg, c.Generation), now)
 }
 
 // setReadyCondition summarises InfrastructureReady and ControlPlaneReady
 // into Ready, and into Available, v1beta2's name for the same judgement.
 func setReadyCondition(c *clusterv1.Cluster, now time.Time) {
-	for _, t := range []string{clusterv1.InfrastructureReadyCondition, capi.ControlPlaneReadyCondition} {
-		cond := conditions.Get(c, t)
+	for _, t := range []string{clusterv1.InfrastructureReadyCondition, conditions.ControlPlaneReadyCondition} {
+		cond := condition.Get(c, t)
 		if cond == nil || cond.Status != metav1.ConditionTrue {
 			status, reason, msg := metav1.ConditionUnknown, clusterv1.InternalErrorReason, t+" is not set"
 			if cond != nil {
@@ -275,8 +264,8 @@ func setReadyCondition(c *clusterv1.Cluster, now time.Time) {
 
 // recordEvents records reachability changes.
 func (r *Reconciler) recordEvents(orig, c *clusterv1.Cluster) {
-	before := conditions.Get(orig, WorkloadClusterReachableCondition)
-	after := conditions.Get(c, WorkloadClusterReachableCondition)
+	before := condition.Get(orig, conditions.WorkloadClusterReachableCondition)
+	after := condition.Get(c, conditions.WorkloadClusterReachableCondition)
 	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
 		return
 	}

@@ -14,8 +14,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
@@ -75,7 +75,7 @@ func TestReachableClusterIsProvisioned(t *testing.T) {
 		if !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) || !ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) || c.Status.Phase != string(clusterv1.ClusterPhaseProvisioned) {
 			return fmt.Errorf("status %+v", c.Status)
 		}
-		for _, ct := range []string{WorkloadClusterReachableCondition, capi.ControlPlaneReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.ReadyCondition} {
+		for _, ct := range []string{conditions.WorkloadClusterReachableCondition, conditions.ControlPlaneReadyCondition, clusterv1.InfrastructureReadyCondition, clusterv1.ReadyCondition} {
 			if err := wantCondition(c, ct, metav1.ConditionTrue, ""); err != nil {
 				return err
 			}
@@ -112,10 +112,10 @@ func TestMissingSecretSaysWhyAndRecovers(t *testing.T) {
 		if c.Status.Phase != string(clusterv1.ClusterPhaseProvisioning) {
 			return fmt.Errorf("phase %s", c.Status.Phase)
 		}
-		if err := wantCondition(c, clusterv1.ReadyCondition, metav1.ConditionFalse, capi.WaitingForControlPlaneReason); err != nil {
+		if err := wantCondition(c, clusterv1.ReadyCondition, metav1.ConditionFalse, conditions.WaitingForControlPlaneReason); err != nil {
 			return err
 		}
-		return wantCondition(c, WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ReasonSecretNotFound)
+		return wantCondition(c, conditions.WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ReasonSecretNotFound)
 	})
 	// The Secret appears: its watch brings the Cluster back at once.
 	putKubeconfig(t, ns, "c1", env.Kubeconfig)
@@ -123,7 +123,7 @@ func TestMissingSecretSaysWhyAndRecovers(t *testing.T) {
 		if c.Status.Phase != string(clusterv1.ClusterPhaseProvisioned) {
 			return fmt.Errorf("phase %s", c.Status.Phase)
 		}
-		return wantCondition(c, WorkloadClusterReachableCondition, metav1.ConditionTrue, ReachableReason)
+		return wantCondition(c, conditions.WorkloadClusterReachableCondition, metav1.ConditionTrue, conditions.ReachableReason)
 	})
 }
 
@@ -149,7 +149,7 @@ func TestUnreachableAPIServer(t *testing.T) {
 	createCluster(t, ns, "c1")
 	putKubeconfig(t, ns, "c1", kc)
 	waitCluster(t, ns, "c1", func(c *clusterv1.Cluster) error {
-		return wantCondition(c, WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ReasonUnreachable)
+		return wantCondition(c, conditions.WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ReasonUnreachable)
 	})
 }
 
@@ -164,7 +164,7 @@ func TestInfrastructureRef(t *testing.T) {
 		if !ptr.Deref(c.Status.Initialization.ControlPlaneInitialized, false) || ptr.Deref(c.Status.Initialization.InfrastructureProvisioned, false) || c.Status.Phase != string(clusterv1.ClusterPhaseProvisioning) {
 			return fmt.Errorf("status %+v", c.Status)
 		}
-		return wantCondition(c, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.ObjectNotFoundReason)
+		return wantCondition(c, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, conditions.ObjectNotFoundReason)
 	})
 }
 

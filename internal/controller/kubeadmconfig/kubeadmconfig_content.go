@@ -13,6 +13,7 @@ import (
 
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/events"
 )
@@ -38,7 +39,7 @@ func (r *Reconciler) reconcileDataContent(ctx context.Context, s *scope) (ctrl.R
 	if plan == nil {
 		s.upToDate = s.data
 		if s.upToDate.status == "" {
-			s.upToDate = unknown(ReasonNotEvaluated, "Could not render the bootstrap data again: %v", err)
+			s.upToDate = unknown(conditions.NotEvaluatedReason, "Could not render the bootstrap data again: %v", err)
 		}
 		if errors.Is(err, reconcile.TerminalError(nil)) {
 			// Recorded in the conditions; retrying cannot fix it, and the
@@ -52,25 +53,25 @@ func (r *Reconciler) reconcileDataContent(ctx context.Context, s *scope) (ctrl.R
 	if plan.managedToken {
 		tokenSecret = secret.Annotations[TokenSecretAnnotation]
 		if tokenSecret == "" {
-			s.upToDate = waiting(ReasonNoTokenToKeep, "Bootstrap data Secret %s carries no bootstrap token mpool manages, and rendering it again must not create one; delete the Secret to have it rendered with a new token", secret.Name)
+			s.upToDate = waiting(conditions.NoTokenToKeepReason, "Bootstrap data Secret %s carries no bootstrap token mpool manages, and rendering it again must not create one; delete the Secret to have it rendered with a new token", secret.Name)
 			return ctrl.Result{}, nil
 		}
 		token, ok := carriedToken(secret.Data[dataValueKey], tokenSecret)
 		if !ok {
-			s.upToDate = waiting(ReasonNoTokenToKeep, "Bootstrap data Secret %s does not carry the token of Secret %s it is annotated with; it is rendered again with a new token when the token is next rotated", secret.Name, tokenSecret)
+			s.upToDate = waiting(conditions.NoTokenToKeepReason, "Bootstrap data Secret %s does not carry the token of Secret %s it is annotated with; it is rendered again with a new token when the token is next rotated", secret.Name, tokenSecret)
 			return ctrl.Result{}, nil
 		}
 		plan.setToken(token)
 	}
 	data, err := bootstrap.RenderCloudInit(plan.input)
 	if err != nil {
-		s.upToDate = waiting(ReasonDataSecretGenerationFailed, "Rendering the bootstrap data failed: %v", err)
+		s.upToDate = waiting(conditions.DataSecretGenerationFailedReason, "Rendering the bootstrap data failed: %v", err)
 		return ctrl.Result{}, fmt.Errorf("rendering bootstrap data: %w", err)
 	}
 	old := secret.Data[dataValueKey]
 	if bytes.Equal(old, data) && string(secret.Data[dataFormatKey]) == string(bootstrapv1.CloudConfig) &&
 		secret.Annotations[TokenSecretAnnotation] == tokenSecret {
-		s.upToDate = available(ReasonUpToDate, "")
+		s.upToDate = available(conditions.DataSecretUpToDateReason, "")
 		return ctrl.Result{}, nil
 	}
 
@@ -89,10 +90,10 @@ func (r *Reconciler) reconcileDataContent(ctx context.Context, s *scope) (ctrl.R
 	}
 	if err := r.Client.Patch(ctx, secret, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		s.dataSecret = before
-		s.upToDate = unknown(ReasonNotEvaluated, "Updating bootstrap data Secret %s failed", secret.Name)
+		s.upToDate = unknown(conditions.NotEvaluatedReason, "Updating bootstrap data Secret %s failed", secret.Name)
 		return ctrl.Result{}, fmt.Errorf("updating bootstrap data Secret %s/%s: %w", secret.Namespace, secret.Name, err)
 	}
-	s.upToDate = available(ReasonUpToDate, "")
+	s.upToDate = available(conditions.DataSecretUpToDateReason, "")
 
 	var what string
 	switch {

@@ -32,6 +32,7 @@ import (
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -66,7 +67,7 @@ func waitForData(t *testing.T, key client.ObjectKey, cond func(*corev1.Secret) e
 // current generation.
 func expectUpToDate(t *testing.T, key client.ObjectKey) {
 	t.Helper()
-	expectCondition(t, key, DataSecretUpToDateCondition, metav1.ConditionTrue, ReasonUpToDate)
+	expectCondition(t, key, conditions.DataSecretUpToDateCondition, metav1.ConditionTrue, conditions.DataSecretUpToDateReason)
 	testenv.Eventually(t, pollTimeout, func() error {
 		cfg := getConfig(t, key)
 		if cfg.Status.ObservedGeneration != cfg.Generation {
@@ -451,10 +452,10 @@ func TestBlockedRerenderKeepsData(t *testing.T) {
 			ContentFrom: bootstrapv1.FileSource{Secret: bootstrapv1.SecretFileSource{Name: "late", Key: "conf"}},
 		})
 	})
-	expectCondition(t, key, DataSecretUpToDateCondition, metav1.ConditionFalse, ReasonWaitingForSecret)
+	expectCondition(t, key, conditions.DataSecretUpToDateCondition, metav1.ConditionFalse, conditions.WaitingForSecretReason)
 	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.KubeadmConfigDataSecretAvailableReason)
 	expectCondition(t, key, clusterv1.ReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason)
-	expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenValid)
+	expectCondition(t, key, conditions.BootstrapTokenAvailableCondition, metav1.ConditionTrue, conditions.TokenValidReason)
 	if s := dataSecret(t, key); s.ResourceVersion != old.ResourceVersion {
 		t.Errorf("the data Secret changed while the config could not be rendered")
 	}

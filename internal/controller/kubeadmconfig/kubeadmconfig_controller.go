@@ -28,6 +28,7 @@ import (
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 )
 
@@ -174,7 +175,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	cluster := &clusterv1.Cluster{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: pool.Namespace, Name: pool.Spec.ClusterName}, cluster); err != nil {
 		if apierrors.IsNotFound(err) {
-			s.data = waiting(ReasonWaitingForCluster, "Waiting for Cluster %s to exist", pool.Spec.ClusterName)
+			s.data = waiting(conditions.WaitingForClusterReason, "Waiting for Cluster %s to exist", pool.Spec.ClusterName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("getting Cluster %s/%s: %w", pool.Namespace, pool.Spec.ClusterName, err)

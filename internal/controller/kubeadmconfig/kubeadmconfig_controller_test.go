@@ -28,6 +28,7 @@ import (
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -161,7 +162,7 @@ func TestSeedPoolGetsJoinData(t *testing.T) {
 			}
 
 			expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionTrue, bootstrapv1.KubeadmConfigDataSecretAvailableReason)
-			expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenValid)
+			expectCondition(t, key, conditions.BootstrapTokenAvailableCondition, metav1.ConditionTrue, conditions.TokenValidReason)
 			cfg := getConfig(t, key)
 			if created := ptr.Deref(cfg.Status.Initialization.DataSecretCreated, false); !created || cfg.Status.DataSecretName != secret.Name || cfg.Status.ObservedGeneration != cfg.Generation {
 				t.Errorf("status = dataSecretCreated %v dataSecretName %q observedGeneration %d (generation %d)", created, cfg.Status.DataSecretName, cfg.Status.ObservedGeneration, cfg.Generation)
@@ -249,7 +250,7 @@ func TestTokenExtendedWhilePoolJoins(t *testing.T) {
 	}
 	firstExpiry := tokenExpiration(tok)
 
-	expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenValid)
+	expectCondition(t, key, conditions.BootstrapTokenAvailableCondition, metav1.ConditionTrue, conditions.TokenValidReason)
 
 	// Less than 5/6 of the TTL left: the next look extends the token.
 	clk.Step(testTTL / 3)
@@ -348,7 +349,7 @@ func TestTokenRotatedBeforeExpiry(t *testing.T) {
 	old := dataSecret(t, key)
 	oldName := old.Annotations[TokenSecretAnnotation]
 	oldToken := joinConfig(t, old.Data["value"]).DiscoveryToken
-	expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenValid)
+	expectCondition(t, key, conditions.BootstrapTokenAvailableCondition, metav1.ConditionTrue, conditions.TokenValidReason)
 	cfgBefore := getConfig(t, key)
 
 	// Less than half of the TTL left (decideTokenAction's threshold): the
@@ -430,7 +431,7 @@ func TestTokenReplacedWhenDeleted(t *testing.T) {
 		return nil
 	})
 	expectTokenWorks(t, joinConfig(t, s.Data["value"]).DiscoveryToken)
-	expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenValid)
+	expectCondition(t, key, conditions.BootstrapTokenAvailableCondition, metav1.ConditionTrue, conditions.TokenValidReason)
 }
 
 // TestWaitsForClusterCAAndEndpoint: without the cluster CA or a control plane
@@ -444,8 +445,8 @@ func TestWaitsForClusterCAAndEndpoint(t *testing.T) {
 	f.create(t)
 	key := client.ObjectKeyFromObject(f.config)
 
-	expectCondition(t, key, bootstrapv1.KubeadmConfigCertificatesAvailableCondition, metav1.ConditionFalse, ReasonWaitingForClusterCA)
-	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForClusterCA)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigCertificatesAvailableCondition, metav1.ConditionFalse, conditions.WaitingForClusterCAReason)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, conditions.WaitingForClusterCAReason)
 	c := meta.FindStatusCondition(getConfig(t, key).Status.Conditions, bootstrapv1.KubeadmConfigDataSecretAvailableCondition)
 	if !strings.Contains(c.Message, clusterName+"-ca") {
 		t.Errorf("condition message %q does not name the CA Secret", c.Message)
@@ -453,8 +454,8 @@ func TestWaitsForClusterCAAndEndpoint(t *testing.T) {
 
 	createCA(t, ns)
 	poke(t, key)
-	expectCondition(t, key, bootstrapv1.KubeadmConfigCertificatesAvailableCondition, metav1.ConditionTrue, ReasonCertificatesAvailable)
-	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForControlPlaneEndpoint)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigCertificatesAvailableCondition, metav1.ConditionTrue, conditions.CertificatesAvailableReason)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, conditions.WaitingForControlPlaneEndpointReason)
 	tokens, err := listTokens(ctx, env.Client, f.config)
 	if err != nil || len(tokens) != 0 {
 		t.Errorf("waiting config created tokens: %d (%v)", len(tokens), err)
@@ -493,7 +494,7 @@ func TestContentFromAndUserToken(t *testing.T) {
 	}}
 	f.create(t)
 	key := client.ObjectKeyFromObject(f.config)
-	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, ReasonWaitingForSecret)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, conditions.WaitingForSecretReason)
 
 	mustCreate(t, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "azure-json", Namespace: ns},
@@ -514,7 +515,7 @@ func TestContentFromAndUserToken(t *testing.T) {
 	if _, ok := secret.Annotations[TokenSecretAnnotation]; ok {
 		t.Errorf("a user token is annotated as managed")
 	}
-	expectCondition(t, key, BootstrapTokenAvailableCondition, metav1.ConditionTrue, ReasonTokenProvided)
+	expectCondition(t, key, conditions.BootstrapTokenAvailableCondition, metav1.ConditionTrue, conditions.TokenProvidedReason)
 	if tokens, err := listTokens(ctx, env.Client, f.config); err != nil || len(tokens) != 0 {
 		t.Errorf("controller created %d tokens for a config with its own token (%v)", len(tokens), err)
 	}
@@ -527,7 +528,7 @@ func TestIgnitionNotSupported(t *testing.T) {
 	f := &fixture{ns: ns, mutate: func(cfg *bootstrapv1.KubeadmConfig) { cfg.Spec.Format = bootstrapv1.Ignition }}
 	f.create(t)
 	key := client.ObjectKeyFromObject(f.config)
-	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, ReasonUnsupportedFormat)
+	expectCondition(t, key, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, metav1.ConditionFalse, conditions.UnsupportedFormatReason)
 	if err := env.Client.Get(context.Background(), key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 		t.Errorf("data Secret rendered for ignition (%v)", err)
 	}

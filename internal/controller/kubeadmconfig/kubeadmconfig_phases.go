@@ -22,6 +22,7 @@ import (
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/events"
 )
@@ -81,7 +82,7 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 	if plan.managedToken {
 		wl, err := r.workloadClient(ctx, s)
 		if err != nil {
-			s.data = waiting(ReasonWaitingForWorkloadCluster, "Waiting for the workload cluster to create a bootstrap token")
+			s.data = waiting(conditions.WaitingForWorkloadClusterReason, "Waiting for the workload cluster to create a bootstrap token")
 			return ctrl.Result{}, err
 		}
 		// Tokens left by an earlier attempt that never got into a data
@@ -99,7 +100,7 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 	}
 	data, err := bootstrap.RenderCloudInit(plan.input)
 	if err != nil {
-		s.data = waiting(ReasonDataSecretGenerationFailed, "Rendering the bootstrap data failed: %v", err)
+		s.data = waiting(conditions.DataSecretGenerationFailedReason, "Rendering the bootstrap data failed: %v", err)
 		return ctrl.Result{}, errors.Join(fmt.Errorf("rendering bootstrap data: %w", err), r.forgetToken(ctx, s, tokenSecret))
 	}
 	secret := r.newDataSecret(s, data, tokenSecret)
@@ -205,8 +206,8 @@ func (p *renderPlan) setToken(token string) {
 func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctrl.Result, error) {
 	cfg := s.config
 	if cfg.Spec.Format != "" && cfg.Spec.Format != bootstrapv1.CloudConfig {
-		s.data = waiting(ReasonUnsupportedFormat, "Format %s is not supported yet; use %s", cfg.Spec.Format, bootstrapv1.CloudConfig)
-		if !hasConditionReason(cfg, ReasonUnsupportedFormat, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, DataSecretUpToDateCondition) {
+		s.data = waiting(conditions.UnsupportedFormatReason, "Format %s is not supported yet; use %s", cfg.Spec.Format, bootstrapv1.CloudConfig)
+		if !hasConditionReason(cfg, conditions.UnsupportedFormatReason, bootstrapv1.KubeadmConfigDataSecretAvailableCondition, conditions.DataSecretUpToDateCondition) {
 			r.Recorder.Eventf(cfg, nil, corev1.EventTypeWarning, events.UnsupportedFormat, events.ActionRender, "Format %s is not supported yet", cfg.Spec.Format)
 		}
 		return nil, ctrl.Result{}, reconcile.TerminalError(fmt.Errorf("KubeadmConfig %s: format %s: %w", client.ObjectKeyFromObject(cfg), cfg.Spec.Format, bootstrap.ErrUnsupportedFormat))
@@ -216,12 +217,12 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 
 	var wait []condition
 	if jc.Discovery.File.IsDefined() {
-		s.certificates = available(ReasonCACertHashesProvided, "Discovery uses a kubeconfig file")
-		s.token = available(ReasonFileDiscovery, "Discovery uses a kubeconfig file; no bootstrap token is needed")
+		s.certificates = available(conditions.CACertHashesProvidedReason, "Discovery uses a kubeconfig file")
+		s.token = available(conditions.FileDiscoveryReason, "Discovery uses a kubeconfig file; no bootstrap token is needed")
 	} else {
 		bt := &jc.Discovery.BootstrapToken
 		if len(bt.CACertHashes) > 0 || ptr.Deref(bt.UnsafeSkipCAVerification, false) {
-			s.certificates = available(ReasonCACertHashesProvided, "")
+			s.certificates = available(conditions.CACertHashesProvidedReason, "")
 		} else {
 			hashes, c, err := r.clusterCAHashes(ctx, s.cluster)
 			if err != nil {
@@ -236,7 +237,7 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 		if bt.APIServerEndpoint == "" {
 			ep := s.cluster.Spec.ControlPlaneEndpoint
 			if ep.Host == "" || ep.Port == 0 {
-				wait = append(wait, waiting(ReasonWaitingForControlPlaneEndpoint, "Waiting for Cluster %s to have spec.controlPlaneEndpoint", s.cluster.Name))
+				wait = append(wait, waiting(conditions.WaitingForControlPlaneEndpointReason, "Waiting for Cluster %s to have spec.controlPlaneEndpoint", s.cluster.Name))
 			} else {
 				bt.APIServerEndpoint = net.JoinHostPort(ep.Host, strconv.Itoa(int(ep.Port)))
 			}
@@ -244,7 +245,7 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 		if bt.Token == "" {
 			plan.managedToken = true
 		} else {
-			s.token = available(ReasonTokenProvided, "The KubeadmConfig sets its own bootstrap token; mpool does not manage it")
+			s.token = available(conditions.TokenProvidedReason, "The KubeadmConfig sets its own bootstrap token; mpool does not manage it")
 		}
 	}
 
@@ -262,14 +263,14 @@ func (r *Reconciler) planRender(ctx context.Context, s *scope) (*renderPlan, ctr
 		var res ctrl.Result
 		for _, w := range wait {
 			// A Cluster change always comes as an event.
-			if w.reason != ReasonWaitingForControlPlaneEndpoint {
+			if w.reason != conditions.WaitingForControlPlaneEndpointReason {
 				res.RequeueAfter = waitForSecrets
 			}
 		}
 		return nil, res, nil
 	}
 	if _, err := bootstrap.KubeadmAPIVersion(plan.input.KubernetesVersion); err != nil {
-		s.data = waiting(ReasonDataSecretGenerationFailed, "MachinePool %s has an invalid version: %v", s.pool.Name, err)
+		s.data = waiting(conditions.DataSecretGenerationFailedReason, "MachinePool %s has an invalid version: %v", s.pool.Name, err)
 		return nil, ctrl.Result{}, reconcile.TerminalError(err)
 	}
 	return plan, ctrl.Result{}, nil
@@ -293,15 +294,15 @@ func (r *Reconciler) clusterCAHashes(ctx context.Context, cluster *clusterv1.Clu
 	secret := &corev1.Secret{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cluster.Namespace, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, waiting(ReasonWaitingForClusterCA, "Waiting for Secret %s with the cluster CA", name), nil
+			return nil, waiting(conditions.WaitingForClusterCAReason, "Waiting for Secret %s with the cluster CA", name), nil
 		}
 		return nil, condition{}, fmt.Errorf("getting cluster CA Secret %s/%s: %w", cluster.Namespace, name, err)
 	}
 	hashes, err := bootstrap.CACertHashes(secret.Data[caSecretKey])
 	if err != nil {
-		return nil, waiting(ReasonInvalidClusterCA, "Secret %s key %s holds no usable CA certificate: %v", name, caSecretKey, err), nil
+		return nil, waiting(conditions.InvalidClusterCAReason, "Secret %s key %s holds no usable CA certificate: %v", name, caSecretKey, err), nil
 	}
-	return hashes, available(ReasonCertificatesAvailable, ""), nil
+	return hashes, available(conditions.CertificatesAvailableReason, ""), nil
 }
 
 // resolveSecrets reads every Secret key the spec's files and users reference.
@@ -318,7 +319,7 @@ func (r *Reconciler) resolveSecrets(ctx context.Context, cfg *bootstrapv1.Kubead
 			secret = &corev1.Secret{}
 			if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cfg.Namespace, Name: k.Name}, secret); err != nil {
 				if apierrors.IsNotFound(err) {
-					return nil, waiting(ReasonWaitingForSecret, "Waiting for Secret %s referenced by spec.files or spec.users", k.Name), nil
+					return nil, waiting(conditions.WaitingForSecretReason, "Waiting for Secret %s referenced by spec.files or spec.users", k.Name), nil
 				}
 				return nil, condition{}, fmt.Errorf("getting Secret %s/%s: %w", cfg.Namespace, k.Name, err)
 			}
@@ -326,7 +327,7 @@ func (r *Reconciler) resolveSecrets(ctx context.Context, cfg *bootstrapv1.Kubead
 		}
 		v, ok := secret.Data[k.Key]
 		if !ok {
-			return nil, waiting(ReasonWaitingForSecret, "Waiting for key %s in Secret %s referenced by spec.files or spec.users", k.Key, k.Name), nil
+			return nil, waiting(conditions.WaitingForSecretReason, "Waiting for key %s in Secret %s referenced by spec.files or spec.users", k.Key, k.Name), nil
 		}
 		data[k] = v
 	}

@@ -6,63 +6,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/mpool-dev/mpool/api/conditions"
+
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-)
-
-// BootstrapTokenAvailableCondition reports whether the data Secret carries a
-// valid bootstrap token. Its message names the token's Secret, never the token.
-const BootstrapTokenAvailableCondition = "BootstrapTokenAvailable"
-
-// DataSecretUpToDateCondition reports whether the data Secret holds what the
-// KubeadmConfig and its inputs render to now. While it is False the Secret
-// keeps the data rendered earlier, which stays usable (DataSecretAvailable);
-// the reason says what keeps it from being rendered again.
-const DataSecretUpToDateCondition = "DataSecretUpToDate"
-
-// Condition reasons set by this controller, besides those of the API package.
-const (
-	// ReasonDataSecretGenerationFailed: rendering or writing the bootstrap
-	// data failed, or the pool's version cannot select a kubeadm API.
-	ReasonDataSecretGenerationFailed = "DataSecretGenerationFailed"
-	// ReasonUpToDate: the data Secret holds what the config renders to now.
-	ReasonUpToDate = "UpToDate"
-	// ReasonNoTokenToKeep: the config wants a token mpool manages, but the
-	// data Secret carries none that could be kept, and rendering it again
-	// must not create one.
-	ReasonNoTokenToKeep = "NoTokenToKeep"
-	// ReasonWaitingForCluster: the pool's Cluster does not exist.
-	ReasonWaitingForCluster = "WaitingForCluster"
-	// ReasonWaitingForControlPlaneEndpoint: the Cluster has no
-	// spec.controlPlaneEndpoint yet and the config sets no apiServerEndpoint.
-	ReasonWaitingForControlPlaneEndpoint = "WaitingForControlPlaneEndpoint"
-	// ReasonWaitingForClusterCA: the "<cluster>-ca" Secret does not exist.
-	ReasonWaitingForClusterCA = "WaitingForClusterCA"
-	// ReasonInvalidClusterCA: the "<cluster>-ca" Secret holds no usable
-	// certificate.
-	ReasonInvalidClusterCA = "InvalidClusterCA"
-	// ReasonCACertHashesProvided: the config pins the CA itself.
-	ReasonCACertHashesProvided = "CACertHashesProvided"
-	// ReasonCertificatesAvailable: the cluster CA was read (upstream's
-	// KubeadmConfigCertificatesAvailableReason).
-	ReasonCertificatesAvailable = bootstrapv1.KubeadmConfigCertificatesAvailableReason
-	// ReasonWaitingForSecret: a Secret the config's files or users reference
-	// does not exist or lacks the key.
-	ReasonWaitingForSecret = "WaitingForSecret"
-	// ReasonWaitingForWorkloadCluster: the workload cluster cannot be reached.
-	ReasonWaitingForWorkloadCluster = "WaitingForWorkloadCluster"
-	// ReasonUnsupportedFormat: the config asks for a format mpool cannot render.
-	ReasonUnsupportedFormat = "UnsupportedFormat"
-	// ReasonTokenValid: the data carries a managed token that is valid.
-	ReasonTokenValid = "TokenValid"
-	// ReasonTokenProvided: the config sets its own token; mpool does not
-	// manage it.
-	ReasonTokenProvided = "TokenProvided"
-	// ReasonFileDiscovery: the config discovers the cluster from a file and
-	// needs no token.
-	ReasonFileDiscovery = "FileDiscovery"
-	// ReasonNotEvaluated: the condition could not be computed this time.
-	ReasonNotEvaluated = "NotEvaluated"
 )
 
 // condition is an observation a phase makes; the zero value means the phase
@@ -101,7 +48,7 @@ func (r *Reconciler) setConditions(s *scope, succeeded bool) {
 
 func (r *Reconciler) set(cfg *bootstrapv1.KubeadmConfig, condType string, c condition) {
 	if c.status == "" {
-		c = unknown(ReasonNotEvaluated, "Not evaluated yet")
+		c = unknown(conditions.NotEvaluatedReason, "Not evaluated yet")
 	}
 	meta.SetStatusCondition(&cfg.Status.Conditions, metav1.Condition{
 		Type:               condType,
@@ -125,7 +72,7 @@ func (r *Reconciler) setCertificatesAvailableCondition(s *scope) {
 	c := s.certificates
 	if c.status == "" && s.dataSecret != nil {
 		// The data was rendered, so the certificates were available then.
-		c = available(ReasonCertificatesAvailable, "")
+		c = available(conditions.CertificatesAvailableReason, "")
 	}
 	r.set(s.config, bootstrapv1.KubeadmConfigCertificatesAvailableCondition, c)
 }
@@ -145,18 +92,18 @@ func (r *Reconciler) setDataSecretUpToDateCondition(s *scope) {
 	if s.dataSecret == nil {
 		c = s.data
 	}
-	r.set(s.config, DataSecretUpToDateCondition, c)
+	r.set(s.config, conditions.DataSecretUpToDateCondition, c)
 }
 
 func (r *Reconciler) setBootstrapTokenAvailableCondition(s *scope) {
-	r.set(s.config, BootstrapTokenAvailableCondition, s.token)
+	r.set(s.config, conditions.BootstrapTokenAvailableCondition, s.token)
 }
 
 // setReadyCondition summarises: ready when the data Secret exists and its
 // token is not known to be unusable.
 func (r *Reconciler) setReadyCondition(s *scope) {
 	data := meta.FindStatusCondition(s.config.Status.Conditions, bootstrapv1.KubeadmConfigDataSecretAvailableCondition)
-	token := meta.FindStatusCondition(s.config.Status.Conditions, BootstrapTokenAvailableCondition)
+	token := meta.FindStatusCondition(s.config.Status.Conditions, conditions.BootstrapTokenAvailableCondition)
 	switch {
 	case data.Status != metav1.ConditionTrue:
 		r.set(s.config, bootstrapv1.KubeadmConfigReadyCondition, condition{status: data.Status, reason: data.Reason, message: data.Message})

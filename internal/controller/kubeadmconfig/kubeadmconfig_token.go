@@ -15,6 +15,7 @@ import (
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/events"
 )
@@ -35,18 +36,18 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 	current := s.dataSecret.Annotations[TokenSecretAnnotation]
 	if current == "" {
 		if s.token.status == "" {
-			s.token = available(ReasonTokenProvided, "The bootstrap data carries no token managed by mpool")
+			s.token = available(conditions.TokenProvidedReason, "The bootstrap data carries no token managed by mpool")
 		}
 		return ctrl.Result{}, nil
 	}
 	wl, err := r.workloadClient(ctx, s)
 	if err != nil {
-		s.token = unknown(ReasonWaitingForWorkloadCluster, "Cannot reach the workload cluster to check bootstrap token Secret %s", current)
+		s.token = unknown(conditions.WaitingForWorkloadClusterReason, "Cannot reach the workload cluster to check bootstrap token Secret %s", current)
 		return ctrl.Result{}, err
 	}
 	tokens, err := listTokens(ctx, wl, s.config)
 	if err != nil {
-		s.token = unknown(ReasonWaitingForWorkloadCluster, "Cannot list the bootstrap tokens in the workload cluster")
+		s.token = unknown(conditions.WaitingForWorkloadClusterReason, "Cannot list the bootstrap tokens in the workload cluster")
 		return ctrl.Result{}, err
 	}
 	var cur *corev1.Secret
@@ -63,7 +64,7 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 	case cur == nil:
 		name, exp, err := r.rotateToken(ctx, s, wl, current)
 		if err != nil {
-			s.token = waiting(ReasonDataSecretGenerationFailed, "Bootstrap token Secret %s is gone and replacing it failed", current)
+			s.token = waiting(conditions.DataSecretGenerationFailedReason, "Bootstrap token Secret %s is gone and replacing it failed", current)
 			return ctrl.Result{}, err
 		}
 		log.Info("Replaced missing bootstrap token", "oldTokenSecret", current, "tokenSecret", name)
@@ -102,7 +103,7 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 		}
 		log.Info("Deleted bootstrap token the data no longer carries", "tokenSecret", t.Name)
 	}
-	s.token = available(ReasonTokenValid, "Bootstrap token Secret %s/%s expires at %s",
+	s.token = available(conditions.TokenValidReason, "Bootstrap token Secret %s/%s expires at %s",
 		metav1.NamespaceSystem, current, expiration.UTC().Format(time.RFC3339))
 	if err := errors.Join(errs...); err != nil {
 		return ctrl.Result{}, err
@@ -142,7 +143,7 @@ func (r *Reconciler) rotateToken(ctx context.Context, s *scope, wl client.Client
 		return "", time.Time{}, errors.Join(err, deleteToken(ctx, wl, name))
 	}
 	if !swapped {
-		s.upToDate = available(ReasonUpToDate, "")
+		s.upToDate = available(conditions.DataSecretUpToDateReason, "")
 	}
 	return name, expiration, nil
 }

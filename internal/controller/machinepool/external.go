@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/mpool-dev/mpool/internal/capi"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/mpool-dev/mpool/internal/capi"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )

@@ -14,7 +14,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/internal/workload"
@@ -71,7 +71,7 @@ func TestPhasesPendingToRunning(t *testing.T) {
 		return nil
 	})
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		return wantCondition(mp, capi.BootstrapReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason)
+		return wantCondition(mp, conditions.BootstrapReadyCondition, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason)
 	})
 
 	// Provisioning: bootstrap ready, its data secret copied into the template.
@@ -80,7 +80,7 @@ func TestPhasesPendingToRunning(t *testing.T) {
 	if got := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "<nil>"); got != "mp-bootstrap-data" {
 		t.Fatalf("dataSecretName = %s", got)
 	}
-	if err := wantCondition(mp, capi.BootstrapReadyCondition, metav1.ConditionTrue, ""); err != nil {
+	if err := wantCondition(mp, conditions.BootstrapReadyCondition, metav1.ConditionTrue, ""); err != nil {
 		t.Fatal(err)
 	}
 	if init := mp.Status.Initialization; !ptr.Deref(init.BootstrapDataSecretCreated, false) || ptr.Deref(init.InfrastructureProvisioned, false) {
@@ -98,12 +98,12 @@ func TestPhasesPendingToRunning(t *testing.T) {
 		status metav1.ConditionStatus
 	}{
 		{clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue},
-		{capi.ReplicasReadyCondition, metav1.ConditionFalse},
+		{conditions.ReplicasReadyCondition, metav1.ConditionFalse},
 		{clusterv1.ReadyCondition, metav1.ConditionFalse},
-		{AvailableCondition, metav1.ConditionFalse},
-		{ScalingUpCondition, metav1.ConditionFalse},
-		{ScalingDownCondition, metav1.ConditionFalse},
-		{UpToDateCondition, metav1.ConditionUnknown},
+		{conditions.AvailableCondition, metav1.ConditionFalse},
+		{conditions.ScalingUpCondition, metav1.ConditionFalse},
+		{conditions.ScalingDownCondition, metav1.ConditionFalse},
+		{conditions.UpToDateCondition, metav1.ConditionUnknown},
 		{clusterv1.PausedCondition, metav1.ConditionFalse},
 	} {
 		if err := wantCondition(mp, c.t, c.status, ""); err != nil {
@@ -130,7 +130,7 @@ func TestPhasesPendingToRunning(t *testing.T) {
 	if ptr.Deref(mp.Status.ReadyReplicas, -1) != 2 || ptr.Deref(mp.Status.AvailableReplicas, -1) != 2 || unavailableReplicas(mp) != 0 || len(mp.Status.NodeRefs) != 2 {
 		t.Fatalf("status %+v", mp.Status)
 	}
-	for _, ct := range []string{clusterv1.ReadyCondition, capi.ReplicasReadyCondition, AvailableCondition} {
+	for _, ct := range []string{clusterv1.ReadyCondition, conditions.ReplicasReadyCondition, conditions.AvailableCondition} {
 		if err := wantCondition(mp, ct, metav1.ConditionTrue, ""); err != nil {
 			t.Error(err)
 		}
@@ -172,7 +172,7 @@ func TestMinReadySecondsUsesTheInjectedClock(t *testing.T) {
 	if ptr.Deref(mp.Status.AvailableReplicas, 0) != 0 || unavailableReplicas(mp) != 1 {
 		t.Fatalf("available/unavailable = %v/%d before minReadySeconds", mp.Status.AvailableReplicas, unavailableReplicas(mp))
 	}
-	if err := wantCondition(mp, AvailableCondition, metav1.ConditionFalse, NotAvailableReason); err != nil {
+	if err := wantCondition(mp, conditions.AvailableCondition, metav1.ConditionFalse, conditions.NotAvailableReason); err != nil {
 		t.Fatal(err)
 	}
 	// Ten minutes later (by the controller's clock) the Node is available.
@@ -184,7 +184,7 @@ func TestMinReadySecondsUsesTheInjectedClock(t *testing.T) {
 		if ptr.Deref(mp.Status.AvailableReplicas, -1) != 1 {
 			return fmt.Errorf("available %v", mp.Status.AvailableReplicas)
 		}
-		return wantCondition(mp, AvailableCondition, metav1.ConditionTrue, AvailableReason)
+		return wantCondition(mp, conditions.AvailableCondition, metav1.ConditionTrue, conditions.AvailableReason)
 	})
 }
 
@@ -195,7 +195,7 @@ func TestNoBootstrapDataNeeded(t *testing.T) {
 		mp.Spec.Template.Spec.Bootstrap = clusterv1.Bootstrap{DataSecretName: ptr.To("")}
 	})
 	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioning)
-	if err := wantCondition(mp, capi.BootstrapReadyCondition, metav1.ConditionTrue, NoBootstrapDataReason); err != nil {
+	if err := wantCondition(mp, conditions.BootstrapReadyCondition, metav1.ConditionTrue, conditions.NoBootstrapDataReason); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -216,7 +216,7 @@ func TestScalingUpAndDown(t *testing.T) {
 	}
 	scale(3)
 	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingUp)
-	if err := wantCondition(mp, ScalingUpCondition, metav1.ConditionTrue, ScalingUpReason); err != nil {
+	if err := wantCondition(mp, conditions.ScalingUpCondition, metav1.ConditionTrue, conditions.ScalingUpReason); err != nil {
 		t.Fatal(err)
 	}
 	f.setInfra("mp", map[string]any{"status.replicas": int64(3), "spec.providerIDList": f.ids(1, 3)})
@@ -229,7 +229,7 @@ func TestScalingUpAndDown(t *testing.T) {
 	// and their Nodes (which the pool annotated) are deleted.
 	scale(1)
 	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingDown)
-	if err := wantCondition(mp, ScalingDownCondition, metav1.ConditionTrue, ScalingDownReason); err != nil {
+	if err := wantCondition(mp, conditions.ScalingDownCondition, metav1.ConditionTrue, conditions.ScalingDownReason); err != nil {
 		t.Fatal(err)
 	}
 	f.setInfra("mp", map[string]any{"status.replicas": int64(1), "spec.providerIDList": f.ids(1, 1)})
@@ -287,7 +287,7 @@ func TestFailedWithTheInfraPoolsMessage(t *testing.T) {
 		!strings.Contains(ptr.Deref(message, ""), "quota exceeded for Standard_D4s_v5 in westeurope") {
 		t.Fatalf("failure %v / %v", reason, message)
 	}
-	if err := wantCondition(mp, clusterv1.ReadyCondition, metav1.ConditionFalse, FailedReason); err != nil {
+	if err := wantCondition(mp, clusterv1.ReadyCondition, metav1.ConditionFalse, conditions.FailedReason); err != nil {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.Failed) })
@@ -307,7 +307,7 @@ func TestMissingInfraPoolAndMalformedStatus(t *testing.T) {
 	f.setBootstrap("mp", map[string]any{"status.ready": true, "status.dataSecretName": "d"})
 	f.waitPhase("mp", clusterv1.MachinePoolPhaseProvisioning)
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		return wantCondition(mp, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.ObjectNotFoundReason)
+		return wantCondition(mp, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, conditions.ObjectNotFoundReason)
 	})
 	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.ExternalObjectNotFound) })
 
@@ -317,8 +317,8 @@ func TestMissingInfraPoolAndMalformedStatus(t *testing.T) {
 	u.Object["status"] = map[string]any{"ready": "yes"}
 	f.create(u)
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		c := condition(mp, clusterv1.InfrastructureReadyCondition)
-		if c == nil || c.Reason != capi.WaitingForInfrastructureReason || !strings.Contains(c.Message, "not a bool") {
+		c := conditionOf(mp, clusterv1.InfrastructureReadyCondition)
+		if c == nil || c.Reason != conditions.WaitingForInfrastructureReason || !strings.Contains(c.Message, "not a bool") {
 			return fmt.Errorf("InfrastructureReady = %+v", c)
 		}
 		return nil
@@ -503,7 +503,7 @@ func TestPoolMachines(t *testing.T) {
 			}
 			var upToDate *metav1.Condition
 			for j := range m.Status.Conditions {
-				if m.Status.Conditions[j].Type == UpToDateCondition {
+				if m.Status.Conditions[j].Type == conditions.UpToDateCondition {
 					upToDate = &m.Status.Conditions[j]
 				}
 			}
@@ -514,7 +514,7 @@ func TestPoolMachines(t *testing.T) {
 		return nil
 	})
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		return wantCondition(mp, UpToDateCondition, metav1.ConditionFalse, NotUpToDateReason)
+		return wantCondition(mp, conditions.UpToDateCondition, metav1.ConditionFalse, conditions.NotUpToDateReason)
 	})
 	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.MachineCreated) })
 
@@ -627,7 +627,7 @@ func TestDeletionWithAnUnreachableWorkloadClusterIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
-		return wantCondition(mp, capi.ReplicasReadyCondition, metav1.ConditionUnknown, WorkloadClusterNotConnectedReason)
+		return wantCondition(mp, conditions.ReplicasReadyCondition, metav1.ConditionUnknown, conditions.WorkloadClusterNotConnectedReason)
 	})
 	if err := env.Client.Delete(ctx, f.getPool("mp")); err != nil {
 		t.Fatal(err)

@@ -19,10 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/mpool-dev/mpool/internal/capi"
-	"github.com/mpool-dev/mpool/internal/conditions"
-	"github.com/mpool-dev/mpool/internal/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/api/conditions"
+	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/condition"
+	"github.com/mpool-dev/mpool/internal/events"
 )
 
 // reconcileMachines keeps one Machine per infrastructure machine when the
@@ -314,23 +316,23 @@ func (r *Reconciler) setMachineStatus(s *scope, m *clusterv1.Machine, im *unstru
 	}
 
 	if infraReady {
-		conditions.Set(m, conditions.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", gen), now)
+		condition.Set(m, condition.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", gen), now)
 	} else {
-		conditions.Set(m, conditions.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, capi.WaitingForInfrastructureReason,
+		condition.Set(m, condition.New(clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, conditions.WaitingForInfrastructureReason,
 			fmt.Sprintf("%s %s is not ready", im.GetKind(), im.GetName()), gen), now)
 	}
 	setMachineReadiness(s, m, infraReady, now)
 	latest, found, err := nestedBool(im, "status", "latestModelApplied")
 	switch {
 	case err != nil:
-		conditions.Set(m, conditions.New(UpToDateCondition, metav1.ConditionUnknown, UpToDateUnknownReason, err.Error(), gen), now)
+		condition.Set(m, condition.New(conditions.UpToDateCondition, metav1.ConditionUnknown, conditions.UpToDateUnknownReason, err.Error(), gen), now)
 	case !found:
-		conditions.Set(m, conditions.New(UpToDateCondition, metav1.ConditionUnknown, UpToDateUnknownReason,
+		condition.Set(m, condition.New(conditions.UpToDateCondition, metav1.ConditionUnknown, conditions.UpToDateUnknownReason,
 			fmt.Sprintf("%s %s does not report status.latestModelApplied", im.GetKind(), im.GetName()), gen), now)
 	case latest:
-		conditions.Set(m, conditions.New(UpToDateCondition, metav1.ConditionTrue, UpToDateReason, "", gen), now)
+		condition.Set(m, condition.New(conditions.UpToDateCondition, metav1.ConditionTrue, conditions.UpToDateReason, "", gen), now)
 	default:
-		conditions.Set(m, conditions.New(UpToDateCondition, metav1.ConditionFalse, NotUpToDateReason,
+		condition.Set(m, condition.New(conditions.UpToDateCondition, metav1.ConditionFalse, conditions.NotUpToDateReason,
 			fmt.Sprintf("%s %s does not run the pool's latest model", im.GetKind(), im.GetName()), gen), now)
 	}
 }
@@ -396,14 +398,14 @@ func setMachineReadiness(s *scope, m *clusterv1.Machine, infraReady bool, now ti
 	n := s.nodes[m.Spec.ProviderID]
 	switch {
 	case n == nil:
-		conditions.Set(m, conditions.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionFalse, clusterv1.MachineNodeDoesNotExistReason,
+		condition.Set(m, condition.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionFalse, clusterv1.MachineNodeDoesNotExistReason,
 			"Waiting for the instance's Node to register", gen), now)
 	default:
 		since, nodeReady = readySince(n)
 		if nodeReady {
-			conditions.Set(m, conditions.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionTrue, clusterv1.MachineNodeReadyReason, "", gen), now)
+			condition.Set(m, condition.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionTrue, clusterv1.MachineNodeReadyReason, "", gen), now)
 		} else {
-			conditions.Set(m, conditions.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionFalse, clusterv1.MachineNodeNotReadyReason,
+			condition.Set(m, condition.New(clusterv1.MachineNodeReadyCondition, metav1.ConditionFalse, clusterv1.MachineNodeNotReadyReason,
 				fmt.Sprintf("Node %s is not Ready", n.Name), gen), now)
 		}
 	}
@@ -419,15 +421,15 @@ func setMachineReadiness(s *scope, m *clusterv1.Machine, infraReady bool, now ti
 		why = "The Node is not Ready"
 	}
 	if why != "" {
-		conditions.Set(m, conditions.New(clusterv1.MachineReadyCondition, metav1.ConditionFalse, clusterv1.MachineNotReadyReason, why, gen), now)
-		conditions.Set(m, conditions.New(clusterv1.MachineAvailableCondition, metav1.ConditionFalse, clusterv1.MachineNotReadyReason, why, gen), now)
+		condition.Set(m, condition.New(clusterv1.MachineReadyCondition, metav1.ConditionFalse, clusterv1.MachineNotReadyReason, why, gen), now)
+		condition.Set(m, condition.New(clusterv1.MachineAvailableCondition, metav1.ConditionFalse, clusterv1.MachineNotReadyReason, why, gen), now)
 		return
 	}
-	conditions.Set(m, conditions.New(clusterv1.MachineReadyCondition, metav1.ConditionTrue, clusterv1.MachineReadyReason, "", gen), now)
+	condition.Set(m, condition.New(clusterv1.MachineReadyCondition, metav1.ConditionTrue, clusterv1.MachineReadyReason, "", gen), now)
 	if wait := minReady(s.pool.Spec.Template.Spec.MinReadySeconds); now.Before(since.Add(wait)) {
-		conditions.Set(m, conditions.New(clusterv1.MachineAvailableCondition, metav1.ConditionFalse, clusterv1.MachineWaitingForMinReadySecondsReason,
+		condition.Set(m, condition.New(clusterv1.MachineAvailableCondition, metav1.ConditionFalse, clusterv1.MachineWaitingForMinReadySecondsReason,
 			fmt.Sprintf("Ready for less than %s", wait), gen), now)
 		return
 	}
-	conditions.Set(m, conditions.New(clusterv1.MachineAvailableCondition, metav1.ConditionTrue, clusterv1.MachineAvailableReason, "", gen), now)
+	condition.Set(m, condition.New(clusterv1.MachineAvailableCondition, metav1.ConditionTrue, clusterv1.MachineAvailableReason, "", gen), now)
 }

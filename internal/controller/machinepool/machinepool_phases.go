@@ -12,9 +12,10 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/events"
-	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // reconcileBootstrap reads the bootstrap config, takes ownership of it and

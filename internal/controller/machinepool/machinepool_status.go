@@ -8,44 +8,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/mpool-dev/mpool/internal/capi"
-	"github.com/mpool-dev/mpool/internal/conditions"
-	"github.com/mpool-dev/mpool/internal/events"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capierrors "sigs.k8s.io/cluster-api/api/deprecated/errors"
-)
 
-// Condition types mpool computes on MachinePools (and UpToDate on pool
-// Machines) beyond those in api/core/v1beta1.
-const (
-	// AvailableCondition: every desired replica has been Ready for at least
-	// minReadySeconds.
-	AvailableCondition = "Available"
-	// ScalingUpCondition: the infrastructure pool has fewer instances than
-	// desired.
-	ScalingUpCondition = "ScalingUp"
-	// ScalingDownCondition: the infrastructure pool has more instances than
-	// desired.
-	ScalingDownCondition = "ScalingDown"
-	// UpToDateCondition: every instance runs the pool's latest model (from
-	// the infrastructure machines' status.latestModelApplied).
-	UpToDateCondition = "UpToDate"
-)
-
-// Condition reasons of the conditions above and of ReplicasReady and Ready.
-const (
-	WorkloadClusterNotConnectedReason = "WorkloadClusterNotConnected"
-	AvailableReason                   = "Available"
-	NotAvailableReason                = "NotAvailable"
-	ScalingUpReason                   = "ScalingUp"
-	NotScalingUpReason                = "NotScalingUp"
-	ScalingDownReason                 = "ScalingDown"
-	NotScalingDownReason              = "NotScalingDown"
-	UpToDateReason                    = "UpToDate"
-	NotUpToDateReason                 = "NotUpToDate"
-	UpToDateUnknownReason             = "UpToDateUnknown"
-	NoBootstrapDataReason             = "NoBootstrapDataNeeded"
-	FailedReason                      = "Failed"
+	"github.com/mpool-dev/mpool/api/conditions"
+	"github.com/mpool-dev/mpool/internal/condition"
+	"github.com/mpool-dev/mpool/internal/events"
 )
 
 // updateStatus sets the phase, the failure fields and every owned condition
@@ -119,24 +87,24 @@ func computePhase(in phaseInput) clusterv1.MachinePoolPhase {
 }
 
 func set(s *scope, t string, status metav1.ConditionStatus, reason, message string) {
-	conditions.Set(s.pool, conditions.New(t, status, reason, message, s.pool.Generation), s.now)
+	condition.Set(s.pool, condition.New(t, status, reason, message, s.pool.Generation), s.now)
 }
 
 func setBootstrapReadyCondition(s *scope) {
-	const t = capi.BootstrapReadyCondition
+	const t = conditions.BootstrapReadyCondition
 	b := s.pool.Spec.Template.Spec.Bootstrap
 	st := s.bootstrap
 	switch {
 	case !b.ConfigRef.IsDefined() && b.DataSecretName == nil:
 		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason, "Waiting for spec.template.spec.bootstrap.dataSecretName to be set")
 	case !b.ConfigRef.IsDefined() && *b.DataSecretName == "":
-		set(s, t, metav1.ConditionTrue, NoBootstrapDataReason, "dataSecretName is empty: no bootstrap data is needed")
+		set(s, t, metav1.ConditionTrue, conditions.NoBootstrapDataReason, "dataSecretName is empty: no bootstrap data is needed")
 	case !b.ConfigRef.IsDefined():
 		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
 	case st.err != nil:
 		set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, st.err.Error())
 	case st.notFound:
-		set(s, t, metav1.ConditionFalse, capi.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", b.ConfigRef.Kind, b.ConfigRef.Name))
+		set(s, t, metav1.ConditionFalse, conditions.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", b.ConfigRef.Kind, b.ConfigRef.Name))
 	case st.notReadyMessage != "":
 		set(s, t, metav1.ConditionFalse, clusterv1.WaitingForBootstrapDataReason, st.notReadyMessage)
 	case !s.bootstrapReady:
@@ -154,11 +122,11 @@ func setInfrastructureReadyCondition(s *scope) {
 	case st.err != nil:
 		set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, st.err.Error())
 	case st.notFound:
-		set(s, t, metav1.ConditionFalse, capi.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", ref.Kind, ref.Name))
+		set(s, t, metav1.ConditionFalse, conditions.ObjectNotFoundReason, fmt.Sprintf("%s %s not found", ref.Kind, ref.Name))
 	case st.notReadyMessage != "":
-		set(s, t, metav1.ConditionFalse, capi.WaitingForInfrastructureReason, st.notReadyMessage)
+		set(s, t, metav1.ConditionFalse, conditions.WaitingForInfrastructureReason, st.notReadyMessage)
 	case !st.ready:
-		set(s, t, metav1.ConditionFalse, capi.WaitingForInfrastructureReason, fmt.Sprintf("%s %s is not ready", ref.Kind, ref.Name))
+		set(s, t, metav1.ConditionFalse, conditions.WaitingForInfrastructureReason, fmt.Sprintf("%s %s is not ready", ref.Kind, ref.Name))
 	default:
 		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
 	}
@@ -171,7 +139,7 @@ func nodesUnknown(s *scope, t string) bool {
 	case s.nodesKnown:
 		return false
 	case s.workloadErr != nil:
-		set(s, t, metav1.ConditionUnknown, WorkloadClusterNotConnectedReason, s.workloadErr.Error())
+		set(s, t, metav1.ConditionUnknown, conditions.WorkloadClusterNotConnectedReason, s.workloadErr.Error())
 	default:
 		set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, "the Nodes of the workload cluster could not be read")
 	}
@@ -179,62 +147,62 @@ func nodesUnknown(s *scope, t string) bool {
 }
 
 func setReplicasReadyCondition(s *scope) {
-	const t = capi.ReplicasReadyCondition
+	const t = conditions.ReplicasReadyCondition
 	desired := s.desiredReplicas()
 	ready, replicas := ptr.Deref(s.pool.Status.ReadyReplicas, 0), ptr.Deref(s.pool.Status.Replicas, 0)
 	switch {
 	case nodesUnknown(s, t):
 	case !s.infra.ready:
-		set(s, t, metav1.ConditionFalse, capi.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+		set(s, t, metav1.ConditionFalse, conditions.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
 	case ready == desired && replicas == desired:
 		set(s, t, metav1.ConditionTrue, clusterv1.ReadyReason, "")
 	default:
-		set(s, t, metav1.ConditionFalse, capi.WaitingForReplicasReadyReason,
+		set(s, t, metav1.ConditionFalse, conditions.WaitingForReplicasReadyReason,
 			fmt.Sprintf("%d of %d replicas ready (%d instances)", ready, desired, replicas))
 	}
 }
 
 func setAvailableCondition(s *scope) {
-	const t = AvailableCondition
+	const t = conditions.AvailableCondition
 	available, desired := ptr.Deref(s.pool.Status.AvailableReplicas, 0), s.desiredReplicas()
 	switch {
 	case nodesUnknown(s, t):
 	case available >= desired:
-		set(s, t, metav1.ConditionTrue, AvailableReason, "")
+		set(s, t, metav1.ConditionTrue, conditions.AvailableReason, "")
 	default:
-		set(s, t, metav1.ConditionFalse, NotAvailableReason,
+		set(s, t, metav1.ConditionFalse, conditions.NotAvailableReason,
 			fmt.Sprintf("%d of %d replicas available (Ready for at least %s)", available, desired, minReady(s.pool.Spec.Template.Spec.MinReadySeconds)))
 	}
 }
 
 func setScalingUpCondition(s *scope) {
-	const t = ScalingUpCondition
+	const t = conditions.ScalingUpCondition
 	replicas, desired := ptr.Deref(s.pool.Status.Replicas, 0), s.desiredReplicas()
 	switch {
 	case !s.infra.ready:
-		set(s, t, metav1.ConditionUnknown, capi.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+		set(s, t, metav1.ConditionUnknown, conditions.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
 	case replicas < desired:
-		set(s, t, metav1.ConditionTrue, ScalingUpReason, fmt.Sprintf("Scaling up from %d to %d replicas", replicas, desired))
+		set(s, t, metav1.ConditionTrue, conditions.ScalingUpReason, fmt.Sprintf("Scaling up from %d to %d replicas", replicas, desired))
 	default:
-		set(s, t, metav1.ConditionFalse, NotScalingUpReason, "")
+		set(s, t, metav1.ConditionFalse, conditions.NotScalingUpReason, "")
 	}
 }
 
 func setScalingDownCondition(s *scope) {
-	const t = ScalingDownCondition
+	const t = conditions.ScalingDownCondition
 	replicas, desired := ptr.Deref(s.pool.Status.Replicas, 0), s.desiredReplicas()
 	switch {
 	case !s.infra.ready:
-		set(s, t, metav1.ConditionUnknown, capi.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
+		set(s, t, metav1.ConditionUnknown, conditions.WaitingForInfrastructureReason, "Waiting for the infrastructure pool to be ready")
 	case replicas > desired:
-		set(s, t, metav1.ConditionTrue, ScalingDownReason, fmt.Sprintf("Scaling down from %d to %d replicas", replicas, desired))
+		set(s, t, metav1.ConditionTrue, conditions.ScalingDownReason, fmt.Sprintf("Scaling down from %d to %d replicas", replicas, desired))
 	default:
-		set(s, t, metav1.ConditionFalse, NotScalingDownReason, "")
+		set(s, t, metav1.ConditionFalse, conditions.NotScalingDownReason, "")
 	}
 }
 
 func setUpToDateCondition(s *scope) {
-	const t = UpToDateCondition
+	const t = conditions.UpToDateCondition
 	if s.machinesKnown {
 		// v1beta2's status.upToDateReplicas: the machines known to run the
 		// pool's latest model.
@@ -242,18 +210,18 @@ func setUpToDateCondition(s *scope) {
 	}
 	switch {
 	case !s.machinesKnown && s.infra.obj != nil && s.infraMachineKind == "":
-		set(s, t, metav1.ConditionUnknown, UpToDateUnknownReason,
+		set(s, t, metav1.ConditionUnknown, conditions.UpToDateUnknownReason,
 			"The infrastructure pool does not report per-machine objects (status.infrastructureMachineKind)")
 	case !s.machinesKnown:
-		set(s, t, metav1.ConditionUnknown, UpToDateUnknownReason, "The infrastructure machines could not be read")
+		set(s, t, metav1.ConditionUnknown, conditions.UpToDateUnknownReason, "The infrastructure machines could not be read")
 	case s.machinesUnknown > 0:
-		set(s, t, metav1.ConditionUnknown, UpToDateUnknownReason,
+		set(s, t, metav1.ConditionUnknown, conditions.UpToDateUnknownReason,
 			fmt.Sprintf("%d of %d machines do not report status.latestModelApplied", s.machinesUnknown, s.machinesTotal))
 	case s.machinesNotUpToDate > 0:
-		set(s, t, metav1.ConditionFalse, NotUpToDateReason,
+		set(s, t, metav1.ConditionFalse, conditions.NotUpToDateReason,
 			fmt.Sprintf("%d of %d machines do not run the latest model", s.machinesNotUpToDate, s.machinesTotal))
 	default:
-		set(s, t, metav1.ConditionTrue, UpToDateReason, "")
+		set(s, t, metav1.ConditionTrue, conditions.UpToDateReason, "")
 	}
 }
 
@@ -277,12 +245,12 @@ func setReadyCondition(s *scope) {
 		if msg == "" {
 			msg = ptr.Deref(reason, "")
 		}
-		set(s, t, metav1.ConditionFalse, FailedReason, msg)
+		set(s, t, metav1.ConditionFalse, conditions.FailedReason, msg)
 		return
 	}
 	var firstUnknown *metav1.Condition
-	for _, ct := range []string{capi.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition, capi.ReplicasReadyCondition} {
-		c := conditions.Get(pool, ct)
+	for _, ct := range []string{conditions.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition, conditions.ReplicasReadyCondition} {
+		c := condition.Get(pool, ct)
 		switch {
 		case c == nil:
 			set(s, t, metav1.ConditionUnknown, clusterv1.InternalErrorReason, ct+" is not set")
@@ -334,32 +302,32 @@ func (r *Reconciler) recordEvents(s *scope) {
 		}
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.PhaseChanged, events.ActionReconcile, "Phase changed from %s to %s", from, to)
 	}
-	if c, ok := becameTrue(orig, pool, ScalingUpCondition); ok {
+	if c, ok := becameTrue(orig, pool, conditions.ScalingUpCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ScalingUp, events.ActionReconcile, "%s", c.Message)
 	}
-	if c, ok := becameTrue(orig, pool, ScalingDownCondition); ok {
+	if c, ok := becameTrue(orig, pool, conditions.ScalingDownCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ScalingDown, events.ActionReconcile, "%s", c.Message)
 	}
-	if _, ok := becameTrue(orig, pool, capi.BootstrapReadyCondition); ok {
+	if _, ok := becameTrue(orig, pool, conditions.BootstrapReadyCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.BootstrapReady, events.ActionReconcile, "%s", "Bootstrap data is ready")
 	}
 	if _, ok := becameTrue(orig, pool, clusterv1.InfrastructureReadyCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.InfrastructureReady, events.ActionReconcile, "%s", "The infrastructure pool is ready")
 	}
-	for _, t := range []string{capi.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition} {
-		if c, ok := gotReason(orig, pool, t, capi.ObjectNotFoundReason); ok {
+	for _, t := range []string{conditions.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition} {
+		if c, ok := gotReason(orig, pool, t, conditions.ObjectNotFoundReason); ok {
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.ExternalObjectNotFound, events.ActionReconcile, "%s", c.Message)
 		}
 	}
-	if c, ok := gotReason(orig, pool, capi.ReplicasReadyCondition, WorkloadClusterNotConnectedReason); ok {
+	if c, ok := gotReason(orig, pool, conditions.ReplicasReadyCondition, conditions.WorkloadClusterNotConnectedReason); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.WorkloadClusterUnreachable, events.ActionReconcile, "%s", c.Message)
 	}
 }
 
 // becameTrue returns condition t of pool when it is True and was not in orig.
 func becameTrue(orig, pool *clusterv1.MachinePool, t string) (*metav1.Condition, bool) {
-	c := conditions.Get(pool, t)
-	if c == nil || c.Status != metav1.ConditionTrue || conditions.IsTrue(orig, t) {
+	c := condition.Get(pool, t)
+	if c == nil || c.Status != metav1.ConditionTrue || condition.IsTrue(orig, t) {
 		return nil, false
 	}
 	return c, true
@@ -367,11 +335,11 @@ func becameTrue(orig, pool *clusterv1.MachinePool, t string) (*metav1.Condition,
 
 // gotReason returns condition t of pool when its reason became reason.
 func gotReason(orig, pool *clusterv1.MachinePool, t, reason string) (*metav1.Condition, bool) {
-	c := conditions.Get(pool, t)
+	c := condition.Get(pool, t)
 	if c == nil || c.Reason != reason {
 		return nil, false
 	}
-	if o := conditions.Get(orig, t); o != nil && o.Reason == reason {
+	if o := condition.Get(orig, t); o != nil && o.Reason == reason {
 		return nil, false
 	}
 	return c, true

@@ -374,7 +374,7 @@ func condSummary(mp *clusterv1.MachinePool) string {
 	return b.String()
 }
 
-func condition(mp *clusterv1.MachinePool, t string) *metav1.Condition {
+func conditionOf(mp *clusterv1.MachinePool, t string) *metav1.Condition {
 	for i := range mp.Status.Conditions {
 		if mp.Status.Conditions[i].Type == t {
 			return &mp.Status.Conditions[i]
@@ -385,7 +385,7 @@ func condition(mp *clusterv1.MachinePool, t string) *metav1.Condition {
 
 // wantCondition checks condition t's status (and reason when not empty).
 func wantCondition(mp *clusterv1.MachinePool, t string, status metav1.ConditionStatus, reason string) error {
-	c := condition(mp, t)
+	c := conditionOf(mp, t)
 	if c == nil {
 		return fmt.Errorf("no %s condition", t)
 	}

@@ -1,6 +1,6 @@
-// Package conditions holds small helpers for metav1.Condition lists that take
+// Package condition holds small helpers for metav1.Condition lists that take
 // the time from the caller's injected clock instead of time.Now.
-package conditions
+package condition
 
 import (
 	"time"
