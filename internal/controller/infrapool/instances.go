@@ -3,6 +3,7 @@ package infrapool
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -53,6 +55,9 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			work = append(work, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
 		default:
 			if w := e.instanceStatusPatch(s, obj, e.reportOf(s, in)); w != nil {
+				work = append(work, w)
+			}
+			if w := e.zoneLabelPatch(obj, in); w != nil {
 				work = append(work, w)
 			}
 		}
@@ -170,8 +175,8 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegrou
 	if s.owner.Spec.ClusterName != "" {
 		labels[clusterv1.ClusterNameLabel] = capi.LabelValue(s.owner.Spec.ClusterName)
 	}
-	if in.Zone != "" {
-		labels[contract.ZoneLabel] = capi.LabelValue(in.Zone)
+	if zone, ok := zoneLabel(in.Zone); ok {
+		labels[contract.ZoneLabel] = zone
 	}
 	obj.SetLabels(labels)
 	if t, ok := s.removing[in.ID]; ok {
@@ -189,6 +194,38 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegrou
 		return fmt.Errorf("creating %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 	}
 	return nil
+}
+
+// zoneLabel is the value of contract.ZoneLabel for an instance in zone,
+// false when the zone is unknown or is no valid label value.
+func zoneLabel(zone string) (string, bool) {
+	if zone == "" || len(validation.IsValidLabelValue(zone)) > 0 {
+		return "", false
+	}
+	return zone, true
+}
+
+// zoneLabelPatch returns the write that labels obj with its instance's
+// zone (contract.ZoneLabel), nil when it carries it already: objects the
+// engine created before it labelled them get the label once.
+func (e *Engine) zoneLabelPatch(obj contract.InstanceObject, in scalegroup.Instance) func(context.Context) error {
+	zone, ok := zoneLabel(in.Zone)
+	if !ok || obj.GetLabels()[contract.ZoneLabel] == zone {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		after := obj.DeepCopyObject().(contract.InstanceObject)
+		labels := maps.Clone(after.GetLabels())
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[contract.ZoneLabel] = zone
+		after.SetLabels(labels)
+		if err := e.c.Patch(ctx, after, client.MergeFrom(obj)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("labelling %s %s with its zone: %w", e.a.Kinds().Instance, obj.GetName(), err)
+		}
+		return nil
+	}
 }
 
 // instanceStatusPatch returns the write that brings obj's status to rep, nil

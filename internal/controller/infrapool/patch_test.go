@@ -11,6 +11,8 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/local"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -62,5 +64,48 @@ func TestPatchAfterStaleRead(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(got.Status.Conditions, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
 		t.Fatalf("after a reconcile that read a stale pool and converged, the server holds %+v, want reason %s", c, infrav1.ConvergedReason)
+	}
+}
+
+// TestZoneLabelBackfill: a per-instance object the engine created before
+// it labelled objects with their zone gets the label once; one that has
+// it, or whose zone is unknown or no label value, gets no write. Against a
+// real API server.
+func TestZoneLabelBackfill(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	env, err := testenv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ns := env.NewNamespace(t)
+	obj := &infrav1.LocalMachinePoolMachine{ObjectMeta: metav1.ObjectMeta{Name: "pool-1", Namespace: ns, Labels: map[string]string{"keep": "me"}},
+		Spec: infrav1.LocalMachinePoolMachineSpec{InstanceID: "1", ProviderID: "local:///g/1"}}
+	if err := env.Client.Create(ctx, obj); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{c: env.Client, a: local.Adapter{}}
+	for _, zone := range []string{"", "not a label value!"} {
+		if w := e.zoneLabelPatch(obj, scalegroup.Instance{ID: "1", Zone: zone}); w != nil {
+			t.Errorf("zone %q: a write, want none", zone)
+		}
+	}
+	w := e.zoneLabelPatch(obj, scalegroup.Instance{ID: "1", Zone: "zone-2"})
+	if w == nil {
+		t.Fatal("an unlabelled object of an instance in zone-2: no write")
+	}
+	if err := w(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := &infrav1.LocalMachinePoolMachine{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels[contract.ZoneLabel] != "zone-2" || got.Labels["keep"] != "me" {
+		t.Errorf("labels %v, want the zone's added to the others", got.Labels)
+	}
+	if w := e.zoneLabelPatch(got, scalegroup.Instance{ID: "1", Zone: "zone-2"}); w != nil {
+		t.Error("a labelled object: a write, want none")
 	}
 }
