@@ -205,21 +205,25 @@ func (s *poolState) readInfra(ctx context.Context, c client.Client) error {
 	v.Conditions = attention(st.Conditions)
 	s.infra.generation, s.infra.observedGeneration = obj.Generation, st.ObservedGeneration
 	s.infra.conditions = st.Conditions
-	s.readRollout(ctx, c, ref)
+	s.readRollout(u, ref)
 	return nil
 }
 
-// readRollout reads how the pool rolls through its provider's reader; a
-// pool no provider of mpool serves, or one that cannot be read typed, has
-// none (a note says why).
-func (s *poolState) readRollout(ctx context.Context, c client.Client, ref clusterv1.ContractVersionedObjectReference) {
+// readRollout reads how the pool u rolls through its provider's reader; a
+// pool no provider of mpool serves, or one at a version its provider's
+// types are not of, has none (a note says why).
+func (s *poolState) readRollout(u *unstructured.Unstructured, ref clusterv1.ContractVersionedObjectReference) {
 	a := adapterOf(ref)
 	s.infra.adapter = a
 	if a == nil {
 		return
 	}
 	pool := a.NewPool()
-	if err := c.Get(ctx, types.NamespacedName{Namespace: s.pool.Namespace, Name: ref.Name}, pool); err != nil {
+	if u.GetAPIVersion() != infrav1.GroupVersion.String() {
+		s.notes = append(s.notes, fmt.Sprintf("%s %s is read at %s, not mpool's %s: how it rolls is not known", ref.Kind, ref.Name, u.GetAPIVersion(), infrav1.GroupVersion))
+		return
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, pool); err != nil {
 		s.notes = append(s.notes, fmt.Sprintf("%s %s not read as mpool's %s: %v", ref.Kind, ref.Name, a.Kinds().Provider, err))
 		return
 	}

@@ -326,7 +326,11 @@ func (r *planInputs) readInstances(ctx context.Context, c client.Client) error {
 			foreign = append(foreign, obj.GetName())
 			return nil
 		}
-		r.state.Instances = append(r.state.Instances, preview.Instance{ObjectMeta: objectMeta(obj), InstanceView: r.adapter.ReadInstance(obj)})
+		m, err := objectMeta(obj)
+		if err != nil {
+			return err
+		}
+		r.state.Instances = append(r.state.Instances, preview.Instance{ObjectMeta: m, InstanceView: r.adapter.ReadInstance(obj)})
 		return nil
 	})
 	if err != nil {
@@ -340,19 +344,18 @@ func (r *planInputs) readInstances(ctx context.Context, c client.Client) error {
 	return nil
 }
 
-// objectMeta copies the metadata of obj that the preview reads.
-func objectMeta(obj metav1.Object) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name:              obj.GetName(),
-		Namespace:         obj.GetNamespace(),
-		UID:               obj.GetUID(),
-		CreationTimestamp: obj.GetCreationTimestamp(),
-		DeletionTimestamp: obj.GetDeletionTimestamp(),
-		Annotations:       obj.GetAnnotations(),
-		Labels:            obj.GetLabels(),
-		Finalizers:        obj.GetFinalizers(),
-		OwnerReferences:   obj.GetOwnerReferences(),
+// objectMeta is obj's metadata, which the preview reads: every kind of
+// mpool's embeds metav1.ObjectMeta.
+func objectMeta(obj contract.InstanceObject) (metav1.ObjectMeta, error) {
+	a, ok := obj.(metav1.ObjectMetaAccessor)
+	if !ok {
+		return metav1.ObjectMeta{}, fmt.Errorf("%T has no ObjectMeta", obj)
 	}
+	m, ok := a.GetObjectMeta().(*metav1.ObjectMeta)
+	if !ok {
+		return metav1.ObjectMeta{}, fmt.Errorf("%T has no ObjectMeta", obj)
+	}
+	return *m, nil
 }
 
 // readNodes reads the workload cluster's Nodes; when they cannot be read,

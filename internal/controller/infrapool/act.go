@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/mpool-dev/mpool/internal/drain"
@@ -222,18 +221,9 @@ func (e *Engine) markRemoval(ctx context.Context, s *pass, id string, mu *sync.M
 }
 
 func (e *Engine) annotateRemoval(ctx context.Context, obj contract.InstanceObject, started time.Time) error {
-	before := obj.DeepCopyObject().(contract.InstanceObject)
-	after := obj.DeepCopyObject().(contract.InstanceObject)
-	a := after.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[preview.DrainStartedAnnotation] = started.UTC().Format(time.RFC3339)
-	after.SetAnnotations(a)
-	if err := e.c.Patch(ctx, after, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("marking %s %s for removal: %w", e.a.Kinds().Instance, obj.GetName(), err)
-	}
-	return nil
+	return e.patchInstanceMeta(ctx, obj, "marking for removal", func(after contract.InstanceObject) {
+		after.SetAnnotations(withEntry(after.GetAnnotations(), preview.DrainStartedAnnotation, started.UTC().Format(time.RFC3339)))
+	})
 }
 
 // drainNode makes one drain pass over node.

@@ -1,11 +1,10 @@
 package infrapool
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -24,19 +23,9 @@ func specHash(m scalegroup.Model, modelHash string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encoding the provider's in-place settings (%T): %w", m.InPlace, err)
 	}
-	return digest(struct {
+	return contract.Digest(struct {
 		ModelHash string            `json:"modelHash"`
 		Tags      map[string]string `json:"tags"`
 		InPlace   json.RawMessage   `json:"inPlace"`
 	}{modelHash, m.Tags, inPlace}), nil
-}
-
-// digest hashes v's JSON form (maps are encoded with sorted keys).
-func digest(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // plain structs of strings and raw JSON always encode
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:10])
 }

@@ -214,18 +214,34 @@ func (e *Engine) zoneLabelPatch(obj contract.InstanceObject, in scalegroup.Insta
 		return nil
 	}
 	return func(ctx context.Context) error {
-		after := obj.DeepCopyObject().(contract.InstanceObject)
-		labels := maps.Clone(after.GetLabels())
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[contract.ZoneLabel] = zone
-		after.SetLabels(labels)
-		if err := e.c.Patch(ctx, after, client.MergeFrom(obj)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("labelling %s %s with its zone: %w", e.a.Kinds().Instance, obj.GetName(), err)
-		}
-		return nil
+		return e.patchInstanceMeta(ctx, obj, "labelling the zone of", func(after contract.InstanceObject) {
+			after.SetLabels(withEntry(after.GetLabels(), contract.ZoneLabel, zone))
+		})
 	}
+}
+
+// patchInstanceMeta merge-patches the metadata of the per-instance object
+// obj (the cache's, never modified) as mutate changes a copy of it; what
+// says what the write does, for its error ("removing the finalizer of").
+// An object already gone is not an error.
+func (e *Engine) patchInstanceMeta(ctx context.Context, obj contract.InstanceObject, what string, mutate func(contract.InstanceObject)) error {
+	after := obj.DeepCopyObject().(contract.InstanceObject)
+	mutate(after)
+	if err := e.c.Patch(ctx, after, client.MergeFrom(obj)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("%s %s %s: %w", what, e.a.Kinds().Instance, obj.GetName(), err)
+	}
+	return nil
+}
+
+// withEntry returns m with key set to value: a copy, so that a map shared
+// with the cache is never written.
+func withEntry(m map[string]string, key, value string) map[string]string {
+	out := maps.Clone(m)
+	if out == nil {
+		out = map[string]string{}
+	}
+	out[key] = value
+	return out
 }
 
 // instanceStatusPatch returns the write that brings obj's status to rep, nil
@@ -312,10 +328,10 @@ func (e *Engine) releaseInstanceObject(ctx context.Context, s *pass, obj contrac
 		return nil
 	}
 	if controllerutil.ContainsFinalizer(obj, e.a.Kinds().InstanceFinalizer) {
-		after := obj.DeepCopyObject().(contract.InstanceObject)
-		controllerutil.RemoveFinalizer(after, e.a.Kinds().InstanceFinalizer)
-		if err := e.c.Patch(ctx, after, client.MergeFrom(obj)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("removing the finalizer of %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
+		if err := e.patchInstanceMeta(ctx, obj, "removing the finalizer of", func(after contract.InstanceObject) {
+			controllerutil.RemoveFinalizer(after, e.a.Kinds().InstanceFinalizer)
+		}); err != nil {
+			return err
 		}
 	}
 	if obj.GetDeletionTimestamp().IsZero() {

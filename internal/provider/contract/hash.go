@@ -34,7 +34,7 @@ func ModelHash(m scalegroup.Model) (string, error) {
 		return "", fmt.Errorf("encoding the provider's model (%T): %w", m.Provider, err)
 	}
 	bootstrapData := sha256.Sum256(bootstrap.MaskBootstrapTokens(m.CustomData))
-	return digest(struct {
+	return Digest(struct {
 		InstanceType string          `json:"instanceType"`
 		Image        string          `json:"image"`
 		Zones        []string        `json:"zones"`
@@ -44,8 +44,11 @@ func ModelHash(m scalegroup.Model) (string, error) {
 	}{m.InstanceType, m.Image, zones, m.Version, provider, hex.EncodeToString(bootstrapData[:])}), nil
 }
 
-// digest hashes v's JSON form (maps are encoded with sorted keys).
-func digest(v any) string {
+// Digest hashes v's JSON form (maps are encoded with sorted keys) to the
+// short hex form ModelHash has; v must always encode (plain structs of
+// strings and raw JSON). The engine hashes what else it records of a pool
+// with it.
+func Digest(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // plain structs of strings and raw JSON always encode

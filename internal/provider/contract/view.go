@@ -106,17 +106,3 @@ type RolloutView struct {
 func (v InstanceView) Live() bool {
 	return v.State != InstanceFailed && v.State != InstanceDeleting
 }
-
-// StateOf is the state of a per-instance object whose status records the
-// provider's own word for it as mapped by state: InstanceDeleting when obj
-// is being deleted, InstanceUnknown when the engine has not reported it
-// (reported is false), else state.
-func StateOf(obj metav1.Object, reported bool, state InstanceState) InstanceState {
-	switch {
-	case obj.GetDeletionTimestamp() != nil:
-		return InstanceDeleting
-	case !reported || state == "":
-		return InstanceUnknown
-	}
-	return state
-}

@@ -40,7 +40,12 @@ type InstanceRecord struct {
 func InstanceView(obj metav1.Object, r InstanceRecord) contract.InstanceView {
 	reported := r.CloudState != ""
 	state := r.State
-	if r.FailureReason != nil && state != contract.InstanceDeleting {
+	switch {
+	case obj.GetDeletionTimestamp() != nil:
+		state = contract.InstanceDeleting
+	case !reported || state == "":
+		state = contract.InstanceUnknown
+	case r.FailureReason != nil && state != contract.InstanceDeleting:
 		state = contract.InstanceFailed
 	}
 	cloud := r.CloudState
@@ -50,7 +55,7 @@ func InstanceView(obj metav1.Object, r InstanceRecord) contract.InstanceView {
 	return contract.InstanceView{
 		InstanceID:     r.InstanceID,
 		ProviderID:     r.ProviderID,
-		State:          contract.StateOf(obj, reported, state),
+		State:          state,
 		CloudState:     cloud,
 		Zone:           r.Zone,
 		Ready:          r.Ready,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,15 +89,7 @@ func ScaleGroup(t *testing.T, c ScaleGroupCase) {
 		t.Fatalf("Apply of a new group: %v", err)
 	}
 	var g *scalegroup.Group
-	live := func() []scalegroup.Instance {
-		var out []scalegroup.Instance
-		for _, in := range g.Instances {
-			if in.State != scalegroup.StateDeleting {
-				out = append(out, in)
-			}
-		}
-		return out
-	}
+	live := func() []scalegroup.Instance { return nonDeleting(g.Instances) }
 	eventually("the group has its 2 instances on the applied model, at rest", func() (err error) {
 		if _, err := sg.Apply(ctx, ref, spec); err != nil { // idempotent, and converges
 			return fmt.Errorf("Apply again: %w", err)
@@ -114,7 +107,7 @@ func ScaleGroup(t *testing.T, c ScaleGroupCase) {
 		}
 		return nil
 	})
-	if !slices.IsSortedFunc(g.Instances, func(a, b scalegroup.Instance) int { return compare(a.ID, b.ID) }) {
+	if !slices.IsSortedFunc(g.Instances, func(a, b scalegroup.Instance) int { return strings.Compare(a.ID, b.ID) }) {
 		t.Errorf("Get's instances are not ordered by ID: %v", ids(g.Instances))
 	}
 	before := ids(live())
@@ -194,14 +187,4 @@ func ids(in []scalegroup.Instance) []string {
 // nonDeleting drops the instances being deleted.
 func nonDeleting(in []scalegroup.Instance) []scalegroup.Instance {
 	return slices.DeleteFunc(slices.Clone(in), func(i scalegroup.Instance) bool { return i.State == scalegroup.StateDeleting })
-}
-
-func compare(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
