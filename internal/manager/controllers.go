@@ -124,6 +124,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		Workload:                workloads,
 		SkipModelReconciliation: opts.Gates.Enabled(features.SkipMachinePoolModelReconciliation),
 		JoinTimeout:             opts.NodeStartupTimeout,
+		OmitFailureFields:       opts.Mode == ModeProviders,
 		Clock:                   opts.Clock,
 		Timing:                  opts.EngineTiming,
 	}, copts)

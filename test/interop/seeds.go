@@ -64,9 +64,10 @@ var Seeds = []Seed{
 	// ("the bootstrap provider for kubeadm doesn't support Kubernetes
 	// version lower than v1.22.0"), seed 004's v1.16.8 among them; mpool's
 	// own accepts it. Beside upstream the example runs at a version it takes.
-	{Name: "aws", Provider: itest.AWS, Replicas: 2, Version: "v1.31.0", NextVersion: "v1.31.1", Mutate: func(obj *unstructured.Unstructured) {
+	// (one the simulated AWS publishes an AMI for).
+	{Name: "aws", Provider: itest.AWS, Replicas: 2, Version: "v1.31.2", NextVersion: "v1.32.1", Mutate: func(obj *unstructured.Unstructured) {
 		if obj.GetKind() == "MachinePool" {
-			_ = unstructured.SetNestedField(obj.Object, "v1.31.0", "spec", "template", "spec", "version")
+			_ = unstructured.SetNestedField(obj.Object, "v1.31.2", "spec", "template", "spec", "version")
 		}
 	}},
 }
@@ -169,13 +170,26 @@ func poolMachine(t *testing.T, f *itest.Fixture) (*clusterv1.Machine, string) {
 	if err := f.Env.Client.List(f.Ctx, ms, client.InNamespace(f.NS)); err != nil || len(ms.Items) == 0 {
 		t.Fatalf("listing the pool's Machines: %d, %v", len(ms.Items), err)
 	}
-	m := &ms.Items[0]
-	for _, in := range f.Instances() {
-		if in.ProviderID == m.Spec.ProviderID {
-			return m, in.ID
+	for i := range ms.Items {
+		m := &ms.Items[i]
+		if !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		// The per-instance object's providerID: upstream copies it to the
+		// Machine only once the Machine controller has seen it ready.
+		obj := &unstructured.Unstructured{}
+		obj.SetGroupVersionKind(schema.GroupVersionKind{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: m.Spec.InfrastructureRef.Kind})
+		if err := f.Env.Client.Get(f.Ctx, client.ObjectKey{Namespace: f.NS, Name: m.Spec.InfrastructureRef.Name}, obj); err != nil {
+			continue
+		}
+		id, _, _ := unstructured.NestedString(obj.Object, "spec", "providerID")
+		for _, in := range f.Instances() {
+			if in.ProviderID == id {
+				return m, in.ID
+			}
 		}
 	}
-	t.Fatalf("no instance has Machine %s's providerID %q", m.Name, m.Spec.ProviderID)
+	t.Fatalf("no instance has the providerID of any of the %d Machines' %ss", len(ms.Items), f.Provider.MachineKind)
 	return nil, ""
 }
 

@@ -99,6 +99,14 @@ type Options struct {
 	// preview.DefaultJoinTimeout, a negative value never replaces an instance for
 	// not joining.
 	JoinTimeout time.Duration
+	// OmitFailureFields leaves the pool's status.failureReason and
+	// failureMessage unset: an invalid spec is reported by the conditions
+	// only. Beside upstream Cluster API's MachinePool controller (mode
+	// providers) it is set, because v1.14's panics on every reconcile of a
+	// MachinePool whose infrastructure pool reports them
+	// (kubernetes-sigs/cluster-api#14234, inverted nil guards in
+	// reconcileExternal, present since v1.11).
+	OmitFailureFields bool
 }
 
 // Engine reconciles infra pools of one kind: observe the group, plan with
@@ -117,6 +125,8 @@ type Engine struct {
 	workers int
 	// joinTimeout is Options.JoinTimeout resolved; zero disables it.
 	joinTimeout time.Duration
+	// omitFailureFields is Options.OmitFailureFields.
+	omitFailureFields bool
 
 	clientsets *clientsets
 	tracker    *instanceTimes
@@ -161,23 +171,24 @@ func New(opts Options) (*Engine, error) {
 		opts.JoinTimeout = 0
 	}
 	return &Engine{
-		a:           opts.Adapter,
-		c:           opts.Client,
-		sg:          opts.ScaleGroup,
-		caps:        opts.ScaleGroup.Capabilities(),
-		w:           opts.Workload,
-		rec:         opts.Recorder,
-		clock:       opts.Clock,
-		skip:        opts.SkipModelReconciliation,
-		timing:      opts.Timing,
-		workers:     opts.Workers,
-		joinTimeout: opts.JoinTimeout,
-		clientsets:  newClientsets(opts.Workload),
-		tracker:     newInstanceTimes(),
-		held:        newInstanceTimes(),
-		applied:     newPoolMemo[string](),
-		managed:     newPoolMemo[preview.ManagedCapacity](),
-		status:      newPoolMemo[contract.Pool](),
+		a:                 opts.Adapter,
+		c:                 opts.Client,
+		sg:                opts.ScaleGroup,
+		caps:              opts.ScaleGroup.Capabilities(),
+		omitFailureFields: opts.OmitFailureFields,
+		w:                 opts.Workload,
+		rec:               opts.Recorder,
+		clock:             opts.Clock,
+		skip:              opts.SkipModelReconciliation,
+		timing:            opts.Timing,
+		workers:           opts.Workers,
+		joinTimeout:       opts.JoinTimeout,
+		clientsets:        newClientsets(opts.Workload),
+		tracker:           newInstanceTimes(),
+		held:              newInstanceTimes(),
+		applied:           newPoolMemo[string](),
+		managed:           newPoolMemo[preview.ManagedCapacity](),
+		status:            newPoolMemo[contract.Pool](),
 	}, nil
 }
 

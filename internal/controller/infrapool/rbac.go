@@ -5,6 +5,7 @@ package infrapool
 // bootstrap data Secrets, and records events. Each provider declares the
 // verbs on its own kinds beside its Adapter.
 //
-// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinepools;clusters;machines,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machinepools;clusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=cluster.x-k8s.io,resources=machines,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

@@ -45,7 +45,7 @@ func (e *Engine) poolReport(s *pass) contract.PoolReport {
 		InfrastructureMachineKind: e.a.Kinds().Instance,
 		ObservedGeneration:        s.pool.GetGeneration(),
 	}
-	if s.invalid != nil {
+	if s.invalid != nil && !e.omitFailureFields {
 		r.FailureReason = ptr.To(infrav1.InvalidSpecReason)
 		r.FailureMessage = ptr.To(s.invalid.Error())
 	}
