@@ -98,6 +98,16 @@ func (*AWSFace) Describe() string {
 		AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey, AWSDefaultAccountID, AWSDefaultRegion)
 }
 
+// AWSFaceOf returns the AWS face c serves, or a zero one (no quota, no
+// keys of its own) when it serves none: the face whose keys, templates and
+// quota a face built on it (EKS) uses.
+func AWSFaceOf(c *core.Cloud) *AWSFace {
+	if f, _ := c.Face(AWSFaceName).(*AWSFace); f != nil {
+		return f
+	}
+	return &AWSFace{}
+}
+
 func (f *AWSFace) clockSkew() time.Duration {
 	if f.ClockSkew > 0 {
 		return f.ClockSkew
@@ -157,12 +167,14 @@ type awsRequestKey struct{}
 func awsReq(r *http.Request) *awsRequest {
 	a, _ := r.Context().Value(awsRequestKey{}).(*awsRequest)
 	if a == nil {
-		a = &awsRequest{service: awsapi.ServiceAutoScaling, id: newRequestID()}
+		a = &awsRequest{service: awsapi.ServiceAutoScaling, id: NewRequestID()}
 	}
 	return a
 }
 
-func newRequestID() string {
+// NewRequestID is a new request ID, as AWS's services answer them (a
+// random UUID).
+func NewRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return core.UUIDFrom(b[:])
@@ -222,7 +234,7 @@ func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
 // parameters in the URL), tells the service apart by the SigV4 credential
 // scope (else the Version parameter) and routes it by its Action.
 func (h *awsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := &awsRequest{id: newRequestID()}
+	req := &awsRequest{id: NewRequestID()}
 	body, err := io.ReadAll(io.LimitReader(r.Body, admin.MaxBody))
 	if err != nil {
 		writeASGError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "The request body could not be read.")
@@ -519,13 +531,15 @@ func parsePageToken(tok, scope string) (int, bool) {
 	return off, true
 }
 
-// awsHex returns n hex digits derived from parts (stable IDs).
-func awsHex(n int, parts ...string) string {
+// AWSHex returns n hex digits derived from parts: the simulated AWS's
+// stable IDs (instances, AMIs, subnets, ARNs' parts).
+func AWSHex(n int, parts ...string) string {
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(sum[:])[:n]
 }
 
-func awsTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// AWSTime is t as AWS's APIs and messages write times (UTC, milliseconds).
+func AWSTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // InstanceIdentity implements Face: instance IDs "i-" + 17 hex digits;
 // providerIDs aws:///<zone>/<id>; a private address in the zone's subnet
@@ -539,7 +553,7 @@ func (*AWSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
 	var p awsGroupPayload
 	_ = json.Unmarshal(in.GroupPayload, &p)
 	account, region, _ := strings.Cut(in.Group.Scope, "/")
-	id := "i-" + awsHex(17, "instance", in.Group.String(), strconv.FormatUint(in.Seq, 10))
+	id := "i-" + AWSHex(17, "instance", in.Group.String(), strconv.FormatUint(in.Seq, 10))
 	sub := defaultSubnetIn(account, region, in.Zone)
 	for _, s := range p.Subnets {
 		if sn := findSubnet(account, region, s); sn != nil && sn.zone == in.Zone {

@@ -1,7 +1,6 @@
 package awsface
 
 import (
-	"crypto/hmac"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -310,7 +309,7 @@ func orUnknown(method string, ok ...string) string {
 // AWS face's access keys and runs fn.
 func (h *eksHandler) authenticated(fn func(http.ResponseWriter, *http.Request, *eksRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := &eksRequest{id: newRequestID(), query: r.URL.Query()}
+		req := &eksRequest{id: NewRequestID(), query: r.URL.Query()}
 		for _, s := range strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/") {
 			u, err := url.PathUnescape(s)
 			if err != nil {
@@ -334,42 +333,20 @@ func (h *eksHandler) authenticated(fn func(http.ResponseWriter, *http.Request, *
 // authenticate verifies the request's Signature Version 4 as the AWS face
 // does, with its keys and clock skew, answering EKS's errors.
 func (h *eksHandler) authenticate(w http.ResponseWriter, r *http.Request, req *eksRequest) bool {
-	a, ok, err := parseSigV4(r)
-	switch {
-	case !ok:
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeMissingAuthToken, msgMissingTokenA)
-		return false
-	case err != nil:
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeInvalidSignature, err.Error())
-		return false
+	s, aerr := AWSFaceOf(h.env.Cloud).VerifySigV4(h.env.Cloud, r, req.body, "eks")
+	if aerr == nil {
+		req.account, req.region = s.Account, s.Region
+		return true
 	}
-	awsFace, _ := h.env.Cloud.Face(AWSFaceName).(*AWSFace)
-	if awsFace == nil {
-		awsFace = &AWSFace{}
+	code, msg := map[AuthReason]string{
+		AuthMissing: EKSCodeMissingAuthToken, AuthMalformed: EKSCodeInvalidSignature, AuthUnknownKey: EKSCodeUnrecognizedClient,
+		AuthBadDate: EKSCodeInvalidSignature, AuthExpired: EKSCodeInvalidSignature, AuthMismatch: EKSCodeInvalidSignature,
+	}[aerr.Reason], aerr.Message
+	if aerr.Reason == AuthExpired {
+		msg = "Signature expired: " + aerr.AmzDate + " is now earlier or later than the allowed skew of " + aerr.Now.Format(AWSAmzDateFormat)
 	}
-	kh := &awsHandler{face: awsFace, env: h.env}
-	key, found := kh.key(a.accessKey)
-	if !found {
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeUnrecognizedClient, msgInvalidToken)
-		return false
-	}
-	now := h.env.Cloud.Clock().Now().UTC()
-	t, err := time.Parse(amzDateFormat, a.amzDate)
-	if err != nil || a.date != a.amzDate[:min(8, len(a.amzDate))] {
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeInvalidSignature, msgSignatureASG)
-		return false
-	}
-	if d := now.Sub(t); d > awsFace.clockSkew() || d < -awsFace.clockSkew() {
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeInvalidSignature, "Signature expired: "+a.amzDate+" is now earlier or later than the allowed skew of "+now.Format(amzDateFormat))
-		return false
-	}
-	want := sigV4Signature(key.SecretAccessKey, a, canonicalRequest(r, a, req.body))
-	if !hmac.Equal([]byte(want), []byte(strings.ToLower(a.signature))) || a.service != "eks" {
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeInvalidSignature, msgSignatureASG)
-		return false
-	}
-	req.account, req.region = key.AccountID, a.region
-	return true
+	writeEKSError(w, req, http.StatusForbidden, code, msg)
+	return false
 }
 
 func (h *eksHandler) unknown(w http.ResponseWriter, _ *http.Request, req *eksRequest) {
@@ -439,7 +416,7 @@ func writeEKSResult(w http.ResponseWriter, req *eksRequest, v any) {
 // WriteFault implements Face: ThrottlingException (429) and ServerException
 // (500) or ServiceUnavailableException (503), as EKS answers them.
 func (*EKSFace) WriteFault(w http.ResponseWriter, _ *http.Request, f core.Fault) {
-	req := &eksRequest{id: newRequestID()}
+	req := &eksRequest{id: NewRequestID()}
 	switch {
 	case f.Kind == core.FaultThrottle:
 		writeEKSError(w, req, http.StatusTooManyRequests, EKSCodeThrottling, "Rate exceeded ("+f.Message+")")

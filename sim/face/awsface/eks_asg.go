@@ -2,7 +2,6 @@ package awsface
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -35,8 +34,8 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 	ami := eksImageID(n)
 	var zones []string
 	for _, s := range n.Subnets {
-		if sn := findSubnet(n.Account, n.Region, s); sn != nil {
-			zones = append(zones, sn.zone)
+		if z, ok := AWSSubnetZone(n.Account, n.Region, s); ok {
+			zones = append(zones, z)
 		}
 	}
 	slices.Sort(zones)
@@ -50,20 +49,18 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 	for _, k := range slices.Sorted(maps.Keys(n.Tags)) {
 		instTags = append(instTags, awsapi.Tag{Key: k, Value: n.Tags[k]})
 	}
-	p := awsGroupPayload{
-		Name: n.ASG, CreatedTime: n.CreatedAt, HealthCheckType: "EC2", DefaultCooldown: 300,
-		ARN:          fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s", n.Region, n.Account, awsHex(8, n.ARN), n.ASG),
+	payload, err := AWSManagedGroup{
+		Name: n.ASG, CreatedTime: n.CreatedAt, ARN: AWSGroupARN(n.Account, n.Region, AWSHex(8, n.ARN), n.ASG),
 		InstanceType: n.InstanceTypes[0], ImageID: ami, Spot: n.CapacityType == "SPOT",
-		TemplateTags: instTags, MinSize: n.MinSize, MaxSize: max(n.MaxSize, capacity), Desired: capacity,
+		InstanceTags: instTags, MinSize: n.MinSize, MaxSize: max(n.MaxSize, capacity), Desired: capacity,
 		Subnets: slices.Clone(n.Subnets), Zones: zones,
-		Tags: []awsTag{
+		Tags: []AWSGroupTag{
 			{Key: EKSTagClusterName, Value: n.Cluster, PropagateAtLaunch: true},
 			{Key: EKSTagNodegroupName, Value: n.Name, PropagateAtLaunch: true},
 			{Key: "k8s.io/cluster-autoscaler/enabled", Value: "true", PropagateAtLaunch: true},
 			{Key: "k8s.io/cluster-autoscaler/" + n.Cluster, Value: "owned", PropagateAtLaunch: true},
 		},
-	}
-	payload, err := json.Marshal(p)
+	}.Payload()
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +85,7 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 
 // eksImageID is the AMI of a node group's release.
 func eksImageID(n *eksNodegroup) string {
-	return "ami-" + awsHex(17, "eks-ami", n.Region, n.AMIType, n.ReleaseVersion)
+	return "ami-" + AWSHex(17, "eks-ami", n.Region, n.AMIType, n.ReleaseVersion)
 }
 
 // eksNodeLabels are the labels a node group's Nodes register with.

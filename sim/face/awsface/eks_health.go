@@ -42,31 +42,20 @@ const (
 // eksNodeJoinMessage is NodeCreationFailure's message.
 const eksNodeJoinMessage = "Instances failed to join the kubernetes cluster"
 
-// awsFaceOf returns the cloud's AWS face (a zero one, with no quota, when
-// it serves none) and a handler of it for the EKS face's own calls.
-func awsFaceOf(env core.FaceEnv) *awsHandler {
-	a, _ := env.Cloud.Face(AWSFaceName).(*AWSFace)
-	if a == nil {
-		a = &AWSFace{}
-	}
-	return &awsHandler{face: a, env: env}
-}
-
 // launchLimit says what holds the node group's launches back: how many
 // instances its Auto Scaling group may have (-1: no limit) and the issue
 // that limits it (nil when none). A deleted launch template allows no
 // launch; the AWS face's vCPU quota allows what fits.
 func (f *EKSFace) launchLimit(env core.FaceEnv, n *eksNodegroup) (int, *eksIssue) {
-	kh := awsFaceOf(env)
-	req := &awsRequest{account: n.Account, region: n.Region}
-	if lt := n.LaunchTemplate; lt != nil && n.LTSeen && findTemplate(kh.templates(AWSScope(n.Account, n.Region)), lt.ID, "") == nil {
-		return 0, &eksIssue{Code: EKSIssueEc2LaunchTemplateNotFound, ResourceIDs: []string{lt.ID},
-			Message: fmt.Sprintf("The launch template %s of the node group was not found: recreate it to recover.", lt.ID)}
+	if lt := n.LaunchTemplate; lt != nil && n.LTSeen {
+		if _, ok := AWSLaunchTemplate(env.Cloud, n.Account, n.Region, lt.ID, ""); !ok {
+			return 0, &eksIssue{Code: EKSIssueEc2LaunchTemplateNotFound, ResourceIDs: []string{lt.ID},
+				Message: fmt.Sprintf("The launch template %s of the node group was not found: recreate it to recover.", lt.ID)}
+		}
 	}
-	p := awsGroupPayload{InstanceType: n.InstanceTypes[0], Spot: n.CapacityType == "SPOT"}
-	if fit := kh.vcpuFit(req, n.ASG, &p); fit >= 0 {
-		return fit, &eksIssue{Code: EKSIssueAsgInstanceLaunchFailures, ResourceIDs: []string{n.ASG},
-			Message: vcpuLimitMessage(kh.face.VCPUQuota) + " Launching EC2 instance failed."}
+	awsFace := AWSFaceOf(env.Cloud)
+	if fit := awsFace.VCPUFit(env.Cloud, n.Account, n.Region, n.ASG, n.InstanceTypes[0], n.CapacityType == "SPOT"); fit >= 0 {
+		return fit, &eksIssue{Code: EKSIssueAsgInstanceLaunchFailures, ResourceIDs: []string{n.ASG}, Message: awsFace.VCPULaunchFailure()}
 	}
 	return -1, nil
 }
@@ -76,11 +65,9 @@ func (f *EKSFace) launchLimit(env core.FaceEnv, n *eksNodegroup) (int, *eksIssue
 // DescribeScalingActivities; repeats of the latest are not recorded).
 func (f *EKSFace) heldBack(env core.FaceEnv, n *eksNodegroup, issue *eksIssue, from, to int32) {
 	now := env.Cloud.Clock().Now().UTC()
-	awsFaceOf(env).recordActivities(&awsRequest{account: n.Account, region: n.Region}, n.ASG, []awsActivity{{
-		Kind: "failed", Start: now, Message: issue.Message,
-		Cause: fmt.Sprintf("At %s a user request update of AutoScalingGroup constraints to min: %d, max: %d, desired: %d changing the desired capacity from %d to %d.",
-			awsTime(now), n.MinSize, max(n.MaxSize, to), to, from, to),
-	}}, false)
+	AWSRecordFailedActivity(env.Cloud, n.Account, n.Region, n.ASG, now,
+		fmt.Sprintf("At %s a user request update of AutoScalingGroup constraints to min: %d, max: %d, desired: %d changing the desired capacity from %d to %d.",
+			AWSTime(now), n.MinSize, max(n.MaxSize, to), to, from, to), issue.Message)
 }
 
 // issues are the node group's health issues as EKS finds them now, with g
@@ -200,7 +187,7 @@ func (f *EKSFace) stepHealthy(env core.FaceEnv, n *eksNodegroup, u *eksUpdate, n
 	if done || fail != nil {
 		return done, fail
 	}
-	want := int(readAWSPayload(g).Desired)
+	want := int(AWSGroupDesired(g))
 	n.Health = f.issues(env, n, g, nil, want, now)
 	fit, limit := f.launchLimit(env, n)
 	blocked := limit != nil && fit < want && int(g.Capacity) < want

@@ -199,7 +199,7 @@ func (h *eksHandler) checkUpdatable(d *eksFaceData, n *eksNodegroup) error {
 // group's new model to its ASG and answers the update.
 func (h *eksHandler) startUpdate(w http.ResponseWriter, req *eksRequest, d *eksFaceData, n *eksNodegroup, u eksUpdate) {
 	now := h.env.Cloud.Clock().Now().UTC()
-	u.ID = newRequestID()
+	u.ID = NewRequestID()
 	u.Account, u.Region, u.Cluster, u.Nodegroup = n.Account, n.Region, n.Cluster, n.Name
 	u.Status, u.CreatedAt = EKSUpdateInProgress, now
 	n.Status, n.ModifiedAt, n.Health = EKSStatusUpdating, now, nil

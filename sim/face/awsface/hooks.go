@@ -93,7 +93,7 @@ func (p awsGroupPayload) waits(group, id, transition string, start *time.Time) [
 			continue
 		}
 		out = append(out, awsHookWait{Hook: hk.Name, Transition: transition, Timeout: hk.HeartbeatTimeout, Default: hk.DefaultResult, Start: start,
-			Token: core.UUIDFrom([]byte(awsHex(32, "lifecycle-action", group, id, hk.Name, transition, fmt.Sprint(start)))[:16])})
+			Token: core.UUIDFrom([]byte(AWSHex(32, "lifecycle-action", group, id, hk.Name, transition, fmt.Sprint(start)))[:16])})
 	}
 	return out
 }
@@ -484,7 +484,7 @@ func (h *awsHandler) completeAction(req *awsRequest, name, id, hook, result stri
 			return err
 		}
 		h.recordActivities(req, name, []awsActivity{{Kind: "terminate", InstanceID: id, Start: now, Cause: fmt.Sprintf(
-			"At %s instance %s was taken out of service in response to a lifecycle action result of ABANDON from hook %s.", awsTime(now), id, hook)}}, false)
+			"At %s instance %s was taken out of service in response to a lifecycle action result of ABANDON from hook %s.", AWSTime(now), id, hook)}}, false)
 		h.converge(req, g)
 		return nil
 	default:

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
 )
 
@@ -62,19 +63,30 @@ func (t *awsTemplate) resolve(v string) int64 {
 }
 
 func (t *awsTemplate) wire() awsapi.LaunchTemplate {
-	return awsapi.LaunchTemplate{LaunchTemplateID: t.ID, LaunchTemplateName: t.Name, CreateTime: awsTime(t.CreateTime),
+	return awsapi.LaunchTemplate{LaunchTemplateID: t.ID, LaunchTemplateName: t.Name, CreateTime: AWSTime(t.CreateTime),
 		CreatedBy: t.CreatedBy, DefaultVersionNumber: t.Default, LatestVersionNumber: t.Latest, Tags: t.Tags}
 }
 
 func (t *awsTemplate) wireVersion(v *awsTemplateVersion) awsapi.LaunchTemplateVersion {
 	return awsapi.LaunchTemplateVersion{LaunchTemplateID: t.ID, LaunchTemplateName: t.Name, VersionNumber: v.Number,
-		VersionDescription: v.Description, CreateTime: awsTime(v.CreateTime), CreatedBy: t.CreatedBy,
+		VersionDescription: v.Description, CreateTime: AWSTime(v.CreateTime), CreatedBy: t.CreatedBy,
 		DefaultVersion: v.Number == t.Default, LaunchTemplateData: v.Data}
 }
 
 // awsTemplates returns the launch templates of a scope (a copy).
 func (h *awsHandler) templates(scope string) map[string]*awsTemplate {
 	return readAWSData(h.env.Cloud.FaceData(AWSFaceName)).Templates[scope]
+}
+
+// AWSLaunchTemplate finds a launch template of account's region of the AWS
+// face of c by ID (else by name), as DescribeLaunchTemplates shows it;
+// false when there is none.
+func AWSLaunchTemplate(c *core.Cloud, account, region, id, name string) (awsapi.LaunchTemplate, bool) {
+	t := findTemplate(readAWSData(c.FaceData(AWSFaceName)).Templates[AWSScope(account, region)], id, name)
+	if t == nil {
+		return awsapi.LaunchTemplate{}, false
+	}
+	return t.wire(), true
 }
 
 // findTemplate finds a template by ID or name in m.
@@ -253,7 +265,7 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 	}
 	scope := AWSScope(req.account, req.region)
 	t := &awsTemplate{
-		ID: "lt-" + awsHex(17, "lt", scope, name, now.String()), Name: name, CreateTime: now,
+		ID: "lt-" + AWSHex(17, "lt", scope, name, now.String()), Name: name, CreateTime: now,
 		CreatedBy: "arn:aws:iam::" + req.account + ":root", Default: 1, Latest: 1, Tags: tags,
 		Versions: map[string]*awsTemplateVersion{"1": {Number: 1, Description: req.form.Get("VersionDescription"), CreateTime: now, Data: data}},
 	}
