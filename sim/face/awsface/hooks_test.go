@@ -11,6 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 )
 
 func lifecycleStates(g astypes.AutoScalingGroup) map[string]astypes.LifecycleState {
@@ -97,7 +98,7 @@ func TestAWSLifecycleHooks(t *testing.T) {
 		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
 		InstanceId: aws.String(first), LifecycleActionResult: aws.String("CONTINUE"),
 	})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 
 	// A timed-out ABANDON terminates the new instance; a replacement waits.
 	if _, err := e.asg.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{AutoScalingGroupName: aws.String("hooks"), DesiredCapacity: aws.Int32(2)}); err != nil {
@@ -151,18 +152,18 @@ func TestAWSLifecycleHooks(t *testing.T) {
 		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("short"),
 		LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_LAUNCHING"), HeartbeatTimeout: aws.Int32(10),
 	})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	_, err = e.asg.PutLifecycleHook(ctx, &autoscaling.PutLifecycleHookInput{
 		AutoScalingGroupName: aws.String("nope"), LifecycleHookName: aws.String("x"), LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_LAUNCHING"),
 	})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	_, err = e.asg.DeleteLifecycleHook(ctx, &autoscaling.DeleteLifecycleHookInput{AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("nope")})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	_, err = e.asg.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
 		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
 		LifecycleActionToken: aws.String("00000000-0000-4000-8000-000000000000"), LifecycleActionResult: aws.String("CONTINUE"),
 	})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 
 	// Without hooks instances launch straight away.
 	for _, n := range []string{"launch", "drain"} {

@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
 )
 
@@ -20,7 +21,7 @@ import (
 // capacity, never below the instances it has) and is recorded as a failed
 // scaling activity; relaunch retries it.
 func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*core.Group, error) {
-	sc := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region))
+	sc := env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region))
 	existing, _ := sc.GetGroup(n.ASG)
 	launch := capacity
 	fit, issue := f.launchLimit(env, n)
@@ -34,7 +35,7 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 	ami := eksImageID(n)
 	var zones []string
 	for _, s := range n.Subnets {
-		if z, ok := AWSSubnetZone(n.Account, n.Region, s); ok {
+		if z, ok := awsface.AWSSubnetZone(n.Account, n.Region, s); ok {
 			zones = append(zones, z)
 		}
 	}
@@ -49,12 +50,12 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 	for _, k := range slices.Sorted(maps.Keys(n.Tags)) {
 		instTags = append(instTags, awsapi.Tag{Key: k, Value: n.Tags[k]})
 	}
-	payload, err := AWSManagedGroup{
-		Name: n.ASG, CreatedTime: n.CreatedAt, ARN: AWSGroupARN(n.Account, n.Region, AWSHex(8, n.ARN), n.ASG),
+	payload, err := awsface.AWSManagedGroup{
+		Name: n.ASG, CreatedTime: n.CreatedAt, ARN: awsface.AWSGroupARN(n.Account, n.Region, awsface.AWSHex(8, n.ARN), n.ASG),
 		InstanceType: n.InstanceTypes[0], ImageID: ami, Spot: n.CapacityType == "SPOT",
 		InstanceTags: instTags, MinSize: n.MinSize, MaxSize: max(n.MaxSize, capacity), Desired: capacity,
 		Subnets: slices.Clone(n.Subnets), Zones: zones,
-		Tags: []AWSGroupTag{
+		Tags: []awsface.AWSGroupTag{
 			{Key: EKSTagClusterName, Value: n.Cluster, PropagateAtLaunch: true},
 			{Key: EKSTagNodegroupName, Value: n.Name, PropagateAtLaunch: true},
 			{Key: "k8s.io/cluster-autoscaler/enabled", Value: "true", PropagateAtLaunch: true},
@@ -85,7 +86,7 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 
 // eksImageID is the AMI of a node group's release.
 func eksImageID(n *eksNodegroup) string {
-	return "ami-" + AWSHex(17, "eks-ami", n.Region, n.AMIType, n.ReleaseVersion)
+	return "ami-" + awsface.AWSHex(17, "eks-ami", n.Region, n.AMIType, n.ReleaseVersion)
 }
 
 // eksNodeLabels are the labels a node group's Nodes register with.

@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"encoding/json"
@@ -13,12 +13,13 @@ import (
 	"github.com/mpool-dev/mpool/sim/admin"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"k8s.io/client-go/kubernetes"
 )
 
 // EKSFaceName is the name of the EKS face: its path prefix on the Server's
 // listener and the Face of its request counters. Its node groups' instances
-// live in Auto Scaling groups of the AWS face (AWSFaceName).
+// live in Auto Scaling groups of the AWS face (awsface.AWSFaceName).
 const EKSFaceName = "eks"
 
 // Defaults of the simulated EKS.
@@ -159,14 +160,14 @@ func (*EKSFace) OwnListener() bool { return true }
 
 // Describe implements FaceDescriber.
 func (*EKSFace) Describe() string {
-	return fmt.Sprintf("the AWS face's access keys (%s), account %s; node groups run in the AWS face's Auto Scaling groups", AWSDefaultAccessKeyID, AWSDefaultAccountID)
+	return fmt.Sprintf("the AWS face's access keys (%s), account %s; node groups run in the AWS face's Auto Scaling groups", awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultAccountID)
 }
 
 // InstanceIdentity implements Face. The EKS face owns no core group (its
 // node groups' instances are the AWS face's), so it is never called; it
 // answers as the AWS face would.
 func (*EKSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
-	return (&AWSFace{}).InstanceIdentity(in)
+	return (&awsface.AWSFace{}).InstanceIdentity(in)
 }
 
 func (f *EKSFace) interval() time.Duration {
@@ -309,7 +310,7 @@ func orUnknown(method string, ok ...string) string {
 // AWS face's access keys and runs fn.
 func (h *eksHandler) authenticated(fn func(http.ResponseWriter, *http.Request, *eksRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := &eksRequest{id: NewRequestID(), query: r.URL.Query()}
+		req := &eksRequest{id: awsface.NewRequestID(), query: r.URL.Query()}
 		for _, s := range strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/") {
 			u, err := url.PathUnescape(s)
 			if err != nil {
@@ -333,17 +334,17 @@ func (h *eksHandler) authenticated(fn func(http.ResponseWriter, *http.Request, *
 // authenticate verifies the request's Signature Version 4 as the AWS face
 // does, with its keys and clock skew, answering EKS's errors.
 func (h *eksHandler) authenticate(w http.ResponseWriter, r *http.Request, req *eksRequest) bool {
-	s, aerr := AWSFaceOf(h.env.Cloud).VerifySigV4(h.env.Cloud, r, req.body, "eks")
+	s, aerr := awsface.AWSFaceOf(h.env.Cloud).VerifySigV4(h.env.Cloud, r, req.body, "eks")
 	if aerr == nil {
 		req.account, req.region = s.Account, s.Region
 		return true
 	}
-	code, msg := map[AuthReason]string{
-		AuthMissing: EKSCodeMissingAuthToken, AuthMalformed: EKSCodeInvalidSignature, AuthUnknownKey: EKSCodeUnrecognizedClient,
-		AuthBadDate: EKSCodeInvalidSignature, AuthExpired: EKSCodeInvalidSignature, AuthMismatch: EKSCodeInvalidSignature,
+	code, msg := map[awsface.AuthReason]string{
+		awsface.AuthMissing: EKSCodeMissingAuthToken, awsface.AuthMalformed: EKSCodeInvalidSignature, awsface.AuthUnknownKey: EKSCodeUnrecognizedClient,
+		awsface.AuthBadDate: EKSCodeInvalidSignature, awsface.AuthExpired: EKSCodeInvalidSignature, awsface.AuthMismatch: EKSCodeInvalidSignature,
 	}[aerr.Reason], aerr.Message
-	if aerr.Reason == AuthExpired {
-		msg = "Signature expired: " + aerr.AmzDate + " is now earlier or later than the allowed skew of " + aerr.Now.Format(AWSAmzDateFormat)
+	if aerr.Reason == awsface.AuthExpired {
+		msg = "Signature expired: " + aerr.AmzDate + " is now earlier or later than the allowed skew of " + aerr.Now.Format(awsface.AWSAmzDateFormat)
 	}
 	writeEKSError(w, req, http.StatusForbidden, code, msg)
 	return false
@@ -416,7 +417,7 @@ func writeEKSResult(w http.ResponseWriter, req *eksRequest, v any) {
 // WriteFault implements Face: ThrottlingException (429) and ServerException
 // (500) or ServiceUnavailableException (503), as EKS answers them.
 func (*EKSFace) WriteFault(w http.ResponseWriter, _ *http.Request, f core.Fault) {
-	req := &eksRequest{id: NewRequestID()}
+	req := &eksRequest{id: awsface.NewRequestID()}
 	switch {
 	case f.Kind == core.FaultThrottle:
 		writeEKSError(w, req, http.StatusTooManyRequests, EKSCodeThrottling, "Rate exceeded ("+f.Message+")")

@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // node group updates
@@ -199,7 +201,7 @@ func (h *eksHandler) checkUpdatable(d *eksFaceData, n *eksNodegroup) error {
 // group's new model to its ASG and answers the update.
 func (h *eksHandler) startUpdate(w http.ResponseWriter, req *eksRequest, d *eksFaceData, n *eksNodegroup, u eksUpdate) {
 	now := h.env.Cloud.Clock().Now().UTC()
-	u.ID = NewRequestID()
+	u.ID = awsface.NewRequestID()
 	u.Account, u.Region, u.Cluster, u.Nodegroup = n.Account, n.Region, n.Cluster, n.Name
 	u.Status, u.CreatedAt = EKSUpdateInProgress, now
 	n.Status, n.ModifiedAt, n.Health = EKSStatusUpdating, now, nil
@@ -209,7 +211,7 @@ func (h *eksHandler) startUpdate(w http.ResponseWriter, req *eksRequest, d *eksF
 		return
 	}
 	// The model only: the loop surges and drains.
-	if g, err := h.env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region)).GetGroup(n.ASG); err == nil {
+	if g, err := h.env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region)).GetGroup(n.ASG); err == nil {
 		if _, err := h.face.applyASG(h.env, n, g.Capacity); err != nil {
 			h.writeErr(w, req, err)
 			return
@@ -307,7 +309,7 @@ func (h *eksHandler) changeTags(w http.ResponseWriter, req *eksRequest, fn func(
 	}
 	if n != nil && n.Status != EKSStatusDeleting {
 		// Instances launched from now on carry the new tags.
-		if g, err := h.env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region)).GetGroup(n.ASG); err == nil {
+		if g, err := h.env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region)).GetGroup(n.ASG); err == nil {
 			if _, err := h.face.applyASG(h.env, n, g.Capacity); err != nil {
 				h.writeErr(w, req, err)
 				return
