@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
@@ -99,19 +98,7 @@ func TestAzureVMsJoin(t *testing.T) {
 		}
 
 		scope := srv.Cloud().Scope(azureface.AzureFaceName, "/subscriptions/"+azureface.AzureDefaultSubscriptionID+"/resourceGroups/"+rg)
-		var g *core.Group
-		testenv.Eventually(t, 60*time.Second, func() error {
-			g, err = scope.GetGroup(tt.name)
-			if err != nil {
-				return err
-			}
-			for _, in := range g.Instances {
-				if in.Join != core.JoinJoined {
-					return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
-				}
-			}
-			return nil
-		})
+		g := waitJoin(t, core.JoinJoined, func() (*core.Group, error) { return scope.GetGroup(tt.name) })
 		for i, in := range g.Instances {
 			want := base + "virtualMachines/" + in.ID
 			if tt.mode == armcompute.OrchestrationModeUniform {

@@ -66,19 +66,7 @@ func TestSecondFaceInstancesJoin(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("ApplyGroup: %v", err)
 	}
-	var g *core.Group
-	testenv.Eventually(t, 60*time.Second, func() error {
-		g, err = scope.GetGroup("web")
-		if err != nil {
-			return err
-		}
-		for _, in := range g.Instances {
-			if in.Join != core.JoinJoined {
-				return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
-			}
-		}
-		return nil
-	})
+	g := waitJoin(t, core.JoinJoined, func() (*core.Group, error) { return scope.GetGroup("web") })
 	for _, in := range g.Instances {
 		if in.NodeName != in.Hostname {
 			t.Errorf("instance %s joined as %q, want its host name %q", in.ID, in.NodeName, in.Hostname)

@@ -185,19 +185,7 @@ func TestInstancesJoinAsReadyNodes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ApplyGroup: %v", err)
 			}
-			var g *core.Group
-			testenv.Eventually(t, 60*time.Second, func() error {
-				g, err = srv.Cloud().GetGroup(group)
-				if err != nil {
-					return err
-				}
-				for _, in := range g.Instances {
-					if in.Join != core.JoinJoined {
-						return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
-					}
-				}
-				return nil
-			})
+			g := waitJoin(t, core.JoinJoined, func() (*core.Group, error) { return srv.Cloud().GetGroup(group) })
 			zones := map[string]bool{}
 			for _, in := range g.Instances {
 				n, err := cs.CoreV1().Nodes().Get(ctx, in.Hostname, metav1.GetOptions{})
@@ -312,18 +300,7 @@ func TestInstancesThatMustNotJoin(t *testing.T) {
 			if _, err := srv.Cloud().ApplyGroup(tt.group, core.GroupSpec{Capacity: 1, Model: core.Model{CustomData: tt.data}}); err != nil {
 				t.Fatal(err)
 			}
-			var in core.Instance
-			testenv.Eventually(t, 60*time.Second, func() error {
-				g, err := srv.Cloud().GetGroup(tt.group)
-				if err != nil {
-					return err
-				}
-				in = g.Instances[0]
-				if in.Join != core.JoinFailed {
-					return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
-				}
-				return nil
-			})
+			in := waitJoin(t, core.JoinFailed, func() (*core.Group, error) { return srv.Cloud().GetGroup(tt.group) }).Instances[0]
 			if !strings.Contains(in.Message, tt.wantMessage) {
 				t.Fatalf("message = %q, want it to contain %q", in.Message, tt.wantMessage)
 			}
@@ -359,18 +336,7 @@ func TestHeartbeatsResumeAfterCloudRestart(t *testing.T) {
 	if _, err := srv.Cloud().ApplyGroup("restart", core.GroupSpec{Capacity: 1, Model: core.Model{CustomData: cloudInit("kubeadm.k8s.io/v1beta3", token, caHash(t))}}); err != nil {
 		t.Fatal(err)
 	}
-	var in core.Instance
-	testenv.Eventually(t, 60*time.Second, func() error {
-		g, err := srv.Cloud().GetGroup("restart")
-		if err != nil {
-			return err
-		}
-		in = g.Instances[0]
-		if in.Join != core.JoinJoined {
-			return fmt.Errorf("%s %q", in.Join, in.Message)
-		}
-		return nil
-	})
+	in := waitJoined(t, srv, "restart")
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package awsface
 import (
 	"context"
 	"encoding/base64"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 	"github.com/mpool-dev/mpool/sim/server"
+	"github.com/mpool-dev/mpool/sim/server/servertest"
 )
 
 // awsTestEnv is a simulated cloud with clients of the real AWS SDK for Go
@@ -328,16 +328,5 @@ func mustCustomData(t testing.TB, e *awsTestEnv, name string) []byte {
 // of its name) that boots in 100ms by default.
 func startCloud(t testing.TB, opts core.Options) *server.Server {
 	t.Helper()
-	if opts.DefaultSimulation == nil {
-		opts.DefaultSimulation = &core.Simulation{BootDelay: 100 * time.Millisecond}
-	}
-	if !slices.ContainsFunc(opts.Faces, func(f core.Face) bool { return f.Name() == AWSFaceName }) {
-		opts.Faces = append(opts.Faces, &AWSFace{})
-	}
-	srv, err := server.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	return servertest.Start(t, opts, &AWSFace{})
 }

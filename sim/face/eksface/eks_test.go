@@ -3,7 +3,6 @@ package eksface
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 	"github.com/mpool-dev/mpool/sim/server"
+	"github.com/mpool-dev/mpool/sim/server/servertest"
 )
 
 // eksTestEnv is a simulated cloud with clients of the real AWS SDK for Go
@@ -51,20 +51,7 @@ func eksEnvOf(t testing.TB, srv *server.Server) *eksTestEnv {
 // opts.Faces of their name replaces one) that boots in 100ms by default.
 func startCloud(t testing.TB, opts core.Options) *server.Server {
 	t.Helper()
-	if opts.DefaultSimulation == nil {
-		opts.DefaultSimulation = &core.Simulation{BootDelay: 100 * time.Millisecond}
-	}
-	for _, f := range []core.Face{&awsface.AWSFace{}, &EKSFace{}} {
-		if !slices.ContainsFunc(opts.Faces, func(o core.Face) bool { return o.Name() == f.Name() }) {
-			opts.Faces = append(opts.Faces, f)
-		}
-	}
-	srv, err := server.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	return servertest.Start(t, opts, &awsface.AWSFace{}, &EKSFace{})
 }
 
 // awsConfig is the SDK configuration of the tests' clients of the face at
