@@ -21,7 +21,7 @@ import (
 // capacity, never below the instances it has) and is recorded as a failed
 // scaling activity; relaunch retries it.
 func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*core.Group, error) {
-	sc := env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region))
+	sc := asgScope(env, n)
 	existing, _ := sc.GetGroup(n.ASG)
 	launch := capacity
 	fit, issue := f.launchLimit(env, n)
@@ -82,6 +82,24 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 		f.heldBack(env, n, issue, launch, capacity)
 	}
 	return g, err
+}
+
+// asgScope is the core scope of the node group's Auto Scaling group: its
+// account's region of the AWS face.
+func asgScope(env core.FaceEnv, n *eksNodegroup) core.Scope {
+	return env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region))
+}
+
+// reapplyASG writes the node group's current model to its Auto Scaling
+// group, keeping the group's capacity: instances launched from now on
+// launch from it. A group that is gone is left so.
+func (f *EKSFace) reapplyASG(env core.FaceEnv, n *eksNodegroup) error {
+	g, err := asgScope(env, n).GetGroup(n.ASG)
+	if err != nil {
+		return nil
+	}
+	_, err = f.applyASG(env, n, g.Capacity)
+	return err
 }
 
 // eksImageID is the AMI of a node group's release.

@@ -10,11 +10,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mpool-dev/mpool/sim/admin"
+	"k8s.io/client-go/kubernetes"
 
+	"github.com/mpool-dev/mpool/sim/admin"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
-	"k8s.io/client-go/kubernetes"
 )
 
 // EKSFaceName is the name of the EKS face: its path prefix on the Server's

@@ -118,15 +118,9 @@ func (f *EKSFace) relaunch(env core.FaceEnv, n *eksNodegroup, g *core.Group) *co
 	if g.Operation != nil && g.Operation.Type == core.OperationDelete {
 		return g
 	}
-	if g.ModelHash != n.release() {
-		// Outside an update (the callers' case) the group's model is
-		// always the node group's release.
-		if ng, err := f.applyASG(env, n, n.DesiredSize); err == nil {
-			return ng
-		}
-		return g
-	}
-	if g.Capacity >= n.DesiredSize {
+	// Outside an update (the callers' case) the group's model is always
+	// the node group's release.
+	if g.ModelHash == n.release() && g.Capacity >= n.DesiredSize {
 		return g
 	}
 	if ng, err := f.applyASG(env, n, n.DesiredSize); err == nil {
@@ -139,7 +133,7 @@ func (f *EKSFace) relaunch(env core.FaceEnv, n *eksNodegroup, g *core.Group) *co
 // what limits held back, then sets its issues and status (DEGRADED with
 // issues, else ACTIVE). It reports whether the node group changed.
 func (f *EKSFace) checkHealth(env core.FaceEnv, n *eksNodegroup, now time.Time) bool {
-	sc := env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region))
+	sc := asgScope(env, n)
 	g, err := sc.GetGroup(n.ASG)
 	if err == nil && g.Operation != nil && g.Operation.Type == core.OperationDelete {
 		// Being deleted behind EKS's back: as good as gone.
@@ -176,7 +170,7 @@ func eksIssuesEqual(a, b []eksIssue) bool {
 // (all NodeCreationFailure, the update error EKS reports when an update
 // cannot bring up its nodes).
 func (f *EKSFace) stepHealthy(env core.FaceEnv, n *eksNodegroup, u *eksUpdate, now time.Time) (bool, *eksUpdateError) {
-	g, err := env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region)).GetGroup(n.ASG)
+	g, err := asgScope(env, n).GetGroup(n.ASG)
 	if core.CodeOf(err) == core.CodeNotFound {
 		n.Health = f.issues(env, n, nil, err, 0, now)
 		return false, &eksUpdateError{ErrorCode: EKSIssueNodeCreationFailure, ErrorMessage: n.Health[0].Message, ResourceIDs: []string{n.ASG}}

@@ -26,79 +26,63 @@ func (h *eksHandler) updateNodegroupConfig(w http.ResponseWriter, _ *http.Reques
 		ScalingConfig *eksScalingConfig `json:"scalingConfig"`
 		UpdateConfig  *eksUpdateConfig  `json:"updateConfig"`
 	}
-	if err := json.Unmarshal(req.body, &in); err != nil {
-		h.writeErr(w, req, eksInvalid("the request body is not valid JSON: %v", err))
-		return
-	}
-	h.face.mu.Lock()
-	defer h.face.mu.Unlock()
-	d, n, err := h.nodegroupOf(req)
-	if err == nil {
-		err = h.checkUpdatable(d, n)
-	}
-	if err != nil {
-		h.writeErr(w, req, err)
-		return
-	}
-	u := eksUpdate{Type: EKSUpdateConfig, OldLabels: maps.Clone(n.Labels), OldTaints: slices.Clone(n.Taints)}
-	if l := in.Labels; l != nil && (len(l.AddOrUpdateLabels) > 0 || len(l.RemoveLabels) > 0) {
-		labels := maps.Clone(n.Labels)
-		if labels == nil {
-			labels = map[string]string{}
+	h.update(w, req, &in, func(_ *eksFaceData, n *eksNodegroup) (eksUpdate, error) {
+		u := eksUpdate{Type: EKSUpdateConfig, OldLabels: maps.Clone(n.Labels), OldTaints: slices.Clone(n.Taints)}
+		if l := in.Labels; l != nil && (len(l.AddOrUpdateLabels) > 0 || len(l.RemoveLabels) > 0) {
+			labels := maps.Clone(n.Labels)
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			maps.Copy(labels, l.AddOrUpdateLabels)
+			for _, k := range l.RemoveLabels {
+				delete(labels, k)
+			}
+			b, _ := json.Marshal(l)
+			u.Params = append(u.Params, eksUpdateParam{Type: "LabelsToAdd", Value: string(b)})
+			n.Labels, u.Relabel = labels, true
 		}
-		maps.Copy(labels, l.AddOrUpdateLabels)
-		for _, k := range l.RemoveLabels {
-			delete(labels, k)
+		if t := in.Taints; t != nil && (len(t.AddOrUpdateTaints) > 0 || len(t.RemoveTaints) > 0) {
+			if err := validTaints(t.AddOrUpdateTaints); err != nil {
+				return u, err
+			}
+			taints := slices.DeleteFunc(slices.Clone(n.Taints), func(x eksTaint) bool {
+				return slices.ContainsFunc(append(slices.Clone(t.RemoveTaints), t.AddOrUpdateTaints...), func(r eksTaint) bool { return r.Key == x.Key && (r.Effect == x.Effect || r.Effect == "") })
+			})
+			n.Taints, u.Relabel = append(taints, t.AddOrUpdateTaints...), true
+			b, _ := json.Marshal(t)
+			u.Params = append(u.Params, eksUpdateParam{Type: "TaintsToAdd", Value: string(b)})
 		}
-		b, _ := json.Marshal(l)
-		u.Params = append(u.Params, eksUpdateParam{Type: "LabelsToAdd", Value: string(b)})
-		n.Labels, u.Relabel = labels, true
-	}
-	if t := in.Taints; t != nil && (len(t.AddOrUpdateTaints) > 0 || len(t.RemoveTaints) > 0) {
-		if err := validTaints(t.AddOrUpdateTaints); err != nil {
-			h.writeErr(w, req, err)
-			return
+		if s := in.ScalingConfig; s != nil {
+			mn, mx, ds := ptrOr(s.MinSize, n.MinSize), ptrOr(s.MaxSize, n.MaxSize), ptrOr(s.DesiredSize, n.DesiredSize)
+			if err := validScaling(mn, mx, ds, h.face.maxNodes()); err != nil {
+				return u, err
+			}
+			for _, p := range []struct {
+				name     string
+				old, new int32
+			}{{"MinSize", n.MinSize, mn}, {"MaxSize", n.MaxSize, mx}, {"DesiredSize", n.DesiredSize, ds}} {
+				if p.old != p.new {
+					u.Params = append(u.Params, eksUpdateParam{Type: p.name, Value: strconv.Itoa(int(p.new))})
+				}
+			}
+			n.MinSize, n.MaxSize, n.DesiredSize = mn, mx, ds
 		}
-		taints := slices.DeleteFunc(slices.Clone(n.Taints), func(x eksTaint) bool {
-			return slices.ContainsFunc(append(slices.Clone(t.RemoveTaints), t.AddOrUpdateTaints...), func(r eksTaint) bool { return r.Key == x.Key && (r.Effect == x.Effect || r.Effect == "") })
-		})
-		n.Taints, u.Relabel = append(taints, t.AddOrUpdateTaints...), true
-		b, _ := json.Marshal(t)
-		u.Params = append(u.Params, eksUpdateParam{Type: "TaintsToAdd", Value: string(b)})
-	}
-	if s := in.ScalingConfig; s != nil {
-		mn, mx, ds := ptrOr(s.MinSize, n.MinSize), ptrOr(s.MaxSize, n.MaxSize), ptrOr(s.DesiredSize, n.DesiredSize)
-		if err := validScaling(mn, mx, ds, h.face.maxNodes()); err != nil {
-			h.writeErr(w, req, err)
-			return
-		}
-		for _, p := range []struct {
-			name     string
-			old, new int32
-		}{{"MinSize", n.MinSize, mn}, {"MaxSize", n.MaxSize, mx}, {"DesiredSize", n.DesiredSize, ds}} {
-			if p.old != p.new {
-				u.Params = append(u.Params, eksUpdateParam{Type: p.name, Value: strconv.Itoa(int(p.new))})
+		if c := in.UpdateConfig; c != nil {
+			if err := validUpdateConfig(c); err != nil {
+				return u, err
+			}
+			b, _ := json.Marshal(c)
+			u.Params = append(u.Params, eksUpdateParam{Type: "UpdateConfig", Value: string(b)})
+			n.MaxUnavailable, n.MaxUnavailPct = ptrOr(c.MaxUnavailable, 0), ptrOr(c.MaxUnavailablePercentage, 0)
+			if n.MaxUnavailable == 0 && n.MaxUnavailPct == 0 {
+				n.MaxUnavailable = 1
 			}
 		}
-		n.MinSize, n.MaxSize, n.DesiredSize = mn, mx, ds
-	}
-	if c := in.UpdateConfig; c != nil {
-		if err := validUpdateConfig(c); err != nil {
-			h.writeErr(w, req, err)
-			return
+		if len(u.Params) == 0 {
+			return u, eksInvalid("No changes needed")
 		}
-		b, _ := json.Marshal(c)
-		u.Params = append(u.Params, eksUpdateParam{Type: "UpdateConfig", Value: string(b)})
-		n.MaxUnavailable, n.MaxUnavailPct = ptrOr(c.MaxUnavailable, 0), ptrOr(c.MaxUnavailablePercentage, 0)
-		if n.MaxUnavailable == 0 && n.MaxUnavailPct == 0 {
-			n.MaxUnavailable = 1
-		}
-	}
-	if len(u.Params) == 0 {
-		h.writeErr(w, req, eksInvalid("No changes needed"))
-		return
-	}
-	h.startUpdate(w, req, d, n, u)
+		return u, nil
+	})
 }
 
 func (h *eksHandler) updateNodegroupVersion(w http.ResponseWriter, _ *http.Request, req *eksRequest) {
@@ -108,7 +92,70 @@ func (h *eksHandler) updateNodegroupVersion(w http.ResponseWriter, _ *http.Reque
 		LaunchTemplate *eksLaunchTemplate `json:"launchTemplate"`
 		Force          bool               `json:"force"`
 	}
-	if err := json.Unmarshal(req.body, &in); err != nil {
+	h.update(w, req, &in, func(d *eksFaceData, n *eksNodegroup) (eksUpdate, error) {
+		cl := d.cluster(n.Account, n.Region, n.Cluster)
+		u := eksUpdate{Type: EKSUpdateVersion, Force: in.Force, PrevVersion: n.Version, PrevRelease: n.ReleaseVersion}
+		if n.LaunchTemplate != nil {
+			u.PrevLTVersion = n.LaunchTemplate.Version
+		}
+		version := in.Version
+		if version == "" {
+			version = n.Version
+			if in.ReleaseVersion == "" && in.LaunchTemplate == nil {
+				version = cl.Version
+			}
+		}
+		switch {
+		case !eksVersionRE.MatchString(version):
+			return u, eksInvalid("Requested Nodegroup Kubernetes version %s is invalid", version)
+		case minorOf(version) > minorOf(cl.Version):
+			return u, eksInvalid("Requested Nodegroup Kubernetes version %s is newer than the cluster's %s", version, cl.Version)
+		case minorOf(version) < minorOf(n.Version):
+			return u, eksInvalid("Requested Nodegroup Kubernetes version %s is older than the node group's %s", version, n.Version)
+		case minorOf(version) > minorOf(n.Version)+1:
+			return u, eksInvalid("Requested Nodegroup Kubernetes version %s skips a minor version: update to 1.%d first", version, minorOf(n.Version)+1)
+		case in.LaunchTemplate != nil && n.LaunchTemplate == nil:
+			return u, eksInvalid("The node group was not created with a launch template: it cannot be updated to one")
+		}
+		release := in.ReleaseVersion
+		if release == "" {
+			release = n.ReleaseVersion
+			if version != n.Version || in.LaunchTemplate == nil {
+				release = defaultRelease(version)
+			}
+		}
+		if m := eksReleaseRE.FindStringSubmatch(release); m == nil || m[1] != version {
+			return u, eksInvalid("Requested release version %s is not valid for Kubernetes version %s", release, version)
+		}
+		var lt *eksLaunchTemplate
+		if n.LaunchTemplate != nil {
+			c := *n.LaunchTemplate
+			lt = &c
+			if in.LaunchTemplate != nil {
+				if in.LaunchTemplate.ID != "" && in.LaunchTemplate.ID != c.ID || in.LaunchTemplate.Name != "" && in.LaunchTemplate.Name != c.Name {
+					return u, eksInvalid("The launch template of a node group cannot change: update its version")
+				}
+				lt.Version = in.LaunchTemplate.Version
+			}
+		}
+		if version == n.Version && release == n.ReleaseVersion && (lt == nil || *lt == *n.LaunchTemplate) {
+			return u, eksInvalid("Nodegroup %s is already at version %s with release %s", n.Name, version, release)
+		}
+		u.Params = []eksUpdateParam{{Type: "Version", Value: version}, {Type: "ReleaseVersion", Value: release}}
+		if lt != nil {
+			u.Params = append(u.Params, eksUpdateParam{Type: "LaunchTemplateVersion", Value: lt.Version})
+		}
+		n.Version, n.ReleaseVersion, n.LaunchTemplate = version, release, lt
+		return u, nil
+	})
+}
+
+// update serves an update of the request's node group: it decodes the
+// request's body into in and, with the face locked, has change describe
+// the update and apply it to the node group n (in d), unless the node
+// group cannot be updated (checkUpdatable); then it starts the update.
+func (h *eksHandler) update(w http.ResponseWriter, req *eksRequest, in any, change func(d *eksFaceData, n *eksNodegroup) (eksUpdate, error)) {
+	if err := json.Unmarshal(req.body, in); err != nil {
 		h.writeErr(w, req, eksInvalid("the request body is not valid JSON: %v", err))
 		return
 	}
@@ -118,70 +165,14 @@ func (h *eksHandler) updateNodegroupVersion(w http.ResponseWriter, _ *http.Reque
 	if err == nil {
 		err = h.checkUpdatable(d, n)
 	}
-	if err != nil {
-		h.writeErr(w, req, err)
-		return
-	}
-	cl := d.cluster(n.Account, n.Region, n.Cluster)
-	u := eksUpdate{Type: EKSUpdateVersion, Force: in.Force, PrevVersion: n.Version, PrevRelease: n.ReleaseVersion}
-	if n.LaunchTemplate != nil {
-		u.PrevLTVersion = n.LaunchTemplate.Version
-	}
-	version := in.Version
-	if version == "" {
-		version = n.Version
-		if in.ReleaseVersion == "" && in.LaunchTemplate == nil {
-			version = cl.Version
-		}
-	}
-	switch {
-	case !eksVersionRE.MatchString(version):
-		err = eksInvalid("Requested Nodegroup Kubernetes version %s is invalid", version)
-	case minorOf(version) > minorOf(cl.Version):
-		err = eksInvalid("Requested Nodegroup Kubernetes version %s is newer than the cluster's %s", version, cl.Version)
-	case minorOf(version) < minorOf(n.Version):
-		err = eksInvalid("Requested Nodegroup Kubernetes version %s is older than the node group's %s", version, n.Version)
-	case minorOf(version) > minorOf(n.Version)+1:
-		err = eksInvalid("Requested Nodegroup Kubernetes version %s skips a minor version: update to 1.%d first", version, minorOf(n.Version)+1)
-	case in.LaunchTemplate != nil && n.LaunchTemplate == nil:
-		err = eksInvalid("The node group was not created with a launch template: it cannot be updated to one")
+	var u eksUpdate
+	if err == nil {
+		u, err = change(d, n)
 	}
 	if err != nil {
 		h.writeErr(w, req, err)
 		return
 	}
-	release := in.ReleaseVersion
-	if release == "" {
-		release = n.ReleaseVersion
-		if version != n.Version || in.LaunchTemplate == nil {
-			release = defaultRelease(version)
-		}
-	}
-	if m := eksReleaseRE.FindStringSubmatch(release); m == nil || m[1] != version {
-		h.writeErr(w, req, eksInvalid("Requested release version %s is not valid for Kubernetes version %s", release, version))
-		return
-	}
-	var lt *eksLaunchTemplate
-	if n.LaunchTemplate != nil {
-		c := *n.LaunchTemplate
-		lt = &c
-		if in.LaunchTemplate != nil {
-			if in.LaunchTemplate.ID != "" && in.LaunchTemplate.ID != c.ID || in.LaunchTemplate.Name != "" && in.LaunchTemplate.Name != c.Name {
-				h.writeErr(w, req, eksInvalid("The launch template of a node group cannot change: update its version"))
-				return
-			}
-			lt.Version = in.LaunchTemplate.Version
-		}
-	}
-	if version == n.Version && release == n.ReleaseVersion && (lt == nil || *lt == *n.LaunchTemplate) {
-		h.writeErr(w, req, eksInvalid("Nodegroup %s is already at version %s with release %s", n.Name, version, release))
-		return
-	}
-	u.Params = []eksUpdateParam{{Type: "Version", Value: version}, {Type: "ReleaseVersion", Value: release}}
-	if lt != nil {
-		u.Params = append(u.Params, eksUpdateParam{Type: "LaunchTemplateVersion", Value: lt.Version})
-	}
-	n.Version, n.ReleaseVersion, n.LaunchTemplate = version, release, lt
 	h.startUpdate(w, req, d, n, u)
 }
 
@@ -211,11 +202,9 @@ func (h *eksHandler) startUpdate(w http.ResponseWriter, req *eksRequest, d *eksF
 		return
 	}
 	// The model only: the loop surges and drains.
-	if g, err := h.env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region)).GetGroup(n.ASG); err == nil {
-		if _, err := h.face.applyASG(h.env, n, g.Capacity); err != nil {
-			h.writeErr(w, req, err)
-			return
-		}
+	if err := h.face.reapplyASG(h.env, n); err != nil {
+		h.writeErr(w, req, err)
+		return
 	}
 	h.face.kickLocked(h.env)
 	writeEKSResult(w, req, map[string]any{"update": u.out()})
@@ -309,11 +298,9 @@ func (h *eksHandler) changeTags(w http.ResponseWriter, req *eksRequest, fn func(
 	}
 	if n != nil && n.Status != EKSStatusDeleting {
 		// Instances launched from now on carry the new tags.
-		if g, err := h.env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region)).GetGroup(n.ASG); err == nil {
-			if _, err := h.face.applyASG(h.env, n, g.Capacity); err != nil {
-				h.writeErr(w, req, err)
-				return
-			}
+		if err := h.face.reapplyASG(h.env, n); err != nil {
+			h.writeErr(w, req, err)
+			return
 		}
 	}
 	writeEKSResult(w, req, map[string]any{})
