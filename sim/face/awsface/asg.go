@@ -176,6 +176,21 @@ func (h *awsHandler) group(req *awsRequest, name string) (*core.Group, awsGroupP
 	return g, readAWSPayload(g), nil
 }
 
+// onGroup serves an action on the Auto Scaling group the request names
+// (AutoScalingGroupName), run with the group as read and its payload; a
+// missing group is answered ValidationError.
+func (h *awsHandler) onGroup(fn func(w http.ResponseWriter, req *awsRequest, g *core.Group, p awsGroupPayload)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req := awsReq(r)
+		g, p, err := h.group(req, req.form.Get("AutoScalingGroupName"))
+		if err != nil {
+			h.writeAWSError(w, req, err)
+			return
+		}
+		fn(w, req, g, p)
+	}
+}
+
 // parseGroupFields reads the request's group fields over p (an existing
 // group's, or the zero value): only those present change.
 func (h *awsHandler) parseGroupFields(req *awsRequest, p *awsGroupPayload, create bool) error {
@@ -623,14 +638,9 @@ func (h *awsHandler) updateASG(w http.ResponseWriter, r *http.Request) {
 }
 
 // setDesiredCapacity serves SetDesiredCapacity.
-func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	g, p, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, req *awsRequest, g *core.Group, p awsGroupPayload) {
+	name := g.Name
+	var err error
 	d, ok := qInt(req.form, "DesiredCapacity")
 	switch {
 	case !ok || d == nil:
@@ -653,14 +663,8 @@ func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, r *http.Request) 
 // instances is refused (ResourceInUse; ScalingActivityInProgress while its
 // instances terminate); with it the instances terminate and the group is
 // "Delete in progress" until they are gone.
-func (h *awsHandler) deleteASG(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	g, _, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) deleteASG(w http.ResponseWriter, req *awsRequest, g *core.Group, _ awsGroupPayload) {
+	name := g.Name
 	force := qBool(req.form, "ForceDelete")
 	if (force == nil || !*force) && (g.Operation == nil || g.Operation.Type != core.OperationDelete) {
 		switch {
@@ -1027,14 +1031,8 @@ func recordActivities(c *core.Cloud, scope, name string, acts []awsActivity, res
 
 // describeScalingActivities serves DescribeScalingActivities of a group,
 // newest first, paged (MaxRecords default 100).
-func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	g, p, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRequest, g *core.Group, p awsGroupPayload) {
+	name := g.Name
 	g = h.converge(req, g)
 	states := map[string]core.InstanceState{}
 	for _, in := range g.Instances {

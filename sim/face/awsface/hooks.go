@@ -300,14 +300,8 @@ func (h *awsHandler) writeHooks(req *awsRequest, name string, hooks []awsHook) e
 
 // describeLifecycleHooks serves DescribeLifecycleHooks of a group, all or
 // those named.
-func (h *awsHandler) describeLifecycleHooks(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	_, p, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) describeLifecycleHooks(w http.ResponseWriter, req *awsRequest, g *core.Group, p awsGroupPayload) {
+	name := g.Name
 	names := qList(req.form, "LifecycleHookNames.member")
 	out := awsapi.DescribeLifecycleHooksResult{LifecycleHooks: []awsapi.LifecycleHook{}}
 	for _, hk := range p.Hooks {

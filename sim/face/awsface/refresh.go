@@ -433,14 +433,8 @@ func lowerFirst(s string) string {
 // describeInstanceRefreshes serves DescribeInstanceRefreshes: the group's
 // refreshes (or those InstanceRefreshIds names), newest first, paged
 // (MaxRecords default 50, at most 100).
-func (h *awsHandler) describeInstanceRefreshes(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	g, _, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) describeInstanceRefreshes(w http.ResponseWriter, req *awsRequest, g *core.Group, _ awsGroupPayload) {
+	name := g.Name
 	limit := 50
 	if v, ok := qInt(req.form, "MaxRecords"); !ok || v != nil && (*v < 1 || *v > 100) {
 		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "1 validation error detected: Value '"+req.form.Get("MaxRecords")+"' at 'maxRecords' failed to satisfy constraint: Member must have value less than or equal to 100")

@@ -102,6 +102,23 @@ func findTemplate(m map[string]*awsTemplate, id, name string) *awsTemplate {
 	return nil
 }
 
+// changeTemplate changes the launch template the request names
+// (LaunchTemplateId, else LaunchTemplateName) with fn, in the face's data,
+// atomically (ts are the templates of its scope); a missing template is
+// EC2's error for it, and fn's error leaves the data unchanged.
+func (h *awsHandler) changeTemplate(req *awsRequest, fn func(ts map[string]*awsTemplate, t *awsTemplate) error) error {
+	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
+	scope := AWSScope(req.account, req.region)
+	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
+		t := findTemplate(d.Templates[scope], id, name)
+		if t == nil {
+			return templateNotFound(id, name)
+		}
+		return fn(d.Templates[scope], t)
+	})
+	return err
+}
+
 // awsError is an error answered in the request's service's shape.
 type awsError struct {
 	status        int
@@ -294,20 +311,14 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 // replacing its. Auto Scaling groups launching $Latest take it up.
 func (h *awsHandler) createLaunchTemplateVersion(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
-	if id == "" && name == "" {
+	if req.form.Get("LaunchTemplateId") == "" && req.form.Get("LaunchTemplateName") == "" {
 		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeMissingParameter, "The request must contain the parameter LaunchTemplateName or LaunchTemplateId")
 		return
 	}
-	scope := AWSScope(req.account, req.region)
 	now := h.env.Cloud.Clock().Now().UTC()
 	var out awsapi.LaunchTemplateVersion
 	var tid string
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
-		}
+	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
 		var base awsapi.LaunchTemplateData
 		if sv := req.form.Get("SourceVersion"); sv != "" {
 			n := t.resolve(sv)
@@ -479,19 +490,13 @@ func (h *awsHandler) describeLaunchTemplateVersions(w http.ResponseWriter, r *ht
 // default version is never deleted.
 func (h *awsHandler) deleteLaunchTemplateVersions(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
 	versions := qList(req.form, "LaunchTemplateVersion")
 	if len(versions) == 0 || len(versions) > 200 {
 		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeInvalidParameterValue, "You must specify between 1 and 200 launch template versions to delete.")
 		return
 	}
-	scope := AWSScope(req.account, req.region)
 	out := &awsapi.DeleteLaunchTemplateVersionsResponse{}
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
-		}
+	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
 		for _, v := range versions {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			switch {
@@ -519,14 +524,8 @@ func (h *awsHandler) deleteLaunchTemplateVersions(w http.ResponseWriter, r *http
 // groups launching $Default take the new default up.
 func (h *awsHandler) modifyLaunchTemplate(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
-	scope := AWSScope(req.account, req.region)
 	var out awsapi.LaunchTemplate
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
-		}
+	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
 		if v := req.form.Get("SetDefaultVersion"); v != "" {
 			n := t.resolve(v)
 			if n == 0 {
@@ -549,16 +548,10 @@ func (h *awsHandler) modifyLaunchTemplate(w http.ResponseWriter, r *http.Request
 // their instances; they cannot launch from it any more.
 func (h *awsHandler) deleteLaunchTemplate(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
-	scope := AWSScope(req.account, req.region)
 	var out awsapi.LaunchTemplate
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
-		}
+	err := h.changeTemplate(req, func(ts map[string]*awsTemplate, t *awsTemplate) error {
 		out = t.wire()
-		delete(d.Templates[scope], t.ID)
+		delete(ts, t.ID)
 		return nil
 	})
 	if err != nil {

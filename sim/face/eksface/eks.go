@@ -257,6 +257,12 @@ func (f *EKSFace) Handler(env core.FaceEnv) http.Handler {
 
 // ServeHTTP routes a REST request by method and path.
 func (h *eksHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.wrap[eksRoute(r.Method, pathSegments(r))](w, r)
+}
+
+// pathSegments are the request's path segments (after the base path),
+// unescaped.
+func pathSegments(r *http.Request) []string {
 	var segs []string
 	for _, s := range strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/") {
 		u, err := url.PathUnescape(s)
@@ -265,8 +271,7 @@ func (h *eksHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		segs = append(segs, u)
 	}
-	op := eksRoute(r.Method, segs)
-	h.wrap[op](w, r)
+	return segs
 }
 
 // eksRoute names the operation of a method and path.
@@ -274,13 +279,13 @@ func eksRoute(method string, p []string) string {
 	n := len(p)
 	switch {
 	case n == 1 && p[0] == "clusters":
-		return map[string]string{http.MethodGet: OpEKSListClusters, http.MethodPost: OpEKSCreateCluster}[method] + orUnknown(method, http.MethodGet, http.MethodPost)
+		return byMethod(method, map[string]string{http.MethodGet: OpEKSListClusters, http.MethodPost: OpEKSCreateCluster})
 	case n == 2 && p[0] == "clusters" && method == http.MethodGet:
 		return OpEKSDescribeCluster
 	case n == 3 && p[0] == "clusters" && p[2] == "node-groups":
-		return map[string]string{http.MethodGet: OpEKSListNodegroups, http.MethodPost: OpEKSCreateNodegroup}[method] + orUnknown(method, http.MethodGet, http.MethodPost)
+		return byMethod(method, map[string]string{http.MethodGet: OpEKSListNodegroups, http.MethodPost: OpEKSCreateNodegroup})
 	case n == 4 && p[0] == "clusters" && p[2] == "node-groups":
-		return map[string]string{http.MethodGet: OpEKSDescribeNodegroup, http.MethodDelete: OpEKSDeleteNodegroup}[method] + orUnknown(method, http.MethodGet, http.MethodDelete)
+		return byMethod(method, map[string]string{http.MethodGet: OpEKSDescribeNodegroup, http.MethodDelete: OpEKSDeleteNodegroup})
 	case n == 5 && p[0] == "clusters" && p[2] == "node-groups" && p[4] == "update-config" && method == http.MethodPost:
 		return OpEKSUpdateNodegroupConfig
 	case n == 5 && p[0] == "clusters" && p[2] == "node-groups" && p[4] == "update-version" && method == http.MethodPost:
@@ -290,18 +295,16 @@ func eksRoute(method string, p []string) string {
 	case n == 4 && p[0] == "clusters" && p[2] == "updates" && method == http.MethodGet:
 		return OpEKSDescribeUpdate
 	case n >= 2 && p[0] == "tags":
-		return map[string]string{http.MethodGet: OpEKSListTagsForResource, http.MethodPost: OpEKSTagResource, http.MethodDelete: OpEKSUntagResource}[method] +
-			orUnknown(method, http.MethodGet, http.MethodPost, http.MethodDelete)
+		return byMethod(method, map[string]string{http.MethodGet: OpEKSListTagsForResource, http.MethodPost: OpEKSTagResource, http.MethodDelete: OpEKSUntagResource})
 	}
 	return OpEKSUnknown
 }
 
-// orUnknown is OpEKSUnknown when method is none of ok, else "".
-func orUnknown(method string, ok ...string) string {
-	for _, m := range ok {
-		if m == method {
-			return ""
-		}
+// byMethod is the operation ops names for method, OpEKSUnknown for
+// another method.
+func byMethod(method string, ops map[string]string) string {
+	if op, ok := ops[method]; ok {
+		return op
 	}
 	return OpEKSUnknown
 }
@@ -310,14 +313,7 @@ func orUnknown(method string, ok ...string) string {
 // AWS face's access keys and runs fn.
 func (h *eksHandler) authenticated(fn func(http.ResponseWriter, *http.Request, *eksRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := &eksRequest{id: awsface.NewRequestID(), query: r.URL.Query()}
-		for _, s := range strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/") {
-			u, err := url.PathUnescape(s)
-			if err != nil {
-				u = s
-			}
-			req.path = append(req.path, u)
-		}
+		req := &eksRequest{id: awsface.NewRequestID(), query: r.URL.Query(), path: pathSegments(r)}
 		body, err := io.ReadAll(io.LimitReader(r.Body, admin.MaxBody))
 		if err != nil {
 			writeEKSError(w, req, http.StatusBadRequest, EKSCodeInvalidRequest, "The request body could not be read.")
