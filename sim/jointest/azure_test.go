@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/server"
@@ -31,17 +30,7 @@ import (
 func TestAzureVMsJoin(t *testing.T) {
 	ctx := context.Background()
 	cs := clientset(t)
-	opts := core.Options{
-		DataDir:           t.TempDir(),
-		DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond},
-	}
-	opts.NodeAgent.Credentials = append(opts.NodeAgent.Credentials, env.Config)
-	opts.NodeAgent.HeartbeatInterval = time.Second
-	srv, err := cloudsim.Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
+	srv := startCloudWith(t, cloudOptions(t))
 
 	pool, err := server.CertPool(srv.CA())
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 )
 
@@ -45,18 +44,9 @@ func (acmeFace) WriteFault(w http.ResponseWriter, _ *http.Request, f core.Fault)
 func TestSecondFaceInstancesJoin(t *testing.T) {
 	ctx := context.Background()
 	cs := clientset(t)
-	opts := core.Options{
-		DataDir:           t.TempDir(),
-		DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond},
-		Faces:             []core.Face{acmeFace{}},
-	}
-	opts.NodeAgent.Credentials = append(opts.NodeAgent.Credentials, env.Config)
-	opts.NodeAgent.HeartbeatInterval = time.Second
-	srv, err := cloudsim.Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
+	opts := cloudOptions(t)
+	opts.Faces = []core.Face{acmeFace{}}
+	srv := startCloudWith(t, opts)
 
 	token := createToken(t, time.Now().Add(time.Hour))
 	scope := srv.Cloud().Scope("acme", "111")

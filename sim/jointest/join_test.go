@@ -127,16 +127,32 @@ func indent(s, pad string) string {
 	return strings.Join(lines, "\n")
 }
 
+// startCloud starts the simulated cloud (cloudOptions) with few, quick
+// join retries.
 func startCloud(t *testing.T) *server.Server {
 	t.Helper()
+	opts := cloudOptions(t)
+	opts.NodeAgent.AuthAttempts = 3
+	opts.NodeAgent.RetryBackoff = 200 * time.Millisecond
+	return startCloudWith(t, opts)
+}
+
+// cloudOptions are the options of a simulated cloud whose instances boot
+// in 100ms and join the test API server, heartbeating every second.
+func cloudOptions(t *testing.T) core.Options {
 	opts := core.Options{
 		DataDir:           t.TempDir(),
 		DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond},
 	}
 	opts.NodeAgent.Credentials = append(opts.NodeAgent.Credentials, env.Config)
 	opts.NodeAgent.HeartbeatInterval = time.Second
-	opts.NodeAgent.AuthAttempts = 3
-	opts.NodeAgent.RetryBackoff = 200 * time.Millisecond
+	return opts
+}
+
+// startCloudWith starts the simulated cloud with opts; it is stopped with
+// the test.
+func startCloudWith(t *testing.T, opts core.Options) *server.Server {
+	t.Helper()
 	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
