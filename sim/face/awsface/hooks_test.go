@@ -41,6 +41,16 @@ func onlyInstance(t *testing.T, g astypes.AutoScalingGroup, state astypes.Lifecy
 	return id
 }
 
+// continueLaunch completes the launch hook "launch" of the group's instance
+// id with CONTINUE.
+func continueLaunch(e *awsTestEnv, group, id string) error {
+	_, err := e.asg.CompleteLifecycleAction(context.Background(), &autoscaling.CompleteLifecycleActionInput{
+		AutoScalingGroupName: aws.String(group), LifecycleHookName: aws.String("launch"),
+		InstanceId: aws.String(id), LifecycleActionResult: aws.String("CONTINUE"),
+	})
+	return err
+}
+
 // TestAWSLifecycleHooks drives lifecycle hooks through the real SDK, on a
 // fake clock: a launch hook holds new instances in Pending:Wait, not
 // booted, until CompleteLifecycleAction (CONTINUE boots, a timed-out
@@ -87,17 +97,11 @@ func TestAWSLifecycleHooks(t *testing.T) {
 	}
 
 	// CONTINUE: the instance boots (no delays) and is in service.
-	if _, err := e.asg.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
-		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
-		InstanceId: aws.String(first), LifecycleActionResult: aws.String("CONTINUE"),
-	}); err != nil {
+	if err := continueLaunch(e, "hooks", first); err != nil {
 		t.Fatalf("CompleteLifecycleAction: %v", err)
 	}
 	e.waitGroup(t, "hooks", "had its instance in service", inService(1))
-	_, err = e.asg.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
-		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
-		InstanceId: aws.String(first), LifecycleActionResult: aws.String("CONTINUE"),
-	})
+	err = continueLaunch(e, "hooks", first)
 	awstest.APIError(t, err, "ValidationError")
 
 	// A timed-out ABANDON terminates the new instance; a replacement waits.
@@ -116,10 +120,7 @@ func TestAWSLifecycleHooks(t *testing.T) {
 	if st := lifecycleStates(g)[second]; third == second || st != "" && st != "Terminating" || aws.ToInt32(g.DesiredCapacity) != 2 {
 		t.Fatalf("after the timeout: %v (second %s), desired %d: want %s terminated and a replacement waiting", lifecycleStates(g), second, aws.ToInt32(g.DesiredCapacity), second)
 	}
-	if _, err := e.asg.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
-		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
-		InstanceId: aws.String(third), LifecycleActionResult: aws.String("CONTINUE"),
-	}); err != nil {
+	if err := continueLaunch(e, "hooks", third); err != nil {
 		t.Fatalf("CompleteLifecycleAction: %v", err)
 	}
 	e.waitGroup(t, "hooks", "had 2 instances in service", inService(2))
