@@ -108,12 +108,7 @@ func AWSFaceOf(c *core.Cloud) *AWSFace {
 	return &AWSFace{}
 }
 
-func (f *AWSFace) clockSkew() time.Duration {
-	if f.ClockSkew > 0 {
-		return f.ClockSkew
-	}
-	return 15 * time.Minute
-}
+func (f *AWSFace) clockSkew() time.Duration { return core.OrDefault(f.ClockSkew, 15*time.Minute) }
 
 // AWSScope is the core scope of an account's region: "<account>/<region>",
 // for Cloud.Scope and the admin endpoints' ?face=aws&scope=.

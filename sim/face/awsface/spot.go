@@ -81,10 +81,7 @@ type awsInterruption struct {
 }
 
 func (f *AWSFace) spotNotice() time.Duration {
-	if f.SpotInterruptionNotice > 0 {
-		return f.SpotInterruptionNotice
-	}
-	return AWSDefaultSpotInterruptionNotice
+	return core.OrDefault(f.SpotInterruptionNotice, AWSDefaultSpotInterruptionNotice)
 }
 
 // onDemandTarget is how many of n instances are On-Demand.

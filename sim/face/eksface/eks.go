@@ -170,39 +170,22 @@ func (*EKSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
 	return (&awsface.AWSFace{}).InstanceIdentity(in)
 }
 
-func (f *EKSFace) interval() time.Duration {
-	if f.Interval > 0 {
-		return f.Interval
-	}
-	return 250 * time.Millisecond
-}
+func (f *EKSFace) interval() time.Duration { return core.OrDefault(f.Interval, 250*time.Millisecond) }
 
 func (f *EKSFace) maxNodegroups() int {
-	if f.MaxNodegroupsPerCluster > 0 {
-		return f.MaxNodegroupsPerCluster
-	}
-	return EKSMaxNodegroupsPerCluster
+	return core.OrDefault(f.MaxNodegroupsPerCluster, EKSMaxNodegroupsPerCluster)
 }
 
 func (f *EKSFace) maxNodes() int32 {
-	if f.MaxNodesPerNodegroup > 0 {
-		return f.MaxNodesPerNodegroup
-	}
-	return EKSMaxNodesPerNodegroup
+	return core.OrDefault(f.MaxNodesPerNodegroup, EKSMaxNodesPerNodegroup)
 }
 
 func (f *EKSFace) nodeCreationTimeout() time.Duration {
-	if f.NodeCreationTimeout > 0 {
-		return f.NodeCreationTimeout
-	}
-	return EKSDefaultNodeCreationTimeout
+	return core.OrDefault(f.NodeCreationTimeout, EKSDefaultNodeCreationTimeout)
 }
 
 func (f *EKSFace) podEvictionTimeout() time.Duration {
-	if f.PodEvictionTimeout > 0 {
-		return f.PodEvictionTimeout
-	}
-	return EKSDefaultPodEvictionTimeout
+	return core.OrDefault(f.PodEvictionTimeout, EKSDefaultPodEvictionTimeout)
 }
 
 // eksRequest is an authenticated EKS request, carried in eksHandler calls.
