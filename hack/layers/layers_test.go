@@ -51,7 +51,7 @@ func TestCheckFindsCrossingImports(t *testing.T) {
 	write("internal/controller/pool/engine_test.go", "\t\"example.com/m/sim/core\"\n")
 	write("internal/provider/local/local.go", "\t\"example.com/m/sim/wire/localapi\"\n\t\"example.com/m/sim/core\"\n")
 	write("internal/cli/up.go", "\t\"example.com/m/sim/cloudsim\"\n")
-	write("sim/face/awsface/eks_rollout.go", "\t\"github.com/aws/aws-sdk-go-v2/aws\"\n\t\"example.com/m/internal/drain\"\n\t\"example.com/m/internal/provider/aws\"\n")
+	write("sim/face/eksface/rollout.go", "\t\"github.com/aws/aws-sdk-go-v2/aws\"\n\t\"example.com/m/internal/drain\"\n\t\"example.com/m/internal/provider/aws\"\n")
 	write("sim/core/cloud.go", "\t\"example.com/m/sim/nodeagent\"\n\t\"example.com/m/sim/face/awsface\"\n")
 	write("internal/cli/plan.go", "\t\"example.com/m/internal/preview\"\n\t\"example.com/m/internal/controller/infrapool\"\n")
 	write("internal/provider/azure/vmss.go", "\t\"github.com/Azure/azure-sdk-for-go/sdk/azcore\"\n\t\"example.com/m/internal/provider/azure/wire\"\n\t\"example.com/m/internal/provider/aws\"\n")
@@ -77,7 +77,7 @@ func TestCheckFindsCrossingImports(t *testing.T) {
 		"internal/provider/kit/retry.go imports github.com/aws/aws-sdk-go-v2/aws",
 		"internal/provider/local/local.go imports ./sim/core",
 		"sim/core/cloud.go imports ./sim/face/awsface",
-		"sim/face/awsface/eks_rollout.go imports ./internal/provider/aws",
+		"sim/face/eksface/rollout.go imports ./internal/provider/aws",
 		"sim/nodeagent/agent.go imports github.com/aws/aws-sdk-go-v2/aws",
 	}
 	var gotLines []string

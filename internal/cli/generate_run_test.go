@@ -20,6 +20,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
 	"github.com/mpool-dev/mpool/templates"
 )
@@ -63,7 +64,7 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	mo := manager.DefaultOptions()
 	mo.MetricsBindAddress, mo.HealthProbeBindAddress = "0", "0"
 	// As runUp points the providers at the simulated cloud.
-	for _, face := range []string{azureface.AzureFaceName, awsface.AWSFaceName, awsface.EKSFaceName} {
+	for _, face := range []string{azureface.AzureFaceName, awsface.AWSFaceName, eksface.EKSFaceName} {
 		if cloud.FaceURL(face) == "" {
 			t.Fatalf("the simulated cloud has no %s face", face)
 		}
@@ -71,7 +72,7 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
 	// As runUp registers its EKS cluster, which the eks flavor's defaults
 	// name.
-	if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
+	if err := eksface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, eksface.EKSDefaultClusterName, ""); err != nil {
 		t.Fatalf("registering the simulated EKS cluster: %v", err)
 	}
 	mgr, err := manager.New(ctx, env.Config, mo)

@@ -21,6 +21,7 @@ import (
 	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/templates"
 )
 
@@ -517,14 +518,14 @@ func TestCloudFlavorDefaults(t *testing.T) {
 	subnets, _, _ := unstructured.NestedStringSlice(objs["AWSManagedMachinePool"].Object, "spec", "subnetIDs")
 	defaultSubnets := awsface.AWSDefaultSubnetIDs(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion)
 	for _, c := range []struct{ what, got, want string }{
-		{"eksClusterName", field(objs, "AWSManagedControlPlane", "spec", "eksClusterName"), awsface.EKSDefaultClusterName},
+		{"eksClusterName", field(objs, "AWSManagedControlPlane", "spec", "eksClusterName"), eksface.EKSDefaultClusterName},
 		{"region", field(objs, "AWSManagedControlPlane", "spec", "region"), awsface.AWSDefaultRegion},
-		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + awsface.EKSDefaultVersion + ".0"},
-		{"the MachinePool's version (kubectl's VERSION column)", field(objs, "MachinePool", "spec", "template", "spec", "version"), "v" + awsface.EKSDefaultVersion + ".0"},
+		{"version", field(objs, "AWSManagedControlPlane", "spec", "version"), "v" + eksface.EKSDefaultVersion + ".0"},
+		{"the MachinePool's version (kubectl's VERSION column)", field(objs, "MachinePool", "spec", "template", "spec", "version"), "v" + eksface.EKSDefaultVersion + ".0"},
 		{"infrastructureRef", field(objs, "Cluster", "spec", "infrastructureRef", "name"), field(objs, "AWSManagedControlPlane", "metadata", "name")},
 		{"subnetIDs", strings.Join(subnets, ","), defaultSubnets[awsface.AWSDefaultRegion+"a"]},
-		{"the sample's next version", strings.TrimSuffix(samples["eks"].nextVersion, ".0"), "v" + awsface.EKSDefaultVersion},
-		{"the sample's version", strings.TrimSuffix(samples["eks"].version, ".0"), fmt.Sprintf("v1.%d", eksMinor(t, awsface.EKSDefaultVersion)-1)},
+		{"the sample's next version", strings.TrimSuffix(samples["eks"].nextVersion, ".0"), "v" + eksface.EKSDefaultVersion},
+		{"the sample's version", strings.TrimSuffix(samples["eks"].version, ".0"), fmt.Sprintf("v1.%d", eksMinor(t, eksface.EKSDefaultVersion)-1)},
 	} {
 		if c.got != c.want {
 			t.Errorf("eks: %s %q, want %q", c.what, c.got, c.want)

@@ -27,6 +27,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
 	"github.com/mpool-dev/mpool/sim/server"
 )
@@ -185,8 +186,8 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
 	// The simulated EKS cluster examples/eks/cluster.yaml names, whose API
 	// server is this one.
-	if cloud.FaceURL(awsface.EKSFaceName) != "" {
-		if err := awsface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, ""); err != nil {
+	if cloud.FaceURL(eksface.EKSFaceName) != "" {
+		if err := eksface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, eksface.EKSDefaultClusterName, ""); err != nil {
 			return fmt.Errorf("registering the simulated EKS cluster: %w", err)
 		}
 	}

@@ -57,7 +57,7 @@ func (s sample) pool() string {
 // AWSManagedControlPlane), whose workload cluster `up`'s API server becomes
 // (see sandboxClusters), in the simulated clouds the flavors default to. The
 // EKS one is a node group of the simulated EKS cluster `up` registers
-// (awsface.EKSDefaultClusterName, at awsface.EKSDefaultVersion), one minor
+// (eksface.EKSDefaultClusterName, at eksface.EKSDefaultVersion), one minor
 // version behind it so that "Try next" can upgrade it: EKS updates a node
 // group one minor version at a time, never past its cluster's.
 var samples = map[string]sample{

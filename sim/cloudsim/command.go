@@ -9,13 +9,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mpool-dev/mpool/sim/core"
-	"github.com/mpool-dev/mpool/sim/face/awsface"
-	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 )
 
 // NewCommand returns `mpool cloud`: the simulated cloud as its own process,
@@ -75,8 +77,8 @@ No CSR signer runs, so the Node is registered with the credentials of a
 			if _, ok := faceAddrs[awsface.AWSFaceName]; !ok {
 				faceAddrs = mergeAddr(faceAddrs, awsface.AWSFaceName, nextPort(nextPort(addr)))
 			}
-			if _, ok := faceAddrs[awsface.EKSFaceName]; !ok {
-				faceAddrs = mergeAddr(faceAddrs, awsface.EKSFaceName, nextPort(nextPort(nextPort(addr))))
+			if _, ok := faceAddrs[eksface.EKSFaceName]; !ok {
+				faceAddrs = mergeAddr(faceAddrs, eksface.EKSFaceName, nextPort(nextPort(nextPort(addr))))
 			}
 			opts := core.Options{
 				Addr:              addr,
@@ -102,7 +104,7 @@ No CSR signer runs, so the Node is registered with the credentials of a
 				opts.Faces = append(opts.Faces, aws)
 			}
 			if eksThrottle {
-				opts.Faces = append(opts.Faces, &awsface.EKSFace{Budget: awsface.EKSDefaultBudget})
+				opts.Faces = append(opts.Faces, &eksface.EKSFace{Budget: eksface.EKSDefaultBudget})
 			}
 			opts.NodeAgent.Credentials = creds
 			opts.NodeAgent.HeartbeatInterval = heartbeat

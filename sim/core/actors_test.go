@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"testing"
 
 	clocktesting "k8s.io/utils/clock/testing"
@@ -9,11 +8,7 @@ import (
 
 func TestSetCapacity(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
-	c, err := NewCloud(context.Background(), Options{Clock: clk, MaxInstances: 5, DefaultSimulation: &Simulation{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
+	c := startCloud(t, Options{Clock: clk, MaxInstances: 5, DefaultSimulation: &Simulation{}})
 	mustApply(t, c, "pool", GroupSpec{Capacity: 2, ModelHash: "m1", Model: Model{Image: "img", CustomData: []byte("data")}})
 
 	tests := []struct {

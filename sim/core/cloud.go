@@ -399,12 +399,24 @@ func (c *Cloud) setGroupFaults(k GroupKey, f GroupFaults) (*Group, error) {
 	if f.WrongTokens < 0 {
 		return nil, Invalidf("wrongTokens must not be negative, got %d", f.WrongTokens)
 	}
+	return c.changeGroup(k, func(g *groupState) error {
+		g.WrongTokens = f.WrongTokens
+		return nil
+	})
+}
+
+// changeGroup runs fn on the group k, up to date, with c.mu held (it must
+// not call the Cloud) and, unless fn fails, records the change and returns
+// the group.
+func (c *Cloud) changeGroup(k GroupKey, fn func(g *groupState) error) (*Group, error) {
 	g, err := c.lockGroup(k)
 	if err != nil {
 		return nil, err
 	}
 	defer c.mu.Unlock()
-	g.WrongTokens = f.WrongTokens
+	if err := fn(g); err != nil {
+		return nil, err
+	}
 	c.dirty = true
 	return c.snapshot(g), nil
 }
@@ -457,18 +469,14 @@ func (c *Cloud) deleteGroup(k GroupKey) (*Group, error) {
 }
 
 func (c *Cloud) setSimulation(k GroupKey, p SimulationPatch) (*Group, error) {
-	g, err := c.lockGroup(k)
-	if err != nil {
-		return nil, err
-	}
-	defer c.mu.Unlock()
-	sim := g.Simulation.apply(&p)
-	if err := sim.validate(); err != nil {
-		return nil, err
-	}
-	g.Simulation = sim
-	c.dirty = true
-	return c.snapshot(g), nil
+	return c.changeGroup(k, func(g *groupState) error {
+		sim := g.Simulation.apply(&p)
+		if err := sim.validate(); err != nil {
+			return err
+		}
+		g.Simulation = sim
+		return nil
+	})
 }
 
 // PayloadFunc computes a new payload from the current one (nil when none).
@@ -478,37 +486,27 @@ func (c *Cloud) setSimulation(k GroupKey, p SimulationPatch) (*Group, error) {
 type PayloadFunc func(old json.RawMessage) (json.RawMessage, error)
 
 func (c *Cloud) updateGroupPayload(k GroupKey, fn PayloadFunc) (*Group, error) {
-	g, err := c.lockGroup(k)
-	if err != nil {
-		return nil, err
-	}
-	defer c.mu.Unlock()
-	p, err := runPayloadFunc(fn, g.Payload)
-	if err != nil {
-		return nil, err
-	}
-	g.Payload = p
-	c.dirty = true
-	return c.snapshot(g), nil
+	return c.changeGroup(k, func(g *groupState) error {
+		p, err := runPayloadFunc(fn, g.Payload)
+		if err == nil {
+			g.Payload = p
+		}
+		return err
+	})
 }
 
 func (c *Cloud) updateInstancePayload(k GroupKey, id string, fn PayloadFunc) (*Group, error) {
-	g, err := c.lockGroup(k)
-	if err != nil {
-		return nil, err
-	}
-	defer c.mu.Unlock()
-	in := g.find(id)
-	if in == nil {
-		return nil, &Error{Code: CodeNotFound, Message: fmt.Sprintf("instance %q of scale group %q not found", id, k.String())}
-	}
-	p, err := runPayloadFunc(fn, in.Payload)
-	if err != nil {
-		return nil, err
-	}
-	in.Payload = p
-	c.dirty = true
-	return c.snapshot(g), nil
+	return c.changeGroup(k, func(g *groupState) error {
+		in := g.find(id)
+		if in == nil {
+			return &Error{Code: CodeNotFound, Message: fmt.Sprintf("instance %q of scale group %q not found", id, k.String())}
+		}
+		p, err := runPayloadFunc(fn, in.Payload)
+		if err == nil {
+			in.Payload = p
+		}
+		return err
+	})
 }
 
 // FaceData returns a copy of face's own data (nil when none).

@@ -18,7 +18,13 @@ var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 // newTestCloud starts a cloud on a fake clock; it is stopped with the test.
 func newTestCloud(t *testing.T, clk *clocktesting.FakeClock, dir string, sim Simulation) *Cloud {
 	t.Helper()
-	c, err := NewCloud(context.Background(), Options{Clock: clk, DataDir: dir, Seed: 42, DefaultSimulation: &sim})
+	return startCloud(t, Options{Clock: clk, DataDir: dir, Seed: 42, DefaultSimulation: &sim})
+}
+
+// startCloud starts a cloud with opts; it is stopped with the test.
+func startCloud(t *testing.T, opts Options) *Cloud {
+	t.Helper()
+	c, err := NewCloud(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("NewCloud: %v", err)
 	}
@@ -327,11 +333,7 @@ func TestValidation(t *testing.T) {
 
 func TestQuota(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
-	c, err := NewCloud(context.Background(), Options{Clock: clk, MaxInstances: 5, DefaultSimulation: &Simulation{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
+	c := startCloud(t, Options{Clock: clk, MaxInstances: 5, DefaultSimulation: &Simulation{}})
 	mustApply(t, c, "a", GroupSpec{Capacity: 3})
 	if _, err := c.ApplyGroup("b", GroupSpec{Capacity: 3}); CodeOf(err) != CodeQuotaExceeded {
 		t.Fatalf("exceeding the quota: %v, want QuotaExceeded", err)

@@ -1,9 +1,9 @@
 // Package core is the simulated cloud's core: scale groups and their
 // instances, boot, join, quotas, the persisted state and the one scale-in
 // policy and throttle every face uses (PickScaleIn, Budget). It knows no
-// wire protocol and no face: each face (package localface; azureface: Azure
-// ARM + Entra ID; awsface: AWS Auto Scaling + EC2, and EKS) is a package of
-// its own under sim/face that translates one cloud's protocol, identities,
+// wire protocol and no face: each face (package localface; azureface:
+// Azure ARM + Entra ID; awsface: AWS Auto Scaling + EC2; eksface: EKS) is
+// a package of its own under sim/face that translates one cloud's protocol, identities,
 // errors and limits onto the core's exported API (Cloud, Scope, Face,
 // FaceEnv). Package server serves the faces, the admin endpoints and the
 // fault injector; package cloudsim wires the built-in faces together for

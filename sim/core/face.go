@@ -229,3 +229,12 @@ func checkFaces(faces []Face) (map[string]Face, error) {
 	}
 	return byName, nil
 }
+
+// OrDefault is v when it is positive, else def: a face's setting left at
+// zero (or set below it) takes the face's default.
+func OrDefault[T ~int | ~int32 | ~int64](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}

@@ -19,13 +19,7 @@ import (
 // stopped with the test.
 func newFacesCloud(t *testing.T, clk *clocktesting.FakeClock, dir string) *Cloud {
 	t.Helper()
-	sim := Simulation{BootDelay: 10 * time.Second}
-	c, err := NewCloud(context.Background(), Options{Clock: clk, DataDir: dir, Seed: 7, DefaultSimulation: &sim, Faces: []Face{acmeFace{}}})
-	if err != nil {
-		t.Fatalf("NewCloud: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Stop() })
-	return c
+	return startCloud(t, Options{Clock: clk, DataDir: dir, Seed: 7, DefaultSimulation: &Simulation{BootDelay: 10 * time.Second}, Faces: []Face{acmeFace{}}})
 }
 
 func TestScopesAreSeparateGroups(t *testing.T) {

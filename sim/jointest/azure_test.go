@@ -19,8 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/server"
@@ -32,17 +30,7 @@ import (
 func TestAzureVMsJoin(t *testing.T) {
 	ctx := context.Background()
 	cs := clientset(t)
-	opts := core.Options{
-		DataDir:           t.TempDir(),
-		DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond},
-	}
-	opts.NodeAgent.Credentials = append(opts.NodeAgent.Credentials, env.Config)
-	opts.NodeAgent.HeartbeatInterval = time.Second
-	srv, err := cloudsim.Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
+	srv := startCloudWith(t, cloudOptions(t))
 
 	pool, err := server.CertPool(srv.CA())
 	if err != nil {
@@ -99,19 +87,7 @@ func TestAzureVMsJoin(t *testing.T) {
 		}
 
 		scope := srv.Cloud().Scope(azureface.AzureFaceName, "/subscriptions/"+azureface.AzureDefaultSubscriptionID+"/resourceGroups/"+rg)
-		var g *core.Group
-		testenv.Eventually(t, 60*time.Second, func() error {
-			g, err = scope.GetGroup(tt.name)
-			if err != nil {
-				return err
-			}
-			for _, in := range g.Instances {
-				if in.Join != core.JoinJoined {
-					return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
-				}
-			}
-			return nil
-		})
+		g := waitJoin(t, core.JoinJoined, func() (*core.Group, error) { return scope.GetGroup(tt.name) })
 		for i, in := range g.Instances {
 			want := base + "virtualMachines/" + in.ID
 			if tt.mode == armcompute.OrchestrationModeUniform {

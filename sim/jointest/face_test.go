@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 )
 
@@ -45,18 +44,9 @@ func (acmeFace) WriteFault(w http.ResponseWriter, _ *http.Request, f core.Fault)
 func TestSecondFaceInstancesJoin(t *testing.T) {
 	ctx := context.Background()
 	cs := clientset(t)
-	opts := core.Options{
-		DataDir:           t.TempDir(),
-		DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond},
-		Faces:             []core.Face{acmeFace{}},
-	}
-	opts.NodeAgent.Credentials = append(opts.NodeAgent.Credentials, env.Config)
-	opts.NodeAgent.HeartbeatInterval = time.Second
-	srv, err := cloudsim.Start(ctx, opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
+	opts := cloudOptions(t)
+	opts.Faces = []core.Face{acmeFace{}}
+	srv := startCloudWith(t, opts)
 
 	token := createToken(t, time.Now().Add(time.Hour))
 	scope := srv.Cloud().Scope("acme", "111")
@@ -66,19 +56,7 @@ func TestSecondFaceInstancesJoin(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("ApplyGroup: %v", err)
 	}
-	var g *core.Group
-	testenv.Eventually(t, 60*time.Second, func() error {
-		g, err = scope.GetGroup("web")
-		if err != nil {
-			return err
-		}
-		for _, in := range g.Instances {
-			if in.Join != core.JoinJoined {
-				return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
-			}
-		}
-		return nil
-	})
+	g := waitJoin(t, core.JoinJoined, func() (*core.Group, error) { return scope.GetGroup("web") })
 	for _, in := range g.Instances {
 		if in.NodeName != in.Hostname {
 			t.Errorf("instance %s joined as %q, want its host name %q", in.ID, in.NodeName, in.Hostname)

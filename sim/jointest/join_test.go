@@ -127,16 +127,32 @@ func indent(s, pad string) string {
 	return strings.Join(lines, "\n")
 }
 
+// startCloud starts the simulated cloud (cloudOptions) with few, quick
+// join retries.
 func startCloud(t *testing.T) *server.Server {
 	t.Helper()
+	opts := cloudOptions(t)
+	opts.NodeAgent.AuthAttempts = 3
+	opts.NodeAgent.RetryBackoff = 200 * time.Millisecond
+	return startCloudWith(t, opts)
+}
+
+// cloudOptions are the options of a simulated cloud whose instances boot
+// in 100ms and join the test API server, heartbeating every second.
+func cloudOptions(t *testing.T) core.Options {
 	opts := core.Options{
 		DataDir:           t.TempDir(),
 		DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond},
 	}
 	opts.NodeAgent.Credentials = append(opts.NodeAgent.Credentials, env.Config)
 	opts.NodeAgent.HeartbeatInterval = time.Second
-	opts.NodeAgent.AuthAttempts = 3
-	opts.NodeAgent.RetryBackoff = 200 * time.Millisecond
+	return opts
+}
+
+// startCloudWith starts the simulated cloud with opts; it is stopped with
+// the test.
+func startCloudWith(t *testing.T, opts core.Options) *server.Server {
+	t.Helper()
 	srv, err := cloudsim.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting the simulated cloud: %v", err)
@@ -185,19 +201,7 @@ func TestInstancesJoinAsReadyNodes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ApplyGroup: %v", err)
 			}
-			var g *core.Group
-			testenv.Eventually(t, 60*time.Second, func() error {
-				g, err = srv.Cloud().GetGroup(group)
-				if err != nil {
-					return err
-				}
-				for _, in := range g.Instances {
-					if in.Join != core.JoinJoined {
-						return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
-					}
-				}
-				return nil
-			})
+			g := waitJoin(t, core.JoinJoined, func() (*core.Group, error) { return srv.Cloud().GetGroup(group) })
 			zones := map[string]bool{}
 			for _, in := range g.Instances {
 				n, err := cs.CoreV1().Nodes().Get(ctx, in.Hostname, metav1.GetOptions{})
@@ -312,18 +316,7 @@ func TestInstancesThatMustNotJoin(t *testing.T) {
 			if _, err := srv.Cloud().ApplyGroup(tt.group, core.GroupSpec{Capacity: 1, Model: core.Model{CustomData: tt.data}}); err != nil {
 				t.Fatal(err)
 			}
-			var in core.Instance
-			testenv.Eventually(t, 60*time.Second, func() error {
-				g, err := srv.Cloud().GetGroup(tt.group)
-				if err != nil {
-					return err
-				}
-				in = g.Instances[0]
-				if in.Join != core.JoinFailed {
-					return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
-				}
-				return nil
-			})
+			in := waitJoin(t, core.JoinFailed, func() (*core.Group, error) { return srv.Cloud().GetGroup(tt.group) }).Instances[0]
 			if !strings.Contains(in.Message, tt.wantMessage) {
 				t.Fatalf("message = %q, want it to contain %q", in.Message, tt.wantMessage)
 			}
@@ -359,18 +352,7 @@ func TestHeartbeatsResumeAfterCloudRestart(t *testing.T) {
 	if _, err := srv.Cloud().ApplyGroup("restart", core.GroupSpec{Capacity: 1, Model: core.Model{CustomData: cloudInit("kubeadm.k8s.io/v1beta3", token, caHash(t))}}); err != nil {
 		t.Fatal(err)
 	}
-	var in core.Instance
-	testenv.Eventually(t, 60*time.Second, func() error {
-		g, err := srv.Cloud().GetGroup("restart")
-		if err != nil {
-			return err
-		}
-		in = g.Instances[0]
-		if in.Join != core.JoinJoined {
-			return fmt.Errorf("%s %q", in.Join, in.Message)
-		}
-		return nil
-	})
+	in := waitJoined(t, srv, "restart")
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -39,19 +39,30 @@ func applyGroup(t *testing.T, srv *server.Server, group, token string, bootDelay
 // waitJoined waits until the group's only instance joined.
 func waitJoined(t *testing.T, srv *server.Server, group string) core.Instance {
 	t.Helper()
-	var in core.Instance
+	return waitJoin(t, core.JoinJoined, func() (*core.Group, error) { return srv.Cloud().GetGroup(group) }).Instances[0]
+}
+
+// waitJoin waits until the group get reads has instances, all in join
+// phase want, and returns it.
+func waitJoin(t testing.TB, want core.JoinPhase, get func() (*core.Group, error)) *core.Group {
+	t.Helper()
+	var g *core.Group
 	testenv.Eventually(t, 60*time.Second, func() error {
-		g, err := srv.Cloud().GetGroup(group)
-		if err != nil {
+		var err error
+		if g, err = get(); err != nil {
 			return err
 		}
-		in = g.Instances[0]
-		if in.Join != core.JoinJoined {
-			return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
+		if len(g.Instances) == 0 {
+			return fmt.Errorf("group %s has no instances yet", g.Name)
+		}
+		for _, in := range g.Instances {
+			if in.Join != want {
+				return fmt.Errorf("instance %s: %s %s %q", in.ID, in.State, in.Join, in.Message)
+			}
 		}
 		return nil
 	})
-	return in
+	return g
 }
 
 // createPod creates a pod bound to node (as the scheduler would have) with

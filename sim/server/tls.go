@@ -65,17 +65,22 @@ func loadOrCreateCerts(dir string, now time.Time) (*cloudCerts, error) {
 		return os.Rename(tmp, filepath.Join(dir, name))
 	}
 
-	caCertPEM, caKeyPEM := read(CAFile), read(caKeyFile)
-	caCert, caKey, err := parsePair(caCertPEM, caKeyPEM)
-	if err != nil || !caCert.IsCA || now.After(caCert.NotAfter.Add(-24*time.Hour)) {
-		if caCertPEM != nil && err != nil {
+	// save writes a pair's key, then its certificate.
+	save := func(p *keyPair, certName, keyName string) error {
+		if err := write(keyName, p.keyPEM); err != nil {
+			return err
+		}
+		return write(certName, p.certPEM)
+	}
+
+	ca := &keyPair{certPEM: read(CAFile), keyPEM: read(caKeyFile)}
+	var err error
+	ca.cert, ca.key, err = parsePair(ca.certPEM, ca.keyPEM)
+	if err != nil || !ca.cert.IsCA || now.After(ca.cert.NotAfter.Add(-24*time.Hour)) {
+		if ca.certPEM != nil && err != nil {
 			return nil, fmt.Errorf("loading the cloud's CA from %s: %w (remove %s and %s to create a new one)", dir, err, CAFile, caKeyFile)
 		}
-		caKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, err
-		}
-		tmpl := &x509.Certificate{
+		if ca, err = issue(&x509.Certificate{
 			SerialNumber:          serial(),
 			Subject:               pkix.Name{CommonName: "mpool simulated cloud CA", Organization: []string{"mpool"}},
 			NotBefore:             now.Add(-time.Hour),
@@ -83,35 +88,18 @@ func loadOrCreateCerts(dir string, now time.Time) (*cloudCerts, error) {
 			KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 			BasicConstraintsValid: true,
 			IsCA:                  true,
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &caKey.PublicKey, caKey)
-		if err != nil {
+		}, nil); err != nil {
 			return nil, err
 		}
-		if caCert, err = x509.ParseCertificate(der); err != nil {
-			return nil, err
-		}
-		caCertPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-		keyDER, err := x509.MarshalECPrivateKey(caKey)
-		if err != nil {
-			return nil, err
-		}
-		if err := write(caKeyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})); err != nil {
-			return nil, err
-		}
-		if err := write(CAFile, caCertPEM); err != nil {
+		if err := save(ca, CAFile, caKeyFile); err != nil {
 			return nil, err
 		}
 	}
 
-	srvPEM, srvKeyPEM := read(tlsFile), read(tlsKeyFile)
-	srv, _, err := parsePair(srvPEM, srvKeyPEM)
-	if err != nil || srv.CheckSignatureFrom(caCert) != nil || now.After(srv.NotAfter.Add(-24*time.Hour)) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return nil, err
-		}
-		tmpl := &x509.Certificate{
+	srv := &keyPair{certPEM: read(tlsFile), keyPEM: read(tlsKeyFile)}
+	srv.cert, srv.key, err = parsePair(srv.certPEM, srv.keyPEM)
+	if err != nil || srv.cert.CheckSignatureFrom(ca.cert) != nil || now.After(srv.cert.NotAfter.Add(-24*time.Hour)) {
+		if srv, err = issue(&x509.Certificate{
 			SerialNumber: serial(),
 			Subject:      pkix.Name{CommonName: "localhost", Organization: []string{"mpool"}},
 			NotBefore:    now.Add(-time.Hour),
@@ -120,33 +108,56 @@ func loadOrCreateCerts(dir string, now time.Time) (*cloudCerts, error) {
 			ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 			DNSNames:     []string{"localhost"},
 			IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
+		}, ca); err != nil {
 			return nil, err
 		}
-		keyDER, err := x509.MarshalECPrivateKey(key)
-		if err != nil {
-			return nil, err
-		}
-		srvPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-		srvKeyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-		if err := write(tlsKeyFile, srvKeyPEM); err != nil {
-			return nil, err
-		}
-		if err := write(tlsFile, srvPEM); err != nil {
+		if err := save(srv, tlsFile, tlsKeyFile); err != nil {
 			return nil, err
 		}
 	}
-	pair, err := tls.X509KeyPair(srvPEM, srvKeyPEM)
+	pair, err := tls.X509KeyPair(srv.certPEM, srv.keyPEM)
 	if err != nil {
 		return nil, err
 	}
-	out := &cloudCerts{caPEM: caCertPEM, serving: pair}
+	out := &cloudCerts{caPEM: ca.certPEM, serving: pair}
 	if dir != "" {
 		out.caFile = filepath.Join(dir, CAFile)
 	}
 	return out, nil
+}
+
+// keyPair is a certificate and its EC private key, parsed and as PEM.
+type keyPair struct {
+	cert            *x509.Certificate
+	key             *ecdsa.PrivateKey
+	certPEM, keyPEM []byte
+}
+
+// issue creates a key and a certificate of tmpl for it, signed by parent
+// (self-signed when parent is nil).
+func issue(tmpl *x509.Certificate, parent *keyPair) (*keyPair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	signer, signerKey := tmpl, key
+	if parent != nil {
+		signer, signerKey = parent.cert, parent.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, signer, &key.PublicKey, signerKey)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return &keyPair{cert: cert, key: key, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		keyPEM: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})}, nil
 }
 
 // parsePair parses a PEM certificate and its EC private key.

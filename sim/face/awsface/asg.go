@@ -18,8 +18,9 @@ import (
 // awsMaxActivities bounds the scaling activities kept per group.
 const awsMaxActivities = 100
 
-// awsTag is a tag of an Auto Scaling group.
-type awsTag struct {
+// AWSGroupTag is a tag of an Auto Scaling group (PropagateAtLaunch: its
+// instances carry it too).
+type AWSGroupTag struct {
 	Key               string `json:"key"`
 	Value             string `json:"value"`
 	PropagateAtLaunch bool   `json:"propagateAtLaunch"`
@@ -41,20 +42,20 @@ type awsGroupPayload struct {
 	KeyName        string                              `json:"keyName,omitempty"`
 	Spot           bool                                `json:"spot,omitempty"`
 	// TemplateTags are the launch template version's instance tags.
-	TemplateTags          []awsapi.Tag `json:"templateTags,omitempty"`
-	MinSize               int32        `json:"minSize"`
-	MaxSize               int32        `json:"maxSize"`
-	Desired               int32        `json:"desired"`
-	Subnets               []string     `json:"subnets,omitempty"`
-	Zones                 []string     `json:"zones"`
-	Tags                  []awsTag     `json:"tags,omitempty"`
-	CapacityRebalance     bool         `json:"capacityRebalance,omitempty"`
-	DefaultInstanceWarmup *int32       `json:"defaultInstanceWarmup,omitempty"`
-	HealthCheckType       string       `json:"healthCheckType,omitempty"`
-	HealthCheckGrace      int32        `json:"healthCheckGracePeriod,omitempty"`
-	DefaultCooldown       int32        `json:"defaultCooldown,omitempty"`
-	NewInstancesProtected bool         `json:"newInstancesProtectedFromScaleIn,omitempty"`
-	TerminationPolicies   []string     `json:"terminationPolicies,omitempty"`
+	TemplateTags          []awsapi.Tag  `json:"templateTags,omitempty"`
+	MinSize               int32         `json:"minSize"`
+	MaxSize               int32         `json:"maxSize"`
+	Desired               int32         `json:"desired"`
+	Subnets               []string      `json:"subnets,omitempty"`
+	Zones                 []string      `json:"zones"`
+	Tags                  []AWSGroupTag `json:"tags,omitempty"`
+	CapacityRebalance     bool          `json:"capacityRebalance,omitempty"`
+	DefaultInstanceWarmup *int32        `json:"defaultInstanceWarmup,omitempty"`
+	HealthCheckType       string        `json:"healthCheckType,omitempty"`
+	HealthCheckGrace      int32         `json:"healthCheckGracePeriod,omitempty"`
+	DefaultCooldown       int32         `json:"defaultCooldown,omitempty"`
+	NewInstancesProtected bool          `json:"newInstancesProtectedFromScaleIn,omitempty"`
+	TerminationPolicies   []string      `json:"terminationPolicies,omitempty"`
 	// Hooks are the group's lifecycle hooks (hooks.go).
 	Hooks []awsHook `json:"hooks,omitempty"`
 	// Mixed is the group's mixed instances policy, nil for none;
@@ -68,6 +69,47 @@ type awsGroupPayload struct {
 	Suspended []awsSuspended `json:"suspended,omitempty"`
 	Refreshes []awsRefresh   `json:"refreshes,omitempty"`
 }
+
+// AWSManagedGroup is an Auto Scaling group another face creates and keeps
+// (EKS's node groups): it names no launch template (the core model its
+// instances launch from is the caller's), checks EC2 health and has the
+// default cooldown of 300 seconds. The AWS face describes it, its
+// instances and its activities as its own groups'.
+type AWSManagedGroup struct {
+	Name, ARN   string
+	CreatedTime time.Time
+	// InstanceType and ImageID are what its instances launch as; Spot
+	// buys them as Spot instances.
+	InstanceType, ImageID string
+	Spot                  bool
+	// InstanceTags are the tags its instances launch with (as a launch
+	// template's would be), before its propagated Tags.
+	InstanceTags              []awsapi.Tag
+	Tags                      []AWSGroupTag
+	MinSize, MaxSize, Desired int32
+	Subnets, Zones            []string
+}
+
+// Payload is what the AWS face keeps of the group in the core
+// (core.GroupSpec.Payload).
+func (m AWSManagedGroup) Payload() ([]byte, error) {
+	return json.Marshal(awsGroupPayload{
+		Name: m.Name, ARN: m.ARN, CreatedTime: m.CreatedTime, HealthCheckType: "EC2", DefaultCooldown: 300,
+		InstanceType: m.InstanceType, ImageID: m.ImageID, Spot: m.Spot, TemplateTags: m.InstanceTags,
+		MinSize: m.MinSize, MaxSize: m.MaxSize, Desired: m.Desired, Subnets: m.Subnets, Zones: m.Zones, Tags: m.Tags,
+	})
+}
+
+// AWSGroupARN is the ARN of the Auto Scaling group name of account's
+// region, id the UUID AWS gives it.
+func AWSGroupARN(account, region, id, name string) string {
+	return fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s", region, account, id, name)
+}
+
+// AWSGroupDesired is the desired capacity of an Auto Scaling group of the
+// AWS face; the core's capacity is lower while a quota holds launches
+// back.
+func AWSGroupDesired(g *core.Group) int32 { return readAWSPayload(g).Desired }
 
 // instanceTags are the tags of instances the group launches: the
 // template's instance tags, then the group's propagated tags.
@@ -132,6 +174,21 @@ func (h *awsHandler) group(req *awsRequest, name string) (*core.Group, awsGroupP
 		return nil, awsGroupPayload{}, err
 	}
 	return g, readAWSPayload(g), nil
+}
+
+// onGroup serves an action on the Auto Scaling group the request names
+// (AutoScalingGroupName), run with the group as read and its payload; a
+// missing group is answered ValidationError.
+func (h *awsHandler) onGroup(fn func(w http.ResponseWriter, req *awsRequest, g *core.Group, p awsGroupPayload)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		req := awsReq(r)
+		g, p, err := h.group(req, req.form.Get("AutoScalingGroupName"))
+		if err != nil {
+			h.writeAWSError(w, req, err)
+			return
+		}
+		fn(w, req, g, p)
+	}
 }
 
 // parseGroupFields reads the request's group fields over p (an existing
@@ -242,18 +299,18 @@ func (h *awsHandler) parseGroupFields(req *awsRequest, p *awsGroupPayload, creat
 	return nil
 }
 
-func parseASGTags(req *awsRequest) []awsTag {
-	var out []awsTag
+func parseASGTags(req *awsRequest) []AWSGroupTag {
+	var out []AWSGroupTag
 	for _, n := range qIndices(req.form, "Tags.member") {
 		k := "Tags.member." + strconv.Itoa(n) + "."
 		prop := qBool(req.form, k+"PropagateAtLaunch")
-		out = append(out, awsTag{Key: req.form.Get(k + "Key"), Value: req.form.Get(k + "Value"), PropagateAtLaunch: prop != nil && *prop})
+		out = append(out, AWSGroupTag{Key: req.form.Get(k + "Key"), Value: req.form.Get(k + "Value"), PropagateAtLaunch: prop != nil && *prop})
 	}
 	return out
 }
 
-func setTag(tags []awsTag, t awsTag) []awsTag {
-	tags = slices.DeleteFunc(tags, func(o awsTag) bool { return o.Key == t.Key })
+func setTag(tags []AWSGroupTag, t AWSGroupTag) []AWSGroupTag {
+	tags = slices.DeleteFunc(tags, func(o AWSGroupTag) bool { return o.Key == t.Key })
 	return append(tags, t)
 }
 
@@ -336,17 +393,43 @@ func awsInstanceTypeNames() []string {
 // the face's vCPU quota, counting the other groups' On-Demand standard
 // instances in the scope; -1 when unlimited.
 func (h *awsHandler) vcpuFit(req *awsRequest, name string, p *awsGroupPayload) int {
+	return h.face.vcpuFit(h.scope(req), name, p)
+}
+
+func (f *AWSFace) vcpuFit(sc core.Scope, name string, p *awsGroupPayload) int {
 	if p.Mixed != nil {
-		return h.mixedVCPUFit(req, name, p)
+		return f.mixedVCPUFit(sc, name, p)
 	}
 	it := awsInstanceTypes[p.InstanceType]
-	if h.face.VCPUQuota <= 0 || p.Spot || !it.standard || it.vcpus == 0 {
+	if f.VCPUQuota <= 0 || p.Spot || !it.standard || it.vcpus == 0 {
 		return -1
 	}
-	sc := h.scope(req)
+	return max(0, (f.VCPUQuota-usedVCPUs(sc, name, false))/it.vcpus)
+}
+
+// VCPUFit returns how many instances of instanceType (Spot ones, or
+// On-Demand) the Auto Scaling group named group of account's region may
+// have under the face's vCPU quota (VCPUQuota), counting the On-Demand
+// standard instances of the region's other groups; -1 when unlimited. A
+// face that launches into the AWS face's groups (EKS) holds its launches
+// back by it, as the face's own groups do.
+func (f *AWSFace) VCPUFit(c *core.Cloud, account, region, group, instanceType string, spot bool) int {
+	return f.vcpuFit(c.Scope(AWSFaceName, AWSScope(account, region)), group, &awsGroupPayload{InstanceType: instanceType, Spot: spot})
+}
+
+// VCPULaunchFailure is the message of a launch the vCPU quota refuses, as
+// the failed scaling activity records it.
+func (f *AWSFace) VCPULaunchFailure() string {
+	return vcpuLimitMessage(f.VCPUQuota) + " Launching EC2 instance failed."
+}
+
+// usedVCPUs counts the vCPUs of the On-Demand standard instances of sc's
+// groups but except; an instance whose market a mixed instances policy has
+// yet to assign counts unless skipPending.
+func usedVCPUs(sc core.Scope, except string, skipPending bool) int {
 	used := 0
 	for _, n := range sc.ListGroups() {
-		if n == name {
+		if n == except {
 			continue
 		}
 		g, err := sc.GetGroup(n)
@@ -355,12 +438,12 @@ func (h *awsHandler) vcpuFit(req *awsRequest, name string, p *awsGroupPayload) i
 		}
 		for _, in := range g.Instances {
 			ip := readAWSInstance(in)
-			if t := awsInstanceTypes[ip.InstanceType]; in.State != core.StateDeleting && !ip.Spot && t.standard {
+			if t := awsInstanceTypes[ip.InstanceType]; in.State != core.StateDeleting && !ip.Spot && !(skipPending && ip.Market == awsMarketPending) && t.standard {
 				used += t.vcpus
 			}
 		}
 	}
-	return max(0, (h.face.VCPUQuota-used)/it.vcpus)
+	return used
 }
 
 func vcpuLimitMessage(limit int) string {
@@ -425,16 +508,16 @@ func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, exi
 	for _, in := range g.Instances {
 		if !before[in.ID] {
 			acts = append(acts, awsActivity{Kind: "launch", InstanceID: in.ID, Start: now, Cause: fmt.Sprintf(
-				"At %s %s, increasing the capacity from %d to %d.", awsTime(now), cause, prev, target)})
+				"At %s %s, increasing the capacity from %d to %d.", AWSTime(now), cause, prev, target)})
 		}
 	}
 	for _, id := range victims {
 		acts = append(acts, awsActivity{Kind: "terminate", InstanceID: id, Start: now, Cause: fmt.Sprintf(
-			"At %s %s, shrinking the capacity from %d to %d.", awsTime(now), cause, len(before), target)})
+			"At %s %s, shrinking the capacity from %d to %d.", AWSTime(now), cause, len(before), target)})
 	}
 	if short {
-		acts = append(acts, awsActivity{Kind: "failed", Start: now, Message: vcpuLimitMessage(h.face.VCPUQuota) + " Launching EC2 instance failed.",
-			Cause: fmt.Sprintf("At %s %s, increasing the capacity from %d to %d.", awsTime(now), cause, target, p.Desired)})
+		acts = append(acts, awsActivity{Kind: "failed", Start: now, Message: h.face.VCPULaunchFailure(),
+			Cause: fmt.Sprintf("At %s %s, increasing the capacity from %d to %d.", AWSTime(now), cause, target, p.Desired)})
 	}
 	h.recordActivities(req, name, acts, existing == nil)
 	return g, nil
@@ -518,7 +601,7 @@ func (h *awsHandler) createASG(w http.ResponseWriter, r *http.Request) {
 	}
 	now := h.env.Cloud.Clock().Now().UTC()
 	p := awsGroupPayload{Name: name, CreatedTime: now, HealthCheckType: "EC2", DefaultCooldown: 300,
-		ARN: fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s", req.region, req.account, core.UUIDFrom([]byte(awsHex(32, "asg", req.account, req.region, name, now.String()))[:16]), name)}
+		ARN: AWSGroupARN(req.account, req.region, core.UUIDFrom([]byte(AWSHex(32, "asg", req.account, req.region, name, now.String()))[:16]), name)}
 	if err := h.parseGroupFields(req, &p, true); err != nil {
 		h.writeAWSError(w, req, err)
 		return
@@ -555,14 +638,9 @@ func (h *awsHandler) updateASG(w http.ResponseWriter, r *http.Request) {
 }
 
 // setDesiredCapacity serves SetDesiredCapacity.
-func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	g, p, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, req *awsRequest, g *core.Group, p awsGroupPayload) {
+	name := g.Name
+	var err error
 	d, ok := qInt(req.form, "DesiredCapacity")
 	switch {
 	case !ok || d == nil:
@@ -585,14 +663,8 @@ func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, r *http.Request) 
 // instances is refused (ResourceInUse; ScalingActivityInProgress while its
 // instances terminate); with it the instances terminate and the group is
 // "Delete in progress" until they are gone.
-func (h *awsHandler) deleteASG(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	g, _, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) deleteASG(w http.ResponseWriter, req *awsRequest, g *core.Group, _ awsGroupPayload) {
+	name := g.Name
 	force := qBool(req.form, "ForceDelete")
 	if (force == nil || !*force) && (g.Operation == nil || g.Operation.Type != core.OperationDelete) {
 		switch {
@@ -609,7 +681,7 @@ func (h *awsHandler) deleteASG(w http.ResponseWriter, r *http.Request) {
 	for _, in := range g.Instances {
 		if in.State != core.StateDeleting {
 			acts = append(acts, awsActivity{Kind: "terminate", InstanceID: in.ID, Start: now,
-				Cause: fmt.Sprintf("At %s a user request delete of AutoScalingGroup %s, shrinking the capacity to 0.", awsTime(now), name)})
+				Cause: fmt.Sprintf("At %s a user request delete of AutoScalingGroup %s, shrinking the capacity to 0.", AWSTime(now), name)})
 		}
 	}
 	if _, err := h.scope(req).DeleteGroup(name); err != nil {
@@ -647,7 +719,7 @@ func (h *awsHandler) terminateInstance(w http.ResponseWriter, r *http.Request) {
 	}
 	p := readAWSPayload(g)
 	now := h.env.Cloud.Clock().Now().UTC()
-	act := awsActivity{ID: newRequestID(), Kind: "terminate", InstanceID: id, Start: now}
+	act := awsActivity{ID: NewRequestID(), Kind: "terminate", InstanceID: id, Start: now}
 	if !awsLeaving(*in) {
 		if *dec && p.Desired <= p.MinSize {
 			h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, fmt.Sprintf(
@@ -661,13 +733,13 @@ func (h *awsHandler) terminateInstance(w http.ResponseWriter, r *http.Request) {
 		}
 		if *dec {
 			p.Desired--
-			act.Cause = fmt.Sprintf("At %s instance %s was taken out of service in response to a user request, shrinking the capacity from %d to %d.", awsTime(now), id, live, live-1)
+			act.Cause = fmt.Sprintf("At %s instance %s was taken out of service in response to a user request, shrinking the capacity from %d to %d.", AWSTime(now), id, live, live-1)
 			if _, err := sc.UpdateGroupPayload(g.Name, func(json.RawMessage) (json.RawMessage, error) { return json.Marshal(p) }); err != nil {
 				h.writeAWSError(w, req, err)
 				return
 			}
 		} else {
-			act.Cause = fmt.Sprintf("At %s instance %s was taken out of service in response to a user request.", awsTime(now), id)
+			act.Cause = fmt.Sprintf("At %s instance %s was taken out of service in response to a user request.", AWSTime(now), id)
 			ng, _, err := h.group(req, g.Name)
 			if err == nil {
 				_, err = h.apply(req, g.Name, &p, ng, "an instance was started in response to a difference between desired and actual capacity")
@@ -695,7 +767,7 @@ func (h *awsHandler) deleteTags(w http.ResponseWriter, r *http.Request) { h.chan
 
 func (h *awsHandler) changeTags(w http.ResponseWriter, r *http.Request, del bool) {
 	req := awsReq(r)
-	byGroup := map[string][]awsTag{}
+	byGroup := map[string][]AWSGroupTag{}
 	var order []string
 	for _, n := range qIndices(req.form, "Tags.member") {
 		k := "Tags.member." + strconv.Itoa(n) + "."
@@ -708,14 +780,14 @@ func (h *awsHandler) changeTags(w http.ResponseWriter, r *http.Request, del bool
 		if _, ok := byGroup[id]; !ok {
 			order = append(order, id)
 		}
-		byGroup[id] = append(byGroup[id], awsTag{Key: req.form.Get(k + "Key"), Value: req.form.Get(k + "Value"), PropagateAtLaunch: prop != nil && *prop})
+		byGroup[id] = append(byGroup[id], AWSGroupTag{Key: req.form.Get(k + "Key"), Value: req.form.Get(k + "Value"), PropagateAtLaunch: prop != nil && *prop})
 	}
 	for _, name := range order {
 		g, p, err := h.group(req, name)
 		if err == nil {
 			for _, t := range byGroup[name] {
 				if del {
-					p.Tags = slices.DeleteFunc(p.Tags, func(o awsTag) bool { return o.Key == t.Key })
+					p.Tags = slices.DeleteFunc(p.Tags, func(o AWSGroupTag) bool { return o.Key == t.Key })
 				} else {
 					p.Tags = setTag(p.Tags, t)
 				}
@@ -848,7 +920,7 @@ func (h *awsHandler) wireGroup(g *core.Group) awsapi.AutoScalingGroup {
 	out := awsapi.AutoScalingGroup{
 		AutoScalingGroupName: p.Name, AutoScalingGroupARN: p.ARN, MinSize: p.MinSize, MaxSize: p.MaxSize, DesiredCapacity: p.Desired,
 		DefaultCooldown: p.DefaultCooldown, AvailabilityZones: p.Zones, HealthCheckType: p.HealthCheckType, HealthCheckGracePeriod: p.HealthCheckGrace,
-		CreatedTime: awsTime(p.CreatedTime), VPCZoneIdentifier: strings.Join(p.Subnets, ","), NewInstancesProtectedFromScaleIn: p.NewInstancesProtected,
+		CreatedTime: AWSTime(p.CreatedTime), VPCZoneIdentifier: strings.Join(p.Subnets, ","), NewInstancesProtectedFromScaleIn: p.NewInstancesProtected,
 		CapacityRebalance: p.CapacityRebalance, DefaultInstanceWarmup: p.DefaultInstanceWarmup, TerminationPolicies: p.TerminationPolicies,
 		ServiceLinkedRoleARN: "arn:aws:iam::" + strings.SplitN(g.Scope, "/", 2)[0] + ":role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling",
 		Instances:            []awsapi.Instance{},
@@ -896,7 +968,7 @@ type awsActivity struct {
 // InProgress while it terminates.
 func (a awsActivity) wire(group, arn string, _ awsapi.Activity) awsapi.Activity {
 	out := awsapi.Activity{ActivityID: a.ID, AutoScalingGroupName: group, AutoScalingGroupARN: arn, Cause: a.Cause,
-		StartTime: awsTime(a.Start), StatusCode: "Successful", Progress: 100, Details: "{}"}
+		StartTime: AWSTime(a.Start), StatusCode: "Successful", Progress: 100, Details: "{}"}
 	switch a.Kind {
 	case "launch":
 		out.Description = "Launching a new EC2 instance: " + a.InstanceID
@@ -904,17 +976,32 @@ func (a awsActivity) wire(group, arn string, _ awsapi.Activity) awsapi.Activity 
 		out.Description = "Terminating EC2 instance: " + a.InstanceID
 	default:
 		out.Description = "Launching a new EC2 instance.  Status Reason: " + a.Message
-		out.StatusCode, out.StatusMessage, out.EndTime = "Failed", a.Message, awsTime(a.Start)
+		out.StatusCode, out.StatusMessage, out.EndTime = "Failed", a.Message, AWSTime(a.Start)
 	}
 	return out
 }
 
+// recordActivities records a group's scaling activities, newest first (a
+// failure repeating the latest one's message is not recorded; reset
+// forgets the older ones, as for a new group of the name).
 func (h *awsHandler) recordActivities(req *awsRequest, name string, acts []awsActivity, reset bool) {
+	recordActivities(h.env.Cloud, AWSScope(req.account, req.region), name, acts, reset)
+}
+
+// AWSRecordFailedActivity records a failed scaling activity of the Auto
+// Scaling group named group of account's region, begun at start, as
+// DescribeScalingActivities shows it: what a face that launches into the
+// AWS face's groups (EKS) records when something holds its launches back.
+// A repeat of the latest failure's message is not recorded.
+func AWSRecordFailedActivity(c *core.Cloud, account, region, group string, start time.Time, cause, message string) {
+	recordActivities(c, AWSScope(account, region), group, []awsActivity{{Kind: "failed", Start: start, Cause: cause, Message: message}}, false)
+}
+
+func recordActivities(c *core.Cloud, scope, name string, acts []awsActivity, reset bool) {
 	if len(acts) == 0 && !reset {
 		return
 	}
-	scope := AWSScope(req.account, req.region)
-	_, _ = updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
+	_, _ = updateAWSData(c, func(d *awsFaceData) error {
 		if d.Activities == nil {
 			d.Activities = map[string]map[string][]awsActivity{}
 		}
@@ -927,7 +1014,7 @@ func (h *awsHandler) recordActivities(req *awsRequest, name string, acts []awsAc
 		}
 		for _, a := range acts {
 			if a.ID == "" {
-				a.ID = newRequestID()
+				a.ID = NewRequestID()
 			}
 			if a.Kind == "failed" && len(list) > 0 && list[0].Kind == "failed" && list[0].Message == a.Message {
 				continue
@@ -944,14 +1031,8 @@ func (h *awsHandler) recordActivities(req *awsRequest, name string, acts []awsAc
 
 // describeScalingActivities serves DescribeScalingActivities of a group,
 // newest first, paged (MaxRecords default 100).
-func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	g, p, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRequest, g *core.Group, p awsGroupPayload) {
+	name := g.Name
 	g = h.converge(req, g)
 	states := map[string]core.InstanceState{}
 	for _, in := range g.Instances {

@@ -104,8 +104,10 @@ func AWSDeleteKey(c *core.Cloud, accessKeyID string) error {
 // AWSKeys returns the access keys the AWS face of c has registered.
 func AWSKeys(c *core.Cloud) []AWSKey { return readAWSData(c.FaceData(AWSFaceName)).Keys }
 
-func (h *awsHandler) key(id string) (AWSKey, bool) {
-	for _, k := range h.face.Keys {
+// key finds an access key: the face's own (Keys), else those registered in
+// c's data.
+func (f *AWSFace) key(c *core.Cloud, id string) (AWSKey, bool) {
+	for _, k := range f.Keys {
 		if k.AccessKeyID == id {
 			if k.AccountID == "" {
 				k.AccountID = AWSDefaultAccountID
@@ -113,7 +115,7 @@ func (h *awsHandler) key(id string) (AWSKey, bool) {
 			return k, true
 		}
 	}
-	for _, k := range AWSKeys(h.env.Cloud) {
+	for _, k := range AWSKeys(c) {
 		if k.AccessKeyID == id {
 			return k, true
 		}
@@ -190,47 +192,77 @@ func parseSigV4(r *http.Request) (a sigV4Auth, ok bool, err error) {
 	return a, true, nil
 }
 
-// authenticate verifies the request's Signature Version 4 against the
-// face's access keys and sets the request's account and region; when it
-// cannot, it answers the service's error and reports false.
-func (h *awsHandler) authenticate(w http.ResponseWriter, r *http.Request, req *awsRequest) bool {
-	ec2 := req.service == awsapi.ServiceEC2
+// SigV4Signer is who signed a request whose Signature Version 4 the face
+// verified: the access key's account and the credential scope's region.
+type SigV4Signer struct {
+	Account, Region string
+}
+
+// AuthReason says why the face refuses a request's Signature Version 4.
+type AuthReason int
+
+const (
+	// AuthMissing: the request has no Authorization header and no
+	// presigned query.
+	AuthMissing AuthReason = iota + 1
+	// AuthMalformed: the authorization cannot be read.
+	AuthMalformed
+	// AuthUnknownKey: the access key is not one the face accepts.
+	AuthUnknownKey
+	// AuthBadDate: X-Amz-Date is no date, or not the credential scope's.
+	AuthBadDate
+	// AuthExpired: X-Amz-Date is further from the cloud's clock than the
+	// face's ClockSkew.
+	AuthExpired
+	// AuthMismatch: the signature is not the request's (or not signed for
+	// the service).
+	AuthMismatch
+)
+
+// AuthError is a refused signature: why, and what a service's error
+// answer is made of.
+type AuthError struct {
+	Reason AuthReason
+	// Message is Auto Scaling's message for the refusal (for
+	// AuthMalformed, what cannot be read).
+	Message string
+	// AmzDate is the request's X-Amz-Date; Now the cloud's time and Skew
+	// the clock skew the face allows (AuthExpired's message names them).
+	AmzDate string
+	Now     time.Time
+	Skew    time.Duration
+}
+
+func (e *AuthError) Error() string { return e.Message }
+
+// AWSAmzDateFormat is the layout of X-Amz-Date and of the dates SigV4's
+// error messages name.
+const AWSAmzDateFormat = amzDateFormat
+
+// VerifySigV4 verifies r's Signature Version 4 (its Authorization header,
+// else its presigned query) over body against the face's access keys (Keys
+// and those registered in c's data) and clock skew, and that it is signed
+// for service (any service when ""). Every service of the simulated AWS
+// checks its requests so; each answers an AuthError in its own shape.
+func (f *AWSFace) VerifySigV4(c *core.Cloud, r *http.Request, body []byte, service string) (SigV4Signer, *AuthError) {
 	a, ok, err := parseSigV4(r)
 	switch {
-	case !ok && ec2:
-		h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeMissingAuthToken, msgMissingTokenE)
-		return false
 	case !ok:
-		h.writeError(w, req, http.StatusForbidden, awsapi.CodeMissingAuthToken, msgMissingTokenA)
-		return false
-	case err != nil && ec2:
-		h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeAuthFailure, err.Error())
-		return false
+		return SigV4Signer{}, &AuthError{Reason: AuthMissing, Message: msgMissingTokenA}
 	case err != nil:
-		h.writeError(w, req, http.StatusForbidden, awsapi.CodeIncompleteSignature, err.Error())
-		return false
+		return SigV4Signer{}, &AuthError{Reason: AuthMalformed, Message: err.Error()}
 	}
-	key, found := h.key(a.accessKey)
+	key, found := f.key(c, a.accessKey)
 	if !found {
-		if ec2 {
-			h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeAuthFailure, msgAuthFailure)
-		} else {
-			h.writeError(w, req, http.StatusForbidden, awsapi.CodeInvalidClientTokenID, msgInvalidToken)
-		}
-		return false
+		return SigV4Signer{}, &AuthError{Reason: AuthUnknownKey, Message: msgInvalidToken}
 	}
-	now := h.env.Cloud.Clock().Now().UTC()
+	now := c.Clock().Now().UTC()
 	t, err := time.Parse(amzDateFormat, a.amzDate)
 	if err != nil || a.date != a.amzDate[:min(8, len(a.amzDate))] {
-		h.signatureMismatch(w, req)
-		return false
+		return SigV4Signer{}, &AuthError{Reason: AuthBadDate, Message: msgSignatureASG}
 	}
-	skew := h.face.clockSkew()
+	skew := f.clockSkew()
 	if d := now.Sub(t); d > skew || d < -skew {
-		if ec2 {
-			h.writeError(w, req, http.StatusBadRequest, awsapi.CodeRequestExpired, "Request has expired.")
-			return false
-		}
 		mins := int(skew / time.Minute)
 		msg := fmt.Sprintf("Signature expired: %s is now earlier than %s (%s - %d min.)",
 			a.amzDate, now.Add(-skew).Format(amzDateFormat), now.Format(amzDateFormat), mins)
@@ -238,24 +270,43 @@ func (h *awsHandler) authenticate(w http.ResponseWriter, r *http.Request, req *a
 			msg = fmt.Sprintf("Signature not yet current: %s is still later than %s (%s + %d min.)",
 				a.amzDate, now.Add(skew).Format(amzDateFormat), now.Format(amzDateFormat), mins)
 		}
-		h.writeError(w, req, http.StatusForbidden, awsapi.CodeSignatureDoesNotMatch, msg)
-		return false
+		return SigV4Signer{}, &AuthError{Reason: AuthExpired, Message: msg, AmzDate: a.amzDate, Now: now, Skew: skew}
 	}
-	want := sigV4Signature(key.SecretAccessKey, a, canonicalRequest(r, a, req.body))
-	if !hmac.Equal([]byte(want), []byte(strings.ToLower(a.signature))) {
-		h.signatureMismatch(w, req)
-		return false
+	want := sigV4Signature(key.SecretAccessKey, a, canonicalRequest(r, a, body))
+	if !hmac.Equal([]byte(want), []byte(strings.ToLower(a.signature))) || service != "" && a.service != service {
+		return SigV4Signer{}, &AuthError{Reason: AuthMismatch, Message: msgSignatureASG}
 	}
-	req.account, req.region = key.AccountID, a.region
-	return true
+	return SigV4Signer{Account: key.AccountID, Region: a.region}, nil
 }
 
-func (h *awsHandler) signatureMismatch(w http.ResponseWriter, req *awsRequest) {
-	if req.service == awsapi.ServiceEC2 {
-		h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeAuthFailure, msgAuthFailure)
-		return
+// authenticate verifies the request's Signature Version 4 and sets the
+// request's account and region; when it cannot, it answers the service's
+// error and reports false.
+func (h *awsHandler) authenticate(w http.ResponseWriter, r *http.Request, req *awsRequest) bool {
+	s, aerr := h.face.VerifySigV4(h.env.Cloud, r, req.body, "")
+	if aerr == nil {
+		req.account, req.region = s.Account, s.Region
+		return true
 	}
-	h.writeError(w, req, http.StatusForbidden, awsapi.CodeSignatureDoesNotMatch, msgSignatureASG)
+	if req.service == awsapi.ServiceEC2 {
+		switch aerr.Reason {
+		case AuthMissing:
+			h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeMissingAuthToken, msgMissingTokenE)
+		case AuthMalformed:
+			h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeAuthFailure, aerr.Message)
+		case AuthExpired:
+			h.writeError(w, req, http.StatusBadRequest, awsapi.CodeRequestExpired, "Request has expired.")
+		default:
+			h.writeError(w, req, http.StatusUnauthorized, awsapi.CodeAuthFailure, msgAuthFailure)
+		}
+		return false
+	}
+	code := map[AuthReason]string{
+		AuthMissing: awsapi.CodeMissingAuthToken, AuthMalformed: awsapi.CodeIncompleteSignature, AuthUnknownKey: awsapi.CodeInvalidClientTokenID,
+		AuthBadDate: awsapi.CodeSignatureDoesNotMatch, AuthExpired: awsapi.CodeSignatureDoesNotMatch, AuthMismatch: awsapi.CodeSignatureDoesNotMatch,
+	}[aerr.Reason]
+	h.writeError(w, req, http.StatusForbidden, code, aerr.Message)
+	return false
 }
 
 // canonicalRequest is SigV4's canonical request of r:

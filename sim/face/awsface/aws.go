@@ -98,12 +98,17 @@ func (*AWSFace) Describe() string {
 		AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey, AWSDefaultAccountID, AWSDefaultRegion)
 }
 
-func (f *AWSFace) clockSkew() time.Duration {
-	if f.ClockSkew > 0 {
-		return f.ClockSkew
+// AWSFaceOf returns the AWS face c serves, or a zero one (no quota, no
+// keys of its own) when it serves none: the face whose keys, templates and
+// quota a face built on it (EKS) uses.
+func AWSFaceOf(c *core.Cloud) *AWSFace {
+	if f, _ := c.Face(AWSFaceName).(*AWSFace); f != nil {
+		return f
 	}
-	return 15 * time.Minute
+	return &AWSFace{}
 }
+
+func (f *AWSFace) clockSkew() time.Duration { return core.OrDefault(f.ClockSkew, 15*time.Minute) }
 
 // AWSScope is the core scope of an account's region: "<account>/<region>",
 // for Cloud.Scope and the admin endpoints' ?face=aws&scope=.
@@ -157,12 +162,14 @@ type awsRequestKey struct{}
 func awsReq(r *http.Request) *awsRequest {
 	a, _ := r.Context().Value(awsRequestKey{}).(*awsRequest)
 	if a == nil {
-		a = &awsRequest{service: awsapi.ServiceAutoScaling, id: newRequestID()}
+		a = &awsRequest{service: awsapi.ServiceAutoScaling, id: NewRequestID()}
 	}
 	return a
 }
 
-func newRequestID() string {
+// NewRequestID is a new request ID, as AWS's services answer them (a
+// random UUID).
+func NewRequestID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return core.UUIDFrom(b[:])
@@ -182,21 +189,21 @@ func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
 		OpAWSCreateAutoScalingGroup:         h.createASG,
 		OpAWSUpdateAutoScalingGroup:         h.updateASG,
 		OpAWSDescribeAutoScalingGroups:      h.describeASGs,
-		OpAWSDeleteAutoScalingGroup:         h.deleteASG,
-		OpAWSSetDesiredCapacity:             h.setDesiredCapacity,
+		OpAWSDeleteAutoScalingGroup:         h.onGroup(h.deleteASG),
+		OpAWSSetDesiredCapacity:             h.onGroup(h.setDesiredCapacity),
 		OpAWSTerminateInstanceInASG:         h.terminateInstance,
 		OpAWSCreateOrUpdateTags:             h.createOrUpdateTags,
 		OpAWSDeleteTags:                     h.deleteTags,
-		OpAWSDescribeScalingActivities:      h.describeScalingActivities,
+		OpAWSDescribeScalingActivities:      h.onGroup(h.describeScalingActivities),
 		OpAWSPutLifecycleHook:               h.putLifecycleHook,
-		OpAWSDescribeLifecycleHooks:         h.describeLifecycleHooks,
+		OpAWSDescribeLifecycleHooks:         h.onGroup(h.describeLifecycleHooks),
 		OpAWSDeleteLifecycleHook:            h.deleteLifecycleHook,
 		OpAWSCompleteLifecycleAction:        h.completeLifecycleAction,
 		OpAWSRecordLifecycleActionHeartbeat: h.recordLifecycleActionHeartbeat,
 		OpAWSSuspendProcesses:               h.suspendProcesses,
 		OpAWSResumeProcesses:                h.resumeProcesses,
 		OpAWSStartInstanceRefresh:           h.startInstanceRefresh,
-		OpAWSDescribeInstanceRefreshes:      h.describeInstanceRefreshes,
+		OpAWSDescribeInstanceRefreshes:      h.onGroup(h.describeInstanceRefreshes),
 		OpAWSCancelInstanceRefresh:          h.cancelInstanceRefresh,
 		OpAWSCreateLaunchTemplate:           h.createLaunchTemplate,
 		OpAWSCreateLaunchTemplateVersion:    h.createLaunchTemplateVersion,
@@ -222,7 +229,7 @@ func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
 // parameters in the URL), tells the service apart by the SigV4 credential
 // scope (else the Version parameter) and routes it by its Action.
 func (h *awsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	req := &awsRequest{id: newRequestID()}
+	req := &awsRequest{id: NewRequestID()}
 	body, err := io.ReadAll(io.LimitReader(r.Body, admin.MaxBody))
 	if err != nil {
 		writeASGError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "The request body could not be read.")
@@ -519,13 +526,15 @@ func parsePageToken(tok, scope string) (int, bool) {
 	return off, true
 }
 
-// awsHex returns n hex digits derived from parts (stable IDs).
-func awsHex(n int, parts ...string) string {
+// AWSHex returns n hex digits derived from parts: the simulated AWS's
+// stable IDs (instances, AMIs, subnets, ARNs' parts).
+func AWSHex(n int, parts ...string) string {
 	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	return hex.EncodeToString(sum[:])[:n]
 }
 
-func awsTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// AWSTime is t as AWS's APIs and messages write times (UTC, milliseconds).
+func AWSTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // InstanceIdentity implements Face: instance IDs "i-" + 17 hex digits;
 // providerIDs aws:///<zone>/<id>; a private address in the zone's subnet
@@ -539,7 +548,7 @@ func (*AWSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
 	var p awsGroupPayload
 	_ = json.Unmarshal(in.GroupPayload, &p)
 	account, region, _ := strings.Cut(in.Group.Scope, "/")
-	id := "i-" + awsHex(17, "instance", in.Group.String(), strconv.FormatUint(in.Seq, 10))
+	id := "i-" + AWSHex(17, "instance", in.Group.String(), strconv.FormatUint(in.Seq, 10))
 	sub := defaultSubnetIn(account, region, in.Zone)
 	for _, s := range p.Subnets {
 		if sn := findSubnet(account, region, s); sn != nil && sn.zone == in.Zone {

@@ -3,22 +3,20 @@ package awsface
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 	"github.com/mpool-dev/mpool/sim/server"
+	"github.com/mpool-dev/mpool/sim/server/servertest"
 )
 
 // awsTestEnv is a simulated cloud with clients of the real AWS SDK for Go
@@ -32,19 +30,7 @@ type awsTestEnv struct {
 
 // awsConfig is the SDK configuration of the face tests' clients.
 func awsConfig(url, key, secret string) aws.Config {
-	return aws.Config{
-		Region:       AWSDefaultRegion,
-		Credentials:  credentials.NewStaticCredentialsProvider(key, secret, ""),
-		BaseEndpoint: aws.String(url),
-		// API errors come back at once (the tests assert them); a dropped
-		// connection is retried, as the SDK's standard retryer would.
-		Retryer: func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = 3
-				o.Retryables = []retry.IsErrorRetryable{retry.RetryableConnectionError{}}
-			})
-		},
-	}
+	return awstest.Config(url, AWSDefaultRegion, key, secret)
 }
 
 func newAWSEnv(t testing.TB, opts core.Options) *awsTestEnv {
@@ -59,23 +45,6 @@ func newAWSEnv(t testing.TB, opts core.Options) *awsTestEnv {
 	}
 	cfg := awsConfig(u, AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
 	return &awsTestEnv{srv: srv, url: u, asg: autoscaling.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg)}
-}
-
-func apiError(t testing.TB, err error, code string) smithy.APIError {
-	t.Helper()
-	var ae smithy.APIError
-	if !errors.As(err, &ae) || ae.ErrorCode() != code {
-		t.Fatalf("error %v: want API error %s", err, code)
-	}
-	return ae
-}
-
-func httpStatus(err error) int {
-	var re interface{ HTTPStatusCode() int }
-	if errors.As(err, &re) {
-		return re.HTTPStatusCode()
-	}
-	return 0
 }
 
 const awsTestUserData = "#cloud-config\nruncmd: []\n"
@@ -310,7 +279,7 @@ func TestAWSAutoScalingGroupLifecycle(t *testing.T) {
 
 	// Deletion: refused with instances, forced, "Delete in progress", gone.
 	_, err = e.asg.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("pool0")})
-	apiError(t, err, "ResourceInUse")
+	awstest.APIError(t, err, "ResourceInUse")
 	slow := 300 * time.Millisecond
 	if _, err := e.srv.Cloud().Scope(AWSFaceName, AWSScope(AWSDefaultAccountID, AWSDefaultRegion)).SetSimulation("pool0", core.SimulationPatch{DeleteDelay: &slow}); err != nil {
 		t.Fatal(err)
@@ -355,26 +324,9 @@ func mustCustomData(t testing.TB, e *awsTestEnv, name string) []byte {
 	return cd
 }
 
-// startCloud starts a Server with the AWS and EKS faces (a face of
-// opts.Faces of their name replaces one) and boots in 100ms by default.
+// startCloud starts a Server with the AWS face (unless opts.Faces has one
+// of its name) that boots in 100ms by default.
 func startCloud(t testing.TB, opts core.Options) *server.Server {
 	t.Helper()
-	if opts.DefaultSimulation == nil {
-		opts.DefaultSimulation = &core.Simulation{BootDelay: 100 * time.Millisecond}
-	}
-	have := map[string]bool{}
-	for _, f := range opts.Faces {
-		have[f.Name()] = true
-	}
-	for _, f := range []core.Face{&AWSFace{}, &EKSFace{}} {
-		if !have[f.Name()] {
-			opts.Faces = append(opts.Faces, f)
-		}
-	}
-	srv, err := server.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	return servertest.Start(t, opts, &AWSFace{})
 }

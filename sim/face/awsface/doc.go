@@ -1,8 +1,7 @@
-// Package awsface is the simulated cloud's AWS faces: Auto Scaling + EC2
-// (AWSFace) and EKS (EKSFace, built on the AWS face's Auto Scaling
-// groups). AWSFace (wire types in package awsapi) is Amazon EC2 Auto
-// Scaling (API 2011-01-01) and the part of Amazon EC2 (2016-11-15) a
-// machine pool needs, over the AWS Query protocol (form-encoded POST with
+// Package awsface is the simulated cloud's AWS face: Auto Scaling + EC2
+// (AWSFace, wire types in package awsapi). It is Amazon EC2 Auto Scaling
+// (API 2011-01-01) and the part of Amazon EC2 (2016-11-15) a machine pool
+// needs, over the AWS Query protocol (form-encoded POST with
 // Action and Version; XML answers in each service's namespace with
 // ResponseMetadata/RequestId or requestId; errors as Auto Scaling's
 // <ErrorResponse><Error><Type/><Code/><Message/></Error><RequestId/> and
@@ -94,47 +93,14 @@
 // session tokens (accepted, not checked), terminated instances (they
 // vanish once gone).
 //
-// # The EKS face
+// # For faces built on it
 //
-// EKSFace (eks*.go) is Amazon EKS's REST-JSON API with Signature V4
-// (service "eks"), with the AWS face's access keys, accounts and regions,
-// on a listener of its own: CreateCluster, DescribeCluster, ListClusters
-// (EKSCreateCluster registers one from Go; `mpool up` registers
-// EKSDefaultClusterName), whose endpoint and CA are the node agent's first
-// workload API server's; Create/Describe/List/DeleteNodegroup,
-// UpdateNodegroupConfig (scaling, labels, taints, updateConfig),
-// UpdateNodegroupVersion (version one minor at a time up to the
-// cluster's, release version, launch template version, force),
-// DescribeUpdate, ListUpdates, Tag/UntagResource, ListTagsForResource.
-// Errors are EKS's (X-Amzn-ErrorType): ResourceNotFoundException,
-// ResourceInUseException (an update already runs, a node group not
-// ACTIVE), InvalidParameterException, ResourceLimitExceededException
-// (EKSFace.MaxNodegroupsPerCluster, MaxNodesPerNodegroup), ThrottlingException
-// (429) from EKSFace.Budget (off by default; `mpool cloud --eks-throttle`),
-// and injected faults as ThrottlingException / ServerException. Node groups
-// report health as EKS does (eks_health.go): DEGRADED with
-// health.issues AsgInstanceLaunchFailures, AutoScalingGroupNotFound,
-// Ec2LaunchTemplateNotFound or NodeCreationFailure while a real cause in
-// the simulation lasts, ACTIVE again once it is gone.
-//
-// A node group's instances are an Auto Scaling group of the AWS face
-// (eks-<nodegroup>-<uuid>, listed in resources.autoScalingGroups), so the
-// AWS face's DescribeAutoScalingGroups and DescribeInstances show them,
-// tagged eks:cluster-name, eks:nodegroup-name, the node group's tags and
-// mpool.dev/eks-release (the release they launched from). EKS bootstraps
-// them: the face creates a bootstrap token in the workload cluster and
-// writes their kubeadm join itself, with EKS's node labels and the node
-// group's labels and taints. A background loop, running while a node group
-// is CREATING, UPDATING or DELETING, does what EKS does: ACTIVE once every
-// node joined (CREATE_FAILED with NodeCreationFailure past
-// EKSFace.NodeCreationTimeout); an update surges new nodes and cordons,
-// drains (eviction API, PodDisruptionBudgets respected) and terminates old
-// ones, at most updateConfig.maxUnavailable at a time, failing with
-// PodEvictionFailure when a drain stays blocked past
-// EKSFace.PodEvictionTimeout unless forced; a scale-down drains the nodes
-// it removes; a deleted node group's Nodes and token are removed.
-//
-// Not simulated: launch template contents (a template is named, not
-// read), node repair, Fargate, add-ons, access entries, cluster
-// changes.
+// The EKS face (package eksface) runs its node groups in this face's Auto
+// Scaling groups through an exported API and nothing else: the signature
+// check with this face's keys and clock skew (VerifySigV4, AuthError), the
+// vCPU quota (VCPUFit, VCPULaunchFailure), failed scaling activities
+// (AWSRecordFailedActivity), groups another face writes (AWSManagedGroup,
+// AWSGroupARN, AWSGroupDesired), launch templates (AWSLaunchTemplate), the
+// default VPC's subnets (AWSSubnetZone) and the face's IDs and times
+// (AWSHex, AWSTime, NewRequestID).
 package awsface

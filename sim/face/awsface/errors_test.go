@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 )
 
 // TestAWSErrors: each service's errors, as the SDK decodes them.
@@ -101,9 +102,9 @@ func TestAWSErrors(t *testing.T) {
 			t.Errorf("%s: no error, want %s", tt.name, tt.code)
 			continue
 		}
-		ae := apiError(t, err, tt.code)
-		if httpStatus(err) != tt.status || !strings.Contains(ae.ErrorMessage(), tt.msg) {
-			t.Errorf("%s: %d %v, want %d with %q", tt.name, httpStatus(err), err, tt.status, tt.msg)
+		ae := awstest.APIError(t, err, tt.code)
+		if awstest.HTTPStatus(err) != tt.status || !strings.Contains(ae.ErrorMessage(), tt.msg) {
+			t.Errorf("%s: %d %v, want %d with %q", tt.name, awstest.HTTPStatus(err), err, tt.status, tt.msg)
 		}
 	}
 	// The user data limit is 16 KB decoded: exactly 16384 bytes are fine.
@@ -128,12 +129,12 @@ func TestAWSAuthentication(t *testing.T) {
 	} {
 		cfg := awsConfig(e.url, tt.key, tt.secret)
 		_, err := autoscaling.NewFromConfig(cfg).DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{})
-		if apiError(t, err, tt.asgCode); httpStatus(err) != tt.asgStat {
-			t.Errorf("%s: autoscaling %d", tt.name, httpStatus(err))
+		if awstest.APIError(t, err, tt.asgCode); awstest.HTTPStatus(err) != tt.asgStat {
+			t.Errorf("%s: autoscaling %d", tt.name, awstest.HTTPStatus(err))
 		}
 		_, err = ec2.NewFromConfig(cfg).DescribeInstances(ctx, &ec2.DescribeInstancesInput{})
-		if apiError(t, err, tt.ec2Code); httpStatus(err) != tt.ec2Stat {
-			t.Errorf("%s: ec2 %d", tt.name, httpStatus(err))
+		if awstest.APIError(t, err, tt.ec2Code); awstest.HTTPStatus(err) != tt.ec2Stat {
+			t.Errorf("%s: ec2 %d", tt.name, awstest.HTTPStatus(err))
 		}
 	}
 	// A registered key acts in its account.
@@ -152,17 +153,17 @@ func TestAWSAuthentication(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{})
-	apiError(t, err, "InvalidClientTokenId")
+	awstest.APIError(t, err, "InvalidClientTokenId")
 
 	// A cloud whose clock is an hour ahead: the SDK's signatures are stale.
 	clk := clocktesting.NewFakeClock(time.Now().Add(time.Hour))
 	late := newAWSEnv(t, core.Options{Clock: clk})
 	_, err = late.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{})
-	if ae := apiError(t, err, "SignatureDoesNotMatch"); !strings.HasPrefix(ae.ErrorMessage(), "Signature expired:") || httpStatus(err) != 403 {
+	if ae := awstest.APIError(t, err, "SignatureDoesNotMatch"); !strings.HasPrefix(ae.ErrorMessage(), "Signature expired:") || awstest.HTTPStatus(err) != 403 {
 		t.Fatalf("stale autoscaling request: %v", err)
 	}
 	_, err = late.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{})
-	if apiError(t, err, "RequestExpired"); httpStatus(err) != 400 {
+	if awstest.APIError(t, err, "RequestExpired"); awstest.HTTPStatus(err) != 400 {
 		t.Fatalf("stale ec2 request: %v", err)
 	}
 
@@ -188,11 +189,11 @@ func TestAWSThrottling(t *testing.T) {
 		_, asgErr = e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{})
 		_, ec2Err = e.ec2.DescribeImages(ctx, &ec2.DescribeImagesInput{})
 	}
-	if apiError(t, asgErr, "Throttling"); httpStatus(asgErr) != 400 {
-		t.Fatalf("autoscaling throttled with %d", httpStatus(asgErr))
+	if awstest.APIError(t, asgErr, "Throttling"); awstest.HTTPStatus(asgErr) != 400 {
+		t.Fatalf("autoscaling throttled with %d", awstest.HTTPStatus(asgErr))
 	}
-	if apiError(t, ec2Err, "RequestLimitExceeded"); httpStatus(ec2Err) != 503 {
-		t.Fatalf("ec2 throttled with %d", httpStatus(ec2Err))
+	if awstest.APIError(t, ec2Err, "RequestLimitExceeded"); awstest.HTTPStatus(ec2Err) != 503 {
+		t.Fatalf("ec2 throttled with %d", awstest.HTTPStatus(ec2Err))
 	}
 	// Other actions have buckets of their own.
 	if _, err := e.ec2.DescribeSubnets(ctx, &ec2.DescribeSubnetsInput{}); err != nil {
@@ -204,18 +205,18 @@ func TestAWSThrottling(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.asg.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{AutoScalingGroupName: aws.String("x"), DesiredCapacity: aws.Int32(1)})
-	if apiError(t, err, "Throttling"); httpStatus(err) != 400 {
-		t.Fatalf("injected autoscaling throttle: %d", httpStatus(err))
+	if awstest.APIError(t, err, "Throttling"); awstest.HTTPStatus(err) != 400 {
+		t.Fatalf("injected autoscaling throttle: %d", awstest.HTTPStatus(err))
 	}
 	_, err = e.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{})
-	if apiError(t, err, "RequestLimitExceeded"); httpStatus(err) != 503 {
-		t.Fatalf("injected ec2 throttle: %d", httpStatus(err))
+	if awstest.APIError(t, err, "RequestLimitExceeded"); awstest.HTTPStatus(err) != 503 {
+		t.Fatalf("injected ec2 throttle: %d", awstest.HTTPStatus(err))
 	}
 	if err := e.srv.SetFaceFaults(AWSFaceName, &core.Faults{ErrorRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.asg.DescribeScalingActivities(ctx, &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String("x")})
-	if httpStatus(err) < 500 {
+	if awstest.HTTPStatus(err) < 500 {
 		t.Fatalf("injected server error: %v", err)
 	}
 	if n := e.srv.Stats().CountStatus(OpAWSDescribeVpcs, http.StatusServiceUnavailable); n != 1 {
@@ -272,7 +273,7 @@ func TestAWSDescribePagingAndCatalogue(t *testing.T) {
 		t.Fatalf("%d pages: %v", pages, names)
 	}
 	_, err := e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{MaxRecords: aws.Int32(101)})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 
 	// Deleting an empty group needs no force.
 	if _, err := e.asg.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("p3")}); err != nil {

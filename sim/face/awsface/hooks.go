@@ -93,7 +93,7 @@ func (p awsGroupPayload) waits(group, id, transition string, start *time.Time) [
 			continue
 		}
 		out = append(out, awsHookWait{Hook: hk.Name, Transition: transition, Timeout: hk.HeartbeatTimeout, Default: hk.DefaultResult, Start: start,
-			Token: core.UUIDFrom([]byte(awsHex(32, "lifecycle-action", group, id, hk.Name, transition, fmt.Sprint(start)))[:16])})
+			Token: core.UUIDFrom([]byte(AWSHex(32, "lifecycle-action", group, id, hk.Name, transition, fmt.Sprint(start)))[:16])})
 	}
 	return out
 }
@@ -300,14 +300,8 @@ func (h *awsHandler) writeHooks(req *awsRequest, name string, hooks []awsHook) e
 
 // describeLifecycleHooks serves DescribeLifecycleHooks of a group, all or
 // those named.
-func (h *awsHandler) describeLifecycleHooks(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	_, p, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) describeLifecycleHooks(w http.ResponseWriter, req *awsRequest, g *core.Group, p awsGroupPayload) {
+	name := g.Name
 	names := qList(req.form, "LifecycleHookNames.member")
 	out := awsapi.DescribeLifecycleHooksResult{LifecycleHooks: []awsapi.LifecycleHook{}}
 	for _, hk := range p.Hooks {
@@ -484,7 +478,7 @@ func (h *awsHandler) completeAction(req *awsRequest, name, id, hook, result stri
 			return err
 		}
 		h.recordActivities(req, name, []awsActivity{{Kind: "terminate", InstanceID: id, Start: now, Cause: fmt.Sprintf(
-			"At %s instance %s was taken out of service in response to a lifecycle action result of ABANDON from hook %s.", awsTime(now), id, hook)}}, false)
+			"At %s instance %s was taken out of service in response to a lifecycle action result of ABANDON from hook %s.", AWSTime(now), id, hook)}}, false)
 		h.converge(req, g)
 		return nil
 	default:

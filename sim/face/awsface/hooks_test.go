@@ -11,6 +11,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 )
 
 func lifecycleStates(g astypes.AutoScalingGroup) map[string]astypes.LifecycleState {
@@ -38,6 +39,16 @@ func onlyInstance(t *testing.T, g astypes.AutoScalingGroup, state astypes.Lifecy
 		t.Fatalf("no instance %s: %v", state, lifecycleStates(g))
 	}
 	return id
+}
+
+// continueLaunch completes the launch hook "launch" of the group's instance
+// id with CONTINUE.
+func continueLaunch(e *awsTestEnv, group, id string) error {
+	_, err := e.asg.CompleteLifecycleAction(context.Background(), &autoscaling.CompleteLifecycleActionInput{
+		AutoScalingGroupName: aws.String(group), LifecycleHookName: aws.String("launch"),
+		InstanceId: aws.String(id), LifecycleActionResult: aws.String("CONTINUE"),
+	})
+	return err
 }
 
 // TestAWSLifecycleHooks drives lifecycle hooks through the real SDK, on a
@@ -86,18 +97,12 @@ func TestAWSLifecycleHooks(t *testing.T) {
 	}
 
 	// CONTINUE: the instance boots (no delays) and is in service.
-	if _, err := e.asg.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
-		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
-		InstanceId: aws.String(first), LifecycleActionResult: aws.String("CONTINUE"),
-	}); err != nil {
+	if err := continueLaunch(e, "hooks", first); err != nil {
 		t.Fatalf("CompleteLifecycleAction: %v", err)
 	}
 	e.waitGroup(t, "hooks", "had its instance in service", inService(1))
-	_, err = e.asg.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
-		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
-		InstanceId: aws.String(first), LifecycleActionResult: aws.String("CONTINUE"),
-	})
-	apiError(t, err, "ValidationError")
+	err = continueLaunch(e, "hooks", first)
+	awstest.APIError(t, err, "ValidationError")
 
 	// A timed-out ABANDON terminates the new instance; a replacement waits.
 	if _, err := e.asg.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{AutoScalingGroupName: aws.String("hooks"), DesiredCapacity: aws.Int32(2)}); err != nil {
@@ -115,10 +120,7 @@ func TestAWSLifecycleHooks(t *testing.T) {
 	if st := lifecycleStates(g)[second]; third == second || st != "" && st != "Terminating" || aws.ToInt32(g.DesiredCapacity) != 2 {
 		t.Fatalf("after the timeout: %v (second %s), desired %d: want %s terminated and a replacement waiting", lifecycleStates(g), second, aws.ToInt32(g.DesiredCapacity), second)
 	}
-	if _, err := e.asg.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
-		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
-		InstanceId: aws.String(third), LifecycleActionResult: aws.String("CONTINUE"),
-	}); err != nil {
+	if err := continueLaunch(e, "hooks", third); err != nil {
 		t.Fatalf("CompleteLifecycleAction: %v", err)
 	}
 	e.waitGroup(t, "hooks", "had 2 instances in service", inService(2))
@@ -151,18 +153,18 @@ func TestAWSLifecycleHooks(t *testing.T) {
 		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("short"),
 		LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_LAUNCHING"), HeartbeatTimeout: aws.Int32(10),
 	})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	_, err = e.asg.PutLifecycleHook(ctx, &autoscaling.PutLifecycleHookInput{
 		AutoScalingGroupName: aws.String("nope"), LifecycleHookName: aws.String("x"), LifecycleTransition: aws.String("autoscaling:EC2_INSTANCE_LAUNCHING"),
 	})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	_, err = e.asg.DeleteLifecycleHook(ctx, &autoscaling.DeleteLifecycleHookInput{AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("nope")})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	_, err = e.asg.CompleteLifecycleAction(ctx, &autoscaling.CompleteLifecycleActionInput{
 		AutoScalingGroupName: aws.String("hooks"), LifecycleHookName: aws.String("launch"),
 		LifecycleActionToken: aws.String("00000000-0000-4000-8000-000000000000"), LifecycleActionResult: aws.String("CONTINUE"),
 	})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 
 	// Without hooks instances launch straight away.
 	for _, n := range []string{"launch", "drain"} {

@@ -57,7 +57,7 @@ func (h *awsHandler) describeInstances(w http.ResponseWriter, r *http.Request) {
 			st := ec2State(in.State)
 			inst := awsapi.EC2Instance{
 				InstanceID: in.ID, ImageID: ip.ImageID, InstanceState: st, PrivateDNSName: in.Hostname, KeyName: ip.KeyName,
-				InstanceType: ip.InstanceType, LaunchTime: awsTime(in.CreatedAt), Placement: awsapi.Placement{AvailabilityZone: in.Zone, Tenancy: "default"},
+				InstanceType: ip.InstanceType, LaunchTime: AWSTime(in.CreatedAt), Placement: awsapi.Placement{AvailabilityZone: in.Zone, Tenancy: "default"},
 				SubnetID: ip.SubnetID, VpcID: ip.VpcID, PrivateIPAddress: in.PrivateIP, Architecture: "x86_64", RootDeviceType: "ebs",
 				RootDeviceName: "/dev/sda1", VirtualizationType: "hvm", Hypervisor: "xen", Tags: ip.Tags,
 			}
@@ -69,7 +69,7 @@ func (h *awsHandler) describeInstances(w http.ResponseWriter, r *http.Request) {
 				!f.match("vpc-id", ip.VpcID) || !f.match("private-dns-name", in.Hostname) || !f.matchTags(ip.Tags) {
 				continue
 			}
-			res = append(res, awsapi.Reservation{ReservationID: "r-" + awsHex(17, "reservation", in.ID), OwnerID: req.account,
+			res = append(res, awsapi.Reservation{ReservationID: "r-" + AWSHex(17, "reservation", in.ID), OwnerID: req.account,
 				RequesterID: "940372691376", Instances: []awsapi.EC2Instance{inst}})
 		}
 	}

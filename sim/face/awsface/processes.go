@@ -176,7 +176,7 @@ func (h *awsHandler) replaceUnhealthy(req *awsRequest, g *core.Group) *core.Grou
 	var acts []awsActivity
 	for _, id := range ids {
 		acts = append(acts, awsActivity{Kind: "terminate", InstanceID: id, Start: now, Cause: fmt.Sprintf(
-			"At %s an instance was taken out of service in response to an EC2 instance status checks failure.", awsTime(now))})
+			"At %s an instance was taken out of service in response to an EC2 instance status checks failure.", AWSTime(now))})
 	}
 	h.recordActivities(req, g.Name, acts, false)
 	h.env.Log.V(1).Info("Replacing unhealthy instances", "group", g.Name, "instances", ids)

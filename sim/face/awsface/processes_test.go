@@ -10,6 +10,7 @@ import (
 	astypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 )
 
 func suspendedNames(g astypes.AutoScalingGroup) []string {
@@ -101,9 +102,9 @@ func TestAWSSuspendResumeProcesses(t *testing.T) {
 
 	// Errors.
 	_, err := e.asg.SuspendProcesses(ctx, &autoscaling.SuspendProcessesInput{AutoScalingGroupName: aws.String("procs"), ScalingProcesses: []string{"Reboot"}})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	_, err = e.asg.ResumeProcesses(ctx, &autoscaling.ResumeProcessesInput{AutoScalingGroupName: aws.String("nope")})
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 }
 
 // TestAWSReplaceUnhealthy: an instance that failed to boot is replaced

@@ -121,12 +121,12 @@ func (r *awsRefresh) warmup(p awsGroupPayload) time.Duration {
 
 func (r *awsRefresh) wire(group string, p awsGroupPayload, g *core.Group) awsapi.InstanceRefresh {
 	out := awsapi.InstanceRefresh{InstanceRefreshID: r.ID, AutoScalingGroupName: group, Status: r.Status, StatusReason: r.StatusReason,
-		StartTime: awsTime(r.Start), InstancesToUpdate: int32(len(r.remaining(g))),
+		StartTime: AWSTime(r.Start), InstancesToUpdate: int32(len(r.remaining(g))),
 		Preferences: &awsapi.RefreshPreferences{MinHealthyPercentage: &r.MinHealthy, MaxHealthyPercentage: r.MaxHealthy, SkipMatching: &r.SkipMatching}}
 	w := int32(r.warmup(p) / time.Second)
 	out.Preferences.InstanceWarmup = &w
 	if r.End != nil {
-		out.EndTime = awsTime(*r.End)
+		out.EndTime = AWSTime(*r.End)
 	}
 	if !r.active() {
 		out.InstancesToUpdate = 0
@@ -310,7 +310,7 @@ func (h *awsHandler) refreshReplace(req *awsRequest, g *core.Group, p *awsGroupP
 		var acts []awsActivity
 		for _, id := range ids {
 			acts = append(acts, awsActivity{Kind: "terminate", InstanceID: id, Start: now,
-				Cause: fmt.Sprintf("At %s an instance was taken out of service in response to an instance refresh.", awsTime(now))})
+				Cause: fmt.Sprintf("At %s an instance was taken out of service in response to an instance refresh.", AWSTime(now))})
 		}
 		h.recordActivities(req, g.Name, acts, false)
 	}
@@ -350,7 +350,7 @@ func (h *awsHandler) startInstanceRefresh(w http.ResponseWriter, r *http.Request
 		return
 	}
 	now := h.env.Cloud.Clock().Now().UTC()
-	ref.ID = core.UUIDFrom([]byte(awsHex(32, "refresh", req.account, req.region, name, now.String(), newRequestID()))[:16])
+	ref.ID = core.UUIDFrom([]byte(AWSHex(32, "refresh", req.account, req.region, name, now.String(), NewRequestID()))[:16])
 	ref.Start = now
 	for _, in := range g.Instances {
 		if awsLeaving(in) {
@@ -433,14 +433,8 @@ func lowerFirst(s string) string {
 // describeInstanceRefreshes serves DescribeInstanceRefreshes: the group's
 // refreshes (or those InstanceRefreshIds names), newest first, paged
 // (MaxRecords default 50, at most 100).
-func (h *awsHandler) describeInstanceRefreshes(w http.ResponseWriter, r *http.Request) {
-	req := awsReq(r)
-	name := req.form.Get("AutoScalingGroupName")
-	g, _, err := h.group(req, name)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
+func (h *awsHandler) describeInstanceRefreshes(w http.ResponseWriter, req *awsRequest, g *core.Group, _ awsGroupPayload) {
+	name := g.Name
 	limit := 50
 	if v, ok := qInt(req.form, "MaxRecords"); !ok || v != nil && (*v < 1 || *v > 100) {
 		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "1 validation error detected: Value '"+req.form.Get("MaxRecords")+"' at 'maxRecords' failed to satisfy constraint: Member must have value less than or equal to 100")

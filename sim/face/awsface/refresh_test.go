@@ -14,6 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 )
 
 // refreshEnv is a group of 4 instances at $Latest on a fake clock.
@@ -131,7 +132,7 @@ func TestAWSInstanceRefresh(t *testing.T) {
 		t.Fatalf("refresh %+v", r)
 	}
 	_, err = start(nil, nil)
-	if ae := apiError(t, err, "InstanceRefreshInProgress"); ae.ErrorMessage() != "An Instance Refresh is already in progress and blocks the execution of this Instance Refresh." {
+	if ae := awstest.APIError(t, err, "InstanceRefreshInProgress"); ae.ErrorMessage() != "An Instance Refresh is already in progress and blocks the execution of this Instance Refresh." {
 		t.Fatalf("message %q", ae.ErrorMessage())
 	}
 	e.runRefresh(t, id, v2, 2, 4)
@@ -180,16 +181,16 @@ func TestAWSInstanceRefresh(t *testing.T) {
 		t.Fatalf("cancelled refresh %+v", r)
 	}
 	_, err = e.asg.CancelInstanceRefresh(ctx, &autoscaling.CancelInstanceRefreshInput{AutoScalingGroupName: aws.String("refresh")})
-	apiError(t, err, "ActiveInstanceRefreshNotFound")
+	awstest.APIError(t, err, "ActiveInstanceRefreshNotFound")
 	if _, _, cur := counts(e.describe(t, "refresh"), v4); cur != 0 {
 		t.Fatalf("after the cancel: %d instances replaced", cur)
 	}
 
 	// AWS's validation of the preferences; all refreshes are listed.
 	_, err = start(nil, aws.Int32(150))
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	_, err = start(aws.Int32(101), nil)
-	apiError(t, err, "ValidationError")
+	awstest.APIError(t, err, "ValidationError")
 	all, err := e.asg.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String("refresh")})
 	if err != nil || len(all.InstanceRefreshes) != 4 || aws.ToString(all.InstanceRefreshes[0].InstanceRefreshId) != id {
 		t.Fatalf("DescribeInstanceRefreshes: %+v, %v", all, err)

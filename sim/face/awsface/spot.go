@@ -81,10 +81,7 @@ type awsInterruption struct {
 }
 
 func (f *AWSFace) spotNotice() time.Duration {
-	if f.SpotInterruptionNotice > 0 {
-		return f.SpotInterruptionNotice
-	}
-	return AWSDefaultSpotInterruptionNotice
+	return core.OrDefault(f.SpotInterruptionNotice, AWSDefaultSpotInterruptionNotice)
 }
 
 // onDemandTarget is how many of n instances are On-Demand.
@@ -299,30 +296,13 @@ func (h *awsHandler) assignMarkets(req *awsRequest, name string, p *awsGroupPayl
 // mixedVCPUFit is vcpuFit for a group with a mixed instances policy: how
 // many instances it may have with its On-Demand ones (of its On-Demand
 // type) under the quota; -1 when unlimited.
-func (h *awsHandler) mixedVCPUFit(req *awsRequest, name string, p *awsGroupPayload) int {
+func (f *AWSFace) mixedVCPUFit(sc core.Scope, name string, p *awsGroupPayload) int {
 	m := p.Mixed
 	it := awsInstanceTypes[m.pickType(awsMarketOnDemand, p.InstanceType, nil)]
-	if h.face.VCPUQuota <= 0 || !it.standard || it.vcpus == 0 {
+	if f.VCPUQuota <= 0 || !it.standard || it.vcpus == 0 {
 		return -1
 	}
-	used := 0
-	sc := h.scope(req)
-	for _, n := range sc.ListGroups() {
-		if n == name {
-			continue
-		}
-		g, err := sc.GetGroup(n)
-		if err != nil {
-			continue
-		}
-		for _, in := range g.Instances {
-			ip := readAWSInstance(in)
-			if t := awsInstanceTypes[ip.InstanceType]; in.State != core.StateDeleting && !ip.Spot && ip.Market != awsMarketPending && t.standard {
-				used += t.vcpus
-			}
-		}
-	}
-	fit := max(0, (h.face.VCPUQuota-used)/it.vcpus)
+	fit := max(0, (f.VCPUQuota-usedVCPUs(sc, name, true))/it.vcpus)
 	if m.OnDemandPercentAboveBase == 0 && int(m.OnDemandBase) <= fit {
 		return -1
 	}
@@ -432,7 +412,7 @@ func (h *awsHandler) progressSpot(req *awsRequest, g *core.Group) *core.Group {
 					if !before[in.ID] {
 						it.Replacement = in.ID
 						acts = append(acts, awsActivity{Kind: "launch", InstanceID: in.ID, Start: now, Cause: fmt.Sprintf(
-							"At %s an instance was launched in response to an EC2 instance rebalance recommendation for instance %s.", awsTime(now), it.InstanceID)})
+							"At %s an instance was launched in response to an EC2 instance rebalance recommendation for instance %s.", AWSTime(now), it.InstanceID)})
 					}
 				}
 				g = h.assignMarkets(req, name, &p, ng, map[string]bool{it.InstanceID: true})
@@ -446,7 +426,7 @@ func (h *awsHandler) progressSpot(req *awsRequest, g *core.Group) *core.Group {
 				if ng, err := sc.DeleteInstances(name, []string{it.InstanceID}); err == nil {
 					g = ng
 					acts = append(acts, awsActivity{Kind: "terminate", InstanceID: it.InstanceID, Start: now, Cause: fmt.Sprintf(
-						"At %s instance %s was taken out of service %s.", awsTime(now), it.InstanceID, cause)})
+						"At %s instance %s was taken out of service %s.", AWSTime(now), it.InstanceID, cause)})
 					continue
 				}
 			}
@@ -464,7 +444,7 @@ func (h *awsHandler) progressSpot(req *awsRequest, g *core.Group) *core.Group {
 		}
 		g, interrupted = ng, true
 		acts = append(acts, awsActivity{Kind: "terminate", InstanceID: it.InstanceID, Start: now, Cause: fmt.Sprintf(
-			"At %s instance %s was taken out of service in response to an EC2 Spot Instance interruption notice.", awsTime(now), it.InstanceID)})
+			"At %s instance %s was taken out of service in response to an EC2 Spot Instance interruption notice.", AWSTime(now), it.InstanceID)})
 	}
 	p.Interruptions = keep
 	h.recordActivities(req, name, acts, false)
@@ -492,7 +472,7 @@ func AWSInterruptSpot(c *core.Cloud, account, region, id string) error {
 		return core.Invalidf("the cloud serves no AWS face")
 	}
 	h := &awsHandler{face: f, env: core.FaceEnv{Cloud: c, Log: c.Log().WithName(AWSFaceName)}}
-	req := &awsRequest{service: awsapi.ServiceAutoScaling, id: newRequestID(), account: account, region: region}
+	req := &awsRequest{service: awsapi.ServiceAutoScaling, id: NewRequestID(), account: account, region: region}
 	sc := h.scope(req)
 	var g *core.Group
 	var in *core.Instance

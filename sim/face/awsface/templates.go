@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
 )
 
@@ -62,19 +63,30 @@ func (t *awsTemplate) resolve(v string) int64 {
 }
 
 func (t *awsTemplate) wire() awsapi.LaunchTemplate {
-	return awsapi.LaunchTemplate{LaunchTemplateID: t.ID, LaunchTemplateName: t.Name, CreateTime: awsTime(t.CreateTime),
+	return awsapi.LaunchTemplate{LaunchTemplateID: t.ID, LaunchTemplateName: t.Name, CreateTime: AWSTime(t.CreateTime),
 		CreatedBy: t.CreatedBy, DefaultVersionNumber: t.Default, LatestVersionNumber: t.Latest, Tags: t.Tags}
 }
 
 func (t *awsTemplate) wireVersion(v *awsTemplateVersion) awsapi.LaunchTemplateVersion {
 	return awsapi.LaunchTemplateVersion{LaunchTemplateID: t.ID, LaunchTemplateName: t.Name, VersionNumber: v.Number,
-		VersionDescription: v.Description, CreateTime: awsTime(v.CreateTime), CreatedBy: t.CreatedBy,
+		VersionDescription: v.Description, CreateTime: AWSTime(v.CreateTime), CreatedBy: t.CreatedBy,
 		DefaultVersion: v.Number == t.Default, LaunchTemplateData: v.Data}
 }
 
 // awsTemplates returns the launch templates of a scope (a copy).
 func (h *awsHandler) templates(scope string) map[string]*awsTemplate {
 	return readAWSData(h.env.Cloud.FaceData(AWSFaceName)).Templates[scope]
+}
+
+// AWSLaunchTemplate finds a launch template of account's region of the AWS
+// face of c by ID (else by name), as DescribeLaunchTemplates shows it;
+// false when there is none.
+func AWSLaunchTemplate(c *core.Cloud, account, region, id, name string) (awsapi.LaunchTemplate, bool) {
+	t := findTemplate(readAWSData(c.FaceData(AWSFaceName)).Templates[AWSScope(account, region)], id, name)
+	if t == nil {
+		return awsapi.LaunchTemplate{}, false
+	}
+	return t.wire(), true
 }
 
 // findTemplate finds a template by ID or name in m.
@@ -88,6 +100,23 @@ func findTemplate(m map[string]*awsTemplate, id, name string) *awsTemplate {
 		}
 	}
 	return nil
+}
+
+// changeTemplate changes the launch template the request names
+// (LaunchTemplateId, else LaunchTemplateName) with fn, in the face's data,
+// atomically (ts are the templates of its scope); a missing template is
+// EC2's error for it, and fn's error leaves the data unchanged.
+func (h *awsHandler) changeTemplate(req *awsRequest, fn func(ts map[string]*awsTemplate, t *awsTemplate) error) error {
+	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
+	scope := AWSScope(req.account, req.region)
+	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
+		t := findTemplate(d.Templates[scope], id, name)
+		if t == nil {
+			return templateNotFound(id, name)
+		}
+		return fn(d.Templates[scope], t)
+	})
+	return err
 }
 
 // awsError is an error answered in the request's service's shape.
@@ -253,7 +282,7 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 	}
 	scope := AWSScope(req.account, req.region)
 	t := &awsTemplate{
-		ID: "lt-" + awsHex(17, "lt", scope, name, now.String()), Name: name, CreateTime: now,
+		ID: "lt-" + AWSHex(17, "lt", scope, name, now.String()), Name: name, CreateTime: now,
 		CreatedBy: "arn:aws:iam::" + req.account + ":root", Default: 1, Latest: 1, Tags: tags,
 		Versions: map[string]*awsTemplateVersion{"1": {Number: 1, Description: req.form.Get("VersionDescription"), CreateTime: now, Data: data}},
 	}
@@ -282,20 +311,14 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 // replacing its. Auto Scaling groups launching $Latest take it up.
 func (h *awsHandler) createLaunchTemplateVersion(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
-	if id == "" && name == "" {
+	if req.form.Get("LaunchTemplateId") == "" && req.form.Get("LaunchTemplateName") == "" {
 		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeMissingParameter, "The request must contain the parameter LaunchTemplateName or LaunchTemplateId")
 		return
 	}
-	scope := AWSScope(req.account, req.region)
 	now := h.env.Cloud.Clock().Now().UTC()
 	var out awsapi.LaunchTemplateVersion
 	var tid string
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
-		}
+	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
 		var base awsapi.LaunchTemplateData
 		if sv := req.form.Get("SourceVersion"); sv != "" {
 			n := t.resolve(sv)
@@ -467,19 +490,13 @@ func (h *awsHandler) describeLaunchTemplateVersions(w http.ResponseWriter, r *ht
 // default version is never deleted.
 func (h *awsHandler) deleteLaunchTemplateVersions(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
 	versions := qList(req.form, "LaunchTemplateVersion")
 	if len(versions) == 0 || len(versions) > 200 {
 		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeInvalidParameterValue, "You must specify between 1 and 200 launch template versions to delete.")
 		return
 	}
-	scope := AWSScope(req.account, req.region)
 	out := &awsapi.DeleteLaunchTemplateVersionsResponse{}
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
-		}
+	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
 		for _, v := range versions {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			switch {
@@ -507,14 +524,8 @@ func (h *awsHandler) deleteLaunchTemplateVersions(w http.ResponseWriter, r *http
 // groups launching $Default take the new default up.
 func (h *awsHandler) modifyLaunchTemplate(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
-	scope := AWSScope(req.account, req.region)
 	var out awsapi.LaunchTemplate
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
-		}
+	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
 		if v := req.form.Get("SetDefaultVersion"); v != "" {
 			n := t.resolve(v)
 			if n == 0 {
@@ -537,16 +548,10 @@ func (h *awsHandler) modifyLaunchTemplate(w http.ResponseWriter, r *http.Request
 // their instances; they cannot launch from it any more.
 func (h *awsHandler) deleteLaunchTemplate(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
-	scope := AWSScope(req.account, req.region)
 	var out awsapi.LaunchTemplate
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
-		}
+	err := h.changeTemplate(req, func(ts map[string]*awsTemplate, t *awsTemplate) error {
 		out = t.wire()
-		delete(d.Templates[scope], t.ID)
+		delete(ts, t.ID)
 		return nil
 	})
 	if err != nil {

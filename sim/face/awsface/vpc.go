@@ -68,7 +68,7 @@ func AWSImageID(region, name string) string {
 	return ""
 }
 
-func awsImageID(region, name string) string { return "ami-" + awsHex(17, "ami", region, name) }
+func awsImageID(region, name string) string { return "ami-" + AWSHex(17, "ami", region, name) }
 
 // findImage returns the simulated AMI with id in region.
 func findImage(region, id string) *awsImage {
@@ -111,7 +111,7 @@ func (s awsSubnet) cidr() string { return fmt.Sprintf("10.0.%d.0/20", s.third) }
 func AWSDefaultVPCID(account, region string) string { return defaultVPCID(account, region) }
 
 func defaultVPCID(account, region string) string {
-	return "vpc-" + awsHex(17, "vpc", account, region)
+	return "vpc-" + AWSHex(17, "vpc", account, region)
 }
 
 // AWSDefaultSubnetIDs returns the subnets of the default VPC of account in
@@ -129,13 +129,22 @@ func defaultSubnets(account, region string) []awsSubnet {
 	var out []awsSubnet
 	for i, z := range []string{"a", "b", "c"} {
 		zone := region + z
-		id := "subnet-" + awsHex(17, "subnet", account, region, zone)
+		id := "subnet-" + AWSHex(17, "subnet", account, region, zone)
 		if region == AWSDefaultRegion && z == "a" {
 			id = AWSDefaultSubnetID
 		}
 		out = append(out, awsSubnet{id: id, zone: zone, zoneID: awsZoneID(region, i+1), third: 16 * i})
 	}
 	return out
+}
+
+// AWSSubnetZone returns the zone of the subnet id of account's default VPC
+// in region; false when there is no such subnet.
+func AWSSubnetZone(account, region, id string) (string, bool) {
+	if s := findSubnet(account, region, id); s != nil {
+		return s.zone, true
+	}
+	return "", false
 }
 
 func findSubnet(account, region, id string) *awsSubnet {
@@ -345,7 +354,7 @@ func (h *awsHandler) describeVpcs(w http.ResponseWriter, r *http.Request) {
 	out := &awsapi.DescribeVpcsResponse{Vpcs: []awsapi.Vpc{}}
 	if f.match("vpc-id", vpc) && f.match("is-default", "true") && f.match("state", "available") && f.match("cidr", "10.0.0.0/16") && f.matchTags(nil) {
 		out.Vpcs = append(out.Vpcs, awsapi.Vpc{VpcID: vpc, OwnerID: req.account, State: "available", CidrBlock: "10.0.0.0/16",
-			DhcpOptionsID: "dopt-" + awsHex(17, "dopt", req.account, req.region), InstanceTenancy: "default", IsDefault: true})
+			DhcpOptionsID: "dopt-" + AWSHex(17, "dopt", req.account, req.region), InstanceTenancy: "default", IsDefault: true})
 	}
 	h.writeResult(w, req, out)
 }

@@ -97,12 +97,7 @@ func (*AzureFace) Describe() string {
 		AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AzureDefaultLocation)
 }
 
-func (f *AzureFace) pageSize() int {
-	if f.PageSize > 0 {
-		return f.PageSize
-	}
-	return 1000
-}
+func (f *AzureFace) pageSize() int { return core.OrDefault(f.PageSize, 1000) }
 
 func (f *AzureFace) locations() []string {
 	if len(f.Locations) > 0 {
@@ -112,10 +107,7 @@ func (f *AzureFace) locations() []string {
 }
 
 func (f *AzureFace) tokenLifetime() time.Duration {
-	if f.TokenLifetime > 0 {
-		return f.TokenLifetime
-	}
-	return 3599 * time.Second
+	return core.OrDefault(f.TokenLifetime, 3599*time.Second)
 }
 
 // AzureGroupKey is the core's key of a scale set of the Azure face: scope

@@ -22,6 +22,7 @@ import (
 
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/server"
+	"github.com/mpool-dev/mpool/sim/server/servertest"
 )
 
 // azureTestEnv is a simulated cloud with clients of the real Azure SDK
@@ -42,20 +43,11 @@ const testRG = AzureDefaultResourceGroup
 // fastPoll polls long-running operations every 20ms.
 var fastPoll = &runtime.PollUntilDoneOptions{Frequency: 20 * time.Millisecond}
 
+// startAzure starts a Server with the Azure face (unless opts.Faces has
+// one of its name) that boots in 100ms by default.
 func startAzure(t testing.TB, opts core.Options) *server.Server {
 	t.Helper()
-	if opts.DefaultSimulation == nil {
-		opts.DefaultSimulation = &core.Simulation{BootDelay: 100 * time.Millisecond}
-	}
-	if !slices.ContainsFunc(opts.Faces, func(f core.Face) bool { return f.Name() == AzureFaceName }) {
-		opts.Faces = append(opts.Faces, &AzureFace{})
-	}
-	srv, err := server.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	return srv
+	return servertest.Start(t, opts, &AzureFace{})
 }
 
 // azureClientOptions trusts the cloud's CA and points every Azure cloud

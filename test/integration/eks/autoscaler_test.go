@@ -16,7 +16,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 )
 
 // TestEKSReplicasManagedByAnAutoscaler: with
@@ -39,10 +39,10 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 	f.WaitPoolCondition(converge, infrav1.ScaleGroupDesiredReplicasCondition, metav1.ConditionTrue, "managed by cluster-autoscaler")
 
 	writes := func() int64 {
-		return f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) + f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) +
-			f.Ops(awsface.EKSFaceName, awsface.OpEKSTagResource) + f.Ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup)
+		return f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupConfig) + f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupVersion) +
+			f.Ops(eksface.EKSFaceName, eksface.OpEKSTagResource) + f.Ops(eksface.EKSFaceName, eksface.OpEKSCreateNodegroup)
 	}
-	if _, err := f.eks.UpdateNodegroupConfig(f.Ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(awsface.EKSDefaultClusterName),
+	if _, err := f.eks.UpdateNodegroupConfig(f.Ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(eksface.EKSDefaultClusterName),
 		NodegroupName: aws.String(f.nodegroup()), ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(4)}}); err != nil {
 		t.Fatal(err)
 	}

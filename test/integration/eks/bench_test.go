@@ -11,6 +11,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 )
 
 // The EKS benchmark runs a real API server, the simulated cloud (its EKS
@@ -22,7 +23,7 @@ import (
 //
 //	go test -p 1 -run '^$' -bench BenchmarkEKS -benchtime 1x -timeout 60m ./test/integration/eks/
 func BenchmarkEKSScaleUp(b *testing.B) {
-	n := min(testenv.BenchN(), awsface.EKSMaxNodesPerNodegroup)
+	n := min(testenv.BenchN(), eksface.EKSMaxNodesPerNodegroup)
 	for range b.N {
 		b.StopTimer()
 		cloud := startCloudWithBoot(b, "1.31", 0)
@@ -72,7 +73,7 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 		r := testenv.Reconciles(b, "awsmanagedmachinepool") - before
 		var reqs, writes int64
 		for _, rc := range cloud.Stats().Requests {
-			if rc.Face != awsface.EKSFaceName && rc.Face != awsface.AWSFaceName {
+			if rc.Face != eksface.EKSFaceName && rc.Face != awsface.AWSFaceName {
 				continue
 			}
 			reqs += rc.Count

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -23,8 +24,8 @@ func TestAWSCLISeesTheNodegroup(t *testing.T) {
 	f.ApplySeed(nil)
 	f.WaitConverged(2, "v1.31.0", converge)
 
-	cmd := exec.Command(cli, "--endpoint-url", cloud.FaceURL(awsface.EKSFaceName), "--region", awsface.AWSDefaultRegion, "--output", "json",
-		"eks", "describe-nodegroup", "--cluster-name", awsface.EKSDefaultClusterName, "--nodegroup-name", f.nodegroup())
+	cmd := exec.Command(cli, "--endpoint-url", cloud.FaceURL(eksface.EKSFaceName), "--region", awsface.AWSDefaultRegion, "--output", "json",
+		"eks", "describe-nodegroup", "--cluster-name", eksface.EKSDefaultClusterName, "--nodegroup-name", f.nodegroup())
 	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+awsface.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+awsface.AWSDefaultSecretAccessKey,
 		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
 	out, err := cmd.Output()
@@ -47,7 +48,7 @@ func TestAWSCLISeesTheNodegroup(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, out)
 	}
 	ng := got.Nodegroup
-	if ng.NodegroupName != f.nodegroup() || ng.ClusterName != awsface.EKSDefaultClusterName || ng.Status != "ACTIVE" || ng.Version != "1.31" || ng.CapacityType != "ON_DEMAND" {
+	if ng.NodegroupName != f.nodegroup() || ng.ClusterName != eksface.EKSDefaultClusterName || ng.Status != "ACTIVE" || ng.Version != "1.31" || ng.CapacityType != "ON_DEMAND" {
 		t.Errorf("the CLI sees node group %s of %s, %s at %s (%s)", ng.NodegroupName, ng.ClusterName, ng.Status, ng.Version, ng.CapacityType)
 	}
 	if ng.ScalingConfig.DesiredSize != 2 || ng.ScalingConfig.MinSize != 1 || ng.ScalingConfig.MaxSize != 5 {

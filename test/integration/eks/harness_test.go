@@ -10,6 +10,7 @@ import (
 
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -53,7 +54,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
-	cfg := aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(awsface.EKSFaceName)),
+	cfg := aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(eksface.EKSFaceName)),
 		Credentials: credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")}
 	return &fixture{Fixture: itest.NewFixture(t, env, itest.EKS, cloud), eks: awseks.NewFromConfig(cfg)}
 }
@@ -63,5 +64,5 @@ func (f *fixture) nodegroup() string { return itest.Nodegroup(f.Fixture) }
 
 // describe returns the node group as EKS reports it, with the error.
 func (f *fixture) describe() (*awseks.DescribeNodegroupOutput, error) {
-	return f.eks.DescribeNodegroup(f.Ctx, &awseks.DescribeNodegroupInput{ClusterName: aws.String(awsface.EKSDefaultClusterName), NodegroupName: aws.String(f.nodegroup())})
+	return f.eks.DescribeNodegroup(f.Ctx, &awseks.DescribeNodegroupInput{ClusterName: aws.String(eksface.EKSDefaultClusterName), NodegroupName: aws.String(f.nodegroup())})
 }

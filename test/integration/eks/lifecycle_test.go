@@ -15,6 +15,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 )
 
 // TestEKSNodegroupLifecycle: the examples become a Running pool of EKS
@@ -47,12 +48,12 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	writes := func() int64 {
-		return f.Ops(awsface.EKSFaceName, awsface.OpEKSCreateNodegroup) + f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) +
-			f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) + f.Ops(awsface.EKSFaceName, awsface.OpEKSTagResource)
+		return f.Ops(eksface.EKSFaceName, eksface.OpEKSCreateNodegroup) + f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupConfig) +
+			f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupVersion) + f.Ops(eksface.EKSFaceName, eksface.OpEKSTagResource)
 	}
-	w0, d0, i0 := writes(), f.Ops(awsface.EKSFaceName, awsface.OpEKSDescribeNodegroup), f.Ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
+	w0, d0, i0 := writes(), f.Ops(eksface.EKSFaceName, eksface.OpEKSDescribeNodegroup), f.Ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
 	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
-	w1, d1, i1 := writes(), f.Ops(awsface.EKSFaceName, awsface.OpEKSDescribeNodegroup), f.Ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
+	w1, d1, i1 := writes(), f.Ops(eksface.EKSFaceName, eksface.OpEKSDescribeNodegroup), f.Ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
 	if w1 != w0 || d1-d0 < 5 || d1-d0 != i1-i0 {
 		t.Fatalf("a pool at rest: %d writes, %d DescribeNodegroup, %d DescribeInstances over 5+ reconciles; want 0 writes and one of each per reconcile",
 			w1-w0, d1-d0, i1-i0)
@@ -61,7 +62,7 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	// Scale 2 → 3.
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { n := int32(3); mp.Spec.Replicas = &n })
 	f.WaitConverged(3, "v1.31.0", converge)
-	if f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupConfig) == 0 {
+	if f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupConfig) == 0 {
 		t.Fatal("the scale-up was not an UpdateNodegroupConfig")
 	}
 
@@ -105,8 +106,8 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	if violation != nil {
 		t.Fatal(violation)
 	}
-	if !sawUpdating || f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion) != 1 {
-		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion))
+	if !sawUpdating || f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupVersion) != 1 {
+		t.Fatalf("the upgrade: updating seen %v, %d UpdateNodegroupVersion; want one EKS update", sawUpdating, f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupVersion))
 	}
 	if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
 		t.Fatal(err)

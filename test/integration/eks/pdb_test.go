@@ -14,7 +14,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -25,7 +25,7 @@ import (
 // annotation mpool.dev/eks-force-update: "true" asks for it again at once,
 // forced, and it goes through the PodDisruptionBudget.
 func TestEKSUpdateBlockedByPDB(t *testing.T) {
-	cloud := startCloudWith(t, "1.32", &awsface.EKSFace{PodEvictionTimeout: time.Second})
+	cloud := startCloudWith(t, "1.32", &eksface.EKSFace{PodEvictionTimeout: time.Second})
 	f := newFixture(t, cloud)
 	f.StartManager()
 	f.ApplySeed(nil)
@@ -74,7 +74,7 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	f.WaitPoolCondition(converge, infrav1.EKSNodegroupReadyCondition, metav1.ConditionFalse, "PodEvictionFailure", infrav1.AnnotationEKSForceUpdate)
 	// The failed update is not asked for again at once.
 	f.PokeUntilReconciled(t, 5)
-	if n := f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 1 {
+	if n := f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupVersion); n != 1 {
 		t.Fatalf("%d UpdateNodegroupVersion after the failure; want the one that failed", n)
 	}
 	ng, err := f.describe()
@@ -87,7 +87,7 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 		p.Annotations = map[string]string{infrav1.AnnotationEKSForceUpdate: "true"}
 	})
 	f.WaitConverged(2, "v1.32.0", converge)
-	if n := f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 2 {
+	if n := f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupVersion); n != 2 {
 		t.Fatalf("%d UpdateNodegroupVersion in all; want the failed one and the forced one", n)
 	}
 	if ng, err := f.describe(); err != nil || *ng.Nodegroup.Version != "1.32" {

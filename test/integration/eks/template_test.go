@@ -20,6 +20,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -125,7 +126,7 @@ func TestEKSLaunchTemplate(t *testing.T) {
 			t.Errorf("Node %s labels %v: want launch template version 2", n.Name, n.Labels)
 		}
 	}
-	if n := f.Ops(awsface.EKSFaceName, awsface.OpEKSUpdateNodegroupVersion); n != 1 {
+	if n := f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupVersion); n != 1 {
 		t.Errorf("%d UpdateNodegroupVersion for one template change", n)
 	}
 

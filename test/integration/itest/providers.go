@@ -20,6 +20,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/sim/server"
 )
 
@@ -208,7 +209,7 @@ var EKS = &Provider{
 	SeedManifest:    []string{"examples", "eks", "machinepool.yaml"},
 	Seed:            13,
 	PrepareCloud: func(srv *server.Server, o CloudOptions) error {
-		return awsface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, o.Version)
+		return eksface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, eksface.EKSDefaultClusterName, o.Version)
 	},
 	// The pools' AWSClusterStaticIdentity only.
 	Configure: func(f *Fixture, o *manager.Options) {
@@ -217,7 +218,7 @@ var EKS = &Provider{
 	// The Nodes of the pool's node group.
 	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {
 		ng := Nodegroup(f)
-		return func(n *corev1.Node) bool { return n.Labels[awsface.EKSLabelNodegroup] == ng }
+		return func(n *corev1.Node) bool { return n.Labels[eksface.EKSLabelNodegroup] == ng }
 	},
 	ReadyCondition: infrav1.EKSNodegroupReadyCondition,
 	Check: func(_ *Fixture, pool client.Object) error {
@@ -231,7 +232,7 @@ var EKS = &Provider{
 	// EKS's labels, the pool's labels and taint, EKS's providerID.
 	CheckNode: func(node *corev1.Node) error {
 		l := node.Labels
-		if l[awsface.EKSLabelCapacityType] != "ON_DEMAND" || !strings.HasPrefix(l[awsface.EKSLabelNodegroupImage], "ami-") || l["workload"] != "general" {
+		if l[eksface.EKSLabelCapacityType] != "ON_DEMAND" || !strings.HasPrefix(l[eksface.EKSLabelNodegroupImage], "ami-") || l["workload"] != "general" {
 			return fmt.Errorf("Node %s labels %v: want EKS's and the pool's", node.Name, l)
 		}
 		if len(node.Spec.Taints) != 1 || node.Spec.Taints[0].Key != "dedicated" || node.Spec.Taints[0].Effect != corev1.TaintEffectPreferNoSchedule {
@@ -245,7 +246,7 @@ var EKS = &Provider{
 	// Every node group's Nodes go too: EKS names Nodes after their
 	// instances' addresses, which the next test's cloud hands out again.
 	Cleanup: func(f *Fixture) {
-		f.Env.DeleteNodes(f.T, func(n *corev1.Node) bool { _, ok := n.Labels[awsface.EKSLabelNodegroup]; return ok })
+		f.Env.DeleteNodes(f.T, func(n *corev1.Node) bool { _, ok := n.Labels[eksface.EKSLabelNodegroup]; return ok })
 		deleteIdentity("eks-static-identity")(f)
 	},
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
 )
 
 // TestScaleGroupKeepsTheContract runs the ScaleGroup contract suite on the
@@ -33,11 +34,11 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 		t.Fatalf("starting the simulated cloud: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Stop() })
-	if err := awsface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, awsface.EKSDefaultClusterName, awsface.EKSDefaultVersion); err != nil {
+	if err := eksface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, eksface.EKSDefaultClusterName, eksface.EKSDefaultVersion); err != nil {
 		t.Fatal(err)
 	}
 	creds := &awsprovider.IdentityCredentials{Default: awsprovider.NewStaticCredentials(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")}
-	sg, err := eks.New(eks.Options{Endpoint: srv.FaceURL(awsface.EKSFaceName), EC2Endpoint: srv.FaceURL(awsface.AWSFaceName),
+	sg, err := eks.New(eks.Options{Endpoint: srv.FaceURL(eksface.EKSFaceName), EC2Endpoint: srv.FaceURL(awsface.AWSFaceName),
 		HTTPClient: &http.Client{Timeout: 30 * time.Second}, Credentials: creds, Region: awsface.AWSDefaultRegion})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "contract-suite"},
 		Spec:       infrav1.AWSManagedMachinePoolSpec{SubnetIDs: []string{awsface.AWSDefaultSubnetID}, InstanceType: ptr.To("m5.large")},
 	}
-	cp := &infrav1.AWSManagedControlPlane{Spec: infrav1.AWSManagedControlPlaneSpec{EKSClusterName: awsface.EKSDefaultClusterName, Region: awsface.AWSDefaultRegion}}
+	cp := &infrav1.AWSManagedControlPlane{Spec: infrav1.AWSManagedControlPlaneSpec{EKSClusterName: eksface.EKSDefaultClusterName, Region: awsface.AWSDefaultRegion}}
 	contracttest.ScaleGroup(t, contracttest.ScaleGroupCase{
 		ScaleGroup: sg,
 		Ref: func(name string) scalegroup.Ref {
@@ -60,7 +61,7 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 		},
 		Spec: func(capacity int32, hash string) scalegroup.GroupSpec {
 			mp := &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{ClusterName: "eks", Replicas: ptr.To(capacity)}}
-			d, err := eks.Adapter{}.Desired(pool, contract.Owner{MachinePool: mp, Version: "v" + awsface.EKSDefaultVersion + ".0", InfraCluster: cp})
+			d, err := eks.Adapter{}.Desired(pool, contract.Owner{MachinePool: mp, Version: "v" + eksface.EKSDefaultVersion + ".0", InfraCluster: cp})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,10 +69,10 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 		},
 		Advance: func() { clk.Step(time.Second) },
 		Throttle: func() func() {
-			if err := srv.SetFaceFaults(awsface.EKSFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
+			if err := srv.SetFaceFaults(eksface.EKSFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
 				t.Fatal(err)
 			}
-			return func() { _ = srv.SetFaceFaults(awsface.EKSFaceName, nil) }
+			return func() { _ = srv.SetFaceFaults(eksface.EKSFaceName, nil) }
 		},
 	})
 }

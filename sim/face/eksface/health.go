@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // Health issue codes of a node group the simulated EKS reports, as the EKS
@@ -14,7 +15,7 @@ import (
 //
 //   - AsgInstanceLaunchFailures: the node group's Auto Scaling group cannot
 //     launch the instances it wants (the AWS face's vCPU quota,
-//     AWSFace.VCPUQuota); the message is the group's failed scaling
+//     awsface.AWSFace.VCPUQuota); the message is the group's failed scaling
 //     activity's, as DescribeScalingActivities shows it.
 //   - AutoScalingGroupNotFound: the Auto Scaling group was deleted behind
 //     EKS's back; recreating one of its name (through the AWS face) is
@@ -42,31 +43,20 @@ const (
 // eksNodeJoinMessage is NodeCreationFailure's message.
 const eksNodeJoinMessage = "Instances failed to join the kubernetes cluster"
 
-// awsFaceOf returns the cloud's AWS face (a zero one, with no quota, when
-// it serves none) and a handler of it for the EKS face's own calls.
-func awsFaceOf(env core.FaceEnv) *awsHandler {
-	a, _ := env.Cloud.Face(AWSFaceName).(*AWSFace)
-	if a == nil {
-		a = &AWSFace{}
-	}
-	return &awsHandler{face: a, env: env}
-}
-
 // launchLimit says what holds the node group's launches back: how many
 // instances its Auto Scaling group may have (-1: no limit) and the issue
 // that limits it (nil when none). A deleted launch template allows no
 // launch; the AWS face's vCPU quota allows what fits.
 func (f *EKSFace) launchLimit(env core.FaceEnv, n *eksNodegroup) (int, *eksIssue) {
-	kh := awsFaceOf(env)
-	req := &awsRequest{account: n.Account, region: n.Region}
-	if lt := n.LaunchTemplate; lt != nil && n.LTSeen && findTemplate(kh.templates(AWSScope(n.Account, n.Region)), lt.ID, "") == nil {
-		return 0, &eksIssue{Code: EKSIssueEc2LaunchTemplateNotFound, ResourceIDs: []string{lt.ID},
-			Message: fmt.Sprintf("The launch template %s of the node group was not found: recreate it to recover.", lt.ID)}
+	if lt := n.LaunchTemplate; lt != nil && n.LTSeen {
+		if _, ok := awsface.AWSLaunchTemplate(env.Cloud, n.Account, n.Region, lt.ID, ""); !ok {
+			return 0, &eksIssue{Code: EKSIssueEc2LaunchTemplateNotFound, ResourceIDs: []string{lt.ID},
+				Message: fmt.Sprintf("The launch template %s of the node group was not found: recreate it to recover.", lt.ID)}
+		}
 	}
-	p := awsGroupPayload{InstanceType: n.InstanceTypes[0], Spot: n.CapacityType == "SPOT"}
-	if fit := kh.vcpuFit(req, n.ASG, &p); fit >= 0 {
-		return fit, &eksIssue{Code: EKSIssueAsgInstanceLaunchFailures, ResourceIDs: []string{n.ASG},
-			Message: vcpuLimitMessage(kh.face.VCPUQuota) + " Launching EC2 instance failed."}
+	awsFace := awsface.AWSFaceOf(env.Cloud)
+	if fit := awsFace.VCPUFit(env.Cloud, n.Account, n.Region, n.ASG, n.InstanceTypes[0], n.CapacityType == "SPOT"); fit >= 0 {
+		return fit, &eksIssue{Code: EKSIssueAsgInstanceLaunchFailures, ResourceIDs: []string{n.ASG}, Message: awsFace.VCPULaunchFailure()}
 	}
 	return -1, nil
 }
@@ -76,11 +66,9 @@ func (f *EKSFace) launchLimit(env core.FaceEnv, n *eksNodegroup) (int, *eksIssue
 // DescribeScalingActivities; repeats of the latest are not recorded).
 func (f *EKSFace) heldBack(env core.FaceEnv, n *eksNodegroup, issue *eksIssue, from, to int32) {
 	now := env.Cloud.Clock().Now().UTC()
-	awsFaceOf(env).recordActivities(&awsRequest{account: n.Account, region: n.Region}, n.ASG, []awsActivity{{
-		Kind: "failed", Start: now, Message: issue.Message,
-		Cause: fmt.Sprintf("At %s a user request update of AutoScalingGroup constraints to min: %d, max: %d, desired: %d changing the desired capacity from %d to %d.",
-			awsTime(now), n.MinSize, max(n.MaxSize, to), to, from, to),
-	}}, false)
+	awsface.AWSRecordFailedActivity(env.Cloud, n.Account, n.Region, n.ASG, now,
+		fmt.Sprintf("At %s a user request update of AutoScalingGroup constraints to min: %d, max: %d, desired: %d changing the desired capacity from %d to %d.",
+			awsface.AWSTime(now), n.MinSize, max(n.MaxSize, to), to, from, to), issue.Message)
 }
 
 // issues are the node group's health issues as EKS finds them now, with g
@@ -130,15 +118,9 @@ func (f *EKSFace) relaunch(env core.FaceEnv, n *eksNodegroup, g *core.Group) *co
 	if g.Operation != nil && g.Operation.Type == core.OperationDelete {
 		return g
 	}
-	if g.ModelHash != n.release() {
-		// Outside an update (the callers' case) the group's model is
-		// always the node group's release.
-		if ng, err := f.applyASG(env, n, n.DesiredSize); err == nil {
-			return ng
-		}
-		return g
-	}
-	if g.Capacity >= n.DesiredSize {
+	// Outside an update (the callers' case) the group's model is always
+	// the node group's release.
+	if g.ModelHash == n.release() && g.Capacity >= n.DesiredSize {
 		return g
 	}
 	if ng, err := f.applyASG(env, n, n.DesiredSize); err == nil {
@@ -151,7 +133,7 @@ func (f *EKSFace) relaunch(env core.FaceEnv, n *eksNodegroup, g *core.Group) *co
 // what limits held back, then sets its issues and status (DEGRADED with
 // issues, else ACTIVE). It reports whether the node group changed.
 func (f *EKSFace) checkHealth(env core.FaceEnv, n *eksNodegroup, now time.Time) bool {
-	sc := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region))
+	sc := asgScope(env, n)
 	g, err := sc.GetGroup(n.ASG)
 	if err == nil && g.Operation != nil && g.Operation.Type == core.OperationDelete {
 		// Being deleted behind EKS's back: as good as gone.
@@ -188,7 +170,7 @@ func eksIssuesEqual(a, b []eksIssue) bool {
 // (all NodeCreationFailure, the update error EKS reports when an update
 // cannot bring up its nodes).
 func (f *EKSFace) stepHealthy(env core.FaceEnv, n *eksNodegroup, u *eksUpdate, now time.Time) (bool, *eksUpdateError) {
-	g, err := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region)).GetGroup(n.ASG)
+	g, err := asgScope(env, n).GetGroup(n.ASG)
 	if core.CodeOf(err) == core.CodeNotFound {
 		n.Health = f.issues(env, n, nil, err, 0, now)
 		return false, &eksUpdateError{ErrorCode: EKSIssueNodeCreationFailure, ErrorMessage: n.Health[0].Message, ResourceIDs: []string{n.ASG}}
@@ -200,7 +182,7 @@ func (f *EKSFace) stepHealthy(env core.FaceEnv, n *eksNodegroup, u *eksUpdate, n
 	if done || fail != nil {
 		return done, fail
 	}
-	want := int(readAWSPayload(g).Desired)
+	want := int(awsface.AWSGroupDesired(g))
 	n.Health = f.issues(env, n, g, nil, want, now)
 	fit, limit := f.launchLimit(env, n)
 	blocked := limit != nil && fit < want && int(g.Capacity) < want

@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"context"
@@ -15,7 +15,10 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 	"github.com/mpool-dev/mpool/sim/server"
+	"github.com/mpool-dev/mpool/sim/server/servertest"
 )
 
 // eksTestEnv is a simulated cloud with clients of the real AWS SDK for Go
@@ -29,14 +32,32 @@ type eksTestEnv struct {
 
 func newEKSEnv(t testing.TB, faces ...core.Face) *eksTestEnv {
 	t.Helper()
-	srv := startCloud(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond}, Faces: faces})
+	return eksEnvOf(t, startCloud(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond}, Faces: faces}))
+}
+
+// eksEnvOf is the clients of srv's EKS and AWS faces.
+func eksEnvOf(t testing.TB, srv *server.Server) *eksTestEnv {
+	t.Helper()
 	u := srv.FaceURL(EKSFaceName)
 	if !strings.HasPrefix(u, "http://") || u == srv.URL()+"/eks" {
 		t.Fatalf("eks face URL %q: want a listener of its own", u)
 	}
-	cfg := awsConfig(u, AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
-	acfg := awsConfig(srv.FaceURL(AWSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+	cfg := awsConfig(u)
+	acfg := awsConfig(srv.FaceURL(awsface.AWSFaceName))
 	return &eksTestEnv{srv: srv, eks: eks.NewFromConfig(cfg), asg: autoscaling.NewFromConfig(acfg), ec2: ec2.NewFromConfig(acfg)}
+}
+
+// startCloud starts a Server with the AWS and EKS faces (a face of
+// opts.Faces of their name replaces one) that boots in 100ms by default.
+func startCloud(t testing.TB, opts core.Options) *server.Server {
+	t.Helper()
+	return servertest.Start(t, opts, &awsface.AWSFace{}, &EKSFace{})
+}
+
+// awsConfig is the SDK configuration of the tests' clients of the face at
+// url, with the AWS face's default key.
+func awsConfig(url string) aws.Config {
+	return awstest.Config(url, awsface.AWSDefaultRegion, awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey)
 }
 
 // wait polls the node group until ok accepts it, for at most 20s.
@@ -88,7 +109,7 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 	if _, err := e.eks.DescribeCluster(ctx, &eks.DescribeClusterInput{Name: aws.String("nope")}); err == nil {
 		t.Fatal("DescribeCluster of a missing cluster succeeded")
 	} else {
-		apiError(t, err, EKSCodeResourceNotFound)
+		awstest.APIError(t, err, EKSCodeResourceNotFound)
 	}
 	if _, err := e.eks.CreateCluster(ctx, &eks.CreateClusterInput{Name: aws.String("c1"), Version: aws.String("1.31"),
 		RoleArn: aws.String("arn:aws:iam::000000000001:role/eks"), ResourcesVpcConfig: &ekstypes.VpcConfigRequest{}}); err != nil {
@@ -101,12 +122,12 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 
 	create := &eks.CreateNodegroupInput{
 		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("arn:aws:iam::000000000001:role/node"),
-		Subnets:       []string{AWSDefaultSubnetID},
+		Subnets:       []string{awsface.AWSDefaultSubnetID},
 		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(5), DesiredSize: aws.Int32(2)},
 		UpdateConfig:  &ekstypes.NodegroupUpdateConfig{MaxUnavailable: aws.Int32(1)},
 		Labels:        map[string]string{"tier": "web"},
 		Taints:        []ekstypes.Taint{{Key: aws.String("dedicated"), Value: aws.String("web"), Effect: ekstypes.TaintEffectNoSchedule}},
-		Tags:          map[string]string{AWSTagModelHash: "h1"},
+		Tags:          map[string]string{awsface.AWSTagModelHash: "h1"},
 		Version:       aws.String("1.30"),
 	}
 	bad := *create
@@ -114,7 +135,7 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 	if _, err := e.eks.CreateNodegroup(ctx, &bad); err == nil {
 		t.Fatal("a node group with minSize > maxSize was created")
 	} else {
-		apiError(t, err, EKSCodeInvalidParameter)
+		awstest.APIError(t, err, EKSCodeInvalidParameter)
 	}
 	out, err := e.eks.CreateNodegroup(ctx, create)
 	if err != nil {
@@ -126,7 +147,7 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 	if _, err := e.eks.CreateNodegroup(ctx, create); err == nil {
 		t.Fatal("a node group was created twice")
 	} else {
-		apiError(t, err, EKSCodeResourceInUse)
+		awstest.APIError(t, err, EKSCodeResourceInUse)
 	}
 	ng := e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusActive })
 	asgName := aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
@@ -148,7 +169,7 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 	if _, err := e.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")}); err == nil {
 		t.Fatal("an update started while another ran")
 	} else {
-		apiError(t, err, EKSCodeResourceInUse)
+		awstest.APIError(t, err, EKSCodeResourceInUse)
 	}
 	e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status == ekstypes.NodegroupStatusActive })
 	if got := e.instances(t, "ng1"); len(got) != 3 {
@@ -165,7 +186,7 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 		Version: aws.String("1.32")}); err == nil {
 		t.Fatal("an update past the cluster's version was accepted")
 	} else {
-		apiError(t, err, EKSCodeInvalidParameter)
+		awstest.APIError(t, err, EKSCodeInvalidParameter)
 	}
 	before := e.instances(t, "ng1")
 	vu, err := e.eks.UpdateNodegroupVersion(ctx, &eks.UpdateNodegroupVersionInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"),
@@ -194,11 +215,11 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 	}
 
 	// Tags.
-	if _, err := e.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: ng.NodegroupArn, Tags: map[string]string{AWSTagModelHash: "h2"}}); err != nil {
+	if _, err := e.eks.TagResource(ctx, &eks.TagResourceInput{ResourceArn: ng.NodegroupArn, Tags: map[string]string{awsface.AWSTagModelHash: "h2"}}); err != nil {
 		t.Fatal(err)
 	}
 	tags, err := e.eks.ListTagsForResource(ctx, &eks.ListTagsForResourceInput{ResourceArn: ng.NodegroupArn})
-	if err != nil || tags.Tags[AWSTagModelHash] != "h2" {
+	if err != nil || tags.Tags[awsface.AWSTagModelHash] != "h2" {
 		t.Fatalf("ListTagsForResource: %+v, %v", tags, err)
 	}
 
@@ -210,7 +231,7 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 	for {
 		_, err := e.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")})
 		if err != nil {
-			apiError(t, err, EKSCodeResourceNotFound)
+			awstest.APIError(t, err, EKSCodeResourceNotFound)
 			break
 		}
 		if time.Now().After(deadline) {
@@ -226,12 +247,12 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 func TestEKSFaceQuotas(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{MaxNodegroupsPerCluster: 1, MaxNodesPerNodegroup: 3})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
 	create := func(name string, maxSize int32) error {
 		_, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
-			ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+			ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
 			ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(maxSize), DesiredSize: aws.Int32(1)},
 		})
 		return err
@@ -239,7 +260,7 @@ func TestEKSFaceQuotas(t *testing.T) {
 	if err := create("big", 4); err == nil {
 		t.Fatal("a node group beyond the nodes quota was created")
 	} else {
-		apiError(t, err, EKSCodeResourceLimitExceeded)
+		awstest.APIError(t, err, EKSCodeResourceLimitExceeded)
 	}
 	if err := create("ng1", 3); err != nil {
 		t.Fatal(err)
@@ -247,14 +268,14 @@ func TestEKSFaceQuotas(t *testing.T) {
 	if err := create("ng2", 3); err == nil {
 		t.Fatal("a node group beyond the node groups quota was created")
 	} else {
-		apiError(t, err, EKSCodeResourceLimitExceeded)
+		awstest.APIError(t, err, EKSCodeResourceLimitExceeded)
 	}
 }
 
 func TestEKSFaceNodeCreationFailure(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{NodeCreationTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
 	// Every instance fails to boot.
@@ -263,7 +284,7 @@ func TestEKSFaceNodeCreationFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
-		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
 		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(2), DesiredSize: aws.Int32(2)},
 	}); err != nil {
 		t.Fatal(err)
@@ -276,7 +297,7 @@ func TestEKSFaceNodeCreationFailure(t *testing.T) {
 		ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(1)}}); err == nil {
 		t.Fatal("a CREATE_FAILED node group was updated")
 	} else {
-		apiError(t, err, EKSCodeResourceInUse)
+		awstest.APIError(t, err, EKSCodeResourceInUse)
 	}
 	if _, err := e.eks.DeleteNodegroup(ctx, &eks.DeleteNodegroupInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")}); err != nil {
 		t.Fatal(err)
@@ -288,22 +309,15 @@ func TestEKSFaceNodeCreationFailure(t *testing.T) {
 func TestEKSFaceUpdateSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	start := func() *eksTestEnv {
-		srv, err := server.Start(context.Background(), core.Options{DataDir: dir, DefaultSimulation: &core.Simulation{BootDelay: 300 * time.Millisecond}, Faces: []core.Face{&AWSFace{}, &EKSFace{}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = srv.Stop() })
-		cfg := awsConfig(srv.FaceURL(EKSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
-		acfg := awsConfig(srv.FaceURL(AWSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
-		return &eksTestEnv{srv: srv, eks: eks.NewFromConfig(cfg), asg: autoscaling.NewFromConfig(acfg), ec2: ec2.NewFromConfig(acfg)}
+		return eksEnvOf(t, startCloud(t, core.Options{DataDir: dir, DefaultSimulation: &core.Simulation{BootDelay: 300 * time.Millisecond}}))
 	}
 	e := start()
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", "1.31"); err != nil {
+	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", "1.31"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
-		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
 		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(4), DesiredSize: aws.Int32(3)}, Version: aws.String("1.30"),
 	}); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"encoding/json"
@@ -110,7 +110,7 @@ type eksNodegroup struct {
 	// health issue Ec2LaunchTemplateNotFound.
 	LTSeen bool `json:"ltSeen,omitempty"`
 	// LaunchBlockedSince is when an update of the node group first found
-	// its launches held back (eks_health.go), zero when they are not.
+	// its launches held back (health.go), zero when they are not.
 	LaunchBlockedSince time.Time `json:"launchBlockedSince,omitempty"`
 }
 

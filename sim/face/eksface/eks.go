@@ -1,7 +1,6 @@
-package awsface
+package eksface
 
 import (
-	"crypto/hmac"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,15 +10,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mpool-dev/mpool/sim/admin"
-
-	"github.com/mpool-dev/mpool/sim/core"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/mpool-dev/mpool/sim/admin"
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // EKSFaceName is the name of the EKS face: its path prefix on the Server's
 // listener and the Face of its request counters. Its node groups' instances
-// live in Auto Scaling groups of the AWS face (AWSFaceName).
+// live in Auto Scaling groups of the AWS face (awsface.AWSFaceName).
 const EKSFaceName = "eks"
 
 // Defaults of the simulated EKS.
@@ -160,49 +160,32 @@ func (*EKSFace) OwnListener() bool { return true }
 
 // Describe implements FaceDescriber.
 func (*EKSFace) Describe() string {
-	return fmt.Sprintf("the AWS face's access keys (%s), account %s; node groups run in the AWS face's Auto Scaling groups", AWSDefaultAccessKeyID, AWSDefaultAccountID)
+	return fmt.Sprintf("the AWS face's access keys (%s), account %s; node groups run in the AWS face's Auto Scaling groups", awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultAccountID)
 }
 
 // InstanceIdentity implements Face. The EKS face owns no core group (its
 // node groups' instances are the AWS face's), so it is never called; it
 // answers as the AWS face would.
 func (*EKSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
-	return (&AWSFace{}).InstanceIdentity(in)
+	return (&awsface.AWSFace{}).InstanceIdentity(in)
 }
 
-func (f *EKSFace) interval() time.Duration {
-	if f.Interval > 0 {
-		return f.Interval
-	}
-	return 250 * time.Millisecond
-}
+func (f *EKSFace) interval() time.Duration { return core.OrDefault(f.Interval, 250*time.Millisecond) }
 
 func (f *EKSFace) maxNodegroups() int {
-	if f.MaxNodegroupsPerCluster > 0 {
-		return f.MaxNodegroupsPerCluster
-	}
-	return EKSMaxNodegroupsPerCluster
+	return core.OrDefault(f.MaxNodegroupsPerCluster, EKSMaxNodegroupsPerCluster)
 }
 
 func (f *EKSFace) maxNodes() int32 {
-	if f.MaxNodesPerNodegroup > 0 {
-		return f.MaxNodesPerNodegroup
-	}
-	return EKSMaxNodesPerNodegroup
+	return core.OrDefault(f.MaxNodesPerNodegroup, EKSMaxNodesPerNodegroup)
 }
 
 func (f *EKSFace) nodeCreationTimeout() time.Duration {
-	if f.NodeCreationTimeout > 0 {
-		return f.NodeCreationTimeout
-	}
-	return EKSDefaultNodeCreationTimeout
+	return core.OrDefault(f.NodeCreationTimeout, EKSDefaultNodeCreationTimeout)
 }
 
 func (f *EKSFace) podEvictionTimeout() time.Duration {
-	if f.PodEvictionTimeout > 0 {
-		return f.PodEvictionTimeout
-	}
-	return EKSDefaultPodEvictionTimeout
+	return core.OrDefault(f.PodEvictionTimeout, EKSDefaultPodEvictionTimeout)
 }
 
 // eksRequest is an authenticated EKS request, carried in eksHandler calls.
@@ -257,6 +240,12 @@ func (f *EKSFace) Handler(env core.FaceEnv) http.Handler {
 
 // ServeHTTP routes a REST request by method and path.
 func (h *eksHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.wrap[eksRoute(r.Method, pathSegments(r))](w, r)
+}
+
+// pathSegments are the request's path segments (after the base path),
+// unescaped.
+func pathSegments(r *http.Request) []string {
 	var segs []string
 	for _, s := range strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/") {
 		u, err := url.PathUnescape(s)
@@ -265,8 +254,7 @@ func (h *eksHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		segs = append(segs, u)
 	}
-	op := eksRoute(r.Method, segs)
-	h.wrap[op](w, r)
+	return segs
 }
 
 // eksRoute names the operation of a method and path.
@@ -274,13 +262,13 @@ func eksRoute(method string, p []string) string {
 	n := len(p)
 	switch {
 	case n == 1 && p[0] == "clusters":
-		return map[string]string{http.MethodGet: OpEKSListClusters, http.MethodPost: OpEKSCreateCluster}[method] + orUnknown(method, http.MethodGet, http.MethodPost)
+		return byMethod(method, map[string]string{http.MethodGet: OpEKSListClusters, http.MethodPost: OpEKSCreateCluster})
 	case n == 2 && p[0] == "clusters" && method == http.MethodGet:
 		return OpEKSDescribeCluster
 	case n == 3 && p[0] == "clusters" && p[2] == "node-groups":
-		return map[string]string{http.MethodGet: OpEKSListNodegroups, http.MethodPost: OpEKSCreateNodegroup}[method] + orUnknown(method, http.MethodGet, http.MethodPost)
+		return byMethod(method, map[string]string{http.MethodGet: OpEKSListNodegroups, http.MethodPost: OpEKSCreateNodegroup})
 	case n == 4 && p[0] == "clusters" && p[2] == "node-groups":
-		return map[string]string{http.MethodGet: OpEKSDescribeNodegroup, http.MethodDelete: OpEKSDeleteNodegroup}[method] + orUnknown(method, http.MethodGet, http.MethodDelete)
+		return byMethod(method, map[string]string{http.MethodGet: OpEKSDescribeNodegroup, http.MethodDelete: OpEKSDeleteNodegroup})
 	case n == 5 && p[0] == "clusters" && p[2] == "node-groups" && p[4] == "update-config" && method == http.MethodPost:
 		return OpEKSUpdateNodegroupConfig
 	case n == 5 && p[0] == "clusters" && p[2] == "node-groups" && p[4] == "update-version" && method == http.MethodPost:
@@ -290,18 +278,16 @@ func eksRoute(method string, p []string) string {
 	case n == 4 && p[0] == "clusters" && p[2] == "updates" && method == http.MethodGet:
 		return OpEKSDescribeUpdate
 	case n >= 2 && p[0] == "tags":
-		return map[string]string{http.MethodGet: OpEKSListTagsForResource, http.MethodPost: OpEKSTagResource, http.MethodDelete: OpEKSUntagResource}[method] +
-			orUnknown(method, http.MethodGet, http.MethodPost, http.MethodDelete)
+		return byMethod(method, map[string]string{http.MethodGet: OpEKSListTagsForResource, http.MethodPost: OpEKSTagResource, http.MethodDelete: OpEKSUntagResource})
 	}
 	return OpEKSUnknown
 }
 
-// orUnknown is OpEKSUnknown when method is none of ok, else "".
-func orUnknown(method string, ok ...string) string {
-	for _, m := range ok {
-		if m == method {
-			return ""
-		}
+// byMethod is the operation ops names for method, OpEKSUnknown for
+// another method.
+func byMethod(method string, ops map[string]string) string {
+	if op, ok := ops[method]; ok {
+		return op
 	}
 	return OpEKSUnknown
 }
@@ -310,14 +296,7 @@ func orUnknown(method string, ok ...string) string {
 // AWS face's access keys and runs fn.
 func (h *eksHandler) authenticated(fn func(http.ResponseWriter, *http.Request, *eksRequest)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := &eksRequest{id: newRequestID(), query: r.URL.Query()}
-		for _, s := range strings.Split(strings.Trim(r.URL.EscapedPath(), "/"), "/") {
-			u, err := url.PathUnescape(s)
-			if err != nil {
-				u = s
-			}
-			req.path = append(req.path, u)
-		}
+		req := &eksRequest{id: awsface.NewRequestID(), query: r.URL.Query(), path: pathSegments(r)}
 		body, err := io.ReadAll(io.LimitReader(r.Body, admin.MaxBody))
 		if err != nil {
 			writeEKSError(w, req, http.StatusBadRequest, EKSCodeInvalidRequest, "The request body could not be read.")
@@ -334,42 +313,20 @@ func (h *eksHandler) authenticated(fn func(http.ResponseWriter, *http.Request, *
 // authenticate verifies the request's Signature Version 4 as the AWS face
 // does, with its keys and clock skew, answering EKS's errors.
 func (h *eksHandler) authenticate(w http.ResponseWriter, r *http.Request, req *eksRequest) bool {
-	a, ok, err := parseSigV4(r)
-	switch {
-	case !ok:
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeMissingAuthToken, msgMissingTokenA)
-		return false
-	case err != nil:
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeInvalidSignature, err.Error())
-		return false
+	s, aerr := awsface.AWSFaceOf(h.env.Cloud).VerifySigV4(h.env.Cloud, r, req.body, "eks")
+	if aerr == nil {
+		req.account, req.region = s.Account, s.Region
+		return true
 	}
-	awsFace, _ := h.env.Cloud.Face(AWSFaceName).(*AWSFace)
-	if awsFace == nil {
-		awsFace = &AWSFace{}
+	code, msg := map[awsface.AuthReason]string{
+		awsface.AuthMissing: EKSCodeMissingAuthToken, awsface.AuthMalformed: EKSCodeInvalidSignature, awsface.AuthUnknownKey: EKSCodeUnrecognizedClient,
+		awsface.AuthBadDate: EKSCodeInvalidSignature, awsface.AuthExpired: EKSCodeInvalidSignature, awsface.AuthMismatch: EKSCodeInvalidSignature,
+	}[aerr.Reason], aerr.Message
+	if aerr.Reason == awsface.AuthExpired {
+		msg = "Signature expired: " + aerr.AmzDate + " is now earlier or later than the allowed skew of " + aerr.Now.Format(awsface.AWSAmzDateFormat)
 	}
-	kh := &awsHandler{face: awsFace, env: h.env}
-	key, found := kh.key(a.accessKey)
-	if !found {
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeUnrecognizedClient, msgInvalidToken)
-		return false
-	}
-	now := h.env.Cloud.Clock().Now().UTC()
-	t, err := time.Parse(amzDateFormat, a.amzDate)
-	if err != nil || a.date != a.amzDate[:min(8, len(a.amzDate))] {
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeInvalidSignature, msgSignatureASG)
-		return false
-	}
-	if d := now.Sub(t); d > awsFace.clockSkew() || d < -awsFace.clockSkew() {
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeInvalidSignature, "Signature expired: "+a.amzDate+" is now earlier or later than the allowed skew of "+now.Format(amzDateFormat))
-		return false
-	}
-	want := sigV4Signature(key.SecretAccessKey, a, canonicalRequest(r, a, req.body))
-	if !hmac.Equal([]byte(want), []byte(strings.ToLower(a.signature))) || a.service != "eks" {
-		writeEKSError(w, req, http.StatusForbidden, EKSCodeInvalidSignature, msgSignatureASG)
-		return false
-	}
-	req.account, req.region = key.AccountID, a.region
-	return true
+	writeEKSError(w, req, http.StatusForbidden, code, msg)
+	return false
 }
 
 func (h *eksHandler) unknown(w http.ResponseWriter, _ *http.Request, req *eksRequest) {
@@ -439,7 +396,7 @@ func writeEKSResult(w http.ResponseWriter, req *eksRequest, v any) {
 // WriteFault implements Face: ThrottlingException (429) and ServerException
 // (500) or ServiceUnavailableException (503), as EKS answers them.
 func (*EKSFace) WriteFault(w http.ResponseWriter, _ *http.Request, f core.Fault) {
-	req := &eksRequest{id: newRequestID()}
+	req := &eksRequest{id: awsface.NewRequestID()}
 	switch {
 	case f.Kind == core.FaultThrottle:
 		writeEKSError(w, req, http.StatusTooManyRequests, EKSCodeThrottling, "Rate exceeded ("+f.Message+")")

@@ -1,14 +1,14 @@
-package awsface
+package eksface
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
 )
 
@@ -21,7 +21,7 @@ import (
 // capacity, never below the instances it has) and is recorded as a failed
 // scaling activity; relaunch retries it.
 func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*core.Group, error) {
-	sc := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region))
+	sc := asgScope(env, n)
 	existing, _ := sc.GetGroup(n.ASG)
 	launch := capacity
 	fit, issue := f.launchLimit(env, n)
@@ -35,8 +35,8 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 	ami := eksImageID(n)
 	var zones []string
 	for _, s := range n.Subnets {
-		if sn := findSubnet(n.Account, n.Region, s); sn != nil {
-			zones = append(zones, sn.zone)
+		if z, ok := awsface.AWSSubnetZone(n.Account, n.Region, s); ok {
+			zones = append(zones, z)
 		}
 	}
 	slices.Sort(zones)
@@ -50,20 +50,18 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 	for _, k := range slices.Sorted(maps.Keys(n.Tags)) {
 		instTags = append(instTags, awsapi.Tag{Key: k, Value: n.Tags[k]})
 	}
-	p := awsGroupPayload{
-		Name: n.ASG, CreatedTime: n.CreatedAt, HealthCheckType: "EC2", DefaultCooldown: 300,
-		ARN:          fmt.Sprintf("arn:aws:autoscaling:%s:%s:autoScalingGroup:%s:autoScalingGroupName/%s", n.Region, n.Account, awsHex(8, n.ARN), n.ASG),
+	payload, err := awsface.AWSManagedGroup{
+		Name: n.ASG, CreatedTime: n.CreatedAt, ARN: awsface.AWSGroupARN(n.Account, n.Region, awsface.AWSHex(8, n.ARN), n.ASG),
 		InstanceType: n.InstanceTypes[0], ImageID: ami, Spot: n.CapacityType == "SPOT",
-		TemplateTags: instTags, MinSize: n.MinSize, MaxSize: max(n.MaxSize, capacity), Desired: capacity,
+		InstanceTags: instTags, MinSize: n.MinSize, MaxSize: max(n.MaxSize, capacity), Desired: capacity,
 		Subnets: slices.Clone(n.Subnets), Zones: zones,
-		Tags: []awsTag{
+		Tags: []awsface.AWSGroupTag{
 			{Key: EKSTagClusterName, Value: n.Cluster, PropagateAtLaunch: true},
 			{Key: EKSTagNodegroupName, Value: n.Name, PropagateAtLaunch: true},
 			{Key: "k8s.io/cluster-autoscaler/enabled", Value: "true", PropagateAtLaunch: true},
 			{Key: "k8s.io/cluster-autoscaler/" + n.Cluster, Value: "owned", PropagateAtLaunch: true},
 		},
-	}
-	payload, err := json.Marshal(p)
+	}.Payload()
 	if err != nil {
 		return nil, err
 	}
@@ -86,9 +84,27 @@ func (f *EKSFace) applyASG(env core.FaceEnv, n *eksNodegroup, capacity int32) (*
 	return g, err
 }
 
+// asgScope is the core scope of the node group's Auto Scaling group: its
+// account's region of the AWS face.
+func asgScope(env core.FaceEnv, n *eksNodegroup) core.Scope {
+	return env.Cloud.Scope(awsface.AWSFaceName, awsface.AWSScope(n.Account, n.Region))
+}
+
+// reapplyASG writes the node group's current model to its Auto Scaling
+// group, keeping the group's capacity: instances launched from now on
+// launch from it. A group that is gone is left so.
+func (f *EKSFace) reapplyASG(env core.FaceEnv, n *eksNodegroup) error {
+	g, err := asgScope(env, n).GetGroup(n.ASG)
+	if err != nil {
+		return nil
+	}
+	_, err = f.applyASG(env, n, g.Capacity)
+	return err
+}
+
 // eksImageID is the AMI of a node group's release.
 func eksImageID(n *eksNodegroup) string {
-	return "ami-" + awsHex(17, "eks-ami", n.Region, n.AMIType, n.ReleaseVersion)
+	return "ami-" + awsface.AWSHex(17, "eks-ami", n.Region, n.AMIType, n.ReleaseVersion)
 }
 
 // eksNodeLabels are the labels a node group's Nodes register with.

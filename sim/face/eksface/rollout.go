@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"context"
@@ -82,7 +82,7 @@ func (f *EKSFace) advance(env core.FaceEnv) bool {
 	var keep []eksNodegroup
 	for i := range d.Nodegroups {
 		n := &d.Nodegroups[i]
-		sc := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region))
+		sc := asgScope(env, n)
 		switch n.Status {
 		case EKSStatusCreating:
 			g, err := sc.GetGroup(n.ASG)
@@ -183,7 +183,7 @@ func eksUp(n *eksNodegroup, in core.Instance) bool {
 // within the update budget and terminates them once drained. It reports
 // whether the update is done, or why it failed.
 func (f *EKSFace) step(env core.FaceEnv, n *eksNodegroup, u *eksUpdate, now time.Time) (bool, *eksUpdateError) {
-	sc := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region))
+	sc := asgScope(env, n)
 	g, err := sc.GetGroup(n.ASG)
 	if err != nil {
 		return false, nil
@@ -337,9 +337,7 @@ func (f *EKSFace) rollBack(env core.FaceEnv, n *eksNodegroup, u *eksUpdate) {
 	if n.LaunchTemplate != nil && u.PrevLTVersion != "" {
 		n.LaunchTemplate.Version = u.PrevLTVersion
 	}
-	if g, err := env.Cloud.Scope(AWSFaceName, AWSScope(n.Account, n.Region)).GetGroup(n.ASG); err == nil {
-		_, _ = f.applyASG(env, n, g.Capacity)
-	}
+	_ = f.reapplyASG(env, n)
 }
 
 // relabel applies the node group's labels and taints to its Nodes, as EKS

@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"net/http"

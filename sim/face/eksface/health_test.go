@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"context"
@@ -16,6 +16,8 @@ import (
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 )
 
 // createNodegroup creates a t3.medium (2 vCPUs) node group of desired
@@ -23,7 +25,7 @@ import (
 func (e *eksTestEnv) createNodegroup(t testing.TB, name string, desired int32, lt *ekstypes.LaunchTemplateSpecification) {
 	t.Helper()
 	if _, err := e.eks.CreateNodegroup(context.Background(), &eks.CreateNodegroupInput{
-		ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{AWSDefaultSubnetID},
+		ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
 		ScalingConfig:  &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(5), DesiredSize: aws.Int32(desired)},
 		InstanceTypes:  []string{"t3.medium"},
 		LaunchTemplate: lt,
@@ -50,9 +52,9 @@ func healthy(n *ekstypes.Nodegroup) bool {
 // AsgInstanceLaunchFailures carrying the Auto Scaling group's failed
 // activity, and recovers once another node group frees the vCPUs.
 func TestEKSFaceHealthVCPUQuota(t *testing.T) {
-	e := newEKSEnv(t, &AWSFace{VCPUQuota: 4}, &EKSFace{NodeCreationTimeout: 500 * time.Millisecond, Interval: 20 * time.Millisecond})
+	e := newEKSEnv(t, &awsface.AWSFace{VCPUQuota: 4}, &EKSFace{NodeCreationTimeout: 500 * time.Millisecond, Interval: 20 * time.Millisecond})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
 	e.createNodegroup(t, "ng1", 1, nil)
@@ -96,8 +98,8 @@ func TestEKSFaceHealthVCPUQuota(t *testing.T) {
 // TestEKSFaceHealthCreateFailed: a node group none of whose nodes the
 // quota lets launch is CREATE_FAILED with AsgInstanceLaunchFailures.
 func TestEKSFaceHealthCreateFailed(t *testing.T) {
-	e := newEKSEnv(t, &AWSFace{VCPUQuota: 1}, &EKSFace{NodeCreationTimeout: 300 * time.Millisecond, Interval: 20 * time.Millisecond})
-	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+	e := newEKSEnv(t, &awsface.AWSFace{VCPUQuota: 1}, &EKSFace{NodeCreationTimeout: 300 * time.Millisecond, Interval: 20 * time.Millisecond})
+	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
 	e.createNodegroup(t, "ng1", 2, nil)
@@ -114,7 +116,7 @@ func TestEKSFaceHealthCreateFailed(t *testing.T) {
 func TestEKSFaceHealthASGDeleted(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
 	e.createNodegroup(t, "ng1", 2, nil)
@@ -144,12 +146,12 @@ func TestEKSFaceHealthASGDeleted(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	lt, err := e.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("recreated"),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(AWSImageID(AWSDefaultRegion, AWSImageName("v1.31.2"))), InstanceType: ec2types.InstanceTypeT3Medium}})
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(awsface.AWSImageID(awsface.AWSDefaultRegion, awsface.AWSImageName("v1.31.2"))), InstanceType: ec2types.InstanceTypeT3Medium}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.asg.CreateAutoScalingGroup(ctx, &autoscaling.CreateAutoScalingGroupInput{AutoScalingGroupName: aws.String(asgName),
-		MinSize: aws.Int32(0), MaxSize: aws.Int32(5), DesiredCapacity: aws.Int32(0), VPCZoneIdentifier: aws.String(AWSDefaultSubnetID),
+		MinSize: aws.Int32(0), MaxSize: aws.Int32(5), DesiredCapacity: aws.Int32(0), VPCZoneIdentifier: aws.String(awsface.AWSDefaultSubnetID),
 		LaunchTemplate: &asgtypes.LaunchTemplateSpecification{LaunchTemplateId: lt.LaunchTemplate.LaunchTemplateId}}); err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +172,11 @@ func TestEKSFaceHealthASGDeleted(t *testing.T) {
 func TestEKSFaceHealthLaunchTemplateDeleted(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), AWSDefaultAccountID, AWSDefaultRegion, "c1", ""); err != nil {
+	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
 		t.Fatal(err)
 	}
 	lt, err := e.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("nodes"),
-		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(AWSImageID(AWSDefaultRegion, AWSImageName("v1.31.2")))}})
+		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(awsface.AWSImageID(awsface.AWSDefaultRegion, awsface.AWSImageName("v1.31.2")))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,13 +218,13 @@ func TestEKSFaceThrottling(t *testing.T) {
 	}
 	// The code comes from the X-Amzn-ErrorType header: the body has only
 	// the message.
-	if apiError(t, err, EKSCodeThrottling); httpStatus(err) != http.StatusTooManyRequests {
-		t.Fatalf("throttled with %d", httpStatus(err))
+	if awstest.APIError(t, err, EKSCodeThrottling); awstest.HTTPStatus(err) != http.StatusTooManyRequests {
+		t.Fatalf("throttled with %d", awstest.HTTPStatus(err))
 	}
 
 	// The SDK's default retryer (standard: 3 attempts, backoff with
 	// jitter, ThrottlingException retryable).
-	cfg := awsConfig(e.srv.FaceURL(EKSFaceName), AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey)
+	cfg := awsConfig(e.srv.FaceURL(EKSFaceName))
 	cfg.Retryer, cfg.RetryMaxAttempts = nil, 0
 	retrying := eks.NewFromConfig(cfg)
 	e.srv.ResetStats()

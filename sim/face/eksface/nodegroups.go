@@ -1,4 +1,4 @@
-package awsface
+package eksface
 
 import (
 	"encoding/base64"
@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
 // EKSCreateCluster registers an active EKS cluster named name in account's
@@ -209,7 +210,7 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 		return nil, eksInvalid("subnets is required")
 	}
 	for _, s := range in.Subnets {
-		if findSubnet(req.account, req.region, s) == nil {
+		if _, ok := awsface.AWSSubnetZone(req.account, req.region, s); !ok {
 			return nil, eksInvalid("The subnet ID '%s' does not exist", s)
 		}
 	}
@@ -258,11 +259,11 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 		// A template of the AWS face is named by its own ID and name (and
 		// watched: its deletion is a health issue); another keeps a made-up
 		// ID, as before the AWS face served templates.
-		if t := findTemplate(awsFaceOf(h.env).templates(AWSScope(req.account, req.region)), in.LaunchTemplate.ID, in.LaunchTemplate.Name); t != nil {
-			in.LaunchTemplate.ID, in.LaunchTemplate.Name, ltSeen = t.ID, t.Name, true
+		if t, ok := awsface.AWSLaunchTemplate(h.env.Cloud, req.account, req.region, in.LaunchTemplate.ID, in.LaunchTemplate.Name); ok {
+			in.LaunchTemplate.ID, in.LaunchTemplate.Name, ltSeen = t.LaunchTemplateID, t.LaunchTemplateName, true
 		}
 		if in.LaunchTemplate.ID == "" {
-			in.LaunchTemplate.ID = "lt-" + awsHex(17, "template", req.account, req.region, in.LaunchTemplate.Name)
+			in.LaunchTemplate.ID = "lt-" + awsface.AWSHex(17, "template", req.account, req.region, in.LaunchTemplate.Name)
 		}
 	}
 	capacity := in.CapacityType
@@ -285,7 +286,7 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 		disk = ptrOr(in.DiskSize, 20)
 	}
 	now := h.env.Cloud.Clock().Now().UTC()
-	u := core.UUIDFrom([]byte(awsHex(32, "nodegroup", req.account, req.region, clusterName, in.NodegroupName, now.String()))[:16])
+	u := core.UUIDFrom([]byte(awsface.AWSHex(32, "nodegroup", req.account, req.region, clusterName, in.NodegroupName, now.String()))[:16])
 	n := &eksNodegroup{
 		Account: req.account, Region: req.region, Cluster: clusterName, Name: in.NodegroupName,
 		ARN:    fmt.Sprintf("arn:aws:eks:%s:%s:nodegroup/%s/%s/%s", req.region, req.account, clusterName, in.NodegroupName, u),
