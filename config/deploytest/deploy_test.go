@@ -29,11 +29,14 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) { os.Exit(testenv.Run(m, &env)) }
 
-func render(t *testing.T) []*unstructured.Unstructured {
+func render(t *testing.T) []*unstructured.Unstructured { return renderDir(t, "default") }
+
+// renderDir renders config/<dir> as `kubectl kustomize` would.
+func renderDir(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "../default")
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "../"+dir)
 	if err != nil {
-		t.Fatalf("kustomize build config/default: %v", err)
+		t.Fatalf("kustomize build config/%s: %v", dir, err)
 	}
 	var out []*unstructured.Unstructured
 	for _, r := range rm.Resources() {

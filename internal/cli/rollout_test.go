@@ -115,11 +115,12 @@ func TestRolloutStatusWatch(t *testing.T) {
 }
 
 // TestRolloutStatusWatchTimeout: a rollout that does not complete within
-// --timeout fails.
+// --timeout fails. The timeout leaves a loaded machine time to print the
+// first status.
 func TestRolloutStatusWatchTimeout(t *testing.T) {
 	f := newFixture(t, "cli-watch-timeout")
-	r := runCLI(t, f.clock, "rollout", "status", "workers", "-n", f.ns, "--watch", "--timeout", "2s")
-	want := "timed out after 2s waiting for the rollout of machinepool cli-watch-timeout/workers to complete"
+	r := runCLI(t, f.clock, "rollout", "status", "workers", "-n", f.ns, "--watch", "--timeout", "5s")
+	want := "timed out after 5s waiting for the rollout of machinepool cli-watch-timeout/workers to complete"
 	if r.err == nil || r.err.Error() != want {
 		t.Fatalf("error = %v, want %q", r.err, want)
 	}
