@@ -98,6 +98,7 @@ func runSeed(t *testing.T, env *testenv.Env, up *Upstream, s Seed) {
 	f.ApplySeed(s.Mutate)
 	f.WaitConverged(s.Replicas, s.Version, converge)
 	checkMachines(t, f)
+	CheckDescribe(t, f, up.Kubeconfig())
 
 	t.Log("scale up by 2, then down to 1")
 	f.Scale(int32(s.Replicas + 2))
@@ -163,36 +164,41 @@ func checkMachines(t *testing.T, f *itest.Fixture) {
 }
 
 // poolMachine returns one of the pool's Machines and the ID of the
-// instance its per-instance object stands for.
+// instance its per-instance object stands for, waiting until upstream has
+// made the Machines of the instances a roll created.
 func poolMachine(t *testing.T, f *itest.Fixture) (*clusterv1.Machine, string) {
 	t.Helper()
-	ms := &clusterv1.MachineList{}
-	if err := f.Env.Client.List(f.Ctx, ms, client.InNamespace(f.NS)); err != nil || len(ms.Items) == 0 {
-		t.Fatalf("listing the pool's Machines: %d, %v", len(ms.Items), err)
-	}
-	for i := range ms.Items {
-		m := &ms.Items[i]
-		if !m.DeletionTimestamp.IsZero() {
-			continue
+	var machine *clusterv1.Machine
+	var instance string
+	testenv.Eventually(t, converge, func() error {
+		ms := &clusterv1.MachineList{}
+		if err := f.Env.Client.List(f.Ctx, ms, client.InNamespace(f.NS)); err != nil {
+			return err
 		}
-		// The per-instance object's providerID: upstream copies it to the
-		// Machine only once the Machine controller has seen it ready.
-		obj := &unstructured.Unstructured{}
-		obj.SetGroupVersionKind(schema.GroupVersionKind{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: m.Spec.InfrastructureRef.Kind})
-		if err := f.Env.Client.Get(f.Ctx, client.ObjectKey{Namespace: f.NS, Name: m.Spec.InfrastructureRef.Name}, obj); err != nil {
-			continue
-		}
-		id, _, _ := unstructured.NestedString(obj.Object, "spec", "providerID")
-		for _, in := range f.Instances() {
-			if in.ProviderID == id {
-				return m, in.ID
+		for i := range ms.Items {
+			m := &ms.Items[i]
+			if !m.DeletionTimestamp.IsZero() {
+				continue
+			}
+			// The per-instance object's providerID: upstream copies it to
+			// the Machine only once the Machine controller has seen it ready.
+			obj := &unstructured.Unstructured{}
+			obj.SetGroupVersionKind(schema.GroupVersionKind{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: m.Spec.InfrastructureRef.Kind})
+			if err := f.Env.Client.Get(f.Ctx, client.ObjectKey{Namespace: f.NS, Name: m.Spec.InfrastructureRef.Name}, obj); err != nil {
+				continue
+			}
+			id, _, _ := unstructured.NestedString(obj.Object, "spec", "providerID")
+			for _, in := range f.Instances() {
+				if in.ProviderID == id {
+					machine, instance = m, in.ID
+					return nil
+				}
 			}
 		}
-	}
-	t.Fatalf("no instance has the providerID of any of the %d Machines' %ss", len(ms.Items), f.Provider.MachineKind)
-	return nil, ""
+		return fmt.Errorf("no instance has the providerID of any of the %d Machines' %ss", len(ms.Items), f.Provider.MachineKind)
+	})
+	return machine, instance
 }
-
 // Dump renders the pool's MachinePool, infrastructure pool, per-instance
 // objects and Machines as YAML, for a failing test to print.
 func Dump(f *itest.Fixture) string {

@@ -301,6 +301,9 @@ func (p *process) waitReady(ctx context.Context, url string, timeout time.Durati
 	}
 }
 
+// Kubeconfig is the path of the admin kubeconfig upstream's managers use.
+func (u *Upstream) Kubeconfig() string { return filepath.Join(u.dir, "kubeconfig") }
+
 // Logs returns the last n lines of the log of upstream's manager name
 // ("core" or "kubeadm"), for a failing test to print.
 func (u *Upstream) Logs(name string, n int) string {
