@@ -23,9 +23,9 @@ import (
 // AWSClusterStaticIdentities, as the manager does: each identity's key,
 // its account's groups, and a wrong key refused as Unauthorized.
 func TestStaticIdentities(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
+	e := startAWS(t)
 	other := awsface.AWSKey{AccessKeyID: "AKIAOTHERACCOUNT0001", SecretAccessKey: "other-secret", AccountID: "000000000002"}
-	if err := awsface.AWSSetKey(e.srv.Cloud(), other); err != nil {
+	if err := awsface.AWSSetKey(e.Srv.Cloud(), other); err != nil {
 		t.Fatal(err)
 	}
 	s := runtime.NewScheme()
@@ -47,8 +47,8 @@ func TestStaticIdentities(t *testing.T) {
 		identity("default-account"), secret("default-account", awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey),
 		identity("other-account"), secret("other-account", other.AccessKeyID, other.SecretAccessKey),
 	).Build()
-	sg, err := aws.New(aws.Options{Endpoint: e.url, HTTPClient: &http.Client{Timeout: 30 * time.Second},
-		Credentials: &aws.IdentityCredentials{Reader: c, Namespace: "mpool-system"}, Region: awsface.AWSDefaultRegion, Clock: e.clk})
+	sg, err := aws.New(aws.Options{Endpoint: e.FaceURL(), HTTPClient: &http.Client{Timeout: 30 * time.Second},
+		Credentials: &aws.IdentityCredentials{Reader: c, Namespace: "mpool-system"}, Region: awsface.AWSDefaultRegion, Clock: e.Clk})
 	if err != nil {
 		t.Fatal(err)
 	}
