@@ -5,8 +5,11 @@
 // cache per identity version (CredentialCache), cluster identities'
 // allowedNamespaces (CheckAllowedNamespace) and typed credential
 // resolution (ResolveCredentials), mirroring the engine's conditions under
-// a provider's own names (MirrorConditions), and small helpers (an HTTP
-// client trusting a CA file, OneLine, UniqueIDs). A provider imports the
-// contract and the kit; the kit imports no provider, no engine and no
-// cloud SDK (hack/layers).
+// a provider's own names (MirrorConditions), and the Adapter's parts that
+// every kind shares: its objects and kinds from its Go types (Objects),
+// the per-instance and pool fields of the contract, written and read in
+// one place (InstanceFields, PoolFields, InstanceView), the tags of every
+// group (PoolTags), and small helpers (an HTTP client trusting a CA file,
+// OneLine, UniqueIDs). A provider imports the contract and the kit; the
+// kit imports no provider, no engine and no cloud SDK (hack/layers).
 package kit

@@ -3,8 +3,15 @@ package kit
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -70,5 +77,51 @@ func TestCredentialCacheRebuildsOnNewVersion(t *testing.T) {
 	}
 	if builds != 3 {
 		t.Errorf("built %d times, want 3 (one per identity/Secret version)", builds)
+	}
+}
+
+func TestObjectsNameTheKindsAfterTheTypes(t *testing.T) {
+	type objects = Objects[infrav1.AzureMachinePool, infrav1.AzureMachinePoolMachine, infrav1.AzureMachinePoolMachineList, infrav1.AzureCluster]
+	k := objects{}.Named(contract.Kinds{Provider: "azure"})
+	if k.Provider != "azure" || k.Pool != "AzureMachinePool" || k.Instance != "AzureMachinePoolMachine" || k.InfraCluster != "AzureCluster" {
+		t.Errorf("Named: %+v", k)
+	}
+	if ac, err := (objects{}).InfraCluster(&infrav1.AzureCluster{}); ac == nil || err != nil {
+		t.Errorf("InfraCluster of an AzureCluster: %v, %v", ac, err)
+	}
+	for _, infra := range []client.Object{nil, (*infrav1.AzureCluster)(nil), &infrav1.AWSCluster{}} {
+		if _, err := (objects{}).InfraCluster(infra); err == nil || !strings.Contains(err.Error(), "an AzureMachinePool needs its Cluster's AzureCluster") {
+			t.Errorf("InfraCluster(%T): %v, want an error naming what the pool needs", infra, err)
+		}
+	}
+	none := Objects[infrav1.LocalMachinePool, infrav1.LocalMachinePoolMachine, infrav1.LocalMachinePoolMachineList, NoInfraCluster]{}
+	if k := none.Named(contract.Kinds{}); k.InfraCluster != "" || none.NewInfraCluster() != nil {
+		t.Errorf("a provider without an infrastructure cluster: kind %q, object %v", k.InfraCluster, none.NewInfraCluster())
+	}
+}
+
+func TestPoolFieldsKeepWhatAnUnobservedGroupDoesNotSay(t *testing.T) {
+	pool := &infrav1.LocalMachinePool{}
+	st := &pool.Status
+	f := PoolFields{ProviderIDList: &pool.Spec.ProviderIDList, Ready: &st.Ready, Replicas: &st.Replicas,
+		InfrastructureMachineKind: &st.InfrastructureMachineKind, FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage,
+		ObservedGeneration: &st.ObservedGeneration}
+	if !f.Write(contract.PoolReport{Observed: true, ProviderIDList: []string{"a"}, Ready: true, Replicas: 1, ObservedGeneration: 1}) {
+		t.Fatal("an observed report reads as not observed")
+	}
+	if f.Write(contract.PoolReport{InfrastructureMachineKind: "LocalMachinePoolMachine", ObservedGeneration: 2}) {
+		t.Fatal("an unobserved report reads as observed")
+	}
+	if len(pool.Spec.ProviderIDList) != 1 || !st.Ready || st.Replicas != 1 || st.ObservedGeneration != 2 || st.InfrastructureMachineKind != "LocalMachinePoolMachine" {
+		t.Errorf("after an unobserved report: providerIDs %v, ready %v, replicas %d, generation %d, kind %q; want the observed values kept, the rest written",
+			pool.Spec.ProviderIDList, st.Ready, st.Replicas, st.ObservedGeneration, st.InfrastructureMachineKind)
+	}
+}
+
+func TestPoolTags(t *testing.T) {
+	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	got := PoolTags(pool, map[string]string{"a": "cluster", "b": "cluster", TagPool: "spoofed"}, map[string]string{"b": "pool"})
+	if len(got) != 3 || got["a"] != "cluster" || got["b"] != "pool" || got[TagPool] != "ns/p" {
+		t.Errorf("PoolTags = %v: want the cluster's tags, the pool's winning, and the pool tag", got)
 	}
 }
