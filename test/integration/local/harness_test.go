@@ -75,7 +75,9 @@ type managerOptions struct {
 	qps                     float32
 	burst                   int
 	skipModelReconciliation bool
-	spy                     *cloudSpy
+	// spied routes the manager's cloud requests through the fixture's
+	// cloudSpy.
+	spied bool
 	// tune, when set, adjusts the manager's options (the engine's join
 	// timeout, timing, ...) before it is built.
 	tune func(*manager.Options)
@@ -85,11 +87,19 @@ type managerOptions struct {
 // the local provider's as the engine calls it.
 type testManager = itest.Manager
 
+// start starts a simulated cloud (co), a fixture in it and a manager
+// (mo).
+func start(t testing.TB, co cloudOptions, mo managerOptions) (*fixture, *testManager) {
+	t.Helper()
+	f := newFixture(t, startCloud(t, co))
+	return f, startManager(t, f, mo)
+}
+
 // startManager starts a manager for the fixture's namespace against the
-// test API server and the cloud at cloudURL, and stops it with the test (or
+// test API server and the fixture's cloud, and stops it with the test (or
 // earlier, with Stop). Its cache sees only that namespace: the pools other
 // tests left behind belong to other clouds.
-func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *testManager {
+func startManager(t testing.TB, f *fixture, o managerOptions) *testManager {
 	t.Helper()
 	cfg := rest.CopyConfig(env.Config)
 	if o.qps != 0 {
@@ -102,19 +112,21 @@ func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *
 	return f.StartManagerWith(cfg, func(mopts *manager.Options) {
 		mopts.EngineTiming.QuotaRetry = 0 // the engine's default: the quota tests set their own
 		mopts.Gates = gates
-		mopts.Providers = provider.Configs{local.ProviderName: &local.Config{URL: cloudURL}}
-		if o.spy != nil {
-			mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
+		mopts.Providers = provider.Configs{local.ProviderName: &local.Config{URL: f.Cloud.URL()}}
+		if o.spied {
+			mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: f.spy}
 		}
 		mopts.WorkloadQPS, mopts.WorkloadBurst = cfg.QPS, cfg.Burst
 	}, o.tune)
 }
 
 // fixture is one test's cluster and pool, in its own namespace
-// (itest.Local's fixture); group is the pool's group in the cloud.
+// (itest.Local's fixture); group is the pool's group in the cloud, spy the
+// transport of the managers started spied.
 type fixture struct {
 	*itest.Fixture
 	group string
+	spy   *cloudSpy
 }
 
 // newFixture creates a namespace with a Cluster whose workload cluster is
@@ -122,8 +134,10 @@ type fixture struct {
 // keeps them.
 func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
-	f := itest.NewFixture(t, env, itest.Local, cloud)
-	return &fixture{Fixture: f, group: itest.LocalGroup(f)}
+	f := &fixture{Fixture: itest.NewFixture(t, env, itest.Local, cloud)}
+	f.group = itest.LocalGroup(f.Fixture)
+	f.spy = newCloudSpy(t, f)
+	return f
 }
 
 // poolSpec describes a test pool.

@@ -28,9 +28,7 @@ import (
 // first; once resumed, the engine starts removing them in exactly that
 // order.
 func TestPlanAgreesWithTheRollingUpgrade(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	startManager(t, f, cloud.URL(), managerOptions{})
+	f, _ := start(t, cloudOptions{}, managerOptions{})
 	f.growPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
@@ -75,9 +73,7 @@ func TestPlanAgreesWithScaleDown(t *testing.T) {
 		{name: "Random", policy: infrav1.RandomDeletePolicyType},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cloud := startCloud(t, cloudOptions{})
-			f := newFixture(t, cloud)
-			startManager(t, f, cloud.URL(), managerOptions{})
+			f, _ := start(t, cloudOptions{}, managerOptions{})
 			spec := poolSpec{replicas: 3, deletePolicy: tc.policy}
 			if tc.grow {
 				f.growPool(spec)
