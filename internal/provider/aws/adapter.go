@@ -38,8 +38,6 @@ const (
 	TagKubernetesClusterPrefix = "kubernetes.io/cluster/"
 	// TagName is the instances' Name (the pool's name, as CAPA's).
 	TagName = "Name"
-	// TagPool names the AWSMachinePool ("namespace/name").
-	TagPool = kit.TagPool
 )
 
 // CAPA's defaults for looking an AMI up by Kubernetes version, as in

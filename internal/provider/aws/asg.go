@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,24 +29,15 @@ import (
 // when it first saw each instance (Auto Scaling does not report launch
 // times), and its SDK clients.
 type ASGs struct {
-	opts  Options
-	base  aws.Config
-	clock clock.PassiveClock
-
-	// clients are the SDK clients by region and credentials.
-	clients kit.ClientCache[clientKey, *sdkClients]
+	opts    Options
+	clock   clock.PassiveClock
+	clients *Clients[*sdkClients]
 
 	mu   sync.Mutex
 	seen map[string]map[string]time.Time
 }
 
 var _ scalegroup.ScaleGroup = (*ASGs)(nil)
-
-// clientKey identifies a region reached with one set of credentials.
-type clientKey struct {
-	region string
-	creds  aws.CredentialsProvider
-}
 
 // sdkClients are the clients of one region and set of credentials.
 type sdkClients struct {
@@ -66,7 +56,9 @@ func New(opts Options) (*ASGs, error) {
 	if opts.Endpoint != "" {
 		lo = append(lo, config.WithBaseEndpoint(opts.Endpoint))
 	}
-	base, err := NewSDKConfig(opts.Region, opts.HTTPClient, lo...)
+	clients, err := NewClients(opts.Region, opts.HTTPClient, func(cfg aws.Config) *sdkClients {
+		return &sdkClients{asg: autoscaling.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg)}
+	}, lo...)
 	if err != nil {
 		return nil, fmt.Errorf("aws auto scaling groups: %w", err)
 	}
@@ -74,34 +66,7 @@ func New(opts Options) (*ASGs, error) {
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &ASGs{opts: opts, base: base, clock: c, seen: map[string]map[string]time.Time{}}, nil
-}
-
-// NewSDKConfig returns the SDK configuration the AWS and EKS providers build
-// their clients from: in region ("" for the SDK's resolution), carried by
-// hc (nil for the SDK's own client), with extra load options. The SDK's
-// retries are off (the engine retries, so one logical call is one
-// request) and it has no credentials: each call's are its Ref's, resolved
-// per call, never the default chain's by accident.
-func NewSDKConfig(region string, hc *http.Client, extra ...func(*config.LoadOptions) error) (aws.Config, error) {
-	lo := append([]func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
-		config.WithRetryMaxAttempts(1),
-		config.WithCredentialsProvider(aws.AnonymousCredentials{}),
-	}, extra...)
-	if region != "" {
-		lo = append(lo, config.WithRegion(region))
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background(), lo...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("loading the SDK's configuration: %w", err)
-	}
-	if hc != nil {
-		// Set after loading: the caller's client owns its TLS settings
-		// (AWS_CA_BUNDLE applies to the SDK's own client only).
-		cfg.HTTPClient = hc
-	}
-	return cfg, nil
+	return &ASGs{opts: opts, clock: c, clients: clients, seen: map[string]map[string]time.Time{}}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: the engine picks every
@@ -498,18 +463,7 @@ func (s *ASGs) resolve(ctx context.Context, ref scalegroup.Ref) (*sdkClients, er
 	if err != nil {
 		return nil, err
 	}
-	return s.clientsFor(region, creds), nil
-}
-
-// clientsFor returns the clients of a region and credentials, cached
-// while the resolver returns the same credentials.
-func (s *ASGs) clientsFor(region string, creds aws.CredentialsProvider) *sdkClients {
-	c, _ := s.clients.Get(clientKey{region: region, creds: creds}, func() (*sdkClients, error) {
-		cfg := s.base.Copy()
-		cfg.Region, cfg.Credentials = region, creds
-		return &sdkClients{asg: autoscaling.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg)}, nil
-	})
-	return c
+	return s.clients.For(region, creds), nil
 }
 
 // describeGroup reads the ASG named by ref, nil when there is none.

@@ -37,8 +37,6 @@ const (
 	TagClusterPrefix = "sigs.k8s.io_cluster-api-provider-azure_cluster_"
 	// TagRole is the resource's role in the cluster ("node").
 	TagRole = "sigs.k8s.io_cluster-api-provider-azure_role"
-	// TagPool names the AzureMachinePool ("namespace/name").
-	TagPool = kit.TagPool
 )
 
 // Adapter maps AzureMachinePool and AzureMachinePoolMachine onto the

@@ -16,13 +16,9 @@ import (
 // Node names are "<group>-<instance>".
 const maxGroupName = 63
 
-// Tags the local provider puts on its groups.
-const (
-	// TagCluster names the Cluster a group's instances belong to.
-	TagCluster = "mpool.dev/cluster"
-	// TagPool names the LocalMachinePool ("namespace/name") that owns a group.
-	TagPool = kit.TagPool
-)
+// TagCluster names the Cluster a group's instances belong to: the tag
+// the local provider puts on its groups beside kit.PoolTags'.
+const TagCluster = "mpool.dev/cluster"
 
 // Adapter maps LocalMachinePool and LocalMachinePoolMachine onto the
 // infrapool engine.

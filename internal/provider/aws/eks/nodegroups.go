@@ -20,7 +20,6 @@ import (
 	"k8s.io/utils/clock"
 
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
-	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -65,20 +64,12 @@ type Options struct {
 // Nodegroups is scalegroup.ScaleGroup on EKS managed node groups. A Ref's
 // Name is the node group's, its Scope "<region>/<cluster>".
 type Nodegroups struct {
-	opts  Options
-	base  aws.Config
-	clock clock.PassiveClock
-
-	// clients are the SDK clients by region and credentials.
-	clients kit.ClientCache[clientKey, *sdkClients]
+	opts    Options
+	clock   clock.PassiveClock
+	clients *awsprovider.Clients[*sdkClients]
 }
 
 var _ scalegroup.ScaleGroup = (*Nodegroups)(nil)
-
-type clientKey struct {
-	region string
-	creds  aws.CredentialsProvider
-}
 
 type sdkClients struct {
 	eks *eks.Client
@@ -91,7 +82,20 @@ func New(opts Options) (*Nodegroups, error) {
 	if opts.Credentials == nil {
 		return nil, errors.New("eks node groups: no credentials resolver")
 	}
-	base, err := awsprovider.NewSDKConfig(opts.Region, opts.HTTPClient)
+	clients, err := awsprovider.NewClients(opts.Region, opts.HTTPClient, func(cfg aws.Config) *sdkClients {
+		return &sdkClients{
+			eks: eks.NewFromConfig(cfg, func(o *eks.Options) {
+				if opts.Endpoint != "" {
+					o.BaseEndpoint = aws.String(opts.Endpoint)
+				}
+			}),
+			ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+				if opts.EC2Endpoint != "" {
+					o.BaseEndpoint = aws.String(opts.EC2Endpoint)
+				}
+			}),
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("eks node groups: %w", err)
 	}
@@ -99,7 +103,7 @@ func New(opts Options) (*Nodegroups, error) {
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &Nodegroups{opts: opts, base: base, clock: c}, nil
+	return &Nodegroups{opts: opts, clock: c, clients: clients}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: EKS runs its own rollouts
@@ -129,23 +133,7 @@ func (s *Nodegroups) resolve(ctx context.Context, ref scalegroup.Ref) (*sdkClien
 	if err != nil {
 		return nil, "", err
 	}
-	c, _ := s.clients.Get(clientKey{region: region, creds: creds}, func() (*sdkClients, error) {
-		cfg := s.base.Copy()
-		cfg.Region, cfg.Credentials = region, creds
-		return &sdkClients{
-			eks: eks.NewFromConfig(cfg, func(o *eks.Options) {
-				if s.opts.Endpoint != "" {
-					o.BaseEndpoint = aws.String(s.opts.Endpoint)
-				}
-			}),
-			ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
-				if s.opts.EC2Endpoint != "" {
-					o.BaseEndpoint = aws.String(s.opts.EC2Endpoint)
-				}
-			}),
-		}, nil
-	})
-	return c, cluster, nil
+	return s.clients.For(region, creds), cluster, nil
 }
 
 // Get implements scalegroup.ScaleGroup: DescribeNodegroup and the node
