@@ -9,7 +9,7 @@
 // every kind shares: its objects and kinds from its Go types (Objects),
 // the per-instance and pool fields of the contract, written and read in
 // one place (InstanceFields, PoolFields, InstanceView), the tags of every
-// group (PoolTags), and small helpers (an HTTP client trusting a CA file,
+// group (PoolTags), the providers' parts of a model (ModelPart), and small helpers (an HTTP client trusting a CA file,
 // OneLine, UniqueIDs). A provider imports the contract and the kit; the
 // kit imports no provider, no engine and no cloud SDK (hack/layers).
 package kit

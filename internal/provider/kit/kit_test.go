@@ -12,6 +12,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -123,5 +124,29 @@ func TestPoolTags(t *testing.T) {
 	got := PoolTags(pool, map[string]string{"a": "cluster", "b": "cluster", TagPool: "spoofed"}, map[string]string{"b": "pool"})
 	if len(got) != 3 || got["a"] != "cluster" || got["b"] != "pool" || got[TagPool] != "ns/p" {
 		t.Errorf("PoolTags = %v: want the cluster's tags, the pool's winning, and the pool tag", got)
+	}
+}
+
+func TestModelPart(t *testing.T) {
+	type part struct{ N int }
+	for _, tc := range []struct {
+		name   string
+		v      any
+		want   part
+		ok     bool
+		reason scalegroup.Reason
+	}{
+		{name: "a value, as Adapters put it", v: part{N: 1}, want: part{N: 1}, ok: true},
+		{name: "a pointer is read through", v: &part{N: 2}, want: part{N: 2}, ok: true},
+		{name: "none: the provider's default applies", v: nil},
+		{name: "a nil pointer is none", v: (*part)(nil)},
+		{name: "another type is the Adapter's bug: Invalid", v: "part", reason: scalegroup.ReasonInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, err := ModelPart[part](tc.v, "the part")
+			if got != tc.want || ok != tc.ok || scalegroup.ReasonOf(err) != tc.reason {
+				t.Errorf("ModelPart(%#v) = %v, %v, %v; want %v, %v, reason %q", tc.v, got, ok, err, tc.want, tc.ok, tc.reason)
+			}
+		})
 	}
 }
