@@ -24,10 +24,7 @@ func TestTemplateReported(t *testing.T) {
 	// The group and each instance name the launch template and version
 	// they launch from: the AWSMachinePool's launchTemplateID and
 	// launchTemplateVersion, each AWSMachinePoolMachine's version.
-	e := startAWS(t)
-	r := ref("pool0")
-	e.Apply(t, r, spec(2, "h1", token1))
-	g := e.Settle(t, r)
+	e, r, g := startSettled(t)
 	id := e.templateID(t, "pool0")
 	want := scalegroup.TemplateRef{ID: id, Version: "1"}
 	if g.Template == nil || *g.Template != want {

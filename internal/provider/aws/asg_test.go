@@ -121,6 +121,15 @@ func startAWSWith(t testing.TB, face *awsface.AWSFace, sim core.Simulation) *env
 	return e
 }
 
+// startSettled starts the cloud and the ScaleGroup with the group pool0 at
+// rest: 2 instances running model h1.
+func startSettled(t testing.TB) (*env, scalegroup.Ref, *scalegroup.Group) {
+	t.Helper()
+	e, r := startAWS(t), ref("pool0")
+	e.Apply(t, r, spec(2, "h1", token1))
+	return e, r, e.Settle(t, r)
+}
+
 func ref(name string) scalegroup.Ref {
 	return scalegroup.Ref{Name: name, Scope: awsface.AWSDefaultRegion, Namespace: "default"}
 }
@@ -252,10 +261,7 @@ func TestCreate(t *testing.T) {
 }
 
 func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
-	e := startAWS(t)
-	r := ref("pool0")
-	e.Apply(t, r, spec(2, "h1", token1))
-	e.Settle(t, r)
+	e, r, _ := startSettled(t)
 
 	if _, got := e.ApplyCounted(t, r, spec(2, "h1", token1)); writes(got) != 0 || got.Total() != 1 {
 		t.Fatalf("the same spec again: %v, want one describe and no write", got)
@@ -277,10 +283,7 @@ func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
 }
 
 func TestCapacityIncreaseAfterRotation(t *testing.T) {
-	e := startAWS(t)
-	r := ref("pool0")
-	e.Apply(t, r, spec(2, "h1", token1))
-	e.Settle(t, r)
+	e, r, _ := startSettled(t)
 
 	rotated := "#cloud-config\n# token rotated.0000000000000000\n"
 	if _, got := e.ApplyCounted(t, r, spec(3, "h1", rotated)); got[awsface.OpAWSCreateLaunchTemplateVersion] != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 || got[awsface.OpAWSDescribeImages] != 0 {
@@ -301,10 +304,7 @@ func TestCapacityIncreaseAfterRotation(t *testing.T) {
 }
 
 func TestModelChange(t *testing.T) {
-	e := startAWS(t)
-	r := ref("pool0")
-	e.Apply(t, r, spec(2, "h1", token1))
-	e.Settle(t, r)
+	e, r, _ := startSettled(t)
 
 	s := spec(3, "h2", token1)
 	s.Model.Version = "v1.32.1"
@@ -326,10 +326,7 @@ func TestModelChange(t *testing.T) {
 }
 
 func TestRestartBetweenVersionAndUpdate(t *testing.T) {
-	e := startAWS(t)
-	r := ref("pool0")
-	e.Apply(t, r, spec(2, "h1", token1))
-	e.Settle(t, r)
+	e, r, _ := startSettled(t)
 
 	// The manager stops after creating the version, before the ASG hears
 	// of it (CAPA's FIXME window).
@@ -354,10 +351,7 @@ func TestRestartBetweenVersionAndUpdate(t *testing.T) {
 }
 
 func TestTemplateDeletedBehindOurBack(t *testing.T) {
-	e := startAWS(t)
-	r := ref("pool0")
-	e.Apply(t, r, spec(2, "h1", token1))
-	e.Settle(t, r)
+	e, r, _ := startSettled(t)
 	if _, err := e.ec2Client().DeleteLaunchTemplate(context.Background(), &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: awssdk.String("pool0")}); err != nil {
 		t.Fatal(err)
 	}

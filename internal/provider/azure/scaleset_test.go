@@ -106,6 +106,16 @@ func startAzureWith(t testing.TB, face *azureface.AzureFace, sim core.Simulation
 	return e
 }
 
+// startDeleting starts the cloud, whose VMs take 5 s to delete, and the
+// ScaleGroup with the scale set pool0 of capacity Uniform VMs at rest.
+func startDeleting(t testing.TB, capacity int32) (*env, scalegroup.Ref) {
+	t.Helper()
+	e, r := startAzureWith(t, nil, core.Simulation{BootDelay: cloudtest.BootDelay, DeleteDelay: 5 * time.Second}), ref("pool0")
+	e.Apply(t, r, spec(capacity, "h1", "Uniform"))
+	e.Settle(t, r)
+	return e, r
+}
+
 func ref(name string) scalegroup.Ref {
 	return scalegroup.Ref{Name: name, Scope: testScope, Location: azureface.AzureDefaultLocation}
 }
@@ -228,66 +238,55 @@ func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		why  string
-		spec func() scalegroup.GroupSpec
+		// capacity and change make the spec applied: spec(capacity, "h1",
+		// "Uniform"), its model changed by change.
+		capacity int32
+		change   func(*scalegroup.Model)
 		// method is the write expected: "" none, PATCH or PUT.
 		method     string
 		customData string
 	}{
 		{
 			name: "same spec", why: "a pool at rest costs a read, no write",
-			spec:   func() scalegroup.GroupSpec { return spec(2, "h1", "Uniform") },
-			method: "",
+			capacity: 2, method: "",
 		},
 		{
 			name: "rotated token only", why: "custom data is not compared (Azure never returns it): a rotation alone costs no write",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(2, "h1", "Uniform")
-				s.Model.CustomData = []byte("#cloud-config\n# token def\n")
-				return s
-			},
+			capacity: 2, change: func(m *scalegroup.Model) { m.CustomData = []byte("#cloud-config\n# token def\n") },
 			method: "", customData: "#cloud-config\n# token abc\n",
 		},
 		{
 			name: "capacity", why: "a capacity change is one PATCH, carrying the current custom data",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(3, "h1", "Uniform")
-				s.Model.CustomData = []byte("#cloud-config\n# token ghi\n")
-				return s
-			},
+			capacity: 3, change: func(m *scalegroup.Model) { m.CustomData = []byte("#cloud-config\n# token ghi\n") },
 			method: http.MethodPatch, customData: "#cloud-config\n# token ghi\n",
 		},
 		{
 			name: "tags", why: "tags are applied in place: one PUT",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(3, "h1", "Uniform")
-				s.Model.Tags["team"] = "b"
-				return s
-			},
+			capacity: 3, change: func(m *scalegroup.Model) { m.Tags["team"] = "b" },
 			method: http.MethodPut,
 		},
 		{
 			name: "in-place settings", why: "the terminate notification is applied in place: one PUT",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(3, "h1", "Uniform")
-				s.Model.Tags["team"] = "b"
-				s.Model.InPlace = &azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
-				return s
+			capacity: 3, change: func(m *scalegroup.Model) {
+				m.Tags["team"] = "b"
+				m.InPlace = &azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
 			},
 			method: http.MethodPut,
 		},
 		{
 			name: "in-place settings again", why: "applied settings are read back from the scale set",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(3, "h1", "Uniform")
-				s.Model.Tags["team"] = "b"
-				s.Model.InPlace = azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
-				return s
+			capacity: 3, change: func(m *scalegroup.Model) {
+				m.Tags["team"] = "b"
+				m.InPlace = azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
 			},
 			method: "",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := tc.spec()
+			s := spec(tc.capacity, "h1", "Uniform")
+			if tc.change != nil {
+				tc.change(&s.Model)
+			}
 			g, got := e.ApplyCounted(t, r, s)
 			if g.Capacity != s.Capacity || int32(len(g.Instances)) != s.Capacity {
 				t.Fatalf("%s: capacity %d with %d instances, want %d", tc.why, g.Capacity, len(g.Instances), s.Capacity)
@@ -342,11 +341,8 @@ func TestModelChangeKeepsOldInstances(t *testing.T) {
 }
 
 func TestDeleteInstancesUniform(t *testing.T) {
-	e := startAzureWith(t, nil, core.Simulation{BootDelay: cloudtest.BootDelay, DeleteDelay: 5 * time.Second})
-	r := ref("pool0")
+	e, r := startDeleting(t, 3)
 	ctx := context.Background()
-	e.Apply(t, r, spec(3, "h1", "Uniform"))
-	e.Settle(t, r)
 
 	e.Srv.ResetStats()
 	if err := e.sg.DeleteInstances(ctx, r, []string{"1"}); err != nil {
@@ -419,11 +415,8 @@ func TestGetCostIsOneGetPlusListPages(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	e := startAzureWith(t, nil, core.Simulation{BootDelay: cloudtest.BootDelay, DeleteDelay: 5 * time.Second})
-	r := ref("pool0")
+	e, r := startDeleting(t, 2)
 	ctx := context.Background()
-	e.Apply(t, r, spec(2, "h1", "Uniform"))
-	e.Settle(t, r)
 
 	if err := e.sg.Delete(ctx, r); err != nil {
 		t.Fatal(err)
