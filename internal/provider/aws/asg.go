@@ -80,11 +80,7 @@ func (*ASGs) Capabilities() scalegroup.Capabilities { return scalegroup.Capabili
 // group has fewer instances than its capacity and launches none does it
 // read the latest scaling activity too, to report why in Group.Message.
 func (s *ASGs) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Group, error) {
-	c, err := s.resolve(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("getting auto scaling group %s: %w", ref, err)
-	}
-	asg, err := describeGroup(ctx, c, ref)
+	c, asg, err := s.observe(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("getting auto scaling group %s: %w", ref, err)
 	}
@@ -144,11 +140,7 @@ func (s *ASGs) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.Gr
 	if err != nil {
 		return nil, fmt.Errorf("applying auto scaling group %s: %w", ref, err)
 	}
-	c, err := s.resolve(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("applying auto scaling group %s: %w", ref, err)
-	}
-	asg, err := describeGroup(ctx, c, ref)
+	c, asg, err := s.observe(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("applying auto scaling group %s: %w", ref, err)
 	}
@@ -362,15 +354,11 @@ func (s *ASGs) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []st
 	if len(ids) == 0 {
 		return nil
 	}
-	c, err := s.resolve(ctx, ref)
+	c, asg, err := s.observe(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("deleting instances %v of auto scaling group %s: %w", ids, ref, err)
 	}
-	asg, err := describeGroup(ctx, c, ref)
-	if err != nil || asg == nil {
-		if err != nil {
-			return fmt.Errorf("deleting instances %v of auto scaling group %s: %w", ids, ref, err)
-		}
+	if asg == nil {
 		return nil
 	}
 	var todo []string
@@ -412,11 +400,7 @@ func (s *ASGs) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []st
 // left; either already gone is success. It returns without waiting: Get
 // reports the ASG with a Delete operation until AWS has removed it.
 func (s *ASGs) Delete(ctx context.Context, ref scalegroup.Ref) error {
-	c, err := s.resolve(ctx, ref)
-	if err != nil {
-		return fmt.Errorf("deleting auto scaling group %s: %w", ref, err)
-	}
-	asg, err := describeGroup(ctx, c, ref)
+	c, asg, err := s.observe(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("deleting auto scaling group %s: %w", ref, err)
 	}
@@ -448,6 +432,18 @@ var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 
 // resolve checks a Ref and returns the clients of its region, reached with
 // its credentials.
+// observe reads what a call starts from: the clients of ref's region and
+// credentials, and its group as Auto Scaling describes it (nil when it
+// does not exist).
+func (s *ASGs) observe(ctx context.Context, ref scalegroup.Ref) (*sdkClients, *asgtypes.AutoScalingGroup, error) {
+	c, err := s.resolve(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	asg, err := describeGroup(ctx, c, ref)
+	return c, asg, err
+}
+
 func (s *ASGs) resolve(ctx context.Context, ref scalegroup.Ref) (*sdkClients, error) {
 	if !nameRE.MatchString(ref.Name) {
 		return nil, scalegroup.NewInvalid(fmt.Sprintf("%q is not a valid auto scaling group and launch template name: 3 to 128 letters, digits and ().-/_", ref.Name))

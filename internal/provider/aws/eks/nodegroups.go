@@ -290,6 +290,20 @@ func releaseOf(ng *ekstypes.Nodegroup) string {
 // ("<id>:<version>").
 func templateRelease(id, version string) string { return id + ":" + version }
 
+// template is the launch template version node group m launches from
+// (ensureTemplate's), as the model target records it (templateRelease)
+// and as EKS takes it; "" and nil when m has no launch template.
+func (s *Nodegroups) template(ctx context.Context, c *sdkClients, cluster string, ref scalegroup.Ref, m Nodegroup, tags map[string]string) (string, *ekstypes.LaunchTemplateSpecification, error) {
+	if m.LaunchTemplate == nil {
+		return "", nil, nil
+	}
+	v, err := s.ensureTemplate(ctx, c, cluster, ref, *m.LaunchTemplate, tags)
+	if err != nil {
+		return "", nil, err
+	}
+	return templateRelease(v.id, v.String()), &ekstypes.LaunchTemplateSpecification{Id: aws.String(v.id), Version: aws.String(v.String())}, nil
+}
+
 // target is the model target tag of a version, release version ("" for
 // EKS's latest) and launch template version ("" for none).
 func target(version, release, template string) string {
@@ -443,15 +457,9 @@ func (s *Nodegroups) create(ctx context.Context, c *sdkClients, cluster string, 
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	tpl := ""
-	var lt *ekstypes.LaunchTemplateSpecification
-	if m.LaunchTemplate != nil {
-		v, err := s.ensureTemplate(ctx, c, cluster, ref, *m.LaunchTemplate, spec.Model.Tags)
-		if err != nil {
-			return err
-		}
-		tpl = templateRelease(v.id, v.String())
-		lt = &ekstypes.LaunchTemplateSpecification{Id: aws.String(v.id), Version: aws.String(v.String())}
+	tpl, lt, err := s.template(ctx, c, cluster, ref, m, spec.Model.Tags)
+	if err != nil {
+		return err
 	}
 	tags[TagModelHash], tags[TagModelTarget] = spec.ModelHash, target(version, m.ReleaseVersion, tpl)
 	in := &eks.CreateNodegroupInput{
@@ -483,7 +491,7 @@ func (s *Nodegroups) create(ctx context.Context, c *sdkClients, cluster string, 
 	if r := m.RemoteAccess; r != nil {
 		in.RemoteAccess = &ekstypes.RemoteAccessConfig{Ec2SshKey: aws.String(r.SSHKeyName), SourceSecurityGroups: r.SourceSecurityGroups}
 	}
-	_, err := c.eks.CreateNodegroup(ctx, in)
+	_, err = c.eks.CreateNodegroup(ctx, in)
 	var inUse *ekstypes.ResourceInUseException
 	if errors.As(err, &inUse) {
 		return nil // created by an earlier call whose answer was lost
@@ -530,19 +538,17 @@ func (s *Nodegroups) update(ctx context.Context, c *sdkClients, cluster string, 
 	if version == "" {
 		version = aws.ToString(ng.Version)
 	}
-	tpl := ""
+	tpl, lt, err := s.template(ctx, c, cluster, ref, m, spec.Model.Tags)
+	if err != nil {
+		return err
+	}
 	var ltUpdate *ekstypes.LaunchTemplateSpecification
-	if m.LaunchTemplate != nil {
-		v, err := s.ensureTemplate(ctx, c, cluster, ref, *m.LaunchTemplate, spec.Model.Tags)
-		if err != nil {
-			return err
+	if lt != nil {
+		if have, id := aws.ToString(ng.LaunchTemplate.Id), aws.ToString(lt.Id); have != id {
+			return immutableErr("spec.awsLaunchTemplate", "launch template "+have, "launch template "+id+" ("+m.LaunchTemplate.Name+")")
 		}
-		if have := aws.ToString(ng.LaunchTemplate.Id); have != v.id {
-			return immutableErr("spec.awsLaunchTemplate", "launch template "+have, "launch template "+v.id+" ("+m.LaunchTemplate.Name+")")
-		}
-		tpl = templateRelease(v.id, v.String())
-		if aws.ToString(ng.LaunchTemplate.Version) != v.String() {
-			ltUpdate = &ekstypes.LaunchTemplateSpecification{Id: aws.String(v.id), Version: aws.String(v.String())}
+		if aws.ToString(ng.LaunchTemplate.Version) != aws.ToString(lt.Version) {
+			ltUpdate = lt
 		}
 	}
 	tgt := target(version, m.ReleaseVersion, tpl)
