@@ -415,12 +415,10 @@ func tags(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, owner contract.O
 // and the engine's conditions mirrored under CAPA's names. The launch
 // template is left as it is when the report does not name it (the
 // reconcile that creates the ASG).
-func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
+func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AWSMachinePool)
 	st := &pool.Status
-	observed := kit.PoolFields{ProviderIDList: &pool.Spec.ProviderIDList, Ready: &st.Ready, Replicas: &st.Replicas,
-		InfrastructureMachineKind: &st.InfrastructureMachineKind, FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage,
-		ObservedGeneration: &st.ObservedGeneration}.Write(r)
+	observed := a.Pool(pool).Write(r)
 	kit.MirrorConditions(pool, conditionAliases)
 	setLifecycleHookCondition(pool)
 	noteSuspendedProcesses(pool)
@@ -465,26 +463,13 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 	},
 }
 
-// instanceFields binds m's fields of every per-instance kind.
-func instanceFields(m *infrav1.AWSMachinePoolMachine) kit.InstanceFields {
-	st := &m.Status
-	return kit.InstanceFields{Object: m, InstanceID: &m.Spec.InstanceID, ProviderID: &m.Spec.ProviderID,
-		Ready: &st.Ready, LatestModelApplied: &st.LatestModelApplied, Version: &st.Version, NodeRef: &st.NodeRef,
-		FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage, Conditions: &st.Conditions}
-}
-
-// WriteInstanceSpec implements contract.Adapter.
-func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
-	instanceFields(obj.(*infrav1.AWSMachinePoolMachine)).WriteSpec(instanceID, providerID)
-}
-
 // WriteInstanceStatus implements contract.Adapter. The launch template
 // version is the one the ASG reports the instance launched from; failing
 // that, an instance of an older model's (its ModelHash says it, see
 // "Carrying the model hash" in the package doc).
-func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
+func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.AWSMachinePoolMachine)
-	instanceFields(m).WriteStatus(r)
+	a.Instance(m).WriteStatus(r)
 	st := &m.Status
 	st.LifecycleState = lifecycleState(r.State)
 	st.AvailabilityZone = r.Zone
@@ -557,7 +542,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // Running — or Failed when the object records a failure, which the ASG
 // still holds in service — and Terminating (and its :Wait and :Proceed)
 // Deleting.
-func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AWSMachinePoolMachine)
 	st := &m.Status
 	var state contract.InstanceState
@@ -571,5 +556,5 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	case cloud != "":
 		state = contract.InstanceRunning
 	}
-	return instanceFields(m).View(st.LifecycleState, state, st.AvailabilityZone)
+	return a.Instance(m).View(st.LifecycleState, state, st.AvailabilityZone)
 }

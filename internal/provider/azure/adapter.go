@@ -346,12 +346,10 @@ func bootDiagnostics(d *infrav1.Diagnostics) string {
 // WritePool implements contract.Adapter: the contract's fields, CAPZ's
 // provisioningState and longRunningOperationStates, and the engine's
 // conditions mirrored under CAPZ's names.
-func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
+func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AzureMachinePool)
 	st := &pool.Status
-	observed := kit.PoolFields{ProviderIDList: &pool.Spec.ProviderIDList, Ready: &st.Ready, Replicas: &st.Replicas,
-		InfrastructureMachineKind: &st.InfrastructureMachineKind, FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage,
-		ObservedGeneration: &st.ObservedGeneration}.Write(r)
+	observed := a.Pool(pool).Write(r)
 	kit.MirrorConditions(pool, conditionAliases)
 	if r.FailureReason != nil {
 		st.ProvisioningState = ptr.To(infrav1.Failed)
@@ -466,24 +464,11 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupDesiredReplicasCondition: {{Type: infrav1.ScaleSetDesiredReplicasCondition, Reasons: capzReasons}},
 }
 
-// instanceFields binds m's fields of every per-instance kind.
-func instanceFields(m *infrav1.AzureMachinePoolMachine) kit.InstanceFields {
-	st := &m.Status
-	return kit.InstanceFields{Object: m, InstanceID: &m.Spec.InstanceID, ProviderID: &m.Spec.ProviderID,
-		Ready: &st.Ready, LatestModelApplied: &st.LatestModelApplied, Version: &st.Version, NodeRef: &st.NodeRef,
-		FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage, Conditions: &st.Conditions}
-}
-
-// WriteInstanceSpec implements contract.Adapter.
-func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
-	instanceFields(obj.(*infrav1.AzureMachinePoolMachine)).WriteSpec(instanceID, providerID)
-}
-
 // WriteInstanceStatus implements contract.Adapter: the VM's
 // provisioningState and name.
-func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
+func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.AzureMachinePoolMachine)
-	instanceFields(m).WriteStatus(r)
+	a.Instance(m).WriteStatus(r)
 	m.Status.ProvisioningState = ptr.To(instanceState(r.State))
 	m.Status.InstanceName = instanceName(r.ProviderID)
 }
@@ -501,7 +486,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // and a failure reason makes the instance Failed whatever the state. CAPZ's
 // kind has no zone: it is the topology.kubernetes.io/zone label the engine
 // puts on the object.
-func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AzureMachinePoolMachine)
 	st := &m.Status
 	cloud := string(ptr.Deref(st.ProvisioningState, ""))
@@ -516,5 +501,5 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	case infrav1.Succeeded, infrav1.Updating:
 		state = contract.InstanceRunning
 	}
-	return instanceFields(m).View(cloud, state, m.Labels[contract.ZoneLabel])
+	return a.Instance(m).View(cloud, state, m.Labels[contract.ZoneLabel])
 }

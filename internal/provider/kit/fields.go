@@ -10,9 +10,9 @@ import (
 // InstanceFields are the fields of one per-instance object that every
 // per-instance kind has under the same names: spec.instanceID and
 // spec.providerID; status.ready, latestModelApplied, version, nodeRef,
-// failureReason, failureMessage and conditions. A provider's Adapter binds
-// them once for its kind, so that what WriteInstanceSpec and
-// WriteInstanceStatus write there and what ReadInstance reads back are
+// failureReason, failureMessage and conditions, bound to one object
+// (Objects.Instance), so that what an Adapter's WriteInstanceSpec and
+// WriteInstanceStatus write there and what its ReadInstance reads back are
 // mapped in one place; it maps the rest (the state in the cloud's word,
 // the zone) itself.
 type InstanceFields struct {
@@ -60,7 +60,7 @@ func (f InstanceFields) View(cloudState string, state contract.InstanceState, zo
 // machine pool contract names, which every pool kind has under the same
 // names: spec.providerIDList; status.ready, replicas,
 // infrastructureMachineKind, failureReason, failureMessage and
-// observedGeneration. A provider's Adapter binds them once for its kind.
+// observedGeneration, bound to one pool (Objects.Pool).
 type PoolFields struct {
 	ProviderIDList                *[]string
 	Ready                         *bool

@@ -2,12 +2,14 @@ package kit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -95,7 +97,7 @@ func TestObjectsNameTheKindsAfterTheTypes(t *testing.T) {
 			t.Errorf("InfraCluster(%T): %v, want an error naming what the pool needs", infra, err)
 		}
 	}
-	none := Objects[infrav1.LocalMachinePool, infrav1.LocalMachinePoolMachine, infrav1.LocalMachinePoolMachineList, NoInfraCluster]{}
+	none := localObjects{}
 	if k := none.Named(contract.Kinds{}); k.InfraCluster != "" || none.NewInfraCluster() != nil {
 		t.Errorf("a provider without an infrastructure cluster: kind %q, object %v", k.InfraCluster, none.NewInfraCluster())
 	}
@@ -104,9 +106,7 @@ func TestObjectsNameTheKindsAfterTheTypes(t *testing.T) {
 func TestPoolFieldsKeepWhatAnUnobservedGroupDoesNotSay(t *testing.T) {
 	pool := &infrav1.LocalMachinePool{}
 	st := &pool.Status
-	f := PoolFields{ProviderIDList: &pool.Spec.ProviderIDList, Ready: &st.Ready, Replicas: &st.Replicas,
-		InfrastructureMachineKind: &st.InfrastructureMachineKind, FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage,
-		ObservedGeneration: &st.ObservedGeneration}
+	f := localObjects{}.Pool(pool)
 	if !f.Write(contract.PoolReport{Observed: true, ProviderIDList: []string{"a"}, Ready: true, Replicas: 1, ObservedGeneration: 1}) {
 		t.Fatal("an observed report reads as not observed")
 	}
@@ -118,6 +118,27 @@ func TestPoolFieldsKeepWhatAnUnobservedGroupDoesNotSay(t *testing.T) {
 			pool.Spec.ProviderIDList, st.Ready, st.Replicas, st.ObservedGeneration, st.InfrastructureMachineKind)
 	}
 }
+
+func TestInstanceFieldsAreTheKindsOwn(t *testing.T) {
+	m := &infrav1.LocalMachinePoolMachine{}
+	f := localObjects{}.Instance(m)
+	f.WriteSpec("i-1", "local:///g/i-1")
+	f.WriteStatus(contract.InstanceReport{Ready: true, LatestModelApplied: true, Version: "v1.31.2", FailureReason: ptr.To("r")})
+	if m.Spec.InstanceID != "i-1" || m.Spec.ProviderID != "local:///g/i-1" || !m.Status.Ready || !m.Status.LatestModelApplied ||
+		m.Status.Version != "v1.31.2" || ptr.Deref(m.Status.FailureReason, "") != "r" {
+		t.Errorf("the fields written are not the object's: %+v", m)
+	}
+	// A kind without the contract's fields is a provider's bug, said at once.
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "has no field Spec.InstanceID") {
+			t.Errorf("binding a kind without spec.instanceID: %v, want a panic naming the field", r)
+		}
+	}()
+	Objects[infrav1.AzureCluster, infrav1.AzureCluster, infrav1.AzureClusterList, NoInfraCluster]{}.Instance(&infrav1.AzureCluster{})
+}
+
+// localObjects are the local provider's objects.
+type localObjects = Objects[infrav1.LocalMachinePool, infrav1.LocalMachinePoolMachine, infrav1.LocalMachinePoolMachineList, NoInfraCluster]
 
 func TestPoolTags(t *testing.T) {
 	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}

@@ -94,13 +94,11 @@ func simulation(sim *infrav1.LocalSimulation) (*Simulation, error) {
 }
 
 // WritePool implements contract.Adapter.
-func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
+func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.LocalMachinePool)
 	st := &pool.Status
 	st.ModelHash = r.ModelHash
-	observed := kit.PoolFields{ProviderIDList: &pool.Spec.ProviderIDList, Ready: &st.Ready, Replicas: &st.Replicas,
-		InfrastructureMachineKind: &st.InfrastructureMachineKind, FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage,
-		ObservedGeneration: &st.ObservedGeneration}.Write(r)
+	observed := a.Pool(pool).Write(r)
 	if !observed {
 		return
 	}
@@ -118,24 +116,11 @@ func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	}
 }
 
-// instanceFields binds m's fields of every per-instance kind.
-func instanceFields(m *infrav1.LocalMachinePoolMachine) kit.InstanceFields {
-	st := &m.Status
-	return kit.InstanceFields{Object: m, InstanceID: &m.Spec.InstanceID, ProviderID: &m.Spec.ProviderID,
-		Ready: &st.Ready, LatestModelApplied: &st.LatestModelApplied, Version: &st.Version, NodeRef: &st.NodeRef,
-		FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage, Conditions: &st.Conditions}
-}
-
-// WriteInstanceSpec implements contract.Adapter.
-func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
-	instanceFields(obj.(*infrav1.LocalMachinePoolMachine)).WriteSpec(instanceID, providerID)
-}
-
 // WriteInstanceStatus implements contract.Adapter: the state, in mpool's
 // own vocabulary, and the zone.
-func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
+func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.LocalMachinePoolMachine)
-	instanceFields(m).WriteStatus(r)
+	a.Instance(m).WriteStatus(r)
 	m.Status.Zone = r.Zone
 	m.Status.State = infrav1.LocalInstanceState(r.State)
 }
@@ -149,7 +134,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 
 // ReadInstance implements contract.Reader: a LocalMachinePoolMachine's
 // status.state is in mpool's own vocabulary.
-func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.LocalMachinePoolMachine)
-	return instanceFields(m).View(string(m.Status.State), contract.InstanceState(m.Status.State), m.Status.Zone)
+	return a.Instance(m).View(string(m.Status.State), contract.InstanceState(m.Status.State), m.Status.Zone)
 }

@@ -314,12 +314,10 @@ func Strategy(uc *infrav1.UpdateConfig) rollout.Strategy {
 // engine's conditions mirrored under CAPA's names (EKSNodegroupReady, and
 // LaunchTemplateReady for a pool with spec.awsLaunchTemplate, see
 // setTemplateCondition).
-func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
+func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AWSManagedMachinePool)
 	st := &pool.Status
-	observed := kit.PoolFields{ProviderIDList: &pool.Spec.ProviderIDList, Ready: &st.Ready, Replicas: &st.Replicas,
-		InfrastructureMachineKind: &st.InfrastructureMachineKind, FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage,
-		ObservedGeneration: &st.ObservedGeneration}.Write(r)
+	observed := a.Pool(pool).Write(r)
 	kit.MirrorConditions(pool, conditionAliases)
 	if observed {
 		if t := r.Template; t != nil && t.ID != "" {
@@ -371,24 +369,11 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupReadyCondition: {nodegroupAlias},
 }
 
-// instanceFields binds m's fields of every per-instance kind.
-func instanceFields(m *infrav1.AWSManagedMachinePoolMachine) kit.InstanceFields {
-	st := &m.Status
-	return kit.InstanceFields{Object: m, InstanceID: &m.Spec.InstanceID, ProviderID: &m.Spec.ProviderID,
-		Ready: &st.Ready, LatestModelApplied: &st.LatestModelApplied, Version: &st.Version, NodeRef: &st.NodeRef,
-		FailureReason: &st.FailureReason, FailureMessage: &st.FailureMessage, Conditions: &st.Conditions}
-}
-
-// WriteInstanceSpec implements contract.Adapter.
-func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
-	instanceFields(obj.(*infrav1.AWSManagedMachinePoolMachine)).WriteSpec(instanceID, providerID)
-}
-
 // WriteInstanceStatus implements contract.Adapter: the EC2 state and the
 // zone.
-func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
+func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
-	instanceFields(m).WriteStatus(r)
+	a.Instance(m).WriteStatus(r)
 	m.Status.State = ec2State(r.State)
 	m.Status.AvailabilityZone = r.Zone
 }
@@ -429,7 +414,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // records the EC2 instance state: pending is Pending, running Running — or
 // Failed when the object records a failure — and shutting-down, stopping
 // and terminated Deleting.
-func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
 	st := &m.Status
 	var state contract.InstanceState
@@ -442,5 +427,5 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	default:
 		state = contract.InstanceRunning
 	}
-	return instanceFields(m).View(st.State, state, st.AvailabilityZone)
+	return a.Instance(m).View(st.State, state, st.AvailabilityZone)
 }
