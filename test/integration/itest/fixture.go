@@ -25,6 +25,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/server"
@@ -556,16 +557,9 @@ func (f *Fixture) machinesConverged(n int) error {
 		return fmt.Errorf("%d %ss, want %d", len(items), p.MachineKind(), n)
 	}
 	for _, item := range items {
-		m := item.(client.Object)
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
-		if err != nil {
-			return err
-		}
-		ready, _, _ := unstructured.NestedBool(u, "status", "ready")
-		latest, _, _ := unstructured.NestedBool(u, "status", "latestModelApplied")
-		_, hasNode, _ := unstructured.NestedMap(u, "status", "nodeRef")
-		if !ready || !latest || !hasNode {
-			return fmt.Errorf("%s %s: %+v", p.MachineKind(), m.GetName(), u["status"])
+		m := item.(contract.InstanceObject)
+		if v := p.Adapter().ReadInstance(m); !v.Ready || !v.UpToDate || v.NodeRef == nil {
+			return fmt.Errorf("%s %s: %+v", p.MachineKind(), m.GetName(), v)
 		}
 		if p.CheckMachine != nil {
 			if err := p.CheckMachine(m); err != nil {

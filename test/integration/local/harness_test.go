@@ -14,11 +14,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/features"
@@ -243,6 +245,56 @@ func (f *fixture) converged(n int, version, image string) error {
 		}
 	}
 	return nil
+}
+
+// machineWatch watches the fixture's LocalMachinePoolMachines (see
+// watchMachines).
+type machineWatch struct {
+	w     watch.Interface
+	done  chan struct{}
+	mu    sync.Mutex
+	ended bool // the watch ended before it was stopped
+}
+
+// watchMachines calls see with every change of the fixture's
+// LocalMachinePoolMachines, in the order the API server made them, from a
+// watch that runs until it is stopped or the test ends: it sees states
+// that last for one write before an object goes.
+func watchMachines(t testing.TB, f *fixture, see func(watch.EventType, *infrav1.LocalMachinePoolMachine)) *machineWatch {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
+	if err != nil {
+		t.Fatalf("watching the LocalMachinePoolMachines: %v", err)
+	}
+	mw := &machineWatch{w: w, done: make(chan struct{})}
+	go func() {
+		defer close(mw.done)
+		for ev := range w.ResultChan() {
+			if m, ok := ev.Object.(*infrav1.LocalMachinePoolMachine); ok {
+				see(ev.Type, m)
+			}
+		}
+		mw.mu.Lock()
+		mw.ended = true
+		mw.mu.Unlock()
+	}()
+	t.Cleanup(func() { mw.stop() })
+	return mw
+}
+
+// stop ends the watch and waits for its last event to be seen; it reports
+// whether the watch was still running.
+func (mw *machineWatch) stop() bool {
+	mw.mu.Lock()
+	running := !mw.ended
+	mw.mu.Unlock()
+	mw.w.Stop()
+	<-mw.done
+	return running
 }
 
 // cloudSpy is the manager's HTTP transport to the cloud. It records every

@@ -5,7 +5,6 @@ package local
 // node drain timeout, instances that never join, and the cloud's quota.
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -441,31 +440,14 @@ type conditionRecorder struct {
 
 func recordInstanceConditions(t *testing.T, f *fixture) *conditionRecorder {
 	t.Helper()
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
-	if err != nil {
-		t.Fatalf("watching the LocalMachinePoolMachines: %v", err)
-	}
 	r := &conditionRecorder{seen: map[string][]metav1.Condition{}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			m, ok := ev.Object.(*infrav1.LocalMachinePoolMachine)
-			if !ok || ev.Type == watch.Deleted {
-				continue
-			}
-			r.mu.Lock()
-			r.seen[m.Name] = append(r.seen[m.Name], m.Status.Conditions...)
-			r.mu.Unlock()
+	watchMachines(t, f, func(typ watch.EventType, m *infrav1.LocalMachinePoolMachine) {
+		if typ == watch.Deleted {
+			return
 		}
-	}()
-	t.Cleanup(func() {
-		w.Stop()
-		<-done
+		r.mu.Lock()
+		r.seen[m.Name] = append(r.seen[m.Name], m.Status.Conditions...)
+		r.mu.Unlock()
 	})
 	return r
 }
