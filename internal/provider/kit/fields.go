@@ -17,8 +17,11 @@ import (
 // the zone) itself.
 type InstanceFields struct {
 	// Object is the per-instance object the fields are of.
-	Object                        metav1.Object
-	InstanceID, ProviderID        *string
+	Object metav1.Object
+	// InstanceID and ProviderID are spec.instanceID and spec.providerID.
+	InstanceID, ProviderID *string
+	// Ready, LatestModelApplied, Version, NodeRef, FailureReason,
+	// FailureMessage and Conditions are the status fields of those names.
 	Ready, LatestModelApplied     *bool
 	Version                       *string
 	NodeRef                       **corev1.ObjectReference
@@ -62,7 +65,11 @@ func (f InstanceFields) View(cloudState string, state contract.InstanceState, zo
 // infrastructureMachineKind, failureReason, failureMessage and
 // observedGeneration, bound to one pool (Objects.Pool).
 type PoolFields struct {
-	ProviderIDList                *[]string
+	// ProviderIDList is spec.providerIDList.
+	ProviderIDList *[]string
+	// Ready, Replicas, InfrastructureMachineKind, FailureReason,
+	// FailureMessage and ObservedGeneration are the status fields of those
+	// names.
 	Ready                         *bool
 	Replicas                      *int32
 	InfrastructureMachineKind     *string
