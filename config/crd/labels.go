@@ -10,6 +10,10 @@ import (
 // clusterctl reads it to tell providers' objects apart (describe, move).
 const ProviderLabel = "cluster.x-k8s.io/provider"
 
+// InfrastructureProvider is the ProviderLabel value of mpool's own
+// infrastructure CRDs.
+const InfrastructureProvider = "infrastructure-mpool"
+
 // Contract labels: on a provider's CRD, which of its API versions follow each
 // Cluster API contract (versions joined by "_"). Cluster API v1.14 reads
 // ContractV1Beta2Label first to find the apiVersion of a referenced object.
@@ -32,7 +36,7 @@ func Labels(group string) map[string]string {
 	case "bootstrap.cluster.x-k8s.io":
 		return map[string]string{ProviderLabel: "bootstrap-kubeadm", ContractV1Beta2Label: "v1beta2"}
 	case "infrastructure.cluster.x-k8s.io":
-		return map[string]string{ProviderLabel: "infrastructure-mpool", ContractV1Beta1Label: "v1beta1"}
+		return map[string]string{ProviderLabel: InfrastructureProvider, ContractV1Beta1Label: "v1beta1"}
 	}
 	return nil
 }

@@ -25,11 +25,15 @@ func newManagerCommand() *cobra.Command {
 		Short: "Run the mpool controllers against a management cluster",
 		Long: `Run the mpool controllers against a management cluster: in a Pod (in-cluster
 configuration) or from a workstation (--kubeconfig, $KUBECONFIG or ~/.kube/config).
-Run several replicas with --leader-elect for high availability.`,
+Run several replicas with --leader-elect for high availability. Beside upstream
+Cluster API, --mode=pools or --mode=providers runs only mpool's part (README,
+"Beside upstream Cluster API").`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{ownLogsAnnotation: "true"},
 	}
 	fs := cmd.Flags()
+	opts.Mode = manager.ModeStandalone
+	fs.Var(&opts.Mode, "mode", `What the manager runs: "standalone" (all of it: Clusters, KubeadmConfigs, MachinePools and the providers), "pools" (MachinePools and the providers, beside upstream Cluster API core with its MachinePool gate off and its kubeadm bootstrap provider) or "providers" (only the infrastructure providers, under upstream Cluster API's MachinePool controller)`)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "Path to the management cluster's kubeconfig (default: in-cluster, $KUBECONFIG, ~/.kube/config)")
 	fs.StringVar(&opts.MetricsBindAddress, "metrics-bind-address", opts.MetricsBindAddress, `Address of the Prometheus metrics endpoint; "0" disables it`)
 	fs.StringVar(&opts.HealthProbeBindAddress, "health-probe-bind-address", opts.HealthProbeBindAddress, `Address of /healthz and /readyz; "0" disables them`)
@@ -62,7 +66,7 @@ Run several replicas with --leader-elect for high availability.`,
 		if err != nil {
 			return err
 		}
-		ctrl.Log.WithName("setup").Info("Starting manager", "featureGates", fs.Lookup("feature-gates").Value.String())
+		ctrl.Log.WithName("setup").Info("Starting manager", "mode", opts.Mode.String(), "featureGates", fs.Lookup("feature-gates").Value.String())
 		return mgr.Start(ctx)
 	}
 	return cmd

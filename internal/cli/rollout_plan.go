@@ -322,7 +322,7 @@ func (r *planInputs) readInstances(ctx context.Context, c client.Client) error {
 	var foreign []string
 	err := meta.EachListItem(list, func(o runtime.Object) error {
 		obj := o.(contract.InstanceObject)
-		if ctl := metav1.GetControllerOfNoCopy(obj); ctl == nil || ctl.UID != r.pool.GetUID() {
+		if owner := contract.PoolOwner(obj, r.adapter.Kinds().Pool); owner == nil || owner.UID != r.pool.GetUID() {
 			foreign = append(foreign, obj.GetName())
 			return nil
 		}

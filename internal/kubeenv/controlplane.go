@@ -313,6 +313,21 @@ func (c *ControlPlane) Host() string {
 	return fmt.Sprintf("https://127.0.0.1:%d", c.ports.APIServer)
 }
 
+// ServingCertFiles are the paths of the API server's serving certificate and
+// key: valid for 127.0.0.1 and signed by the CA of CAData, so that a webhook
+// on loopback serving them is trusted by a CRD or webhook configuration whose
+// caBundle is CAData.
+func (c *ControlPlane) ServingCertFiles() (cert, key string) {
+	return c.pki.path("apiserver.crt"), c.pki.path("apiserver.key")
+}
+
+// CAKeyData is the cluster CA's private key, PEM encoded: what Cluster API
+// keeps beside the certificate in a cluster's "<cluster>-ca" Secret.
+func (c *ControlPlane) CAKeyData() []byte {
+	b, _ := os.ReadFile(c.pki.path("ca.key"))
+	return b
+}
+
 // CAData is the cluster CA certificate, PEM encoded.
 func (c *ControlPlane) CAData() []byte {
 	b, _ := os.ReadFile(c.pki.CACert())

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,11 @@ type toolBuild struct {
 	// pkgs are the packages built; ldflags their -ldflags.
 	pkgs    []string
 	ldflags string
+	// files are directories of the module's dependencies copied beside
+	// the binaries after the build (upstream's CRDs and webhook
+	// manifests), keyed by module path; each keeps its path inside the
+	// module, under a directory named after the module's last element.
+	files map[string][]string
 }
 
 // key identifies a build: the name, the exact module files and the Go
@@ -65,6 +71,16 @@ func (b toolBuild) key() (string, error) {
 		return "", err
 	}
 	fmt.Fprintf(h, "%s\x00%s/%s", goVersion, runtime.GOOS, runtime.GOARCH)
+	if len(b.files) > 0 {
+		mods := make([]string, 0, len(b.files))
+		for m := range b.files {
+			mods = append(mods, m)
+		}
+		slices.Sort(mods)
+		for _, m := range mods {
+			fmt.Fprintf(h, "\x00%s=%s", m, strings.Join(b.files[m], ","))
+		}
+	}
 	return fmt.Sprintf("%s-%s", b.name, hex.EncodeToString(h.Sum(nil))[:12]), nil
 }
 
@@ -190,6 +206,9 @@ func (b toolBuild) build(ctx context.Context, dir string, progress io.Writer) er
 			if err != nil {
 				return fmt.Errorf("building %s failed: %w\n%s", b.what, err, strings.Join(tail, "\n"))
 			}
+			if err := b.copyFiles(ctx, gobin, src, env, out); err != nil {
+				return err
+			}
 			if err := os.Rename(out, dir); err != nil {
 				return fmt.Errorf("moving the built %s into the cache: %w", b.what, err)
 			}
@@ -204,6 +223,45 @@ func (b toolBuild) build(ctx context.Context, dir string, progress io.Writer) er
 			}
 		}
 	}
+}
+
+// copyFiles copies b.files from the module cache into out: the files of
+// each listed directory (not its subdirectories), as out/<module's last
+// element>/<directory>/<file>.
+func (b toolBuild) copyFiles(ctx context.Context, gobin, src string, env []string, out string) error {
+	for mod, dirs := range b.files {
+		cmd := exec.CommandContext(ctx, gobin, "list", "-m", "-f", "{{.Dir}}", mod)
+		cmd.Dir = src
+		cmd.Env = env
+		o, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("finding module %s of %s: %w", mod, b.what, err)
+		}
+		root := strings.TrimSpace(string(o))
+		for _, d := range dirs {
+			entries, err := os.ReadDir(filepath.Join(root, d))
+			if err != nil {
+				return fmt.Errorf("reading %s of module %s: %w", d, mod, err)
+			}
+			dst := filepath.Join(out, filepath.Base(mod), d)
+			if err := os.MkdirAll(dst, 0o755); err != nil {
+				return err
+			}
+			for _, e := range entries {
+				if e.IsDir() {
+					continue
+				}
+				c, err := os.ReadFile(filepath.Join(root, d, e.Name()))
+				if err != nil {
+					return err
+				}
+				if err := os.WriteFile(filepath.Join(dst, e.Name()), c, 0o644); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // countPackages returns how many packages the build covers, or 0 when it

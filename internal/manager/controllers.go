@@ -56,8 +56,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		return nil, err
 	}
 	if err := mgr.Add(crmanager.RunnableFunc(func(ctx context.Context) error {
-		if err := gatepolicy.Ensure(ctx, direct, poolsOn); err != nil {
-			return fmt.Errorf("applying the MachinePool feature gate policy: %w", err)
+		// Beside upstream core, its MachinePool gate and webhook decide.
+		if opts.Mode.RunsMachinePools() {
+			if err := gatepolicy.Ensure(ctx, direct, poolsOn); err != nil {
+				return fmt.Errorf("applying the MachinePool feature gate policy: %w", err)
+			}
 		}
 		// The rules that span two objects (config/crd/policies).
 		pols, binds, err := crd.AdmissionPolicies()
@@ -81,19 +84,27 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 	if err := mgr.Add(workloads); err != nil {
 		return nil, err
 	}
-	if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
+	log := ctrl.Log.WithName("setup")
+	if opts.Mode.RunsClusters() {
+		if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+			return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
+		}
 	}
 	if !poolsOn {
-		ctrl.Log.WithName("setup").Info("MachinePool feature gate is off: pool controllers not started")
+		log.Info("MachinePool feature gate is off: pool controllers not started")
 		return nil, nil
 	}
-	if err := (&kubeadmconfig.Reconciler{Workload: workloads, Clock: opts.Clock, TokenTTL: opts.BootstrapTokenTTL}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return nil, fmt.Errorf("setting up the KubeadmConfig controller: %w", err)
+	if opts.Mode.RunsClusters() {
+		if err := (&kubeadmconfig.Reconciler{Workload: workloads, Clock: opts.Clock, TokenTTL: opts.BootstrapTokenTTL}).SetupWithManager(ctx, mgr, copts); err != nil {
+			return nil, fmt.Errorf("setting up the KubeadmConfig controller: %w", err)
+		}
 	}
-	if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
-		return nil, fmt.Errorf("setting up the MachinePool controller: %w", err)
+	if opts.Mode.RunsMachinePools() {
+		if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+			return nil, fmt.Errorf("setting up the MachinePool controller: %w", err)
+		}
 	}
+	log.Info("Controllers set up", "mode", opts.Mode.String(), "clusters", opts.Mode.RunsClusters(), "machinePools", opts.Mode.RunsMachinePools())
 	registry := opts.Registry
 	if registry == nil {
 		registry = provider.All()

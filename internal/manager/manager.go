@@ -27,6 +27,10 @@ import (
 
 // Options configure the manager.
 type Options struct {
+	// Mode is how much of Cluster API the manager runs (ModeStandalone when
+	// empty): everything, or the part upstream Cluster API beside it leaves
+	// to mpool.
+	Mode Mode
 	// MetricsBindAddress serves Prometheus metrics; "0" disables them.
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables them.

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -280,7 +279,7 @@ func (c *PoolCollector) countInstances(ctx context.Context, g instanceGroup, mem
 		if !ok {
 			return fmt.Errorf("%T is not a per-instance object", o)
 		}
-		owner := metav1.GetControllerOfNoCopy(obj)
+		owner := contract.PoolOwner(obj, g.adapter.Kinds().Pool)
 		if owner == nil {
 			return nil
 		}

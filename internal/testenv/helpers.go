@@ -64,16 +64,21 @@ func (e *Env) ControlPlaneEndpoint(t testing.TB) clusterv1.APIEndpoint {
 // ControlPlaneEndpoint).
 func (e *Env) RegisterWorkloadCluster(t testing.TB, namespace, cluster string) {
 	t.Helper()
+	labels := map[string]string{"cluster.x-k8s.io/cluster-name": cluster}
 	for _, s := range []*corev1.Secret{
 		{
 			// Cluster API's names (workload.KubeconfigSecretName and
-			// KubeconfigDataKey; that package's tests use this one).
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster + "-kubeconfig"},
+			// KubeconfigDataKey; that package's tests use this one), and
+			// its cluster-name label: upstream's managers cache only the
+			// Secrets that carry it.
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster + "-kubeconfig", Labels: labels},
 			Data:       map[string][]byte{"value": e.Kubeconfig},
 		},
 		{
-			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster + "-ca"},
-			Data:       map[string][]byte{corev1.TLSCertKey: e.CAData},
+			// With the CA's key, as Cluster API keeps it: upstream's
+			// kubeadm bootstrap provider refuses a CA without one.
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: cluster + "-ca", Labels: labels},
+			Data:       map[string][]byte{corev1.TLSCertKey: e.CAData, corev1.TLSPrivateKeyKey: e.ControlPlane.CAKeyData()},
 		},
 	} {
 		if err := e.Client.Create(context.Background(), s); err != nil {

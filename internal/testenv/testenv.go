@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -51,11 +52,28 @@ type Env struct {
 // MPOOL_TEST_APISERVER_ARGS=--profiling=true to profile it in a benchmark.
 const APIServerArgsEnv = "MPOOL_TEST_APISERVER_ARGS"
 
+// Options tune the control plane of Start.
+type Options struct {
+	// CRDs, when set, chooses which of mpool's CRDs are installed (a test
+	// beside upstream Cluster API installs upstream's own core and
+	// bootstrap CRDs instead of mpool's copies).
+	CRDs func(*apiextensionsv1.CustomResourceDefinition) bool
+}
+
 // Start starts a control plane with mpool's CRDs installed.
-func Start(ctx context.Context) (*Env, error) {
-	crds, err := crd.CRDs()
+func Start(ctx context.Context) (*Env, error) { return StartWith(ctx, Options{}) }
+
+// StartWith starts a control plane with the CRDs o chooses installed.
+func StartWith(ctx context.Context, o Options) (*Env, error) {
+	all, err := crd.CRDs()
 	if err != nil {
 		return nil, err
+	}
+	crds := all[:0]
+	for _, c := range all {
+		if o.CRDs == nil || o.CRDs(c) {
+			crds = append(crds, c)
+		}
 	}
 	cp, err := kubeenv.Start(ctx, kubeenv.Options{Progress: os.Stderr, CRDs: crds, Conversion: conversion.ForConfig,
 		ExtraAPIServerArgs: strings.Fields(os.Getenv(APIServerArgsEnv))})
@@ -99,8 +117,13 @@ func Run(m *testing.M, env **Env) int { return RunWith(m, env, nil) }
 // package, and the teardown it returns (if any) runs after the tests and
 // before the control plane stops, so that no watch holds it up.
 func RunWith(m *testing.M, env **Env, setup func(*Env) (teardown func(), err error)) int {
+	return RunWithOptions(m, env, Options{}, setup)
+}
+
+// RunWithOptions is RunWith with a control plane tuned by o.
+func RunWithOptions(m *testing.M, env **Env, o Options, setup func(*Env) (teardown func(), err error)) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
-	e, err := Start(ctx)
+	e, err := StartWith(ctx, o)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: starting the control plane: %v\n", err)

@@ -11,9 +11,11 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -58,6 +60,9 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 				work = append(work, w)
 			}
 			if w := e.zoneLabelPatch(obj, in); w != nil {
+				work = append(work, w)
+			}
+			if w := e.ownerPatch(obj); w != nil {
 				work = append(work, w)
 			}
 		}
@@ -182,9 +187,11 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegrou
 	if t, ok := s.removing[in.ID]; ok {
 		obj.SetAnnotations(map[string]string{preview.DrainStartedAnnotation: t.UTC().Format(time.RFC3339)})
 	}
-	if err := controllerutil.SetControllerReference(s.pool, obj, e.c.Scheme()); err != nil {
+	gvk, err := apiutil.GVKForObject(s.pool, e.c.Scheme())
+	if err != nil {
 		return fmt.Errorf("owning %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 	}
+	obj.SetOwnerReferences([]metav1.OwnerReference{contract.PoolOwnerReference(s.pool, gvk)})
 	controllerutil.AddFinalizer(obj, e.a.Kinds().InstanceFinalizer)
 	e.a.WriteInstanceSpec(obj, in.ID, in.ProviderID)
 	if err := e.c.Create(ctx, obj); err != nil {
@@ -216,6 +223,28 @@ func (e *Engine) zoneLabelPatch(obj contract.InstanceObject, in scalegroup.Insta
 	return func(ctx context.Context) error {
 		return e.patchInstanceMeta(ctx, obj, "labelling the zone of", func(after contract.InstanceObject) {
 			after.SetLabels(withEntry(after.GetLabels(), contract.ZoneLabel, zone))
+		})
+	}
+}
+
+// ownerPatch returns the write that turns the controller reference to the
+// pool, which objects created by earlier versions carry, into the plain
+// owner reference contract.PoolOwner describes (so that Cluster API's
+// Machine controller can control the object), nil when there is none.
+func (e *Engine) ownerPatch(obj contract.InstanceObject) func(context.Context) error {
+	ref := contract.PoolOwner(obj, e.a.Kinds().Pool)
+	if ref == nil || !ptr.Deref(ref.Controller, false) {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		return e.patchInstanceMeta(ctx, obj, "releasing the controller reference of", func(after contract.InstanceObject) {
+			refs := slices.Clone(after.GetOwnerReferences())
+			for i := range refs {
+				if refs[i].UID == ref.UID {
+					refs[i].Controller = nil
+				}
+			}
+			after.SetOwnerReferences(refs)
 		})
 	}
 }
@@ -338,6 +367,27 @@ func (e *Engine) releaseInstanceObject(ctx context.Context, s *pass, obj contrac
 		if err := e.c.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
 			return fmt.Errorf("deleting %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 		}
+	}
+	return e.deleteMachineOf(ctx, obj)
+}
+
+// deleteMachineOf deletes the Machine that controls obj, if any: under
+// Cluster API's own MachinePool controller (ModeProviders) each
+// per-instance object has a Machine that controls it, and Cluster API
+// leaves deleting it to the infrastructure provider once the instance is
+// gone (as CAPA and CAPZ do), so that no Machine outlives its instance.
+// mpool's own MachinePool controller removes such Machines itself.
+func (e *Engine) deleteMachineOf(ctx context.Context, obj contract.InstanceObject) error {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil || ref.Kind != "Machine" {
+		return nil
+	}
+	if gv, err := schema.ParseGroupVersion(ref.APIVersion); err != nil || gv.Group != clusterv1.GroupVersion.Group {
+		return nil
+	}
+	m := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Namespace: obj.GetNamespace(), Name: ref.Name}}
+	if err := e.c.Delete(ctx, m, client.Preconditions{UID: &ref.UID}); err != nil && !kerrors.IsNotFound(err) && !kerrors.IsConflict(err) {
+		return fmt.Errorf("deleting Machine %s of %s %s: %w", ref.Name, e.a.Kinds().Instance, obj.GetName(), err)
 	}
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -236,7 +235,10 @@ func (e *Engine) instanceObjects(ctx context.Context, pool contract.Pool, ownerN
 	out := make(map[string]contract.InstanceObject, len(items))
 	for _, it := range items {
 		obj, ok := it.(contract.InstanceObject)
-		if !ok || !metav1.IsControlledBy(obj, pool) {
+		if !ok {
+			continue
+		}
+		if ref := contract.PoolOwner(obj, e.a.Kinds().Pool); ref == nil || ref.UID != pool.GetUID() {
 			continue
 		}
 		out[e.a.ReadInstance(obj).InstanceID] = obj

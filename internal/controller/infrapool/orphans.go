@@ -14,7 +14,6 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -62,7 +61,7 @@ func (r *OrphanReleaser) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		return ctrl.Result{}, nil
 	}
 	kind := r.Adapter.Kinds().Pool
-	if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == kind {
+	if ref := contract.PoolOwner(obj, kind); ref != nil {
 		pool := r.Adapter.NewPool()
 		err := r.Client.Get(ctx, types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}, pool)
 		switch {

@@ -59,9 +59,12 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 				!equalOwners(o, n) ||
 				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 		}))).
-		Owns(e.a.NewInstance(), builder.WithPredicates(changed(func(o, n client.Object) bool {
+		// Every owner: the pool's reference is not the controller's
+		// (contract.PoolOwner).
+		Owns(e.a.NewInstance(), builder.MatchEveryOwner, builder.WithPredicates(changed(func(o, n client.Object) bool {
 			return !equalAnnotations(o, n, preview.DrainStartedAnnotation) ||
-				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) ||
+				!equalOwners(o, n)
 		}))).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(e.machinePoolToPool),
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
@@ -170,7 +173,7 @@ func (e *Engine) nodeToPools(ctx context.Context, cluster types.NamespacedName, 
 		if !ok {
 			return nil
 		}
-		if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == e.a.Kinds().Pool {
+		if ref := contract.PoolOwner(obj, e.a.Kinds().Pool); ref != nil {
 			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}})
 		}
 		return nil
