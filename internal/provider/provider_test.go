@@ -8,9 +8,12 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
+	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/provider/local"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 // TestEveryProviderKeepsTheContract runs the contract suites on every
@@ -65,5 +68,21 @@ func TestSimulatedCloudTurnsOffWhatItDoesNotServe(t *testing.T) {
 	}
 	if got := NewConfigs(aws.ProviderName, eks.ProviderName); len(got) != 2 || got[eks.ProviderName].(*eks.Config).AWS != got[aws.ProviderName] {
 		t.Errorf("NewConfigs(aws, eks) = %v, want both, EKS sharing AWS's configuration", got)
+	}
+}
+
+// TestTagsMatchTheSimulatedCloud: the simulated cloud's faces read the
+// tags the providers write, and providers do not import the simulator, so
+// this test keeps them equal.
+func TestTagsMatchTheSimulatedCloud(t *testing.T) {
+	for _, tc := range []struct{ name, provider, face string }{
+		{name: "AWS model hash", provider: aws.TagModelHash, face: awsface.AWSTagModelHash},
+		{name: "AWS Kubernetes version", provider: aws.TagKubernetesVersion, face: awsface.AWSTagKubernetesVersion},
+		{name: "Azure model hash", provider: azure.TagModelHash, face: azureface.AzureTagModelHash},
+		{name: "Azure Kubernetes version", provider: azure.TagKubernetesVersion, face: azureface.AzureTagKubernetesVersion},
+	} {
+		if tc.provider != tc.face {
+			t.Errorf("%s: the provider writes tag %q, the face reads %q", tc.name, tc.provider, tc.face)
+		}
 	}
 }

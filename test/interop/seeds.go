@@ -151,8 +151,8 @@ func checkMachines(t *testing.T, f *itest.Fixture) {
 		ref := m.Spec.InfrastructureRef
 		owner := metav1.GetControllerOf(&m)
 		switch {
-		case ref.Kind != f.Provider.MachineKind || ref.Name != m.Name:
-			t.Errorf("Machine %s refers to %s %s, want its own %s", m.Name, ref.Kind, ref.Name, f.Provider.MachineKind)
+		case ref.Kind != f.Provider.MachineKind() || ref.Name != m.Name:
+			t.Errorf("Machine %s refers to %s %s, want its own %s", m.Name, ref.Kind, ref.Name, f.Provider.MachineKind())
 		case owner == nil || owner.Kind != "MachinePool" || owner.Name != f.Provider.PoolName:
 			t.Errorf("Machine %s is controlled by %+v, want MachinePool %s", m.Name, owner, f.Provider.PoolName)
 		case m.Labels[clusterv1.MachinePoolNameLabel] != f.Provider.PoolName || m.Labels[clusterv1.ClusterNameLabel] != f.Provider.ClusterName:
@@ -195,7 +195,7 @@ func poolMachine(t *testing.T, f *itest.Fixture) (*clusterv1.Machine, string) {
 				}
 			}
 		}
-		return fmt.Errorf("no instance has the providerID of any of the %d Machines' %ss", len(ms.Items), f.Provider.MachineKind)
+		return fmt.Errorf("no instance has the providerID of any of the %d Machines' %ss", len(ms.Items), f.Provider.MachineKind())
 	})
 	return machine, instance
 }
@@ -205,8 +205,8 @@ func Dump(f *itest.Fixture) string {
 	var b strings.Builder
 	lists := []schema.GroupVersionKind{
 		clusterv1.GroupVersion.WithKind("MachinePoolList"),
-		{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: f.Provider.PoolKind + "List"},
-		{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: f.Provider.MachineKind + "List"},
+		{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: f.Provider.PoolKind() + "List"},
+		{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: f.Provider.MachineKind() + "List"},
 		clusterv1.GroupVersion.WithKind("MachineList"),
 	}
 	for _, gvk := range lists {

@@ -2,7 +2,6 @@ package aws
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,8 +38,6 @@ const (
 	TagKubernetesClusterPrefix = "kubernetes.io/cluster/"
 	// TagName is the instances' Name (the pool's name, as CAPA's).
 	TagName = "Name"
-	// TagPool names the AWSMachinePool ("namespace/name").
-	TagPool = "mpool.dev/pool"
 )
 
 // CAPA's defaults for looking an AMI up by Kubernetes version, as in
@@ -66,64 +63,57 @@ const (
 
 // Adapter maps AWSMachinePool and AWSMachinePoolMachine onto the infrapool
 // engine; their Auto Scaling Groups are placed by the AWSCluster.
-type Adapter struct{}
+type Adapter struct {
+	kit.Objects[infrav1.AWSMachinePool, infrav1.AWSMachinePoolMachine, infrav1.AWSMachinePoolMachineList, infrav1.AWSCluster]
+}
 
 var _ contract.Adapter = Adapter{}
 
 // Kinds implements contract.Adapter.
-func (Adapter) Kinds() contract.Kinds {
-	return contract.Kinds{
-		Provider:          ProviderName,
-		Pool:              "AWSMachinePool",
-		Instance:          "AWSMachinePoolMachine",
-		PoolFinalizer:     infrav1.AWSMachinePoolFinalizer,
-		InstanceFinalizer: infrav1.AWSMachinePoolMachineFinalizer,
-		InfraCluster:      infrav1.AWSClusterKind,
-	}
+func (a Adapter) Kinds() contract.Kinds {
+	return a.Named(contract.Kinds{Provider: ProviderName, PoolFinalizer: infrav1.AWSMachinePoolFinalizer, InstanceFinalizer: infrav1.AWSMachinePoolMachineFinalizer})
 }
-
-// NewPool implements contract.Adapter.
-func (Adapter) NewPool() contract.Pool { return &infrav1.AWSMachinePool{} }
-
-// NewInstance implements contract.Adapter.
-func (Adapter) NewInstance() contract.InstanceObject { return &infrav1.AWSMachinePoolMachine{} }
-
-// NewInstanceList implements contract.Adapter.
-func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.AWSMachinePoolMachineList{} }
-
-// NewInfraCluster implements contract.Adapter.
-func (Adapter) NewInfraCluster() client.Object { return &infrav1.AWSCluster{} }
 
 // GroupRef implements contract.Adapter: the ASG lives in the AWSCluster's
 // region, reached with its identity: an AWSClusterStaticIdentity, or the
 // manager's own credentials for none or AWSClusterControllerIdentity.
-func (Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
+func (a Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
 	pool := p.(*infrav1.AWSMachinePool)
-	ac, ok := infra.(*infrav1.AWSCluster)
-	if !ok || ac == nil {
-		return scalegroup.Ref{}, fmt.Errorf("an AWSMachinePool needs its Cluster's AWSCluster, got %T", infra)
+	ac, err := a.InfraCluster(infra)
+	if err != nil {
+		return scalegroup.Ref{}, err
 	}
 	if ac.Spec.Region == "" {
 		return scalegroup.Ref{}, fmt.Errorf("AWSCluster %s has no spec.region: set the region the Auto Scaling Group is created in", ac.Name)
 	}
-	ref := scalegroup.Ref{
-		Name:      GroupName(pool.Namespace, pool.Name),
-		Scope:     ac.Spec.Region,
-		Namespace: pool.Namespace,
+	creds, err := CredentialsOf(ac.Spec.IdentityRef, "AWSCluster "+ac.Name)
+	if err != nil {
+		return scalegroup.Ref{}, err
 	}
-	if id := ac.Spec.IdentityRef; id != nil {
-		switch id.Kind {
-		case infrav1.AWSClusterStaticIdentityKind:
-			ref.Credentials = CredentialsPrefix + id.Name
-		case "AWSClusterControllerIdentity", "":
-			// The manager's own credentials, as CAPA's controller identity.
-		case "AWSClusterRoleIdentity":
-			return scalegroup.Ref{}, fmt.Errorf("AWSCluster %s's spec.identityRef is an AWSClusterRoleIdentity, which mpool does not support yet: use an AWSClusterStaticIdentity, or AWSClusterControllerIdentity for the manager's own credentials", ac.Name)
-		default:
-			return scalegroup.Ref{}, fmt.Errorf("AWSCluster %s's spec.identityRef is a %s; mpool reads AWSClusterStaticIdentity and AWSClusterControllerIdentity", ac.Name, id.Kind)
-		}
+	return scalegroup.Ref{
+		Name:        GroupName(pool.Namespace, pool.Name),
+		Scope:       ac.Spec.Region,
+		Namespace:   pool.Namespace,
+		Credentials: creds,
+	}, nil
+}
+
+// CredentialsOf is the Ref.Credentials of an AWS infrastructure object's
+// spec.identityRef id (owner names the object in errors, e.g. "AWSCluster
+// capa"): an AWSClusterStaticIdentity's, or "" (the manager's own
+// credentials, as CAPA's controller identity) for none or an
+// AWSClusterControllerIdentity.
+func CredentialsOf(id *infrav1.AWSIdentityReference, owner string) (string, error) {
+	switch {
+	case id == nil, id.Kind == "AWSClusterControllerIdentity", id.Kind == "":
+		return "", nil
+	case id.Kind == infrav1.AWSClusterStaticIdentityKind:
+		return CredentialsPrefix + id.Name, nil
+	case id.Kind == "AWSClusterRoleIdentity":
+		return "", fmt.Errorf("%s's spec.identityRef is an AWSClusterRoleIdentity, which mpool does not support yet: use an AWSClusterStaticIdentity, or AWSClusterControllerIdentity for the manager's own credentials", owner)
+	default:
+		return "", fmt.Errorf("%s's spec.identityRef is a %s; mpool reads AWSClusterStaticIdentity and AWSClusterControllerIdentity", owner, id.Kind)
 	}
-	return ref, nil
 }
 
 // GroupName is the Auto Scaling Group (and launch template) of the
@@ -134,11 +124,11 @@ func GroupName(namespace, name string) string {
 }
 
 // Desired implements contract.Adapter.
-func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
+func (a Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
 	pool := p.(*infrav1.AWSMachinePool)
-	ac, _ := owner.InfraCluster.(*infrav1.AWSCluster)
-	if ac == nil {
-		return contract.Desired{}, fmt.Errorf("the Cluster's AWSCluster is not available")
+	ac, err := a.InfraCluster(owner.InfraCluster)
+	if err != nil {
+		return contract.Desired{}, err
 	}
 	spec := pool.Spec
 	t := spec.AWSLaunchTemplate
@@ -164,11 +154,11 @@ func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired,
 	lt := LaunchTemplate{
 		AMI:                   ami,
 		IAMInstanceProfile:    t.IamInstanceProfile,
-		RootVolume:            volume(t.RootVolume),
+		RootVolume:            VolumeOf(t.RootVolume),
 		CapacityReservationID: ptr.Deref(t.CapacityReservationID, ""),
 	}
 	for i := range t.NonRootVolumes {
-		lt.NonRootVolumes = append(lt.NonRootVolumes, *volume(&t.NonRootVolumes[i]))
+		lt.NonRootVolumes = append(lt.NonRootVolumes, *VolumeOf(&t.NonRootVolumes[i]))
 	}
 	switch {
 	case t.SSHKeyName != nil:
@@ -186,14 +176,7 @@ func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired,
 	if s := t.SpotMarketOptions; s != nil {
 		lt.Spot = &Spot{MaxPrice: ptr.Deref(s.MaxPrice, "")}
 	}
-	if m := t.InstanceMetadataOptions; m != nil {
-		lt.Metadata = &Metadata{HTTPEndpoint: m.HTTPEndpoint, HTTPPutResponseHopLimit: int32(m.HTTPPutResponseHopLimit),
-			HTTPTokens: m.HTTPTokens, InstanceMetadataTags: m.InstanceMetadataTags}
-	}
-	if d := t.PrivateDNSName; d != nil {
-		lt.PrivateDNSName = &PrivateDNSName{EnableResourceNameDNSAAAARecord: d.EnableResourceNameDNSAAAARecord,
-			EnableResourceNameDNSARecord: d.EnableResourceNameDNSARecord, HostnameType: ptr.Deref(d.HostnameType, "")}
-	}
+	lt.Metadata, lt.PrivateDNSName = MetadataOf(t.InstanceMetadataOptions), PrivateDNSNameOf(t.PrivateDNSName)
 
 	zones := slices.Clone(spec.AvailabilityZones)
 	if len(zones) == 0 && owner.MachinePool != nil {
@@ -350,7 +333,9 @@ func sortedUnique(s []string) []string {
 	return slices.Compact(out)
 }
 
-func volume(v *infrav1.Volume) *Volume {
+// VolumeOf maps a launch template's volume (nil for none), as the AWS
+// and EKS providers write it.
+func VolumeOf(v *infrav1.Volume) *Volume {
 	if v == nil {
 		return nil
 	}
@@ -360,6 +345,26 @@ func volume(v *infrav1.Volume) *Volume {
 		out.Throughput = int32(*v.Throughput)
 	}
 	return out
+}
+
+// MetadataOf maps a launch template's instance metadata options (nil for
+// none), as the AWS and EKS providers write them.
+func MetadataOf(m *infrav1.InstanceMetadataOptions) *Metadata {
+	if m == nil {
+		return nil
+	}
+	return &Metadata{HTTPEndpoint: m.HTTPEndpoint, HTTPPutResponseHopLimit: int32(m.HTTPPutResponseHopLimit),
+		HTTPTokens: m.HTTPTokens, InstanceMetadataTags: m.InstanceMetadataTags}
+}
+
+// PrivateDNSNameOf maps a launch template's private DNS name options (nil
+// for none), as the AWS and EKS providers write them.
+func PrivateDNSNameOf(d *infrav1.PrivateDNSName) *PrivateDNSName {
+	if d == nil {
+		return nil
+	}
+	return &PrivateDNSName{EnableResourceNameDNSAAAARecord: d.EnableResourceNameDNSAAAARecord,
+		EnableResourceNameDNSARecord: d.EnableResourceNameDNSARecord, HostnameType: ptr.Deref(d.HostnameType, "")}
 }
 
 // allProcesses are the ASG processes CAPA's suspendProcesses.all suspends.
@@ -395,20 +400,13 @@ func suspendedProcesses(s *infrav1.SuspendProcessesTypes) []string {
 // tags are the AWSCluster's and the pool's additional tags and CAPA's
 // tags of the owning cluster and role, the instances' Name and the pool.
 func tags(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, owner contract.Owner) map[string]string {
-	out := map[string]string{}
-	maps.Copy(out, ac.Spec.AdditionalTags)
-	maps.Copy(out, pool.Spec.AdditionalTags)
-	cluster := ""
-	if owner.MachinePool != nil {
-		cluster = owner.MachinePool.Spec.ClusterName
-	}
-	if cluster != "" {
+	out := kit.PoolTags(pool, ac.Spec.AdditionalTags, pool.Spec.AdditionalTags)
+	if cluster := owner.ClusterName(); cluster != "" {
 		out[TagClusterPrefix+cluster] = "owned"
 		out[TagKubernetesClusterPrefix+cluster] = "owned"
 	}
 	out[TagRole] = "node"
 	out[TagName] = pool.Name
-	out[TagPool] = pool.Namespace + "/" + pool.Name
 	return out
 }
 
@@ -417,21 +415,16 @@ func tags(pool *infrav1.AWSMachinePool, ac *infrav1.AWSCluster, owner contract.O
 // and the engine's conditions mirrored under CAPA's names. The launch
 // template is left as it is when the report does not name it (the
 // reconcile that creates the ASG).
-func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
+func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AWSMachinePool)
 	st := &pool.Status
-	st.InfrastructureMachineKind = r.InfrastructureMachineKind
-	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
-	st.ObservedGeneration = r.ObservedGeneration
+	observed := a.Pool(pool).Write(r)
 	kit.MirrorConditions(pool, conditionAliases)
 	setLifecycleHookCondition(pool)
 	noteSuspendedProcesses(pool)
-	if !r.Observed {
+	if !observed {
 		return
 	}
-	pool.Spec.ProviderIDList = r.ProviderIDList
-	st.Ready = r.Ready
-	st.Replicas = r.Replicas
 	st.ASGStatus = nil
 	if op := r.Operation; op != nil && op.Type == scalegroup.OperationDelete {
 		st.ASGStatus = ptr.To(asgDeleteInProgress)
@@ -470,20 +463,14 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 	},
 }
 
-// WriteInstanceSpec implements contract.Adapter.
-func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
-	m := obj.(*infrav1.AWSMachinePoolMachine)
-	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
-}
-
 // WriteInstanceStatus implements contract.Adapter. The launch template
 // version is the one the ASG reports the instance launched from; failing
 // that, an instance of an older model's (its ModelHash says it, see
 // "Carrying the model hash" in the package doc).
-func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
-	st := &obj.(*infrav1.AWSMachinePoolMachine).Status
-	st.Ready = r.Ready
-	st.LatestModelApplied = r.LatestModelApplied
+func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
+	m := obj.(*infrav1.AWSMachinePoolMachine)
+	a.Instance(m).WriteStatus(r)
+	st := &m.Status
 	st.LifecycleState = lifecycleState(r.State)
 	st.AvailabilityZone = r.Zone
 	st.LaunchTemplateVersion = ""
@@ -493,9 +480,6 @@ func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Insta
 	if t := r.Template; t != nil && t.Version != "" {
 		st.LaunchTemplateVersion = t.Version
 	}
-	st.Version = r.Version
-	st.NodeRef = r.NodeRef
-	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
 }
 
 // lifecycleState is the instance's state in Auto Scaling's terms, from
@@ -558,7 +542,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // Running — or Failed when the object records a failure, which the ASG
 // still holds in service — and Terminating (and its :Wait and :Proceed)
 // Deleting.
-func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AWSMachinePoolMachine)
 	st := &m.Status
 	var state contract.InstanceState
@@ -572,10 +556,5 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	case cloud != "":
 		state = contract.InstanceRunning
 	}
-	return kit.InstanceView(m, kit.InstanceRecord{
-		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
-		CloudState: st.LifecycleState, State: state, Zone: st.AvailabilityZone,
-		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
-		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
-	})
+	return a.Instance(m).View(st.LifecycleState, state, st.AvailabilityZone)
 }

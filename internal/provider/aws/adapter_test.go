@@ -12,6 +12,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -132,7 +133,7 @@ func TestDesiredSeed(t *testing.T) {
 	for k, v := range map[string]string{
 		"env": "pool", "team": "a",
 		TagClusterPrefix + "capa": "owned", TagKubernetesClusterPrefix + "capa": "owned",
-		TagRole: "node", TagName: "capa-mp-0", TagPool: "ns/capa-mp-0",
+		TagRole: "node", TagName: "capa-mp-0", kit.TagPool: "ns/capa-mp-0",
 	} {
 		if m.Tags[k] != v {
 			t.Errorf("tag %s = %q, want %q", k, m.Tags[k], v)

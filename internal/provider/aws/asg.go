@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
@@ -30,24 +29,15 @@ import (
 // when it first saw each instance (Auto Scaling does not report launch
 // times), and its SDK clients.
 type ASGs struct {
-	opts  Options
-	base  aws.Config
-	clock clock.PassiveClock
-
-	// clients are the SDK clients by region and credentials.
-	clients kit.ClientCache[clientKey, *sdkClients]
+	opts    Options
+	clock   clock.PassiveClock
+	clients *Clients[*sdkClients]
 
 	mu   sync.Mutex
 	seen map[string]map[string]time.Time
 }
 
 var _ scalegroup.ScaleGroup = (*ASGs)(nil)
-
-// clientKey identifies a region reached with one set of credentials.
-type clientKey struct {
-	region string
-	creds  aws.CredentialsProvider
-}
 
 // sdkClients are the clients of one region and set of credentials.
 type sdkClients struct {
@@ -66,7 +56,9 @@ func New(opts Options) (*ASGs, error) {
 	if opts.Endpoint != "" {
 		lo = append(lo, config.WithBaseEndpoint(opts.Endpoint))
 	}
-	base, err := NewSDKConfig(opts.Region, opts.HTTPClient, lo...)
+	clients, err := NewClients(opts.Region, opts.HTTPClient, func(cfg aws.Config) *sdkClients {
+		return &sdkClients{asg: autoscaling.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg)}
+	}, lo...)
 	if err != nil {
 		return nil, fmt.Errorf("aws auto scaling groups: %w", err)
 	}
@@ -74,34 +66,7 @@ func New(opts Options) (*ASGs, error) {
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &ASGs{opts: opts, base: base, clock: c, seen: map[string]map[string]time.Time{}}, nil
-}
-
-// NewSDKConfig returns the SDK configuration the AWS and EKS providers build
-// their clients from: in region ("" for the SDK's resolution), carried by
-// hc (nil for the SDK's own client), with extra load options. The SDK's
-// retries are off (the engine retries, so one logical call is one
-// request) and it has no credentials: each call's are its Ref's, resolved
-// per call, never the default chain's by accident.
-func NewSDKConfig(region string, hc *http.Client, extra ...func(*config.LoadOptions) error) (aws.Config, error) {
-	lo := append([]func(*config.LoadOptions) error{
-		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
-		config.WithRetryMaxAttempts(1),
-		config.WithCredentialsProvider(aws.AnonymousCredentials{}),
-	}, extra...)
-	if region != "" {
-		lo = append(lo, config.WithRegion(region))
-	}
-	cfg, err := config.LoadDefaultConfig(context.Background(), lo...)
-	if err != nil {
-		return aws.Config{}, fmt.Errorf("loading the SDK's configuration: %w", err)
-	}
-	if hc != nil {
-		// Set after loading: the caller's client owns its TLS settings
-		// (AWS_CA_BUNDLE applies to the SDK's own client only).
-		cfg.HTTPClient = hc
-	}
-	return cfg, nil
+	return &ASGs{opts: opts, clock: c, clients: clients, seen: map[string]map[string]time.Time{}}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: the engine picks every
@@ -115,11 +80,7 @@ func (*ASGs) Capabilities() scalegroup.Capabilities { return scalegroup.Capabili
 // group has fewer instances than its capacity and launches none does it
 // read the latest scaling activity too, to report why in Group.Message.
 func (s *ASGs) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Group, error) {
-	c, err := s.resolve(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("getting auto scaling group %s: %w", ref, err)
-	}
-	asg, err := describeGroup(ctx, c, ref)
+	c, asg, err := s.observe(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("getting auto scaling group %s: %w", ref, err)
 	}
@@ -179,11 +140,7 @@ func (s *ASGs) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.Gr
 	if err != nil {
 		return nil, fmt.Errorf("applying auto scaling group %s: %w", ref, err)
 	}
-	c, err := s.resolve(ctx, ref)
-	if err != nil {
-		return nil, fmt.Errorf("applying auto scaling group %s: %w", ref, err)
-	}
-	asg, err := describeGroup(ctx, c, ref)
+	c, asg, err := s.observe(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("applying auto scaling group %s: %w", ref, err)
 	}
@@ -397,15 +354,11 @@ func (s *ASGs) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []st
 	if len(ids) == 0 {
 		return nil
 	}
-	c, err := s.resolve(ctx, ref)
+	c, asg, err := s.observe(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("deleting instances %v of auto scaling group %s: %w", ids, ref, err)
 	}
-	asg, err := describeGroup(ctx, c, ref)
-	if err != nil || asg == nil {
-		if err != nil {
-			return fmt.Errorf("deleting instances %v of auto scaling group %s: %w", ids, ref, err)
-		}
+	if asg == nil {
 		return nil
 	}
 	var todo []string
@@ -447,11 +400,7 @@ func (s *ASGs) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []st
 // left; either already gone is success. It returns without waiting: Get
 // reports the ASG with a Delete operation until AWS has removed it.
 func (s *ASGs) Delete(ctx context.Context, ref scalegroup.Ref) error {
-	c, err := s.resolve(ctx, ref)
-	if err != nil {
-		return fmt.Errorf("deleting auto scaling group %s: %w", ref, err)
-	}
-	asg, err := describeGroup(ctx, c, ref)
+	c, asg, err := s.observe(ctx, ref)
 	if err != nil {
 		return fmt.Errorf("deleting auto scaling group %s: %w", ref, err)
 	}
@@ -483,6 +432,18 @@ var regionRE = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]+$`)
 
 // resolve checks a Ref and returns the clients of its region, reached with
 // its credentials.
+// observe reads what a call starts from: the clients of ref's region and
+// credentials, and its group as Auto Scaling describes it (nil when it
+// does not exist).
+func (s *ASGs) observe(ctx context.Context, ref scalegroup.Ref) (*sdkClients, *asgtypes.AutoScalingGroup, error) {
+	c, err := s.resolve(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	asg, err := describeGroup(ctx, c, ref)
+	return c, asg, err
+}
+
 func (s *ASGs) resolve(ctx context.Context, ref scalegroup.Ref) (*sdkClients, error) {
 	if !nameRE.MatchString(ref.Name) {
 		return nil, scalegroup.NewInvalid(fmt.Sprintf("%q is not a valid auto scaling group and launch template name: 3 to 128 letters, digits and ().-/_", ref.Name))
@@ -498,18 +459,7 @@ func (s *ASGs) resolve(ctx context.Context, ref scalegroup.Ref) (*sdkClients, er
 	if err != nil {
 		return nil, err
 	}
-	return s.clientsFor(region, creds), nil
-}
-
-// clientsFor returns the clients of a region and credentials, cached
-// while the resolver returns the same credentials.
-func (s *ASGs) clientsFor(region string, creds aws.CredentialsProvider) *sdkClients {
-	c, _ := s.clients.Get(clientKey{region: region, creds: creds}, func() (*sdkClients, error) {
-		cfg := s.base.Copy()
-		cfg.Region, cfg.Credentials = region, creds
-		return &sdkClients{asg: autoscaling.NewFromConfig(cfg), ec2: ec2.NewFromConfig(cfg)}, nil
-	})
-	return c
+	return s.clients.For(region, creds), nil
 }
 
 // describeGroup reads the ASG named by ref, nil when there is none.

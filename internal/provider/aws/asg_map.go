@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -59,28 +60,16 @@ type desired struct {
 // desiredOf reads the provider's parts of a spec's model.
 func desiredOf(spec scalegroup.GroupSpec) (desired, error) {
 	var d desired
-	switch p := spec.Model.Provider.(type) {
-	case LaunchTemplate:
-		d.template = p
-	case *LaunchTemplate:
-		if p != nil {
-			d.template = *p
-		}
-	case nil:
-	default:
-		return d, scalegroup.NewInvalid(fmt.Sprintf("the model's provider part is a %T, not an aws.LaunchTemplate", p))
+	var err error
+	if d.template, _, err = kit.ModelPart[LaunchTemplate](spec.Model.Provider, "the model's provider part"); err != nil {
+		return d, err
 	}
-	switch p := spec.Model.InPlace.(type) {
-	case GroupSettings:
-		d.settings = p
-	case *GroupSettings:
-		if p != nil {
-			d.settings = *p
-		}
-	case nil:
+	var set bool
+	if d.settings, set, err = kit.ModelPart[GroupSettings](spec.Model.InPlace, "the model's in-place settings"); err != nil {
+		return d, err
+	}
+	if !set {
 		d.settings = GroupSettings{MinSize: 0, MaxSize: spec.Capacity}
-	default:
-		return d, scalegroup.NewInvalid(fmt.Sprintf("the model's in-place settings are a %T, not aws.GroupSettings", p))
 	}
 	if spec.Model.InstanceType == "" {
 		return d, scalegroup.NewInvalid("the model has no instance type")

@@ -24,10 +24,7 @@ func TestTemplateReported(t *testing.T) {
 	// The group and each instance name the launch template and version
 	// they launch from: the AWSMachinePool's launchTemplateID and
 	// launchTemplateVersion, each AWSMachinePoolMachine's version.
-	e := startAWS(t, nil, defaultSim())
-	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", token1))
-	g := e.settle(t, r)
+	e, r, g := startSettled(t)
 	id := e.templateID(t, "pool0")
 	want := scalegroup.TemplateRef{ID: id, Version: "1"}
 	if g.Template == nil || *g.Template != want {
@@ -43,12 +40,12 @@ func TestTemplateReported(t *testing.T) {
 	// instances keep theirs, the new one has the new.
 	s := spec(3, "h2", token1)
 	s.Model.InstanceType = "m5.xlarge"
-	g = e.apply(t, r, s)
+	g = e.Apply(t, r, s)
 	want2 := scalegroup.TemplateRef{ID: id, Version: "2"}
 	if g.Template == nil || *g.Template != want2 {
 		t.Fatalf("Apply of a new model: template %+v, want %+v", g.Template, want2)
 	}
-	g = e.settle(t, r)
+	g = e.Settle(t, r)
 	if g.Template == nil || *g.Template != want2 {
 		t.Fatalf("Get after a new model: template %+v, want %+v", g.Template, want2)
 	}

@@ -16,29 +16,21 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv/cloudtest"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
-	"github.com/mpool-dev/mpool/sim/server"
 )
-
-// bootDelay is how long the simulated instances take to boot: on the fake
-// clock, so a test steps it rather than waiting.
-const bootDelay = 10 * time.Second
 
 // env is a simulated cloud, on a fake clock, and the AWS ScaleGroup
 // pointed at its AWS face with the real SDK.
 type env struct {
-	srv   *server.Server
-	clk   *clocktesting.FakeClock
+	*cloudtest.Env
 	sg    *aws.ASGs
 	wire  *wire
 	creds *testCredentials
-	url   string
 }
 
 // testCredentials resolves every Ref to one access key (the face's
@@ -108,30 +100,35 @@ func (w *wire) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func startAWS(t testing.TB, face *awsface.AWSFace, sim core.Simulation) *env {
+// startAWS starts a simulated cloud serving the default AWS face with
+// cloudtest.DefaultSimulation, and the ScaleGroup.
+func startAWS(t testing.TB) *env { return startAWSWith(t, nil, cloudtest.DefaultSimulation) }
+
+// startAWSWith starts a simulated cloud serving face (nil: the default AWS
+// face) with sim on a fake clock, and the ScaleGroup.
+func startAWSWith(t testing.TB, face *awsface.AWSFace, sim core.Simulation) *env {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(time.Now())
-	opts := core.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim}
+	o := cloudtest.Options{Face: awsface.AWSFaceName, Simulation: sim}
 	if face != nil {
-		opts.Faces = []core.Face{face}
+		o.Faces = []core.Face{face}
 	}
-	srv, err := cloudsim.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	u := srv.FaceURL(awsface.AWSFaceName)
-	w := &wire{}
-	creds := &testCredentials{}
-	sg, err := aws.New(aws.Options{Endpoint: u, HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: w},
-		Credentials: creds, Region: awsface.AWSDefaultRegion, Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{srv: srv, clk: clk, sg: sg, wire: w, creds: creds, url: u}
+	e := &env{wire: &wire{}, creds: &testCredentials{}}
+	e.Env = cloudtest.Start(t, o, func(c *cloudtest.Env) (sg scalegroup.ScaleGroup, err error) {
+		e.sg, err = aws.New(aws.Options{Endpoint: c.FaceURL(), HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: e.wire},
+			Credentials: e.creds, Region: awsface.AWSDefaultRegion, Clock: c.Clk})
+		return e.sg, err
+	})
+	return e
 }
 
-func defaultSim() core.Simulation { return core.Simulation{BootDelay: bootDelay} }
+// startSettled starts the cloud and the ScaleGroup with the group pool0 at
+// rest: 2 instances running model h1.
+func startSettled(t testing.TB) (*env, scalegroup.Ref, *scalegroup.Group) {
+	t.Helper()
+	e, r := startAWS(t), ref("pool0")
+	e.Apply(t, r, spec(2, "h1", token1))
+	return e, r, e.Settle(t, r)
+}
 
 func ref(name string) scalegroup.Ref {
 	return scalegroup.Ref{Name: name, Scope: awsface.AWSDefaultRegion, Namespace: "default"}
@@ -163,30 +160,8 @@ func spec(capacity int32, hash, customData string) scalegroup.GroupSpec {
 
 const token1 = "#cloud-config\n# token abcdef.0123456789abcdef\n"
 
-// requests counts the AWS face's requests by operation since the last
-// reset.
-type requests map[string]int64
-
-func awsRequests(srv *server.Server) requests {
-	out := requests{}
-	for _, r := range srv.Stats().Requests {
-		if r.Face == awsface.AWSFaceName {
-			out[r.Operation] += r.Count
-		}
-	}
-	return out
-}
-
-func (r requests) total() int64 {
-	var n int64
-	for _, c := range r {
-		n += c
-	}
-	return n
-}
-
 // writes are the requests that change something.
-func (r requests) writes() int64 {
+func writes(r cloudtest.Requests) int64 {
 	var n int64
 	for op, c := range r {
 		if !strings.Contains(op, ".Describe") {
@@ -196,74 +171,24 @@ func (r requests) writes() int64 {
 	return n
 }
 
-func (e *env) apply(t testing.TB, r scalegroup.Ref, s scalegroup.GroupSpec) *scalegroup.Group {
-	t.Helper()
-	g, err := e.sg.Apply(context.Background(), r, s)
-	if err != nil {
-		t.Fatalf("Apply %s: %v", r.Name, err)
-	}
-	return g
+// groupKey is the simulated cloud's key of the Auto Scaling Group name.
+func groupKey(name string) core.GroupKey {
+	return awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, name)
 }
 
-func (e *env) get(t testing.TB, r scalegroup.Ref) *scalegroup.Group {
-	t.Helper()
-	g, err := e.sg.Get(context.Background(), r)
-	if err != nil {
-		t.Fatalf("Get %s: %v", r.Name, err)
-	}
-	return g
-}
-
-// settle steps the fake clock past the boot delay and returns the group
-// once it is at rest with every instance running (bounded: the simulation
-// advances on each read).
-func (e *env) settle(t testing.TB, r scalegroup.Ref) *scalegroup.Group {
-	t.Helper()
-	e.clk.Step(bootDelay + time.Second)
-	var g *scalegroup.Group
-	for range 20 {
-		g = e.get(t, r)
-		if !g.Pending() && !slices.ContainsFunc(g.Instances, func(in scalegroup.Instance) bool { return in.State != scalegroup.StateRunning }) {
-			return g
-		}
-		e.clk.Step(time.Second)
-	}
-	t.Fatalf("group %s did not settle: %+v", r.Name, g)
-	return nil
-}
-
-// cloudGroup is the core's view of an Auto Scaling Group.
-func (e *env) cloudGroup(t testing.TB, name string) *core.Group {
-	t.Helper()
-	k := awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, name)
-	g, err := e.srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
-	if err != nil {
-		t.Fatalf("the cloud's group %s: %v", name, err)
-	}
-	return g
-}
-
-// customData is the user data the group's new instances launch with.
-func (e *env) customData(t testing.TB, name string) string {
-	t.Helper()
-	k := awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, name)
-	cd, err := e.srv.Cloud().Scope(k.Face, k.Scope).CustomData(k.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(cd)
-}
-
-// ec2Client is an EC2 client of the face's default key, to look at what
-// the provider wrote.
-func (e *env) ec2Client() *ec2.Client {
-	return ec2.NewFromConfig(awssdk.Config{
+// sdkConfig is the SDK configuration of the face's default key, for
+// clients that look at what the provider wrote.
+func (e *env) sdkConfig() awssdk.Config {
+	return awssdk.Config{
 		Region:           awsface.AWSDefaultRegion,
 		Credentials:      credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
-		BaseEndpoint:     awssdk.String(e.url),
+		BaseEndpoint:     awssdk.String(e.FaceURL()),
 		RetryMaxAttempts: 1,
-	})
+	}
 }
+
+// ec2Client is an EC2 client of the face's default key.
+func (e *env) ec2Client() *ec2.Client { return ec2.NewFromConfig(e.sdkConfig()) }
 
 // versions are the numbers of the group's launch template's versions.
 func (e *env) versions(t testing.TB, name string) []int64 {
@@ -288,39 +213,23 @@ func hashes(g *scalegroup.Group) map[string]int {
 	return out
 }
 
-func ids(g *scalegroup.Group) []string {
-	var out []string
-	for _, in := range g.Instances {
-		out = append(out, in.ID)
-	}
-	return out
-}
-
-func TestTagsMatchTheSimulatedAWS(t *testing.T) {
-	// The face reads the tags the provider writes; the provider does not
-	// import the simulator, so this test keeps them equal.
-	if aws.TagModelHash != awsface.AWSTagModelHash || aws.TagKubernetesVersion != awsface.AWSTagKubernetesVersion {
-		t.Fatalf("tags %q %q, the face's %q %q", aws.TagModelHash, aws.TagKubernetesVersion, awsface.AWSTagModelHash, awsface.AWSTagKubernetesVersion)
-	}
-}
-
 func TestCreate(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
+	e := startAWS(t)
 	r := ref("pool0")
 
-	g := e.apply(t, r, spec(2, "h1", token1))
+	g := e.Apply(t, r, spec(2, "h1", token1))
 	if g.Capacity != 2 || g.ModelHash != "h1" || !g.Pending() {
 		t.Fatalf("applied group: capacity %d hash %q operation %+v", g.Capacity, g.ModelHash, g.Operation)
 	}
 	// A create: the describe that found nothing, the AMI lookup, the
 	// launch template and the group.
-	if got := awsRequests(e.srv); got[awsface.OpAWSDescribeAutoScalingGroups] != 1 || got[awsface.OpAWSDescribeImages] != 1 ||
-		got[awsface.OpAWSCreateLaunchTemplate] != 1 || got[awsface.OpAWSCreateAutoScalingGroup] != 1 || got.total() != 4 {
+	if got := e.Requests(); got[awsface.OpAWSDescribeAutoScalingGroups] != 1 || got[awsface.OpAWSDescribeImages] != 1 ||
+		got[awsface.OpAWSCreateLaunchTemplate] != 1 || got[awsface.OpAWSCreateAutoScalingGroup] != 1 || got.Total() != 4 {
 		t.Fatalf("requests of a create: %v", got)
 	}
 
-	g = e.settle(t, r)
-	cg := e.cloudGroup(t, "pool0")
+	g = e.Settle(t, r)
+	cg := e.CloudGroup(t, groupKey("pool0"))
 	if len(g.Instances) != 2 || g.Operation != nil || g.ModelHash != "h1" {
 		t.Fatalf("settled group: %+v", g)
 	}
@@ -335,15 +244,15 @@ func TestCreate(t *testing.T) {
 	// What reached the cloud: the looked-up AMI, the type, user data, the
 	// tags and the version the Nodes report.
 	wantAMI := awsface.AWSImageID(awsface.AWSDefaultRegion, awsface.AWSImageName("v1.31.2"))
-	if cg.Model.InstanceType != "m5.large" || cg.Model.Image != wantAMI || e.customData(t, "pool0") != token1 ||
+	if cg.Model.InstanceType != "m5.large" || cg.Model.Image != wantAMI || e.CustomData(t, groupKey("pool0")) != token1 ||
 		cg.Model.Tags["team"] != "a" || cg.Model.Extra[core.ExtraVersion] != "v1.31.2" {
 		t.Fatalf("the cloud's model: %+v", cg.Model)
 	}
 
 	// Get costs one describe.
-	e.srv.ResetStats()
-	e.get(t, r)
-	if got := awsRequests(e.srv); got.total() != 1 || got[awsface.OpAWSDescribeAutoScalingGroups] != 1 {
+	e.Srv.ResetStats()
+	e.Get(t, r)
+	if got := e.Requests(); got.Total() != 1 || got[awsface.OpAWSDescribeAutoScalingGroups] != 1 {
 		t.Fatalf("requests of a Get: %v", got)
 	}
 	if _, err := e.sg.Get(context.Background(), ref("nothing")); !scalegroup.IsNotFound(err) {
@@ -352,101 +261,72 @@ func TestCreate(t *testing.T) {
 }
 
 func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
-	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", token1))
-	e.settle(t, r)
+	e, r, _ := startSettled(t)
 
-	e.srv.ResetStats()
-	e.apply(t, r, spec(2, "h1", token1))
-	if got := awsRequests(e.srv); got.writes() != 0 || got.total() != 1 {
+	if _, got := e.ApplyCounted(t, r, spec(2, "h1", token1)); writes(got) != 0 || got.Total() != 1 {
 		t.Fatalf("the same spec again: %v, want one describe and no write", got)
 	}
 
-	e.srv.ResetStats()
-	e.apply(t, r, spec(2, "h1", "#cloud-config\n# token rotated.0000000000000000\n"))
-	if got := awsRequests(e.srv); got.writes() != 0 {
+	if _, got := e.ApplyCounted(t, r, spec(2, "h1", "#cloud-config\n# token rotated.0000000000000000\n")); writes(got) != 0 {
 		t.Fatalf("a token rotation at rest: %v, want no write", got)
 	}
 
-	e.srv.ResetStats()
-	e.apply(t, r, spec(1, "h1", token1))
-	if got := awsRequests(e.srv); got.writes() != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
+	if _, got := e.ApplyCounted(t, r, spec(1, "h1", token1)); writes(got) != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
 		t.Fatalf("a capacity decrease: %v, want one update", got)
 	}
-	e.srv.ResetStats()
-	e.apply(t, r, spec(2, "h1", token1))
-	if got := awsRequests(e.srv); got.writes() != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
+	if _, got := e.ApplyCounted(t, r, spec(2, "h1", token1)); writes(got) != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
 		t.Fatalf("a capacity increase with the same user data: %v, want one update", got)
 	}
-	if g := e.settle(t, r); len(g.Instances) != 2 || hashes(g)["h1"] != 2 {
-		t.Fatalf("back to 2: %v %v", ids(g), hashes(g))
+	if g := e.Settle(t, r); len(g.Instances) != 2 || hashes(g)["h1"] != 2 {
+		t.Fatalf("back to 2: %v %v", cloudtest.IDs(g), hashes(g))
 	}
 }
 
 func TestCapacityIncreaseAfterRotation(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
-	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", token1))
-	e.settle(t, r)
+	e, r, _ := startSettled(t)
 
 	rotated := "#cloud-config\n# token rotated.0000000000000000\n"
-	e.srv.ResetStats()
-	e.apply(t, r, spec(3, "h1", rotated))
-	got := awsRequests(e.srv)
-	if got[awsface.OpAWSCreateLaunchTemplateVersion] != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 || got[awsface.OpAWSDescribeImages] != 0 {
+	if _, got := e.ApplyCounted(t, r, spec(3, "h1", rotated)); got[awsface.OpAWSCreateLaunchTemplateVersion] != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 || got[awsface.OpAWSDescribeImages] != 0 {
 		t.Fatalf("more capacity with new user data: %v, want one version (no AMI lookup) and one update", got)
 	}
-	g := e.settle(t, r)
+	g := e.Settle(t, r)
 	if h := hashes(g); h["h1"] != 3 || len(h) != 1 {
 		t.Fatalf("hashes %v: the instances of the model's first version stay current", h)
 	}
-	if cd := e.customData(t, "pool0"); cd != rotated {
+	if cd := e.CustomData(t, groupKey("pool0")); cd != rotated {
 		t.Fatalf("new instances launch with %q", cd)
 	}
 
 	// The same data again, and more: no new version.
-	e.srv.ResetStats()
-	e.apply(t, r, spec(4, "h1", rotated))
-	if got := awsRequests(e.srv); got[awsface.OpAWSCreateLaunchTemplateVersion] != 0 || got.writes() != 1 {
+	if _, got := e.ApplyCounted(t, r, spec(4, "h1", rotated)); got[awsface.OpAWSCreateLaunchTemplateVersion] != 0 || writes(got) != 1 {
 		t.Fatalf("more capacity, same data: %v, want one update", got)
 	}
 }
 
 func TestModelChange(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
-	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", token1))
-	e.settle(t, r)
+	e, r, _ := startSettled(t)
 
 	s := spec(3, "h2", token1)
 	s.Model.Version = "v1.32.1"
-	e.srv.ResetStats()
-	e.apply(t, r, s)
-	if got := awsRequests(e.srv); got[awsface.OpAWSCreateLaunchTemplateVersion] != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
+	if _, got := e.ApplyCounted(t, r, s); got[awsface.OpAWSCreateLaunchTemplateVersion] != 1 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
 		t.Fatalf("a model change: %v, want one version and one update", got)
 	}
-	g := e.settle(t, r)
+	g := e.Settle(t, r)
 	if h := hashes(g); h["h2"] != 1 || h["lt-version-1"] != 2 || g.ModelHash != "h2" {
 		t.Fatalf("hashes %v (group %q): the old instances keep the old model, the new one has the new", h, g.ModelHash)
 	}
 	wantAMI := awsface.AWSImageID(awsface.AWSDefaultRegion, awsface.AWSImageName("v1.32.1"))
-	if im := e.cloudGroup(t, "pool0").Model.Image; im != wantAMI {
+	if im := e.CloudGroup(t, groupKey("pool0")).Model.Image; im != wantAMI {
 		t.Fatalf("the new model's AMI %s, want %s", im, wantAMI)
 	}
 
-	e.srv.ResetStats()
-	e.apply(t, r, s)
-	if got := awsRequests(e.srv); got.writes() != 0 {
+	if _, got := e.ApplyCounted(t, r, s); writes(got) != 0 {
 		t.Fatalf("the new model again: %v", got)
 	}
 }
 
 func TestRestartBetweenVersionAndUpdate(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
-	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", token1))
-	e.settle(t, r)
+	e, r, _ := startSettled(t)
 
 	// The manager stops after creating the version, before the ASG hears
 	// of it (CAPA's FIXME window).
@@ -457,32 +337,28 @@ func TestRestartBetweenVersionAndUpdate(t *testing.T) {
 	if v := e.versions(t, "pool0"); len(v) != 2 {
 		t.Fatalf("versions %v after the interrupted apply", v)
 	}
-	e.srv.ResetStats()
-	g := e.apply(t, r, spec(3, "h2", token1))
-	if got := awsRequests(e.srv); got[awsface.OpAWSCreateLaunchTemplateVersion] != 0 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
+	g, got := e.ApplyCounted(t, r, spec(3, "h2", token1))
+	if got[awsface.OpAWSCreateLaunchTemplateVersion] != 0 || got[awsface.OpAWSUpdateAutoScalingGroup] != 1 {
 		t.Fatalf("the apply after a restart: %v, want the version reused", got)
 	}
 	if v := e.versions(t, "pool0"); len(v) != 2 || g.ModelHash != "h2" {
 		t.Fatalf("versions %v, hash %q: exactly one version of the new model", v, g.ModelHash)
 	}
-	g = e.settle(t, r)
+	g = e.Settle(t, r)
 	if h := hashes(g); h["h2"] != 1 || h["lt-version-1"] != 2 {
 		t.Fatalf("hashes %v", h)
 	}
 }
 
 func TestTemplateDeletedBehindOurBack(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
-	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", token1))
-	e.settle(t, r)
+	e, r, _ := startSettled(t)
 	if _, err := e.ec2Client().DeleteLaunchTemplate(context.Background(), &ec2.DeleteLaunchTemplateInput{LaunchTemplateName: awssdk.String("pool0")}); err != nil {
 		t.Fatal(err)
 	}
 	// The next model gets a new template; the instances of the old one
 	// are stale, whatever their version numbers.
-	e.apply(t, r, spec(3, "h2", token1))
-	g := e.settle(t, r)
+	e.Apply(t, r, spec(3, "h2", token1))
+	g := e.Settle(t, r)
 	if h := hashes(g); h["h2"] != 1 || h["h1"] != 0 || len(g.Instances) != 3 {
 		t.Fatalf("hashes %v", h)
 	}
@@ -492,19 +368,19 @@ func TestTemplateDeletedBehindOurBack(t *testing.T) {
 }
 
 func TestPruneOldVersions(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
+	e := startAWS(t)
 	r := ref("pool0")
-	e.apply(t, r, spec(1, "h0", token1))
-	e.settle(t, r)
+	e.Apply(t, r, spec(1, "h0", token1))
+	e.Settle(t, r)
 	for i, h := range []string{"h1", "h2", "h3", "h4", "h5", "h6"} {
-		g := e.get(t, r)
+		g := e.Get(t, r)
 		// Replace the instance: the engine deletes the old one, then
 		// applies the new model.
-		if err := e.sg.DeleteInstances(context.Background(), r, ids(g)); err != nil {
+		if err := e.sg.DeleteInstances(context.Background(), r, cloudtest.IDs(g)); err != nil {
 			t.Fatal(err)
 		}
-		e.apply(t, r, spec(1, h, token1))
-		e.settle(t, r)
+		e.Apply(t, r, spec(1, h, token1))
+		e.Settle(t, r)
 		if v := e.versions(t, "pool0"); len(v) > 4 || v[0] != 1 {
 			t.Fatalf("after model %d: versions %v, want the default and the latest three at most", i+1, v)
 		}
@@ -515,36 +391,36 @@ func TestPruneOldVersions(t *testing.T) {
 }
 
 func TestDeleteInstances(t *testing.T) {
-	e := startAWS(t, nil, core.Simulation{BootDelay: bootDelay, DeleteDelay: bootDelay})
+	e := startAWSWith(t, nil, core.Simulation{BootDelay: cloudtest.BootDelay, DeleteDelay: cloudtest.BootDelay})
 	r := ref("pool0")
-	e.apply(t, r, spec(3, "h1", token1))
-	g := e.settle(t, r)
-	victims := ids(g)[:2]
+	e.Apply(t, r, spec(3, "h1", token1))
+	g := e.Settle(t, r)
+	victims := cloudtest.IDs(g)[:2]
 
-	e.srv.ResetStats()
+	e.Srv.ResetStats()
 	if err := e.sg.DeleteInstances(context.Background(), r, append(victims, "i-00000000000000000", victims[0])); err != nil {
 		t.Fatal(err)
 	}
-	if got := awsRequests(e.srv); got[awsface.OpAWSTerminateInstanceInASG] != 2 {
+	if got := e.Requests(); got[awsface.OpAWSTerminateInstanceInASG] != 2 {
 		t.Fatalf("requests %v: one terminate per instance of the group", got)
 	}
 	// Once more while they terminate: nothing is decremented again.
-	e.srv.ResetStats()
+	e.Srv.ResetStats()
 	if err := e.sg.DeleteInstances(context.Background(), r, victims); err != nil {
 		t.Fatal(err)
 	}
-	if got := awsRequests(e.srv); got.writes() != 0 {
+	if got := e.Requests(); writes(got) != 0 {
 		t.Fatalf("deleting terminating instances again: %v", got)
 	}
-	g = e.settle(t, r)
+	g = e.Settle(t, r)
 	// minSize 1 and one instance left: deleting it lowers minSize first.
 	if g.Capacity != 1 || len(g.Instances) != 1 {
-		t.Fatalf("after deleting 2 of 3: capacity %d instances %v", g.Capacity, ids(g))
+		t.Fatalf("after deleting 2 of 3: capacity %d instances %v", g.Capacity, cloudtest.IDs(g))
 	}
-	if err := e.sg.DeleteInstances(context.Background(), r, ids(g)); err != nil {
+	if err := e.sg.DeleteInstances(context.Background(), r, cloudtest.IDs(g)); err != nil {
 		t.Fatalf("deleting the last instance (below minSize): %v", err)
 	}
-	if g := e.settle(t, r); g.Capacity != 0 || len(g.Instances) != 0 {
+	if g := e.Settle(t, r); g.Capacity != 0 || len(g.Instances) != 0 {
 		t.Fatalf("after deleting all: %+v", g)
 	}
 	if err := e.sg.DeleteInstances(context.Background(), ref("nothing"), []string{"i-1"}); err != nil {
@@ -553,10 +429,10 @@ func TestDeleteInstances(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	e := startAWS(t, nil, core.Simulation{BootDelay: bootDelay, DeleteDelay: bootDelay})
+	e := startAWSWith(t, nil, core.Simulation{BootDelay: cloudtest.BootDelay, DeleteDelay: cloudtest.BootDelay})
 	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", token1))
-	e.settle(t, r)
+	e.Apply(t, r, spec(2, "h1", token1))
+	e.Settle(t, r)
 	if err := e.sg.Delete(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}
@@ -566,13 +442,13 @@ func TestDelete(t *testing.T) {
 	if err := e.sg.Delete(context.Background(), r); err != nil {
 		t.Fatalf("Delete while deleting: %v", err)
 	}
-	e.clk.Step(2 * bootDelay)
+	e.Clk.Step(2 * cloudtest.BootDelay)
 	var err error
 	for range 20 {
 		if _, err = e.sg.Get(context.Background(), r); scalegroup.IsNotFound(err) {
 			break
 		}
-		e.clk.Step(time.Second)
+		e.Clk.Step(time.Second)
 	}
 	if !scalegroup.IsNotFound(err) {
 		t.Fatalf("the group after its deletion: %v", err)
@@ -589,29 +465,29 @@ func TestDelete(t *testing.T) {
 func TestLaunchFailureReported(t *testing.T) {
 	// Two m5.large fit a 4-vCPU quota; the third cannot launch, and AWS
 	// says why only in the group's scaling activities.
-	e := startAWS(t, &awsface.AWSFace{VCPUQuota: 4}, defaultSim())
+	e := startAWSWith(t, &awsface.AWSFace{VCPUQuota: 4}, cloudtest.DefaultSimulation)
 	r := ref("pool0")
-	e.apply(t, r, spec(3, "h1", token1))
-	e.clk.Step(bootDelay + time.Second)
+	e.Apply(t, r, spec(3, "h1", token1))
+	e.Clk.Step(cloudtest.BootDelay + time.Second)
 	var g *scalegroup.Group
 	for range 20 {
-		if g = e.get(t, r); g.Message != "" {
+		if g = e.Get(t, r); g.Message != "" {
 			break
 		}
-		e.clk.Step(time.Second)
+		e.Clk.Step(time.Second)
 	}
 	if !strings.Contains(g.Message, "vCPU limit") || len(g.Instances) != 2 || !g.Pending() {
 		t.Fatalf("group %+v: want the quota in its message", g)
 	}
-	e.srv.ResetStats()
-	e.get(t, r)
-	if got := awsRequests(e.srv); got.total() != 2 || got[awsface.OpAWSDescribeScalingActivities] != 1 {
+	e.Srv.ResetStats()
+	e.Get(t, r)
+	if got := e.Requests(); got.Total() != 2 || got[awsface.OpAWSDescribeScalingActivities] != 1 {
 		t.Fatalf("requests of a Get of a stalled group: %v", got)
 	}
 }
 
 func TestErrors(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
+	e := startAWS(t)
 
 	s := spec(1, "h1", token1)
 	lt := s.Model.Provider.(aws.LaunchTemplate)
@@ -639,7 +515,7 @@ func TestErrors(t *testing.T) {
 	}
 	e.creds.set("", "")
 
-	if err := e.srv.SetFaceFaults(awsface.AWSFaceName, &core.Faults{ThrottleRate: 1}); err != nil {
+	if err := e.Srv.SetFaceFaults(awsface.AWSFaceName, &core.Faults{ThrottleRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.sg.Get(context.Background(), ref("pool0")); err == nil {
@@ -647,7 +523,7 @@ func TestErrors(t *testing.T) {
 	} else if _, ok := scalegroup.IsThrottled(err); !ok {
 		t.Fatalf("a throttled Get: %v", err)
 	}
-	if err := e.srv.SetFaceFaults(awsface.AWSFaceName, &core.Faults{ErrorRate: 1}); err != nil {
+	if err := e.Srv.SetFaceFaults(awsface.AWSFaceName, &core.Faults{ErrorRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.sg.Get(context.Background(), ref("pool0")); !scalegroup.IsTransient(err) {

@@ -1,4 +1,4 @@
-package aws
+package aws_test
 
 import (
 	"context"
@@ -12,10 +12,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
-func credentialsReader(t *testing.T, objs ...client.Object) client.Reader {
+// credentialsReader is the manager's client of cluster identities, their
+// Secrets and namespaces, holding objs.
+func credentialsReader(t testing.TB, objs ...client.Object) client.Client {
 	t.Helper()
 	s := runtime.NewScheme()
 	if err := infrav1.AddToScheme(s); err != nil {
@@ -27,6 +30,8 @@ func credentialsReader(t *testing.T, objs ...client.Object) client.Reader {
 	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
 }
 
+// staticIdentity is the AWSClusterStaticIdentity name, whose access key is
+// in identitySecret(name, ...).
 func staticIdentity(name string, allowed *infrav1.AllowedNamespaces) *infrav1.AWSClusterStaticIdentity {
 	return &infrav1.AWSClusterStaticIdentity{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -34,6 +39,8 @@ func staticIdentity(name string, allowed *infrav1.AllowedNamespaces) *infrav1.AW
 	}
 }
 
+// identitySecret is the Secret of staticIdentity(name) in the manager's
+// namespace, holding data.
 func identitySecret(name string, data map[string]string) *corev1.Secret {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "mpool-system", Name: name + "-secret"}, Data: map[string][]byte{}}
 	for k, v := range data {
@@ -54,8 +61,8 @@ func TestIdentityCredentials(t *testing.T) {
 		staticIdentity("nosecret", &infrav1.AllowedNamespaces{}),
 		staticIdentity("badsecret", &infrav1.AllowedNamespaces{}), identitySecret("badsecret", map[string]string{infrav1.AWSAccessKeyIDKey: "AKID"}),
 	)
-	def := NewStaticCredentials("DEFAULT", "x", "")
-	c := &IdentityCredentials{Reader: reader, Namespace: "mpool-system", Default: def}
+	def := aws.NewStaticCredentials("DEFAULT", "x", "")
+	c := &aws.IdentityCredentials{Reader: reader, Namespace: "mpool-system", Default: def}
 	for _, tc := range []struct {
 		name, creds, namespace string
 		reason                 scalegroup.Reason
@@ -107,7 +114,7 @@ func TestIdentityCredentials(t *testing.T) {
 		t.Errorf("an unchanged identity gave another provider")
 	}
 
-	none := &IdentityCredentials{Reader: reader, Namespace: "mpool-system"}
+	none := &aws.IdentityCredentials{Reader: reader, Namespace: "mpool-system"}
 	if _, err := none.CredentialsProvider(context.Background(), scalegroup.Ref{Name: "g"}); !scalegroup.IsUnauthorized(err) || !strings.Contains(err.Error(), "identityRef") {
 		t.Errorf("no identity and no default: %v", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,17 +16,12 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/internal/testenv/cloudtest"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
-func (e *env) asgClient() *autoscaling.Client {
-	return autoscaling.NewFromConfig(awssdk.Config{
-		Region:           awsface.AWSDefaultRegion,
-		Credentials:      credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
-		BaseEndpoint:     awssdk.String(e.url),
-		RetryMaxAttempts: 1,
-	})
-}
+// asgClient is an Auto Scaling client of the face's default key.
+func (e *env) asgClient() *autoscaling.Client { return autoscaling.NewFromConfig(e.sdkConfig()) }
 
 // hookSpec is spec with lifecycle hooks.
 func hookSpec(capacity int32, hooks ...aws.LifecycleHook) scalegroup.GroupSpec {
@@ -49,16 +43,16 @@ var (
 // costs no DescribeLifecycleHooks; changed hooks are put, extra ones
 // deleted; AWS's refusal names the hook and what to fix.
 func TestLifecycleHooks(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
+	e := startAWS(t)
 	r := ref("hooks")
 	ctx := context.Background()
-	e.apply(t, r, hookSpec(1, launchHook))
-	e.clk.Step(bootDelay + time.Second)
-	g := e.get(t, r)
+	e.Apply(t, r, hookSpec(1, launchHook))
+	e.Clk.Step(cloudtest.BootDelay + time.Second)
+	g := e.Get(t, r)
 	if len(g.Instances) != 1 || g.Instances[0].State != scalegroup.StateBooting || !g.Pending() {
 		t.Fatalf("with a launch hook: %+v, want one instance Booting (Pending:Wait)", g)
 	}
-	if cg := e.cloudGroup(t, r.Name); len(cg.Instances) != 1 || !cg.Instances[0].Held {
+	if cg := e.CloudGroup(t, groupKey(r.Name)); len(cg.Instances) != 1 || !cg.Instances[0].Held {
 		t.Fatalf("the cloud's group %+v: want its instance held, not booted", cg)
 	}
 	asg := e.asgClient()
@@ -79,26 +73,20 @@ func TestLifecycleHooks(t *testing.T) {
 		t.Fatalf("hooks %v", h)
 	}
 
-	e.srv.ResetStats()
-	e.apply(t, r, hookSpec(2, launchHook))
-	if got := awsRequests(e.srv); got[awsface.OpAWSDescribeLifecycleHooks] != 0 || got.writes() != 1 {
+	if _, got := e.ApplyCounted(t, r, hookSpec(2, launchHook)); got[awsface.OpAWSDescribeLifecycleHooks] != 0 || writes(got) != 1 {
 		t.Fatalf("the same hooks, more capacity: %v, want no hook call and one update", got)
 	}
 
 	changed := launchHook
 	changed.HeartbeatTimeoutSeconds = 120
-	e.srv.ResetStats()
-	e.apply(t, r, hookSpec(2, changed, drainHook))
-	if got := awsRequests(e.srv); got[awsface.OpAWSDescribeLifecycleHooks] != 1 || got[awsface.OpAWSPutLifecycleHook] != 2 || got.writes() != 3 {
+	if _, got := e.ApplyCounted(t, r, hookSpec(2, changed, drainHook)); got[awsface.OpAWSDescribeLifecycleHooks] != 1 || got[awsface.OpAWSPutLifecycleHook] != 2 || writes(got) != 3 {
 		t.Fatalf("a changed and a new hook: %v, want one describe, two puts and the tag", got)
 	}
 	if h := hooks(); len(h) != 2 || h["launch"] != "autoscaling:EC2_INSTANCE_LAUNCHING/CONTINUE/120/" || h["drain"] != "autoscaling:EC2_INSTANCE_TERMINATING/ABANDON/300/drain" {
 		t.Fatalf("hooks %v", h)
 	}
 
-	e.srv.ResetStats()
-	e.apply(t, r, hookSpec(2))
-	if got := awsRequests(e.srv); got[awsface.OpAWSDeleteLifecycleHook] != 2 || got[awsface.OpAWSPutLifecycleHook] != 0 {
+	if _, got := e.ApplyCounted(t, r, hookSpec(2)); got[awsface.OpAWSDeleteLifecycleHook] != 2 || got[awsface.OpAWSPutLifecycleHook] != 0 {
 		t.Fatalf("no hooks: %v, want two deletes", got)
 	}
 	if h := hooks(); len(h) != 0 {

@@ -27,13 +27,13 @@ func (e *env) groupTags(t testing.TB, name string) map[string]asgtypes.TagDescri
 }
 
 func TestRemovedTagsAreDeleted(t *testing.T) {
-	e := startAWS(t, nil, defaultSim())
+	e := startAWS(t)
 	r := ref("pool0")
 	s := spec(1, "h1", token1)
 	s.Model.Tags = map[string]string{"team": "a", "cost-center": "42", aws.TagName: "pool0",
 		aws.TagKubernetesClusterPrefix + "capa": "owned", aws.TagClusterPrefix + "capa": "owned"}
-	e.apply(t, r, s)
-	e.settle(t, r)
+	e.Apply(t, r, s)
+	e.Settle(t, r)
 	if v := awssdk.ToString(e.groupTags(t, "pool0")[aws.TagAdditionalTags].Value); v != "cost-center,team" {
 		t.Fatalf("the record of additional tags is %q, want cost-center,team", v)
 	}
@@ -50,9 +50,7 @@ func TestRemovedTagsAreDeleted(t *testing.T) {
 	s = spec(1, "h1", token1)
 	s.Model.Tags = map[string]string{"team": "a", aws.TagName: "pool0",
 		aws.TagKubernetesClusterPrefix + "capa": "owned", aws.TagClusterPrefix + "capa": "owned"}
-	e.srv.ResetStats()
-	e.apply(t, r, s)
-	if got := awsRequests(e.srv); got[awsface.OpAWSDeleteTags] != 1 || got[awsface.OpAWSCreateOrUpdateTags] != 1 || got.writes() != 2 {
+	if _, got := e.ApplyCounted(t, r, s); got[awsface.OpAWSDeleteTags] != 1 || got[awsface.OpAWSCreateOrUpdateTags] != 1 || writes(got) != 2 {
 		t.Fatalf("a removed tag: %v, want one DeleteTags and one CreateOrUpdateTags", got)
 	}
 	tags := e.groupTags(t, "pool0")
@@ -68,14 +66,12 @@ func TestRemovedTagsAreDeleted(t *testing.T) {
 		t.Errorf("the record of additional tags is %q, want team", v)
 	}
 	// New instances no longer launch with it.
-	if m := e.cloudGroup(t, "pool0").Model.Tags; m["cost-center"] != "" || m["team"] != "a" || m["owner"] != "finance" {
+	if m := e.CloudGroup(t, groupKey("pool0")).Model.Tags; m["cost-center"] != "" || m["team"] != "a" || m["owner"] != "finance" {
 		t.Errorf("new instances launch with tags %v", m)
 	}
 
 	// At rest: a read, no write.
-	e.srv.ResetStats()
-	e.apply(t, r, s)
-	if got := awsRequests(e.srv); got.writes() != 0 || got.total() != 1 {
+	if _, got := e.ApplyCounted(t, r, s); writes(got) != 0 || got.Total() != 1 {
 		t.Fatalf("the same tags again: %v, want one describe and no write", got)
 	}
 }
@@ -83,7 +79,7 @@ func TestRemovedTagsAreDeleted(t *testing.T) {
 func TestLongTagRecord(t *testing.T) {
 	// More keys than one 256-character value holds: the record continues
 	// in a second tag, and goes back to one when they are removed.
-	e := startAWS(t, nil, defaultSim())
+	e := startAWS(t)
 	r := ref("pool0")
 	s := spec(1, "h1", token1)
 	s.Model.Tags = map[string]string{}
@@ -93,15 +89,15 @@ func TestLongTagRecord(t *testing.T) {
 		long = append(long, k)
 		s.Model.Tags[k] = "v"
 	}
-	e.apply(t, r, s)
-	e.settle(t, r)
+	e.Apply(t, r, s)
+	e.Settle(t, r)
 	tags := e.groupTags(t, "pool0")
 	if len(awssdk.ToString(tags[aws.TagAdditionalTags].Value)) > 256 || awssdk.ToString(tags[aws.TagAdditionalTags+"-2"].Value) == "" {
 		t.Fatalf("record tags %q and %q", awssdk.ToString(tags[aws.TagAdditionalTags].Value), awssdk.ToString(tags[aws.TagAdditionalTags+"-2"].Value))
 	}
 
 	s.Model.Tags = map[string]string{long[0]: "v"}
-	e.apply(t, r, s)
+	e.Apply(t, r, s)
 	tags = e.groupTags(t, "pool0")
 	if _, ok := tags[aws.TagAdditionalTags+"-2"]; ok {
 		t.Errorf("the record's second tag is left")

@@ -3,7 +3,6 @@ package azure
 import (
 	"encoding/base64"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -38,48 +37,29 @@ const (
 	TagClusterPrefix = "sigs.k8s.io_cluster-api-provider-azure_cluster_"
 	// TagRole is the resource's role in the cluster ("node").
 	TagRole = "sigs.k8s.io_cluster-api-provider-azure_role"
-	// TagPool names the AzureMachinePool ("namespace/name").
-	TagPool = "mpool.dev/pool"
 )
 
 // Adapter maps AzureMachinePool and AzureMachinePoolMachine onto the
 // infrapool engine; their scale sets are placed by the AzureCluster.
-type Adapter struct{}
+type Adapter struct {
+	kit.Objects[infrav1.AzureMachinePool, infrav1.AzureMachinePoolMachine, infrav1.AzureMachinePoolMachineList, infrav1.AzureCluster]
+}
 
 var _ contract.Adapter = Adapter{}
 
 // Kinds implements contract.Adapter.
-func (Adapter) Kinds() contract.Kinds {
-	return contract.Kinds{
-		Provider:          ProviderName,
-		Pool:              "AzureMachinePool",
-		Instance:          "AzureMachinePoolMachine",
-		PoolFinalizer:     infrav1.AzureMachinePoolFinalizer,
-		InstanceFinalizer: infrav1.AzureMachinePoolMachineFinalizer,
-		InfraCluster:      infrav1.AzureClusterKind,
-	}
+func (a Adapter) Kinds() contract.Kinds {
+	return a.Named(contract.Kinds{Provider: ProviderName, PoolFinalizer: infrav1.AzureMachinePoolFinalizer, InstanceFinalizer: infrav1.AzureMachinePoolMachineFinalizer})
 }
-
-// NewPool implements contract.Adapter.
-func (Adapter) NewPool() contract.Pool { return &infrav1.AzureMachinePool{} }
-
-// NewInstance implements contract.Adapter.
-func (Adapter) NewInstance() contract.InstanceObject { return &infrav1.AzureMachinePoolMachine{} }
-
-// NewInstanceList implements contract.Adapter.
-func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.AzureMachinePoolMachineList{} }
-
-// NewInfraCluster implements contract.Adapter.
-func (Adapter) NewInfraCluster() client.Object { return &infrav1.AzureCluster{} }
 
 // GroupRef implements contract.Adapter: the scale set lives in the
 // AzureCluster's subscription and resource group, in the pool's location
 // (else the AzureCluster's), reached with the AzureCluster's identity.
-func (Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
+func (a Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
 	pool := p.(*infrav1.AzureMachinePool)
-	ac, ok := infra.(*infrav1.AzureCluster)
-	if !ok || ac == nil {
-		return scalegroup.Ref{}, fmt.Errorf("an AzureMachinePool needs its Cluster's AzureCluster, got %T", infra)
+	ac, err := a.InfraCluster(infra)
+	if err != nil {
+		return scalegroup.Ref{}, err
 	}
 	if ac.Spec.SubscriptionID == "" {
 		return scalegroup.Ref{}, fmt.Errorf("AzureCluster %s has no spec.subscriptionID: set the subscription the scale set is created in", ac.Name)
@@ -147,11 +127,11 @@ func computerNamePrefix(pool string) string {
 var minFlexibleVersion = version.MustParseSemantic("v1.26.0")
 
 // Desired implements contract.Adapter.
-func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
+func (a Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
 	pool := p.(*infrav1.AzureMachinePool)
-	ac, _ := owner.InfraCluster.(*infrav1.AzureCluster)
-	if ac == nil {
-		return contract.Desired{}, fmt.Errorf("the Cluster's AzureCluster is not available")
+	ac, err := a.InfraCluster(owner.InfraCluster)
+	if err != nil {
+		return contract.Desired{}, err
 	}
 	t := pool.Spec.Template
 	if t.VMSize == "" {
@@ -247,18 +227,11 @@ func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired,
 // tags are the AzureCluster's and the pool's additional tags and the tags
 // of the owning cluster, role and pool.
 func tags(pool *infrav1.AzureMachinePool, ac *infrav1.AzureCluster, owner contract.Owner) map[string]string {
-	out := map[string]string{}
-	maps.Copy(out, ac.Spec.AdditionalTags)
-	maps.Copy(out, pool.Spec.AdditionalTags)
-	cluster := ""
-	if owner.MachinePool != nil {
-		cluster = owner.MachinePool.Spec.ClusterName
-	}
-	if cluster != "" {
+	out := kit.PoolTags(pool, ac.Spec.AdditionalTags, pool.Spec.AdditionalTags)
+	if cluster := owner.ClusterName(); cluster != "" {
 		out[TagClusterPrefix+cluster] = "owned"
 	}
 	out[TagRole] = "node"
-	out[TagPool] = pool.Namespace + "/" + pool.Name
 	return out
 }
 
@@ -373,22 +346,17 @@ func bootDiagnostics(d *infrav1.Diagnostics) string {
 // WritePool implements contract.Adapter: the contract's fields, CAPZ's
 // provisioningState and longRunningOperationStates, and the engine's
 // conditions mirrored under CAPZ's names.
-func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
+func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AzureMachinePool)
 	st := &pool.Status
-	st.InfrastructureMachineKind = r.InfrastructureMachineKind
-	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
-	st.ObservedGeneration = r.ObservedGeneration
+	observed := a.Pool(pool).Write(r)
 	kit.MirrorConditions(pool, conditionAliases)
 	if r.FailureReason != nil {
 		st.ProvisioningState = ptr.To(infrav1.Failed)
 	}
-	if !r.Observed {
+	if !observed {
 		return
 	}
-	pool.Spec.ProviderIDList = r.ProviderIDList
-	st.Ready = r.Ready
-	st.Replicas = r.Replicas
 	st.LongRunningOperationStates = nil
 	switch op := r.Operation; {
 	case op != nil:
@@ -496,22 +464,13 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupDesiredReplicasCondition: {{Type: infrav1.ScaleSetDesiredReplicasCondition, Reasons: capzReasons}},
 }
 
-// WriteInstanceSpec implements contract.Adapter.
-func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
+// WriteInstanceStatus implements contract.Adapter: the VM's
+// provisioningState and name.
+func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.AzureMachinePoolMachine)
-	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
-}
-
-// WriteInstanceStatus implements contract.Adapter.
-func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
-	st := &obj.(*infrav1.AzureMachinePoolMachine).Status
-	st.Ready = r.Ready
-	st.LatestModelApplied = r.LatestModelApplied
-	st.ProvisioningState = ptr.To(instanceState(r.State))
-	st.InstanceName = instanceName(r.ProviderID)
-	st.Version = r.Version
-	st.NodeRef = r.NodeRef
-	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+	a.Instance(m).WriteStatus(r)
+	m.Status.ProvisioningState = ptr.To(instanceState(r.State))
+	m.Status.InstanceName = instanceName(r.ProviderID)
 }
 
 // ReadPool implements contract.Reader: the pool rolls by its
@@ -527,7 +486,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // and a failure reason makes the instance Failed whatever the state. CAPZ's
 // kind has no zone: it is the topology.kubernetes.io/zone label the engine
 // puts on the object.
-func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AzureMachinePoolMachine)
 	st := &m.Status
 	cloud := string(ptr.Deref(st.ProvisioningState, ""))
@@ -542,10 +501,5 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	case infrav1.Succeeded, infrav1.Updating:
 		state = contract.InstanceRunning
 	}
-	return kit.InstanceView(m, kit.InstanceRecord{
-		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
-		CloudState: cloud, State: state, Zone: m.Labels[contract.ZoneLabel],
-		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
-		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
-	})
+	return a.Instance(m).View(cloud, state, m.Labels[contract.ZoneLabel])
 }

@@ -2,12 +2,9 @@ package azure_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	"github.com/mpool-dev/mpool/sim/core"
-	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 // TestScaleGroupKeepsTheContract runs the ScaleGroup contract suite on the
@@ -15,19 +12,10 @@ import (
 func TestScaleGroupKeepsTheContract(t *testing.T) {
 	for _, mode := range []string{"Uniform", "Flexible"} {
 		t.Run(mode, func(t *testing.T) {
-			e := startAzure(t, nil, defaultSim())
-			contracttest.ScaleGroup(t, contracttest.ScaleGroupCase{
-				ScaleGroup: e.sg,
-				Ref:        ref,
-				Spec:       func(capacity int32, hash string) scalegroup.GroupSpec { return spec(capacity, hash, mode) },
-				Advance:    func() { e.clk.Step(time.Second) },
-				Throttle: func() func() {
-					if err := e.srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
-						t.Fatal(err)
-					}
-					return func() { _ = e.srv.SetFaceFaults(azureface.AzureFaceName, nil) }
-				},
-			})
+			e := startAzure(t)
+			contracttest.ScaleGroup(t, e.ContractCase(t, ref, func(capacity int32, hash string) scalegroup.GroupSpec {
+				return spec(capacity, hash, mode)
+			}))
 		})
 	}
 }

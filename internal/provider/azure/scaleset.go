@@ -407,6 +407,7 @@ func (s *ScaleSets) listInstances(ctx context.Context, c *sdkClients, at resourc
 	hash := tagValue(vmss.Tags, TagModelHash)
 	name := ptr.Deref(vmss.Name, ref.Name)
 	var out []scalegroup.Instance
+	var err error
 	if isFlexible(vmss) {
 		id := ptr.Deref(vmss.ID, "")
 		if id == "" {
@@ -416,34 +417,39 @@ func (s *ScaleSets) listInstances(ctx context.Context, c *sdkClients, at resourc
 		pager := c.vms.NewListPager(at.resourceGroup, &armcompute.VirtualMachinesClientListOptions{
 			Filter: &filter, Expand: ptr.To(armcompute.ExpandTypeForListVMsInstanceView),
 		})
-		for pager.More() {
-			page, err := pager.NextPage(ctx)
-			if err != nil {
-				return nil, cloudError(err, ref)
-			}
-			for _, vm := range page.Value {
-				if vm != nil {
-					out = append(out, flexibleInstance(vm, hash))
-				}
-			}
-		}
+		vms := func(p armcompute.VirtualMachinesClientListResponse) []*armcompute.VirtualMachine { return p.Value }
+		out, err = listAll(ctx, ref, pager, vms, func(vm *armcompute.VirtualMachine) scalegroup.Instance { return flexibleInstance(vm, hash) })
 	} else {
 		pager := c.scaleVMs.NewListPager(at.resourceGroup, name, &armcompute.VirtualMachineScaleSetVMsClientListOptions{
 			Expand: ptr.To("instanceView"),
 		})
-		for pager.More() {
-			page, err := pager.NextPage(ctx)
-			if err != nil {
-				return nil, cloudError(err, ref)
-			}
-			for _, vm := range page.Value {
-				if vm != nil {
-					out = append(out, uniformInstance(vm, hash))
-				}
+		vms := func(p armcompute.VirtualMachineScaleSetVMsClientListResponse) []*armcompute.VirtualMachineScaleSetVM {
+			return p.Value
+		}
+		out, err = listAll(ctx, ref, pager, vms, func(vm *armcompute.VirtualMachineScaleSetVM) scalegroup.Instance { return uniformInstance(vm, hash) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b scalegroup.Instance) int { return compareIDs(a.ID, b.ID) })
+	return out, nil
+}
+
+// listAll maps every item of every page pager lists (the page's items,
+// nil ones left out) to an instance.
+func listAll[P, V any](ctx context.Context, ref scalegroup.Ref, pager *runtime.Pager[P], items func(P) []*V, instance func(*V) scalegroup.Instance) ([]scalegroup.Instance, error) {
+	var out []scalegroup.Instance
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			return nil, cloudError(err, ref)
+		}
+		for _, v := range items(page) {
+			if v != nil {
+				out = append(out, instance(v))
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b scalegroup.Instance) int { return compareIDs(a.ID, b.ID) })
 	return out, nil
 }
 

@@ -11,14 +11,15 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/internal/testenv/cloudtest"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 )
 
 func TestErrors(t *testing.T) {
-	e := startAzure(t, &azureface.AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 8}}, defaultSim())
+	e := startAzureWith(t, &azureface.AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 8}}, cloudtest.DefaultSimulation)
 	ctx := context.Background()
-	e.apply(t, ref("exists"), spec(1, "h1", "Uniform"))
+	e.Apply(t, ref("exists"), spec(1, "h1", "Uniform"))
 
 	for _, tc := range []struct {
 		name string
@@ -120,7 +121,7 @@ func TestErrors(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.srv.ResetStats()
+			e.Srv.ResetStats()
 			err := tc.call()
 			t.Log(err)
 			if err == nil || !tc.is(err) {
@@ -131,7 +132,7 @@ func TestErrors(t *testing.T) {
 					t.Fatalf("%s: %q does not say %q", tc.why, err, s)
 				}
 			}
-			if n := armRequests(e.srv).total(); tc.noRequests && n != 0 {
+			if n := e.Requests().Total(); tc.noRequests && n != 0 {
 				t.Fatalf("%s: %d requests", tc.why, n)
 			}
 			if strings.Contains(err.Error(), "token abc") || strings.Contains(err.Error(), azureface.AzureDefaultClientSecret) {
@@ -142,28 +143,28 @@ func TestErrors(t *testing.T) {
 }
 
 func TestThrottledAndServerErrors(t *testing.T) {
-	e := startAzure(t, nil, defaultSim())
+	e := startAzure(t)
 	ctx := context.Background()
 	r := ref("pool0")
-	e.apply(t, r, spec(1, "h1", "Uniform")) // holds a token from now on
+	e.Apply(t, r, spec(1, "h1", "Uniform")) // holds a token from now on
 
-	if err := e.srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second}); err != nil {
+	if err := e.Srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	e.srv.ResetStats()
+	e.Srv.ResetStats()
 	_, err := e.sg.Get(ctx, r)
 	if ra, ok := scalegroup.IsThrottled(err); !ok || ra != 3*time.Second {
 		t.Fatalf("throttled Get: %v (retry after %s), want Throttled for 3s", err, ra)
 	}
 	// No retries behind the engine's back: the one request was answered.
-	if n := armRequests(e.srv).total(); n != 1 {
+	if n := e.Requests().Total(); n != 1 {
 		t.Fatalf("%d requests for a throttled Get, want 1", n)
 	}
 	if err := e.sg.DeleteInstances(ctx, r, []string{"0"}); !isThrottled(err) {
 		t.Fatalf("throttled DeleteInstances: %v", err)
 	}
 
-	if err := e.srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ErrorRate: 1}); err != nil {
+	if err := e.Srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ErrorRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.sg.Apply(ctx, r, spec(2, "h1", "Uniform")); !scalegroup.IsTransient(err) {
@@ -174,8 +175,8 @@ func TestThrottledAndServerErrors(t *testing.T) {
 	}
 
 	// An ARM request budget: 429 with the bucket's Retry-After.
-	e2 := startAzure(t, &azureface.AzureFace{ScaleSetWrites: core.Budget{Burst: 1, PerSecond: 0.25}}, defaultSim())
-	e2.apply(t, r, spec(1, "h1", "Uniform"))
+	e2 := startAzureWith(t, &azureface.AzureFace{ScaleSetWrites: core.Budget{Burst: 1, PerSecond: 0.25}}, cloudtest.DefaultSimulation)
+	e2.Apply(t, r, spec(1, "h1", "Uniform"))
 	_, err = e2.sg.Apply(ctx, r, spec(2, "h1", "Uniform"))
 	if ra, ok := scalegroup.IsThrottled(err); !ok || ra != 4*time.Second {
 		t.Fatalf("the scale set's write budget spent: %v, want Throttled for 4s", err)
@@ -185,7 +186,7 @@ func TestThrottledAndServerErrors(t *testing.T) {
 func isThrottled(err error) bool { _, ok := scalegroup.IsThrottled(err); return ok }
 
 func TestUnauthorized(t *testing.T) {
-	e := startAzure(t, nil, defaultSim())
+	e := startAzure(t)
 	ctx := context.Background()
 	r := ref("pool0")
 	r.Credentials = "default/azure-identity"
@@ -213,7 +214,7 @@ func TestUnauthorized(t *testing.T) {
 
 	// A resolver's error that is not classified is Unauthorized: the
 	// identity needs fixing.
-	sg, err := azure.New(azure.Options{ResourceManagerEndpoint: e.srv.FaceURL(azureface.AzureFaceName), AuthorityHost: e.srv.FaceURL(azureface.AzureFaceName), Credentials: failingCredentials{}})
+	sg, err := azure.New(azure.Options{ResourceManagerEndpoint: e.Srv.FaceURL(azureface.AzureFaceName), AuthorityHost: e.Srv.FaceURL(azureface.AzureFaceName), Credentials: failingCredentials{}})
 	if err != nil {
 		t.Fatal(err)
 	}

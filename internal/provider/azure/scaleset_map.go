@@ -11,6 +11,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
 	"k8s.io/utils/ptr"
 
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -30,29 +31,16 @@ type desired struct {
 // Errors are Invalid: the spec cannot be expressed.
 func desiredScaleSet(ref scalegroup.Ref, spec scalegroup.GroupSpec) (desired, error) {
 	m := spec.Model
-	var vm VMModel
-	switch p := m.Provider.(type) {
-	case VMModel:
-		vm = p
-	case *VMModel:
-		if p == nil {
-			return desired{}, scalegroup.NewInvalid("the model's Azure part (azure.VMModel) is nil")
-		}
-		vm = *p
-	default:
-		return desired{}, scalegroup.NewInvalid(fmt.Sprintf("the model's Azure part is an azure.VMModel, got %T", m.Provider))
+	vm, ok, err := kit.ModelPart[VMModel](m.Provider, "the model's Azure part")
+	switch {
+	case err != nil:
+		return desired{}, err
+	case !ok:
+		return desired{}, scalegroup.NewInvalid("the model's Azure part (azure.VMModel) is nil")
 	}
-	var settings ScaleSetSettings
-	switch p := m.InPlace.(type) {
-	case nil:
-	case ScaleSetSettings:
-		settings = p
-	case *ScaleSetSettings:
-		if p != nil {
-			settings = *p
-		}
-	default:
-		return desired{}, scalegroup.NewInvalid(fmt.Sprintf("the scale set's in-place settings are an azure.ScaleSetSettings, got %T", m.InPlace))
+	settings, _, err := kit.ModelPart[ScaleSetSettings](m.InPlace, "the scale set's in-place settings")
+	if err != nil {
+		return desired{}, err
 	}
 	if t := settings.TerminateNotificationTimeout; t != 0 && (t < 5 || t > 15) {
 		return desired{}, scalegroup.NewInvalid(fmt.Sprintf("terminateNotificationTimeout %d is not within 5 and 15 minutes", t))

@@ -15,19 +15,14 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv/cloudtest"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/server"
 )
-
-// bootDelay is how long the simulated VMs take to boot: on the fake clock,
-// so a test steps it rather than waiting.
-const bootDelay = 10 * time.Second
 
 // testScope is the resource group the tests' scale sets live in.
 const testScope = "/subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup
@@ -35,8 +30,7 @@ const testScope = "/subscriptions/" + azureface.AzureDefaultSubscriptionID + "/r
 // env is a simulated cloud, on a fake clock, and the Azure ScaleGroup
 // pointed at its Azure face over HTTPS with the real SDK.
 type env struct {
-	srv   *server.Server
-	clk   *clocktesting.FakeClock
+	*cloudtest.Env
 	sg    *azure.ScaleSets
 	creds *testCredentials
 }
@@ -78,45 +72,49 @@ func (c *testCredentials) renew(secret string) {
 	c.cred, c.secret = nil, secret
 }
 
-// startAzure starts a simulated cloud serving face (nil: the default Azure
-// face) whose VMs boot in bootDelay of its fake clock, and the ScaleGroup.
-func startAzure(t testing.TB, face *azureface.AzureFace, sim core.Simulation) *env {
+// startAzure starts a simulated cloud serving the default Azure face with
+// cloudtest.DefaultSimulation, and the ScaleGroup.
+func startAzure(t testing.TB) *env { return startAzureWith(t, nil, cloudtest.DefaultSimulation) }
+
+// startAzureWith starts a simulated cloud serving face (nil: the default
+// Azure face) with sim on a fake clock, and the ScaleGroup.
+func startAzureWith(t testing.TB, face *azureface.AzureFace, sim core.Simulation) *env {
 	t.Helper()
-	// The fake clock starts at the wall clock's time: the cloud signs its
-	// TLS certificate with it, and the client checks it against the wall
-	// clock.
-	clk := clocktesting.NewFakeClock(time.Now())
-	opts := core.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim}
+	o := cloudtest.Options{Face: azureface.AzureFaceName, Simulation: sim, Ignored: []string{azureface.OpAzureToken, azureface.OpAzureDiscovery}}
 	if face != nil {
-		opts.Faces = []core.Face{face}
+		o.Faces = []core.Face{face}
 	}
-	srv, err := cloudsim.Start(context.Background(), opts)
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	pool, err := server.CertPool(srv.CA())
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := srv.FaceURL(azureface.AzureFaceName)
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	creds := &testCredentials{opts: azcore.ClientOptions{
-		Cloud: cloud.Configuration{
-			ActiveDirectoryAuthorityHost: u + "/",
-			Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: u, Audience: u}},
-		},
-		Transport: hc,
-		Retry:     policy.RetryOptions{MaxRetries: -1},
-	}}
-	sg, err := azure.New(azure.Options{ResourceManagerEndpoint: u, AuthorityHost: u, HTTPClient: hc, Credentials: creds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &env{srv: srv, clk: clk, sg: sg, creds: creds}
+	e := &env{}
+	e.Env = cloudtest.Start(t, o, func(c *cloudtest.Env) (scalegroup.ScaleGroup, error) {
+		pool, err := server.CertPool(c.Srv.CA())
+		if err != nil {
+			return nil, err
+		}
+		u := c.FaceURL()
+		hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+		e.creds = &testCredentials{opts: azcore.ClientOptions{
+			Cloud: cloud.Configuration{
+				ActiveDirectoryAuthorityHost: u + "/",
+				Services:                     map[cloud.ServiceName]cloud.ServiceConfiguration{cloud.ResourceManager: {Endpoint: u, Audience: u}},
+			},
+			Transport: hc,
+			Retry:     policy.RetryOptions{MaxRetries: -1},
+		}}
+		e.sg, err = azure.New(azure.Options{ResourceManagerEndpoint: u, AuthorityHost: u, HTTPClient: hc, Credentials: e.creds})
+		return e.sg, err
+	})
+	return e
 }
 
-func defaultSim() core.Simulation { return core.Simulation{BootDelay: bootDelay} }
+// startDeleting starts the cloud, whose VMs take 5 s to delete, and the
+// ScaleGroup with the scale set pool0 of capacity Uniform VMs at rest.
+func startDeleting(t testing.TB, capacity int32) (*env, scalegroup.Ref) {
+	t.Helper()
+	e, r := startAzureWith(t, nil, core.Simulation{BootDelay: cloudtest.BootDelay, DeleteDelay: 5 * time.Second}), ref("pool0")
+	e.Apply(t, r, spec(capacity, "h1", "Uniform"))
+	e.Settle(t, r)
+	return e, r
+}
 
 func ref(name string) scalegroup.Ref {
 	return scalegroup.Ref{Name: name, Scope: testScope, Location: azureface.AzureDefaultLocation}
@@ -154,96 +152,15 @@ func spec(capacity int32, hash, mode string, zones ...string) scalegroup.GroupSp
 	}
 }
 
-// requests counts the Azure face's requests by operation since the last
-// reset, leaving Entra ID's out.
-type requests map[string]int64
-
-func armRequests(srv *server.Server) requests {
-	out := requests{}
-	for _, r := range srv.Stats().Requests {
-		if r.Face == azureface.AzureFaceName && r.Operation != azureface.OpAzureToken && r.Operation != azureface.OpAzureDiscovery {
-			out[r.Operation] += r.Count
-		}
-	}
-	return out
-}
-
-func (r requests) total() int64 {
-	var n int64
-	for _, c := range r {
-		n += c
-	}
-	return n
-}
-
 // writes are the requests that change something.
-func (r requests) writes() int64 {
+func writes(r cloudtest.Requests) int64 {
 	return r[azureface.OpAzureVMSSCreateOrUpdate] + r[azureface.OpAzureVMSSUpdate] + r[azureface.OpAzureVMSSDelete] +
 		r[azureface.OpAzureVMSSDeleteInstances] + r[azureface.OpAzureVMDelete] + r[azureface.OpAzureVMSSVMDelete]
 }
 
-// cloudGroup is the core's view of a scale set.
-func (e *env) cloudGroup(t testing.TB, name string) *core.Group {
-	t.Helper()
-	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, name)
-	g, err := e.srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
-	if err != nil {
-		t.Fatalf("the cloud's group %s: %v", name, err)
-	}
-	return g
-}
-
-func (e *env) customData(t testing.TB, name string) string {
-	t.Helper()
-	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, name)
-	cd, err := e.srv.Cloud().Scope(k.Face, k.Scope).CustomData(k.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(cd)
-}
-
-func (e *env) apply(t testing.TB, r scalegroup.Ref, s scalegroup.GroupSpec) *scalegroup.Group {
-	t.Helper()
-	g, err := e.sg.Apply(context.Background(), r, s)
-	if err != nil {
-		t.Fatalf("Apply %s: %v", r.Name, err)
-	}
-	return g
-}
-
-func (e *env) get(t testing.TB, r scalegroup.Ref) *scalegroup.Group {
-	t.Helper()
-	g, err := e.sg.Get(context.Background(), r)
-	if err != nil {
-		t.Fatalf("Get %s: %v", r.Name, err)
-	}
-	return g
-}
-
-// boot steps the fake clock past the boot delay and returns the group
-// once every VM runs (bounded: the simulation advances on each read).
-func (e *env) boot(t testing.TB, r scalegroup.Ref) *scalegroup.Group {
-	t.Helper()
-	e.clk.Step(bootDelay + time.Second)
-	var g *scalegroup.Group
-	for range 20 {
-		g = e.get(t, r)
-		if !g.Pending() && !slices.ContainsFunc(g.Instances, func(in scalegroup.Instance) bool { return in.State != scalegroup.StateRunning }) {
-			return g
-		}
-		e.clk.Step(time.Second)
-	}
-	t.Fatalf("scale set %s did not settle: %+v", r.Name, g)
-	return nil
-}
-
-func ids(g *scalegroup.Group) []string {
-	var out []string
-	for _, in := range g.Instances {
-		out = append(out, in.ID)
-	}
-	return out
+// groupKey is the simulated cloud's key of the tests' scale set name.
+func groupKey(name string) core.GroupKey {
+	return azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, name)
 }
 
 func hashes(g *scalegroup.Group) map[string]string {
@@ -254,23 +171,15 @@ func hashes(g *scalegroup.Group) map[string]string {
 	return out
 }
 
-func TestTagsMatchTheSimulatedAzure(t *testing.T) {
-	// The face reads the tags the provider writes; the provider does not
-	// import the simulator, so this test keeps them equal.
-	if azure.TagModelHash != azureface.AzureTagModelHash || azure.TagKubernetesVersion != azureface.AzureTagKubernetesVersion {
-		t.Fatalf("tags %q %q, the face's %q %q", azure.TagModelHash, azure.TagKubernetesVersion, azureface.AzureTagModelHash, azureface.AzureTagKubernetesVersion)
-	}
-}
-
 func TestUniformCreate(t *testing.T) {
-	e := startAzure(t, nil, defaultSim())
+	e := startAzure(t)
 	r := ref("pool0")
 
-	g := e.apply(t, r, spec(3, "h1", "Uniform", "1", "2", "3"))
+	g := e.Apply(t, r, spec(3, "h1", "Uniform", "1", "2", "3"))
 	// Apply does not wait: the VMs are being created, the operation is the
 	// scale set's creation, with the poller's resume token.
 	if g.Capacity != 3 || g.ModelHash != "h1" || len(g.Instances) != 3 {
-		t.Fatalf("applied group: capacity %d hash %q instances %v", g.Capacity, g.ModelHash, ids(g))
+		t.Fatalf("applied group: capacity %d hash %q instances %v", g.Capacity, g.ModelHash, cloudtest.IDs(g))
 	}
 	if op := g.Operation; op == nil || op.Type != scalegroup.OperationScale || op.ResumeToken == "" || op.ID == "" || op.StartedAt.IsZero() {
 		t.Fatalf("operation after create: %+v", g.Operation)
@@ -282,18 +191,18 @@ func TestUniformCreate(t *testing.T) {
 	}
 	// A create costs the GET that found nothing, the location's VM sizes
 	// (once an hour), the PUT and the VM list.
-	if got := armRequests(e.srv); got[azureface.OpAzureVMSSGet] != 1 || got[azureface.OpAzureSkuList] != 1 || got[azureface.OpAzureVMSSCreateOrUpdate] != 1 || got[azureface.OpAzureVMSSVMList] != 1 || got.total() != 4 {
+	if got := e.Requests(); got[azureface.OpAzureVMSSGet] != 1 || got[azureface.OpAzureSkuList] != 1 || got[azureface.OpAzureVMSSCreateOrUpdate] != 1 || got[azureface.OpAzureVMSSVMList] != 1 || got.Total() != 4 {
 		t.Fatalf("requests of a create: %v", got)
 	}
 	// Get while creating reports the same operation, resume token included.
-	if g := e.get(t, r); g.Operation == nil || g.Operation.ResumeToken == "" || g.Operation.Type != scalegroup.OperationScale {
+	if g := e.Get(t, r); g.Operation == nil || g.Operation.ResumeToken == "" || g.Operation.Type != scalegroup.OperationScale {
 		t.Fatalf("operation seen by Get: %+v", g.Operation)
 	}
 
-	g = e.boot(t, r)
-	cg := e.cloudGroup(t, "pool0")
-	if !slices.Equal(ids(g), []string{"0", "1", "2"}) || g.Operation != nil || g.Message != "" {
-		t.Fatalf("booted group: %v op %+v message %q", ids(g), g.Operation, g.Message)
+	g = e.Settle(t, r)
+	cg := e.CloudGroup(t, groupKey("pool0"))
+	if !slices.Equal(cloudtest.IDs(g), []string{"0", "1", "2"}) || g.Operation != nil || g.Message != "" {
+		t.Fatalf("booted group: %v op %+v message %q", cloudtest.IDs(g), g.Operation, g.Message)
 	}
 	zones := map[string]bool{}
 	for i, in := range g.Instances {
@@ -315,87 +224,74 @@ func TestUniformCreate(t *testing.T) {
 		cg.Model.Tags["team"] != "a" || cg.Model.Extra[core.ExtraVersion] != "v1.30.4" {
 		t.Fatalf("the cloud's model: %+v", cg.Model)
 	}
-	if cd := e.customData(t, "pool0"); cd != "#cloud-config\n# token abc\n" {
+	if cd := e.CustomData(t, groupKey("pool0")); cd != "#cloud-config\n# token abc\n" {
 		t.Fatalf("custom data %q", cd)
 	}
 }
 
 func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
-	e := startAzure(t, nil, defaultSim())
+	e := startAzure(t)
 	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", "Uniform"))
-	e.boot(t, r)
+	e.Apply(t, r, spec(2, "h1", "Uniform"))
+	e.Settle(t, r)
 
 	for _, tc := range []struct {
 		name string
 		why  string
-		spec func() scalegroup.GroupSpec
+		// capacity and change make the spec applied: spec(capacity, "h1",
+		// "Uniform"), its model changed by change.
+		capacity int32
+		change   func(*scalegroup.Model)
 		// method is the write expected: "" none, PATCH or PUT.
 		method     string
 		customData string
 	}{
 		{
 			name: "same spec", why: "a pool at rest costs a read, no write",
-			spec:   func() scalegroup.GroupSpec { return spec(2, "h1", "Uniform") },
-			method: "",
+			capacity: 2, method: "",
 		},
 		{
 			name: "rotated token only", why: "custom data is not compared (Azure never returns it): a rotation alone costs no write",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(2, "h1", "Uniform")
-				s.Model.CustomData = []byte("#cloud-config\n# token def\n")
-				return s
-			},
+			capacity: 2, change: func(m *scalegroup.Model) { m.CustomData = []byte("#cloud-config\n# token def\n") },
 			method: "", customData: "#cloud-config\n# token abc\n",
 		},
 		{
 			name: "capacity", why: "a capacity change is one PATCH, carrying the current custom data",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(3, "h1", "Uniform")
-				s.Model.CustomData = []byte("#cloud-config\n# token ghi\n")
-				return s
-			},
+			capacity: 3, change: func(m *scalegroup.Model) { m.CustomData = []byte("#cloud-config\n# token ghi\n") },
 			method: http.MethodPatch, customData: "#cloud-config\n# token ghi\n",
 		},
 		{
 			name: "tags", why: "tags are applied in place: one PUT",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(3, "h1", "Uniform")
-				s.Model.Tags["team"] = "b"
-				return s
-			},
+			capacity: 3, change: func(m *scalegroup.Model) { m.Tags["team"] = "b" },
 			method: http.MethodPut,
 		},
 		{
 			name: "in-place settings", why: "the terminate notification is applied in place: one PUT",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(3, "h1", "Uniform")
-				s.Model.Tags["team"] = "b"
-				s.Model.InPlace = &azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
-				return s
+			capacity: 3, change: func(m *scalegroup.Model) {
+				m.Tags["team"] = "b"
+				m.InPlace = &azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
 			},
 			method: http.MethodPut,
 		},
 		{
 			name: "in-place settings again", why: "applied settings are read back from the scale set",
-			spec: func() scalegroup.GroupSpec {
-				s := spec(3, "h1", "Uniform")
-				s.Model.Tags["team"] = "b"
-				s.Model.InPlace = azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
-				return s
+			capacity: 3, change: func(m *scalegroup.Model) {
+				m.Tags["team"] = "b"
+				m.InPlace = azure.ScaleSetSettings{TerminateNotificationTimeout: 10}
 			},
 			method: "",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e.srv.ResetStats()
-			s := tc.spec()
-			g := e.apply(t, r, s)
-			got := armRequests(e.srv)
+			s := spec(tc.capacity, "h1", "Uniform")
+			if tc.change != nil {
+				tc.change(&s.Model)
+			}
+			g, got := e.ApplyCounted(t, r, s)
 			if g.Capacity != s.Capacity || int32(len(g.Instances)) != s.Capacity {
 				t.Fatalf("%s: capacity %d with %d instances, want %d", tc.why, g.Capacity, len(g.Instances), s.Capacity)
 			}
-			want := requests{azureface.OpAzureVMSSGet: 1, azureface.OpAzureVMSSVMList: 1}
+			want := cloudtest.Requests{azureface.OpAzureVMSSGet: 1, azureface.OpAzureVMSSVMList: 1}
 			switch tc.method {
 			case http.MethodPatch:
 				want[azureface.OpAzureVMSSUpdate] = 1
@@ -406,30 +302,30 @@ func TestApplyWritesOnlyWhatDiffers(t *testing.T) {
 				t.Fatalf("%s: requests %v, want %v", tc.why, got, want)
 			}
 			if tc.customData != "" {
-				if cd := e.customData(t, "pool0"); cd != tc.customData {
+				if cd := e.CustomData(t, groupKey("pool0")); cd != tc.customData {
 					t.Fatalf("%s: custom data %q, want %q", tc.why, cd, tc.customData)
 				}
 			}
-			e.boot(t, r)
+			e.Settle(t, r)
 		})
 	}
 }
 
 func TestModelChangeKeepsOldInstances(t *testing.T) {
-	e := startAzure(t, nil, defaultSim())
+	e := startAzure(t)
 	r := ref("pool0")
-	e.apply(t, r, spec(2, "h1", "Uniform"))
-	e.boot(t, r)
+	e.Apply(t, r, spec(2, "h1", "Uniform"))
+	e.Settle(t, r)
 
 	s := spec(4, "h2", "Uniform")
 	vm := s.Model.Provider.(azure.VMModel)
 	vm.Image.Version = "131.1.20240901"
 	s.Model.Provider, s.Model.Image, s.Model.Version = &vm, vm.Image.String(), "v1.31.1"
-	g := e.apply(t, r, s)
+	g := e.Apply(t, r, s)
 	if g.ModelHash != "h2" || g.Operation == nil || g.Operation.Type != scalegroup.OperationUpdate {
 		t.Fatalf("after the model change: hash %q operation %+v", g.ModelHash, g.Operation)
 	}
-	g = e.boot(t, r)
+	g = e.Settle(t, r)
 	want := map[string]string{"0": "h1", "1": "h1", "2": "h2", "3": "h2"}
 	if got := hashes(g); !maps.Equal(got, want) {
 		t.Fatalf("instances' model hashes %v, want %v (old VMs keep theirs until deleted)", got, want)
@@ -438,27 +334,24 @@ func TestModelChangeKeepsOldInstances(t *testing.T) {
 	if err := e.sg.DeleteInstances(context.Background(), r, []string{"0", "1"}); err != nil {
 		t.Fatal(err)
 	}
-	g = e.boot(t, r)
-	if g.Capacity != 2 || !slices.Equal(ids(g), []string{"2", "3"}) {
-		t.Fatalf("after deleting the old VMs: capacity %d instances %v", g.Capacity, ids(g))
+	g = e.Settle(t, r)
+	if g.Capacity != 2 || !slices.Equal(cloudtest.IDs(g), []string{"2", "3"}) {
+		t.Fatalf("after deleting the old VMs: capacity %d instances %v", g.Capacity, cloudtest.IDs(g))
 	}
 }
 
 func TestDeleteInstancesUniform(t *testing.T) {
-	e := startAzure(t, nil, core.Simulation{BootDelay: bootDelay, DeleteDelay: 5 * time.Second})
-	r := ref("pool0")
+	e, r := startDeleting(t, 3)
 	ctx := context.Background()
-	e.apply(t, r, spec(3, "h1", "Uniform"))
-	e.boot(t, r)
 
-	e.srv.ResetStats()
+	e.Srv.ResetStats()
 	if err := e.sg.DeleteInstances(ctx, r, []string{"1"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := armRequests(e.srv); got[azureface.OpAzureVMSSDeleteInstances] != 1 || got.total() != 1 {
+	if got := e.Requests(); got[azureface.OpAzureVMSSDeleteInstances] != 1 || got.Total() != 1 {
 		t.Fatalf("requests of DeleteInstances: %v, want the one delete action", got)
 	}
-	g := e.get(t, r)
+	g := e.Get(t, r)
 	if g.Capacity != 2 || g.Instances[1].ID != "1" || g.Instances[1].State != scalegroup.StateDeleting {
 		t.Fatalf("after deleting 1: capacity %d instances %+v", g.Capacity, g.Instances)
 	}
@@ -468,32 +361,32 @@ func TestDeleteInstancesUniform(t *testing.T) {
 		if err := e.sg.DeleteInstances(ctx, r, again); err != nil {
 			t.Fatal(err)
 		}
-		if g := e.get(t, r); g.Capacity != 2 {
+		if g := e.Get(t, r); g.Capacity != 2 {
 			t.Fatalf("capacity after deleting %v again: %d", again, g.Capacity)
 		}
-		e.clk.Step(6 * time.Second)
+		e.Clk.Step(6 * time.Second)
 	}
-	if g := e.get(t, r); !slices.Equal(ids(g), []string{"0", "2"}) {
-		t.Fatalf("instances left: %v", ids(g))
+	if g := e.Get(t, r); !slices.Equal(cloudtest.IDs(g), []string{"0", "2"}) {
+		t.Fatalf("instances left: %v", cloudtest.IDs(g))
 	}
 	// Azure refuses IDs a scale set does not have; the VM list then says
 	// which are left, and the action is sent again for those only.
-	e.srv.ResetStats()
+	e.Srv.ResetStats()
 	if err := e.sg.DeleteInstances(ctx, r, []string{"1", "2"}); err != nil {
 		t.Fatal(err)
 	}
-	st := e.srv.Stats()
+	st := e.Srv.Stats()
 	if st.CountStatus(azureface.OpAzureVMSSDeleteInstances, http.StatusBadRequest) != 1 || st.CountStatus(azureface.OpAzureVMSSDeleteInstances, http.StatusAccepted) != 1 {
-		t.Fatalf("deleting a gone and a live VM: %v", armRequests(e.srv))
+		t.Fatalf("deleting a gone and a live VM: %v", e.Requests())
 	}
-	if g := e.get(t, r); g.Capacity != 1 || g.Instances[1].State != scalegroup.StateDeleting {
+	if g := e.Get(t, r); g.Capacity != 1 || g.Instances[1].State != scalegroup.StateDeleting {
 		t.Fatalf("after deleting 1 (gone) and 2: capacity %d instances %+v", g.Capacity, g.Instances)
 	}
 	// Nothing to delete costs nothing; a scale set that does not exist has
 	// no instances.
-	e.srv.ResetStats()
-	if err := e.sg.DeleteInstances(ctx, r, nil); err != nil || armRequests(e.srv).total() != 0 {
-		t.Fatalf("empty DeleteInstances: %v, %v", err, armRequests(e.srv))
+	e.Srv.ResetStats()
+	if err := e.sg.DeleteInstances(ctx, r, nil); err != nil || e.Requests().Total() != 0 {
+		t.Fatalf("empty DeleteInstances: %v, %v", err, e.Requests())
 	}
 	if err := e.sg.DeleteInstances(ctx, ref("missing"), []string{"0"}); err != nil {
 		t.Fatalf("DeleteInstances of a missing scale set: %v", err)
@@ -501,20 +394,20 @@ func TestDeleteInstancesUniform(t *testing.T) {
 }
 
 func TestGetCostIsOneGetPlusListPages(t *testing.T) {
-	e := startAzure(t, &azureface.AzureFace{PageSize: 2}, defaultSim())
+	e := startAzureWith(t, &azureface.AzureFace{PageSize: 2}, cloudtest.DefaultSimulation)
 	for _, mode := range []string{"Uniform", "Flexible"} {
 		t.Run(mode, func(t *testing.T) {
 			r := ref("cost-" + strings.ToLower(mode))
-			e.apply(t, r, spec(5, "h1", mode, "1", "2"))
-			e.boot(t, r)
-			e.srv.ResetStats()
-			g := e.get(t, r)
-			got := armRequests(e.srv)
+			e.Apply(t, r, spec(5, "h1", mode, "1", "2"))
+			e.Settle(t, r)
+			e.Srv.ResetStats()
+			g := e.Get(t, r)
+			got := e.Requests()
 			list := azureface.OpAzureVMSSVMList
 			if mode == "Flexible" {
 				list = azureface.OpAzureVMList
 			}
-			if len(g.Instances) != 5 || got[azureface.OpAzureVMSSGet] != 1 || got[list] != 3 || got.total() != 4 {
+			if len(g.Instances) != 5 || got[azureface.OpAzureVMSSGet] != 1 || got[list] != 3 || got.Total() != 4 {
 				t.Fatalf("Get of 5 VMs at 2 per page: %d instances, requests %v; want 1 GET and 3 pages", len(g.Instances), got)
 			}
 		})
@@ -522,16 +415,13 @@ func TestGetCostIsOneGetPlusListPages(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	e := startAzure(t, nil, core.Simulation{BootDelay: bootDelay, DeleteDelay: 5 * time.Second})
-	r := ref("pool0")
+	e, r := startDeleting(t, 2)
 	ctx := context.Background()
-	e.apply(t, r, spec(2, "h1", "Uniform"))
-	e.boot(t, r)
 
 	if err := e.sg.Delete(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	g := e.get(t, r)
+	g := e.Get(t, r)
 	if g.Operation == nil || g.Operation.Type != scalegroup.OperationDelete || g.Operation.ResumeToken == "" {
 		t.Fatalf("operation while deleting: %+v", g.Operation)
 	}
@@ -539,7 +429,7 @@ func TestDelete(t *testing.T) {
 	if err := e.sg.Delete(ctx, r); err != nil {
 		t.Fatalf("Delete while deleting: %v", err)
 	}
-	e.clk.Step(6 * time.Second)
+	e.Clk.Step(6 * time.Second)
 	if _, err := e.sg.Get(ctx, r); !scalegroup.IsNotFound(err) {
 		t.Fatalf("Get after the deletion: %v, want NotFound", err)
 	}
@@ -549,25 +439,25 @@ func TestDelete(t *testing.T) {
 }
 
 func TestClientsAndTokensAreCachedPerCredential(t *testing.T) {
-	e := startAzure(t, nil, defaultSim())
+	e := startAzure(t)
 	r := ref("pool0")
-	e.apply(t, r, spec(1, "h1", "Uniform"))
+	e.Apply(t, r, spec(1, "h1", "Uniform"))
 	for range 3 {
-		e.get(t, r)
+		e.Get(t, r)
 	}
-	if n := e.srv.Stats().Count(azureface.OpAzureToken); n != 1 {
+	if n := e.Srv.Stats().Count(azureface.OpAzureToken); n != 1 {
 		t.Fatalf("%d token requests for 4 calls with one credential, want 1", n)
 	}
 	// A new credential (a rotated secret) is used from the next call.
 	e.creds.renew(azureface.AzureDefaultClientSecret)
-	e.get(t, r)
-	if n := e.srv.Stats().Count(azureface.OpAzureToken); n != 2 {
+	e.Get(t, r)
+	if n := e.Srv.Stats().Count(azureface.OpAzureToken); n != 2 {
 		t.Fatalf("%d token requests after the credential changed, want 2", n)
 	}
 }
 
 func TestCapabilities(t *testing.T) {
-	e := startAzure(t, nil, defaultSim())
+	e := startAzure(t)
 	if c := e.sg.Capabilities(); c != (scalegroup.Capabilities{}) {
 		t.Fatalf("capabilities %+v: the engine picks the victims", c)
 	}

@@ -136,6 +136,15 @@ type Owner struct {
 	BootstrapData []byte
 }
 
+// ClusterName is the name of the owner MachinePool's Cluster, "" when it
+// is not known.
+func (o Owner) ClusterName() string {
+	if o.MachinePool == nil {
+		return ""
+	}
+	return o.MachinePool.Spec.ClusterName
+}
+
 // Desired is what an adapter makes of a pool.
 type Desired struct {
 	// Model is what new instances are created from, CustomData included;

@@ -2,9 +2,19 @@ package kit
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 func TestRetryAfter(t *testing.T) {
@@ -70,5 +80,94 @@ func TestCredentialCacheRebuildsOnNewVersion(t *testing.T) {
 	}
 	if builds != 3 {
 		t.Errorf("built %d times, want 3 (one per identity/Secret version)", builds)
+	}
+}
+
+func TestObjectsNameTheKindsAfterTheTypes(t *testing.T) {
+	type objects = Objects[infrav1.AzureMachinePool, infrav1.AzureMachinePoolMachine, infrav1.AzureMachinePoolMachineList, infrav1.AzureCluster]
+	k := objects{}.Named(contract.Kinds{Provider: "azure"})
+	if k.Provider != "azure" || k.Pool != "AzureMachinePool" || k.Instance != "AzureMachinePoolMachine" || k.InfraCluster != "AzureCluster" {
+		t.Errorf("Named: %+v", k)
+	}
+	if ac, err := (objects{}).InfraCluster(&infrav1.AzureCluster{}); ac == nil || err != nil {
+		t.Errorf("InfraCluster of an AzureCluster: %v, %v", ac, err)
+	}
+	for _, infra := range []client.Object{nil, (*infrav1.AzureCluster)(nil), &infrav1.AWSCluster{}} {
+		if _, err := (objects{}).InfraCluster(infra); err == nil || !strings.Contains(err.Error(), "an AzureMachinePool needs its Cluster's AzureCluster") {
+			t.Errorf("InfraCluster(%T): %v, want an error naming what the pool needs", infra, err)
+		}
+	}
+	none := localObjects{}
+	if k := none.Named(contract.Kinds{}); k.InfraCluster != "" || none.NewInfraCluster() != nil {
+		t.Errorf("a provider without an infrastructure cluster: kind %q, object %v", k.InfraCluster, none.NewInfraCluster())
+	}
+}
+
+func TestPoolFieldsKeepWhatAnUnobservedGroupDoesNotSay(t *testing.T) {
+	pool := &infrav1.LocalMachinePool{}
+	st := &pool.Status
+	f := localObjects{}.Pool(pool)
+	if !f.Write(contract.PoolReport{Observed: true, ProviderIDList: []string{"a"}, Ready: true, Replicas: 1, ObservedGeneration: 1}) {
+		t.Fatal("an observed report reads as not observed")
+	}
+	if f.Write(contract.PoolReport{InfrastructureMachineKind: "LocalMachinePoolMachine", ObservedGeneration: 2}) {
+		t.Fatal("an unobserved report reads as observed")
+	}
+	if len(pool.Spec.ProviderIDList) != 1 || !st.Ready || st.Replicas != 1 || st.ObservedGeneration != 2 || st.InfrastructureMachineKind != "LocalMachinePoolMachine" {
+		t.Errorf("after an unobserved report: providerIDs %v, ready %v, replicas %d, generation %d, kind %q; want the observed values kept, the rest written",
+			pool.Spec.ProviderIDList, st.Ready, st.Replicas, st.ObservedGeneration, st.InfrastructureMachineKind)
+	}
+}
+
+func TestInstanceFieldsAreTheKindsOwn(t *testing.T) {
+	m := &infrav1.LocalMachinePoolMachine{}
+	f := localObjects{}.Instance(m)
+	f.WriteSpec("i-1", "local:///g/i-1")
+	f.WriteStatus(contract.InstanceReport{Ready: true, LatestModelApplied: true, Version: "v1.31.2", FailureReason: ptr.To("r")})
+	if m.Spec.InstanceID != "i-1" || m.Spec.ProviderID != "local:///g/i-1" || !m.Status.Ready || !m.Status.LatestModelApplied ||
+		m.Status.Version != "v1.31.2" || ptr.Deref(m.Status.FailureReason, "") != "r" {
+		t.Errorf("the fields written are not the object's: %+v", m)
+	}
+	// A kind without the contract's fields is a provider's bug, said at once.
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "has no field Spec.InstanceID") {
+			t.Errorf("binding a kind without spec.instanceID: %v, want a panic naming the field", r)
+		}
+	}()
+	Objects[infrav1.AzureCluster, infrav1.AzureCluster, infrav1.AzureClusterList, NoInfraCluster]{}.Instance(&infrav1.AzureCluster{})
+}
+
+// localObjects are the local provider's objects.
+type localObjects = Objects[infrav1.LocalMachinePool, infrav1.LocalMachinePoolMachine, infrav1.LocalMachinePoolMachineList, NoInfraCluster]
+
+func TestPoolTags(t *testing.T) {
+	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}}
+	got := PoolTags(pool, map[string]string{"a": "cluster", "b": "cluster", TagPool: "spoofed"}, map[string]string{"b": "pool"})
+	if len(got) != 3 || got["a"] != "cluster" || got["b"] != "pool" || got[TagPool] != "ns/p" {
+		t.Errorf("PoolTags = %v: want the cluster's tags, the pool's winning, and the pool tag", got)
+	}
+}
+
+func TestModelPart(t *testing.T) {
+	type part struct{ N int }
+	for _, tc := range []struct {
+		name   string
+		v      any
+		want   part
+		ok     bool
+		reason scalegroup.Reason
+	}{
+		{name: "a value, as Adapters put it", v: part{N: 1}, want: part{N: 1}, ok: true},
+		{name: "a pointer is read through", v: &part{N: 2}, want: part{N: 2}, ok: true},
+		{name: "none: the provider's default applies", v: nil},
+		{name: "a nil pointer is none", v: (*part)(nil)},
+		{name: "another type is the Adapter's bug: Invalid", v: "part", reason: scalegroup.ReasonInvalid},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok, err := ModelPart[part](tc.v, "the part")
+			if got != tc.want || ok != tc.ok || scalegroup.ReasonOf(err) != tc.reason {
+				t.Errorf("ModelPart(%#v) = %v, %v, %v; want %v, %v, reason %q", tc.v, got, ok, err, tc.want, tc.ok, tc.reason)
+			}
+		})
 	}
 }

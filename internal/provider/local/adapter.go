@@ -16,43 +16,22 @@ import (
 // Node names are "<group>-<instance>".
 const maxGroupName = 63
 
-// Tags the local provider puts on its groups.
-const (
-	// TagCluster names the Cluster a group's instances belong to.
-	TagCluster = "mpool.dev/cluster"
-	// TagPool names the LocalMachinePool ("namespace/name") that owns a group.
-	TagPool = "mpool.dev/pool"
-)
+// TagCluster names the Cluster a group's instances belong to: the tag
+// the local provider puts on its groups beside kit.PoolTags'.
+const TagCluster = "mpool.dev/cluster"
 
 // Adapter maps LocalMachinePool and LocalMachinePoolMachine onto the
 // infrapool engine.
-type Adapter struct{}
+type Adapter struct {
+	kit.Objects[infrav1.LocalMachinePool, infrav1.LocalMachinePoolMachine, infrav1.LocalMachinePoolMachineList, kit.NoInfraCluster]
+}
 
 var _ contract.Adapter = Adapter{}
 
 // Kinds implements contract.Adapter.
-func (Adapter) Kinds() contract.Kinds {
-	return contract.Kinds{
-		Provider:          ProviderName,
-		Pool:              "LocalMachinePool",
-		Instance:          infrav1.LocalMachinePoolMachineKind,
-		PoolFinalizer:     infrav1.LocalMachinePoolFinalizer,
-		InstanceFinalizer: infrav1.LocalMachinePoolMachineFinalizer,
-		InfraCluster:      "",
-	}
+func (a Adapter) Kinds() contract.Kinds {
+	return a.Named(contract.Kinds{Provider: ProviderName, PoolFinalizer: infrav1.LocalMachinePoolFinalizer, InstanceFinalizer: infrav1.LocalMachinePoolMachineFinalizer})
 }
-
-// NewPool implements contract.Adapter.
-func (Adapter) NewPool() contract.Pool { return &infrav1.LocalMachinePool{} }
-
-// NewInstance implements contract.Adapter.
-func (Adapter) NewInstance() contract.InstanceObject { return &infrav1.LocalMachinePoolMachine{} }
-
-// NewInstanceList implements contract.Adapter.
-func (Adapter) NewInstanceList() client.ObjectList { return &infrav1.LocalMachinePoolMachineList{} }
-
-// NewInfraCluster implements contract.Adapter.
-func (Adapter) NewInfraCluster() client.Object { return nil }
 
 // GroupRef implements contract.Adapter: the group is named after the
 // pool, in the simulated cloud's only scope.
@@ -73,10 +52,10 @@ func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired,
 		Zones:        slices.Clone(t.Zones),
 		Version:      owner.Version,
 		CustomData:   owner.BootstrapData,
-		Tags:         map[string]string{TagPool: pool.Namespace + "/" + pool.Name},
+		Tags:         kit.PoolTags(pool),
 	}
-	if owner.MachinePool != nil && owner.MachinePool.Spec.ClusterName != "" {
-		m.Tags[TagCluster] = owner.MachinePool.Spec.ClusterName
+	if cluster := owner.ClusterName(); cluster != "" {
+		m.Tags[TagCluster] = cluster
 	}
 	sim, err := simulation(pool.Spec.Simulation)
 	if err != nil {
@@ -115,19 +94,14 @@ func simulation(sim *infrav1.LocalSimulation) (*Simulation, error) {
 }
 
 // WritePool implements contract.Adapter.
-func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
+func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.LocalMachinePool)
 	st := &pool.Status
 	st.ModelHash = r.ModelHash
-	st.InfrastructureMachineKind = r.InfrastructureMachineKind
-	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
-	st.ObservedGeneration = r.ObservedGeneration
-	if !r.Observed {
+	observed := a.Pool(pool).Write(r)
+	if !observed {
 		return
 	}
-	pool.Spec.ProviderIDList = r.ProviderIDList
-	st.Ready = r.Ready
-	st.Replicas = r.Replicas
 	st.Instances = nil
 	for _, in := range r.Instances {
 		st.Instances = append(st.Instances, infrav1.LocalMachinePoolInstanceStatus{
@@ -142,22 +116,13 @@ func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	}
 }
 
-// WriteInstanceSpec implements contract.Adapter.
-func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
+// WriteInstanceStatus implements contract.Adapter: the state, in mpool's
+// own vocabulary, and the zone.
+func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.LocalMachinePoolMachine)
-	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
-}
-
-// WriteInstanceStatus implements contract.Adapter.
-func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
-	st := &obj.(*infrav1.LocalMachinePoolMachine).Status
-	st.Ready = r.Ready
-	st.LatestModelApplied = r.LatestModelApplied
-	st.Zone = r.Zone
-	st.State = infrav1.LocalInstanceState(r.State)
-	st.Version = r.Version
-	st.NodeRef = r.NodeRef
-	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+	a.Instance(m).WriteStatus(r)
+	m.Status.Zone = r.Zone
+	m.Status.State = infrav1.LocalInstanceState(r.State)
 }
 
 // ReadPool implements contract.Reader: the pool rolls by its
@@ -169,13 +134,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 
 // ReadInstance implements contract.Reader: a LocalMachinePoolMachine's
 // status.state is in mpool's own vocabulary.
-func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.LocalMachinePoolMachine)
-	st := &m.Status
-	return kit.InstanceView(m, kit.InstanceRecord{
-		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
-		CloudState: string(st.State), State: contract.InstanceState(st.State), Zone: st.Zone,
-		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
-		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
-	})
+	return a.Instance(m).View(string(m.Status.State), contract.InstanceState(m.Status.State), m.Status.Zone)
 }

@@ -13,6 +13,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -62,7 +63,7 @@ func TestDesiredMapsTheTemplate(t *testing.T) {
 	if !bytes.Equal(m.CustomData, owner().BootstrapData) {
 		t.Error("bootstrap data not mapped")
 	}
-	if m.Tags[TagCluster] != "c1" || m.Tags[TagPool] != "team-a/pool-0" {
+	if m.Tags[TagCluster] != "c1" || m.Tags[kit.TagPool] != "team-a/pool-0" {
 		t.Errorf("tags: %v", m.Tags)
 	}
 	s := d.Strategy

@@ -12,17 +12,6 @@ import (
 // TestScaleGroupKeepsTheContract runs the ScaleGroup contract suite on the
 // local provider against the simulated cloud's local face.
 func TestScaleGroupKeepsTheContract(t *testing.T) {
-	srv, clk, c := startCloud(t, core.Simulation{BootDelay: time.Second})
-	contracttest.ScaleGroup(t, contracttest.ScaleGroupCase{
-		ScaleGroup: c,
-		Ref:        func(name string) scalegroup.Ref { return scalegroup.Ref{Name: name} },
-		Spec:       spec,
-		Advance:    func() { clk.Step(time.Second) },
-		Throttle: func() func() {
-			if err := srv.SetFaults(core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
-				t.Fatal(err)
-			}
-			return func() { _ = srv.SetFaults(core.Faults{}) }
-		},
-	})
+	e, _ := startCloud(t, core.Simulation{BootDelay: time.Second})
+	contracttest.ScaleGroup(t, e.ContractCase(t, func(name string) scalegroup.Ref { return scalegroup.Ref{Name: name} }, spec))
 }

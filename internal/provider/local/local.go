@@ -223,16 +223,12 @@ func toLocalSpec(spec scalegroup.GroupSpec) (*localapi.GroupSpec, error) {
 	if m.Version != "" {
 		out.Model.Extra = map[string]string{extraVersion: m.Version}
 	}
-	switch sim := m.InPlace.(type) {
-	case nil:
-	case Simulation:
+	sim, ok, err := kit.ModelPart[Simulation](m.InPlace, "the simulated cloud's in-place settings")
+	if err != nil {
+		return nil, err
+	}
+	if ok {
 		out.Simulation = sim.wire()
-	case *Simulation:
-		if sim != nil {
-			out.Simulation = sim.wire()
-		}
-	default:
-		return nil, scalegroup.NewInvalid(fmt.Sprintf("the simulated cloud's in-place settings are a local.Simulation, got %T", m.InPlace))
 	}
 	if out.Simulation != nil && out.Simulation.FailureRate != nil {
 		if f := *out.Simulation.FailureRate; f < 0 || f > 1 {

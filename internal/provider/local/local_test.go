@@ -8,43 +8,29 @@ import (
 	"testing"
 	"time"
 
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	"github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/internal/testenv/cloudtest"
 	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/localface"
-	"github.com/mpool-dev/mpool/sim/server"
 )
 
 var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// startCloud runs a simulated cloud on loopback (real HTTP) with a fake clock
-// and returns it with a provider client for it.
-func startCloud(t testing.TB, sim core.Simulation) (*server.Server, *clocktesting.FakeClock, *local.Client) {
+// startCloud runs a simulated cloud on loopback (real HTTP) with a fake
+// clock and returns it with the local ScaleGroup pointed at it.
+func startCloud(t testing.TB, sim core.Simulation) (*cloudtest.Env, *local.Client) {
 	t.Helper()
-	clk := clocktesting.NewFakeClock(t0)
-	srv, err := cloudsim.Start(context.Background(), core.Options{Clock: clk, Seed: 7, DefaultSimulation: &sim})
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	c, err := local.New(srv.URL(), local.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return srv, clk, c
-}
-
-func instanceIDs(g *scalegroup.Group) []string {
-	var out []string
-	for _, in := range g.Instances {
-		out = append(out, in.ID)
-	}
-	return out
+	var c *local.Client
+	e := cloudtest.Start(t, cloudtest.Options{Face: core.LocalFace, Simulation: sim, Now: t0}, func(e *cloudtest.Env) (sg scalegroup.ScaleGroup, err error) {
+		c, err = local.New(e.Srv.URL(), local.Options{})
+		return c, err
+	})
+	return e, c
 }
 
 func spec(capacity int32, hash string) scalegroup.GroupSpec {
@@ -64,7 +50,7 @@ func spec(capacity int32, hash string) scalegroup.GroupSpec {
 // TestContract checks the ScaleGroup contract against a live simulated cloud.
 func TestContract(t *testing.T) {
 	ctx := context.Background()
-	_, _, sg := startCloud(t, core.Simulation{})
+	_, sg := startCloud(t, core.Simulation{})
 
 	t.Run("Get of a missing group is NotFound", func(t *testing.T) {
 		_, err := sg.Get(ctx, scalegroup.Ref{Name: "missing"})
@@ -80,13 +66,13 @@ func TestContract(t *testing.T) {
 		if g.Capacity != 3 || len(g.Instances) != 3 || g.ModelHash != "h1" {
 			t.Fatalf("Apply returned capacity %d, %d instances, hash %q", g.Capacity, len(g.Instances), g.ModelHash)
 		}
-		first := instanceIDs(g)
+		first := cloudtest.IDs(g)
 		g, err = sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(3, "h1"))
 		if err != nil {
 			t.Fatalf("Apply again: %v", err)
 		}
-		if !slices.Equal(first, instanceIDs(g)) {
-			t.Fatalf("re-applying the same spec changed instances: %v → %v", first, instanceIDs(g))
+		if !slices.Equal(first, cloudtest.IDs(g)) {
+			t.Fatalf("re-applying the same spec changed instances: %v → %v", first, cloudtest.IDs(g))
 		}
 		g, err = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 		if err != nil {
@@ -109,8 +95,8 @@ func TestContract(t *testing.T) {
 			t.Fatalf("DeleteInstances: %v", err)
 		}
 		g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
-		if g.Capacity != 2 || slices.Contains(instanceIDs(g), victim) || len(g.Instances) != 2 {
-			t.Fatalf("after deleting %s: capacity %d, instances %v", victim, g.Capacity, instanceIDs(g))
+		if g.Capacity != 2 || slices.Contains(cloudtest.IDs(g), victim) || len(g.Instances) != 2 {
+			t.Fatalf("after deleting %s: capacity %d, instances %v", victim, g.Capacity, cloudtest.IDs(g))
 		}
 	})
 	t.Run("DeleteInstances of a missing id, a missing group or no ids succeeds", func(t *testing.T) {
@@ -157,7 +143,7 @@ func TestContract(t *testing.T) {
 
 func TestAsynchronousOperations(t *testing.T) {
 	ctx := context.Background()
-	srv, clk, sg := startCloud(t, core.Simulation{})
+	e, sg := startCloud(t, core.Simulation{})
 	s := spec(2, "h1")
 	s.Model.InPlace = local.Simulation{
 		ProvisionDelay: ptr.To(5 * time.Second),
@@ -178,7 +164,7 @@ func TestAsynchronousOperations(t *testing.T) {
 		}
 	}
 	// The in-place settings became the group's knobs, not model fields.
-	cg, _ := srv.Cloud().GetGroup("pool")
+	cg, _ := e.Srv.Cloud().GetGroup("pool")
 	if cg.Simulation.BootDelay != 10*time.Second || cg.Simulation.DeleteDelay != 3*time.Second {
 		t.Fatalf("simulation = %+v, want boot 10s, delete 3s", cg.Simulation)
 	}
@@ -187,12 +173,12 @@ func TestAsynchronousOperations(t *testing.T) {
 	}
 
 	// A caller that restarts resumes from Get alone.
-	clk.Step(5 * time.Second)
+	e.Clk.Step(5 * time.Second)
 	g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 	if g.Pending() || g.Instances[0].State != scalegroup.StateBooting {
 		t.Fatalf("after provisioning: pending %v, state %s; want done and Booting", g.Pending(), g.Instances[0].State)
 	}
-	clk.Step(10 * time.Second)
+	e.Clk.Step(10 * time.Second)
 	g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"})
 	if g.Instances[0].State != scalegroup.StateRunning {
 		t.Fatalf("after booting: %s, want Running", g.Instances[0].State)
@@ -204,7 +190,7 @@ func TestAsynchronousOperations(t *testing.T) {
 	if !g.Pending() || g.Instances[0].State != scalegroup.StateDeleting {
 		t.Fatalf("deleting: pending %v, state %s; want pending and Deleting", g.Pending(), g.Instances[0].State)
 	}
-	clk.Step(3 * time.Second)
+	e.Clk.Step(3 * time.Second)
 	if g, _ = sg.Get(ctx, scalegroup.Ref{Name: "pool"}); g.Pending() || len(g.Instances) != 1 {
 		t.Fatalf("after the delete delay: pending %v, %d instances; want done with 1", g.Pending(), len(g.Instances))
 	}
@@ -212,7 +198,7 @@ func TestAsynchronousOperations(t *testing.T) {
 
 func TestErrorsAreTyped(t *testing.T) {
 	ctx := context.Background()
-	srv, _, sg := startCloud(t, core.Simulation{})
+	e, sg := startCloud(t, core.Simulation{})
 	if _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(1, "h")); err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +243,7 @@ func TestErrorsAreTyped(t *testing.T) {
 		},
 		{
 			name:  "quota is QuotaExceeded",
-			setup: func() error { return srv.Cloud().SetMaxInstances(2) },
+			setup: func() error { return e.Srv.Cloud().SetMaxInstances(2) },
 			call:  func() error { _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(5, "h")); return err },
 			check: func(t *testing.T, err error) {
 				if !scalegroup.IsQuotaExceeded(err) {
@@ -268,10 +254,10 @@ func TestErrorsAreTyped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := srv.SetFaults(tt.faults); err != nil {
+			if err := e.Srv.SetFaults(tt.faults); err != nil {
 				t.Fatal(err)
 			}
-			defer func() { _ = srv.SetFaults(core.Faults{}); _ = srv.Cloud().SetMaxInstances(0) }()
+			defer func() { _ = e.Srv.SetFaults(core.Faults{}); _ = e.Srv.Cloud().SetMaxInstances(0) }()
 			if tt.setup != nil {
 				if err := tt.setup(); err != nil {
 					t.Fatal(err)
@@ -291,7 +277,7 @@ func TestErrorsAreTyped(t *testing.T) {
 
 func TestMetricsAndStats(t *testing.T) {
 	ctx := context.Background()
-	srv, _, client := startCloud(t, core.Simulation{})
+	e, client := startCloud(t, core.Simulation{})
 	sg := metrics.WithMetrics(client, local.ProviderName)
 	if _, err := sg.Apply(ctx, scalegroup.Ref{Name: "pool"}, spec(2, "h")); err != nil {
 		t.Fatal(err)
@@ -308,7 +294,7 @@ func TestMetricsAndStats(t *testing.T) {
 	if counts.Reads() != 4 || counts.Writes() != 2 || counts[metrics.OpGet]["not_found"] != 1 {
 		t.Fatalf("counts = %v: want 4 reads (1 not_found), 2 writes", counts)
 	}
-	st := srv.Stats()
+	st := e.Srv.Stats()
 	if st.CountStatus(localface.OpGetGroup, http.StatusOK) != 3 || st.CountStatus(localface.OpGetGroup, http.StatusNotFound) != 1 ||
 		st.Count(localface.OpPutGroup) != 1 || st.CountStatus(localface.OpDeleteGroup, http.StatusAccepted) != 1 {
 		t.Fatalf("cloud stats = %+v", st)

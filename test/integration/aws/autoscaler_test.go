@@ -15,6 +15,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestReplicasManagedByAutoscaler: a MachinePool whose replicas an
@@ -24,14 +25,10 @@ import (
 // it back from spec.replicas, and the MachinePool's spec.replicas follows
 // the group (CAPA PR #4654).
 func TestReplicasManagedByAutoscaler(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager(func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
-	f.ApplySeed(func(obj *unstructured.Unstructured) {
-		if obj.GetKind() == "MachinePool" {
-			obj.SetAnnotations(map[string]string{clusterv1.ReplicasManagedByAnnotation: "cluster-autoscaler"})
-		}
-	})
+	f, _ := start(t, 0, func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
+	f.ApplySeed(itest.OnKind("MachinePool", func(obj *unstructured.Unstructured) {
+		obj.SetAnnotations(map[string]string{clusterv1.ReplicasManagedByAnnotation: "cluster-autoscaler"})
+	}))
 	f.waitConverged(2, seedVersion)
 
 	if _, err := f.asgClient().SetDesiredCapacity(f.Ctx, &autoscaling.SetDesiredCapacityInput{

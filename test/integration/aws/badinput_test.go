@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -35,11 +34,7 @@ func TestBadInput(t *testing.T) {
 	if err := env.Client.Update(f.Ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	f.ApplySeed(func(obj *unstructured.Unstructured) {
-		if obj.GetKind() == "AWSMachinePool" {
-			_ = unstructured.SetNestedStringSlice(obj.Object, []string{"subnet-00000000000000bad"}, "spec", "subnets")
-		}
-	})
+	f.ApplySeed(itest.SetField("AWSMachinePool", []any{"subnet-00000000000000bad"}, "spec", "subnets"))
 	f.WaitCondition(converge, infrav1.ASGReadyCondition, infrav1.CredentialsRejectedReason, "AWSClusterStaticIdentity")
 	if g := f.Group(); g != nil {
 		t.Fatalf("an Auto Scaling Group exists although the credentials were refused: %+v", g)

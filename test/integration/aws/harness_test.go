@@ -1,10 +1,15 @@
 package aws
 
 import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -43,6 +48,14 @@ func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	return &fixture{itest.NewFixture(t, env, itest.AWS, cloud)}
 }
 
+// start starts a simulated cloud whose instances boot in bootDelay, a
+// fixture in it and a manager (tune as itest.Fixture.StartManager's).
+func start(t testing.TB, bootDelay time.Duration, tune ...func(*manager.Options)) (*fixture, *itest.Manager) {
+	t.Helper()
+	f, m := itest.Start(t, env, itest.AWS, itest.CloudOptions{BootDelay: bootDelay}, tune...)
+	return &fixture{f}, m
+}
+
 // asg is the pool's Auto Scaling Group name.
 func (f *fixture) asg() string { return itest.ASG(f.Fixture) }
 
@@ -64,6 +77,26 @@ func (f *fixture) waitConverged(n int, version string) {
 func (f *fixture) waitRolled(before []string, n int, version string) {
 	f.T.Helper()
 	f.WaitRolled(before, n, version, converge)
+}
+
+// queryForm reads the AWS query API form (Action and parameters) of the
+// manager's request req, leaving its body readable for the transport: an
+// empty form for a request that is not a POST with a body, or whose body
+// is not a form.
+func queryForm(req *http.Request) (url.Values, error) {
+	if req.Body == nil || req.Method != http.MethodPost {
+		return url.Values{}, nil
+	}
+	b, err := io.ReadAll(req.Body)
+	if err != nil {
+		return nil, err
+	}
+	req.Body = io.NopCloser(bytes.NewReader(b))
+	form, err := url.ParseQuery(string(b))
+	if err != nil {
+		return url.Values{}, nil
+	}
+	return form, nil
 }
 
 // ops returns how many requests of operation op the AWS face answered

@@ -8,9 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // asgClient is an independent Auto Scaling client of the simulated AWS
@@ -38,21 +36,11 @@ func (f *fixture) asgClient() *autoscaling.Client {
 // with CompleteLifecycleAction (CONTINUE) they boot, join and the pool
 // converges.
 func TestLifecycleHookHoldsLaunch(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(func(obj *unstructured.Unstructured) {
-		if obj.GetKind() != "AWSMachinePool" {
-			return
-		}
-		hooks := []any{map[string]any{
-			"name": "bootstrap-check", "lifecycleTransition": "autoscaling:EC2_INSTANCE_LAUNCHING",
-			"heartbeatTimeout": "1h", "defaultResult": "ABANDON",
-		}}
-		if err := unstructured.SetNestedSlice(obj.Object, hooks, "spec", "lifecycleHooks"); err != nil {
-			t.Fatal(err)
-		}
-	})
+	f, _ := start(t, 0)
+	f.ApplySeed(itest.SetField("AWSMachinePool", []any{map[string]any{
+		"name": "bootstrap-check", "lifecycleTransition": "autoscaling:EC2_INSTANCE_LAUNCHING",
+		"heartbeatTimeout": "1h", "defaultResult": "ABANDON",
+	}}, "spec", "lifecycleHooks"))
 	asg := f.asgClient()
 
 	describe := func() (asgtypes.AutoScalingGroup, error) {
@@ -81,14 +69,7 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 		if len(waiting) != 2 {
 			return fmt.Errorf("%d instances waiting, want 2", len(waiting))
 		}
-		ap := &infrav1.AWSMachinePool{}
-		if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
-			return err
-		}
-		if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.LifecycleHookReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
-			return fmt.Errorf("AWSMachinePool LifecycleHookReady: %+v", c)
-		}
-		return nil
+		return f.PoolConditionsTrue(infrav1.LifecycleHookReadyCondition)
 	})
 
 	// The manager has applied the hooks and seen the instances: held
@@ -126,12 +107,8 @@ func TestLifecycleHookHoldsLaunch(t *testing.T) {
 			t.Errorf("instance %s was replaced, want it to join once its action completed", id)
 		}
 	}
-	ap := &infrav1.AWSMachinePool{}
-	if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
-		t.Fatal(err)
-	}
-	if c := meta.FindStatusCondition(ap.Status.Conditions, infrav1.LifecycleHookReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
-		t.Fatalf("LifecycleHookReady after converging: %+v", c)
+	if err := f.PoolConditionsTrue(infrav1.LifecycleHookReadyCondition); err != nil {
+		t.Fatalf("after converging: %v", err)
 	}
 	hooks, err := asg.DescribeLifecycleHooks(f.Ctx, &autoscaling.DescribeLifecycleHooksInput{AutoScalingGroupName: awssdk.String(f.asg())})
 	if err != nil || len(hooks.LifecycleHooks) != 1 || awssdk.ToInt32(hooks.LifecycleHooks[0].HeartbeatTimeout) != 3600 ||

@@ -7,11 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,10 +26,8 @@ import (
 // no instance is replaced. The next scale-up launches with the current
 // user data: at most one new version, and the old instances stay current.
 func TestTokenRotationMakesNoVersion(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	m := f.StartManager(func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
-	f.ApplySeed(nil)
+	f, m := start(t, 0, func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
+	f.ApplySeed()
 	f.waitConverged(2, seedVersion)
 	before := f.InstanceIDs()
 	versions := f.launchTemplateVersions(t)
@@ -71,18 +65,15 @@ type crashBeforeASGUpdate struct {
 }
 
 func (c *crashBeforeASGUpdate) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil && req.Method == http.MethodPost {
-		b, err := io.ReadAll(req.Body)
-		if err != nil {
-			return nil, err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		if v, _ := url.ParseQuery(string(b)); v.Get("Action") == "UpdateAutoScalingGroup" {
-			crash := false
-			c.once.Do(func() { crash = true; close(c.crashed) })
-			if crash {
-				return nil, errors.New("the manager died here")
-			}
+	form, err := queryForm(req)
+	if err != nil {
+		return nil, err
+	}
+	if form.Get("Action") == "UpdateAutoScalingGroup" {
+		crash := false
+		c.once.Do(func() { crash = true; close(c.crashed) })
+		if crash {
+			return nil, errors.New("the manager died here")
 		}
 	}
 	return c.next.RoundTrip(req)
@@ -99,7 +90,7 @@ func TestRestartBetweenVersionAndASGUpdate(t *testing.T) {
 	m := f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: crash}
 	})
-	f.ApplySeed(nil)
+	f.ApplySeed()
 	f.waitConverged(2, seedVersion)
 	versions := f.launchTemplateVersions(t)
 	before := f.InstanceIDs()
@@ -170,7 +161,7 @@ func TestFaultyAWS(t *testing.T) {
 	// Faults cost retries, and retries back off (up to
 	// infrapool.MaxRetryDelay): the waits are longer than the others'.
 	wait := func(n int) { testenv.Eventually(t, 2*converge, func() error { return f.Converged(n, seedVersion) }) }
-	f.ApplySeed(nil)
+	f.ApplySeed()
 	wait(2)
 	f.Scale(4)
 	wait(4)
@@ -200,25 +191,12 @@ func TestFaultyAWS(t *testing.T) {
 // instances, and the instances in EC2.
 func TestAWSCLISeesThePool(t *testing.T) {
 	cli := itest.AWSCLI(t)
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(nil)
+	f, _ := start(t, 0)
+	f.ApplySeed()
 	f.waitConverged(2, seedVersion)
 	run := func(args ...string) []byte {
 		t.Helper()
-		cmd := exec.Command(cli, append([]string{"--endpoint-url", cloud.FaceURL(awsface.AWSFaceName), "--region", awsface.AWSDefaultRegion, "--output", "json"}, args...)...)
-		cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+awsface.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+awsface.AWSDefaultSecretAccessKey,
-			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
-		out, err := cmd.Output()
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, ee.Stderr)
-			}
-			t.Fatalf("aws %s: %v", strings.Join(args, " "), err)
-		}
-		return out
+		return itest.RunAWSCLI(t, cli, f.Cloud.FaceURL(awsface.AWSFaceName), args...)
 	}
 	var groups struct {
 		AutoScalingGroups []struct {

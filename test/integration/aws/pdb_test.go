@@ -1,12 +1,9 @@
 package aws
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +14,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +23,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // appLabel labels the pods the PodDisruptionBudget of the PDB test guards.
@@ -50,25 +47,20 @@ type terminateCall struct {
 }
 
 func (s *capacitySpy) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil && req.Method == http.MethodPost {
-		b, err := io.ReadAll(req.Body)
-		if err != nil {
-			return nil, err
-		}
-		req.Body = io.NopCloser(bytes.NewReader(b))
-		if form, err := url.ParseQuery(string(b)); err == nil {
-			s.mu.Lock()
-			switch form.Get("Action") {
-			case "TerminateInstanceInAutoScalingGroup":
-				s.terminated = append(s.terminated, terminateCall{instance: form.Get("InstanceId"), decrement: form.Get("ShouldDecrementDesiredCapacity")})
-			case "SetDesiredCapacity", "UpdateAutoScalingGroup":
-				if d := form.Get("DesiredCapacity"); d != "" {
-					s.desired = append(s.desired, form.Get("Action")+" "+d)
-				}
-			}
-			s.mu.Unlock()
+	form, err := queryForm(req)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	switch form.Get("Action") {
+	case "TerminateInstanceInAutoScalingGroup":
+		s.terminated = append(s.terminated, terminateCall{instance: form.Get("InstanceId"), decrement: form.Get("ShouldDecrementDesiredCapacity")})
+	case "SetDesiredCapacity", "UpdateAutoScalingGroup":
+		if d := form.Get("DesiredCapacity"); d != "" {
+			s.desired = append(s.desired, form.Get("Action")+" "+d)
 		}
 	}
+	s.mu.Unlock()
 	return s.next.RoundTrip(req)
 }
 
@@ -96,13 +88,7 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 	f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
-	f.ApplySeed(func(obj *unstructured.Unstructured) {
-		if obj.GetKind() == "MachinePool" {
-			if err := unstructured.SetNestedField(obj.Object, int64(1), "spec", "replicas"); err != nil {
-				t.Fatal(err)
-			}
-		}
-	})
+	f.ApplySeed(itest.Replicas(1))
 	f.waitConverged(1, seedVersion)
 	f.Scale(4)
 	f.waitConverged(4, seedVersion)

@@ -24,10 +24,8 @@ var nodeName = regexp.MustCompile(`^ip-10-0-\d{1,3}-\d{1,3}\.ec2\.internal$`)
 // deleting one AWSMachinePoolMachine replaces that instance; deleting the
 // pool leaves nothing behind.
 func TestSeedMachinePool(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(nil)
+	f, _ := start(t, 0)
+	f.ApplySeed()
 	f.waitConverged(2, seedVersion)
 	for _, n := range f.PoolNodes() {
 		if !strings.HasPrefix(n.Spec.ProviderID, "aws:///us-east-1a/i-") {

@@ -9,14 +9,13 @@ import (
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // procDescribe reads the pool's ASG through an independent client.
@@ -52,32 +51,13 @@ func procSuspended(g asgtypes.AutoScalingGroup) string {
 	return strings.Join(out, ",")
 }
 
-// procCondition returns the pool's condition typ.
-func (f *fixture) procCondition(typ string) *metav1.Condition {
-	f.T.Helper()
-	ap := &infrav1.AWSMachinePool{}
-	if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
-		f.T.Fatal(err)
-	}
-	return meta.FindStatusCondition(ap.Status.Conditions, typ)
-}
-
 // TestSuspendProcesses: spec.suspendProcesses reaches the ASG (AWS's
 // DescribeAutoScalingGroups reports it) and removing it resumes the
 // processes; a suspended Launch process holds a scale-up, which ASGReady
 // and ScaleGroupDesiredReplicas say, until it is resumed.
 func TestSuspendProcesses(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(func(obj *unstructured.Unstructured) {
-		if obj.GetKind() != "AWSMachinePool" {
-			return
-		}
-		if err := unstructured.SetNestedField(obj.Object, true, "spec", "suspendProcesses", "processes", "azRebalance"); err != nil {
-			t.Fatal(err)
-		}
-	})
+	f, _ := start(t, 0)
+	f.ApplySeed(itest.SetField("AWSMachinePool", true, "spec", "suspendProcesses", "processes", "azRebalance"))
 	f.waitConverged(2, seedVersion)
 	g, err := f.procDescribe()
 	if err != nil {
@@ -138,7 +118,7 @@ func TestSuspendProcesses(t *testing.T) {
 			return fmt.Errorf("desired capacity %d, want 3", awssdk.ToInt32(g.DesiredCapacity))
 		}
 		for _, typ := range []string{infrav1.ASGReadyCondition, infrav1.ScaleGroupDesiredReplicasCondition} {
-			if c := f.procCondition(typ); c == nil || !strings.Contains(c.Message, "suspends Launch") {
+			if c := f.PoolCondition(typ); c == nil || !strings.Contains(c.Message, "suspends Launch") {
 				return fmt.Errorf("%s does not say Launch is suspended: %+v", typ, c)
 			}
 		}
@@ -160,7 +140,7 @@ func TestSuspendProcesses(t *testing.T) {
 	}
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.SuspendProcesses = nil })
 	f.waitConverged(3, seedVersion)
-	if c := f.procCondition(infrav1.ASGReadyCondition); c == nil || strings.Contains(c.Message, "suspends") {
+	if c := f.PoolCondition(infrav1.ASGReadyCondition); c == nil || strings.Contains(c.Message, "suspends") {
 		t.Fatalf("ASGReady after resuming: %+v", c)
 	}
 }
@@ -170,17 +150,8 @@ func TestSuspendProcesses(t *testing.T) {
 // why), and a scale-up's instance is launched from the new launch
 // template version.
 func TestRefreshPreferencesDisable(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(func(obj *unstructured.Unstructured) {
-		if obj.GetKind() != "AWSMachinePool" {
-			return
-		}
-		if err := unstructured.SetNestedField(obj.Object, true, "spec", "refreshPreferences", "disable"); err != nil {
-			t.Fatal(err)
-		}
-	})
+	f, _ := start(t, 0)
+	f.ApplySeed(itest.SetField("AWSMachinePool", true, "spec", "refreshPreferences", "disable"))
 	f.waitConverged(2, seedVersion)
 	before := f.InstanceIDs()
 	g, err := f.procDescribe()
@@ -208,7 +179,7 @@ func TestRefreshPreferencesDisable(t *testing.T) {
 		if newVersion = awssdk.ToString(g.LaunchTemplate.Version); newVersion == oldVersion {
 			return fmt.Errorf("the ASG still launches from version %s", oldVersion)
 		}
-		c := f.procCondition(infrav1.ScaleGroupModelUpdatedCondition)
+		c := f.PoolCondition(infrav1.ScaleGroupModelUpdatedCondition)
 		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "spec.refreshPreferences.disable is true: they are not replaced") {
 			return fmt.Errorf("ScaleGroupModelUpdated %+v", c)
 		}
@@ -236,7 +207,7 @@ func TestRefreshPreferencesDisable(t *testing.T) {
 				return fmt.Errorf("instance %s is %s", id, in.LifecycleState)
 			}
 		}
-		if c := f.procCondition(infrav1.ScaleGroupModelUpdatedCondition); c == nil || !strings.Contains(c.Message, "2 of 3 instances run an older model") {
+		if c := f.PoolCondition(infrav1.ScaleGroupModelUpdatedCondition); c == nil || !strings.Contains(c.Message, "2 of 3 instances run an older model") {
 			return fmt.Errorf("ScaleGroupModelUpdated %+v", c)
 		}
 		return nil

@@ -12,7 +12,6 @@ import (
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // spotInstances returns the pool's running Spot and On-Demand instances as
@@ -79,21 +79,13 @@ func (f *fixture) readyPoolNodes() int {
 // Machine and AWSMachinePoolMachine go, and the pool converges at its
 // desired replicas with the replacement.
 func TestSpotInterruptionCapacityRebalance(t *testing.T) {
-	cloud := startCloud(t, 500*time.Millisecond)
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(func(u *unstructured.Unstructured) {
-		if u.GetKind() != "AWSMachinePool" {
-			return
-		}
-		_ = unstructured.SetNestedField(u.Object, true, "spec", "capacityRebalance")
-		_ = unstructured.SetNestedMap(u.Object, map[string]any{
-			"instancesDistribution": map[string]any{
-				"onDemandBaseCapacity": int64(1), "onDemandPercentageAboveBaseCapacity": int64(0), "spotAllocationStrategy": "lowest-price",
-			},
-			"overrides": []any{map[string]any{"instanceType": "m5.large"}, map[string]any{"instanceType": "c5.large"}},
-		}, "spec", "mixedInstancesPolicy")
-	})
+	f, _ := start(t, 500*time.Millisecond)
+	f.ApplySeed(itest.SetField("AWSMachinePool", true, "spec", "capacityRebalance"), itest.SetField("AWSMachinePool", map[string]any{
+		"instancesDistribution": map[string]any{
+			"onDemandBaseCapacity": int64(1), "onDemandPercentageAboveBaseCapacity": int64(0), "spotAllocationStrategy": "lowest-price",
+		},
+		"overrides": []any{map[string]any{"instanceType": "m5.large"}, map[string]any{"instanceType": "c5.large"}},
+	}, "spec", "mixedInstancesPolicy"))
 	const desired = 2
 	f.waitConverged(desired, seedVersion)
 	spot, onDemand := f.spotInstances()
@@ -115,7 +107,7 @@ func TestSpotInterruptionCapacityRebalance(t *testing.T) {
 	floor := desired
 
 	t.Logf("interrupting Spot instance %s", victim)
-	if err := awsface.AWSInterruptSpot(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, victim); err != nil {
+	if err := awsface.AWSInterruptSpot(f.Cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, victim); err != nil {
 		t.Fatal(err)
 	}
 	sawAbove := false

@@ -10,6 +10,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -61,7 +62,7 @@ func (f *fixture) checkAdditionalTagRemoval() {
 		if _, ok := tags["cost-center"]; ok {
 			return fmt.Errorf("the removed tag cost-center is still on the ASG: %v", tags)
 		}
-		for _, k := range []string{"team", aws.TagName, aws.TagPool, aws.TagRole, aws.TagClusterPrefix + clusterName,
+		for _, k := range []string{"team", aws.TagName, kit.TagPool, aws.TagRole, aws.TagClusterPrefix + clusterName,
 			aws.TagKubernetesClusterPrefix + clusterName, aws.TagModelHash, aws.TagAdditionalTags} {
 			if _, ok := tags[k]; !ok {
 				return fmt.Errorf("tag %s is gone from the ASG: %v", k, tags)

@@ -4,18 +4,16 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestBadInput: a rejected client secret, a SKU Azure does not offer and
 // one too small for a node are each reported in a condition that says what to change, nothing is
 // created meanwhile, and the pool recovers once they are fixed.
 func TestBadInput(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager()
+	f, _ := start(t, 0)
 
 	t.Log("a wrong client secret")
 	secret := &corev1.Secret{}
@@ -27,11 +25,7 @@ func TestBadInput(t *testing.T) {
 	if err := env.Client.Update(f.Ctx, secret); err != nil {
 		t.Fatal(err)
 	}
-	f.ApplySeed(func(obj *unstructured.Unstructured) {
-		if obj.GetKind() == "AzureMachinePool" {
-			_ = unstructured.SetNestedField(obj.Object, "Standard_Nonexistent_v9", "spec", "template", "vmSize")
-		}
-	})
+	f.ApplySeed(itest.SetField("AzureMachinePool", "Standard_Nonexistent_v9", "spec", "template", "vmSize"))
 	f.WaitCondition(converge, infrav1.ScaleSetRunningCondition, infrav1.CredentialsRejectedReason, "AzureClusterIdentity")
 	if g := f.Group(); g != nil {
 		t.Fatalf("a scale set exists although the credentials were refused: %+v", g)

@@ -18,7 +18,7 @@ func TestTokenRotationReplacesNothing(t *testing.T) {
 	f := newFixture(t, cloud)
 	// Tokens live 40s: at rest one is rotated within about half a minute.
 	m := f.StartManager(func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second })
-	f.ApplySeed(nil)
+	f.ApplySeed()
 	f.WaitConverged(2, seedVersion, converge)
 	f.CheckTokenRotationAtRest(m)
 	if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate) + f.ops(azureface.OpAzureVMSSUpdate); n != 1 {

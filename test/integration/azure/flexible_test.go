@@ -29,9 +29,7 @@ func flexible(obj *unstructured.Unstructured) {
 // Nodes are named after the VMs' host names; it scales and is deleted
 // cleanly.
 func TestSeedFlexible(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager()
+	f, _ := start(t, 0)
 	f.ApplySeed(flexible)
 	f.WaitConverged(2, flexibleVersion, converge)
 

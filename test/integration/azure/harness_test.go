@@ -5,6 +5,7 @@ import (
 	"time"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/server"
@@ -33,6 +34,14 @@ type fixture struct{ *itest.Fixture }
 func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
 	return &fixture{itest.NewFixture(t, env, itest.Azure, cloud)}
+}
+
+// start starts a simulated cloud whose VMs boot in bootDelay, a fixture in
+// it and a manager (tune as itest.Fixture.StartManager's).
+func start(t testing.TB, bootDelay time.Duration, tune ...func(*manager.Options)) (*fixture, *itest.Manager) {
+	t.Helper()
+	f, m := itest.Start(t, env, itest.Azure, itest.CloudOptions{BootDelay: bootDelay}, tune...)
+	return &fixture{f}, m
 }
 
 // vmss is the pool's scale set name.

@@ -23,10 +23,8 @@ import (
 // operation up from the scale set and the pool's recorded reference and
 // converges without a second PUT, and nothing is orphaned.
 func TestRestartMidPut(t *testing.T) {
-	cloud := startCloud(t, 3*time.Second)
-	f := newFixture(t, cloud)
-	m := f.StartManager()
-	f.ApplySeed(nil)
+	f, m := start(t, 3*time.Second)
+	f.ApplySeed()
 	testenv.Eventually(t, converge, func() error {
 		if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n == 0 {
 			return fmt.Errorf("no scale set PUT yet")
@@ -136,7 +134,7 @@ func runWithSpy(t *testing.T, faults *core.Faults) *armSpy {
 	f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
-	f.ApplySeed(nil)
+	f.ApplySeed()
 	f.WaitConverged(2, seedVersion, converge)
 	f.Scale(4)
 	f.WaitConverged(4, seedVersion, converge)

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,6 +19,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // converge bounds every wait for a pool to settle.
@@ -39,10 +39,8 @@ var uniformNodeName = regexp.MustCompile(`^` + regexp.QuoteMeta(poolName) + `[0-
 // maxUnavailable; deleting one AzureMachinePoolMachine replaces that VM;
 // deleting the pool leaves nothing behind.
 func TestSeedUniform(t *testing.T) {
-	cloud := startCloud(t, 0)
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(nil)
+	f, _ := start(t, 0)
+	f.ApplySeed()
 	f.WaitConverged(2, seedVersion, converge)
 
 	prefix := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + azureface.AzureDefaultResourceGroup +
@@ -62,10 +60,8 @@ func TestSeedUniform(t *testing.T) {
 	if ap.Status.ProvisioningState == nil || *ap.Status.ProvisioningState != infrav1.Succeeded {
 		t.Errorf("AzureMachinePool provisioningState %v, want Succeeded", ap.Status.ProvisioningState)
 	}
-	for _, c := range []string{infrav1.ScaleSetModelUpdatedCondition, infrav1.ScaleSetDesiredReplicasCondition} {
-		if got := meta.FindStatusCondition(ap.Status.Conditions, c); got == nil || got.Status != metav1.ConditionTrue {
-			t.Errorf("condition %s: %+v", c, got)
-		}
+	if err := itest.ConditionsTrue(ap.Status.Conditions, infrav1.ScaleSetModelUpdatedCondition, infrav1.ScaleSetDesiredReplicasCondition); err != nil {
+		t.Error(err)
 	}
 
 	t.Log("scale 2 → 5 → 1 (deletePolicy Oldest)")

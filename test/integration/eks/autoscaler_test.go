@@ -25,10 +25,8 @@ import (
 // does when the autoscaler scales its ASG): the pool follows it, the
 // MachinePool's replicas are copied back, and mpool writes nothing to EKS.
 func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
-	cloud := startCloud(t, "1.31")
-	f := newFixture(t, cloud)
-	f.StartManager(func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
-	f.ApplySeed(nil)
+	f, _ := start(t, "1.31", func(o *manager.Options) { o.EngineTiming.ExternalReplicas = 500 * time.Millisecond })
+	f.ApplySeed()
 	f.WaitConverged(2, "v1.31.0", converge)
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		if mp.Annotations == nil {

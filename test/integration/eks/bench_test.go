@@ -2,16 +2,14 @@ package eks
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // The EKS benchmark runs a real API server, the simulated cloud (its EKS
@@ -29,16 +27,8 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 		cloud := startCloudWithBoot(b, "1.31", 0)
 		f := newFixture(b, cloud)
 		m := f.StartManager()
-		for _, obj := range f.Manifest("examples", "eks", "machinepool.yaml") {
-			switch obj.GetKind() {
-			case "MachinePool":
-				_ = unstructured.SetNestedField(obj.Object, int64(0), "spec", "replicas")
-			case "AWSManagedMachinePool":
-				_ = unstructured.SetNestedField(obj.Object, int64(0), "spec", "scaling", "minSize")
-				_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "scaling", "maxSize")
-			}
-			f.Create(obj)
-		}
+		f.ApplySeed(itest.Replicas(0), itest.SetField("AWSManagedMachinePool", int64(0), "spec", "scaling", "minSize"),
+			itest.SetField("AWSManagedMachinePool", int64(n), "spec", "scaling", "maxSize"))
 		env.WaitRunning(b, f.Key(poolName), 0, time.Minute)
 
 		b.StartTimer()
@@ -62,25 +52,10 @@ func BenchmarkEKSScaleUp(b *testing.B) {
 		})
 
 		cloud.ResetStats()
-		before := testenv.Reconciles(b, "awsmanagedmachinepool")
-		pool := f.Key(poolName)
-		obj := &unstructured.Unstructured{}
-		obj.SetAPIVersion("infrastructure.cluster.x-k8s.io/v1beta1")
-		obj.SetKind("AWSManagedMachinePool")
-		obj.SetNamespace(pool.Namespace)
-		obj.SetName(pool.Name)
-		env.PokeUntilReconciled(b, obj, "awsmanagedmachinepool", 5)
-		r := testenv.Reconciles(b, "awsmanagedmachinepool") - before
-		var reqs, writes int64
-		for _, rc := range cloud.Stats().Requests {
-			if rc.Face != eksface.EKSFaceName && rc.Face != awsface.AWSFaceName {
-				continue
-			}
-			reqs += rc.Count
-			if !strings.Contains(rc.Operation, ".Describe") && !strings.Contains(rc.Operation, ".List") {
-				writes += rc.Count
-			}
-		}
+		before := f.Reconciles()
+		f.PokeUntilReconciled(b, 5)
+		r := f.Reconciles() - before
+		reqs, writes := f.Requests()
 		b.Logf("0 → %d nodes until Running: %.1f s; steady state: %d reconciles, %d requests (%d writes): %v", n, took.Seconds(), r, reqs, writes, cloud.Stats().Requests)
 		b.ReportMetric(took.Seconds(), "eks-s")
 		b.ReportMetric(float64(reqs)/float64(r), "requests/reconcile")

@@ -2,13 +2,9 @@ package eks
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
-	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -18,24 +14,12 @@ import (
 // the AWS tests' TestAWSCLISeesThePool sees their Auto Scaling Group.
 func TestAWSCLISeesTheNodegroup(t *testing.T) {
 	cli := itest.AWSCLI(t)
-	cloud := startCloud(t, "1.32")
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(nil)
+	f, _ := start(t, "1.32")
+	f.ApplySeed()
 	f.WaitConverged(2, "v1.31.0", converge)
 
-	cmd := exec.Command(cli, "--endpoint-url", cloud.FaceURL(eksface.EKSFaceName), "--region", awsface.AWSDefaultRegion, "--output", "json",
+	out := itest.RunAWSCLI(t, cli, f.Cloud.FaceURL(eksface.EKSFaceName),
 		"eks", "describe-nodegroup", "--cluster-name", eksface.EKSDefaultClusterName, "--nodegroup-name", f.nodegroup())
-	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+awsface.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+awsface.AWSDefaultSecretAccessKey,
-		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
-	out, err := cmd.Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			t.Fatalf("aws eks describe-nodegroup: %v\n%s", err, ee.Stderr)
-		}
-		t.Fatalf("aws eks describe-nodegroup: %v", err)
-	}
 	var got struct {
 		Nodegroup struct {
 			NodegroupName, ClusterName, Status, Version, CapacityType string

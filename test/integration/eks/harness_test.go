@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 
+	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
@@ -42,6 +43,15 @@ func startCloudWith(t testing.TB, version string, faces ...core.Face) *server.Se
 func startCloudWithBoot(t testing.TB, version string, bootDelay time.Duration, faces ...core.Face) *server.Server {
 	t.Helper()
 	return itest.EKS.StartCloud(t, env, itest.CloudOptions{Version: version, BootDelay: bootDelay, Faces: faces})
+}
+
+// start starts a simulated cloud with the simulated EKS cluster at
+// version, a fixture in it and a manager (tune as
+// itest.Fixture.StartManager's).
+func start(t testing.TB, version string, tune ...func(*manager.Options)) (*fixture, *itest.Manager) {
+	t.Helper()
+	f := newFixture(t, startCloud(t, version))
+	return f, f.StartManager(tune...)
 }
 
 // fixture is one test's namespace (itest.EKS's fixture) with

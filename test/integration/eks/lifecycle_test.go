@@ -7,15 +7,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestEKSNodegroupLifecycle: the examples become a Running pool of EKS
@@ -26,10 +24,8 @@ import (
 // state, with the manager restarted mid-update; 3→5→3 follows; deleting
 // the pool leaves no node group, instance or Node.
 func TestEKSNodegroupLifecycle(t *testing.T) {
-	cloud := startCloud(t, "1.32")
-	f := newFixture(t, cloud)
-	m := f.StartManager()
-	f.ApplySeed(nil)
+	f, m := start(t, "1.32")
+	f.ApplySeed()
 	f.WaitConverged(2, "v1.31.0", converge)
 	testenv.Eventually(t, converge, func() error {
 		ng, err := f.describe()
@@ -112,8 +108,8 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	if err := env.Client.Get(f.Ctx, f.Key(poolName), pool); err != nil {
 		t.Fatal(err)
 	}
-	if c := meta.FindStatusCondition(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
-		t.Fatalf("EKSNodegroupReady: %+v", c)
+	if err := itest.ConditionsTrue(pool.Status.Conditions, infrav1.EKSNodegroupReadyCondition); err != nil {
+		t.Fatal(err)
 	}
 	if m.ScaleGroup == nil {
 		t.Fatal("no EKS ScaleGroup")
@@ -138,33 +134,16 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	}
 
 	// Deletion: no node group, instance or Node is left.
-	mp := &clusterv1.MachinePool{}
-	if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
-		t.Fatal(err)
-	}
-	if err := env.Client.Delete(f.Ctx, mp); err != nil {
-		t.Fatal(err)
-	}
+	f.DeletePoolAndWaitGone(converge)
 	testenv.Eventually(t, converge, func() error {
 		_, err := f.describe()
 		var nf *ekstypes.ResourceNotFoundException
 		if !errors.As(err, &nf) {
 			return fmt.Errorf("the node group is still there (%v)", err)
 		}
-		if n := len(f.PoolNodes()); n > 0 {
-			return fmt.Errorf("%d Nodes left", n)
-		}
-		for _, k := range cloud.Cloud().Groups() {
+		for _, k := range f.Cloud.Cloud().Groups() {
 			if k.Face == awsface.AWSFaceName {
 				return fmt.Errorf("group %s left", k)
-			}
-		}
-		for _, l := range []client.ObjectList{&infrav1.AWSManagedMachinePoolMachineList{}, &infrav1.AWSManagedMachinePoolList{}, &clusterv1.MachineList{}, &clusterv1.MachinePoolList{}} {
-			if err := env.Client.List(f.Ctx, l, client.InNamespace(f.NS)); err != nil {
-				return err
-			}
-			if n := meta.LenList(l); n > 0 {
-				return fmt.Errorf("%d %T items left", n, l)
 			}
 		}
 		return nil

@@ -28,7 +28,7 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	cloud := startCloudWith(t, "1.32", &eksface.EKSFace{PodEvictionTimeout: time.Second})
 	f := newFixture(t, cloud)
 	f.StartManager()
-	f.ApplySeed(nil)
+	f.ApplySeed()
 	f.WaitConverged(2, "v1.31.0", converge)
 
 	// A guarded pod on every node: no drain can finish. The next test's

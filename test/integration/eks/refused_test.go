@@ -18,10 +18,8 @@ import (
 // scaling up converges, the new node counted up to date; a new label
 // reaches the nodes in place.
 func TestEKSRefusedUpgradeRecovers(t *testing.T) {
-	cloud := startCloud(t, "1.31")
-	f := newFixture(t, cloud)
-	f.StartManager()
-	f.ApplySeed(nil)
+	f, _ := start(t, "1.31")
+	f.ApplySeed()
 	f.WaitConverged(2, "v1.31.0", converge)
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })

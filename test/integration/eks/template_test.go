@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -50,8 +49,8 @@ func (f *fixture) templateReady(version string) error {
 	if err := env.Client.Get(f.Ctx, f.Key(poolName), p); err != nil {
 		return err
 	}
-	if c := meta.FindStatusCondition(p.Status.Conditions, infrav1.LaunchTemplateReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
-		return fmt.Errorf("LaunchTemplateReady: %+v", c)
+	if err := itest.ConditionsTrue(p.Status.Conditions, infrav1.LaunchTemplateReadyCondition); err != nil {
+		return err
 	}
 	id, v := ptr.Deref(p.Status.LaunchTemplateID, ""), ptr.Deref(p.Status.LaunchTemplateVersion, "")
 	if !strings.HasPrefix(id, "lt-") || v != version {
@@ -75,9 +74,7 @@ func (f *fixture) templateReady(version string) error {
 // EKS's own rolling update to it (UpdateNodegroupVersion with the launch
 // template), within maxUnavailable; deleting the pool deletes the template.
 func TestEKSLaunchTemplate(t *testing.T) {
-	cloud := startCloud(t, "1.32")
-	f := newFixture(t, cloud)
-	f.StartManager()
+	f, _ := start(t, "1.32")
 	f.createWithTemplate("m5.large")
 	testenv.Eventually(t, converge, func() error {
 		if err := f.Converged(2, "v1.31.0"); err != nil {

@@ -25,7 +25,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/provider/local"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/server"
@@ -117,6 +117,14 @@ func NewFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Serve
 	return f
 }
 
+// Start starts what most tests of p run on: p's simulated cloud (o), a
+// fixture in it and a manager (tune as StartManager's).
+func Start(t testing.TB, env *testenv.Env, p *Provider, o CloudOptions, tune ...func(*manager.Options)) (*Fixture, *Manager) {
+	t.Helper()
+	f := NewFixture(t, env, p, p.StartCloud(t, env, o))
+	return f, f.StartManager(tune...)
+}
+
 // StartManager starts a manager for the fixture's namespace with p's
 // provider reaching the fixture's cloud (ManagerOptions, then
 // Provider.Configure, then tune), against the test API server.
@@ -164,12 +172,15 @@ func (f *Fixture) Manifest(path ...string) []*unstructured.Unstructured {
 }
 
 // ApplySeed creates the provider's seed example (MachinePool, infra pool,
-// KubeadmConfig), changed by mutate first when not nil.
-func (f *Fixture) ApplySeed(mutate func(*unstructured.Unstructured)) {
+// KubeadmConfig), changed first by each mutation that is not nil (see
+// OnKind, SetField, Replicas).
+func (f *Fixture) ApplySeed(mutate ...func(*unstructured.Unstructured)) {
 	f.T.Helper()
 	for _, obj := range f.Manifest(f.Provider.SeedManifest...) {
-		if mutate != nil {
-			mutate(obj)
+		for _, m := range mutate {
+			if m != nil {
+				m(obj)
+			}
 		}
 		f.Create(obj)
 	}
@@ -242,12 +253,12 @@ func (f *Fixture) poolRef() client.Object {
 // cache held when it was called.
 func (f *Fixture) PokeUntilReconciled(t testing.TB, n int64) {
 	t.Helper()
-	f.Env.PokeUntilReconciled(t, f.poolRef(), f.Provider.Controller, n)
+	f.Env.PokeUntilReconciled(t, f.poolRef(), f.Provider.Controller(), n)
 }
 
 // Reconciles returns how many reconciles the provider's infra pool
 // controllers of this process have finished.
-func (f *Fixture) Reconciles() int64 { return testenv.Reconciles(f.T, f.Provider.Controller) }
+func (f *Fixture) Reconciles() int64 { return testenv.Reconciles(f.T, f.Provider.Controller()) }
 
 // Group returns the pool's group as the simulated cloud's core has it (not
 // counted, never faulted), nil when it does not exist or the provider has
@@ -318,6 +329,32 @@ func (f *Fixture) NodeNames() map[string]bool {
 	return out
 }
 
+// Requests counts the requests the provider's faces (Provider.Faces)
+// answered since the cloud's statistics were last reset, but the ignored
+// operations (Provider.Ignored): all of them, and the writes among them
+// (IsWrite).
+func (f *Fixture) Requests() (all, writes int64) {
+	p := f.Provider
+	for _, r := range f.Cloud.Stats().Requests {
+		if !slices.Contains(p.Faces, r.Face) || slices.Contains(p.Ignored, r.Operation) {
+			continue
+		}
+		all += r.Count
+		if IsWrite(r.Operation) {
+			writes += r.Count
+		}
+	}
+	return all, writes
+}
+
+// IsWrite reports whether a face's operation ("aws.autoscaling.SetDesiredCapacity",
+// "azure.VirtualMachineScaleSets.Get", "GetGroup") may change something:
+// whether its action is neither a Describe, a Get nor a List.
+func IsWrite(op string) bool {
+	action := op[strings.LastIndexByte(op, '.')+1:]
+	return !strings.HasPrefix(action, "Describe") && !strings.HasPrefix(action, "Get") && !strings.HasPrefix(action, "List")
+}
+
 // Ops returns how many requests of operation op the cloud's face answered
 // with a status below 300.
 func (f *Fixture) Ops(face, op string) int64 {
@@ -344,6 +381,28 @@ func (f *Fixture) poolConditions() ([]metav1.Condition, error) {
 	return p.(conditioned).GetConditions(), nil
 }
 
+// PoolCondition returns the infra pool's condition t, nil when it has
+// none.
+func (f *Fixture) PoolCondition(t string) *metav1.Condition {
+	f.T.Helper()
+	conds, err := f.poolConditions()
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	return meta.FindStatusCondition(conds, t)
+}
+
+// PoolConditionsTrue returns nil when the infra pool's conditions of
+// every one of types are True (ConditionsTrue), and says what differs
+// otherwise.
+func (f *Fixture) PoolConditionsTrue(types ...string) error {
+	conds, err := f.poolConditions()
+	if err != nil {
+		return err
+	}
+	return ConditionsTrue(conds, types...)
+}
+
 // PoolConverged returns nil once the infra pool's engine reports the
 // rollout converged.
 func (f *Fixture) PoolConverged() error {
@@ -352,7 +411,7 @@ func (f *Fixture) PoolConverged() error {
 		return err
 	}
 	if c := meta.FindStatusCondition(conds, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
-		return fmt.Errorf("%s not converged: %+v", f.Provider.PoolKind, c)
+		return fmt.Errorf("%s not converged: %+v", f.Provider.PoolKind(), c)
 	}
 	return nil
 }
@@ -362,34 +421,37 @@ func (f *Fixture) PoolConverged() error {
 // ConditionNotTrue).
 func (f *Fixture) WaitCondition(timeout time.Duration, t, reason string, words ...string) {
 	f.T.Helper()
-	testenv.Eventually(f.T, timeout, func() error {
-		conds, err := f.poolConditions()
-		if err != nil {
-			return err
-		}
-		return ConditionNotTrue(conds, t, reason, words...)
-	})
+	f.waitPoolConditions(timeout, func(conds []metav1.Condition) error { return ConditionNotTrue(conds, t, reason, words...) })
 }
 
 // WaitPoolCondition waits until the infra pool's condition t has status
 // and a message containing every one of words.
 func (f *Fixture) WaitPoolCondition(timeout time.Duration, t string, status metav1.ConditionStatus, words ...string) {
 	f.T.Helper()
+	f.waitPoolConditions(timeout, func(conds []metav1.Condition) error {
+		c := meta.FindStatusCondition(conds, t)
+		if c == nil || c.Status != status {
+			return fmt.Errorf("%s %s: %+v, want %s", f.Provider.PoolKind(), t, c, status)
+		}
+		for _, w := range words {
+			if !strings.Contains(c.Message, w) {
+				return fmt.Errorf("%s %s's message %q does not mention %q", f.Provider.PoolKind(), t, c.Message, w)
+			}
+		}
+		return nil
+	})
+}
+
+// waitPoolConditions waits until check accepts the infra pool's
+// conditions.
+func (f *Fixture) waitPoolConditions(timeout time.Duration, check func([]metav1.Condition) error) {
+	f.T.Helper()
 	testenv.Eventually(f.T, timeout, func() error {
 		conds, err := f.poolConditions()
 		if err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(conds, t)
-		if c == nil || c.Status != status {
-			return fmt.Errorf("%s %s: %+v, want %s", f.Provider.PoolKind, t, c, status)
-		}
-		for _, w := range words {
-			if !strings.Contains(c.Message, w) {
-				return fmt.Errorf("%s %s's message %q does not mention %q", f.Provider.PoolKind, t, c.Message, w)
-			}
-		}
-		return nil
+		return check(conds)
 	})
 }
 
@@ -416,11 +478,11 @@ func (f *Fixture) Converged(n int, version string) error {
 	}
 	conds := pool.(conditioned).GetConditions()
 	if c := meta.FindStatusCondition(conds, infrav1.RolloutProgressingCondition); c == nil || c.Reason != infrav1.ConvergedReason {
-		return fmt.Errorf("%s not converged: %+v", p.PoolKind, c)
+		return fmt.Errorf("%s not converged: %+v", p.PoolKind(), c)
 	}
 	if p.ReadyCondition != "" {
 		if c := meta.FindStatusCondition(conds, p.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
-			return fmt.Errorf("%s %s: %+v", p.PoolKind, p.ReadyCondition, c)
+			return fmt.Errorf("%s %s: %+v", p.PoolKind(), p.ReadyCondition, c)
 		}
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pool)
@@ -431,7 +493,7 @@ func (f *Fixture) Converged(n int, version string) error {
 	replicas, _, _ := unstructured.NestedInt64(u, "status", "replicas")
 	ready, _, _ := unstructured.NestedBool(u, "status", "ready")
 	if len(ids) != n || replicas != int64(n) || !ready {
-		return fmt.Errorf("%s reports %d providerIDs, %d replicas, ready %v", p.PoolKind, len(ids), replicas, ready)
+		return fmt.Errorf("%s reports %d providerIDs, %d replicas, ready %v", p.PoolKind(), len(ids), replicas, ready)
 	}
 	if p.GroupKey != nil {
 		if g := f.Group(); g == nil || len(g.Instances) != n {
@@ -492,19 +554,12 @@ func (f *Fixture) machinesConverged(n int) error {
 		return err
 	}
 	if len(items) != n {
-		return fmt.Errorf("%d %ss, want %d", len(items), p.MachineKind, n)
+		return fmt.Errorf("%d %ss, want %d", len(items), p.MachineKind(), n)
 	}
 	for _, item := range items {
-		m := item.(client.Object)
-		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(m)
-		if err != nil {
-			return err
-		}
-		ready, _, _ := unstructured.NestedBool(u, "status", "ready")
-		latest, _, _ := unstructured.NestedBool(u, "status", "latestModelApplied")
-		_, hasNode, _ := unstructured.NestedMap(u, "status", "nodeRef")
-		if !ready || !latest || !hasNode {
-			return fmt.Errorf("%s %s: %+v", p.MachineKind, m.GetName(), u["status"])
+		m := item.(contract.InstanceObject)
+		if v := p.Adapter().ReadInstance(m); !v.Ready || !v.UpToDate || v.NodeRef == nil {
+			return fmt.Errorf("%s %s: %+v", p.MachineKind(), m.GetName(), v)
 		}
 		if p.CheckMachine != nil {
 			if err := p.CheckMachine(m); err != nil {
@@ -637,23 +692,6 @@ func InstanceStates(g *core.Group) []string {
 		out = append(out, in.ID+":"+string(in.State))
 	}
 	return out
-}
-
-// StartBench starts what a benchmark comparing p with the local provider
-// runs on: p's cloud with instances that boot at once, a fixture, and a
-// manager with both p's and the local provider on that cloud. The Nodes of
-// the LocalMachinePools a benchmark creates beside p's pool go when it
-// ends.
-func StartBench(b *testing.B, env *testenv.Env, p *Provider, o CloudOptions) (*Fixture, *Manager) {
-	b.Helper()
-	cloud := p.StartCloud(b, env, o)
-	f := NewFixture(b, env, p, cloud)
-	m := f.StartManager(func(o *manager.Options) { o.Providers[local.ProviderName] = &local.Config{URL: cloud.URL()} })
-	b.Cleanup(func() {
-		_ = cloud.Stop()
-		env.DeleteNodes(b, func(n *corev1.Node) bool { return strings.HasPrefix(n.Spec.ProviderID, "local:///") })
-	})
-	return f, m
 }
 
 // CheckTokenRotationAtRest waits, on a converged pool whose manager m

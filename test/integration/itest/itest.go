@@ -12,6 +12,7 @@ package itest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -164,6 +165,26 @@ func AWSCLI(t *testing.T) string {
 	return p
 }
 
+// RunAWSCLI runs the AWS CLI cli (AWSCLI's) with args against the
+// simulated cloud's face at endpoint, with the default account's key and
+// region and no local configuration, and returns its JSON output, failing
+// the test when it fails.
+func RunAWSCLI(t testing.TB, cli, endpoint string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(cli, append([]string{"--endpoint-url", endpoint, "--region", awsface.AWSDefaultRegion, "--output", "json"}, args...)...)
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+awsface.AWSDefaultAccessKeyID, "AWS_SECRET_ACCESS_KEY="+awsface.AWSDefaultSecretAccessKey,
+		"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null", "AWS_PAGER=")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("aws %s: %v\n%s", strings.Join(args, " "), err, ee.Stderr)
+		}
+		t.Fatalf("aws %s: %v", strings.Join(args, " "), err)
+	}
+	return out
+}
+
 // Manifest reads a manifest of the repository (path relative to its root)
 // into objects of namespace ns.
 func Manifest(t testing.TB, ns string, path ...string) []*unstructured.Unstructured {
@@ -212,6 +233,18 @@ func ConditionNotTrue(conditions []metav1.Condition, t, reason string, words ...
 		}
 	}
 	return nil
+}
+
+// ConditionsTrue returns nil when conditions hold every one of types,
+// True, and says which do not otherwise.
+func ConditionsTrue(conditions []metav1.Condition, types ...string) error {
+	var errs []error
+	for _, t := range types {
+		if c := meta.FindStatusCondition(conditions, t); c == nil || c.Status != metav1.ConditionTrue {
+			errs = append(errs, fmt.Errorf("condition %s is %+v, want True", t, c))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Main runs a package's tests against one control plane, which it stores

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -24,8 +25,9 @@ import (
 	"github.com/mpool-dev/mpool/sim/server"
 )
 
-// Provider is what a Fixture needs to know of one provider: its kinds,
-// the names its example uses, how its simulated face is reached and
+// Provider is what a Fixture needs to know of one provider beside its
+// registry entry (the kinds and objects its Adapter gives): the names its
+// example uses, how its simulated face is reached and
 // prepared, which group and Nodes are the pool's, and what "converged"
 // means beyond what every provider shares. Local, Azure, AWS and EKS are
 // the providers the integration tests run.
@@ -35,20 +37,15 @@ type Provider struct {
 	// ClusterName and PoolName are the Cluster's and the pool's names (the
 	// MachinePool, infra pool and KubeadmConfig share the pool's).
 	ClusterName, PoolName string
-	// PoolKind and MachineKind are the infra pool's and per-instance
-	// object's kinds; Controller is the infra pool controller's name in
-	// the metrics.
-	PoolKind, MachineKind, Controller string
-	// NewPool, NewPoolList and NewMachineList return empty objects of the
-	// infra pool's kind, its list and the per-instance kind's list.
-	NewPool        func() client.Object
-	NewPoolList    func() client.ObjectList
-	NewMachineList func() client.ObjectList
 	// ClusterManifest is the manifest of the Cluster and its provider's
 	// objects (nil: a bare Cluster); SeedManifest the pool's example.
 	ClusterManifest, SeedManifest []string
 	// Seed is the simulated cloud's default seed.
 	Seed uint64
+	// Faces are the simulated cloud's faces the provider calls, and
+	// Ignored those of their operations that Fixture.Requests does not
+	// count (Azure's Entra ID tokens).
+	Faces, Ignored []string
 	// PrepareCloud, when set, creates what the face needs before a pool
 	// (EKS: the cluster).
 	PrepareCloud func(*server.Server, CloudOptions) error
@@ -73,15 +70,44 @@ type Provider struct {
 	Cleanup func(*Fixture)
 }
 
+// Adapter is the provider's Adapter in the registry.
+func (p *Provider) Adapter() contract.Adapter {
+	for _, r := range provider.All() {
+		if r.Name == p.Name {
+			return r.Adapter
+		}
+	}
+	panic("no provider " + p.Name + " in the registry")
+}
+
+// PoolKind is the infra pool's kind.
+func (p *Provider) PoolKind() string { return p.Adapter().Kinds().Pool }
+
+// MachineKind is the per-instance object's kind.
+func (p *Provider) MachineKind() string { return p.Adapter().Kinds().Instance }
+
+// Controller is the infra pool controller's name in the metrics.
+func (p *Provider) Controller() string { return strings.ToLower(p.PoolKind()) }
+
+// NewPool returns an empty infra pool.
+func (p *Provider) NewPool() client.Object { return p.Adapter().NewPool() }
+
+// NewPoolList returns an empty list of infra pools.
+func (p *Provider) NewPoolList() client.ObjectList {
+	l := &unstructured.UnstructuredList{}
+	l.SetGroupVersionKind(infrav1.GroupVersion.WithKind(p.PoolKind() + "List"))
+	return l
+}
+
+// NewMachineList returns an empty list of per-instance objects.
+func (p *Provider) NewMachineList() client.ObjectList { return p.Adapter().NewInstanceList() }
+
 // Local is the local provider: a bare Cluster, LocalMachinePools on the
 // local face.
 var Local = &Provider{
 	Name: local.ProviderName, ClusterName: "c1", PoolName: "pool-0",
-	PoolKind: "LocalMachinePool", MachineKind: "LocalMachinePoolMachine", Controller: "localmachinepool",
-	NewPool:        func() client.Object { return &infrav1.LocalMachinePool{} },
-	NewPoolList:    func() client.ObjectList { return &infrav1.LocalMachinePoolList{} },
-	NewMachineList: func() client.ObjectList { return &infrav1.LocalMachinePoolMachineList{} },
-	Seed:           42,
+	Seed:  42,
+	Faces: []string{core.LocalFace},
 	Configure: func(f *Fixture, o *manager.Options) {
 		o.Providers = provider.Configs{local.ProviderName: &local.Config{URL: f.Cloud.URL()}}
 	},
@@ -123,13 +149,11 @@ func LocalGroup(f *Fixture) string { return contract.GroupName(f.NS, f.Provider.
 // and the AzureMachinePool capz-mp-0, on the Azure face.
 var Azure = &Provider{
 	Name: azure.ProviderName, ClusterName: "capz", PoolName: "capz-mp-0",
-	PoolKind: "AzureMachinePool", MachineKind: "AzureMachinePoolMachine", Controller: "azuremachinepool",
-	NewPool:         func() client.Object { return &infrav1.AzureMachinePool{} },
-	NewPoolList:     func() client.ObjectList { return &infrav1.AzureMachinePoolList{} },
-	NewMachineList:  func() client.ObjectList { return &infrav1.AzureMachinePoolMachineList{} },
 	ClusterManifest: []string{"examples", "azure", "cluster.yaml"},
 	SeedManifest:    []string{"examples", "seeds", "azure-machinepool.yaml"},
 	Seed:            7,
+	Faces:           []string{azureface.AzureFaceName},
+	Ignored:         []string{azureface.OpAzureToken, azureface.OpAzureDiscovery},
 	// As `mpool up` configures it, trusting the face's CA, but with no
 	// credentials of its own: pools use their AzureClusterIdentity.
 	Configure: func(f *Fixture, o *manager.Options) { o.Providers = Providers(f.Cloud, f.NS, azure.ProviderName) },
@@ -162,13 +186,10 @@ func ScaleSet(f *Fixture) string { return azure.ScaleSetName(f.NS, f.Provider.Po
 // face.
 var AWS = &Provider{
 	Name: aws.ProviderName, ClusterName: "capa", PoolName: "capa-mp-0",
-	PoolKind: "AWSMachinePool", MachineKind: "AWSMachinePoolMachine", Controller: "awsmachinepool",
-	NewPool:         func() client.Object { return &infrav1.AWSMachinePool{} },
-	NewPoolList:     func() client.ObjectList { return &infrav1.AWSMachinePoolList{} },
-	NewMachineList:  func() client.ObjectList { return &infrav1.AWSMachinePoolMachineList{} },
 	ClusterManifest: []string{"examples", "aws", "cluster.yaml"},
 	SeedManifest:    []string{"examples", "seeds", "aws-machinepool.yaml"},
 	Seed:            11,
+	Faces:           []string{awsface.AWSFaceName},
 	// With no credentials of its own: pools use their
 	// AWSClusterStaticIdentity, whose Secret is in the fixture's namespace
 	// (the manager's, here). EKS runs beside it, as in a deployed manager.
@@ -201,13 +222,10 @@ func ASG(f *Fixture) string { return aws.GroupName(f.NS, f.Provider.PoolName) }
 // CloudOptions.Version).
 var EKS = &Provider{
 	Name: eks.ProviderName, ClusterName: "eks", PoolName: "eks-pool-0",
-	PoolKind: "AWSManagedMachinePool", MachineKind: "AWSManagedMachinePoolMachine", Controller: "awsmanagedmachinepool",
-	NewPool:         func() client.Object { return &infrav1.AWSManagedMachinePool{} },
-	NewPoolList:     func() client.ObjectList { return &infrav1.AWSManagedMachinePoolList{} },
-	NewMachineList:  func() client.ObjectList { return &infrav1.AWSManagedMachinePoolMachineList{} },
 	ClusterManifest: []string{"examples", "eks", "cluster.yaml"},
 	SeedManifest:    []string{"examples", "eks", "machinepool.yaml"},
 	Seed:            13,
+	Faces:           []string{eksface.EKSFaceName, awsface.AWSFaceName},
 	PrepareCloud: func(srv *server.Server, o CloudOptions) error {
 		return eksface.EKSCreateCluster(srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, eksface.EKSDefaultClusterName, o.Version)
 	},

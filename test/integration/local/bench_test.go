@@ -42,14 +42,6 @@ import (
 // API server taken during the scale-up (start the package with
 // MPOOL_TEST_APISERVER_ARGS=--profiling=true).
 
-// benchSize is a benchmark's size: full, or small with MPOOL_BENCH_SMALL=1.
-func benchSize(full, small int) int {
-	if v := os.Getenv("MPOOL_BENCH_SMALL"); v != "" && v != "0" {
-		return small
-	}
-	return full
-}
-
 // benchPool is one benchmark's pool: cloud, fixture and manager.
 type benchPool struct {
 	n int
@@ -61,24 +53,18 @@ type benchPool struct {
 // 0 replicas (maxSurge 25%, maxUnavailable 0) that is Running.
 func newBenchPool(b *testing.B) *benchPool {
 	b.Helper()
-	n := benchSize(1000, 10)
-	if v, err := strconv.Atoi(os.Getenv("MPOOL_BENCH_N")); err == nil && v > 0 {
-		n = v
-	}
-	cloud := startCloud(b, cloudOptions{instant: true})
-	f := newFixture(b, cloud)
 	mo := managerOptions{}
 	if v, err := strconv.ParseFloat(os.Getenv("MPOOL_BENCH_QPS"), 32); err == nil {
 		mo.qps, mo.burst = float32(v), int(2*v)
 		b.Logf("manager client: QPS %v, burst %d", mo.qps, mo.burst)
 	}
-	m := startManager(b, f, cloud.URL(), mo)
+	f, m := start(b, cloudOptions{instant: true}, mo)
 	// Nodes are cluster-scoped: the namespace's deletion leaves them, and
 	// the next benchmark in this process would start with a thousand stale
 	// Nodes in every Node informer; the fixture deletes them when it ends.
 	f.createPool(poolSpec{replicas: 0, maxSurge: intstr.FromString("25%"), maxUnavailable: intstr.FromInt32(0)})
 	f.waitRunning(0, time.Minute)
-	return &benchPool{n: n, f: f, m: m}
+	return &benchPool{n: testenv.BenchN(), f: f, m: m}
 }
 
 // scaleUp scales the pool from 0 to p.n and waits until it is Running (or
@@ -184,15 +170,7 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 		}
 		if progress && time.Since(lastLog) > time.Second {
 			lastLog = time.Now()
-			joined := 0
-			if g := f.Group(); g != nil {
-				for _, in := range g.Instances {
-					if in.Join == core.JoinJoined {
-						joined++
-					}
-				}
-			}
-			lpm := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
+			joined, lpm := f.joined()
 			ms := f.count(&clusterv1.MachineList{}, client.InNamespace(f.NS))
 			progressf("%s: %d joined, %d LocalMachinePoolMachines, %d Machines, MachinePool %s replicas %d ready %d",
 				time.Since(start).Round(100*time.Millisecond), joined, lpm, ms, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
@@ -215,15 +193,7 @@ func (f *fixture) waitJoined(n int, timeout time.Duration) {
 			return fmt.Errorf("not yet")
 		}
 		lastLog = time.Now()
-		joined := 0
-		if g := f.Group(); g != nil {
-			for _, in := range g.Instances {
-				if in.Join == core.JoinJoined {
-					joined++
-				}
-			}
-		}
-		objects := f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
+		joined, objects := f.joined()
 		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
 			progressf("%s: %d joined, %d LocalMachinePoolMachines", time.Since(start).Round(100*time.Millisecond), joined, objects)
 		}
@@ -232,6 +202,19 @@ func (f *fixture) waitJoined(n int, timeout time.Duration) {
 		}
 		return nil
 	})
+}
+
+// joined returns how many of the group's instances have joined, and how
+// many LocalMachinePoolMachines the engine has for them.
+func (f *fixture) joined() (joined, objects int) {
+	if g := f.Group(); g != nil {
+		for _, in := range g.Instances {
+			if in.Join == core.JoinJoined {
+				joined++
+			}
+		}
+	}
+	return joined, f.count(&infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
 }
 
 // waitModel waits until the cloud has exactly n instances, all running.

@@ -26,10 +26,8 @@ import (
 // data reaches the cloud with the next write that creates instances from
 // it, and those instances join with it.
 func TestTokenRotationAtRestWritesNothing(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
 	// Tokens live 40s: at rest one is rotated within about half a minute.
-	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second }})
+	f, mgr := start(t, cloudOptions{}, managerOptions{tune: func(o *manager.Options) { o.BootstrapTokenTTL = 40 * time.Second }})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 	token := f.CheckTokenRotationAtRest(mgr)
@@ -49,10 +47,7 @@ func TestTokenRotationAtRestWritesNothing(t *testing.T) {
 // kubelet's arguments) is re-rendered into the bootstrap data, whose content
 // is part of the instances' model: the pool rolls within its budgets.
 func TestKubeadmConfigChangeRollsThePool(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	spy := newCloudSpy(t, f)
-	startManager(t, f, cloud.URL(), managerOptions{spy: spy})
+	f, _ := start(t, cloudOptions{}, managerOptions{spied: true})
 	f.createPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 	f.waitConverged(3, v1, "ubuntu-2404", converge)
 	before := itest.IDs(f.Instances())
@@ -80,5 +75,5 @@ func TestKubeadmConfigChangeRollsThePool(t *testing.T) {
 	if !bytes.Contains(f.DataSecret().Data["value"], []byte("max-pods")) {
 		t.Fatal("the bootstrap data was not re-rendered with the new kubelet argument")
 	}
-	spy.assertClean()
+	f.spy.assertClean()
 }

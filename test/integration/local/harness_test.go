@@ -14,11 +14,13 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/features"
@@ -75,7 +77,9 @@ type managerOptions struct {
 	qps                     float32
 	burst                   int
 	skipModelReconciliation bool
-	spy                     *cloudSpy
+	// spied routes the manager's cloud requests through the fixture's
+	// cloudSpy.
+	spied bool
 	// tune, when set, adjusts the manager's options (the engine's join
 	// timeout, timing, ...) before it is built.
 	tune func(*manager.Options)
@@ -85,11 +89,19 @@ type managerOptions struct {
 // the local provider's as the engine calls it.
 type testManager = itest.Manager
 
+// start starts a simulated cloud (co), a fixture in it and a manager
+// (mo).
+func start(t testing.TB, co cloudOptions, mo managerOptions) (*fixture, *testManager) {
+	t.Helper()
+	f := newFixture(t, startCloud(t, co))
+	return f, startManager(t, f, mo)
+}
+
 // startManager starts a manager for the fixture's namespace against the
-// test API server and the cloud at cloudURL, and stops it with the test (or
+// test API server and the fixture's cloud, and stops it with the test (or
 // earlier, with Stop). Its cache sees only that namespace: the pools other
 // tests left behind belong to other clouds.
-func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *testManager {
+func startManager(t testing.TB, f *fixture, o managerOptions) *testManager {
 	t.Helper()
 	cfg := rest.CopyConfig(env.Config)
 	if o.qps != 0 {
@@ -102,19 +114,21 @@ func startManager(t testing.TB, f *fixture, cloudURL string, o managerOptions) *
 	return f.StartManagerWith(cfg, func(mopts *manager.Options) {
 		mopts.EngineTiming.QuotaRetry = 0 // the engine's default: the quota tests set their own
 		mopts.Gates = gates
-		mopts.Providers = provider.Configs{local.ProviderName: &local.Config{URL: cloudURL}}
-		if o.spy != nil {
-			mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: o.spy}
+		mopts.Providers = provider.Configs{local.ProviderName: &local.Config{URL: f.Cloud.URL()}}
+		if o.spied {
+			mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: f.spy}
 		}
 		mopts.WorkloadQPS, mopts.WorkloadBurst = cfg.QPS, cfg.Burst
 	}, o.tune)
 }
 
 // fixture is one test's cluster and pool, in its own namespace
-// (itest.Local's fixture); group is the pool's group in the cloud.
+// (itest.Local's fixture); group is the pool's group in the cloud, spy the
+// transport of the managers started spied.
 type fixture struct {
 	*itest.Fixture
 	group string
+	spy   *cloudSpy
 }
 
 // newFixture creates a namespace with a Cluster whose workload cluster is
@@ -122,8 +136,10 @@ type fixture struct {
 // keeps them.
 func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
-	f := itest.NewFixture(t, env, itest.Local, cloud)
-	return &fixture{Fixture: f, group: itest.LocalGroup(f)}
+	f := &fixture{Fixture: itest.NewFixture(t, env, itest.Local, cloud)}
+	f.group = itest.LocalGroup(f.Fixture)
+	f.spy = newCloudSpy(t, f)
+	return f
 }
 
 // poolSpec describes a test pool.
@@ -229,6 +245,56 @@ func (f *fixture) converged(n int, version, image string) error {
 		}
 	}
 	return nil
+}
+
+// machineWatch watches the fixture's LocalMachinePoolMachines (see
+// watchMachines).
+type machineWatch struct {
+	w     watch.Interface
+	done  chan struct{}
+	mu    sync.Mutex
+	ended bool // the watch ended before it was stopped
+}
+
+// watchMachines calls see with every change of the fixture's
+// LocalMachinePoolMachines, in the order the API server made them, from a
+// watch that runs until it is stopped or the test ends: it sees states
+// that last for one write before an object goes.
+func watchMachines(t testing.TB, f *fixture, see func(watch.EventType, *infrav1.LocalMachinePoolMachine)) *machineWatch {
+	t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
+	if err != nil {
+		t.Fatalf("watching the LocalMachinePoolMachines: %v", err)
+	}
+	mw := &machineWatch{w: w, done: make(chan struct{})}
+	go func() {
+		defer close(mw.done)
+		for ev := range w.ResultChan() {
+			if m, ok := ev.Object.(*infrav1.LocalMachinePoolMachine); ok {
+				see(ev.Type, m)
+			}
+		}
+		mw.mu.Lock()
+		mw.ended = true
+		mw.mu.Unlock()
+	}()
+	t.Cleanup(func() { mw.stop() })
+	return mw
+}
+
+// stop ends the watch and waits for its last event to be seen; it reports
+// whether the watch was still running.
+func (mw *machineWatch) stop() bool {
+	mw.mu.Lock()
+	running := !mw.ended
+	mw.mu.Unlock()
+	mw.w.Stop()
+	<-mw.done
+	return running
 }
 
 // cloudSpy is the manager's HTTP transport to the cloud. It records every

@@ -5,7 +5,6 @@ package local
 // node drain timeout, instances that never join, and the cloud's quota.
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -44,9 +43,7 @@ import (
 // copies it into spec.replicas, and stale instances are still replaced
 // within the budgets at that count.
 func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) {
+	f, mgr := start(t, cloudOptions{}, managerOptions{tune: func(o *manager.Options) {
 		o.EngineTiming.ExternalReplicas = 500 * time.Millisecond
 	}})
 	f.createPool(poolSpec{replicas: 2})
@@ -60,7 +57,7 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	// The engine says who manages the replicas once it has seen the
 	// annotation; before, it would rightly scale the group back.
 	testenv.Eventually(t, converge, func() error {
-		c := meta.FindStatusCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupDesiredReplicasCondition)
+		c := f.PoolCondition(infrav1.ScaleGroupDesiredReplicasCondition)
 		if c == nil || c.Status != metav1.ConditionTrue || !strings.Contains(c.Message, "managed by cluster-autoscaler") {
 			return fmt.Errorf("ScaleGroupDesiredReplicas %+v, want True naming who manages the replicas", c)
 		}
@@ -68,7 +65,7 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	})
 
 	// The autoscaler scales the group in the cloud, keeping its model.
-	if _, err := cloud.Cloud().SetCapacity(f.group, 4); err != nil {
+	if _, err := f.Cloud.Cloud().SetCapacity(f.group, 4); err != nil {
 		t.Fatal(err)
 	}
 	f.waitConverged(4, v1, "", converge)
@@ -109,7 +106,7 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	f.waitMachinePoolReplicas(4)
 
 	// The autoscaler scales in: the cloud picks the victim, the pool follows.
-	if _, err := cloud.Cloud().SetCapacity(f.group, 3); err != nil {
+	if _, err := f.Cloud.Cloud().SetCapacity(f.group, 3); err != nil {
 		t.Fatal(err)
 	}
 	f.waitConverged(3, v2, "", converge)
@@ -120,9 +117,7 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 // and a version change create and delete nothing, call the cloud not at
 // all and write nothing; unpausing resumes and converges.
 func TestPausedClusterWritesNothing(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	mgr := startManager(t, f, cloud.URL(), managerOptions{})
+	f, mgr := start(t, cloudOptions{}, managerOptions{})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 
@@ -167,9 +162,7 @@ func TestPausedClusterWritesNothing(t *testing.T) {
 // eviction holds a scale-down without a nodeDrainTimeout; with one, the
 // instance goes once it has passed, and an event says the drain timed out.
 func TestDrainTimeout(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	startManager(t, f, cloud.URL(), managerOptions{})
+	f, _ := start(t, cloudOptions{}, managerOptions{})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 
@@ -234,16 +227,13 @@ func TestDrainTimeout(t *testing.T) {
 // bootstrap token never joins; once the join timeout has passed the engine
 // deletes it, says so, and the group creates a fresh one that joins.
 func TestNeverJoinedInstanceIsReplaced(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	spy := newCloudSpy(t, f)
 	const joinTimeout = 5 * time.Second
-	startManager(t, f, cloud.URL(), managerOptions{spy: spy, tune: func(o *manager.Options) { o.NodeStartupTimeout = joinTimeout }})
+	f, _ := start(t, cloudOptions{}, managerOptions{spied: true, tune: func(o *manager.Options) { o.NodeStartupTimeout = joinTimeout }})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 	conds := recordInstanceConditions(t, f)
 
-	if _, err := cloud.Cloud().SetGroupFaults(f.group, core.GroupFaults{WrongTokens: 1}); err != nil {
+	if _, err := f.Cloud.Cloud().SetGroupFaults(f.group, core.GroupFaults{WrongTokens: 1}); err != nil {
 		t.Fatal(err)
 	}
 	f.Scale(3)
@@ -267,10 +257,10 @@ func TestNeverJoinedInstanceIsReplaced(t *testing.T) {
 	if slices.Contains(itest.IDs(f.Instances()), bad.ID) {
 		t.Fatalf("instance %s, which never joined, is still there", bad.ID)
 	}
-	if got := spy.deleted(); len(got) != 1 || got[bad.ID] != 1 {
+	if got := f.spy.deleted(); len(got) != 1 || got[bad.ID] != 1 {
 		t.Errorf("deleted %v, want only the instance that never joined, %s", got, bad.ID)
 	}
-	spy.assertClean()
+	f.spy.assertClean()
 	ev := f.waitPoolEvent(events.NodeStartupTimeout, bad.ID)
 	if !strings.Contains(ev.Note, nodeagent.MessageTokenRejected) || !strings.Contains(ev.Note, joinTimeout.String()) {
 		t.Errorf("NodeStartupTimeout event: %q", ev.Note)
@@ -285,13 +275,11 @@ func TestNeverJoinedInstanceIsReplaced(t *testing.T) {
 // the quota with ScaleGroupReady False, reason QuotaExceeded and a message
 // that says what to change; raising the quota converges.
 func TestQuotaExceeded(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	mgr := startManager(t, f, cloud.URL(), managerOptions{tune: func(o *manager.Options) { o.EngineTiming.QuotaRetry = 500 * time.Millisecond }})
+	f, mgr := start(t, cloudOptions{}, managerOptions{tune: func(o *manager.Options) { o.EngineTiming.QuotaRetry = 500 * time.Millisecond }})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 
-	if err := cloud.Cloud().SetMaxInstances(2); err != nil {
+	if err := f.Cloud.Cloud().SetMaxInstances(2); err != nil {
 		t.Fatal(err)
 	}
 	sg := mgr.ScaleGroup
@@ -301,7 +289,7 @@ func TestQuotaExceeded(t *testing.T) {
 		if n := sg.Counts()[metrics.OpApply]["quota_exceeded"]; n < 3 {
 			return fmt.Errorf("%d capacity requests refused for quota", n)
 		}
-		c := meta.FindStatusCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition)
+		c := f.PoolCondition(infrav1.ScaleGroupReadyCondition)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.QuotaExceededReason {
 			return fmt.Errorf("ScaleGroupReady %+v, want False/%s", c, infrav1.QuotaExceededReason)
 		}
@@ -322,12 +310,12 @@ func TestQuotaExceeded(t *testing.T) {
 	}
 	f.waitPoolEvent(events.QuotaExceeded, "quota")
 
-	if err := cloud.Cloud().SetMaxInstances(4); err != nil {
+	if err := f.Cloud.Cloud().SetMaxInstances(4); err != nil {
 		t.Fatal(err)
 	}
 	f.waitConverged(4, v1, "", converge)
-	if c := meta.FindStatusCondition(f.localPool().Status.Conditions, infrav1.ScaleGroupReadyCondition); c == nil || c.Status != metav1.ConditionTrue {
-		t.Errorf("ScaleGroupReady after raising the quota: %+v", c)
+	if err := f.PoolConditionsTrue(infrav1.ScaleGroupReadyCondition); err != nil {
+		t.Errorf("after raising the quota: %v", err)
 	}
 }
 
@@ -452,31 +440,14 @@ type conditionRecorder struct {
 
 func recordInstanceConditions(t *testing.T, f *fixture) *conditionRecorder {
 	t.Helper()
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
-	if err != nil {
-		t.Fatalf("watching the LocalMachinePoolMachines: %v", err)
-	}
 	r := &conditionRecorder{seen: map[string][]metav1.Condition{}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			m, ok := ev.Object.(*infrav1.LocalMachinePoolMachine)
-			if !ok || ev.Type == watch.Deleted {
-				continue
-			}
-			r.mu.Lock()
-			r.seen[m.Name] = append(r.seen[m.Name], m.Status.Conditions...)
-			r.mu.Unlock()
+	watchMachines(t, f, func(typ watch.EventType, m *infrav1.LocalMachinePoolMachine) {
+		if typ == watch.Deleted {
+			return
 		}
-	}()
-	t.Cleanup(func() {
-		w.Stop()
-		<-done
+		r.mu.Lock()
+		r.seen[m.Name] = append(r.seen[m.Name], m.Status.Conditions...)
+		r.mu.Unlock()
 	})
 	return r
 }

@@ -1,7 +1,6 @@
 package local
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -28,9 +27,7 @@ import (
 // first; once resumed, the engine starts removing them in exactly that
 // order.
 func TestPlanAgreesWithTheRollingUpgrade(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	startManager(t, f, cloud.URL(), managerOptions{})
+	f, _ := start(t, cloudOptions{}, managerOptions{})
 	f.growPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
@@ -75,9 +72,7 @@ func TestPlanAgreesWithScaleDown(t *testing.T) {
 		{name: "Random", policy: infrav1.RandomDeletePolicyType},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cloud := startCloud(t, cloudOptions{})
-			f := newFixture(t, cloud)
-			startManager(t, f, cloud.URL(), managerOptions{})
+			f, _ := start(t, cloudOptions{}, managerOptions{})
 			spec := poolSpec{replicas: 3, deletePolicy: tc.policy}
 			if tc.grow {
 				f.growPool(spec)
@@ -240,58 +235,30 @@ func sameSet(a, b []string) bool {
 // sees first. The watch delivers changes in the order the API server made
 // them.
 type removalRecorder struct {
-	t      *testing.T
-	w      watch.Interface
-	done   chan struct{}
-	mu     sync.Mutex
-	order  []string
-	closed bool // the watch ended before the test stopped it
+	t     *testing.T
+	watch *machineWatch
+	mu    sync.Mutex
+	order []string
 }
 
 func recordRemovals(t *testing.T, f *fixture) *removalRecorder {
 	t.Helper()
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(context.Background(), &infrav1.LocalMachinePoolMachineList{}, client.InNamespace(f.NS))
-	if err != nil {
-		t.Fatalf("watching the LocalMachinePoolMachines: %v", err)
-	}
-	r := &removalRecorder{t: t, w: w, done: make(chan struct{})}
+	r := &removalRecorder{t: t}
 	seen := map[string]bool{}
-	go func() {
-		defer close(r.done)
-		for ev := range w.ResultChan() {
-			m, ok := ev.Object.(*infrav1.LocalMachinePoolMachine)
-			if !ok {
-				continue
-			}
-			removing := ev.Type == watch.Deleted || m.DeletionTimestamp != nil || m.Annotations[preview.DrainStartedAnnotation] != ""
-			if removing && !seen[m.Name] {
-				seen[m.Name] = true
-				r.mu.Lock()
-				r.order = append(r.order, m.Name)
-				r.mu.Unlock()
-			}
+	r.watch = watchMachines(t, f, func(typ watch.EventType, m *infrav1.LocalMachinePoolMachine) {
+		removing := typ == watch.Deleted || m.DeletionTimestamp != nil || m.Annotations[preview.DrainStartedAnnotation] != ""
+		if removing && !seen[m.Name] {
+			seen[m.Name] = true
+			r.mu.Lock()
+			r.order = append(r.order, m.Name)
+			r.mu.Unlock()
 		}
-		r.mu.Lock()
-		r.closed = true
-		r.mu.Unlock()
-	}()
-	t.Cleanup(func() { r.stop() })
+	})
 	return r
 }
 
 // stop ends the watch; it reports whether the watch was still running.
-func (r *removalRecorder) stop() bool {
-	r.mu.Lock()
-	running := !r.closed
-	r.mu.Unlock()
-	r.w.Stop()
-	<-r.done
-	return running
-}
+func (r *removalRecorder) stop() bool { return r.watch.stop() }
 
 // assertWaves stops the recorder and checks that the engine removed the
 // instances of each planned step before those of the next one.

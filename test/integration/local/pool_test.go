@@ -30,9 +30,7 @@ import (
 const converge = 90 * time.Second
 
 func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	mgr := startManager(t, f, cloud.URL(), managerOptions{})
+	f, mgr := start(t, cloudOptions{}, managerOptions{})
 	f.createPool(poolSpec{replicas: 3})
 	f.waitConverged(3, v1, "ubuntu-2404", converge)
 
@@ -48,17 +46,18 @@ func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
 	if lp.Status.InfrastructureMachineKind != infrav1.LocalMachinePoolMachineKind || !slices.IsSorted(lp.Spec.ProviderIDList) || len(lp.Status.Instances) != 3 {
 		t.Errorf("pool status: %+v, providerIDList %v", lp.Status, lp.Spec.ProviderIDList)
 	}
-	for _, ct := range []string{infrav1.ScaleGroupReadyCondition, infrav1.ScaleGroupModelUpdatedCondition, infrav1.ScaleGroupDesiredReplicasCondition, clusterv1.ReadyCondition} {
-		if c := meta.FindStatusCondition(lp.Status.Conditions, ct); c == nil || c.Status != metav1.ConditionTrue {
-			t.Errorf("condition %s: %+v", ct, c)
-		}
+	if err := itest.ConditionsTrue(lp.Status.Conditions, infrav1.ScaleGroupReadyCondition, infrav1.ScaleGroupModelUpdatedCondition, infrav1.ScaleGroupDesiredReplicasCondition, clusterv1.ReadyCondition); err != nil {
+		t.Error(err)
 	}
 	machines := &infrav1.LocalMachinePoolMachineList{}
 	if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range machines.Items {
-		if !metav1.IsControlledBy(&m, lp) || m.Labels[clusterv1.MachinePoolNameLabel] != poolName || m.Labels[clusterv1.ClusterNameLabel] != clusterName ||
+		// Owned, not controlled, by the pool (contract.PoolOwner): Cluster
+		// API's Machine controller controls it beside upstream.
+		owner := contract.PoolOwner(&m, "LocalMachinePool")
+		if owner == nil || owner.UID != lp.UID || metav1.GetControllerOf(&m) != nil || m.Labels[clusterv1.MachinePoolNameLabel] != poolName || m.Labels[clusterv1.ClusterNameLabel] != clusterName ||
 			m.Name != poolName+"-"+m.Spec.InstanceID || m.Status.Version != v1 || m.Status.Zone == "" {
 			t.Errorf("LocalMachinePoolMachine %s: %+v %+v %+v", m.Name, m.ObjectMeta.Labels, m.Spec, m.Status)
 		}
@@ -75,10 +74,7 @@ func TestPoolOfThreeJoinsThroughTheBootstrapToken(t *testing.T) {
 }
 
 func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	spy := newCloudSpy(t, f)
-	startManager(t, f, cloud.URL(), managerOptions{spy: spy})
+	f, _ := start(t, cloudOptions{}, managerOptions{spied: true})
 	f.createPool(poolSpec{replicas: 3, maxUnavailable: intstr.FromInt32(3)})
 	f.waitConverged(3, v1, "", converge)
 
@@ -137,7 +133,7 @@ func TestScaleFollowsDeletePolicyAndDrainsFirst(t *testing.T) {
 	if f.podExists("guarded") || f.podExists("plain") || !f.podExists("survivor") {
 		t.Error("pods of victims must be evicted, the survivor's pod kept")
 	}
-	spy.assertClean()
+	f.spy.assertClean()
 }
 
 func TestRollingUpgradeKeepsTheBudgets(t *testing.T) {
@@ -165,10 +161,7 @@ func TestRollingUpgradeKeepsTheBudgets(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cloud := startCloud(t, cloudOptions{})
-			f := newFixture(t, cloud)
-			spy := newCloudSpy(t, f)
-			startManager(t, f, cloud.URL(), managerOptions{spy: spy})
+			f, _ := start(t, cloudOptions{}, managerOptions{spied: true})
 			f.createPool(poolSpec{replicas: int32(tc.replicas), maxSurge: tc.maxSurge, maxUnavailable: tc.maxUnavailable})
 			f.waitConverged(tc.replicas, v1, "ubuntu-2404", converge)
 			before := itest.IDs(f.Instances())
@@ -187,16 +180,13 @@ func TestRollingUpgradeKeepsTheBudgets(t *testing.T) {
 					t.Errorf("instance %s was not replaced", id)
 				}
 			}
-			spy.assertClean()
+			f.spy.assertClean()
 		})
 	}
 }
 
 func TestDeletingAPoolMachineReplacesThatInstance(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	spy := newCloudSpy(t, f)
-	startManager(t, f, cloud.URL(), managerOptions{spy: spy})
+	f, _ := start(t, cloudOptions{}, managerOptions{spied: true})
 	f.createPool(poolSpec{replicas: 3})
 	f.waitConverged(3, v1, "", converge)
 
@@ -231,17 +221,14 @@ func TestDeletingAPoolMachineReplacesThatInstance(t *testing.T) {
 	if f.podExists("app") {
 		t.Error("the pod on the deleted instance's Node was not evicted")
 	}
-	if d := spy.deleted(); len(d) != 1 || d[victim] != 1 {
+	if d := f.spy.deleted(); len(d) != 1 || d[victim] != 1 {
 		t.Errorf("deleted instances %v, want only %s", d, victim)
 	}
-	spy.assertClean()
+	f.spy.assertClean()
 }
 
 func TestSkipMachinePoolModelReconciliation(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	spy := newCloudSpy(t, f)
-	startManager(t, f, cloud.URL(), managerOptions{skipModelReconciliation: true, spy: spy})
+	f, _ := start(t, cloudOptions{}, managerOptions{skipModelReconciliation: true, spied: true})
 	f.createPool(poolSpec{replicas: 3, deletePolicy: infrav1.NewestDeletePolicyType})
 	f.waitConverged(3, v1, "", converge)
 	old := itest.IDs(f.Instances())
@@ -288,7 +275,7 @@ func TestSkipMachinePoolModelReconciliation(t *testing.T) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error { return f.readyOnModels(3, map[string]int{oldHash: 2, lp.Status.ModelHash: 1}) })
-	spy.assertClean()
+	f.spy.assertClean()
 }
 
 // readyOnModels checks that the pool has n live instances, all with Ready
@@ -317,9 +304,7 @@ func (f *fixture) readyOnModels(n int, models map[string]int) error {
 }
 
 func TestRolloutPauseAnnotation(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	startManager(t, f, cloud.URL(), managerOptions{})
+	f, _ := start(t, cloudOptions{}, managerOptions{})
 	f.createPool(poolSpec{replicas: 2})
 	f.waitConverged(2, v1, "", converge)
 	before := itest.IDs(f.Instances())
@@ -352,10 +337,7 @@ func TestRolloutPauseAnnotation(t *testing.T) {
 }
 
 func TestManagerRestartMidRollout(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{bootDelay: 300 * time.Millisecond, bootJitter: 200 * time.Millisecond})
-	f := newFixture(t, cloud)
-	spy := newCloudSpy(t, f)
-	first := startManager(t, f, cloud.URL(), managerOptions{spy: spy})
+	f, first := start(t, cloudOptions{bootDelay: 300 * time.Millisecond, bootJitter: 200 * time.Millisecond}, managerOptions{spied: true})
 	f.createPool(poolSpec{replicas: 4, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
 	f.waitConverged(4, v1, "", converge)
 	live := f.Instances()
@@ -385,18 +367,18 @@ func TestManagerRestartMidRollout(t *testing.T) {
 		return nil
 	})
 	first.Stop()
-	t.Logf("manager stopped while draining %s (started %s); deleted so far: %v", oldest, started, spy.deleted())
+	t.Logf("manager stopped while draining %s (started %s); deleted so far: %v", oldest, started, f.spy.deleted())
 
 	// A new manager resumes: the blocked drain stays blocked, the rollout
 	// goes on around it within the budgets.
-	startManager(t, f, cloud.URL(), managerOptions{spy: spy})
+	startManager(t, f, managerOptions{spied: true})
 	testenv.Eventually(t, converge, func() error {
 		for _, id := range before[1:] {
-			if spy.deleted()[id] > 0 {
+			if f.spy.deleted()[id] > 0 {
 				return nil
 			}
 		}
-		return fmt.Errorf("no other old instance replaced yet: deleted %v", spy.deleted())
+		return fmt.Errorf("no other old instance replaced yet: deleted %v", f.spy.deleted())
 	})
 	m := &infrav1.LocalMachinePoolMachine{}
 	if err := env.Client.Get(f.Ctx, obj, m); err != nil {
@@ -412,14 +394,14 @@ func TestManagerRestartMidRollout(t *testing.T) {
 	f.pdb("guarded", 0, -1)
 	f.waitConverged(4, v2, "", 2*converge)
 	w.assertHeld()
-	spy.assertClean()
+	f.spy.assertClean()
 	after := itest.IDs(f.Instances())
 	for _, id := range before {
 		if slices.Contains(after, id) {
 			t.Errorf("instance %s was not replaced", id)
 		}
-		if spy.deleted()[id] != 1 {
-			t.Errorf("instance %s deleted %d times", id, spy.deleted()[id])
+		if f.spy.deleted()[id] != 1 {
+			t.Errorf("instance %s deleted %d times", id, f.spy.deleted()[id])
 		}
 	}
 	// Nothing orphaned: the group holds exactly the pool's instances, and
@@ -455,14 +437,12 @@ func TestFaultsConvergeWithinTwiceTheRequests(t *testing.T) {
 // runFaults creates a pool of 5, rolls it to a new version on a cloud with
 // faults, and returns the cloud requests it took.
 func runFaults(t *testing.T, faults core.Faults) int64 {
-	cloud := startCloud(t, cloudOptions{faults: faults, seed: 7})
-	f := newFixture(t, cloud)
-	startManager(t, f, cloud.URL(), managerOptions{})
+	f, _ := start(t, cloudOptions{faults: faults, seed: 7}, managerOptions{})
 	f.createPool(poolSpec{replicas: 5})
 	f.waitConverged(5, v1, "", 2*converge)
 	f.SetVersion(v2)
 	f.waitConverged(5, v2, "", 2*converge)
-	st := cloud.Stats()
+	st := f.Cloud.Stats()
 	var failed int64
 	for _, r := range st.Requests {
 		if r.Status >= 400 {
@@ -474,10 +454,7 @@ func runFaults(t *testing.T, faults core.Faults) int64 {
 }
 
 func TestDeletingThePoolLeavesNothing(t *testing.T) {
-	cloud := startCloud(t, cloudOptions{})
-	f := newFixture(t, cloud)
-	spy := newCloudSpy(t, f)
-	startManager(t, f, cloud.URL(), managerOptions{spy: spy})
+	f, _ := start(t, cloudOptions{}, managerOptions{spied: true})
 	f.createPool(poolSpec{replicas: 3})
 	f.waitConverged(3, v1, "", converge)
 	f.runPod("app", f.nodeName(f.Instances()[0].ID), "app")
@@ -503,7 +480,7 @@ func TestDeletingThePoolLeavesNothing(t *testing.T) {
 				return fmt.Errorf("%T still exists (%v)", obj, err)
 			}
 		}
-		if _, err := cloud.Cloud().GetGroup(f.group); core.CodeOf(err) != core.CodeNotFound {
+		if _, err := f.Cloud.Cloud().GetGroup(f.group); core.CodeOf(err) != core.CodeNotFound {
 			return fmt.Errorf("the cloud still has group %s (%v)", f.group, err)
 		}
 		if n := len(f.PoolNodes()); n != 0 {
@@ -530,7 +507,7 @@ func TestDeletingThePoolLeavesNothing(t *testing.T) {
 	if f.podExists("app") {
 		t.Error("the pool's Nodes were not drained")
 	}
-	spy.assertClean()
+	f.spy.assertClean()
 }
 
 // count lists and counts objects.

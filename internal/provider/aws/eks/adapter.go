@@ -106,66 +106,41 @@ type Taint struct {
 // Adapter maps AWSManagedMachinePool and AWSManagedMachinePoolMachine onto
 // the infrapool engine; their node groups are placed by the Cluster's
 // AWSManagedControlPlane.
-type Adapter struct{}
-
-var (
-	_ contract.Adapter = Adapter{}
-)
-
-// Kinds implements contract.Adapter.
-func (Adapter) Kinds() contract.Kinds {
-	return contract.Kinds{
-		Provider:          ProviderName,
-		Pool:              "AWSManagedMachinePool",
-		Instance:          "AWSManagedMachinePoolMachine",
-		PoolFinalizer:     infrav1.AWSManagedMachinePoolFinalizer,
-		InstanceFinalizer: infrav1.AWSManagedMachinePoolMachineFinalizer,
-		InfraCluster:      infrav1.AWSManagedControlPlaneKind,
-		SelfBootstrapping: true, // EKS bootstraps its nodes: the MachinePool's dataSecretName is ""
-	}
+type Adapter struct {
+	kit.Objects[infrav1.AWSManagedMachinePool, infrav1.AWSManagedMachinePoolMachine, infrav1.AWSManagedMachinePoolMachineList, infrav1.AWSManagedControlPlane]
 }
 
-// NewPool implements contract.Adapter.
-func (Adapter) NewPool() contract.Pool { return &infrav1.AWSManagedMachinePool{} }
+var _ contract.Adapter = Adapter{}
 
-// NewInstance implements contract.Adapter.
-func (Adapter) NewInstance() contract.InstanceObject { return &infrav1.AWSManagedMachinePoolMachine{} }
-
-// NewInstanceList implements contract.Adapter.
-func (Adapter) NewInstanceList() client.ObjectList {
-	return &infrav1.AWSManagedMachinePoolMachineList{}
+// Kinds implements contract.Adapter. EKS bootstraps its nodes: the
+// MachinePool's dataSecretName is "".
+func (a Adapter) Kinds() contract.Kinds {
+	return a.Named(contract.Kinds{Provider: ProviderName, PoolFinalizer: infrav1.AWSManagedMachinePoolFinalizer,
+		InstanceFinalizer: infrav1.AWSManagedMachinePoolMachineFinalizer, SelfBootstrapping: true})
 }
-
-// NewInfraCluster implements contract.Adapter.
-func (Adapter) NewInfraCluster() client.Object { return &infrav1.AWSManagedControlPlane{} }
 
 // GroupRef implements contract.Adapter: the node group (spec.eksNodegroupName,
 // else derived from the pool) of the AWSManagedControlPlane's cluster and
 // region, reached with its identity.
-func (Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
+func (a Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref, error) {
 	pool := p.(*infrav1.AWSManagedMachinePool)
-	cp, ok := infra.(*infrav1.AWSManagedControlPlane)
-	if !ok || cp == nil {
-		return scalegroup.Ref{}, fmt.Errorf("an AWSManagedMachinePool needs its Cluster's AWSManagedControlPlane, got %T", infra)
+	cp, err := a.InfraCluster(infra)
+	if err != nil {
+		return scalegroup.Ref{}, err
 	}
 	if cp.Spec.Region == "" || cp.Spec.EKSClusterName == "" {
 		return scalegroup.Ref{}, fmt.Errorf("AWSManagedControlPlane %s needs spec.region and spec.eksClusterName", cp.Name)
 	}
-	ref := scalegroup.Ref{
-		Name:      NodegroupName(pool),
-		Scope:     cp.Spec.Region + "/" + cp.Spec.EKSClusterName,
-		Namespace: pool.Namespace,
+	creds, err := awsprovider.CredentialsOf(cp.Spec.IdentityRef, "AWSManagedControlPlane "+cp.Name)
+	if err != nil {
+		return scalegroup.Ref{}, err
 	}
-	if id := cp.Spec.IdentityRef; id != nil {
-		switch id.Kind {
-		case infrav1.AWSClusterStaticIdentityKind:
-			ref.Credentials = awsprovider.CredentialsPrefix + id.Name
-		case "AWSClusterControllerIdentity", "":
-		default:
-			return scalegroup.Ref{}, fmt.Errorf("AWSManagedControlPlane %s's spec.identityRef is a %s; mpool reads AWSClusterStaticIdentity and AWSClusterControllerIdentity", cp.Name, id.Kind)
-		}
-	}
-	return ref, nil
+	return scalegroup.Ref{
+		Name:        NodegroupName(pool),
+		Scope:       cp.Spec.Region + "/" + cp.Spec.EKSClusterName,
+		Namespace:   pool.Namespace,
+		Credentials: creds,
+	}, nil
 }
 
 // NodegroupName is the pool's node group: spec.eksNodegroupName, else
@@ -240,12 +215,10 @@ func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired,
 	if ng.ReleaseVersion != "" && owner.Version != "" && !strings.HasPrefix(ng.ReleaseVersion, minorVersion(owner.Version)+".") {
 		return contract.Desired{}, fmt.Errorf("spec.amiVersion %s is not a release of the MachinePool's Kubernetes version %s", ng.ReleaseVersion, owner.Version)
 	}
-	tags := map[string]string{}
-	maps.Copy(tags, spec.AdditionalTags)
-	if owner.MachinePool != nil && owner.MachinePool.Spec.ClusterName != "" {
-		tags[awsprovider.TagClusterPrefix+owner.MachinePool.Spec.ClusterName] = "owned"
+	tags := kit.PoolTags(pool, spec.AdditionalTags)
+	if cluster := owner.ClusterName(); cluster != "" {
+		tags[awsprovider.TagClusterPrefix+cluster] = "owned"
 	}
-	tags[awsprovider.TagPool] = pool.Namespace + "/" + pool.Name
 	instanceType := ng.InstanceType
 	if ng.LaunchTemplate != nil {
 		instanceType = ng.LaunchTemplate.InstanceType
@@ -294,12 +267,12 @@ func templateOf(pool *infrav1.AWSManagedMachinePool, owner contract.Owner, t *in
 		Name:                  name,
 		ImageID:               ptr.Deref(t.AMI.ID, ""),
 		InstanceType:          t.InstanceType,
-		RootVolume:            volume(t.RootVolume),
+		RootVolume:            awsprovider.VolumeOf(t.RootVolume),
 		SSHKeyName:            ptr.Deref(t.SSHKeyName, ""),
 		CapacityReservationID: ptr.Deref(t.CapacityReservationID, ""),
 	}
 	for i := range t.NonRootVolumes {
-		lt.NonRootVolumes = append(lt.NonRootVolumes, *volume(&t.NonRootVolumes[i]))
+		lt.NonRootVolumes = append(lt.NonRootVolumes, *awsprovider.VolumeOf(&t.NonRootVolumes[i]))
 	}
 	for i, sg := range t.AdditionalSecurityGroups {
 		if sg.ID == nil || *sg.ID == "" {
@@ -307,27 +280,8 @@ func templateOf(pool *infrav1.AWSManagedMachinePool, owner contract.Owner, t *in
 		}
 		lt.SecurityGroupIDs = append(lt.SecurityGroupIDs, *sg.ID)
 	}
-	if m := t.InstanceMetadataOptions; m != nil {
-		lt.Metadata = &awsprovider.Metadata{HTTPEndpoint: m.HTTPEndpoint, HTTPPutResponseHopLimit: int32(m.HTTPPutResponseHopLimit),
-			HTTPTokens: m.HTTPTokens, InstanceMetadataTags: m.InstanceMetadataTags}
-	}
-	if d := t.PrivateDNSName; d != nil {
-		lt.PrivateDNSName = &awsprovider.PrivateDNSName{EnableResourceNameDNSAAAARecord: d.EnableResourceNameDNSAAAARecord,
-			EnableResourceNameDNSARecord: d.EnableResourceNameDNSARecord, HostnameType: ptr.Deref(d.HostnameType, "")}
-	}
+	lt.Metadata, lt.PrivateDNSName = awsprovider.MetadataOf(t.InstanceMetadataOptions), awsprovider.PrivateDNSNameOf(t.PrivateDNSName)
 	return lt, nil
-}
-
-func volume(v *infrav1.Volume) *awsprovider.Volume {
-	if v == nil {
-		return nil
-	}
-	out := &awsprovider.Volume{DeviceName: v.DeviceName, SizeGiB: int32(v.Size), Type: v.Type, IOPS: int32(v.IOPS),
-		Encrypted: v.Encrypted, KMSKeyID: v.EncryptionKey}
-	if v.Throughput != nil {
-		out.Throughput = int32(*v.Throughput)
-	}
-	return out
 }
 
 // capacityType is EKS's name of a pool's capacity type.
@@ -360,17 +314,12 @@ func Strategy(uc *infrav1.UpdateConfig) rollout.Strategy {
 // engine's conditions mirrored under CAPA's names (EKSNodegroupReady, and
 // LaunchTemplateReady for a pool with spec.awsLaunchTemplate, see
 // setTemplateCondition).
-func (Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
+func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	pool := p.(*infrav1.AWSManagedMachinePool)
 	st := &pool.Status
-	st.InfrastructureMachineKind = r.InfrastructureMachineKind
-	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
-	st.ObservedGeneration = r.ObservedGeneration
+	observed := a.Pool(pool).Write(r)
 	kit.MirrorConditions(pool, conditionAliases)
-	if r.Observed {
-		pool.Spec.ProviderIDList = r.ProviderIDList
-		st.Ready = r.Ready
-		st.Replicas = r.Replicas
+	if observed {
 		if t := r.Template; t != nil && t.ID != "" {
 			st.LaunchTemplateID, st.LaunchTemplateVersion = ptr.To(t.ID), nil
 			if t.Version != "" {
@@ -420,22 +369,13 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupReadyCondition: {nodegroupAlias},
 }
 
-// WriteInstanceSpec implements contract.Adapter.
-func (Adapter) WriteInstanceSpec(obj contract.InstanceObject, instanceID, providerID string) {
+// WriteInstanceStatus implements contract.Adapter: the EC2 state and the
+// zone.
+func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
-	m.Spec.InstanceID, m.Spec.ProviderID = instanceID, providerID
-}
-
-// WriteInstanceStatus implements contract.Adapter.
-func (Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
-	st := &obj.(*infrav1.AWSManagedMachinePoolMachine).Status
-	st.Ready = r.Ready
-	st.LatestModelApplied = r.LatestModelApplied
-	st.State = ec2State(r.State)
-	st.AvailabilityZone = r.Zone
-	st.Version = r.Version
-	st.NodeRef = r.NodeRef
-	st.FailureReason, st.FailureMessage = r.FailureReason, r.FailureMessage
+	a.Instance(m).WriteStatus(r)
+	m.Status.State = ec2State(r.State)
+	m.Status.AvailabilityZone = r.Zone
 }
 
 // ec2State is the instance's EC2 state from the engine's view of it.
@@ -474,7 +414,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // records the EC2 instance state: pending is Pending, running Running — or
 // Failed when the object records a failure — and shutting-down, stopping
 // and terminated Deleting.
-func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
+func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
 	st := &m.Status
 	var state contract.InstanceState
@@ -487,10 +427,5 @@ func (Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	default:
 		state = contract.InstanceRunning
 	}
-	return kit.InstanceView(m, kit.InstanceRecord{
-		InstanceID: m.Spec.InstanceID, ProviderID: m.Spec.ProviderID,
-		CloudState: st.State, State: state, Zone: st.AvailabilityZone,
-		Ready: st.Ready, LatestModelApplied: st.LatestModelApplied, Version: st.Version, NodeRef: st.NodeRef,
-		FailureReason: st.FailureReason, FailureMessage: st.FailureMessage, Conditions: st.Conditions,
-	})
+	return a.Instance(m).View(st.State, state, st.AvailabilityZone)
 }

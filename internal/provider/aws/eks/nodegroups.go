@@ -20,7 +20,6 @@ import (
 	"k8s.io/utils/clock"
 
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
-	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -65,20 +64,12 @@ type Options struct {
 // Nodegroups is scalegroup.ScaleGroup on EKS managed node groups. A Ref's
 // Name is the node group's, its Scope "<region>/<cluster>".
 type Nodegroups struct {
-	opts  Options
-	base  aws.Config
-	clock clock.PassiveClock
-
-	// clients are the SDK clients by region and credentials.
-	clients kit.ClientCache[clientKey, *sdkClients]
+	opts    Options
+	clock   clock.PassiveClock
+	clients *awsprovider.Clients[*sdkClients]
 }
 
 var _ scalegroup.ScaleGroup = (*Nodegroups)(nil)
-
-type clientKey struct {
-	region string
-	creds  aws.CredentialsProvider
-}
 
 type sdkClients struct {
 	eks *eks.Client
@@ -91,7 +82,20 @@ func New(opts Options) (*Nodegroups, error) {
 	if opts.Credentials == nil {
 		return nil, errors.New("eks node groups: no credentials resolver")
 	}
-	base, err := awsprovider.NewSDKConfig(opts.Region, opts.HTTPClient)
+	clients, err := awsprovider.NewClients(opts.Region, opts.HTTPClient, func(cfg aws.Config) *sdkClients {
+		return &sdkClients{
+			eks: eks.NewFromConfig(cfg, func(o *eks.Options) {
+				if opts.Endpoint != "" {
+					o.BaseEndpoint = aws.String(opts.Endpoint)
+				}
+			}),
+			ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
+				if opts.EC2Endpoint != "" {
+					o.BaseEndpoint = aws.String(opts.EC2Endpoint)
+				}
+			}),
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("eks node groups: %w", err)
 	}
@@ -99,7 +103,7 @@ func New(opts Options) (*Nodegroups, error) {
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &Nodegroups{opts: opts, base: base, clock: c}, nil
+	return &Nodegroups{opts: opts, clock: c, clients: clients}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: EKS runs its own rollouts
@@ -129,23 +133,7 @@ func (s *Nodegroups) resolve(ctx context.Context, ref scalegroup.Ref) (*sdkClien
 	if err != nil {
 		return nil, "", err
 	}
-	c, _ := s.clients.Get(clientKey{region: region, creds: creds}, func() (*sdkClients, error) {
-		cfg := s.base.Copy()
-		cfg.Region, cfg.Credentials = region, creds
-		return &sdkClients{
-			eks: eks.NewFromConfig(cfg, func(o *eks.Options) {
-				if s.opts.Endpoint != "" {
-					o.BaseEndpoint = aws.String(s.opts.Endpoint)
-				}
-			}),
-			ec2: ec2.NewFromConfig(cfg, func(o *ec2.Options) {
-				if s.opts.EC2Endpoint != "" {
-					o.BaseEndpoint = aws.String(s.opts.EC2Endpoint)
-				}
-			}),
-		}, nil
-	})
-	return c, cluster, nil
+	return s.clients.For(region, creds), cluster, nil
 }
 
 // Get implements scalegroup.ScaleGroup: DescribeNodegroup and the node
@@ -302,6 +290,20 @@ func releaseOf(ng *ekstypes.Nodegroup) string {
 // ("<id>:<version>").
 func templateRelease(id, version string) string { return id + ":" + version }
 
+// template is the launch template version node group m launches from
+// (ensureTemplate's), as the model target records it (templateRelease)
+// and as EKS takes it; "" and nil when m has no launch template.
+func (s *Nodegroups) template(ctx context.Context, c *sdkClients, cluster string, ref scalegroup.Ref, m Nodegroup, tags map[string]string) (string, *ekstypes.LaunchTemplateSpecification, error) {
+	if m.LaunchTemplate == nil {
+		return "", nil, nil
+	}
+	v, err := s.ensureTemplate(ctx, c, cluster, ref, *m.LaunchTemplate, tags)
+	if err != nil {
+		return "", nil, err
+	}
+	return templateRelease(v.id, v.String()), &ekstypes.LaunchTemplateSpecification{Id: aws.String(v.id), Version: aws.String(v.String())}, nil
+}
+
 // target is the model target tag of a version, release version ("" for
 // EKS's latest) and launch template version ("" for none).
 func target(version, release, template string) string {
@@ -455,15 +457,9 @@ func (s *Nodegroups) create(ctx context.Context, c *sdkClients, cluster string, 
 	if tags == nil {
 		tags = map[string]string{}
 	}
-	tpl := ""
-	var lt *ekstypes.LaunchTemplateSpecification
-	if m.LaunchTemplate != nil {
-		v, err := s.ensureTemplate(ctx, c, cluster, ref, *m.LaunchTemplate, spec.Model.Tags)
-		if err != nil {
-			return err
-		}
-		tpl = templateRelease(v.id, v.String())
-		lt = &ekstypes.LaunchTemplateSpecification{Id: aws.String(v.id), Version: aws.String(v.String())}
+	tpl, lt, err := s.template(ctx, c, cluster, ref, m, spec.Model.Tags)
+	if err != nil {
+		return err
 	}
 	tags[TagModelHash], tags[TagModelTarget] = spec.ModelHash, target(version, m.ReleaseVersion, tpl)
 	in := &eks.CreateNodegroupInput{
@@ -495,7 +491,7 @@ func (s *Nodegroups) create(ctx context.Context, c *sdkClients, cluster string, 
 	if r := m.RemoteAccess; r != nil {
 		in.RemoteAccess = &ekstypes.RemoteAccessConfig{Ec2SshKey: aws.String(r.SSHKeyName), SourceSecurityGroups: r.SourceSecurityGroups}
 	}
-	_, err := c.eks.CreateNodegroup(ctx, in)
+	_, err = c.eks.CreateNodegroup(ctx, in)
 	var inUse *ekstypes.ResourceInUseException
 	if errors.As(err, &inUse) {
 		return nil // created by an earlier call whose answer was lost
@@ -542,19 +538,17 @@ func (s *Nodegroups) update(ctx context.Context, c *sdkClients, cluster string, 
 	if version == "" {
 		version = aws.ToString(ng.Version)
 	}
-	tpl := ""
+	tpl, lt, err := s.template(ctx, c, cluster, ref, m, spec.Model.Tags)
+	if err != nil {
+		return err
+	}
 	var ltUpdate *ekstypes.LaunchTemplateSpecification
-	if m.LaunchTemplate != nil {
-		v, err := s.ensureTemplate(ctx, c, cluster, ref, *m.LaunchTemplate, spec.Model.Tags)
-		if err != nil {
-			return err
+	if lt != nil {
+		if have, id := aws.ToString(ng.LaunchTemplate.Id), aws.ToString(lt.Id); have != id {
+			return immutableErr("spec.awsLaunchTemplate", "launch template "+have, "launch template "+id+" ("+m.LaunchTemplate.Name+")")
 		}
-		if have := aws.ToString(ng.LaunchTemplate.Id); have != v.id {
-			return immutableErr("spec.awsLaunchTemplate", "launch template "+have, "launch template "+v.id+" ("+m.LaunchTemplate.Name+")")
-		}
-		tpl = templateRelease(v.id, v.String())
-		if aws.ToString(ng.LaunchTemplate.Version) != v.String() {
-			ltUpdate = &ekstypes.LaunchTemplateSpecification{Id: aws.String(v.id), Version: aws.String(v.String())}
+		if aws.ToString(ng.LaunchTemplate.Version) != aws.ToString(lt.Version) {
+			ltUpdate = lt
 		}
 	}
 	tgt := target(version, m.ReleaseVersion, tpl)
