@@ -199,6 +199,7 @@ func poolMachine(t *testing.T, f *itest.Fixture) (*clusterv1.Machine, string) {
 	})
 	return machine, instance
 }
+
 // Dump renders the pool's MachinePool, infrastructure pool, per-instance
 // objects and Machines as YAML, for a failing test to print.
 func Dump(f *itest.Fixture) string {
