@@ -11,11 +11,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -73,9 +71,9 @@ type ControlPlane struct {
 	tempDir bool
 	pki     pki
 	ports   ports
-	etcd    *process
-	api     *process
-	kcm     *process
+	etcd    *Process
+	api     *Process
+	kcm     *Process
 	unlock  func()
 	// conversion is the embedded conversion webhook, if any.
 	conversion *conversionServer
@@ -177,7 +175,7 @@ func (c *ControlPlane) startControllerManager(bins Binaries) error {
 		"--kube-api-qps=200",
 		"--kube-api-burst=400",
 	}
-	c.kcm, err = startProcess(bins.ControllerManager, args, filepath.Join(c.dir, "kube-controller-manager.log"))
+	c.kcm, err = StartProcess(bins.ControllerManager, args, filepath.Join(c.dir, "kube-controller-manager.log"))
 	return err
 }
 
@@ -202,10 +200,10 @@ func (c *ControlPlane) startProcesses(ctx context.Context, bins Binaries, opts O
 	if !opts.Durable {
 		etcdArgs = append(etcdArgs, "--unsafe-no-fsync")
 	}
-	if c.etcd, err = startProcess(bins.Etcd, etcdArgs, filepath.Join(c.dir, "etcd.log")); err != nil {
+	if c.etcd, err = StartProcess(bins.Etcd, etcdArgs, filepath.Join(c.dir, "etcd.log")); err != nil {
 		return err
 	}
-	if err := c.etcd.waitHTTP(ctx, c.EtcdURL()+"/health", nil, 30*time.Second); err != nil {
+	if err := c.etcd.WaitHTTP(ctx, c.EtcdURL()+"/health", nil, 30*time.Second); err != nil {
 		return fmt.Errorf("waiting for etcd: %w", err)
 	}
 
@@ -241,14 +239,14 @@ func (c *ControlPlane) startProcesses(ctx context.Context, bins Binaries, opts O
 		"--endpoint-reconciler-type=none",
 	}
 	apiArgs = append(apiArgs, opts.ExtraAPIServerArgs...)
-	if c.api, err = startProcess(bins.APIServer, apiArgs, filepath.Join(c.dir, "kube-apiserver.log")); err != nil {
+	if c.api, err = StartProcess(bins.APIServer, apiArgs, filepath.Join(c.dir, "kube-apiserver.log")); err != nil {
 		return err
 	}
 	tlsCfg, err := c.adminTLS()
 	if err != nil {
 		return err
 	}
-	if err := c.api.waitHTTP(ctx, c.Host()+"/readyz", tlsCfg, opts.ReadyTimeout); err != nil {
+	if err := c.api.WaitHTTP(ctx, c.Host()+"/readyz", tlsCfg, opts.ReadyTimeout); err != nil {
 		return fmt.Errorf("waiting for kube-apiserver: %w", err)
 	}
 	return nil
@@ -268,7 +266,7 @@ func (c *ControlPlane) choosePorts() error {
 	}
 	var err error
 	for _, dst := range []*int{&c.ports.EtcdClient, &c.ports.EtcdPeer, &c.ports.APIServer} {
-		if *dst, err = freePort(); err != nil {
+		if *dst, err = FreePort(); err != nil {
 			return err
 		}
 	}
@@ -277,15 +275,6 @@ func (c *ControlPlane) choosePorts() error {
 		return fmt.Errorf("recording ports: %w", err)
 	}
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func portFree(p int) bool {
@@ -406,111 +395,13 @@ func (c *ControlPlane) Stop() error {
 
 func (c *ControlPlane) stopProcesses(grace time.Duration) error {
 	var errs []error
-	for _, p := range []*process{c.kcm, c.api, c.etcd} {
+	for _, p := range []*Process{c.kcm, c.api, c.etcd} {
 		if p != nil {
-			if err := p.stop(grace); err != nil && !c.tempDir {
+			if err := p.Stop(grace); err != nil && !c.tempDir {
 				errs = append(errs, err)
 			}
 		}
 	}
 	c.kcm, c.api, c.etcd = nil, nil, nil
 	return errors.Join(errs...)
-}
-
-// process is a child process whose output goes to a log file.
-type process struct {
-	name   string
-	log    string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	err    error
-}
-
-func startProcess(bin string, args []string, logPath string) (*process, error) {
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", logPath, err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if _, set := os.LookupEnv("GOGC"); !set {
-		// The control plane's processes allocate briskly under load and
-		// have memory to spare on a developer machine: collect half as often
-		// as Go's default.
-		cmd.Env = append(os.Environ(), "GOGC=200")
-	}
-	bindToParent(cmd)
-	p := &process{name: filepath.Base(bin), log: logPath, cmd: cmd, exited: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
-		return nil, fmt.Errorf("starting %s: %w", p.name, err)
-	}
-	go func() {
-		p.err = cmd.Wait()
-		_ = logf.Close()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-// waitHTTP polls url until it answers 200, the process exits, or timeout.
-func (p *process) waitHTTP(ctx context.Context, url string, tlsCfg *tls.Config, timeout time.Duration) error {
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg}}
-	defer client.CloseIdleConnections()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		resp, err := client.Get(url)
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				select {
-				case <-p.exited: // the answer came from another process on this port
-				default:
-					return nil
-				}
-			}
-		}
-		select {
-		case <-p.exited:
-			return fmt.Errorf("%s exited (%v); last lines of %s:\n%s", p.name, p.err, p.log, tailFile(p.log, 30))
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline.C:
-			return fmt.Errorf("%s not ready after %s; last lines of %s:\n%s", p.name, timeout, p.log, tailFile(p.log, 30))
-		case <-tick.C:
-		}
-	}
-}
-
-func (p *process) stop(grace time.Duration) error {
-	select {
-	case <-p.exited:
-		return nil
-	default:
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return nil
-	case <-time.After(grace):
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-		return fmt.Errorf("%s did not stop within %s and was killed", p.name, grace)
-	}
-}
-
-func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -18,17 +18,12 @@
 package interop
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"syscall"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -36,6 +31,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/manager"
@@ -46,7 +42,7 @@ import (
 // cluster with upstream Cluster API gets from mpool: its infrastructure
 // kinds. Upstream installs its own core and bootstrap CRDs.
 func InfrastructureOnly(c *apiextensionsv1.CustomResourceDefinition) bool {
-	return c.Spec.Group == "infrastructure.cluster.x-k8s.io"
+	return c.Spec.Group == infrav1.GroupVersion.Group
 }
 
 // Upstream is upstream Cluster API running beside mpool on one control
@@ -62,14 +58,7 @@ type Upstream struct {
 
 	env   *testenv.Env
 	dir   string
-	procs []*process
-}
-
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
+	procs map[string]*kubeenv.Process
 }
 
 // Start builds (or finds cached) upstream's managers, installs their CRDs
@@ -89,13 +78,13 @@ func Start(ctx context.Context, env *testenv.Env, mode manager.Mode) (_ *Upstrea
 	if err != nil {
 		return nil, err
 	}
-	u := &Upstream{Mode: mode, Build: build, env: env, dir: dir}
+	u := &Upstream{Mode: mode, Build: build, env: env, dir: dir, procs: map[string]*kubeenv.Process{}}
 	defer func() {
 		if err != nil {
 			u.Stop()
 		}
 	}()
-	kubeconfig := filepath.Join(dir, "kubeconfig")
+	kubeconfig := u.Kubeconfig()
 	if err := os.WriteFile(kubeconfig, env.Kubeconfig, 0o600); err != nil {
 		return nil, err
 	}
@@ -124,17 +113,11 @@ func Start(ctx context.Context, env *testenv.Env, mode manager.Mode) (_ *Upstrea
 		{kubeenv.UpstreamKubeadm, build.Kubeadm, "MachinePool=true"},
 	}
 	for _, comp := range components {
-		webhookPort, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		healthPort, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		diagPort, err := freePort()
-		if err != nil {
-			return nil, err
+		var webhookPort, healthPort, diagPort int
+		for _, port := range []*int{&webhookPort, &healthPort, &diagPort} {
+			if *port, err = kubeenv.FreePort(); err != nil {
+				return nil, err
+			}
 		}
 		hookURL := "https://127.0.0.1:" + strconv.Itoa(webhookPort)
 		crds, err := build.CRDs(comp.c)
@@ -147,22 +130,23 @@ func Start(ctx context.Context, env *testenv.Env, mode manager.Mode) (_ *Upstrea
 		if err := kubeenv.InstallCRDs(ctx, env.Config, crds); err != nil {
 			return nil, fmt.Errorf("installing upstream's %s CRDs: %w", comp.c, err)
 		}
-		p, err := u.start(string(comp.c), comp.bin,
-			"--kubeconfig="+kubeconfig,
-			"--webhook-port="+strconv.Itoa(webhookPort),
-			"--webhook-cert-dir="+certDir,
-			"--health-addr=127.0.0.1:"+strconv.Itoa(healthPort),
+		p, err := kubeenv.StartProcess(comp.bin, []string{
+			"--kubeconfig=" + kubeconfig,
+			"--webhook-port=" + strconv.Itoa(webhookPort),
+			"--webhook-cert-dir=" + certDir,
+			"--health-addr=127.0.0.1:" + strconv.Itoa(healthPort),
 			"--insecure-diagnostics",
-			"--diagnostics-address=127.0.0.1:"+strconv.Itoa(diagPort),
-			"--feature-gates="+comp.gates,
+			"--diagnostics-address=127.0.0.1:" + strconv.Itoa(diagPort),
+			"--feature-gates=" + comp.gates,
 			"--leader-elect=false",
 			"--sync-period=1m",
-		)
+		}, filepath.Join(dir, string(comp.c)+".log"))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("starting upstream's %s manager: %w", comp.c, err)
 		}
-		if err := p.waitReady(ctx, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/readyz", 3*time.Minute); err != nil {
-			return nil, err
+		u.procs[string(comp.c)] = p
+		if err := p.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/readyz", nil, 3*time.Minute); err != nil {
+			return nil, fmt.Errorf("upstream's %s manager: %w", comp.c, err)
 		}
 		muts, vals, err := build.Webhooks(comp.c)
 		if err != nil {
@@ -255,62 +239,14 @@ func (u *Upstream) leftOut(w admissionregistrationv1.MutatingWebhook) bool {
 	return false
 }
 
-func (u *Upstream) start(name, bin string, args ...string) (*process, error) {
-	logPath := filepath.Join(u.dir, name+".log")
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("starting upstream's %s manager: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	u.procs = append(u.procs, p)
-	return p, nil
-}
-
-func (p *process) waitReady(ctx context.Context, url string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.done:
-			return fmt.Errorf("upstream's %s manager exited before it was ready:\n%s", p.name, tail(p.log, 30))
-		case <-ctx.Done():
-			return fmt.Errorf("upstream's %s manager not ready at %s within %s:\n%s", p.name, url, timeout, tail(p.log, 30))
-		case <-t.C:
-			resp, err := http.Get(url)
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return nil
-				}
-			}
-		}
-	}
-}
-
 // Kubeconfig is the path of the admin kubeconfig upstream's managers use.
 func (u *Upstream) Kubeconfig() string { return filepath.Join(u.dir, "kubeconfig") }
 
 // Logs returns the last n lines of the log of upstream's manager name
 // ("core" or "kubeadm"), for a failing test to print.
 func (u *Upstream) Logs(name string, n int) string {
-	for _, p := range u.procs {
-		if p.name == name {
-			return tail(p.log, n)
-		}
+	if p := u.procs[name]; p != nil {
+		return p.Tail(n)
 	}
 	return ""
 }
@@ -318,10 +254,10 @@ func (u *Upstream) Logs(name string, n int) string {
 // Running returns an error naming the first upstream manager that has
 // exited, with its log's tail.
 func (u *Upstream) Running() error {
-	for _, p := range u.procs {
+	for name, p := range u.procs {
 		select {
-		case <-p.done:
-			return fmt.Errorf("upstream's %s manager exited:\n%s", p.name, tail(p.log, 30))
+		case <-p.Exited():
+			return fmt.Errorf("upstream's %s manager exited:\n%s", name, p.Tail(30))
 		default:
 		}
 	}
@@ -329,43 +265,14 @@ func (u *Upstream) Running() error {
 }
 
 // Stop stops upstream's managers (SIGTERM, then SIGKILL after 10 seconds)
-// and removes their files.
+// and removes their files unless MPOOL_INTEROP_KEEP is set.
 func (u *Upstream) Stop() {
 	for _, p := range u.procs {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	}
-	for _, p := range u.procs {
-		select {
-		case <-p.done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
-		}
+		_ = p.Stop(10 * time.Second)
 	}
 	if os.Getenv("MPOOL_INTEROP_KEEP") == "" {
 		_ = os.RemoveAll(u.dir)
 	} else {
 		fmt.Fprintf(os.Stderr, "interop: upstream's logs kept in %s\n", u.dir)
 	}
-}
-
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
