@@ -80,40 +80,56 @@ func AdmissionPolicies() ([]*admissionregistrationv1.ValidatingAdmissionPolicy, 
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading embedded %s: %w", path.Base(name), err)
 		}
-		dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-		for {
-			doc, err := dec.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, nil, fmt.Errorf("reading embedded %s: %w", path.Base(name), err)
-			}
-			var head struct {
-				Kind string `json:"kind"`
-			}
-			if err := yaml.Unmarshal(doc, &head); err != nil {
-				return nil, nil, fmt.Errorf("decoding embedded %s: %w", path.Base(name), err)
-			}
-			switch head.Kind {
-			case "":
-				continue // comments only
+		err = Documents(b, func(kind string, doc []byte) error {
+			switch kind {
 			case "ValidatingAdmissionPolicy":
 				p := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 				if err := yaml.UnmarshalStrict(doc, p); err != nil {
-					return nil, nil, fmt.Errorf("decoding embedded %s: %w", path.Base(name), err)
+					return err
 				}
 				pols = append(pols, p)
 			case "ValidatingAdmissionPolicyBinding":
 				bd := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 				if err := yaml.UnmarshalStrict(doc, bd); err != nil {
-					return nil, nil, fmt.Errorf("decoding embedded %s: %w", path.Base(name), err)
+					return err
 				}
 				binds = append(binds, bd)
 			default:
-				return nil, nil, fmt.Errorf("embedded %s holds a %s, want admission policies and bindings only", path.Base(name), head.Kind)
+				return fmt.Errorf("holds a %s, want admission policies and bindings only", kind)
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("embedded %s: %w", path.Base(name), err)
 		}
 	}
 	return pols, binds, nil
+}
+
+// Documents calls each with the kind and the bytes of every document of a
+// multi-document YAML manifest, skipping documents that hold comments only;
+// the first error stops it and is returned.
+func Documents(manifest []byte, each func(kind string, doc []byte) error) error {
+	dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifest)))
+	for {
+		doc, err := dec.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal(doc, &head); err != nil {
+			return err
+		}
+		if head.Kind == "" {
+			continue // comments only
+		}
+		if err := each(head.Kind, doc); err != nil {
+			return err
+		}
+	}
 }

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/mpool-dev/mpool/config/crd"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
 
@@ -111,38 +111,27 @@ func (u UpstreamCAPI) Webhooks(c UpstreamComponent) ([]*admissionregistrationv1.
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading upstream's webhook manifests: %w", err)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(string(b)), 4096)
 	var muts []*admissionregistrationv1.MutatingWebhookConfiguration
 	var vals []*admissionregistrationv1.ValidatingWebhookConfiguration
-	for {
-		var raw map[string]any
-		if err := dec.Decode(&raw); err != nil {
-			if err == io.EOF {
-				break
-			}
-			return nil, nil, fmt.Errorf("decoding upstream's webhook manifests: %w", err)
-		}
-		if raw == nil {
-			continue
-		}
-		doc, err := yaml.Marshal(raw)
-		if err != nil {
-			return nil, nil, err
-		}
-		switch raw["kind"] {
+	err = crd.Documents(b, func(kind string, doc []byte) error {
+		switch kind {
 		case "MutatingWebhookConfiguration":
 			m := &admissionregistrationv1.MutatingWebhookConfiguration{}
 			if err := yaml.Unmarshal(doc, m); err != nil {
-				return nil, nil, err
+				return err
 			}
 			muts = append(muts, m)
 		case "ValidatingWebhookConfiguration":
 			v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
 			if err := yaml.Unmarshal(doc, v); err != nil {
-				return nil, nil, err
+				return err
 			}
 			vals = append(vals, v)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("decoding upstream's webhook manifests: %w", err)
 	}
 	return muts, vals, nil
 }
