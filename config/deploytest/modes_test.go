@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/config/crd"
 )
 
@@ -32,7 +33,7 @@ func TestModeOverlaysInstallOnlyMpoolsPart(t *testing.T) {
 				case "CustomResourceDefinition":
 					crds++
 					group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
-					if group != "infrastructure.cluster.x-k8s.io" || o.GetLabels()[crd.ProviderLabel] != crd.InfrastructureProvider {
+					if group != infrav1.GroupVersion.Group || o.GetLabels()[crd.ProviderLabel] != crd.InfrastructureProvider {
 						t.Errorf("config/%s installs CRD %s (group %s, labels %v); want only mpool's infrastructure CRDs", mode, o.GetName(), group, o.GetLabels())
 					}
 				case "Deployment":

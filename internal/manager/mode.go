@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mpool-dev/mpool/config/crd"
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 )
 
 // Mode is how much of Cluster API a manager runs: all of it, or the part
@@ -69,5 +69,5 @@ func (m Mode) RunsMachinePools() bool { return m != ModeProviders }
 // kinds of the API group: its own infrastructure kinds always, Cluster API's
 // core and bootstrap kinds only when no upstream Cluster API serves them.
 func (m Mode) ConvertsGroup(group string) bool {
-	return m.RunsClusters() || crd.Labels(group)[crd.ProviderLabel] == crd.InfrastructureProvider
+	return m.RunsClusters() || group == infrav1.GroupVersion.Group
 }

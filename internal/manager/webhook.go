@@ -9,7 +9,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/webhookcert"
 )
@@ -77,16 +76,12 @@ func setupConversionWebhook(ctx context.Context, mgr ctrl.Manager, opts Options,
 		return nil
 	}
 	if selfDir != "" {
-		names, err := convertedCRDs(opts.Mode)
-		if err != nil {
-			return err
-		}
 		certs, err := webhookcert.New(mgr.GetConfig(), webhookcert.Options{
 			Namespace:   opts.WebhookNamespace,
 			SecretName:  opts.WebhookSecretName,
 			ServiceName: opts.WebhookServiceName,
 			Dir:         selfDir,
-			CRDNames:    names,
+			Groups:      opts.Mode.ConvertsGroup,
 			Log:         ctrl.Log.WithName("webhookcert"),
 		})
 		if err != nil {
@@ -125,21 +120,3 @@ func (d removeOnStop) Start(ctx context.Context) error {
 }
 
 func (removeOnStop) NeedLeaderElection() bool { return false }
-
-// convertedCRDs names the CRDs whose conversion mpool's webhook serves in
-// mode: every one that converts when mpool runs alone, its infrastructure
-// CRDs only beside upstream Cluster API (whose own webhooks convert its
-// kinds). A CRD mpool does not serve in the mode is never patched.
-func convertedCRDs(mode Mode) ([]string, error) {
-	crds, err := crd.CRDs()
-	if err != nil {
-		return nil, err
-	}
-	names := []string{}
-	for _, c := range crds {
-		if crd.Converted(c) && mode.ConvertsGroup(c.Spec.Group) {
-			names = append(names, c.Name)
-		}
-	}
-	return names, nil
-}

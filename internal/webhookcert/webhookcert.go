@@ -91,8 +91,13 @@ type Options struct {
 	// Dir receives CertName and KeyName (the serving certificate and key).
 	Dir string
 	// CRDNames are the CRDs whose caBundle CRDPatcher sets; nil means every
-	// CRD of config/crd that crd.Converted reports.
+	// CRD of config/crd that crd.Converted reports and whose API group
+	// Groups keeps.
 	CRDNames []string
+	// Groups, when set, keeps the API groups whose CRDs the webhook
+	// converts (nil: every group); a manager beside upstream Cluster API
+	// converts only its own infrastructure kinds.
+	Groups func(group string) bool
 	// CALifetime and ServingLifetime are the new certificates' lifetimes.
 	CALifetime, ServingLifetime time.Duration
 	// PromoteAfter is how long a successor CA is only trusted before it
@@ -155,7 +160,7 @@ func New(cfg *rest.Config, o Options) (*Certs, error) {
 			return nil, err
 		}
 		for _, c := range crds {
-			if crd.Converted(c) {
+			if crd.Converted(c) && (o.Groups == nil || o.Groups(c.Spec.Group)) {
 				o.CRDNames = append(o.CRDNames, c.Name)
 			}
 		}

@@ -14,8 +14,8 @@ import (
 
 	"strings"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
-	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -183,7 +183,7 @@ func poolMachine(t *testing.T, f *itest.Fixture) (*clusterv1.Machine, string) {
 			// The per-instance object's providerID: upstream copies it to
 			// the Machine only once the Machine controller has seen it ready.
 			obj := &unstructured.Unstructured{}
-			obj.SetGroupVersionKind(schema.GroupVersionKind{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: m.Spec.InfrastructureRef.Kind})
+			obj.SetGroupVersionKind(schema.GroupVersionKind{Group: infrav1.GroupVersion.Group, Version: "v1beta1", Kind: m.Spec.InfrastructureRef.Kind})
 			if err := f.Env.Client.Get(f.Ctx, client.ObjectKey{Namespace: f.NS, Name: m.Spec.InfrastructureRef.Name}, obj); err != nil {
 				continue
 			}
@@ -206,8 +206,8 @@ func Dump(f *itest.Fixture) string {
 	var b strings.Builder
 	lists := []schema.GroupVersionKind{
 		clusterv1.GroupVersion.WithKind("MachinePoolList"),
-		{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: f.Provider.PoolKind() + "List"},
-		{Group: contract.InfrastructureGroup, Version: "v1beta1", Kind: f.Provider.MachineKind() + "List"},
+		{Group: infrav1.GroupVersion.Group, Version: "v1beta1", Kind: f.Provider.PoolKind() + "List"},
+		{Group: infrav1.GroupVersion.Group, Version: "v1beta1", Kind: f.Provider.MachineKind() + "List"},
 		clusterv1.GroupVersion.WithKind("MachineList"),
 	}
 	for _, gvk := range lists {

@@ -2,16 +2,14 @@ package contract
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
 
-// InfrastructureGroup is the API group of every provider's pool and
-// per-instance kinds.
-const InfrastructureGroup = "infrastructure.cluster.x-k8s.io"
-
 // PoolOwner returns the owner reference of a per-instance object to its
-// infrastructure pool (of kind poolKind in InfrastructureGroup), nil when it
+// infrastructure pool (of kind poolKind in the infrastructure API group), nil when it
 // has none.
 //
 // The reference is a plain owner reference, not the controller's: Cluster
@@ -25,7 +23,7 @@ func PoolOwner(obj metav1.Object, poolKind string) *metav1.OwnerReference {
 		if ref.Kind != poolKind {
 			continue
 		}
-		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == InfrastructureGroup {
+		if gv, err := schema.ParseGroupVersion(ref.APIVersion); err == nil && gv.Group == infrav1.GroupVersion.Group {
 			r := ref
 			return &r
 		}
