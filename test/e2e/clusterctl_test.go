@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -89,54 +85,8 @@ func TestClusterctlDescribesThePool(t *testing.T) {
 	if err != nil {
 		t.Skipf("clusterctl %s cannot be built here: %v", kubeenv.ClusterctlVersion, err)
 	}
-	home := t.TempDir()
-	args := []string{"describe", "cluster", cluster, "-n", ns, "--kubeconfig", up.kubeconfig,
-		"--show-machinesets", "--grouping=false",
-		"--config", filepath.Join(home, "clusterctl.yaml")}
-	if err := os.WriteFile(filepath.Join(home, "clusterctl.yaml"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-
-	// Conditions settle a moment after Running: poll until clusterctl
-	// exits 0 and shows everything, then report what it showed.
-	var out string
-	var missing []string
-	testenv.Eventually(t, time.Minute, func() error {
-		cmd := exec.CommandContext(ctx, clusterctl, args...)
-		cmd.Env = append(os.Environ(),
-			"CLUSTERCTL_DISABLE_VERSIONCHECK=true",
-			"HOME="+home,
-			"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-			"NO_COLOR=1")
-		var buf bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &buf, &buf
-		err := cmd.Run()
-		out = buf.String()
-		if err != nil {
-			return fmt.Errorf("clusterctl %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		missing = missing[:0]
-		// Rows read "<Kind> <namespace>/<name>[, <version>]" after the tree.
-		row := func(kind, name string) *regexp.Regexp {
-			return regexp.MustCompile(`(?m)^[ │├└─]*` + kind + ` ` + regexp.QuoteMeta(ns+"/"+name) + `(,|\s|$)`)
-		}
-		wants := []*regexp.Regexp{row("Cluster", cluster), row("MachinePool", pool)}
-		for _, m := range machines {
-			// "<Kind> ns/name, version  REPLICAS AVAILABLE READY UP-TO-DATE STATUS":
-			// 1 1 1 1 for a Ready, Available, up-to-date Machine.
-			wants = append(wants, regexp.MustCompile(`(?m)^[ │├└─]*Machine `+regexp.QuoteMeta(ns+"/"+m)+`,? \S*\s+1\s+1\s+1\s+1\b`))
-		}
-		for _, re := range wants {
-			if !re.MatchString(out) {
-				missing = append(missing, re.String())
-			}
-		}
-		if len(missing) > 0 {
-			return fmt.Errorf("clusterctl describe lacks %v:\n%s", missing, out)
-		}
-		return nil
-	})
-	t.Logf("clusterctl %s:\n%s", strings.Join(args, " "), out)
+	testenv.CheckDescribe(t, clusterctl, up.kubeconfig, ns, cluster, pool,
+		func() ([]string, error) { return machines, nil }, "--show-machinesets")
 	up.stop(t)
 }
 
