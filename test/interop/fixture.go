@@ -10,7 +10,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -86,19 +85,8 @@ func Main(m *testing.M, env **testenv.Env, up **Upstream, mode manager.Mode) {
 // env's API server, and the simulated cloud.
 func NewFixture(t testing.TB, env *testenv.Env, p *itest.Provider, cloud *server.Server) *itest.Fixture {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	f := &itest.Fixture{T: t, Ctx: ctx, Env: env, NS: env.NewNamespace(t), Cloud: cloud, CS: cs, Provider: p}
-	t.Cleanup(func() {
-		_ = cloud.Stop()
-		env.DeleteNodes(t, p.OwnsNode(f))
-		if p.Cleanup != nil {
-			p.Cleanup(f)
-		}
-	})
+	f := itest.EmptyFixture(t, env, p, cloud)
+	ctx := f.Ctx
 	// Before the Cluster: upstream's cluster cache retries a connection
 	// only every 30 seconds.
 	env.RegisterWorkloadCluster(t, f.NS, p.ClusterName)

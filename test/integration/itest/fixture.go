@@ -93,6 +93,24 @@ type Fixture struct {
 // test's instances could take their names) and what p.Cleanup deletes.
 func NewFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Server) *Fixture {
 	t.Helper()
+	f := EmptyFixture(t, env, p, cloud)
+	if p.ClusterManifest == nil {
+		f.Create(&clusterv1.Cluster{
+			ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: p.ClusterName},
+			Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(t)},
+		})
+		env.RegisterWorkloadCluster(t, f.NS, p.ClusterName)
+	} else {
+		CreateCluster(t, env, f.NS, p.ClusterName, p.ClusterManifest...)
+	}
+	return f
+}
+
+// EmptyFixture is NewFixture without the cluster: a fresh namespace for p's
+// pool in cloud, cleaned up as NewFixture's, for a caller that creates the
+// Cluster its own way (beside upstream Cluster API, test/interop).
+func EmptyFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Server) *Fixture {
+	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {
 		t.Fatal(err)
@@ -105,15 +123,6 @@ func NewFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Serve
 			p.Cleanup(f)
 		}
 	})
-	if p.ClusterManifest == nil {
-		f.Create(&clusterv1.Cluster{
-			ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: p.ClusterName},
-			Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(t)},
-		})
-		env.RegisterWorkloadCluster(t, f.NS, p.ClusterName)
-	} else {
-		CreateCluster(t, env, f.NS, p.ClusterName, p.ClusterManifest...)
-	}
 	return f
 }
 
