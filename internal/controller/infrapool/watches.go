@@ -63,8 +63,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		// (contract.PoolOwner).
 		Owns(e.a.NewInstance(), builder.MatchEveryOwner, builder.WithPredicates(changed(func(o, n client.Object) bool {
 			return !equalAnnotations(o, n, preview.DrainStartedAnnotation) ||
-				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) ||
-				!equalOwners(o, n)
+				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 		}))).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(e.machinePoolToPool),
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
