@@ -42,6 +42,12 @@ type Options struct {
 	// LeaderElectionNamespace holds the Lease; empty means the manager's own
 	// namespace when in a cluster.
 	LeaderElectionNamespace string
+	// LeaseDuration is how long a replica waits, after the leader last
+	// renewed the Lease, before it takes the lead; RenewDeadline how long
+	// the leader tries to renew before it gives up (and exits);
+	// RetryPeriod how often replicas try. Zero takes controller-runtime's
+	// defaults: 15s, 10s and 2s, as Cluster API's managers have them.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Gates are the feature gates in force.
 	Gates featuregate.FeatureGate
 	// Concurrency is how many objects of each kind reconcile at once.
@@ -159,6 +165,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 nonZero(opts.LeaseDuration),
+		RenewDeadline:                 nonZero(opts.RenewDeadline),
+		RetryPeriod:                   nonZero(opts.RetryPeriod),
 		Cache:                         cacheOptions(syncPeriod, opts.CacheNamespaces),
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipNameValidation)},
 		WebhookServer:                 webhooks,
@@ -180,4 +189,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 		return nil, err
 	}
 	return &Manager{Manager: mgr, Providers: running}, nil
+}
+
+// nonZero is d, nil when it is zero (controller-runtime's default).
+func nonZero(d time.Duration) *time.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &d
 }
