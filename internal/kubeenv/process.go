@@ -108,6 +108,18 @@ func (p *Process) Stop(grace time.Duration) error {
 	}
 }
 
+// Kill kills the process (SIGKILL: no chance to clean up, as when its node
+// dies) and waits until it has exited.
+func (p *Process) Kill() {
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.exited
+}
+
 // Exited is closed once the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
