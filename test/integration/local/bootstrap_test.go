@@ -52,7 +52,7 @@ func TestKubeadmConfigChangeRollsThePool(t *testing.T) {
 	f.waitConverged(3, v1, "ubuntu-2404", converge)
 	before := itest.IDs(f.Instances())
 
-	w := watchBudgets(f, 3, 1, 0)
+	w := itest.WatchBudgets(f.Fixture, 3, 1, 0)
 	cfg := &bootstrapv1.KubeadmConfig{}
 	if err := env.Client.Get(f.Ctx, f.Key(poolName), cfg); err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestKubeadmConfigChangeRollsThePool(t *testing.T) {
 		}
 		return f.converged(3, v1, "ubuntu-2404")
 	})
-	w.assertHeld()
+	w.AssertHeld()
 	if !bytes.Contains(f.DataSecret().Data["value"], []byte("max-pods")) {
 		t.Fatal("the bootstrap data was not re-rendered with the new kubelet argument")
 	}

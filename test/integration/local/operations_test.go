@@ -90,11 +90,10 @@ func TestReplicasManagedByAnExternalAutoscaler(t *testing.T) {
 	// maxUnavailable 0 around the autoscaler's 4, and ends at 4: the
 	// engine's own surge is never taken for the autoscaler's.
 	before := itest.IDs(f.Instances())
-	w := watchBudgets(f, 4, 1, 0)
+	w := itest.WatchBudgets(f.Fixture, 4, 1, 0)
 	f.SetVersion(v2)
 	f.waitConverged(4, v2, "", converge)
-	w.stop()
-	w.assertHeld()
+	w.AssertHeld()
 	for _, id := range itest.IDs(f.Instances()) {
 		if slices.Contains(before, id) {
 			t.Errorf("instance %s was not replaced", id)

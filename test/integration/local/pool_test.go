@@ -169,10 +169,10 @@ func TestRollingUpgradeKeepsTheBudgets(t *testing.T) {
 				f.runPod(fmt.Sprintf("app-%d", i), f.nodeName(id), "app")
 			}
 
-			w := watchBudgets(f, tc.replicas, tc.surge, tc.unavail)
+			w := itest.WatchBudgets(f.Fixture, tc.replicas, tc.surge, tc.unavail)
 			tc.change(f)
 			f.waitConverged(tc.replicas, tc.version, tc.image, 2*converge)
-			w.assertHeld()
+			w.AssertHeld()
 
 			after := itest.IDs(f.Instances())
 			for _, id := range before {
@@ -351,7 +351,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 		f.runPod(fmt.Sprintf("app-%d", i), f.nodeName(in.ID), "app")
 	}
 
-	w := watchBudgets(f, 4, 1, 0)
+	w := itest.WatchBudgets(f.Fixture, 4, 1, 0)
 	f.SetVersion(v2)
 	// Kill the manager while it drains the oldest instance.
 	obj := f.Key(contract.InstanceObjectName(poolName, oldest))
@@ -393,7 +393,7 @@ func TestManagerRestartMidRollout(t *testing.T) {
 
 	f.pdb("guarded", 0, -1)
 	f.waitConverged(4, v2, "", 2*converge)
-	w.assertHeld()
+	w.AssertHeld()
 	f.spy.assertClean()
 	after := itest.IDs(f.Instances())
 	for _, id := range before {

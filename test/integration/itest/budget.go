@@ -1,0 +1,168 @@
+package itest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+)
+
+// BudgetWatcher samples a fixture's pool from outside every few
+// milliseconds — its group as the simulated cloud's core has it
+// (Fixture.Group) and the workload cluster's Nodes — and records every
+// sample that breaks the rollout budgets:
+//
+//   - capacity: instances neither failed nor being removed (the cloud is not
+//     deleting them and their Node is not cordoned) never exceed
+//     desired + maxSurge;
+//   - availability: instances running with a Ready, schedulable Node never
+//     fall below desired - maxUnavailable.
+//
+// These are the engine's own definitions (internal/rollout: an instance
+// being drained is no longer a replica, and only a Ready Node is
+// available), observed rather than asked for, so they hold whichever
+// process or replica runs the engine.
+//
+// Each sample reads the cloud first and the Nodes second (a consistent
+// list), so an instance the engine created after cordoning a victim is never
+// seen with the victim still uncordoned. The two reads are not atomic, so a
+// victim may look Running in the cloud while its Node is already gone: the
+// watcher remembers every instance it has seen cordoned or losing its Node
+// (the engine never takes a victim back) and counts it as being removed.
+// Nodes are matched to instances by providerID, on every provider.
+type BudgetWatcher struct {
+	f                     *Fixture
+	maxCapacity, minAvail int
+
+	mu         sync.Mutex
+	joined     map[string]bool // instances seen with a Node
+	removed    map[string]bool // instances seen cordoned or losing their Node
+	samples    int
+	peak       int
+	trough     int
+	violations []string
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// WatchBudgets starts sampling the fixture's pool against desired replicas
+// and the resolved budgets maxSurge and maxUnavailable (instance counts, as
+// rollout.ResolveBudgets and `mpool rollout plan` give them); AssertHeld
+// stops it and reports. The fixture's provider must have a group in the
+// cloud (Provider.GroupKey).
+func WatchBudgets(f *Fixture, desired, maxSurge, maxUnavailable int) *BudgetWatcher {
+	f.T.Helper()
+	if f.Provider.GroupKey == nil {
+		f.T.Fatalf("the %s provider's fixture has no group to watch", f.Provider.Name)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &BudgetWatcher{
+		f: f, maxCapacity: desired + maxSurge, minAvail: desired - maxUnavailable,
+		trough: 1 << 30, cancel: cancel, done: make(chan struct{}),
+		joined: map[string]bool{}, removed: map[string]bool{},
+	}
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(15 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				w.sample(ctx)
+			}
+		}
+	}()
+	f.T.Cleanup(w.Stop)
+	return w
+}
+
+func (w *BudgetWatcher) sample(ctx context.Context) {
+	g := w.f.Group()
+	if g == nil {
+		return
+	}
+	list, err := w.f.CS.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	nodes := map[string]*corev1.Node{}
+	for i := range list.Items {
+		if id := list.Items[i].Spec.ProviderID; id != "" {
+			nodes[id] = &list.Items[i]
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	capacity, available := 0, 0
+	var desc []string
+	for _, in := range g.Instances {
+		node := nodes[in.ProviderID]
+		if node != nil {
+			w.joined[in.ID] = true
+		}
+		if node != nil && node.Spec.Unschedulable || node == nil && w.joined[in.ID] {
+			w.removed[in.ID] = true
+		}
+		removed := w.removed[in.ID]
+		if in.State != core.StateDeleting && in.State != core.StateFailed && !removed {
+			capacity++
+		}
+		ready := node != nil && testenv.NodeReady(node)
+		if in.State == core.StateRunning && ready && !removed {
+			available++
+		}
+		desc = append(desc, fmt.Sprintf("%s:%s:node=%v:removed=%v:ready=%v", in.ID, in.State, node != nil, removed, ready))
+	}
+	w.samples++
+	w.peak = max(w.peak, capacity)
+	w.trough = min(w.trough, available)
+	if capacity > w.maxCapacity {
+		w.violations = append(w.violations, fmt.Sprintf("capacity %d > %d: %s", capacity, w.maxCapacity, strings.Join(desc, " ")))
+	}
+	if available < w.minAvail {
+		w.violations = append(w.violations, fmt.Sprintf("available %d < %d: %s", available, w.minAvail, strings.Join(desc, " ")))
+	}
+}
+
+// Stop stops sampling and waits for the last sample. It is safe to call
+// more than once.
+func (w *BudgetWatcher) Stop() {
+	w.once.Do(func() {
+		w.cancel()
+		<-w.done
+	})
+}
+
+// AssertHeld stops the watcher and fails the test with every violation
+// (the first five, and how many more), and when it took fewer than ten
+// samples: a roll it did not see proves nothing.
+func (w *BudgetWatcher) AssertHeld() {
+	t := w.f.T
+	t.Helper()
+	w.Stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.samples < 10 {
+		t.Errorf("budget watcher took only %d samples", w.samples)
+	}
+	for i, v := range w.violations {
+		if i == 5 {
+			t.Errorf("... and %d more budget violations", len(w.violations)-5)
+			break
+		}
+		t.Errorf("budget broken: %s", v)
+	}
+	t.Logf("budget watcher: %d samples, peak capacity %d (max %d), lowest availability %d (min %d)",
+		w.samples, w.peak, w.maxCapacity, w.trough, w.minAvail)
+}
