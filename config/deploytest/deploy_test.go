@@ -4,23 +4,19 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/config/overlay"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -34,47 +30,19 @@ func render(t *testing.T) []*unstructured.Unstructured { return renderDir(t, "de
 // renderDir renders config/<dir> as `kubectl kustomize` would.
 func renderDir(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), "../"+dir)
+	objs, err := overlay.Render("../" + dir)
 	if err != nil {
-		t.Fatalf("kustomize build config/%s: %v", dir, err)
+		t.Fatal(err)
 	}
-	var out []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		j, err := r.MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(j); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, u)
-	}
-	return out
+	return objs
 }
 
 // applyDefault creates or updates, on the test API server, what
 // `kubectl apply -k config/default` would.
 func applyDefault(t *testing.T) {
 	t.Helper()
-	ctx := context.Background()
-	objs := render(t)
-	// Namespaces first, as kubectl apply would need them to exist.
-	sort.SliceStable(objs, func(i, j int) bool { return objs[i].GetKind() == "Namespace" && objs[j].GetKind() != "Namespace" })
-	for _, o := range objs {
-		o := o.DeepCopy()
-		err := env.Client.Create(ctx, o)
-		if apierrors.IsAlreadyExists(err) {
-			existing := &unstructured.Unstructured{}
-			existing.SetGroupVersionKind(o.GroupVersionKind())
-			if err = env.Client.Get(ctx, client.ObjectKeyFromObject(o), existing); err == nil {
-				o.SetResourceVersion(existing.GetResourceVersion())
-				err = env.Client.Update(ctx, o)
-			}
-		}
-		if err != nil {
-			t.Fatalf("applying %s %s: %v", o.GetKind(), o.GetName(), err)
-		}
+	if err := overlay.Apply(context.Background(), env.Client, render(t)); err != nil {
+		t.Fatal(err)
 	}
 }
 
