@@ -3,42 +3,50 @@ package interop
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"strings"
+	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cli"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 )
 
 // converge bounds every wait for a pool to settle.
 const converge = 3 * time.Minute
 
 // Seed is one pool example run beside upstream: a provider, the example's
-// replicas and version, a version to roll to, and how the example is
-// changed before it is applied (nil: unchanged).
+// replicas and version, a version to roll to, the budgets its strategy
+// gives the roll, and how the example is changed before it is applied
+// (nil: unchanged).
 type Seed struct {
 	Name        string
 	Provider    *itest.Provider
 	Replicas    int
 	Version     string
 	NextVersion string
-	Mutate      func(*unstructured.Unstructured)
+	// MaxSurge and MaxUnavailable are the example's strategy resolved
+	// against Replicas, as the engine resolves it (rollout.ResolveBudgets:
+	// a surge percentage rounds up, an unavailable one down), worked out
+	// by hand from the example's fields. RunSeeds checks that `mpool
+	// rollout plan` reports the same and holds the roll to them, watched
+	// from outside (itest.WatchBudgets).
+	MaxSurge, MaxUnavailable int
+	Mutate                   func(*unstructured.Unstructured)
 }
 
-// localSample is the local sample (examples/local) as the Local provider.
-var localSample = func() *itest.Provider {
+// LocalSample is the local sample (examples/local) as the Local provider.
+var LocalSample = func() *itest.Provider {
 	p := *itest.Local
 	p.ClusterName, p.PoolName = "local", "local-mp-0"
 	p.ClusterManifest = []string{"examples", "local", "cluster.yaml"}
@@ -50,9 +58,13 @@ var localSample = func() *itest.Provider {
 // Azure example (Uniform, and Flexible at a version CAPZ allows it) and
 // seed 004's AWS example, each applied unchanged but for Flexible.
 var Seeds = []Seed{
-	{Name: "local", Provider: localSample, Replicas: 3, Version: "v1.37.1", NextVersion: "v1.37.2"},
-	{Name: "azure-uniform", Provider: itest.Azure, Replicas: 2, Version: "v1.22.0", NextVersion: "v1.23.1"},
-	{Name: "azure-flexible", Provider: itest.Azure, Replicas: 2, Version: "v1.30.4", NextVersion: "v1.31.0", Mutate: func(obj *unstructured.Unstructured) {
+	// LocalMachinePool spec.strategy.rollingUpdate: maxSurge 25% of 3
+	// rounds up to 1, maxUnavailable 1.
+	{Name: "local", Provider: LocalSample, Replicas: 3, Version: "v1.37.1", NextVersion: "v1.37.2", MaxSurge: 1, MaxUnavailable: 1},
+	// AzureMachinePool spec.strategy.rollingUpdate: maxSurge 25% of 2
+	// rounds up to 1, maxUnavailable 1 (the same for Flexible).
+	{Name: "azure-uniform", Provider: itest.Azure, Replicas: 2, Version: "v1.22.0", NextVersion: "v1.23.1", MaxSurge: 1, MaxUnavailable: 1},
+	{Name: "azure-flexible", Provider: itest.Azure, Replicas: 2, Version: "v1.30.4", NextVersion: "v1.31.0", MaxSurge: 1, MaxUnavailable: 1, Mutate: func(obj *unstructured.Unstructured) {
 		switch obj.GetKind() {
 		case "AzureMachinePool":
 			_ = unstructured.SetNestedField(obj.Object, "Flexible", "spec", "orchestrationMode")
@@ -65,7 +77,12 @@ var Seeds = []Seed{
 	// version lower than v1.22.0"), seed 004's v1.16.8 among them; mpool's
 	// own accepts it. Beside upstream the example runs at a version it takes.
 	// (one the simulated AWS publishes an AMI for).
-	{Name: "aws", Provider: itest.AWS, Replicas: 2, Version: "v1.31.2", NextVersion: "v1.32.1", Mutate: func(obj *unstructured.Unstructured) {
+	// The AWSMachinePool sets no refreshPreferences: instance refresh's
+	// defaults, minHealthyPercentage 90 (maxUnavailable 10% of 2 rounds
+	// down to 0) and maxHealthyPercentage 100 (maxSurge 0%); with both
+	// zero, one instance at a time is taken down first, as AWS does:
+	// maxSurge 0, maxUnavailable 1.
+	{Name: "aws", Provider: itest.AWS, Replicas: 2, Version: "v1.31.2", NextVersion: "v1.32.1", MaxSurge: 0, MaxUnavailable: 1, Mutate: func(obj *unstructured.Unstructured) {
 		if obj.GetKind() == "MachinePool" {
 			_ = unstructured.SetNestedField(obj.Object, "v1.31.2", "spec", "template", "spec", "version")
 		}
@@ -108,10 +125,13 @@ func runSeed(t *testing.T, env *testenv.Env, up *Upstream, s Seed) {
 	f.Scale(int32(s.Replicas))
 	f.WaitConverged(s.Replicas, s.Version, converge)
 
-	t.Logf("version %s → %s rolls every instance", s.Version, s.NextVersion)
+	t.Logf("version %s → %s rolls every instance within maxSurge %d and maxUnavailable %d", s.Version, s.NextVersion, s.MaxSurge, s.MaxUnavailable)
+	CheckPlannedBudgets(t, f, s.Replicas, s.MaxSurge, s.MaxUnavailable)
 	before := f.InstanceIDs()
+	w := itest.WatchBudgets(f, s.Replicas, s.MaxSurge, s.MaxUnavailable)
 	f.SetVersion(s.NextVersion)
 	f.WaitRolled(before, s.Replicas, s.NextVersion, converge)
+	w.AssertHeld()
 	if err := up.Running(); err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +156,21 @@ func runSeed(t *testing.T, env *testenv.Env, up *Upstream, s Seed) {
 	})
 
 	f.DeletePoolAndWaitGone(converge)
+}
+
+// CheckPlannedBudgets fails the test unless `mpool rollout plan`
+// (cli.PlanRollout) reports, for the fixture's pool, desired replicas and
+// the budgets maxSurge and maxUnavailable the test expects.
+func CheckPlannedBudgets(t *testing.T, f *itest.Fixture, desired, maxSurge, maxUnavailable int) {
+	t.Helper()
+	v, err := cli.PlanRollout(f.Ctx, f.Env.Client, f.NS, f.Provider.PoolName, cli.PlanOptions{Now: time.Now()})
+	if err != nil {
+		t.Fatalf("mpool rollout plan: %v", err)
+	}
+	if int(v.Desired) != desired || int(v.MaxSurge) != maxSurge || int(v.MaxUnavailable) != maxUnavailable {
+		t.Fatalf("mpool rollout plan reports desired %d, maxSurge %d, maxUnavailable %d (from %s); the test expects %d, %d, %d",
+			v.Desired, v.MaxSurge, v.MaxUnavailable, v.BudgetFrom, desired, maxSurge, maxUnavailable)
+	}
 }
 
 // checkMachines checks the pool Machines upstream's MachinePool controller
