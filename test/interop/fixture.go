@@ -60,7 +60,9 @@ func ControlPlaneCRD() *apiextensionsv1.CustomResourceDefinition {
 // Main runs a package's tests beside upstream Cluster API in mode: one
 // control plane with mpool's infrastructure CRDs, the control plane
 // stand-in's CRD, and upstream's managers (Start), stored in env and up.
-func Main(m *testing.M, env **testenv.Env, up **Upstream, mode manager.Mode) {
+// setup, when set, runs next (building what the package's tests share);
+// the teardown it returns runs after the tests, before upstream stops.
+func Main(m *testing.M, env **testenv.Env, up **Upstream, mode manager.Mode, setup ...func(*testenv.Env) (func(), error)) {
 	ctrl.SetLogger(testenv.Logger())
 	os.Exit(testenv.RunWithOptions(m, env, testenv.Options{CRDs: InfrastructureOnly}, func(e *testenv.Env) (func(), error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
@@ -73,7 +75,23 @@ func Main(m *testing.M, env **testenv.Env, up **Upstream, mode manager.Mode) {
 			return nil, err
 		}
 		*up = u
-		return u.Stop, nil
+		teardowns := []func(){u.Stop}
+		stop := func() {
+			for i := len(teardowns) - 1; i >= 0; i-- {
+				teardowns[i]()
+			}
+		}
+		for _, s := range setup {
+			td, err := s(e)
+			if err != nil {
+				stop()
+				return nil, err
+			}
+			if td != nil {
+				teardowns = append(teardowns, td)
+			}
+		}
+		return stop, nil
 	}))
 }
 
