@@ -95,6 +95,9 @@ func TestLeaderKilledMidRollout(t *testing.T) {
 		}
 	})
 
+	// The Lease names its holder <hostname>_<uuid>: the same host name for
+	// both processes here, as it would be the Pod's name in a cluster. Each
+	// replica says on its metrics endpoint whether it leads.
 	var leader, survivor *replica
 	testenv.Eventually(t, 30*time.Second, func() error {
 		var leading []*replica
