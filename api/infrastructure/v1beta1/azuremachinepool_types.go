@@ -62,7 +62,10 @@ const (
 )
 
 // AzureMachinePoolSpec is the desired state of an AzureMachinePool: one Virtual Machine
-// Scale Set.
+// Scale Set. It has every field of CAPZ's v1beta1 AzureMachinePool spec, so that CAPZ's
+// manifests apply with nothing pruned (api/apitest checks it against a list of CAPZ's
+// fields); the few mpool stores but does not act on say so, and README's "Beside upstream
+// Cluster API" lists them.
 type AzureMachinePoolSpec struct {
 	// Location is the Azure region of the scale set. Required to provision; the schema
 	// accepts its absence so that partial manifests (as in the CAPZ book) apply, and the
@@ -97,6 +100,10 @@ type AzureMachinePoolSpec struct {
 	Identity VMIdentity `json:"identity,omitempty"`
 
 	// SystemAssignedIdentityRole is the role assigned to the system-assigned identity.
+	//
+	// Stored, not acted on: mpool gives the VMs the identity (identity SystemAssigned) but
+	// creates no role assignment; assign the role yourself (CAPZ creates it). It is kept so
+	// that the objects CAPZ's defaulting webhook filled in apply unchanged.
 	// +optional
 	SystemAssignedIdentityRole *SystemAssignedIdentityRole `json:"systemAssignedIdentityRole,omitempty"`
 
@@ -105,7 +112,8 @@ type AzureMachinePoolSpec struct {
 	UserAssignedIdentities []UserAssignedIdentity `json:"userAssignedIdentities,omitempty"`
 
 	// RoleAssignmentName is the name of the role assignment of the system-assigned
-	// identity. Deprecated: use systemAssignedIdentityRole.name.
+	// identity. Deprecated: use systemAssignedIdentityRole.name. Stored, not acted on, like
+	// systemAssignedIdentityRole.
 	// +optional
 	RoleAssignmentName string `json:"roleAssignmentName,omitempty"`
 
@@ -116,6 +124,10 @@ type AzureMachinePoolSpec struct {
 
 	// NodeDrainTimeout bounds draining a VM's Node before deleting it. Zero means wait
 	// forever.
+	//
+	// Stored, not acted on: the field of older CAPZ releases, which CAPZ's current schema
+	// no longer has. The drain is bounded by the MachinePool's
+	// spec.template.spec.nodeDrainTimeout, as for every provider.
 	// +optional
 	NodeDrainTimeout *metav1.Duration `json:"nodeDrainTimeout,omitempty"`
 
@@ -175,6 +187,10 @@ type AzureMachinePoolMachineTemplate struct {
 	// +optional
 	AcceleratedNetworking *bool `json:"acceleratedNetworking,omitempty"`
 
+	// AdditionalCapabilities enables or disables capabilities of the VMs.
+	// +optional
+	AdditionalCapabilities *AdditionalCapabilities `json:"additionalCapabilities,omitempty"`
+
 	// Diagnostics configures boot diagnostics.
 	// +optional
 	Diagnostics *Diagnostics `json:"diagnostics,omitempty"`
@@ -201,6 +217,14 @@ type AzureMachinePoolMachineTemplate struct {
 	// VMExtensions are VM extensions installed on every VM.
 	// +optional
 	VMExtensions []VMExtension `json:"vmExtensions,omitempty"`
+
+	// DisableVMBootstrapExtension, in CAPZ, leaves out the extension that reports a VM's
+	// kubeadm bootstrap failing (unset counts as true there, false opts back in).
+	//
+	// Stored, not acted on: mpool never installs that extension (it follows a VM's Node
+	// joining instead), so unset and true behave as in CAPZ and false installs nothing.
+	// +optional
+	DisableVMBootstrapExtension *bool `json:"disableVMBootstrapExtension,omitempty"`
 
 	// NetworkInterfaces are the VMs' network interfaces.
 	// +optional
@@ -270,7 +294,8 @@ type AzureSharedGalleryImage struct {
 	// Version of the image.
 	// +kubebuilder:validation:MinLength=1
 	Version string `json:"version"`
-	// Publisher of a third-party image.
+	// Publisher of a third-party image: with offer and sku, the purchase plan the scale
+	// set is created with.
 	// +optional
 	Publisher *string `json:"publisher,omitempty"`
 	// Offer of a third-party image.
@@ -298,14 +323,16 @@ type AzureComputeGalleryImage struct {
 	// ResourceGroup of a private gallery.
 	// +optional
 	ResourceGroup *string `json:"resourceGroup,omitempty"`
-	// Plan of a third-party image.
+	// Plan of a third-party image: the purchase plan the scale set is created with.
 	// +optional
 	Plan *ImagePlan `json:"plan,omitempty"`
 }
 
 // OSDisk is a VM's OS disk.
+// +kubebuilder:validation:XValidation:rule="self.osType.lowerAscii() != 'windows'",message="osType Windows is not supported: mpool's Azure provider runs Linux scale sets only; use osType Linux with a Linux image",fieldPath=".osType"
 type OSDisk struct {
-	// OSType is Linux or Windows.
+	// OSType is Linux or Windows, as in CAPZ's schema; mpool refuses Windows, since its
+	// Azure provider runs Linux scale sets only.
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	OSType string `json:"osType"`
@@ -369,6 +396,9 @@ type ManagedDiskParameters struct {
 	DiskEncryptionSet *DiskEncryptionSetParameters `json:"diskEncryptionSet,omitempty"`
 
 	// SecurityProfile is the disk's security profile (confidential VMs).
+	//
+	// Stored, not acted on: neither mpool nor CAPZ sets it on a scale set's disks (CAPZ
+	// only on single VMs, AzureMachines).
 	// +optional
 	SecurityProfile *VMDiskSecurityProfile `json:"securityProfile,omitempty"`
 }
@@ -403,6 +433,15 @@ type DiffDiskSettings struct {
 	// +optional
 	// +kubebuilder:validation:Enum=CacheDisk;ResourceDisk;NvmeDisk
 	Placement *string `json:"placement,omitempty"`
+}
+
+// AdditionalCapabilities are capabilities enabled or disabled on a VM.
+type AdditionalCapabilities struct {
+	// UltraSSDEnabled enables or disables Ultra SSD disks on the VMs. Unset, it is enabled
+	// when a data disk's storageAccountType is UltraSSD_LRS and left to Azure otherwise,
+	// as in CAPZ.
+	// +optional
+	UltraSSDEnabled *bool `json:"ultraSSDEnabled,omitempty"`
 }
 
 // SpotVMOptions makes VMs Spot VMs.

@@ -163,6 +163,7 @@ func (a Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desire
 		BootDiagnostics:          bootDiagnostics(t.Diagnostics),
 		PlatformFaultDomainCount: ptr.Deref(pool.Spec.PlatformFaultDomainCount, 0),
 		ZoneBalance:              pool.Spec.ZoneBalance,
+		UltraSSDEnabled:          ultraSSD(t),
 	}
 	subnet := t.SubnetName
 	if subnet == "" {
@@ -175,8 +176,11 @@ func (a Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desire
 	}
 	for _, d := range t.DataDisks {
 		dd := DataDisk{NameSuffix: d.NameSuffix, SizeGB: d.DiskSizeGB, Lun: ptr.Deref(d.Lun, 0), Caching: d.CachingType}
-		if d.ManagedDisk != nil {
-			dd.StorageAccountType = d.ManagedDisk.StorageAccountType
+		if md := d.ManagedDisk; md != nil {
+			dd.StorageAccountType = md.StorageAccountType
+			if md.DiskEncryptionSet != nil {
+				dd.DiskEncryptionSetID = md.DiskEncryptionSet.ID
+			}
 		}
 		vm.DataDisks = append(vm.DataDisks, dd)
 	}
@@ -271,18 +275,48 @@ func image(i *infrav1.Image, k8sVersion string) (Image, error) {
 		return Image{Publisher: m.Publisher, Offer: m.Offer, SKU: m.SKU, Version: m.Version, ThirdParty: m.ThirdPartyImage}, nil
 	case i.SharedGallery != nil:
 		g := i.SharedGallery
-		return Image{ID: fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/galleries/%s/images/%s/versions/%s",
-			g.SubscriptionID, g.ResourceGroup, g.Gallery, g.Name, g.Version)}, nil
+		out := Image{ID: fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/galleries/%s/images/%s/versions/%s",
+			g.SubscriptionID, g.ResourceGroup, g.Gallery, g.Name, g.Version)}
+		if g.Publisher != nil && g.Offer != nil && g.SKU != nil {
+			out.withPlan(infrav1.ImagePlan{Publisher: *g.Publisher, Offer: *g.Offer, SKU: *g.SKU})
+		}
+		return out, nil
 	case i.ComputeGallery != nil:
 		g := i.ComputeGallery
+		out := Image{Gallery: g.Gallery, Name: g.Name, Version: g.Version}
 		if g.SubscriptionID != nil && g.ResourceGroup != nil {
-			return Image{ID: fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/galleries/%s/images/%s/versions/%s",
-				*g.SubscriptionID, *g.ResourceGroup, g.Gallery, g.Name, g.Version)}, nil
+			out = Image{ID: fmt.Sprintf("/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/galleries/%s/images/%s/versions/%s",
+				*g.SubscriptionID, *g.ResourceGroup, g.Gallery, g.Name, g.Version)}
 		}
-		return Image{Gallery: g.Gallery, Name: g.Name, Version: g.Version}, nil
+		if g.Plan != nil {
+			out.withPlan(*g.Plan)
+		}
+		return out, nil
 	default:
 		return Image{}, fmt.Errorf("spec.template.image sets no image: set id, marketplace, sharedGallery or computeGallery")
 	}
+}
+
+// withPlan gives a gallery image the purchase plan of the third-party image
+// it derives from, as CAPZ does for a shared gallery image with publisher,
+// offer and sku, or a compute gallery image with a plan.
+func (i *Image) withPlan(p infrav1.ImagePlan) {
+	i.Publisher, i.Offer, i.SKU, i.ThirdParty = p.Publisher, p.Offer, p.SKU, true
+}
+
+// ultraSSD is the VMs' Ultra SSD capability, as CAPZ sets it: the
+// template's additionalCapabilities.ultraSSDEnabled, else enabled when a
+// data disk is UltraSSD_LRS, else Azure's default (nil).
+func ultraSSD(t infrav1.AzureMachinePoolMachineTemplate) *bool {
+	if c := t.AdditionalCapabilities; c != nil && c.UltraSSDEnabled != nil {
+		return ptr.To(*c.UltraSSDEnabled)
+	}
+	for _, d := range t.DataDisks {
+		if d.ManagedDisk != nil && d.ManagedDisk.StorageAccountType == "UltraSSD_LRS" {
+			return ptr.To(true)
+		}
+	}
+	return nil
 }
 
 func osDisk(d infrav1.OSDisk) OSDisk {

@@ -152,3 +152,78 @@ func TestWritePoolMirrorsConditionsAndRecordsOperations(t *testing.T) {
 		t.Errorf("Flexible instance name %q", got)
 	}
 }
+
+// TestDesiredCAPZFields checks the CAPZ fields whose mapping is CAPZ's own
+// rule: the Ultra SSD capability, the purchase plan of a gallery image
+// derived from a third-party image, and a data disk's encryption set.
+func TestDesiredCAPZFields(t *testing.T) {
+	vmOf := func(t *testing.T, p *infrav1.AzureMachinePool) VMModel {
+		t.Helper()
+		d, err := Adapter{}.Desired(p, testOwner("v1.30.0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Model.Provider.(VMModel)
+	}
+	ultra := []infrav1.DataDisk{{NameSuffix: "data", DiskSizeGB: 64, ManagedDisk: &infrav1.ManagedDiskParameters{StorageAccountType: "UltraSSD_LRS"}}}
+	plan := infrav1.ImagePlan{Publisher: "pub", Offer: "off", SKU: "sku"}
+	for _, tc := range []struct {
+		name   string
+		why    string
+		mutate func(*infrav1.AzureMachinePoolMachineTemplate)
+		check  func(VMModel) bool
+	}{
+		{name: "no ultra disk", why: "without an Ultra SSD disk or the capability, Azure's default",
+			mutate: func(*infrav1.AzureMachinePoolMachineTemplate) {},
+			check:  func(vm VMModel) bool { return vm.UltraSSDEnabled == nil }},
+		{name: "ultra disk", why: "an UltraSSD_LRS data disk enables the capability, as in CAPZ",
+			mutate: func(t *infrav1.AzureMachinePoolMachineTemplate) { t.DataDisks = ultra },
+			check:  func(vm VMModel) bool { return ptr.Deref(vm.UltraSSDEnabled, false) }},
+		{name: "ultra disk, capability off", why: "additionalCapabilities.ultraSSDEnabled wins",
+			mutate: func(t *infrav1.AzureMachinePoolMachineTemplate) {
+				t.DataDisks = ultra
+				t.AdditionalCapabilities = &infrav1.AdditionalCapabilities{UltraSSDEnabled: ptr.To(false)}
+			},
+			check: func(vm VMModel) bool { return vm.UltraSSDEnabled != nil && !*vm.UltraSSDEnabled }},
+		{name: "data disk encryption set", why: "a data disk's diskEncryptionSet reaches the model",
+			mutate: func(t *infrav1.AzureMachinePoolMachineTemplate) {
+				t.DataDisks = []infrav1.DataDisk{{NameSuffix: "data", DiskSizeGB: 64, ManagedDisk: &infrav1.ManagedDiskParameters{DiskEncryptionSet: &infrav1.DiskEncryptionSetParameters{ID: "/des"}}}}
+			},
+			check: func(vm VMModel) bool { return len(vm.DataDisks) == 1 && vm.DataDisks[0].DiskEncryptionSetID == "/des" }},
+		{name: "shared gallery with plan", why: "a shared gallery image with publisher, offer and sku carries their plan",
+			mutate: func(t *infrav1.AzureMachinePoolMachineTemplate) {
+				t.Image = &infrav1.Image{SharedGallery: &infrav1.AzureSharedGalleryImage{SubscriptionID: "s", ResourceGroup: "rg", Gallery: "g", Name: "n", Version: "1",
+					Publisher: ptr.To("pub"), Offer: ptr.To("off"), SKU: ptr.To("sku")}}
+			},
+			check: func(vm VMModel) bool {
+				return vm.Image.ThirdParty && vm.Image.Publisher == "pub" && vm.Image.Offer == "off" && vm.Image.SKU == "sku" && strings.HasSuffix(vm.Image.ID, "/galleries/g/images/n/versions/1")
+			}},
+		{name: "shared gallery without plan", why: "no plan without all three of publisher, offer and sku",
+			mutate: func(t *infrav1.AzureMachinePoolMachineTemplate) {
+				t.Image = &infrav1.Image{SharedGallery: &infrav1.AzureSharedGalleryImage{SubscriptionID: "s", ResourceGroup: "rg", Gallery: "g", Name: "n", Version: "1", Publisher: ptr.To("pub")}}
+			},
+			check: func(vm VMModel) bool { return !vm.Image.ThirdParty && vm.Image.Publisher == "" }},
+		{name: "community gallery with plan", why: "a compute gallery image's plan is its purchase plan",
+			mutate: func(t *infrav1.AzureMachinePoolMachineTemplate) {
+				t.Image = &infrav1.Image{ComputeGallery: &infrav1.AzureComputeGalleryImage{Gallery: "g", Name: "n", Version: "1", Plan: &plan}}
+			},
+			check: func(vm VMModel) bool {
+				return vm.Image == Image{Gallery: "g", Name: "n", Version: "1", Publisher: "pub", Offer: "off", SKU: "sku", ThirdParty: true}
+			}},
+		{name: "private compute gallery with plan", why: "a private compute gallery image is its version's ID, with the plan",
+			mutate: func(t *infrav1.AzureMachinePoolMachineTemplate) {
+				t.Image = &infrav1.Image{ComputeGallery: &infrav1.AzureComputeGalleryImage{Gallery: "g", Name: "n", Version: "1", SubscriptionID: ptr.To("s"), ResourceGroup: ptr.To("rg"), Plan: &plan}}
+			},
+			check: func(vm VMModel) bool {
+				return vm.Image.ThirdParty && vm.Image.ID == "/subscriptions/s/resourceGroups/rg/providers/Microsoft.Compute/galleries/g/images/n/versions/1"
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := testPool()
+			tc.mutate(&p.Spec.Template)
+			if vm := vmOf(t, p); !tc.check(vm) {
+				t.Errorf("%s: model %+v", tc.why, vm)
+			}
+		})
+	}
+}

@@ -50,6 +50,9 @@ type VMModel struct {
 	PlatformFaultDomainCount int32 `json:"platformFaultDomainCount,omitempty"`
 	// ZoneBalance spreads VMs evenly across zones.
 	ZoneBalance *bool `json:"zoneBalance,omitempty"`
+	// UltraSSDEnabled enables (or disables) Ultra SSD disks, nil for
+	// Azure's default.
+	UltraSSDEnabled *bool `json:"ultraSSDEnabled,omitempty"`
 }
 
 // Image is an OS image: a resource ID, a shared or compute gallery image,
@@ -107,6 +110,8 @@ type DataDisk struct {
 	Lun                int32  `json:"lun"`
 	Caching            string `json:"caching,omitempty"`
 	StorageAccountType string `json:"storageAccountType,omitempty"`
+	// DiskEncryptionSetID encrypts the disk with a customer-managed key.
+	DiskEncryptionSetID string `json:"diskEncryptionSetID,omitempty"`
 }
 
 // NetworkInterface is one NIC of the VMs.

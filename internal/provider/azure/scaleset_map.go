@@ -103,6 +103,9 @@ func desiredScaleSet(ref scalegroup.Ref, spec scalegroup.GroupSpec) (desired, er
 	if vm.ZoneBalance != nil && len(m.Zones) > 0 {
 		props.ZoneBalance = ptr.To(*vm.ZoneBalance)
 	}
+	if vm.UltraSSDEnabled != nil {
+		props.AdditionalCapabilities = &armcompute.AdditionalCapabilities{UltraSSDEnabled: ptr.To(*vm.UltraSSDEnabled)}
+	}
 	v := armcompute.VirtualMachineScaleSet{
 		SKU: &armcompute.SKU{
 			Name:     ptr.To(m.InstanceType),
@@ -167,8 +170,15 @@ func vmProfile(ref scalegroup.Ref, spec scalegroup.GroupSpec, vm VMModel, img *a
 		if d.Caching != "" {
 			dd.Caching = ptr.To(armcompute.CachingTypes(d.Caching))
 		}
-		if d.StorageAccountType != "" {
-			dd.ManagedDisk = &armcompute.VirtualMachineScaleSetManagedDiskParameters{StorageAccountType: ptr.To(armcompute.StorageAccountTypes(d.StorageAccountType))}
+		if d.StorageAccountType != "" || d.DiskEncryptionSetID != "" {
+			md := &armcompute.VirtualMachineScaleSetManagedDiskParameters{}
+			if d.StorageAccountType != "" {
+				md.StorageAccountType = ptr.To(armcompute.StorageAccountTypes(d.StorageAccountType))
+			}
+			if d.DiskEncryptionSetID != "" {
+				md.DiskEncryptionSet = &armcompute.DiskEncryptionSetParameters{ID: ptr.To(d.DiskEncryptionSetID)}
+			}
+			dd.ManagedDisk = md
 		}
 		p.StorageProfile.DataDisks = append(p.StorageProfile.DataDisks, dd)
 	}
