@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the deepcopy functions and the CRD manifests from the Go types in api/, and
+# adds Cluster API Provider AWS's own v1beta2 versions to the AWS CRDs (hack/capaversions), and
 # copies upstream Cluster API's own CRDs for the core and kubeadm bootstrap kinds mpool serves
 # (from the pinned sigs.k8s.io/cluster-api module). Run from anywhere; the generated files are
 # committed and checked by api/apitest.
@@ -9,6 +10,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 go tool controller-gen object:headerFile=hack/boilerplate.go.txt paths=./api/...
 go tool controller-gen crd paths=./api/... output:crd:artifacts:config=config/crd/bases
+# CAPA's own served versions (v1beta2) of the AWS kinds it defines too, from the pinned module.
+go run ./hack/capaversions config/crd/bases
 go tool controller-gen rbac:roleName=manager-role paths=./internal/... output:rbac:artifacts:config=config/rbac
 
 capi="$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)"

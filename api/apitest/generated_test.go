@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// TestGeneratedFilesUpToDate regenerates the CRDs, the manager's RBAC role
+// TestGeneratedFilesUpToDate regenerates the CRDs (with CAPA's v1beta2
+// versions added by hack/capaversions), the manager's RBAC role
 // and the deepcopy functions into a temporary directory and fails if the
 // committed ones differ.
 func TestGeneratedFilesUpToDate(t *testing.T) {
@@ -28,6 +29,11 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 
 	crdDir := filepath.Join(tmp, "crd")
 	run("crd", "paths=./api/...", "output:crd:artifacts:config="+crdDir)
+	capa := exec.Command("go", "run", "./hack/capaversions", crdDir)
+	capa.Dir = root
+	if out, err := capa.CombinedOutput(); err != nil {
+		t.Fatalf("hack/capaversions: %v\n%s", err, out)
+	}
 	compareDirs(t, filepath.Join(root, "config", "crd", "bases"), crdDir)
 
 	rbacDir := filepath.Join(tmp, "rbac")

@@ -184,8 +184,8 @@ func TestManagerCertificatesAsItsServiceAccount(t *testing.T) {
 			t.Errorf("CRD %s caBundle is not the Secret's bundle", want.Name)
 		}
 	}
-	if n != len(conversion.Kinds) {
-		t.Errorf("%d converted CRDs, conversion serves %d kinds", n, len(conversion.Kinds))
+	if want := len(conversion.Kinds) + len(conversion.CAPAKinds); n != want {
+		t.Errorf("%d converted CRDs, conversion serves %d kinds", n, want)
 	}
 
 	// A rotation updates the Secret: renewing as the manager must be allowed

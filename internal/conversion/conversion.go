@@ -8,6 +8,10 @@
 // return it; this package only registers them and wires the one piece of
 // context they need: the apiVersion of a referenced object when a v1beta2
 // reference (group and kind only) becomes a v1beta1 one.
+//
+// It also converts the AWS kinds mpool serves in Cluster API Provider AWS's
+// v1beta2 beside its own v1beta1 (CAPAKinds), field by field (see
+// fieldwise).
 package conversion
 
 import (
@@ -62,8 +66,9 @@ var converters = []func(*runtime.Scheme) (conversion.Converter, error){
 // harmless because every reader sees the same CRDs of one API server.
 var getterMu sync.Mutex
 
-// Registry returns a registry holding the converters of every kind in Kinds.
-// s must hold v1beta1 and v1beta2 of the core and bootstrap groups.
+// Registry returns a registry holding the converters of every kind in Kinds
+// and CAPAKinds. s must hold v1beta1 and v1beta2 of the core and bootstrap
+// groups and of CAPAKinds.
 func Registry(s *runtime.Scheme) (conversion.Registry, error) {
 	r := conversion.NewRegistry()
 	if err := register(s, r); err != nil {
@@ -73,6 +78,11 @@ func Registry(s *runtime.Scheme) (conversion.Registry, error) {
 }
 
 func register(s *runtime.Scheme, r conversion.Registry) error {
+	for _, gk := range CAPAKinds {
+		if err := r.RegisterConverter(gk, fieldwise{}); err != nil {
+			return err
+		}
+	}
 	for i, newConverter := range converters {
 		c, err := newConverter(s)
 		if err != nil {

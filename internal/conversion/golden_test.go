@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -129,6 +130,11 @@ func toV1Beta2(s *runtime.Scheme, r crconversion.Registry, o *unstructured.Unstr
 	}
 	u.SetAPIVersion(hubGVK.GroupVersion().String())
 	u.SetKind(hubGVK.Kind)
+	if spec, ok := u.Object["spec"].(map[string]any); ok {
+		if in, ok := o.Object["spec"].(map[string]any); ok && slices.Contains(CAPAKinds, gvk.GroupKind()) {
+			dropAddedZeros(spec, in) // CAPA's types encode unset structs and durations
+		}
+	}
 	delete(u.Object, "status")
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	a := u.GetAnnotations()
@@ -142,4 +148,37 @@ func toV1Beta2(s *runtime.Scheme, r crconversion.Registry, o *unstructured.Unstr
 		delete(u.Object, "metadata")
 	}
 	return u, nil
+}
+
+// dropAddedZeros removes from out every zero value (0, "", false, {}, [],
+// a "0s" duration) that in, the object it was converted from, does not
+// have: what a non-pointer field of the destination's type encodes though
+// nobody wrote it.
+func dropAddedZeros(out, in map[string]any) {
+	for k, v := range out {
+		iv, had := in[k]
+		if !had {
+			if v == "0s" || withoutZeros(v) == nil {
+				delete(out, k)
+			}
+			continue
+		}
+		om, ok1 := v.(map[string]any)
+		im, ok2 := iv.(map[string]any)
+		if ok1 && ok2 {
+			dropAddedZeros(om, im)
+			continue
+		}
+		ol, ok1 := v.([]any)
+		il, ok2 := iv.([]any)
+		if ok1 && ok2 && len(ol) == len(il) {
+			for i := range ol {
+				om, ok1 := ol[i].(map[string]any)
+				im, ok2 := il[i].(map[string]any)
+				if ok1 && ok2 {
+					dropAddedZeros(om, im)
+				}
+			}
+		}
+	}
 }

@@ -54,9 +54,20 @@ var LocalSample = func() *itest.Provider {
 	return &p
 }()
 
+// capaTemplate is examples/capa/machinepool.yaml, CAPA's own machinepool
+// flavor template's pool written in CAPA's v1beta2, for the AWS provider
+// with examples/aws/cluster.yaml's Cluster.
+var capaTemplate = func() *itest.Provider {
+	p := *itest.AWS
+	p.SeedManifest = []string{"examples", "capa", "machinepool.yaml"}
+	return &p
+}()
+
 // Seeds are the examples every mode runs: the local sample, seed 000's
-// Azure example (Uniform, and Flexible at a version CAPZ allows it) and
-// seed 004's AWS example, each applied unchanged but for Flexible.
+// Azure example (Uniform, and Flexible at a version CAPZ allows it), seed
+// 004's AWS example, and CAPA v2.13's own machinepool template (its
+// AWSMachinePool in infrastructure.cluster.x-k8s.io/v1beta2), each applied
+// unchanged but for Flexible and the AWS example's version.
 var Seeds = []Seed{
 	// LocalMachinePool spec.strategy.rollingUpdate: maxSurge 25% of 3
 	// rounds up to 1, maxUnavailable 1.
@@ -87,6 +98,8 @@ var Seeds = []Seed{
 			_ = unstructured.SetNestedField(obj.Object, "v1.31.2", "spec", "template", "spec", "version")
 		}
 	}},
+	// CAPA's template sets no refreshPreferences either: the same budgets.
+	{Name: "capa-v1beta2", Provider: capaTemplate, Replicas: 2, Version: "v1.31.2", NextVersion: "v1.32.1", MaxSurge: 0, MaxUnavailable: 1},
 }
 
 // RunSeeds runs each of Seeds as a subtest beside upstream: the example

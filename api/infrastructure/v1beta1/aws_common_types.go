@@ -69,9 +69,10 @@ type AMIReference struct {
 	// +optional
 	ID *string `json:"id,omitempty"`
 
-	// EKSOptimizedLookupType looks up an EKS-optimised AMI.
+	// EKSOptimizedLookupType looks up an EKS-optimised AMI; the values are
+	// CAPA's.
 	// +optional
-	// +kubebuilder:validation:Enum=AmazonLinux;AmazonLinuxGPU;AmazonLinux2023;AmazonLinuxGPU2023
+	// +kubebuilder:validation:Enum=AmazonLinux;AmazonLinuxGPU;AmazonLinux2023;AmazonLinux2023GPU
 	EKSOptimizedLookupType *string `json:"eksLookupType,omitempty"`
 }
 

@@ -58,13 +58,13 @@ type AWSMachinePoolSpec struct {
 	// DefaultCoolDown is the time between scaling activities. Defaults to 300s.
 	// +optional
 	// +kubebuilder:default="300s"
-	DefaultCoolDown metav1.Duration `json:"defaultCoolDown,omitempty"`
+	DefaultCoolDown *metav1.Duration `json:"defaultCoolDown,omitempty"`
 
 	// DefaultInstanceWarmup is the time a new instance needs before it counts toward
 	// metrics. Defaults to 300s.
 	// +optional
 	// +kubebuilder:default="300s"
-	DefaultInstanceWarmup metav1.Duration `json:"defaultInstanceWarmup,omitempty"`
+	DefaultInstanceWarmup *metav1.Duration `json:"defaultInstanceWarmup,omitempty"`
 
 	// RefreshPreferences configure the ASG's instance refresh.
 	// +optional

@@ -609,8 +609,16 @@ func (in *AWSMachinePoolSpec) DeepCopyInto(out *AWSMachinePoolSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
-	out.DefaultCoolDown = in.DefaultCoolDown
-	out.DefaultInstanceWarmup = in.DefaultInstanceWarmup
+	if in.DefaultCoolDown != nil {
+		in, out := &in.DefaultCoolDown, &out.DefaultCoolDown
+		*out = new(v1.Duration)
+		**out = **in
+	}
+	if in.DefaultInstanceWarmup != nil {
+		in, out := &in.DefaultInstanceWarmup, &out.DefaultInstanceWarmup
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.RefreshPreferences != nil {
 		in, out := &in.RefreshPreferences, &out.RefreshPreferences
 		*out = new(RefreshPreferences)

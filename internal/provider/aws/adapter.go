@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -191,8 +193,8 @@ func (a Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desire
 		MaxSize:                      spec.MaxSize,
 		SubnetIDs:                    subnets,
 		CapacityRebalance:            spec.CapacityRebalance,
-		DefaultCooldownSeconds:       int32(spec.DefaultCoolDown.Seconds()),
-		DefaultInstanceWarmupSeconds: int32(spec.DefaultInstanceWarmup.Seconds()),
+		DefaultCooldownSeconds:       int32(durationOr(spec.DefaultCoolDown, 300*time.Second).Seconds()),
+		DefaultInstanceWarmupSeconds: int32(durationOr(spec.DefaultInstanceWarmup, 300*time.Second).Seconds()),
 		SuspendedProcesses:           suspendedProcesses(spec.SuspendProcesses),
 		LifecycleHooks:               LifecycleHooksOf(spec.LifecycleHooks),
 		MixedInstances:               mixedInstancesOf(spec.MixedInstancesPolicy),
@@ -557,4 +559,13 @@ func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView
 		state = contract.InstanceRunning
 	}
 	return a.Instance(m).View(st.LifecycleState, state, st.AvailabilityZone)
+}
+
+// durationOr is d's duration, or def when d is unset (the CRD defaults both
+// of the pool's durations; a pool read before defaulting has neither).
+func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return d.Duration
 }

@@ -168,7 +168,7 @@ func TestDesiredMapping(t *testing.T) {
 	lt.CapacityReservationID = ptr.To("cr-1")
 	p.Spec.AvailabilityZones, p.Spec.Subnets = nil, nil
 	p.Spec.SuspendProcesses = &infrav1.SuspendProcessesTypes{Processes: &infrav1.Processes{Launch: ptr.To(true), AZRebalance: ptr.To(true), Terminate: ptr.To(false)}}
-	p.Spec.DefaultCoolDown = metav1.Duration{Duration: 300e9}
+	p.Spec.DefaultCoolDown = &metav1.Duration{Duration: 300e9}
 	p.Spec.CapacityRebalance = true
 
 	d, err := Adapter{}.Desired(p, testOwner("v1.30.0", 2))

@@ -59,6 +59,7 @@ func TestMixedInstancesPolicy(t *testing.T) {
 	asg := &asgtypes.AutoScalingGroup{
 		AutoScalingGroupName: aws.String("g"), MixedInstancesPolicy: in.MixedInstancesPolicy, MinSize: in.MinSize, MaxSize: in.MaxSize,
 		DesiredCapacity: in.DesiredCapacity, VPCZoneIdentifier: in.VPCZoneIdentifier, CapacityRebalance: aws.Bool(true),
+		DefaultCooldown: in.DefaultCooldown, DefaultInstanceWarmup: in.DefaultInstanceWarmup,
 	}
 	if tpl := groupTemplate(asg); aws.ToString(tpl.LaunchTemplateId) != "lt-1" {
 		t.Errorf("the template of a mixed ASG: %+v", tpl)
