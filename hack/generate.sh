@@ -15,7 +15,7 @@ go run ./hack/capaversions config/crd/bases
 go tool controller-gen rbac:roleName=manager-role paths=./internal/... output:rbac:artifacts:config=config/rbac
 
 capi="$(go list -m -f '{{.Dir}}' sigs.k8s.io/cluster-api)"
-for f in clusters machines machinepools machinesets machinedeployments; do
+for f in clusters machines machinepools machinesets machinedeployments machinehealthchecks; do
 	install -m 0644 "${capi}/core/config/crd/bases/cluster.x-k8s.io_${f}.yaml" config/crd/core/
 done
 for f in kubeadmconfigs kubeadmconfigtemplates; do

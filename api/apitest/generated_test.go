@@ -56,7 +56,7 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 		t.Fatalf("locating sigs.k8s.io/cluster-api: %v", err)
 	}
 	capi := string(bytes.TrimSpace(dir))
-	for _, f := range []string{"clusters", "machines", "machinepools", "machinesets", "machinedeployments"} {
+	for _, f := range []string{"clusters", "machines", "machinepools", "machinesets", "machinedeployments", "machinehealthchecks"} {
 		name := "cluster.x-k8s.io_" + f + ".yaml"
 		compareFile(t, filepath.Join(root, "config", "crd", "core", name),
 			filepath.Join(capi, "core", "config", "crd", "bases", name))

@@ -62,6 +62,11 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	return out, nil
 }
 
+// StandaloneOnlyPolicies names the admission policies (and their bindings)
+// that only a standalone manager installs: they refuse what mpool does not
+// serve but upstream Cluster API does, beside it.
+var StandaloneOnlyPolicies = []string{"mpool-machinehealthcheck-remediation"}
+
 // AdmissionPolicies returns the ValidatingAdmissionPolicies of config/crd/policies and
 // their bindings, policies first, each file's in order, files sorted by name. They check
 // what no CRD rule can, because it spans two objects (a Flexible AzureMachinePool needs

@@ -1,8 +1,8 @@
 // Package conversion serves the CustomResourceDefinition conversion webhook
 // for the Cluster API kinds mpool serves in two versions (Cluster, Machine,
-// MachinePool, KubeadmConfig, KubeadmConfigTemplate, and MachineSet and
-// MachineDeployment, which mpool does not reconcile but serves because
-// clusterctl lists them: v1beta1 and v1beta2, stored as v1beta2). The conversions are upstream Cluster API's own
+// MachinePool, MachineHealthCheck, KubeadmConfig, KubeadmConfigTemplate, and
+// MachineSet and MachineDeployment, which mpool does not reconcile but serves
+// because clusterctl lists them: v1beta1 and v1beta2, stored as v1beta2). The conversions are upstream Cluster API's own
 // (sigs.k8s.io/cluster-api core and kubeadm bootstrap webhooks/conversion,
 // v1.14), so an object written in either version reads back as upstream would
 // return it; this package only registers them and wires the one piece of
@@ -46,6 +46,7 @@ var Kinds = []schema.GroupKind{
 	{Group: clusterv1.GroupVersion.Group, Kind: "MachinePool"},
 	{Group: clusterv1.GroupVersion.Group, Kind: "MachineSet"},
 	{Group: clusterv1.GroupVersion.Group, Kind: "MachineDeployment"},
+	{Group: clusterv1.GroupVersion.Group, Kind: "MachineHealthCheck"},
 	{Group: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfig"},
 	{Group: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfigTemplate"},
 }
@@ -57,6 +58,7 @@ var converters = []func(*runtime.Scheme) (conversion.Converter, error){
 	coreconversion.MachinePool,
 	coreconversion.MachineSet,
 	coreconversion.MachineDeployment,
+	coreconversion.MachineHealthCheck,
 	bootstrapconversion.KubeadmConfig,
 	bootstrapconversion.KubeadmConfigTemplate,
 }

@@ -56,6 +56,7 @@ func TestFuzzyConversion(t *testing.T) {
 		{&clusterv1.Cluster{}, &clusterv1beta1.Cluster{}},
 		{&clusterv1.Machine{}, &clusterv1beta1.Machine{}},
 		{&clusterv1.MachinePool{}, &clusterv1beta1.MachinePool{}},
+		{&clusterv1.MachineHealthCheck{}, &clusterv1beta1.MachineHealthCheck{}},
 		{&bootstrapv1.KubeadmConfig{}, &bootstrapv1beta1.KubeadmConfig{}},
 		{&bootstrapv1.KubeadmConfigTemplate{}, &bootstrapv1beta1.KubeadmConfigTemplate{}},
 	} {

@@ -13,6 +13,11 @@
 // as Cluster API drains Machines. The drain is bounded by a timeout measured
 // from when it started; once it has passed, Node reports TimedOut and the
 // caller proceeds.
+//
+// A Node whose kubelet is unreachable (its Ready condition Unknown) is
+// drained as Cluster API drains one: its pods are evicted with a grace
+// period of one second, and a pod whose deletion is more than a second due
+// no longer holds the drain back, since no kubelet will ever confirm it.
 package drain
 
 import (
@@ -98,6 +103,10 @@ func Node(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, opts 
 		Out:                 io.Discard,
 		ErrOut:              io.Discard,
 	}
+	unreachable := Unreachable(node)
+	if unreachable {
+		h.GracePeriodSeconds = 1
+	}
 	if err := kubedrain.RunCordonOrUncordon(h, node.DeepCopy(), true); err != nil {
 		if apierrors.IsNotFound(err) {
 			return Result{Done: true}, nil
@@ -112,6 +121,10 @@ func Node(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, opts 
 	for _, pod := range list.Pods() {
 		key := pod.Namespace + "/" + pod.Name
 		if pod.DeletionTimestamp != nil {
+			if unreachable && opts.Now.After(pod.DeletionTimestamp.Add(time.Second)) {
+				// No kubelet will confirm the deletion: it is as good as gone.
+				continue
+			}
 			// Evicted before (or deleted by someone else): wait for it to go.
 			res.Remaining = append(res.Remaining, key)
 			continue
@@ -137,6 +150,17 @@ func Node(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, opts 
 		res.TimedOut = true
 	}
 	return res, nil
+}
+
+// Unreachable reports whether node's kubelet is unreachable: its Ready
+// condition is Unknown, as Cluster API's noderefutil.IsNodeUnreachable.
+func Unreachable(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionUnknown
+		}
+	}
+	return false
 }
 
 // evict evicts pod through the policy/v1 eviction API. It reports whether

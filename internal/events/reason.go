@@ -140,6 +140,14 @@ const (
 	// within the join timeout and is replaced (also on the per-instance
 	// object).
 	NodeStartupTimeout = "NodeStartupTimeout"
+	// Remediating (Warning): a MachineHealthCheck found an instance
+	// unhealthy; the engine drains and deletes it and the pool replaces it
+	// (also on the per-instance object).
+	Remediating = "Remediating"
+	// RemediationDeferred: an unhealthy instance waits because the pool's
+	// cap on remediations in flight is reached (also on the per-instance
+	// object).
+	RemediationDeferred = "RemediationDeferred"
 )
 
 // Event actions (the events.k8s.io "action" field: what was being done).

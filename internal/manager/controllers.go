@@ -3,7 +3,10 @@ package manager
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/admission"
@@ -20,6 +23,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/cluster"
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
+	"github.com/mpool-dev/mpool/internal/controller/machinehealthcheck"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
 	"github.com/mpool-dev/mpool/internal/features"
 	poolmetrics "github.com/mpool-dev/mpool/internal/metrics"
@@ -67,6 +71,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		if err != nil {
 			return err
 		}
+		if !opts.Mode.RunsClusters() {
+			pols, binds = withoutStandaloneOnly(pols, binds)
+		}
 		if err := admission.EnsurePolicies(ctx, direct, pols, binds); err != nil {
 			return fmt.Errorf("applying the admission policies: %w", err)
 		}
@@ -88,6 +95,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 	if opts.Mode.RunsClusters() {
 		if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
 			return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
+		}
+		// Upstream's own MachineHealthCheck controller; beside upstream core
+		// (pools, providers) upstream runs it.
+		if err := machinehealthcheck.Setup(ctx, mgr, copts); err != nil {
+			return nil, err
 		}
 	}
 	if !poolsOn {
@@ -132,4 +144,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		return nil, err
 	}
 	return running, nil
+}
+
+// withoutStandaloneOnly drops crd.StandaloneOnlyPolicies and their bindings.
+func withoutStandaloneOnly(pols []*admissionregistrationv1.ValidatingAdmissionPolicy, binds []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) ([]*admissionregistrationv1.ValidatingAdmissionPolicy, []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
+	pols = slices.DeleteFunc(pols, func(p *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+		return slices.Contains(crd.StandaloneOnlyPolicies, p.Name)
+	})
+	binds = slices.DeleteFunc(binds, func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+		return slices.Contains(crd.StandaloneOnlyPolicies, b.Spec.PolicyName)
+	})
+	return pols, binds
 }

@@ -59,7 +59,7 @@ func (m *Mode) Set(s string) error {
 func (*Mode) Type() string { return "mode" }
 
 // RunsClusters reports whether mpool's own Cluster and KubeadmConfig
-// controllers run (no upstream core or kubeadm bootstrap provider beside it).
+// controllers, and upstream's MachineHealthCheck controller, run (no upstream core or kubeadm bootstrap provider beside it).
 func (m Mode) RunsClusters() bool { return m == "" || m == ModeStandalone }
 
 // RunsMachinePools reports whether mpool's MachinePool controller runs.

@@ -54,7 +54,8 @@ const DefaultJoinTimeout = 10 * time.Minute
 // Only a Running instance can be Ready. An instance whose removal started —
 // the drain-started annotation, obj or machine being deleted, or started —
 // is Deleting and never Ready. The delete-machine annotation on obj or
-// machine marks it for deletion.
+// machine marks it for deletion; machine's conditions say whether a
+// MachineHealthCheck asks for its remediation (see Remediate).
 func PlannerInstance(in rollout.Instance, state contract.InstanceState, obj metav1.Object, machine *clusterv1.Machine, started bool) rollout.Instance {
 	in.State = PlannerState(state)
 	if in.State != rollout.StateRunning {
@@ -66,6 +67,7 @@ func PlannerInstance(in rollout.Instance, state contract.InstanceState, obj meta
 		in.ReadySince = nil
 	}
 	in.MarkedForDeletion = marked
+	in.Remediate = Remediate(machine, in.State == rollout.StateDeleting)
 	return in
 }
 

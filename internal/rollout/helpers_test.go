@@ -37,12 +37,13 @@ func inst(id string, ageMinutes int, opts ...instOpt) Instance {
 	return i
 }
 
-func stale(i *Instance)    { i.ModelHash = previous }
-func marked(i *Instance)   { i.MarkedForDeletion = true }
-func notReady(i *Instance) { i.ReadySince = nil }
-func booting(i *Instance)  { i.State, i.ReadySince = StatePending, nil }
-func failed(i *Instance)   { i.State = StateFailed }
-func deleting(i *Instance) { i.State = StateDeleting }
+func stale(i *Instance)     { i.ModelHash = previous }
+func marked(i *Instance)    { i.MarkedForDeletion = true }
+func unhealthy(i *Instance) { i.Remediate = true }
+func notReady(i *Instance)  { i.ReadySince = nil }
+func booting(i *Instance)   { i.State, i.ReadySince = StatePending, nil }
+func failed(i *Instance)    { i.State = StateFailed }
+func deleting(i *Instance)  { i.State = StateDeleting }
 
 // readyFor makes the instance Ready for d at t0.
 func readyFor(d time.Duration) instOpt {
@@ -124,7 +125,7 @@ func checkInvariants(in Input, res Result) []string {
 	}
 
 	isOld := func(i *Instance) bool {
-		return i.MarkedForDeletion || (i.ModelHash != in.ModelHash && !in.SkipModelReconciliation)
+		return i.MarkedForDeletion || i.Remediate || (i.ModelHash != in.ModelHash && !in.SkipModelReconciliation)
 	}
 	var live, liveVictims, availableBefore, availableDeleted, old, freshDeleted int64
 	for k := range in.Instances {

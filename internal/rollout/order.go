@@ -12,8 +12,11 @@ type candidate struct {
 	id        string
 	createdAt time.Time
 	// rank orders instances under DeletePolicyRandom.
-	rank      uint64
-	marked    bool
+	rank   uint64
+	marked bool
+	// remediate is set when a MachineHealthCheck asks for the instance's
+	// remediation.
+	remediate bool
 	ready     bool
 	available bool
 	// upToDate is true when the instance runs the current model.
@@ -21,7 +24,7 @@ type candidate struct {
 }
 
 // sortForDeletion orders candidates so that the first should be deleted first:
-// marked before unmarked, not Ready before Ready, then the delete policy, then
+// unhealthy (to remediate) first, marked before unmarked, not Ready before Ready, then the delete policy, then
 // the ID so that the order never depends on the input's order.
 //
 // Stale instances are not ranked here: the planner deletes them in a pass of
@@ -34,6 +37,9 @@ func sortForDeletion(cs []candidate, policy DeletePolicy) {
 }
 
 func compareForDeletion(a, b *candidate, policy DeletePolicy) int {
+	if a.remediate != b.remediate {
+		return firstIf(a.remediate)
+	}
 	if a.marked != b.marked {
 		return firstIf(a.marked)
 	}

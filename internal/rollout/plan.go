@@ -85,6 +85,9 @@ type planner struct {
 	freshKept, freshKeptUnavailable int64
 	// heldBack counts instances that should go but the budget keeps.
 	heldBack int64
+	// inFlight counts remediations in flight (Deleting with Remediate, and
+	// those this plan starts).
+	inFlight int64
 }
 
 func newPlanner(in Input, surge, unavailable int32) *planner {
@@ -118,6 +121,10 @@ func (p *planner) observe() {
 			continue
 		case StateDeleting:
 			c.Deleting++
+			if inst.Remediate {
+				c.Remediating++
+				p.inFlight++
+			}
 			p.gone = append(p.gone, Victim{ID: inst.ID, Reason: ReasonDeleting})
 			continue
 		}
@@ -126,6 +133,7 @@ func (p *planner) observe() {
 			id:        inst.ID,
 			createdAt: inst.CreatedAt,
 			marked:    inst.MarkedForDeletion,
+			remediate: inst.Remediate,
 			ready:     inst.ReadySince != nil,
 			available: available,
 			upToDate:  inst.ModelHash == p.in.ModelHash,
@@ -148,10 +156,13 @@ func (p *planner) observe() {
 		if cand.marked {
 			c.Marked++
 		}
+		if cand.remediate {
+			c.Unhealthy++
+		}
 		if wait > 0 && (p.res.RequeueAfter == 0 || wait < p.res.RequeueAfter) {
 			p.res.RequeueAfter = wait
 		}
-		if cand.marked || (!cand.upToDate && !p.in.SkipModelReconciliation) {
+		if cand.marked || cand.remediate || (!cand.upToDate && !p.in.SkipModelReconciliation) {
 			p.old = append(p.old, cand)
 		} else {
 			p.fresh = append(p.fresh, cand)
@@ -160,7 +171,7 @@ func (p *planner) observe() {
 	c.Unavailable = int32(max(0, p.desired-int64(c.Available)))
 	p.available = int64(c.Available)
 	slices.SortFunc(p.gone, func(a, b Victim) int { return strings.Compare(a.ID, b.ID) })
-	p.res.Done = len(p.gone) == 0 && c.Marked == 0 && int64(c.Replicas) == p.desired &&
+	p.res.Done = len(p.gone) == 0 && c.Marked == 0 && c.Unhealthy == 0 && int64(c.Replicas) == p.desired &&
 		c.Available == c.Replicas && (c.Stale == 0 || p.in.SkipModelReconciliation)
 }
 
@@ -172,20 +183,35 @@ func (p *planner) pause() Result {
 	return p.res
 }
 
-// removeOld deletes the marked and stale instances: not-available ones freely,
-// available ones while the unavailability budget allows.
+// removeOld deletes the unhealthy, marked and stale instances: not-available
+// ones freely, available ones while the unavailability budget allows, and
+// unhealthy ones only while fewer than MaxRemediationsInFlight remediations
+// are in flight.
 func (p *planner) removeOld() {
 	sortForDeletion(p.old, p.policy)
 	for i := range p.old {
 		c := &p.old[i]
 		reason := ReasonStale
-		if c.marked {
+		switch {
+		case c.remediate:
+			reason = ReasonRemediate
+			if capped := p.in.MaxRemediationsInFlight; capped != nil && p.inFlight >= int64(*capped) {
+				p.res.Deferred = append(p.res.Deferred, c.id)
+				p.oldKept++
+				continue
+			}
+		case c.marked:
 			reason = ReasonMarked
 		}
 		if !p.take(c, reason) {
 			p.oldKept++
+			continue
+		}
+		if c.remediate {
+			p.inFlight++
 		}
 	}
+	slices.Sort(p.res.Deferred)
 }
 
 // removeExcess deletes fresh instances beyond desired, and beyond
@@ -250,6 +276,13 @@ func (p *planner) setCapacity() {
 
 // report explains what the plan waits for.
 func (p *planner) report() {
+	if n := len(p.res.Deferred); n > 0 {
+		p.res.Waiting = append(p.res.Waiting, Wait{
+			Reason: WaitRemediation,
+			Message: fmt.Sprintf("remediation deferred: %d remediations in flight of max %d, %d unhealthy instances waiting",
+				p.inFlight, *p.in.MaxRemediationsInFlight, n),
+		})
+	}
 	if p.heldBack > 0 {
 		p.res.Waiting = append(p.res.Waiting, Wait{
 			Reason: WaitBudget,

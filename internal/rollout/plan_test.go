@@ -17,6 +17,7 @@ type planCase struct {
 	skip      bool
 	paused    bool
 	instances []Instance
+	maxRemed  *int32 // MaxRemediationsInFlight
 
 	wantTarget  int32
 	wantDelete  []string // "id/Reason", in order
@@ -37,6 +38,7 @@ func runPlanCases(t *testing.T, tests []planCase) {
 				SkipModelReconciliation: tt.skip,
 				Paused:                  tt.paused,
 				Now:                     t0,
+				MaxRemediationsInFlight: tt.maxRemed,
 			}
 			res, err := Plan(in)
 			if err != nil {

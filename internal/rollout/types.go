@@ -72,6 +72,13 @@ type Instance struct {
 	// MarkedForDeletion is set when the instance's Machine carries the
 	// cluster.x-k8s.io/delete-machine annotation or is being deleted.
 	MarkedForDeletion bool
+	// Remediate is set when a MachineHealthCheck found the instance unhealthy
+	// and left its remediation to the owner (the Machine's HealthCheckSucceeded
+	// and OwnerRemediated conditions are False). A live instance to remediate
+	// is replaced like a marked one, first, within the budgets and within
+	// Input.MaxRemediationsInFlight. On a Deleting instance it says that the
+	// removal is a remediation still in flight, counted against that cap.
+	Remediate bool
 }
 
 // Input is everything the planner needs, observed at one moment.
@@ -96,6 +103,11 @@ type Input struct {
 	// from the pool's UID) so that the same instances are chosen on every
 	// reconcile.
 	RandSeed int64
+	// MaxRemediationsInFlight caps the remediations in flight: Deleting
+	// instances with Remediate set plus the remediations this plan starts.
+	// Nil means no cap beyond the budgets, as a MachineDeployment without
+	// spec.remediation.maxInFlight.
+	MaxRemediationsInFlight *int32
 }
 
 // DeleteReason says why an instance is to be deleted.
@@ -112,6 +124,8 @@ const (
 	ReasonStale DeleteReason = "Stale"
 	// ReasonExcess: the group has more instances than it should.
 	ReasonExcess DeleteReason = "Excess"
+	// ReasonRemediate: a MachineHealthCheck found the instance unhealthy.
+	ReasonRemediate DeleteReason = "Remediate"
 )
 
 // Victim is an instance the applier should cordon, drain and delete.
@@ -137,6 +151,9 @@ const (
 	// WaitAvailable: instances kept by the plan are not available yet (booting,
 	// not Ready, or Ready for less than minReadySeconds).
 	WaitAvailable WaitReason = "WaitingForAvailable"
+	// WaitRemediation: unhealthy instances wait because as many remediations
+	// as Input.MaxRemediationsInFlight allows are in flight.
+	WaitRemediation WaitReason = "RemediationDeferred"
 )
 
 // Wait is one thing the pool waits for, with a message for humans.
@@ -169,6 +186,11 @@ type Counts struct {
 	Deleting int32
 	// Marked is the number of live instances carrying the delete-machine mark.
 	Marked int32
+	// Unhealthy is the number of live instances to remediate (Remediate set).
+	Unhealthy int32
+	// Remediating is the number of Deleting instances whose removal is a
+	// remediation.
+	Remediating int32
 }
 
 // Result is what the planner decided. It is named Result because Plan is the
@@ -199,4 +221,7 @@ type Result struct {
 	// RequeueAfter, when not zero, is when the next Ready instance becomes
 	// available (reaches MinReadySeconds), which may unblock the plan.
 	RequeueAfter time.Duration
+	// Deferred lists the unhealthy instances not remediated now because
+	// MaxRemediationsInFlight remediations are in flight, sorted.
+	Deferred []string
 }

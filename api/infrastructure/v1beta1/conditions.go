@@ -59,6 +59,13 @@ const (
 // the rollout is paused.
 const RolloutProgressingCondition = "RolloutProgressing"
 
+// RemediatingCondition is True while instances a MachineHealthCheck found
+// unhealthy are being replaced or wait for the pool's cap on remediations in
+// flight (reason Remediating, the message naming them and why), False
+// otherwise (reason NotRemediating), as upstream's MachineSet Remediating
+// condition.
+const RemediatingCondition = "Remediating"
+
 // More condition reasons of the infra pools and their per-instance objects.
 const (
 	// WaitingForOwnerReason: the pool has no owner MachinePool yet.

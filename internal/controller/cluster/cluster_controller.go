@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -161,12 +162,19 @@ func (r *Reconciler) reconcileControlPlane(ctx context.Context, cluster *cluster
 	switch {
 	case err == nil:
 		cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(true)
+		// Upstream's MachineHealthCheck reads the condition: it checks Nodes
+		// only once the control plane is initialized. Once True it stays.
+		set(cluster, clusterv1.ClusterControlPlaneInitializedCondition, metav1.ConditionTrue, clusterv1.ClusterControlPlaneInitializedReason, "", now)
 		set(cluster, conditions.WorkloadClusterReachableCondition, metav1.ConditionTrue, conditions.ReachableReason, "", now)
 		set(cluster, conditions.ControlPlaneReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
 		return ctrl.Result{}, nil
 	case workload.IsConnectionError(err):
 		ctrl.LoggerFrom(ctx).Info("Workload cluster not reachable", "reason", workload.ConnectionErrorReason(err))
 		cluster.Status.Initialization.ControlPlaneInitialized = ptr.To(false)
+		if !meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1.ClusterControlPlaneInitializedCondition) {
+			set(cluster, clusterv1.ClusterControlPlaneInitializedCondition, metav1.ConditionFalse, clusterv1.ClusterControlPlaneNotInitializedReason,
+				"The workload API server has not been reached yet", now)
+		}
 		set(cluster, conditions.WorkloadClusterReachableCondition, metav1.ConditionFalse, workload.ConnectionErrorReason(err), err.Error(), now)
 		set(cluster, conditions.ControlPlaneReadyCondition, metav1.ConditionFalse, conditions.WaitingForControlPlaneReason,
 			"The workload API server cannot be reached: see "+conditions.WorkloadClusterReachableCondition, now)

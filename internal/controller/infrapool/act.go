@@ -34,10 +34,11 @@ func (e *Engine) act(ctx context.Context, s *pass) error {
 	if s.managedBy != "" {
 		defer e.recordManagedCapacity(s)
 	}
+	remErr := e.remediate(ctx, s)
 	if err := e.removeVictims(ctx, s); err != nil {
-		return err
+		return errors.Join(remErr, err)
 	}
-	return e.applyGroup(ctx, s)
+	return errors.Join(remErr, e.applyGroup(ctx, s))
 }
 
 // recordManagedCapacity records, for a pool whose replicas an external actor
@@ -75,15 +76,15 @@ func (e *Engine) cloudRollouts() bool { return e.caps.CloudRollouts }
 // victims returns the plan's victims the engine removes itself: those the
 // cloud is not already deleting and, when the cloud runs its own rollouts
 // and picks its own victims on a scale-down, only those a user marked for
-// deletion.
+// deletion or a MachineHealthCheck found unhealthy.
 func (e *Engine) victims(s *pass, byID map[string]scalegroup.Instance) []rollout.Victim {
 	var victims []rollout.Victim
 	for _, v := range s.plan.Delete {
 		in, ok := byID[v.ID]
-		if !ok || in.State == scalegroup.StateDeleting {
+		if !ok || in.State == scalegroup.StateDeleting || s.skipRemoval[v.ID] {
 			continue
 		}
-		if e.cloudRollouts() && v.Reason != rollout.ReasonMarked {
+		if e.cloudRollouts() && v.Reason != rollout.ReasonMarked && v.Reason != rollout.ReasonRemediate {
 			continue
 		}
 		victims = append(victims, v)

@@ -64,10 +64,12 @@ type pass struct {
 	joinTimedOut map[string]bool
 
 	// Acting.
-	removing   map[string]time.Time    // instance ID → removal start, for victims marked
-	drains     map[string]drainOutcome // victims drained this reconcile
-	deletedNow map[string]bool         // instances deleted from the cloud this reconcile
-	latest     *scalegroup.Group       // Apply's answer, newer than cloud
+	remediation remediation             // see remediate
+	skipRemoval map[string]bool         // victims not removed this pass (their Machine could not be marked)
+	removing    map[string]time.Time    // instance ID → removal start, for victims marked
+	drains      map[string]drainOutcome // victims drained this reconcile
+	deletedNow  map[string]bool         // instances deleted from the cloud this reconcile
+	latest      *scalegroup.Group       // Apply's answer, newer than cloud
 
 	// Reporting.
 	reports map[string]contract.InstanceReport // by instance ID, see reportOf
@@ -101,6 +103,8 @@ func (e *Engine) newPass(pool contract.Pool) *pass {
 		refKnown:     known,
 		refErr:       err,
 		removing:     map[string]time.Time{},
+		remediation:  remediation{inFlight: map[string]string{}},
+		skipRemoval:  map[string]bool{},
 		drains:       map[string]drainOutcome{},
 		deletedNow:   map[string]bool{},
 		joinTimeout:  e.joinTimeout,

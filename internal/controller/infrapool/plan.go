@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
@@ -49,6 +50,18 @@ func (e *Engine) rolloutInput(s *pass) rollout.Input {
 		Now:                     s.now,
 		RandSeed:                preview.Seed(string(s.pool.GetUID())),
 	}
+	// The pool's cap on remediations in flight; an unreadable one stops
+	// remediation (cap 0) and says so in the Remediating condition.
+	var owner metav1.Object
+	if s.owner != nil {
+		owner = s.owner
+	}
+	maxInFlight, err := preview.MaxRemediationsInFlight(s.replicas, owner, s.pool)
+	if err != nil {
+		s.remediation.capErr = err
+		maxInFlight = ptr.To[int32](0)
+	}
+	in.MaxRemediationsInFlight = maxInFlight
 	if s.cloud == nil {
 		return in
 	}

@@ -157,6 +157,7 @@ func setPoolConditions(s *pass, skip bool) {
 	set(modelUpdatedCondition(s, skip))
 	set(desiredReplicasCondition(s))
 	set(rolloutProgressingCondition(s))
+	set(remediatingCondition(s))
 	set(readyCondition(groupReady))
 }
 
