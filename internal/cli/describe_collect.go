@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -300,6 +301,12 @@ func (s *poolState) readInstances(ctx context.Context, c client.Client) error {
 			continue
 		}
 		in.Machine = m.Name
+		in.Health, in.Remediation = machineHealth(m)
+		for _, t := range []string{clusterv1.MachineHealthCheckSucceededCondition, clusterv1.MachineOwnerRemediatedCondition} {
+			if c := meta.FindStatusCondition(m.Status.Conditions, t); c != nil && c.Status != metav1.ConditionTrue {
+				in.Conditions = append(in.Conditions, ConditionView{Type: c.Type, Status: string(c.Status), Reason: c.Reason, Message: oneLine(c.Message)})
+			}
+		}
 		if in.Zone == "" {
 			in.Zone = cmp.Or(m.Spec.FailureDomain, m.Status.FailureDomain)
 		}
@@ -441,6 +448,7 @@ var negativePolarity = map[string]bool{
 	conditions.ScalingUpCondition:   true,
 	conditions.ScalingDownCondition: true,
 	clusterv1.DeletingCondition:     true,
+	infrav1.RemediatingCondition:    true,
 }
 
 // needsAttention says whether a condition is worth showing (see
@@ -522,4 +530,41 @@ func desiredReplicas(mp *clusterv1.MachinePool) int32 { return ptr.Deref(mp.Spec
 // rolloutPaused says whether the MachinePool's rollout is paused.
 func rolloutPaused(mp *clusterv1.MachinePool) bool {
 	return mp.Annotations[rolloutPausedAnnotation] == "true"
+}
+
+// machineHealth reads a pool Machine's health (HealthCheckSucceeded) and
+// remediation (OwnerRemediated) as InstanceView reports them.
+func machineHealth(m *clusterv1.Machine) (health, remediation string) {
+	switch c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.MachineHealthCheckSucceededCondition); {
+	case c == nil:
+	case c.Status == metav1.ConditionTrue:
+		health = "Healthy"
+	case c.Status == metav1.ConditionFalse:
+		health = "Unhealthy"
+	default:
+		health = "Unknown"
+	}
+	if c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.MachineOwnerRemediatedCondition); c != nil && c.Status == metav1.ConditionFalse {
+		switch c.Reason {
+		case clusterv1.MachineSetMachineRemediationMachineDeletingReason:
+			remediation = "Remediating"
+		case clusterv1.MachineSetMachineRemediationDeferredReason:
+			remediation = "Deferred"
+		default:
+			remediation = "Waiting"
+		}
+	}
+	return health, remediation
+}
+
+// oneLine joins the lines of a condition message written as a list (as
+// upstream's MachineHealthCheck writes "Health check failed:\n  * ...").
+func oneLine(msg string) string {
+	var parts []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "* ")); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ")
 }

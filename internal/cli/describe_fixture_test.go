@@ -138,6 +138,8 @@ func newFixture(t *testing.T, ns string) *fixture {
 			f.cond(infrav1.ScaleGroupModelUpdatedCondition, metav1.ConditionFalse, infrav1.ScaleGroupModelOutOfDateReason, "1 of 3 instances run an older model than m2"),
 			f.cond(infrav1.ScaleGroupDesiredReplicasCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "3 of 3 replicas"),
 			f.cond(rolloutProgressingCondition, metav1.ConditionTrue, "WaitingForAvailable", "workers-c is not available yet"),
+			f.cond(infrav1.RemediatingCondition, metav1.ConditionTrue, clusterv1.MachineSetRemediatingReason,
+				"remediating 1 instance (c: Condition Ready on Node is reporting status False for more than 1m0s)"),
 		},
 	}
 	for _, is := range fixtureInstances {
@@ -213,7 +215,7 @@ func (f *fixture) createInstance(t *testing.T, is instanceSpec) {
 	}
 	updateStatus(t, m)
 
-	create(t, &clusterv1.Machine{
+	machine := &clusterv1.Machine{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name, Labels: labels},
 		Spec: clusterv1.MachineSpec{
 			ClusterName: "demo",
@@ -223,7 +225,19 @@ func (f *fixture) createInstance(t *testing.T, is instanceSpec) {
 			},
 			ProviderID: f.providerID(is.suffix),
 		},
-	})
+	}
+	create(t, machine)
+	// A MachineHealthCheck covers the pool: the NotReady instance is
+	// unhealthy and being remediated.
+	machine.Status.Conditions = []metav1.Condition{f.cond(clusterv1.MachineHealthCheckSucceededCondition, metav1.ConditionTrue, clusterv1.MachineHealthCheckSucceededReason, "")}
+	if !is.nodeReady {
+		machine.Status.Conditions = []metav1.Condition{
+			f.cond(clusterv1.MachineHealthCheckSucceededCondition, metav1.ConditionFalse, clusterv1.MachineHealthCheckUnhealthyNodeReason,
+				"Health check failed:\n  * Condition Ready on Node is reporting status False for more than 1m0s"),
+			f.cond(clusterv1.MachineOwnerRemediatedCondition, metav1.ConditionFalse, clusterv1.MachineSetMachineRemediationMachineDeletingReason, "Machine is deleting"),
+		}
+	}
+	updateStatus(t, machine)
 
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: f.nodeName(is.suffix)},

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,6 +109,12 @@ func instanceNode(in *InstanceView, now time.Time) *treeNode {
 	}
 	extra := ""
 	switch {
+	case in.Remediation == "Remediating":
+		extra = "remediating"
+	case in.Remediation == "Deferred":
+		extra = "remediation deferred"
+	case in.Remediation == "Waiting":
+		extra = "waiting for remediation"
 	case in.Deleting:
 		extra = "deleting"
 	case in.MarkedForDeletion:
@@ -120,6 +127,7 @@ func instanceNode(in *InstanceView, now time.Time) *treeNode {
 		model,
 		node,
 		nodeStatus,
+		healthCell(in.Health),
 		c("age "+age(in.Created, now), plain),
 		c(extra, warn),
 	}}
@@ -267,4 +275,19 @@ func joinNonEmpty(sep string, parts ...string) string {
 		out += s
 	}
 	return out
+}
+
+// healthCell shows what a MachineHealthCheck found, nothing when no check
+// covers the instance.
+func healthCell(health string) cell {
+	switch health {
+	case "":
+		return c("", plain)
+	case "Healthy":
+		return c("healthy", good)
+	case "Unhealthy":
+		return c("unhealthy", bad)
+	default:
+		return c("health "+strings.ToLower(health), warn)
+	}
 }

@@ -141,7 +141,7 @@ func TestDescribeWithoutWorkloadCluster(t *testing.T) {
 	out := r.stdout.String()
 	for _, want := range []string{
 		"note: Nodes of cluster cli-no-workload/demo not read: secret cli-no-workload/demo-kubeconfig not found",
-		"node cli-no-workload-a  age 42m",
+		"node cli-no-workload-a  healthy    age 42m",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

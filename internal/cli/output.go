@@ -157,6 +157,15 @@ type InstanceView struct {
 	MarkedForDeletion bool `json:"markedForDeletion,omitempty"`
 	// Machine is the name of the pool Machine of the instance.
 	Machine string `json:"machine,omitempty"`
+	// Health is what a MachineHealthCheck found (the Machine's
+	// HealthCheckSucceeded condition): Healthy, Unhealthy, or empty when no
+	// check covers the instance.
+	Health string `json:"health,omitempty"`
+	// Remediation is the remediation of an unhealthy instance (the Machine's
+	// OwnerRemediated condition): Remediating once the engine drains and
+	// deletes it, Deferred while the pool's cap on remediations in flight
+	// holds it back, Waiting before the engine took it up; empty otherwise.
+	Remediation string `json:"remediation,omitempty"`
 	// Node is the instance's Node, nil before it has joined.
 	Node *NodeView `json:"node,omitempty"`
 	// Created is when the per-instance object was created.
@@ -180,7 +189,7 @@ type NodeView struct {
 
 // ConditionView is a condition that needs attention: a condition that is
 // not True, except that for the conditions where True is the abnormal
-// state (Paused, ScalingUp, ScalingDown, Deleting) it is one that is not
+// state (Paused, ScalingUp, ScalingDown, Deleting, Remediating) it is one that is not
 // False, and RolloutProgressing is shown unless the rollout has converged.
 type ConditionView struct {
 	// Type of the condition.
