@@ -9,14 +9,18 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
 	"github.com/mpool-dev/mpool/api"
 	"github.com/mpool-dev/mpool/examples"
+	"github.com/mpool-dev/mpool/internal/capi"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 	"github.com/mpool-dev/mpool/templates"
 )
@@ -31,6 +35,7 @@ type generateOptions struct {
 	from               string
 	writeTo            string
 	config             string
+	machineHealthCheck bool
 
 	// env looks variables up in the environment (os.LookupEnv).
 	env func(string) (string, bool)
@@ -103,6 +108,12 @@ AZURE_CLIENT_SECRET, AZURE_LOCATION; AWS_REGION, AWS_AVAILABILITY_ZONE,
 AWS_SSH_KEY_NAME; EKS_CLUSTER_NAME, AWS_SUBNET_ID) to target the real cloud;
 --list-variables names them all.
 
+--machine-health-check adds a MachineHealthCheck for each MachinePool, named
+after it: a Node Ready Unknown or False for 5 minutes, or no Node 10 minutes
+after its instance was created, makes an instance unhealthy, and mpool's
+rollout engine replaces it within the pool's budgets, unless more than 40%
+of the pool is unhealthy at once (an outage that replacing would not fix).
+
 Variables are ${VAR}, ${VAR:=default}, ${VAR:-default}, ${VAR/#/prefix} and
 the rest of clusterctl's syntax. Their values come from the flags below
 (NAME is CLUSTER_NAME), then the environment, then the clusterctl config
@@ -112,6 +123,7 @@ such variable.`,
   mpool generate cluster demo --infrastructure azure --flavor machinepool | kubectl apply -f -
   mpool generate cluster my-cluster --infrastructure azure --kubernetes-version v1.22.0 --flavor machinepool > my-cluster.yaml
   mpool generate cluster my-cluster --infrastructure aws --flavor eks-managedmachinepool --list-variables
+  mpool generate cluster demo --flavor machinepool --machine-health-check | kubectl apply -f -
   mpool generate cluster my-cluster --from ./my-template.yaml`,
 		Args: cobra.ExactArgs(1),
 	}
@@ -124,6 +136,7 @@ such variable.`,
 	fs.BoolVar(&o.listVariables, "list-variables", false, "List the variables the template needs instead of generating it")
 	fs.StringVar(&o.from, "from", "", "A clusterctl template file to use instead of a flavor")
 	fs.StringVar(&o.writeTo, "write-to", "", "Write the manifests to this file instead of stdout")
+	fs.BoolVar(&o.machineHealthCheck, "machine-health-check", false, "Add a MachineHealthCheck for each MachinePool: unhealthy instances are replaced (Node Ready Unknown or False for 5m, no Node 10m after creation; not while more than 40% are unhealthy)")
 	fs.StringVar(&o.config, "config", "", "A clusterctl config file of KEY: value variables (default ~/.cluster-api/clusterctl.yaml if it exists)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return runGenerateCluster(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], o, fs.Changed("worker-machine-count"), fs.Changed("flavor") || fs.Changed("infrastructure"))
@@ -170,7 +183,7 @@ func runGenerateCluster(stdout, stderr io.Writer, name string, o generateOptions
 		}
 		return printTemplateVariables(stdout, refs, vars.flags)
 	}
-	manifest, notes, err := generateManifest(tpl, vars)
+	manifest, notes, err := generateManifest(tpl, vars, o.machineHealthCheck)
 	if err != nil {
 		return err
 	}
@@ -239,7 +252,7 @@ func (o generateOptions) variables(name string, countSet bool) (templateVars, er
 // generateManifest substitutes tpl's variables and returns its objects as
 // YAML documents, each in the target namespace unless it names its own (as
 // clusterctl does), with a note for each kind mpool does not serve.
-func generateManifest(tpl []byte, vars templateVars) ([]byte, []string, error) {
+func generateManifest(tpl []byte, vars templateVars, mhc bool) ([]byte, []string, error) {
 	text, err := substitute(string(tpl), vars)
 	if err != nil {
 		return nil, nil, err
@@ -247,6 +260,9 @@ func generateManifest(tpl []byte, vars templateVars) ([]byte, []string, error) {
 	objs, err := examples.Objects([]byte(text), "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("the generated manifests are not valid YAML: %w", err)
+	}
+	if mhc {
+		objs = withMachineHealthChecks(objs)
 	}
 	served, err := mpoolscheme.New()
 	if err != nil {
@@ -319,4 +335,42 @@ func printTemplateVariables(w io.Writer, refs []templateVar, flags map[string]st
 		fmt.Fprintf(tw, "  - %s\t%s\n", r.name, def)
 	}
 	return tw.Flush()
+}
+
+// withMachineHealthChecks appends to objs a MachineHealthCheck for each
+// MachinePool among them, after it, as Cluster API's providers' flavors
+// write one for a MachineDeployment's Machines, in v1beta2.
+func withMachineHealthChecks(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(objs)+1)
+	for _, u := range objs {
+		out = append(out, u)
+		if u.GetKind() != "MachinePool" || u.GroupVersionKind().Group != clusterv1.GroupVersion.Group {
+			continue
+		}
+		cluster, _, _ := unstructured.NestedString(u.Object, "spec", "clusterName")
+		mhc := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": clusterv1.GroupVersion.String(),
+			"kind":       "MachineHealthCheck",
+			"metadata":   map[string]any{"name": u.GetName()},
+			"spec": map[string]any{
+				"clusterName": cluster,
+				"selector": map[string]any{"matchLabels": map[string]any{
+					clusterv1.MachinePoolNameLabel: capi.LabelValue(u.GetName()),
+				}},
+				"checks": map[string]any{
+					"nodeStartupTimeoutSeconds": int64(600),
+					"unhealthyNodeConditions": []any{
+						map[string]any{"type": "Ready", "status": "Unknown", "timeoutSeconds": int64(300)},
+						map[string]any{"type": "Ready", "status": "False", "timeoutSeconds": int64(300)},
+					},
+				},
+				"remediation": map[string]any{"triggerIf": map[string]any{"unhealthyLessThanOrEqualTo": "40%"}},
+			},
+		}}
+		if ns := u.GetNamespace(); ns != "" {
+			mhc.SetNamespace(ns)
+		}
+		out = append(out, mhc)
+	}
+	return out
 }

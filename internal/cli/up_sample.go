@@ -94,7 +94,7 @@ func (s sample) objects() ([]*unstructured.Unstructured, error) {
 	for k, v := range s.vars {
 		flags[k] = v
 	}
-	manifest, _, err := generateManifest(tpl, templateVars{flags: flags})
+	manifest, _, err := generateManifest(tpl, templateVars{flags: flags}, false)
 	if err != nil {
 		return nil, err
 	}
