@@ -49,7 +49,15 @@ type remediation struct {
 	deferred []string
 	// capErr is an unreadable cap annotation (nothing is remediated then).
 	capErr error
+	// unsupported are the unhealthy instances of a cloud that cannot remove
+	// chosen instances (EKS managed node groups).
+	unsupported []string
 }
+
+// cannotRemediateMessage is the OwnerRemediated message of an unhealthy
+// instance of a cloud that cannot remove chosen instances.
+const cannotRemediateMessage = "Machine won't be remediated by mpool: an EKS managed node group has no call that removes a chosen node; " +
+	"enable the node group's node repair (nodeRepairConfig), or terminate the instance in EC2 and the node group replaces it"
 
 // remediate patches the Machines of the plan's remediations before their
 // removal starts, those the cap defers, and those found healthy again. It
@@ -67,6 +75,21 @@ func (e *Engine) remediate(ctx context.Context, s *pass) error {
 		}
 		m := s.machineOf(v.ID)
 		why := preview.Unhealthy(m)
+		if e.cloudRollouts() {
+			// EKS managed node groups have no call that removes a chosen
+			// node: the instance stays, and the Machine says why.
+			s.skipRemoval[v.ID] = true
+			s.remediation.unsupported = append(s.remediation.unsupported, v.ID)
+			if m != nil && !conditionIs(m, clusterv1.MachineOwnerRemediatedCondition, clusterv1.MachineSetMachineCannotBeRemediatedReason) {
+				if err := e.patchOwnerRemediated(ctx, m, &metav1.Condition{
+					Type: clusterv1.MachineOwnerRemediatedCondition, Status: metav1.ConditionFalse,
+					Reason: clusterv1.MachineSetMachineCannotBeRemediatedReason, Message: cannotRemediateMessage,
+				}, nil); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			continue
+		}
 		s.remediation.inFlight[v.ID] = why
 		if m == nil || conditionIs(m, clusterv1.MachineOwnerRemediatedCondition, clusterv1.MachineSetMachineRemediationMachineDeletingReason) {
 			continue
@@ -187,6 +210,10 @@ func remediatingCondition(s *pass) metav1.Condition {
 	switch {
 	case r.capErr != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InvalidSpecReason, r.capErr.Error()+"; no instance is remediated"
+	case len(r.unsupported) > 0 && len(r.inFlight) == 0:
+		c.Status, c.Reason = metav1.ConditionFalse, clusterv1.MachineSetMachineCannotBeRemediatedReason
+		c.Message = fmt.Sprintf("%d unhealthy instance%s (%s) not remediated: %s", len(r.unsupported), plural(len(r.unsupported)),
+			summarize(r.unsupported), strings.TrimPrefix(cannotRemediateMessage, "Machine won't be remediated by mpool: "))
 	case len(r.inFlight) > 0 || len(r.deferred) > 0:
 		c.Status, c.Reason = metav1.ConditionTrue, clusterv1.MachineSetRemediatingReason
 		ids := make([]string, 0, len(r.inFlight))
