@@ -1,0 +1,92 @@
+package itest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+)
+
+// CreateMachineHealthCheck creates a MachineHealthCheck named after the
+// fixture's pool over its Machines, with short timeouts (a Node Ready
+// Unknown or False for 2s; no Node 30s after creation, the least upstream
+// accepts), remediating while at most trigger of them are unhealthy.
+func (f *Fixture) CreateMachineHealthCheck(trigger intstr.IntOrString) *clusterv1.MachineHealthCheck {
+	f.T.Helper()
+	mhc := &clusterv1.MachineHealthCheck{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: f.Provider.PoolName},
+		Spec: clusterv1.MachineHealthCheckSpec{
+			ClusterName: f.Provider.ClusterName,
+			Selector:    metav1.LabelSelector{MatchLabels: map[string]string{clusterv1.MachinePoolNameLabel: capi.LabelValue(f.Provider.PoolName)}},
+			Checks: clusterv1.MachineHealthCheckChecks{
+				NodeStartupTimeoutSeconds: ptr.To[int32](30),
+				UnhealthyNodeConditions: []clusterv1.UnhealthyNodeCondition{
+					{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, TimeoutSeconds: ptr.To[int32](2)},
+					{Type: corev1.NodeReady, Status: corev1.ConditionFalse, TimeoutSeconds: ptr.To[int32](2)},
+				},
+			},
+			Remediation: clusterv1.MachineHealthCheckRemediation{
+				TriggerIf: clusterv1.MachineHealthCheckRemediationTriggerIf{UnhealthyLessThanOrEqualTo: &trigger},
+			},
+		},
+	}
+	f.Create(mhc)
+	return mhc
+}
+
+// WaitMachineHealthCheck waits until the fixture's MachineHealthCheck sees
+// n targets, healthy of them healthy.
+func (f *Fixture) WaitMachineHealthCheck(n, healthy int32, timeout time.Duration) {
+	f.T.Helper()
+	testenv.Eventually(f.T, timeout, func() error {
+		m := &clusterv1.MachineHealthCheck{}
+		if err := f.Env.Client.Get(f.Ctx, f.PoolKey(), m); err != nil {
+			return err
+		}
+		if ptr.Deref(m.Status.ExpectedMachines, -1) != n || ptr.Deref(m.Status.CurrentHealthy, -1) != healthy {
+			return fmt.Errorf("MachineHealthCheck: expected %v, healthy %v, want %d and %d", ptr.Deref(m.Status.ExpectedMachines, -1), ptr.Deref(m.Status.CurrentHealthy, -1), n, healthy)
+		}
+		return nil
+	})
+}
+
+// CheckStoppedKubeletRemediated checks remediation on the fixture's
+// provider for a converged pool of n instances on version: one instance's
+// kubelet stops, a MachineHealthCheck marks its Machine, the engine drains
+// and deletes exactly that instance (the pool's Remediating condition names
+// it meanwhile) and the pool is Running again with n Ready Nodes.
+func (f *Fixture) CheckStoppedKubeletRemediated(n int, version string, timeout time.Duration) {
+	f.T.Helper()
+	f.CreateMachineHealthCheck(intstr.FromString("100%"))
+	f.WaitMachineHealthCheck(int32(n), int32(n), timeout)
+	victim := f.InstanceIDs()[0]
+	f.SetInstanceFault(victim, core.FaultKubeletStopped)
+	seen := false
+	testenv.Eventually(f.T, timeout, func() error {
+		if conds, err := f.poolConditions(); err == nil {
+			if c := meta.FindStatusCondition(conds, infrav1.RemediatingCondition); c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, victim) {
+				seen = true
+			}
+		}
+		if ids := f.InstanceIDs(); slices.Contains(ids, victim) {
+			return fmt.Errorf("instance %s is still there (%v)", victim, ids)
+		}
+		return f.Converged(n, version)
+	})
+	if !seen {
+		f.T.Errorf("the pool's Remediating condition never named instance %s", victim)
+	}
+	f.WaitMachineHealthCheck(int32(n), int32(n), timeout)
+}
