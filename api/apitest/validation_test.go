@@ -41,6 +41,21 @@ spec:
     name: demo-mp-0-0
   version: v1.31.2
 `,
+	"MachineHealthCheck": `
+apiVersion: cluster.x-k8s.io/v1beta1
+kind: MachineHealthCheck
+spec:
+  clusterName: demo
+  selector:
+    matchLabels:
+      cluster.x-k8s.io/pool-name: demo-mp-0
+  maxUnhealthy: 40%
+  nodeStartupTimeout: 10m
+  unhealthyConditions:
+  - type: Ready
+    status: Unknown
+    timeout: 300s
+`,
 	"Cluster": `
 apiVersion: cluster.x-k8s.io/v1beta1
 kind: Cluster
@@ -197,6 +212,24 @@ spec:
     name: demo-mp-0-0
   version: v1.31.2
 `,
+	"MachineHealthCheck": `
+apiVersion: cluster.x-k8s.io/v1beta2
+kind: MachineHealthCheck
+spec:
+  clusterName: demo
+  selector:
+    matchLabels:
+      cluster.x-k8s.io/pool-name: demo-mp-0
+  checks:
+    nodeStartupTimeoutSeconds: 600
+    unhealthyNodeConditions:
+    - type: Ready
+      status: Unknown
+      timeoutSeconds: 300
+  remediation:
+    triggerIf:
+      unhealthyLessThanOrEqualTo: 40%
+`,
 	"Cluster": `
 apiVersion: cluster.x-k8s.io/v1beta2
 kind: Cluster
@@ -280,6 +313,22 @@ func TestAdmissionValidation(t *testing.T) {
 		{name: "machine changing clusterName", kind: "Machine", update: "spec: {clusterName: other}", want: "clusterName is immutable"},
 		{name: "machine empty providerID", kind: "Machine", patch: `spec: {providerID: ""}`, want: "spec.providerID"},
 		{name: "cluster valid", kind: "Cluster"},
+
+		// MachineHealthCheck (upstream's webhook rules; external remediation is not served).
+		{name: "machinehealthcheck valid", kind: "MachineHealthCheck"},
+		{name: "machinehealthcheck empty selector", kind: "MachineHealthCheck", patch: "spec: {selector: {matchLabels: null}}", want: "spec.selector"},
+		{name: "machinehealthcheck selector names another cluster", kind: "MachineHealthCheck",
+			patch: "spec: {selector: {matchLabels: {cluster.x-k8s.io/cluster-name: other}}}", want: "spec.selector"},
+		{name: "machinehealthcheck changing clusterName", kind: "MachineHealthCheck", update: "spec: {clusterName: other}", want: "spec.clusterName"},
+		{name: "machinehealthcheck nodeStartupTimeout under 30s", kind: "MachineHealthCheck", patch: "spec: {nodeStartupTimeout: 10s}", want: "spec.checks.nodeStartupTimeoutSeconds",
+			v1beta2Patch: "spec: {checks: {nodeStartupTimeoutSeconds: 10}}", v1beta2Want: "spec.checks.nodeStartupTimeoutSeconds"},
+		{name: "machinehealthcheck maxUnhealthy not a percentage", kind: "MachineHealthCheck", patch: "spec: {maxUnhealthy: abc}", want: "spec.remediation.triggerIf.unhealthyLessThanOrEqualTo",
+			v1beta2Patch: "spec: {remediation: {triggerIf: {unhealthyLessThanOrEqualTo: abc}}}", v1beta2Want: "spec.remediation.triggerIf.unhealthyLessThanOrEqualTo"},
+		{name: "machinehealthcheck external remediation", kind: "MachineHealthCheck",
+			patch: "spec: {remediationTemplate: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3RemediationTemplate, name: m3}}",
+			want:  "spec.remediation.templateRef", fix: "external remediation is not served",
+			v1beta2Patch: "spec: {remediation: {templateRef: {apiVersion: infrastructure.cluster.x-k8s.io/v1beta1, kind: Metal3RemediationTemplate, name: m3}}}",
+			v1beta2Want:  "spec.remediation.templateRef"},
 		{name: "cluster availability gate bad polarity", kind: "Cluster", patch: "spec: {availabilityGates: [{conditionType: Foo, polarity: Sideways}]}", want: "spec.availabilityGates[0].polarity"},
 
 		// AzureMachinePool strategy.

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -62,6 +63,45 @@ func (f *Fixture) WaitMachineHealthCheck(n, healthy int32, timeout time.Duration
 	})
 }
 
+// MarkInfrastructureReady sets status.ready on the Cluster's infrastructure
+// object (an AWSCluster, an AzureCluster), as CAPA or CAPZ report it, and
+// waits until the Cluster says its infrastructure is ready: upstream's
+// MachineHealthCheck evaluates Machines only then. mpool reconciles no
+// infrastructure cluster kind. A Cluster without one is ready already.
+func (f *Fixture) MarkInfrastructureReady(timeout time.Duration) {
+	f.T.Helper()
+	c := &clusterv1.Cluster{}
+	if err := f.Env.Client.Get(f.Ctx, f.Key(f.Provider.ClusterName), c); err != nil {
+		f.T.Fatal(err)
+	}
+	if ref := c.Spec.InfrastructureRef; ref.IsDefined() {
+		gvk, err := capi.RefGVK(f.Ctx, f.Env.Client, ref)
+		if err != nil {
+			f.T.Fatal(err)
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		if err := f.Env.Client.Get(f.Ctx, f.Key(ref.Name), u); err != nil {
+			f.T.Fatal(err)
+		}
+		if err := unstructured.SetNestedField(u.Object, true, "status", "ready"); err != nil {
+			f.T.Fatal(err)
+		}
+		if err := f.Env.Client.Status().Update(f.Ctx, u); err != nil {
+			f.T.Fatalf("marking %s %s ready: %v", ref.Kind, ref.Name, err)
+		}
+	}
+	testenv.Eventually(f.T, timeout, func() error {
+		if err := f.Env.Client.Get(f.Ctx, f.Key(f.Provider.ClusterName), c); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1.ClusterInfrastructureReadyCondition) {
+			return fmt.Errorf("Cluster %s: infrastructure not ready", c.Name)
+		}
+		return nil
+	})
+}
+
 // CheckStoppedKubeletRemediated checks remediation on the fixture's
 // provider for a converged pool of n instances on version: one instance's
 // kubelet stops, a MachineHealthCheck marks its Machine, the engine drains
@@ -69,6 +109,7 @@ func (f *Fixture) WaitMachineHealthCheck(n, healthy int32, timeout time.Duration
 // it meanwhile) and the pool is Running again with n Ready Nodes.
 func (f *Fixture) CheckStoppedKubeletRemediated(n int, version string, timeout time.Duration) {
 	f.T.Helper()
+	f.MarkInfrastructureReady(timeout)
 	f.CreateMachineHealthCheck(intstr.FromString("100%"))
 	f.WaitMachineHealthCheck(int32(n), int32(n), timeout)
 	victim := f.InstanceIDs()[0]
