@@ -94,6 +94,9 @@ func (e *Env) JoinThisAPIServer(opts *core.Options) {
 	opts.NodeAgent.HeartbeatInterval = 5 * time.Second
 	opts.NodeAgent.AuthAttempts = 3
 	opts.NodeAgent.RetryBackoff = 200 * time.Millisecond
+	// A stopped kubelet's Node goes Unknown soon (InstanceFault
+	// KubeletStopped), not after kube-controller-manager's 50s.
+	opts.NodeAgent.NodeMonitorGracePeriod = 2 * time.Second
 }
 
 // DataSecret returns the bootstrap data Secret of the MachinePool key.

@@ -134,6 +134,7 @@ func ToLocalGroup(g *core.Group) localapi.Group {
 			Message:    in.Message,
 			Join:       string(in.Join),
 			NodeName:   in.NodeName,
+			Fault:      string(in.Fault),
 		}
 	}
 	return out

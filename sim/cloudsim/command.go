@@ -18,6 +18,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
+	"github.com/mpool-dev/mpool/sim/nodeagent"
 )
 
 // NewCommand returns `mpool cloud`: the simulated cloud as its own process,
@@ -32,6 +33,7 @@ func NewCommand() *cobra.Command {
 		maxInstances     int
 		faults           core.Faults
 		heartbeat        time.Duration
+		nodeMonitorGrace time.Duration
 		nodeAgentWorkers int
 		faceAddrs        map[string]string
 		azureThrottle    bool
@@ -108,6 +110,7 @@ No CSR signer runs, so the Node is registered with the credentials of a
 			}
 			opts.NodeAgent.Credentials = creds
 			opts.NodeAgent.HeartbeatInterval = heartbeat
+			opts.NodeAgent.NodeMonitorGracePeriod = nodeMonitorGrace
 			opts.NodeAgent.Workers = nodeAgentWorkers
 			srv, err := Start(ctx, opts)
 			if err != nil {
@@ -138,12 +141,14 @@ No CSR signer runs, so the Node is registered with the credentials of a
 	f.DurationVar(&faults.Latency, "latency", 0, "latency added to every API request")
 	f.DurationVar(&heartbeat, "heartbeat-interval", 10*time.Second, "node lease renewal interval")
 	f.IntVar(&nodeAgentWorkers, "join-workers", 16, "concurrent node joins")
+	f.DurationVar(&nodeMonitorGrace, "node-monitor-grace-period", nodeagent.DefaultNodeMonitorGracePeriod, "how long after its last heartbeat a stopped kubelet's Node goes Unknown (kube-controller-manager's flag; no node lifecycle controller runs)")
 	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr; the azure face always has one, HTTPS, by default the port after --addr's; the aws face, plain HTTP, the port after that; the eks face the one after that)")
 	f.BoolVar(&azureThrottle, "azure-throttle", false, "apply Azure's documented request budgets to the azure face (ARM's per-subscription reads and writes, Compute's per-scale-set writes)")
 	f.StringToIntVar(&azureQuota, "azure-vcpu-quota", nil, "regional vCPU quota of the azure face by SKU family, e.g. standardDSv3Family=100 (repeatable; default unlimited)")
 	f.BoolVar(&awsThrottle, "aws-throttle", false, "apply AWS's request budgets to the aws face (EC2's documented token buckets; Auto Scaling's chosen figures), answered Throttling / RequestLimitExceeded")
 	f.BoolVar(&eksThrottle, "eks-throttle", false, "apply a request budget to the eks face (50 requests refilled 10/s per account and region: EKS publishes no figures), answered ThrottlingException (429)")
 	f.IntVar(&awsQuota, "aws-vcpu-quota", 0, "the aws face's Running On-Demand Standard instances vCPU limit per account and region; launches beyond it fail with VcpuLimitExceeded (0: unlimited)")
+	cmd.AddCommand(newFaultCommand())
 	return cmd
 }
 

@@ -92,12 +92,20 @@ type Cloud struct {
 	stopped sync.Once
 }
 
-// agentEvent is a boot or power-off the node agent must hear about, collected
-// under the lock and delivered after it.
+// agentEvent is a boot, power-off or health change the node agent must
+// hear about, collected under the lock and delivered after it.
 type agentEvent struct {
-	powerOff bool
-	inst     nodeagent.Instance
+	kind agentEventKind
+	inst nodeagent.Instance
 }
+
+type agentEventKind int
+
+const (
+	eventBoot agentEventKind = iota
+	eventPowerOff
+	eventHealth
+)
 
 // NewCloud loads the state in opts.DataDir and starts the cloud's background
 // loops (simulation, persistence, node agent). They stop when ctx is
@@ -201,7 +209,7 @@ func (c *Cloud) resume() {
 			case in.State == StateRunning && in.Join != JoinFailed:
 				c.bootEvent(g, in)
 			case in.State == StateDeleting && in.Join == JoinJoined:
-				c.events = append(c.events, agentEvent{powerOff: true, inst: c.agentInstance(g, in)})
+				c.events = append(c.events, agentEvent{kind: eventPowerOff, inst: c.agentInstance(g, in)})
 			}
 		}
 		c.refresh(g, now)
@@ -396,11 +404,12 @@ func (c *Cloud) checkQuota(k GroupKey, g *groupState, capacity int32) error {
 }
 
 func (c *Cloud) setGroupFaults(k GroupKey, f GroupFaults) (*Group, error) {
-	if f.WrongTokens < 0 {
-		return nil, Invalidf("wrongTokens must not be negative, got %d", f.WrongTokens)
+	if f.WrongTokens < 0 || f.NeverJoins < 0 {
+		return nil, Invalidf("wrongTokens and neverJoins must not be negative, got %d and %d", f.WrongTokens, f.NeverJoins)
 	}
 	return c.changeGroup(k, func(g *groupState) error {
 		g.WrongTokens = f.WrongTokens
+		g.NeverJoins = f.NeverJoins
 		return nil
 	})
 }
@@ -670,10 +679,15 @@ func (c *Cloud) bootEvent(g *groupState, in *instanceState) {
 		in.Message = "Not joining a cluster: the simulated cloud runs without node-agent credentials"
 		return
 	}
+	if in.Fault == FaultNeverJoins {
+		in.Join = JoinJoining
+		in.Message = neverJoinsMessage
+		return
+	}
 	if in.Join == JoinNone {
 		in.Join = JoinJoining
 	}
-	c.events = append(c.events, agentEvent{inst: c.agentInstance(g, in)})
+	c.events = append(c.events, agentEvent{kind: eventBoot, inst: c.agentInstance(g, in)})
 }
 
 func (c *Cloud) agentInstance(g *groupState, in *instanceState) nodeagent.Instance {
@@ -702,6 +716,7 @@ func (c *Cloud) agentInstance(g *groupState, in *instanceState) nodeagent.Instan
 		Memory:         get(ExtraMemory, "8Gi"),
 		CustomData:     m.CustomData,
 		WrongToken:     in.WrongToken,
+		Health:         in.Fault.kubelet(),
 		Joined:         in.Join == JoinJoined,
 		NodeName:       in.NodeName,
 		Endpoint:       in.Endpoint,
@@ -720,9 +735,12 @@ func (c *Cloud) dispatch(events []agentEvent) {
 		return
 	}
 	for _, e := range events {
-		if e.powerOff {
+		switch e.kind {
+		case eventPowerOff:
 			c.agent.PowerOff(e.inst)
-		} else {
+		case eventHealth:
+			c.agent.SetHealth(e.inst.Key, e.inst.Health)
+		default:
 			c.agent.Boot(e.inst)
 		}
 	}
@@ -765,7 +783,7 @@ func (c *Cloud) reportJoin(r nodeagent.Result) {
 		return
 	}
 	in := g.find(id)
-	if in == nil || in.State != StateRunning {
+	if in == nil || in.State != StateRunning || in.Fault == FaultNeverJoins {
 		return
 	}
 	in.Join = JoinPhase(r.Phase)
@@ -815,11 +833,13 @@ func (c *Cloud) snapshot(g *groupState) *Group {
 			NodeName:   in.NodeName,
 			WrongToken: in.WrongToken,
 			Held:       in.Held,
+			Fault:      in.Fault,
+			FaultSince: in.FaultSince,
 			Metadata:   in.meta,
 			Payload:    clonePayload(in.Payload),
 		}
 	}
-	out.Faults = GroupFaults{WrongTokens: g.WrongTokens}
+	out.Faults = GroupFaults{WrongTokens: g.WrongTokens, NeverJoins: g.NeverJoins}
 	return out
 }
 

@@ -62,6 +62,13 @@
 // Lease heartbeat. Deleting an instance powers it off: the heartbeat stops
 // and the Node is marked NotReady; deleting the Node is its owner's job.
 //
+// An instance can be made unhealthy (InstanceFault: Cloud.SetInstanceFault,
+// Scope.SetInstanceFault, Scope.SetGroupInstanceFault; instancefaults.go):
+// its kubelet stops (the Node goes Unknown after the node monitor grace
+// period), reports NotReady, never joins, or the instance fails its cloud's
+// own status check, which the faces' health checks read. The fault is
+// persisted with the instance and shown in its snapshot.
+//
 // # Adding a face
 //
 // A new face is its wire types in a package without logic under sim/wire

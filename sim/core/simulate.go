@@ -264,6 +264,11 @@ func (c *Cloud) newInstance(g *groupState, model *Model, zone string, now time.T
 	if wrongToken {
 		g.WrongTokens--
 	}
+	var fault InstanceFault
+	if g.NeverJoins > 0 {
+		g.NeverJoins--
+		fault = FaultNeverJoins
+	}
 	in := &instanceState{
 		ID:          id,
 		Seq:         seq,
@@ -279,7 +284,11 @@ func (c *Cloud) newInstance(g *groupState, model *Model, zone string, now time.T
 		ModelRef:    g.ModelRef,
 		WrongToken:  wrongToken,
 		Held:        ident.Hold,
+		Fault:       fault,
 		Payload:     clonePayload(payload),
+	}
+	if fault != FaultNone {
+		in.FaultSince = now
 	}
 	if len(ident.Metadata) > 0 {
 		in.Metadata = maps.Clone(ident.Metadata)
@@ -296,6 +305,6 @@ func (c *Cloud) deleteInstance(g *groupState, in *instanceState, now time.Time) 
 	in.State = StateDeleting
 	in.DeleteAt = now.Add(g.Simulation.DeleteDelay)
 	if wasRunning && c.agent != nil {
-		c.events = append(c.events, agentEvent{powerOff: true, inst: c.agentInstance(g, in)})
+		c.events = append(c.events, agentEvent{kind: eventPowerOff, inst: c.agentInstance(g, in)})
 	}
 }

@@ -69,8 +69,11 @@ type groupState struct {
 	Created uint64 `json:"created,omitempty"`
 	// WrongTokens counts down the next instances that boot with a wrong
 	// bootstrap token (GroupFaults).
-	WrongTokens int        `json:"wrongTokens,omitempty"`
-	Operation   *Operation `json:"operation,omitempty"`
+	WrongTokens int `json:"wrongTokens,omitempty"`
+	// NeverJoins counts down the next instances created with
+	// FaultNeverJoins (GroupFaults).
+	NeverJoins int        `json:"neverJoins,omitempty"`
+	Operation  *Operation `json:"operation,omitempty"`
 	// Models holds every model an instance still references (a VM keeps the
 	// custom data it was created with), by content key.
 	Models map[string]*Model `json:"models"`
@@ -107,6 +110,9 @@ type instanceState struct {
 	WrongToken  bool          `json:"wrongToken,omitempty"`
 	// Held keeps the instance Creating until its face releases it.
 	Held bool `json:"held,omitempty"`
+	// Fault is the instance's health fault, set at FaultSince.
+	Fault      InstanceFault `json:"fault,omitempty"`
+	FaultSince time.Time     `json:"faultSince,omitzero"`
 	// Metadata are the keys of the instance data (ds.meta_data) the face
 	// chose; the core's defaults are derived on load (meta).
 	Metadata map[string]string `json:"metadata,omitempty"`

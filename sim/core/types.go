@@ -177,6 +177,10 @@ type GroupFaults struct {
 	// refused by the API server (401) and the instance never joins, its
 	// Message says why. It counts down as instances are created.
 	WrongTokens int `json:"wrongTokens"`
+	// NeverJoins is how many of the instances the group creates next are
+	// created with the fault FaultNeverJoins. It counts down as instances
+	// are created.
+	NeverJoins int `json:"neverJoins,omitempty"`
 }
 
 // Operation is a long-running change of a group: instances being created or
@@ -216,6 +220,10 @@ type Instance struct {
 	// Held is set while the instance waits Creating for its face to release
 	// it (InstanceIdentity.Hold, Scope.ReleaseInstance).
 	Held bool
+	// Fault is the instance's health fault (SetInstanceFault), FaultNone
+	// when healthy, and FaultSince when it was set.
+	Fault      InstanceFault
+	FaultSince time.Time
 	// Metadata is the instance data cloud-init exposes as ds.meta_data
 	// (local_hostname, instance_id, ...). It is shared with the core and
 	// every snapshot: read it, never change it.

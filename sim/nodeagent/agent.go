@@ -31,6 +31,15 @@
 // instance's Node are no longer tended, like a dead kubelet's; pods on Nodes
 // the agent does not own are never touched.
 //
+// # Health
+//
+// An instance's kubelet can be made unhealthy (Health, SetHealth): stopped
+// (no Lease renewals, pods untended, and since no node lifecycle
+// controller runs, the agent itself sets the Node's conditions Unknown
+// Options.NodeMonitorGracePeriod after the last renewal) or NotReady (the
+// Lease is renewed, Ready=False with reason KubeletNotReady). Back to
+// healthy, it posts Ready=True again.
+//
 // # Cost
 //
 // Joins run on a bounded worker pool with one shared client per API server
@@ -60,6 +69,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
@@ -99,6 +109,11 @@ type Options struct {
 	// before the pod is deleted, capped by its grace period (default 0:
 	// at once).
 	PodStopDelay time.Duration
+	// NodeMonitorGracePeriod is how long a Node whose kubelet stopped
+	// (HealthKubeletStopped) keeps its status before the agent marks it
+	// Unknown, as kube-controller-manager's node lifecycle controller does
+	// after its --node-monitor-grace-period (default 50s, its default).
+	NodeMonitorGracePeriod time.Duration
 }
 
 func (o *Options) defaults() {
@@ -135,6 +150,9 @@ func (o *Options) defaults() {
 	if o.PodStopDelay < 0 {
 		o.PodStopDelay = 0
 	}
+	if o.NodeMonitorGracePeriod <= 0 {
+		o.NodeMonitorGracePeriod = DefaultNodeMonitorGracePeriod
+	}
 }
 
 // Instance is a booted VM as the node agent sees it.
@@ -165,6 +183,8 @@ type Instance struct {
 	// another secret), as one whose custom data carries a stale or mistyped
 	// token: the API server refuses it and the instance never joins.
 	WrongToken bool
+	// Health is what the VM's kubelet does once registered (see Health).
+	Health Health
 	// Joined is set when the instance already joined (before a restart of
 	// the cloud): the agent only resumes its heartbeat.
 	Joined   bool
@@ -206,6 +226,7 @@ type Agent struct {
 
 	mu          sync.Mutex
 	rng         *rand.Rand
+	health      map[string]Health // instances' health, by key
 	jobs        map[string]*job
 	powerOffs   map[string]*powerOff
 	beats       map[string]*beat
@@ -234,7 +255,9 @@ type task struct {
 }
 
 type job struct {
-	inst         Instance
+	inst Instance
+	// health is the instance's health when the attempt started.
+	health       Health
 	started      time.Time
 	attempts     int
 	authFailures int
@@ -250,6 +273,15 @@ type beat struct {
 	// hostIP is the instance's private IP, the hostIP of its pods.
 	hostIP string
 	next   time.Time
+	// health is what the kubelet does now; posted is the Ready status the
+	// Node shows ("" when not known, after a restart of the cloud).
+	health Health
+	posted corev1.ConditionStatus
+	// renewed is when the Lease was last renewed (or the Node registered):
+	// a stopped kubelet's Node goes Unknown NodeMonitorGracePeriod after.
+	renewed time.Time
+	// inflight is set while a beat worker has it.
+	inflight bool
 }
 
 // New returns an agent that reports progress through report. Call Run to
@@ -265,6 +297,7 @@ func New(opts Options, clk clock.WithTicker, report func(Result)) (*Agent, error
 		queue:       workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[task]{Clock: clk}),
 		beatC:       make(chan *beat, 1024),
 		rng:         rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		health:      map[string]Health{},
 		jobs:        map[string]*job{},
 		powerOffs:   map[string]*powerOff{},
 		beats:       map[string]*beat{},
@@ -312,6 +345,7 @@ func (a *Agent) Boot(inst Instance) {
 	a.mu.Lock()
 	delete(a.powerOffs, inst.Key)
 	a.jobs[inst.Key] = &job{inst: inst}
+	a.health[inst.Key] = inst.Health
 	a.mu.Unlock()
 	a.queue.Add(task{taskJoin, inst.Key})
 }
@@ -323,6 +357,7 @@ func (a *Agent) Boot(inst Instance) {
 func (a *Agent) PowerOff(inst Instance) {
 	a.mu.Lock()
 	delete(a.jobs, inst.Key)
+	delete(a.health, inst.Key)
 	po := &powerOff{endpoint: inst.Endpoint, nodeName: inst.NodeName}
 	if b := a.disown(inst.Key); b != nil {
 		po.endpoint, po.nodeName = b.endpoint, b.nodeName
@@ -402,6 +437,9 @@ func (a *Agent) processJoin(ctx context.Context, key string) {
 		j.started = now
 	}
 	j.attempts++
+	a.mu.Lock()
+	j.health = a.health[key]
+	a.mu.Unlock()
 	nodeName, endpoint, err := a.join(ctx, j)
 	if err == nil {
 		a.mu.Lock()
@@ -415,7 +453,10 @@ func (a *Agent) processJoin(ctx context.Context, key string) {
 			return
 		}
 		delete(a.jobs, key)
-		a.own(key, &beat{key: key, endpoint: endpoint, nodeName: nodeName, hostIP: j.inst.PrivateIP, next: now.Add(a.jitter(a.interval()))})
+		b := &beat{key: key, endpoint: endpoint, nodeName: nodeName, hostIP: j.inst.PrivateIP, next: now.Add(a.jitter(a.interval())),
+			health: j.health, posted: registeredReady(j), renewed: now}
+		a.own(key, b)
+		a.setHealthLocked(b, a.health[key], now)
 		a.mu.Unlock()
 		a.report(Result{Key: key, Phase: PhaseJoined, NodeName: nodeName, Endpoint: endpoint})
 		a.tendNode(ctx, endpoint, nodeName)
@@ -442,6 +483,7 @@ func (a *Agent) processJoin(ctx context.Context, key string) {
 	current := a.jobs[key] == j
 	if current && !retry {
 		delete(a.jobs, key)
+		delete(a.health, key)
 	}
 	a.mu.Unlock()
 	if !current {
@@ -483,8 +525,9 @@ func (a *Agent) heartbeatLoop(ctx context.Context) {
 		iv := a.interval()
 		var due []*beat
 		for _, b := range a.beats {
-			if !now.Before(b.next) {
+			if !b.inflight && a.beatDue(b, now) {
 				b.next = now.Add(a.jitter(iv))
+				b.inflight = true
 				due = append(due, b)
 			}
 		}
@@ -505,16 +548,7 @@ func (a *Agent) beatWorker(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case b := <-a.beatC:
-			a.mu.Lock()
-			alive := a.beats[b.key] == b
-			lease := a.leaseDuration()
-			a.mu.Unlock()
-			if !alive {
-				continue
-			}
-			if err := a.renewLease(ctx, b.endpoint, b.nodeName, lease); err != nil && ctx.Err() == nil {
-				a.log.V(1).Info("Renewing a node lease failed", "node", b.nodeName, "err", err.Error())
-			}
+			a.beat(ctx, b)
 		}
 	}
 }

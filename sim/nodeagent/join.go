@@ -72,6 +72,7 @@ func asJoinError(err error) *joinError {
 // Node's name and the API server it joined.
 func (a *Agent) join(ctx context.Context, j *job) (nodeName, endpoint string, err error) {
 	inst := j.inst
+	inst.Health = j.health
 	if len(inst.CustomData) == 0 {
 		return "", "", permanentf("Instance has no bootstrap data")
 	}
@@ -104,6 +105,10 @@ func (a *Agent) join(ctx context.Context, j *job) (nodeName, endpoint string, er
 		}
 	}
 
+	if inst.Joined && inst.Health == HealthKubeletStopped {
+		// A stopped kubelet posts nothing when the cloud restarts.
+		return jc.NodeName, endpoint, nil
+	}
 	cs, err := a.client(endpoint)
 	if err != nil {
 		return "", "", err

@@ -38,6 +38,13 @@ type kubelet struct {
 func (a *Agent) own(key string, b *beat) {
 	a.disown(key)
 	a.beats[key] = b
+	if b.health != HealthKubeletStopped {
+		a.index(b)
+	}
+}
+
+// index makes b's Node one whose pods the agent tends. Callers hold a.mu.
+func (a *Agent) index(b *beat) {
 	a.ownMu.Lock()
 	defer a.ownMu.Unlock()
 	nodes := a.owned[b.endpoint]
@@ -48,6 +55,15 @@ func (a *Agent) own(key string, b *beat) {
 	nodes[b.nodeName] = b
 }
 
+// unindex stops the tending of b's Node's pods. Callers hold a.mu.
+func (a *Agent) unindex(b *beat) {
+	a.ownMu.Lock()
+	defer a.ownMu.Unlock()
+	if nodes := a.owned[b.endpoint]; nodes[b.nodeName] == b {
+		delete(nodes, b.nodeName)
+	}
+}
+
 // disown stops key's heartbeat and the tending of its Node's pods, like a
 // kubelet that dies with its VM. Callers hold a.mu.
 func (a *Agent) disown(key string) *beat {
@@ -56,11 +72,7 @@ func (a *Agent) disown(key string) *beat {
 		return nil
 	}
 	delete(a.beats, key)
-	a.ownMu.Lock()
-	defer a.ownMu.Unlock()
-	if nodes := a.owned[b.endpoint]; nodes[b.nodeName] == b {
-		delete(nodes, b.nodeName)
-	}
+	a.unindex(b)
 	return b
 }
 

@@ -163,12 +163,6 @@ func (a *Agent) renewLease(ctx context.Context, endpoint, nodeName string, dur i
 // lifecycle controller does when a kubelet stops posting status. A Node that
 // is already gone needs nothing.
 func (a *Agent) markNotReady(ctx context.Context, endpoint, nodeName string) error {
-	cs, err := a.client(endpoint)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
-	defer cancel()
 	now := metav1.NewTime(a.clock.Now())
 	var conds []corev1.NodeCondition
 	for _, t := range []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
@@ -177,13 +171,25 @@ func (a *Agent) markNotReady(ctx context.Context, endpoint, nodeName string) err
 			Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status.",
 		})
 	}
-	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
-	_, err = cs.CoreV1().Nodes().PatchStatus(ctx, nodeName, patch)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	if err := a.patchConditions(ctx, endpoint, nodeName, conds); err != nil {
 		return fmt.Errorf("marking node %s NotReady: %w", nodeName, err)
+	}
+	return nil
+}
+
+// patchConditions sets the Node's conditions of these types (a strategic
+// merge patch: conditions merge by type). A Node that is gone needs
+// nothing.
+func (a *Agent) patchConditions(ctx context.Context, endpoint, nodeName string, conds []corev1.NodeCondition) error {
+	cs, err := a.client(endpoint)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	patch, _ := json.Marshal(map[string]any{"status": map[string]any{"conditions": conds}})
+	if _, err = cs.CoreV1().Nodes().PatchStatus(ctx, nodeName, patch); err != nil && !apierrors.IsNotFound(err) {
+		return err
 	}
 	return nil
 }
@@ -213,10 +219,6 @@ func buildNode(inst Instance, jc *cloudinit.JoinConfig, now time.Time) *corev1.N
 		corev1.ResourcePods:             resource.MustParse("110"),
 		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
-	t := metav1.NewTime(now)
-	cond := func(typ corev1.NodeConditionType, status corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
-		return corev1.NodeCondition{Type: typ, Status: status, LastHeartbeatTime: t, LastTransitionTime: t, Reason: reason, Message: msg}
-	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        jc.NodeName,
@@ -231,12 +233,7 @@ func buildNode(inst Instance, jc *cloudinit.JoinConfig, now time.Time) *corev1.N
 			Capacity:    resources,
 			Allocatable: resources.DeepCopy(),
 			Phase:       corev1.NodeRunning,
-			Conditions: []corev1.NodeCondition{
-				cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-				cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-				cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-				cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
-			},
+			Conditions:  nodeConditions(inst.Health, metav1.NewTime(now)),
 			Addresses: []corev1.NodeAddress{
 				{Type: corev1.NodeInternalIP, Address: inst.PrivateIP},
 				{Type: corev1.NodeHostName, Address: inst.Hostname},

@@ -70,8 +70,9 @@ func (s *Server) registerAdmin(mux *http.ServeMux) {
 		return admin.GroupOrError(s.adminScope(r).SetCapacity(r.PathValue("name"), c.Capacity))
 	})
 	admin.HandlePut(mux, "PUT /admin/groups/{name}/faults", func(r *http.Request, f localapi.GroupFaults) (any, error) {
-		return admin.GroupOrError(s.adminScope(r).SetGroupFaults(r.PathValue("name"), core.GroupFaults{WrongTokens: f.WrongTokens}))
+		return admin.GroupOrError(s.adminScope(r).SetGroupFaults(r.PathValue("name"), core.GroupFaults{WrongTokens: f.WrongTokens, NeverJoins: f.NeverJoins}))
 	})
+	s.registerInstanceFaults(mux)
 	for _, f := range s.faces {
 		if af, ok := f.(core.AdminFace); ok {
 			af.RegisterAdmin(mux, s.cloud)

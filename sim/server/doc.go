@@ -22,7 +22,11 @@
 // and SetCapacity refuse increases beyond them with QuotaExceeded), an
 // external autoscaler that changes only a group's capacity (SetCapacity),
 // and instance-level faults (SetGroupFaults: the next instances boot with a
-// wrong bootstrap token and never join). The /admin/groups endpoints take
+// wrong bootstrap token and never join; SetInstanceFault and
+// SetGroupInstanceFault, served under /admin/instances/{id}/fault and
+// /admin/groups/{name}/instance-faults: an instance's kubelet stops or
+// reports NotReady, it never joins, or it fails its cloud's status check).
+// The /admin/groups endpoints take
 // ?face=&scope= to reach another face's group.
 //
 // # HTTPS and the cloud's CA

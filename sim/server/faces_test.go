@@ -202,3 +202,53 @@ func snapshotOf(t *testing.T, c *core.Cloud, name string) *core.Group {
 	}
 	return g
 }
+
+func TestAdminInstanceFaults(t *testing.T) {
+	s := startServer(t, core.Options{Seed: 5, Faces: []core.Face{acmeFace{}}})
+	u := s.URL()
+	var g localapi.Group
+	if resp := call(t, "PUT", u+"/v1/groups/pool", localapi.GroupSpec{Capacity: 4}, &g); resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT group: %s", resp.Status)
+	}
+	id := g.Instances[0].ID
+
+	var f localapi.InstanceFault
+	if resp := call(t, "PUT", u+"/admin/instances/"+id+"/fault", localapi.InstanceFault{Fault: localapi.FaultKubeletStopped}, &f); resp.StatusCode != http.StatusOK || f.Fault != localapi.FaultKubeletStopped {
+		t.Fatalf("PUT fault: %s %+v", resp.Status, f)
+	}
+	call(t, "GET", u+"/v1/groups/pool", nil, &g)
+	if g.Instances[0].Fault != localapi.FaultKubeletStopped {
+		t.Fatalf("the group shows instance faults %+v", g.Instances)
+	}
+	if resp := call(t, "DELETE", u+"/admin/instances/"+id+"/fault", nil, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE fault: %s", resp.Status)
+	}
+	if in := snapshotOf(t, s.Cloud(), "pool").Instances[0]; in.Fault != core.FaultNone {
+		t.Fatalf("after DELETE: fault %q", in.Fault)
+	}
+	var e localapi.ErrorResponse
+	if resp := call(t, "PUT", u+"/admin/instances/i-missing/fault", localapi.InstanceFault{Fault: localapi.FaultNodeNotReady}, &e); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("fault of a missing instance: %s", resp.Status)
+	}
+	if resp := call(t, "PUT", u+"/admin/instances/"+id+"/fault", localapi.InstanceFault{Fault: "Sleepy"}, &e); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("an unknown fault: %s", resp.Status)
+	}
+
+	var res localapi.GroupInstanceFaultResult
+	if resp := call(t, "PUT", u+"/admin/groups/pool/instance-faults", localapi.GroupInstanceFault{Fraction: 0.5, Fault: localapi.FaultCloudCheckFailing}, &res); resp.StatusCode != http.StatusOK || len(res.InstanceIDs) != 2 {
+		t.Fatalf("PUT instance-faults: %s %+v", resp.Status, res)
+	}
+
+	// Another face's group, addressed by group.
+	acme, err := s.Cloud().Scope("acme", "111").ApplyGroup("web", core.GroupSpec{Capacity: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aid := acme.Instances[0].ID
+	if resp := call(t, "PUT", u+"/admin/groups/web/instances/"+aid+"/fault?face=acme&scope=111", localapi.InstanceFault{Fault: localapi.FaultNodeNotReady}, &g); resp.StatusCode != http.StatusOK || g.Instances[0].Fault != localapi.FaultNodeNotReady {
+		t.Fatalf("PUT a group's instance fault: %s %+v", resp.Status, g)
+	}
+	if resp := call(t, "DELETE", u+"/admin/groups/web/instances/"+aid+"/fault?face=acme&scope=111", nil, nil); resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE a group's instance fault: %s", resp.Status)
+	}
+}

@@ -18,6 +18,9 @@
 //	PUT    /admin/groups/{name}/simulation Simulation (one group)
 //	PUT    /admin/groups/{name}/capacity Capacity → Group (an external autoscaler scales the group)
 //	PUT    /admin/groups/{name}/faults  GroupFaults → Group (instance-level faults)
+//	PUT|DELETE /admin/instances/{id}/fault InstanceFault → InstanceFault (an instance's health fault, by ID or providerID)
+//	PUT|DELETE /admin/groups/{name}/instances/{id}/fault InstanceFault → Group (the same within one group)
+//	PUT    /admin/groups/{name}/instance-faults GroupInstanceFault → GroupInstanceFaultResult (a fraction of the group's instances)
 //	GET|PUT /admin/quota              Quota
 //	GET    /healthz
 //
@@ -121,6 +124,9 @@ type Instance struct {
 	// Join is the node agent's progress: "", Joining, Joined or JoinFailed.
 	Join     string `json:"join,omitempty"`
 	NodeName string `json:"nodeName,omitempty"`
+	// Fault is the instance's health fault (InstanceFault), empty when
+	// healthy.
+	Fault string `json:"fault,omitempty"`
 }
 
 // Instance states.
@@ -203,4 +209,45 @@ type GroupFaults struct {
 	// with a wrong bootstrap token and therefore never join (their message
 	// says why).
 	WrongTokens int `json:"wrongTokens"`
+	// NeverJoins is how many of the instances the group creates next have
+	// the fault NeverJoins: they run but never join.
+	NeverJoins int `json:"neverJoins,omitempty"`
+}
+
+// Instance health faults (InstanceFault.Fault): what goes wrong inside a
+// running instance.
+const (
+	// FaultKubeletStopped: the kubelet stops heartbeating; the Node goes
+	// Unknown after the node monitor grace period.
+	FaultKubeletStopped = "KubeletStopped"
+	// FaultNodeNotReady: the kubelet heartbeats but reports Ready=False
+	// (KubeletNotReady).
+	FaultNodeNotReady = "NodeNotReady"
+	// FaultNeverJoins: the instance runs but never joins (no Node).
+	FaultNeverJoins = "NeverJoins"
+	// FaultCloudCheckFailing: the instance fails the cloud's own status
+	// check (EC2 instance status, Azure application health); its kubelet is
+	// unaffected.
+	FaultCloudCheckFailing = "CloudCheckFailing"
+)
+
+// InstanceFault is the body of PUT /admin/instances/{id}/fault and
+// PUT /admin/groups/{name}/instances/{id}/fault: an instance's health
+// fault, empty (or DELETE) to clear it.
+type InstanceFault struct {
+	Fault string `json:"fault"`
+}
+
+// GroupInstanceFault is the body of PUT /admin/groups/{name}/instance-faults:
+// Fault for a Fraction in [0, 1] of the group's live instances, chosen at
+// random (seeded) among those without it; an empty Fault clears that many.
+type GroupInstanceFault struct {
+	Fraction float64 `json:"fraction"`
+	Fault    string  `json:"fault"`
+}
+
+// GroupInstanceFaultResult is the answer of PUT
+// /admin/groups/{name}/instance-faults: the instances chosen.
+type GroupInstanceFaultResult struct {
+	InstanceIDs []string `json:"instanceIds"`
 }

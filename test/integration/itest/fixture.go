@@ -284,6 +284,38 @@ func (f *Fixture) Group() *core.Group {
 	return g
 }
 
+// SetInstanceFault sets (core.FaultNone: clears) the health fault of the
+// pool's instance id (core.InstanceFault): a kubelet that stops, a Node
+// NotReady, an instance that never joins, a failing cloud status check.
+func (f *Fixture) SetInstanceFault(id string, fault core.InstanceFault) {
+	f.T.Helper()
+	k := f.groupKey()
+	if _, err := f.Cloud.Cloud().Scope(k.Face, k.Scope).SetInstanceFault(k.Name, id, fault); err != nil {
+		f.T.Fatalf("setting fault %q on instance %s: %v", fault, id, err)
+	}
+}
+
+// SetPoolFault gives the health fault to a fraction of the pool's live
+// instances, chosen at random with the cloud's seed among those without it
+// (see core.Scope.SetGroupInstanceFault), and returns their IDs.
+func (f *Fixture) SetPoolFault(fraction float64, fault core.InstanceFault) []string {
+	f.T.Helper()
+	k := f.groupKey()
+	ids, err := f.Cloud.Cloud().Scope(k.Face, k.Scope).SetGroupInstanceFault(k.Name, fraction, fault)
+	if err != nil {
+		f.T.Fatalf("setting fault %q on %v of the pool's instances: %v", fault, fraction, err)
+	}
+	return ids
+}
+
+func (f *Fixture) groupKey() core.GroupKey {
+	f.T.Helper()
+	if f.Provider.GroupKey == nil {
+		f.T.Fatalf("provider %s has no group in the simulated cloud", f.Provider.PoolKind())
+	}
+	return f.Provider.GroupKey(f)
+}
+
 // Instances returns the group's instances that are not being deleted.
 func (f *Fixture) Instances() []core.Instance {
 	var out []core.Instance
