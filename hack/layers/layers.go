@@ -58,7 +58,7 @@ func Rules() []Rule {
 	}
 	return []Rule{
 		{
-			Name:    "the API types import only the Go standard library, Kubernetes API packages and upstream Cluster API's API module",
+			Name:    "the API types import only the Go standard library, Kubernetes API packages, upstream Cluster API's API module and CAPA's API packages (the v1beta2 AWS kinds mpool serves)",
 			Applies: func(dir string) bool { return under(dir, "api") && !under(dir, "api/apitest") },
 			Allowed: func(dir, path string) bool {
 				switch {
@@ -66,7 +66,8 @@ func Rules() []Rule {
 					return true // the standard library
 				case strings.HasPrefix(path, "./api/"), strings.HasPrefix(path, "k8s.io/api/"), strings.HasPrefix(path, "k8s.io/apimachinery/"),
 					strings.HasPrefix(path, "k8s.io/apiextensions-apiserver/pkg/apis/"),
-					strings.HasPrefix(path, "sigs.k8s.io/cluster-api/api/"):
+					strings.HasPrefix(path, "sigs.k8s.io/cluster-api/api/"),
+					path == "sigs.k8s.io/cluster-api-provider-aws/v2/api/v1beta2", path == "sigs.k8s.io/cluster-api-provider-aws/v2/exp/api/v1beta2":
 					return true
 				case path == "sigs.k8s.io/controller-runtime/pkg/scheme":
 					return true // the scheme builder the generated registration uses

@@ -45,6 +45,31 @@ func waitReady(t *testing.T, cs kubernetes.Interface, name string, status corev1
 	})
 }
 
+// renewed reports an error unless the Node's Lease was renewed after
+// after (want true) or was not (want false).
+func renewed(cs kubernetes.Interface, name string, after time.Time, want bool) func() error {
+	return func() error {
+		l, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got := l.Spec.RenewTime.After(after); got != want {
+			return fmt.Errorf("lease of %s renewed after %s: %v, want %v", name, after, got, want)
+		}
+		return nil
+	}
+}
+
+// leaseRenewTime is the Node's Lease's renewTime.
+func leaseRenewTime(t *testing.T, cs kubernetes.Interface, name string) time.Time {
+	t.Helper()
+	l, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Spec.RenewTime.Time
+}
+
 func TestInstanceFaults(t *testing.T) {
 	ctx := context.Background()
 	cs := clientset(t)
@@ -60,41 +85,20 @@ func TestInstanceFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitReady(t, cs, in.NodeName, corev1.ConditionUnknown, "NodeStatusUnknown")
-		stopped, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, in.NodeName, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		stopped := leaseRenewTime(t, cs, in.NodeName)
 		// Marked Unknown the grace period (2s, give or take the second
 		// the Node's times are rounded to) after the last renewal, which
 		// is not renewed any more (for two heartbeats).
-		if c, _ := readyCondition(ctx, cs, in.NodeName); c.LastTransitionTime.Time.Before(stopped.Spec.RenewTime.Add(time.Second)) {
-			t.Fatalf("Unknown at %s, less than the grace period after the last renewal %s", c.LastTransitionTime, stopped.Spec.RenewTime)
+		if c, _ := readyCondition(ctx, cs, in.NodeName); c.LastTransitionTime.Time.Before(stopped.Add(time.Second)) {
+			t.Fatalf("Unknown at %s, less than the grace period after the last renewal %s", c.LastTransitionTime, stopped)
 		}
-		consistently(t, 2500*time.Millisecond, func() error {
-			l, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, in.NodeName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if l.Spec.RenewTime.After(stopped.Spec.RenewTime.Time) {
-				return fmt.Errorf("the lease of a stopped kubelet was renewed")
-			}
-			return nil
-		})
+		consistently(t, 2500*time.Millisecond, renewed(cs, in.NodeName, stopped, false))
 
 		if err := srv.Cloud().SetInstanceFault(in.ID, core.FaultNone); err != nil {
 			t.Fatal(err)
 		}
 		waitReady(t, cs, in.NodeName, corev1.ConditionTrue, "KubeletReady")
-		testenv.Eventually(t, 10*time.Second, func() error {
-			l, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, in.NodeName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if !l.Spec.RenewTime.After(stopped.Spec.RenewTime.Time) {
-				return fmt.Errorf("the lease is not renewed after the kubelet restarted")
-			}
-			return nil
-		})
+		testenv.Eventually(t, 10*time.Second, renewed(cs, in.NodeName, stopped, true))
 	})
 
 	t.Run("a NotReady kubelet reports Ready=False and keeps heartbeating", func(t *testing.T) {
@@ -104,20 +108,7 @@ func TestInstanceFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitReady(t, cs, in.NodeName, corev1.ConditionFalse, "KubeletNotReady")
-		l, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, in.NodeName, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		testenv.Eventually(t, 10*time.Second, func() error {
-			l2, err := cs.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, in.NodeName, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if !l2.Spec.RenewTime.After(l.Spec.RenewTime.Time) {
-				return fmt.Errorf("the lease of a NotReady kubelet is not renewed")
-			}
-			return nil
-		})
+		testenv.Eventually(t, 10*time.Second, renewed(cs, in.NodeName, leaseRenewTime(t, cs, in.NodeName), true))
 		if err := srv.Cloud().SetInstanceFault(in.ID, core.FaultNone); err != nil {
 			t.Fatal(err)
 		}

@@ -142,6 +142,10 @@ type awsInstancePayload struct {
 	// Market is on-demand, spot or pending for an instance of a mixed
 	// instances policy (spot.go), "" otherwise.
 	Market string `json:"market,omitempty"`
+	// Health is Unhealthy once SetInstanceHealth said so, RespectGrace
+	// whether that waits for the grace period (health.go).
+	Health       string `json:"health,omitempty"`
+	RespectGrace bool   `json:"respectGrace,omitempty"`
 }
 
 func readAWSPayload(g *core.Group) awsGroupPayload {
@@ -702,17 +706,7 @@ func (h *awsHandler) terminateInstance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sc := h.scope(req)
-	var g *core.Group
-	var in *core.Instance
-	for _, n := range sc.ListGroups() {
-		if gg, err := sc.GetGroup(n); err == nil {
-			for i := range gg.Instances {
-				if gg.Instances[i].ID == id {
-					g, in = gg, &gg.Instances[i]
-				}
-			}
-		}
-	}
+	g, in := h.instanceGroup(req, id)
 	if g == nil {
 		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "Instance Id not found - No managed instance found for instance ID: "+id)
 		return
@@ -902,17 +896,16 @@ func (h *awsHandler) describeASGs(w http.ResponseWriter, r *http.Request) {
 	h.writeResult(w, req, out)
 }
 
-// awsLifecycle is an instance's Auto Scaling lifecycle state and health.
-func awsLifecycle(s core.InstanceState) (string, string) {
+// awsLifecycle is an instance's Auto Scaling lifecycle state (its health
+// is awsGroupPayload.awsHealth).
+func awsLifecycle(s core.InstanceState) string {
 	switch s {
 	case core.StateCreating, core.StateBooting:
-		return "Pending", "Healthy"
-	case core.StateRunning:
-		return "InService", "Healthy"
-	case core.StateFailed:
-		return "InService", "Unhealthy"
+		return "Pending"
+	case core.StateRunning, core.StateFailed:
+		return "InService"
 	}
-	return "Terminating", "Healthy"
+	return "Terminating"
 }
 
 func (h *awsHandler) wireGroup(g *core.Group) awsapi.AutoScalingGroup {
@@ -941,9 +934,11 @@ func (h *awsHandler) wireGroup(g *core.Group) awsapi.AutoScalingGroup {
 	for _, t := range p.Tags {
 		out.Tags = append(out.Tags, awsapi.TagDescription{ResourceID: p.Name, ResourceType: "auto-scaling-group", Key: t.Key, Value: t.Value, PropagateAtLaunch: t.PropagateAtLaunch})
 	}
+	now := h.env.Cloud.Clock().Now()
 	for _, in := range g.Instances {
 		ip := readAWSInstance(in)
-		state, health := awsInstanceLifecycle(in)
+		state := awsInstanceLifecycle(in)
+		health := p.awsHealth(in, now)
 		out.Instances = append(out.Instances, awsapi.Instance{
 			InstanceID: in.ID, InstanceType: ip.InstanceType, AvailabilityZone: in.Zone, LifecycleState: state, HealthStatus: health,
 			LaunchTemplate: ip.LaunchTemplate, ProtectedFromScaleIn: ip.Protected, ImageID: ip.ImageID,

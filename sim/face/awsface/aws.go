@@ -192,6 +192,7 @@ func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
 		OpAWSDeleteAutoScalingGroup:         h.onGroup(h.deleteASG),
 		OpAWSSetDesiredCapacity:             h.onGroup(h.setDesiredCapacity),
 		OpAWSTerminateInstanceInASG:         h.terminateInstance,
+		OpAWSSetInstanceHealth:              h.setInstanceHealth,
 		OpAWSCreateOrUpdateTags:             h.createOrUpdateTags,
 		OpAWSDeleteTags:                     h.deleteTags,
 		OpAWSDescribeScalingActivities:      h.onGroup(h.describeScalingActivities),

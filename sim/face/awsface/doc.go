@@ -24,7 +24,7 @@
 // core scope AWSScope(account, region) ("<account>/<region>").
 //
 // Auto Scaling: Create/Update/Describe/DeleteAutoScalingGroup(s),
-// SetDesiredCapacity, TerminateInstanceInAutoScalingGroup,
+// SetDesiredCapacity, TerminateInstanceInAutoScalingGroup, SetInstanceHealth,
 // CreateOrUpdateTags, DeleteTags, DescribeScalingActivities,
 // Suspend/ResumeProcesses (processes.go: Launch, Terminate,
 // ReplaceUnhealthy, HealthCheck and InstanceRefresh take effect) and
@@ -46,7 +46,13 @@
 // ds.meta_data local_hostname, hostname, instance_id, instance_type,
 // ami_id, local_ipv4, availability_zone, region, account_id. Lifecycle
 // states Pending, InService (a failed boot: InService, Unhealthy, replaced
-// after the group's HealthCheckGracePeriod), Terminating. Scale-in spares instances ProtectedFromScaleIn and takes
+// after the group's HealthCheckGracePeriod), Terminating. Health checks
+// (health.go): HealthCheckType and HealthCheckGracePeriod (default 0, as
+// the API's) are kept and reported; an instance with the core fault
+// CloudCheckFailing fails its EC2 status check and is Unhealthy past the
+// grace period, as is one SetInstanceHealth set Unhealthy; ReplaceUnhealthy
+// terminates it and launches a replacement, the desired capacity
+// unchanged, with activities, when the group is next described. Scale-in spares instances ProtectedFromScaleIn and takes
 // failed ones, then the fullest zone, other template versions, newest.
 // Deletion without ForceDelete is refused while instances remain
 // (ResourceInUse; ScalingActivityInProgress while they terminate); the

@@ -127,26 +127,26 @@ func awsTerminateWaitingCount(g *core.Group) int {
 	return n
 }
 
-// awsInstanceLifecycle is an instance's lifecycle state and health as
-// Auto Scaling names them, its hooks' wait states included.
-func awsInstanceLifecycle(in core.Instance) (string, string) {
-	state, health := awsLifecycle(in.State)
+// awsInstanceLifecycle is an instance's lifecycle state as Auto Scaling
+// names it, its hooks' wait states included.
+func awsInstanceLifecycle(in core.Instance) string {
+	state := awsLifecycle(in.State)
 	if in.State == core.StateDeleting {
-		return state, health
+		return state
 	}
 	ip := readAWSInstance(in)
 	for _, w := range ip.Waits {
 		if w.Transition == awsapi.TransitionTerminating {
-			return awsapi.StateTerminatingWait, health
+			return awsapi.StateTerminatingWait
 		}
 	}
 	if len(ip.Waits) > 0 {
-		return awsapi.StatePendingWait, health
+		return awsapi.StatePendingWait
 	}
 	if ip.Proceeded && (in.State == core.StateCreating || in.State == core.StateBooting) {
-		return awsapi.StatePendingProceed, health
+		return awsapi.StatePendingProceed
 	}
-	return state, health
+	return state
 }
 
 // parseHook reads a hook's fields from the form (prefix "" for

@@ -29,11 +29,13 @@ import (
 //     terminates.
 //   - InstanceRefresh: an instance refresh does not progress (nor while
 //     Launch or Terminate is suspended, which it needs).
-//   - ReplaceUnhealthy, HealthCheck: an instance that failed to boot is
-//     reported InService/Unhealthy and, once the group's
-//     HealthCheckGracePeriod has passed since its launch, terminated and
-//     replaced when the group is next read (replaceUnhealthy); with either
-//     process (or Terminate) suspended it stays until terminated otherwise.
+//   - ReplaceUnhealthy, HealthCheck: see health.go. An instance that
+//     failed to boot or fails its status check is reported
+//     InService/Unhealthy and, once the group's HealthCheckGracePeriod has
+//     passed since its launch, terminated and replaced when the group is
+//     next read (replaceUnhealthy); suspended HealthCheck marks no running
+//     instance Unhealthy, and with ReplaceUnhealthy (or Terminate)
+//     suspended an Unhealthy instance stays until terminated otherwise.
 //   - AZRebalance, AddToLoadBalancer, AlarmNotification,
 //     ScheduledActions: not modelled (the face has no rebalancing between
 //     zones, load balancers, alarms or scheduled actions); they are kept
@@ -147,23 +149,25 @@ func (h *awsHandler) changeProcesses(w http.ResponseWriter, r *http.Request, sus
 	h.answer(w, req, err)
 }
 
-// replaceUnhealthy terminates g's instances that failed to boot (reported
-// InService/Unhealthy) once the group's health check grace period has
-// passed since their launch, and launches their replacements (as far as
-// Launch is not suspended), unless HealthCheck, ReplaceUnhealthy or
-// Terminate is suspended. It returns the group as it is then.
+// replaceUnhealthy terminates g's Unhealthy instances (health.go:
+// failed status checks past the grace period, SetInstanceHealth) and
+// launches their replacements (as far as Launch is not suspended), unless
+// ReplaceUnhealthy or Terminate is suspended. It returns the group as it
+// is then.
 func (h *awsHandler) replaceUnhealthy(req *awsRequest, g *core.Group) *core.Group {
 	p := readAWSPayload(g)
 	if g.Operation != nil && g.Operation.Type == core.OperationDelete ||
-		p.suspended(awsapi.ProcessHealthCheck, awsapi.ProcessReplaceUnhealthy, awsapi.ProcessTerminate) {
+		p.suspended(awsapi.ProcessReplaceUnhealthy, awsapi.ProcessTerminate) {
 		return g
 	}
 	now := h.env.Cloud.Clock().Now().UTC()
-	grace := time.Duration(p.HealthCheckGrace) * time.Second
 	var ids []string
+	var acts []awsActivity
 	for _, in := range g.Instances {
-		if in.State == core.StateFailed && !awsLeaving(in) && !now.Before(in.CreatedAt.Add(grace)) {
+		if cause := p.unhealthyCause(in, now); cause != "" {
 			ids = append(ids, in.ID)
+			acts = append(acts, awsActivity{Kind: "terminate", InstanceID: in.ID, Start: now, Cause: fmt.Sprintf(
+				"At %s an instance was taken out of service in response to %s.", AWSTime(now), cause)})
 		}
 	}
 	if len(ids) == 0 {
@@ -172,11 +176,6 @@ func (h *awsHandler) replaceUnhealthy(req *awsRequest, g *core.Group) *core.Grou
 	ng, err := h.terminateInstances(req, g, ids)
 	if err != nil {
 		return g
-	}
-	var acts []awsActivity
-	for _, id := range ids {
-		acts = append(acts, awsActivity{Kind: "terminate", InstanceID: id, Start: now, Cause: fmt.Sprintf(
-			"At %s an instance was taken out of service in response to an EC2 instance status checks failure.", AWSTime(now))})
 	}
 	h.recordActivities(req, g.Name, acts, false)
 	h.env.Log.V(1).Info("Replacing unhealthy instances", "group", g.Name, "instances", ids)

@@ -158,6 +158,9 @@ type azureVMPayload struct {
 	Tags          map[string]string `json:"tags,omitempty"`
 	AdminUsername string            `json:"adminUsername,omitempty"`
 	Image         map[string]any    `json:"image,omitempty"`
+	// RepairedAt is when an automatic repair last restarted or reimaged
+	// the VM (repairs.go).
+	RepairedAt time.Time `json:"repairedAt,omitzero"`
 }
 
 // InstanceIdentity implements Face: Uniform VMs are instance 0, 1, 2, ...

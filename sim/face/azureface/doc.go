@@ -120,9 +120,19 @@
 // report what is left. `mpool cloud --azure-throttle` turns Azure's figures
 // on, --azure-vcpu-quota family=n sets VCPUQuota.
 //
+// Automatic instance repairs (repairs.go): properties.automaticRepairsPolicy
+// is validated as ARM does (gracePeriod PT10M to PT90M, repairAction
+// Replace, Restart or Reimage, an Application Health extension or load
+// balancer probe required to enable it) and returned with its defaults; a
+// VM with the core fault CloudCheckFailing (its application health
+// Unhealthy) past the grace period is repaired when the scale set or its
+// VMs are next read: Replace deletes and recreates it, the capacity
+// unchanged; Restart and Reimage bring it back healthy.
+//
 // Limits: any subscription and resource group name is accepted without
-// being created; one region's SKUs everywhere; no instance views, NICs, disks or
-// extensions (kept in the model as sent, not simulated); scale-in victims
+// being created; one region's SKUs everywhere; no instance views (the
+// application health of a VM is not reported), NICs, disks or extensions
+// (kept in the model as sent, not simulated); scale-in victims
 // are the core's (failed, then zone-balanced newest first), not Azure's
 // scale-in policy.
 package azureface

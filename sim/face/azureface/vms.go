@@ -90,7 +90,7 @@ func flexVMResource(g *core.Group, gp azureGroupPayload, in *core.Instance) map[
 
 // getGroupOr404 returns the scale set named in the path, or answers 404.
 func (h *azureHandler) getGroupOr404(w http.ResponseWriter, r *http.Request, vmss string) (*core.Group, bool) {
-	g, err := h.scope(r).GetGroup(groupName(vmss))
+	g, err := h.readGroup(h.scope(r), groupName(vmss))
 	if err != nil {
 		if core.CodeOf(err) == core.CodeNotFound {
 			armNotFound(w, azureapi.TypeVirtualMachineScaleSets, vmss, r.PathValue("rg"))
@@ -231,7 +231,7 @@ func (h *azureHandler) listVMs(w http.ResponseWriter, r *http.Request) {
 		if hasAfter && (k.Scope < after.Scope || k.Scope == after.Scope && k.Name < after.Name) {
 			continue
 		}
-		g, err := h.env.Cloud.Scope(k.Face, k.Scope).GetGroup(k.Name)
+		g, err := h.readGroup(h.env.Cloud.Scope(k.Face, k.Scope), k.Name)
 		if err != nil {
 			continue
 		}
@@ -264,7 +264,7 @@ func (h *azureHandler) listVMs(w http.ResponseWriter, r *http.Request) {
 // flexVM finds a Flexible VM by name, or answers 404.
 func (h *azureHandler) flexVM(w http.ResponseWriter, r *http.Request) (*core.Group, *core.Instance, bool) {
 	name := r.PathValue("vm")
-	g, err := h.scope(r).GetGroup(flexGroupOf(name))
+	g, err := h.readGroup(h.scope(r), flexGroupOf(name))
 	if err == nil && readAzurePayload(g).Mode == azureapi.OrchestrationFlexible {
 		for i := range g.Instances {
 			if strings.EqualFold(g.Instances[i].ID, name) {

@@ -246,6 +246,10 @@ func (h *azureHandler) applyVMSS(w http.ResponseWriter, r *http.Request, sc core
 		bad(azureapi.CodePropertyChangeNotAllowed, "properties.orchestrationMode", "Changing property 'orchestrationMode' is not allowed.")
 		return
 	}
+	if target, msg := checkRepairs(&view); msg != "" {
+		bad(azureapi.CodeInvalidParameter, target, "%s", msg)
+		return
+	}
 	capacity := int32(0)
 	switch {
 	case view.Sku.Capacity != nil:
@@ -534,6 +538,7 @@ func (h *azureHandler) vmssResource(g *core.Group) map[string]any {
 	props["uniqueId"] = p.UniqueID
 	props["timeCreated"] = p.TimeCreated.UTC().Format(time.RFC3339Nano)
 	props["orchestrationMode"] = p.Mode
+	fillRepairDefaults(props)
 	if p.Mode == azureapi.OrchestrationUniform {
 		if _, ok := props["upgradePolicy"]; !ok {
 			props["upgradePolicy"] = map[string]any{"mode": "Manual"}
@@ -569,7 +574,7 @@ func (h *azureHandler) getVMSS(w http.ResponseWriter, r *http.Request) {
 func (h *azureHandler) listVMSS(w http.ResponseWriter, r *http.Request) {
 	out := []map[string]any{}
 	for _, k := range h.keysOf(r) {
-		g, err := h.env.Cloud.Scope(k.Face, k.Scope).GetGroup(k.Name)
+		g, err := h.readGroup(h.env.Cloud.Scope(k.Face, k.Scope), k.Name)
 		if err == nil {
 			out = append(out, h.vmssResource(g))
 		}
@@ -633,7 +638,7 @@ func (h *azureHandler) deleteInstances(w http.ResponseWriter, r *http.Request) {
 // scaleSet reads the core group of scale set gname; when it cannot, it
 // answers ARM's 404 ResourceNotFound (or the core's error) and reports false.
 func (h *azureHandler) scaleSet(w http.ResponseWriter, r *http.Request, sc core.Scope, gname string) (*core.Group, bool) {
-	g, err := sc.GetGroup(gname)
+	g, err := h.readGroup(sc, gname)
 	if err != nil {
 		if core.CodeOf(err) == core.CodeNotFound {
 			armNotFound(w, azureapi.TypeVirtualMachineScaleSets, r.PathValue("vmss"), r.PathValue("rg"))

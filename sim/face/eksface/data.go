@@ -95,6 +95,7 @@ type eksNodegroup struct {
 	MaxUnavailable int32              `json:"maxUnavailable,omitempty"`
 	MaxUnavailPct  int32              `json:"maxUnavailablePercentage,omitempty"`
 	LaunchTemplate *eksLaunchTemplate `json:"launchTemplate,omitempty"`
+	Repair         *eksRepairConfig   `json:"nodeRepairConfig,omitempty"`
 	CreatedAt      time.Time          `json:"createdAt"`
 	ModifiedAt     time.Time          `json:"modifiedAt"`
 	Health         []eksIssue         `json:"health,omitempty"`
@@ -284,6 +285,8 @@ type eksNodegroupOut struct {
 	UpdateConfig   eksUpdateConfig    `json:"updateConfig"`
 	LaunchTemplate *eksLaunchTemplate `json:"launchTemplate,omitempty"`
 	Tags           map[string]string  `json:"tags,omitempty"`
+	// NodeRepairConfig is as set (repair.go), absent when never set.
+	NodeRepairConfig *eksRepairConfig `json:"nodeRepairConfig,omitempty"`
 }
 
 func (n *eksNodegroup) out() eksNodegroupOut {
@@ -293,8 +296,9 @@ func (n *eksNodegroup) out() eksNodegroupOut {
 		ScalingConfig: eksScalingConfig{MinSize: &n.MinSize, MaxSize: &n.MaxSize, DesiredSize: &n.DesiredSize},
 		InstanceTypes: n.InstanceTypes, Subnets: n.Subnets, RemoteAccess: n.RemoteAccess, AMIType: n.AMIType, NodeRole: n.NodeRole,
 		Labels: n.Labels, Taints: n.Taints, DiskSize: n.DiskSize, LaunchTemplate: n.LaunchTemplate, Tags: n.Tags,
-		Resources: map[string]any{"autoScalingGroups": []map[string]string{{"name": n.ASG}}},
-		Health:    map[string]any{"issues": nonNilIssues(n.Health)},
+		Resources:        map[string]any{"autoScalingGroups": []map[string]string{{"name": n.ASG}}},
+		Health:           map[string]any{"issues": nonNilIssues(n.Health)},
+		NodeRepairConfig: n.Repair,
 	}
 	if n.MaxUnavailPct > 0 {
 		o.UpdateConfig.MaxUnavailablePercentage = &n.MaxUnavailPct

@@ -86,6 +86,13 @@
 // --eks-throttle`'s); injected faults as ThrottlingException,
 // ServiceUnavailableException or ServerException.
 //
-// Not simulated: launch template contents, node repair, Fargate, add-ons,
+// Node auto repair (repair.go): nodeRepairConfig on CreateNodegroup,
+// UpdateNodegroupConfig and DescribeNodegroup; with it enabled, a node not
+// Ready (its instance has the core fault KubeletStopped or NodeNotReady)
+// for EKSFace.NodeRepairWait (EKS's 30 minutes) is replaced, the desired
+// size unchanged, within EKS's default or the configured unhealthy
+// threshold and parallel limit.
+//
+// Not simulated: launch template contents, node repair overrides, Fargate, add-ons,
 // access entries, changes to clusters (no update or deletion).
 package eksface

@@ -137,6 +137,10 @@ type EKSFace struct {
 	// NodeCreationFailure naming the instances (default
 	// EKSDefaultNodeCreationTimeout).
 	NodeCreationTimeout time.Duration
+	// NodeRepairWait is how long a node of a node group with node repair
+	// enabled may be not Ready before EKS replaces it (default
+	// EKSDefaultNodeRepairWait, EKS's 30 minutes; repair.go).
+	NodeRepairWait time.Duration
 	// Budget is the request token bucket per account and region, shared by
 	// all actions (off unless set; EKSDefaultBudget is `mpool cloud
 	// --eks-throttle`'s): an exhausted one answers ThrottlingException

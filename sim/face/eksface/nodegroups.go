@@ -117,6 +117,7 @@ type eksNodegroupIn struct {
 	Tags           map[string]string  `json:"tags"`
 	LaunchTemplate *eksLaunchTemplate `json:"launchTemplate"`
 	UpdateConfig   *eksUpdateConfig   `json:"updateConfig"`
+	Repair         *eksRepairConfig   `json:"nodeRepairConfig"`
 	CapacityType   string             `json:"capacityType"`
 	Version        string             `json:"version"`
 	ReleaseVersion string             `json:"releaseVersion"`
@@ -225,6 +226,9 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 	if err := validUpdateConfig(in.UpdateConfig); err != nil {
 		return nil, err
 	}
+	if err := validRepair(in.Repair); err != nil {
+		return nil, err
+	}
 	if err := validTaints(in.Taints); err != nil {
 		return nil, err
 	}
@@ -294,7 +298,7 @@ func (h *eksHandler) newNodegroup(req *eksRequest, in eksNodegroupIn) (*eksNodeg
 		Status: EKSStatusCreating, Version: version, ReleaseVersion: release, AMIType: ami, CapacityType: capacity,
 		InstanceTypes: types, DiskSize: disk, Subnets: slices.Clone(in.Subnets), NodeRole: in.NodeRole, RemoteAccess: in.RemoteAccess,
 		MinSize: minSize, MaxSize: maxSize, DesiredSize: desired, Labels: in.Labels, Taints: in.Taints, Tags: in.Tags,
-		LaunchTemplate: in.LaunchTemplate, LTSeen: ltSeen, CreatedAt: now, ModifiedAt: now, MaxUnavailable: 1,
+		LaunchTemplate: in.LaunchTemplate, LTSeen: ltSeen, CreatedAt: now, ModifiedAt: now, MaxUnavailable: 1, Repair: in.Repair,
 	}
 	if uc := in.UpdateConfig; uc != nil {
 		n.MaxUnavailable, n.MaxUnavailPct = ptrOr(uc.MaxUnavailable, 0), ptrOr(uc.MaxUnavailablePercentage, 0)

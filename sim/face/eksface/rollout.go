@@ -45,11 +45,11 @@ func (f *EKSFace) kickLocked(env core.FaceEnv) {
 	go f.run(env)
 }
 
-// eksBusy reports whether a node group is in a transitional state, or
-// DEGRADED (the loop watches it recover).
+// eksBusy reports whether a node group is in a transitional state,
+// DEGRADED (the loop watches it recover) or has node repair on.
 func eksBusy(d *eksFaceData) bool {
 	for _, n := range d.Nodegroups {
-		if n.Status == EKSStatusCreating || n.Status == EKSStatusUpdating || n.Status == EKSStatusDeleting || n.Status == EKSStatusDegraded {
+		if n.Status == EKSStatusCreating || n.Status == EKSStatusUpdating || n.Status == EKSStatusDeleting || n.Status == EKSStatusDegraded || eksRepairing(n) {
 			return true
 		}
 	}
@@ -128,6 +128,7 @@ func (f *EKSFace) advance(env core.FaceEnv) bool {
 				f.checkHealth(env, n, now)
 			}
 		case EKSStatusActive, EKSStatusDegraded:
+			f.repairNodes(env, n, now)
 			f.checkHealth(env, n, now)
 		case EKSStatusDeleting:
 			g, err := sc.GetGroup(n.ASG)
@@ -269,13 +270,7 @@ func (f *EKSFace) step(env core.FaceEnv, n *eksNodegroup, u *eksUpdate, now time
 			continue
 		}
 		env.Log.V(1).Info("EKS terminated a drained node", "nodegroup", n.Name, "update", u.ID, "instance", id, "node", in.NodeName)
-		if cs != nil && in.NodeName != "" {
-			ctx, cancel := context.WithTimeout(context.Background(), eksCallTimeout)
-			if err := cs.CoreV1().Nodes().Delete(ctx, in.NodeName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				env.Log.V(1).Info("Deleting a terminated node's Node failed", "node", in.NodeName, "error", err.Error())
-			}
-			cancel()
-		}
+		deleteNode(env, cs, in.NodeName)
 		delete(u.Draining, id)
 	}
 	done := len(old) == 0 && len(u.Draining) == 0 && len(live) == desired && !u.Relabel && eksSettled(g, n)

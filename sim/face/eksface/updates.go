@@ -25,6 +25,7 @@ func (h *eksHandler) updateNodegroupConfig(w http.ResponseWriter, _ *http.Reques
 		} `json:"taints"`
 		ScalingConfig *eksScalingConfig `json:"scalingConfig"`
 		UpdateConfig  *eksUpdateConfig  `json:"updateConfig"`
+		Repair        *eksRepairConfig  `json:"nodeRepairConfig"`
 	}
 	h.update(w, req, &in, func(_ *eksFaceData, n *eksNodegroup) (eksUpdate, error) {
 		u := eksUpdate{Type: EKSUpdateConfig, OldLabels: maps.Clone(n.Labels), OldTaints: slices.Clone(n.Taints)}
@@ -77,6 +78,13 @@ func (h *eksHandler) updateNodegroupConfig(w http.ResponseWriter, _ *http.Reques
 			if n.MaxUnavailable == 0 && n.MaxUnavailPct == 0 {
 				n.MaxUnavailable = 1
 			}
+		}
+		if c := in.Repair; c != nil {
+			if err := validRepair(c); err != nil {
+				return u, err
+			}
+			u.Params = append(u.Params, repairParams(c)...)
+			n.Repair = c
 		}
 		if len(u.Params) == 0 {
 			return u, eksInvalid("No changes needed")

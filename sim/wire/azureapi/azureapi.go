@@ -167,8 +167,17 @@ type ScaleSetView struct {
 	Zones      []string           `json:"zones,omitempty"`
 	Sku        *Sku               `json:"sku,omitempty"`
 	Properties *struct {
-		OrchestrationMode     string `json:"orchestrationMode,omitempty"`
-		VirtualMachineProfile *struct {
+		OrchestrationMode      string                  `json:"orchestrationMode,omitempty"`
+		AutomaticRepairsPolicy *AutomaticRepairsPolicy `json:"automaticRepairsPolicy,omitempty"`
+		VirtualMachineProfile  *struct {
+			NetworkProfile *struct {
+				HealthProbe *struct {
+					ID string `json:"id,omitempty"`
+				} `json:"healthProbe,omitempty"`
+			} `json:"networkProfile,omitempty"`
+			ExtensionProfile *struct {
+				Extensions []ExtensionView `json:"extensions,omitempty"`
+			} `json:"extensionProfile,omitempty"`
 			StorageProfile *struct {
 				ImageReference *ImageReference `json:"imageReference,omitempty"`
 			} `json:"storageProfile,omitempty"`
@@ -180,6 +189,40 @@ type ScaleSetView struct {
 		} `json:"virtualMachineProfile,omitempty"`
 	} `json:"properties,omitempty"`
 }
+
+// ExtensionView is the part of a VM extension the face reads.
+type ExtensionView struct {
+	Name       string `json:"name,omitempty"`
+	Properties *struct {
+		Publisher string `json:"publisher,omitempty"`
+		Type      string `json:"type,omitempty"`
+	} `json:"properties,omitempty"`
+}
+
+// AutomaticRepairsPolicy is a scale set's properties.automaticRepairsPolicy:
+// repair the VMs its application health monitoring (the Application Health
+// extension or a load balancer probe) reports unhealthy, after
+// GracePeriod (ISO 8601, PT10M to PT90M, default PT10M), by RepairAction
+// (Replace, the default, Restart or Reimage).
+type AutomaticRepairsPolicy struct {
+	Enabled      *bool  `json:"enabled,omitempty"`
+	GracePeriod  string `json:"gracePeriod,omitempty"`
+	RepairAction string `json:"repairAction,omitempty"`
+}
+
+// Automatic repair actions.
+const (
+	RepairReplace = "Replace"
+	RepairRestart = "Restart"
+	RepairReimage = "Reimage"
+)
+
+// Application Health extension types (publisher
+// Microsoft.ManagedServices).
+const (
+	ExtensionApplicationHealthLinux   = "ApplicationHealthLinux"
+	ExtensionApplicationHealthWindows = "ApplicationHealthWindows"
+)
 
 // ResourceSkuList is the answer of GET .../providers/Microsoft.Compute/skus.
 type ResourceSkuList struct {
