@@ -454,6 +454,8 @@ func deletionWhy(r rollout.DeleteReason) string {
 		return "stale model: replaced by an instance on the current model"
 	case rollout.ReasonExcess:
 		return "scale down: more instances than desired"
+	case rollout.ReasonRemediate:
+		return "unhealthy: a MachineHealthCheck asks for its remediation (replaced by a new instance)"
 	default:
 		return string(r)
 	}

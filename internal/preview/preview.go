@@ -131,6 +131,14 @@ func Input(s State) (rollout.Input, error) {
 			in.Desired = rec.Replicas
 		}
 	}
+	// The cap on remediations in flight, as the engine reads it; an
+	// unreadable one stops remediation there too.
+	pool := &metav1.ObjectMeta{Annotations: s.PoolAnnotations}
+	maxInFlight, err := MaxRemediationsInFlight(in.Desired, s.MachinePool, pool)
+	if err != nil {
+		maxInFlight = ptr.To[int32](0)
+	}
+	in.MaxRemediationsInFlight = maxInFlight
 	machines := make(map[string]*clusterv1.Machine, len(s.Machines))
 	for i := range s.Machines {
 		m := &s.Machines[i]
