@@ -1,0 +1,59 @@
+package eks
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
+)
+
+// TestMachineHealthCheckOnEKS: an EKS managed node group has no call that
+// removes a chosen node, so mpool does not remediate: a node whose kubelet
+// stops is marked by the MachineHealthCheck, its Machine's OwnerRemediated
+// says CannotBeRemediated and why, the pool's Remediating condition says
+// so, and the instance is left to EKS (node repair) or the user.
+func TestMachineHealthCheckOnEKS(t *testing.T) {
+	f, _ := start(t, "1.31")
+	f.ApplySeed()
+	f.WaitConverged(2, "v1.31.0", converge)
+	f.MarkInfrastructureReady(converge)
+	f.CreateMachineHealthCheck(intstr.FromString("100%"))
+	f.WaitMachineHealthCheck(2, 2, converge)
+
+	victim := f.InstanceIDs()[0]
+	f.SetInstanceFault(victim, core.FaultKubeletStopped)
+	testenv.Eventually(t, converge, func() error {
+		machines := &clusterv1.MachineList{}
+		if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
+			return err
+		}
+		found := false
+		for _, m := range machines.Items {
+			c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.MachineOwnerRemediatedCondition)
+			if c != nil && c.Reason == clusterv1.MachineSetMachineCannotBeRemediatedReason && strings.Contains(c.Message, "nodeRepairConfig") {
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("no Machine says it cannot be remediated")
+		}
+		c := f.PoolCondition(infrav1.RemediatingCondition)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != clusterv1.MachineSetMachineCannotBeRemediatedReason || !strings.Contains(c.Message, victim) {
+			return fmt.Errorf("Remediating: %+v", c)
+		}
+		return nil
+	})
+	if !slices.Contains(f.InstanceIDs(), victim) {
+		t.Errorf("instance %s was removed", victim)
+	}
+}
