@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -30,8 +31,12 @@ func TestMachineHealthCheckOnEKS(t *testing.T) {
 	f.CreateMachineHealthCheck(intstr.FromString("100%"))
 	f.WaitMachineHealthCheck(2, 2, converge)
 
-	victim := f.InstanceIDs()[0]
-	f.SetInstanceFault(victim, core.FaultKubeletStopped)
+	// The node group's instances are EKS's: found by the Node's providerID.
+	providerID := f.PoolNodes()[0].Spec.ProviderID
+	victim := providerID[strings.LastIndex(providerID, "/")+1:]
+	if err := f.Cloud.Cloud().SetInstanceFault(victim, core.FaultKubeletStopped); err != nil {
+		t.Fatal(err)
+	}
 	testenv.Eventually(t, converge, func() error {
 		machines := &clusterv1.MachineList{}
 		if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
@@ -53,7 +58,7 @@ func TestMachineHealthCheckOnEKS(t *testing.T) {
 		}
 		return nil
 	})
-	if !slices.Contains(f.InstanceIDs(), victim) {
-		t.Errorf("instance %s was removed", victim)
+	if !slices.ContainsFunc(f.PoolNodes(), func(n corev1.Node) bool { return n.Spec.ProviderID == providerID }) {
+		t.Errorf("the Node of instance %s was removed", victim)
 	}
 }
