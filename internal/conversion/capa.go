@@ -63,7 +63,7 @@ func (fieldwise) ConvertObject(_ context.Context, src, dst runtime.Object) error
 		return err
 	}
 	var kept *unconverted
-	annotations, _, _ := nestedMap(in, "metadata", "annotations")
+	annotations, _ := nestedMap(in, "metadata", "annotations")
 	if v, ok := annotations[UnconvertedAnnotation].(string); ok {
 		kept = &unconverted{}
 		d := json.NewDecoder(strings.NewReader(v))
@@ -74,7 +74,7 @@ func (fieldwise) ConvertObject(_ context.Context, src, dst runtime.Object) error
 		delete(annotations, UnconvertedAnnotation)
 	}
 	in["apiVersion"] = dstGVK.GroupVersion().String()
-	if spec, ok, _ := nestedMap(in, "spec"); ok {
+	if spec, ok := nestedMap(in, "spec"); ok {
 		unsetDurations(spec, reflect.TypeOf(src).Elem(), "Spec")
 	}
 	if err := fromMap(in, dst); err != nil {
@@ -84,10 +84,11 @@ func (fieldwise) ConvertObject(_ context.Context, src, dst runtime.Object) error
 	if err != nil {
 		return err
 	}
-	inSpec, _, _ := nestedMap(in, "spec")
-	outSpec, _, _ := nestedMap(out, "spec")
+	inSpec, _ := nestedMap(in, "spec")
+	outSpec, _ := nestedMap(out, "spec")
 	lost, _ := missing(inSpec, outSpec).(map[string]any)
-	if kept != nil && kept.APIVersion == dstGVK.GroupVersion().String() && outSpec != nil {
+	restored := kept != nil && kept.APIVersion == dstGVK.GroupVersion().String() && outSpec != nil
+	if restored {
 		restore(outSpec, kept.Spec)
 	}
 	if len(lost) > 0 {
@@ -95,7 +96,7 @@ func (fieldwise) ConvertObject(_ context.Context, src, dst runtime.Object) error
 		if err != nil {
 			return err
 		}
-		meta, _, _ := nestedMap(out, "metadata")
+		meta, _ := nestedMap(out, "metadata")
 		ann, _ := meta["annotations"].(map[string]any)
 		if ann == nil {
 			ann = map[string]any{}
@@ -103,8 +104,10 @@ func (fieldwise) ConvertObject(_ context.Context, src, dst runtime.Object) error
 		}
 		ann[UnconvertedAnnotation] = string(b)
 	}
-	if err := fromMap(out, dst); err != nil {
-		return fmt.Errorf("converting %s %s to %s: %w", srcGVK.Kind, name(in), dstGVK.GroupVersion(), err)
+	if restored || len(lost) > 0 { // else dst already holds out
+		if err := fromMap(out, dst); err != nil {
+			return fmt.Errorf("converting %s %s to %s: %w", srcGVK.Kind, name(in), dstGVK.GroupVersion(), err)
+		}
 	}
 	dst.GetObjectKind().SetGroupVersionKind(dstGVK)
 	return nil
@@ -171,19 +174,19 @@ func fromMap(m map[string]any, obj runtime.Object) error {
 	return json.Unmarshal(b, obj)
 }
 
-func nestedMap(m map[string]any, path ...string) (map[string]any, bool, error) {
+func nestedMap(m map[string]any, path ...string) (map[string]any, bool) {
 	for _, p := range path {
 		next, ok := m[p].(map[string]any)
 		if !ok {
-			return nil, false, nil
+			return nil, false
 		}
 		m = next
 	}
-	return m, true, nil
+	return m, true
 }
 
 func name(m map[string]any) string {
-	meta, _, _ := nestedMap(m, "metadata")
+	meta, _ := nestedMap(m, "metadata")
 	ns, _ := meta["namespace"].(string)
 	n, _ := meta["name"].(string)
 	if ns == "" {

@@ -1,11 +1,8 @@
 package local
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -30,7 +27,6 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/server"
-	"github.com/mpool-dev/mpool/sim/wire/localapi"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -319,26 +315,21 @@ func newCloudSpy(t testing.TB, f *fixture) *cloudSpy {
 
 // RoundTrip implements http.RoundTripper.
 func (s *cloudSpy) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/deleteInstances") {
-		return s.next.RoundTrip(req)
-	}
-	body, err := io.ReadAll(req.Body)
+	ids, isDelete, err := itest.LocalDeletes(req)
 	if err != nil {
 		return nil, err
 	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	var r localapi.DeleteInstancesRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, err
+	if !isDelete {
+		return s.next.RoundTrip(req)
 	}
-	for _, id := range r.IDs {
+	for _, id := range ids {
 		s.checkDrained(req.Context(), id)
 	}
 	resp, err := s.next.RoundTrip(req)
 	if err == nil && resp.StatusCode < 300 {
 		s.mu.Lock()
 		s.deleteReqs++
-		for _, id := range r.IDs {
+		for _, id := range ids {
 			s.deletes[id]++
 		}
 		s.mu.Unlock()

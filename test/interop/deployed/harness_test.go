@@ -1,9 +1,7 @@
 package deployed
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -36,7 +34,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
-	"github.com/mpool-dev/mpool/sim/wire/localapi"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // buildMpool builds the mpool binary into dir, once per package run (the
@@ -279,24 +277,19 @@ func (s *deleteSpy) RoundTrip(req *http.Request) (*http.Response, error) {
 	s.mu.Lock()
 	s.requests++
 	s.mu.Unlock()
-	if req.Method != http.MethodPost || !strings.HasSuffix(req.URL.Path, "/deleteInstances") {
-		return http.DefaultTransport.RoundTrip(req)
-	}
-	body, err := io.ReadAll(req.Body)
+	ids, isDelete, err := itest.LocalDeletes(req)
 	if err != nil {
 		return nil, err
 	}
-	req.Body = io.NopCloser(bytes.NewReader(body))
-	var r localapi.DeleteInstancesRequest
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, err
+	if !isDelete {
+		return http.DefaultTransport.RoundTrip(req)
 	}
 	// A request the replica sent reaches the cloud even if the replica is
 	// killed before the answer: what is counted is what the cloud did.
 	resp, err := http.DefaultTransport.RoundTrip(req.WithContext(context.WithoutCancel(req.Context())))
 	if err == nil && resp.StatusCode < 300 {
 		s.mu.Lock()
-		for _, id := range r.IDs {
+		for _, id := range ids {
 			s.deletes[id]++
 		}
 		s.mu.Unlock()
