@@ -198,6 +198,7 @@ func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
 		OpAWSSetDesiredCapacity:             h.onGroup(h.setDesiredCapacity),
 		OpAWSTerminateInstanceInASG:         h.terminateInstance,
 		OpAWSSetInstanceHealth:              h.setInstanceHealth,
+		OpAWSTerminateInstances:             h.ec2TerminateInstances,
 		OpAWSCreateOrUpdateTags:             h.createOrUpdateTags,
 		OpAWSDeleteTags:                     h.deleteTags,
 		OpAWSDescribeScalingActivities:      h.onGroup(h.describeScalingActivities),

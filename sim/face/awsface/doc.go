@@ -67,7 +67,9 @@
 // DescribeLaunchTemplateVersions, DeleteLaunchTemplateVersions (never the
 // default), DescribeInstances (one reservation per instance; filters
 // instance-id, instance-state-name, tag:<k>, tag-key, ...; MaxResults
-// paging), DescribeImages (AWSKubernetesVersions' CAPA AMIs
+// paging), TerminateInstances (terminate.go: an instance of a group shuts
+// down and the group replaces it, its desired capacity unchanged),
+// DescribeImages (AWSKubernetesVersions' CAPA AMIs
 // capa-ami-ubuntu-24.04-<v>-<build> of AWSCAPAImageOwner and an Ubuntu
 // image; AWSImageID), DescribeSubnets, DescribeVpcs and
 // DescribeAvailabilityZones of each account's default VPC in each region
