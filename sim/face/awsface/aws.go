@@ -199,6 +199,8 @@ func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
 		OpAWSTerminateInstanceInASG:         h.terminateInstance,
 		OpAWSSetInstanceHealth:              h.setInstanceHealth,
 		OpAWSTerminateInstances:             h.ec2TerminateInstances,
+		OpAWSDescribeNetworkInterfaces:      h.describeNetworkInterfaces,
+		OpAWSDescribeDhcpOptions:            h.describeDhcpOptions,
 		OpAWSCreateOrUpdateTags:             h.createOrUpdateTags,
 		OpAWSDeleteTags:                     h.deleteTags,
 		OpAWSDescribeScalingActivities:      h.onGroup(h.describeScalingActivities),
