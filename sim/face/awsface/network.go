@@ -62,13 +62,9 @@ func (h *awsHandler) describeNetworkInterfaces(w http.ResponseWriter, r *http.Re
 			}
 			found[eni] = true
 			var groups []awsapi.GroupIdentifier
-			if ip.LaunchTemplate != nil {
-				if t := findTemplate(templates, ip.LaunchTemplate.LaunchTemplateID, ip.LaunchTemplate.LaunchTemplateName); t != nil {
-					if v := t.version(t.resolve(ip.LaunchTemplate.Version)); v != nil {
-						for _, sg := range v.Data.SecurityGroupIDs {
-							groups = append(groups, awsapi.GroupIdentifier{GroupID: sg})
-						}
-					}
+			if d := launchData(templates, ip); d != nil {
+				for _, sg := range d.SecurityGroupIDs {
+					groups = append(groups, awsapi.GroupIdentifier{GroupID: sg})
 				}
 			}
 			out.NetworkInterfaces = append(out.NetworkInterfaces, awsapi.EC2NetworkInterface{
@@ -112,4 +108,46 @@ func (h *awsHandler) describeDhcpOptions(w http.ResponseWriter, r *http.Request)
 			}})
 	}
 	h.writeResult(w, req, out)
+}
+
+// launchData is the data of the launch template version an instance was
+// launched from, nil when it is gone (or the instance named none).
+func launchData(templates map[string]*awsTemplate, ip awsInstancePayload) *awsapi.LaunchTemplateData {
+	if ip.LaunchTemplate == nil {
+		return nil
+	}
+	t := findTemplate(templates, ip.LaunchTemplate.LaunchTemplateID, ip.LaunchTemplate.LaunchTemplateName)
+	if t == nil {
+		return nil
+	}
+	if v := t.version(t.resolve(ip.LaunchTemplate.Version)); v != nil {
+		return &v.Data
+	}
+	return nil
+}
+
+// instanceMetadataOptions are an instance's metadata options as
+// DescribeInstances shows them: its launch template version's where given,
+// else EC2's defaults (IMDS enabled, tokens optional, hop limit 1, IPv6
+// endpoint and tags in metadata disabled), applied.
+func instanceMetadataOptions(d *awsapi.LaunchTemplateData) *awsapi.InstanceMetadataOptions {
+	o := &awsapi.InstanceMetadataOptions{State: "applied", HTTPTokens: "optional", HTTPPutResponseHopLimit: 1,
+		HTTPEndpoint: "enabled", HTTPProtocolIPv6: "disabled", InstanceMetadataTags: "disabled"}
+	if d == nil || d.MetadataOptions == nil {
+		return o
+	}
+	m := d.MetadataOptions
+	if m.HTTPTokens != "" {
+		o.HTTPTokens = m.HTTPTokens
+	}
+	if m.HTTPPutResponseHopLimit != 0 {
+		o.HTTPPutResponseHopLimit = m.HTTPPutResponseHopLimit
+	}
+	if m.HTTPEndpoint != "" {
+		o.HTTPEndpoint = m.HTTPEndpoint
+	}
+	if m.InstanceMetadataTags != "" {
+		o.InstanceMetadataTags = m.InstanceMetadataTags
+	}
+	return o
 }

@@ -13,7 +13,9 @@ import (
 )
 
 // TestAWSNetworkReads: the reads CAPA v2.13.0's AWSMachine controller sends
-// for a pool instance's AWSMachine. DescribeNetworkInterfaces with the
+// for a pool instance's AWSMachine. DescribeInstances shows the instance's
+// metadata options (else CAPA calls ModifyInstanceMetadataOptions to set
+// what it believes missing); DescribeNetworkInterfaces with the
 // filter attachment.instance-id answers the instance's primary interface
 // with the security groups of its launch template version (so CAPA sees
 // them in place and changes nothing); DescribeVpcs' dhcpOptionsId is
@@ -54,6 +56,20 @@ func TestAWSNetworkReads(t *testing.T) {
 	})
 	if err != nil || len(none.NetworkInterfaces) != 0 {
 		t.Errorf("another instance's: %v, %v; want none", none, err)
+	}
+
+	// The launch template's metadata options (tokens required, hop limit
+	// 2), EC2's defaults for the rest: what CAPA copies into the
+	// AWSMachine and compares the instance with.
+	insts, err := e.ec2.DescribeInstances(ctx, &ec2.DescribeInstancesInput{InstanceIds: []string{id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mo := insts.Reservations[0].Instances[0].MetadataOptions
+	if mo == nil || mo.HttpTokens != ec2types.HttpTokensStateRequired || aws.ToInt32(mo.HttpPutResponseHopLimit) != 2 ||
+		mo.HttpEndpoint != ec2types.InstanceMetadataEndpointStateEnabled || mo.HttpProtocolIpv6 != ec2types.InstanceMetadataProtocolStateDisabled ||
+		mo.InstanceMetadataTags != ec2types.InstanceMetadataTagsStateDisabled || mo.State != ec2types.InstanceMetadataOptionsStateApplied {
+		t.Errorf("metadata options %+v, want the template's tokens and hop limit, EC2's defaults otherwise, applied", mo)
 	}
 
 	vpcs, err := e.ec2.DescribeVpcs(ctx, &ec2.DescribeVpcsInput{VpcIds: []string{AWSDefaultVPCID(AWSDefaultAccountID, AWSDefaultRegion)}})

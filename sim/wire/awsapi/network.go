@@ -68,3 +68,14 @@ type DescribeDhcpOptionsResponse struct {
 	DhcpOptions []DhcpOptions `xml:"dhcpOptionsSet>item"`
 	NextToken   string        `xml:"nextToken,omitempty"`
 }
+
+// InstanceMetadataOptions are an instance's metadata service options, as
+// DescribeInstances returns them.
+type InstanceMetadataOptions struct {
+	State                   string `xml:"state"`
+	HTTPTokens              string `xml:"httpTokens"`
+	HTTPPutResponseHopLimit int64  `xml:"httpPutResponseHopLimit"`
+	HTTPEndpoint            string `xml:"httpEndpoint"`
+	HTTPProtocolIPv6        string `xml:"httpProtocolIpv6"`
+	InstanceMetadataTags    string `xml:"instanceMetadataTags"`
+}
