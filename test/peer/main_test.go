@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 // env's API server (no boot delay), CAPA's manager pointed at it, and CAPA's
 // default controller identity.
 func setup(e *testenv.Env) (func(), error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()
 	if err := kubeenv.InstallCRDs(ctx, e.Config, []*apiextensionsv1.CustomResourceDefinition{interop.ControlPlaneCRD()}); err != nil {
 		return nil, err
