@@ -7,7 +7,9 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/admission"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
@@ -84,8 +86,18 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		return nil, err
 	}
 	log := ctrl.Log.WithName("setup")
+	registry := opts.Registry
+	if registry == nil {
+		registry = provider.All()
+	}
 	if opts.Mode.RunsClusters() {
-		if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+		var placement []schema.GroupKind
+		for _, p := range registry {
+			if k := p.Adapter.Kinds().InfraCluster; k != "" {
+				placement = append(placement, infrav1.GroupVersion.WithKind(k).GroupKind())
+			}
+		}
+		if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock, PlacementKinds: placement}).SetupWithManager(ctx, mgr, copts); err != nil {
 			return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 		}
 		// Upstream's own MachineHealthCheck controller; beside upstream core
@@ -109,10 +121,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		}
 	}
 	log.Info("Controllers set up", "mode", opts.Mode.String(), "clusters", opts.Mode.RunsClusters(), "machinePools", opts.Mode.RunsMachinePools())
-	registry := opts.Registry
-	if registry == nil {
-		registry = provider.All()
-	}
 	var adapters []contract.Adapter
 	for _, p := range registry {
 		adapters = append(adapters, p.Adapter)
