@@ -100,6 +100,14 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 		Desired:   desiredReplicas(mp),
 		Available: ptr.Deref(mp.Status.AvailableReplicas, 0),
 	}
+	for _, c := range s.infra.conditions {
+		if c.Type == rolloutProgressingCondition && c.Status == metav1.ConditionFalse {
+			switch c.Reason {
+			case infrav1.RolloutBlockedReason, infrav1.ProgressDeadlineExceededReason, infrav1.ReplacementsFailingReason:
+				v.Stopped = c.Reason
+			}
+		}
+	}
 	for _, in := range s.instances {
 		switch {
 		case in.Deleting:
@@ -246,6 +254,10 @@ func formatRolloutStatus(v RolloutStatusView, format outputFormat) string {
 	switch {
 	case v.Complete:
 		state = "rollout complete"
+	case v.Stopped == infrav1.RolloutBlockedReason:
+		state = "rollout blocked"
+	case v.Stopped != "":
+		state = "rollout paused by the engine (" + v.Stopped + ")"
 	case v.Paused:
 		state = "rollout paused"
 	}

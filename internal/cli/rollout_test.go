@@ -13,8 +13,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -278,5 +280,41 @@ func TestRolloutStatusCounts(t *testing.T) {
 				t.Errorf("waiting =\n%s\nwant\n%s", strings.Join(v.Waiting, "\n"), strings.Join(tt.wantWaiting, "\n"))
 			}
 		})
+	}
+}
+
+// TestRolloutResumeLiftsTheEnginesPause: a rollout the engine paused itself
+// (its record on the infrastructure pool says so) is resumed by `rollout
+// resume`, which removes the record; status says who paused it.
+func TestRolloutResumeLiftsTheEnginesPause(t *testing.T) {
+	f := newFixture(t, "cli-selfpause")
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: f.ns, Name: "workers"}
+	pool := &infrav1.LocalMachinePool{}
+	if err := env.Client.Get(ctx, key, pool); err != nil {
+		t.Fatal(err)
+	}
+	before := pool.DeepCopy()
+	rec := preview.RolloutProgress{Model: "m", ProgressAt: time.Now(), Paused: infrav1.ReplacementsFailingReason, Message: "3 consecutive instances failed"}
+	pool.Annotations = map[string]string{preview.RolloutProgressAnnotation: rec.String()}
+	if err := env.Client.Patch(ctx, pool, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, f.clock, "rollout", "resume", "workers", "-n", f.ns)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if out := r.stdout.String(); !strings.Contains(out, "the rollout the engine had paused (ReplacementsFailing) resumed") {
+		t.Errorf("resume says %q", out)
+	}
+	if err := env.Client.Get(ctx, key, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pool.Annotations[preview.RolloutProgressAnnotation]; ok {
+		t.Errorf("the engine's record is still on the pool: %v", pool.Annotations)
+	}
+	r = runCLI(t, f.clock, "rollout", "resume", "workers", "-n", f.ns)
+	if r.err != nil || !strings.Contains(r.stdout.String(), "nothing to do") {
+		t.Errorf("resuming again: %v, %q", r.err, r.stdout.String())
 	}
 }
