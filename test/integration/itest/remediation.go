@@ -10,9 +10,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
@@ -66,8 +68,10 @@ func (f *Fixture) WaitMachineHealthCheck(n, healthy int32, timeout time.Duration
 // MarkInfrastructureReady sets status.ready on the Cluster's infrastructure
 // object (an AWSCluster, an AzureCluster), as CAPA or CAPZ report it, and
 // waits until the Cluster says its infrastructure is ready: upstream's
-// MachineHealthCheck evaluates Machines only then. mpool reconciles no
-// infrastructure cluster kind. A Cluster without one is ready already.
+// MachineHealthCheck evaluates Machines only then. A standalone manager
+// marks its placement kinds ready itself; beside upstream Cluster API this
+// stands in for CAPZ's or CAPA's cluster controller. A Cluster without one
+// is ready already.
 func (f *Fixture) MarkInfrastructureReady(timeout time.Duration) {
 	f.T.Helper()
 	c := &clusterv1.Cluster{}
@@ -81,13 +85,9 @@ func (f *Fixture) MarkInfrastructureReady(timeout time.Duration) {
 		}
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(gvk)
-		if err := f.Env.Client.Get(f.Ctx, f.Key(ref.Name), u); err != nil {
-			f.T.Fatal(err)
-		}
-		if err := unstructured.SetNestedField(u.Object, true, "status", "ready"); err != nil {
-			f.T.Fatal(err)
-		}
-		if err := f.Env.Client.Status().Update(f.Ctx, u); err != nil {
+		u.SetNamespace(f.NS)
+		u.SetName(ref.Name)
+		if err := f.Env.Client.Status().Patch(f.Ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"status":{"ready":true}}`))); err != nil {
 			f.T.Fatalf("marking %s %s ready: %v", ref.Kind, ref.Name, err)
 		}
 	}
