@@ -43,7 +43,10 @@ replicas are unavailable, and what the rollout is waiting for.
 
 With --watch, print again on every change (the objects are watched, not polled)
 until the rollout is complete — every desired replica up to date and available —
-or --timeout passes (non-zero exit) or it is interrupted.`,
+or --timeout passes (non-zero exit) or it is interrupted. It also ends, with a
+non-zero exit, when the engine stops the rollout itself: the cloud cannot create
+the new model (RolloutBlocked), or the rollout stopped making progress and was
+paused (ProgressDeadlineExceeded, ReplacementsFailing).`,
 		Args: cobra.ExactArgs(1),
 	}
 	fs := cmd.Flags()

@@ -257,6 +257,26 @@ func TestRolloutStatusCounts(t *testing.T) {
 			},
 		},
 		{
+			name: "a rollout the engine paused says so, with the engine's reason",
+			state: func() *poolState {
+				s := base(2, 2, running(&no, true), running(&no, true), InstanceView{State: "Failed", UpToDate: &yes})
+				s.infra.conditions = []metav1.Condition{{
+					Type: infrav1.RolloutProgressingCondition, Status: metav1.ConditionFalse, Reason: infrav1.ReplacementsFailingReason,
+					Message: "Rollout paused by the engine: 3 consecutive instances of model m failed",
+				}}
+				return s
+			}(),
+			wantWaiting: []string{"LocalMachinePool RolloutProgressing=False ReplacementsFailing: Rollout paused by the engine: 3 consecutive instances of model m failed"},
+			check: func(t *testing.T, v RolloutStatusView) {
+				if v.Stopped != infrav1.ReplacementsFailingReason {
+					t.Errorf("stopped %q, want %s", v.Stopped, infrav1.ReplacementsFailingReason)
+				}
+				if text := formatRolloutStatus(v, ""); !strings.Contains(text, "rollout paused by the engine (ReplacementsFailing)") {
+					t.Errorf("status text does not say who paused it:\n%s", text)
+				}
+			},
+		},
+		{
 			name:  "instances without a model report are neither up to date nor stale",
 			state: base(1, 1, running(nil, true)),
 			check: func(t *testing.T, v RolloutStatusView) {
