@@ -22,8 +22,9 @@ const (
 	ProgressDeadlineAnnotation = "mpool.dev/progress-deadline"
 	// MaxFailedReplacementsAnnotation on a MachinePool (or its infra pool,
 	// which wins) is how many consecutive instances of the new model may
-	// fail (the cloud gave up on their boot, or they never joined the
-	// cluster within the join timeout) before the engine pauses the rollout
+	// fail (the cloud gave up on their boot, they never joined the cluster
+	// within the join timeout, or their Node went NotReady before it had
+	// been Ready for minReadySeconds) before the engine pauses the rollout
 	// itself: a non-negative integer, "0" turns it off. Unset:
 	// DefaultMaxFailedReplacements. An instance of the new model becoming
 	// available resets the count.
@@ -113,6 +114,9 @@ type RolloutProgress struct {
 	Stale int32 `json:"stale"`
 	// Failed are the consecutive failed instances of Model counted so far.
 	Failed []string `json:"failed,omitempty"`
+	// Warming are the instances of Model whose Node is Ready but not yet
+	// for minReadySeconds: one that goes NotReady before is a failure.
+	Warming []string `json:"warming,omitempty"`
 	// Paused is the reason the engine paused the rollout itself, empty
 	// while it goes on.
 	Paused string `json:"paused,omitempty"`

@@ -74,6 +74,10 @@ func (e *Engine) proveModel(ctx context.Context, s *pass) (bool, error) {
 	if err := e.applySpec(ctx, s, s.cloud.Capacity); err != nil || s.blocked != nil || s.latest == nil {
 		return false, err
 	}
+	// The victims and the capacity are still reckoned from Get's
+	// instances (Apply's answer need not list them); applyGroup then
+	// applies the plan's capacity with the model the cloud just accepted.
+	s.latest = nil
 	log.FromContext(ctx).Info("The cloud accepted the new model; replacing stale instances", "group", s.group.String(), "modelHash", s.modelHash)
 	return true, nil
 }
@@ -364,9 +368,7 @@ func (e *Engine) applyGroup(ctx context.Context, s *pass) error {
 			return nil
 		}
 	}
-	if g := s.currentGroup(); g != nil {
-		// Apply's answer (the model proven first) or Get's; either was read
-		// before this reconcile's deletions.
+	if g := s.cloud; g != nil {
 		have := g.Capacity - int32(len(s.deletedNow))
 		last, _ := e.applied.get(s.pool.GetUID())
 		applied := s.pool.GetAnnotations()[AppliedSpecAnnotation] == s.specHash || last == s.specHash

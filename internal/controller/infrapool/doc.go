@@ -127,7 +127,8 @@
 // available and no old one went within the progress deadline
 // (preview.ProgressDeadlineAnnotation, default 10m), or
 // preview.MaxFailedReplacementsAnnotation (default 3) consecutive instances
-// of the new model failed or never joined. The record lives on the pool
+// of the new model failed, never joined, or went NotReady before they were
+// available. The record lives on the pool
 // (preview.RolloutProgressAnnotation), so a restarted manager keeps the
 // pause; a new model, or removing the record (`mpool rollout resume`),
 // resumes. RolloutProgressing False with reason ProgressDeadlineExceeded or

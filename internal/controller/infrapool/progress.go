@@ -37,7 +37,11 @@ type progressObservation struct {
 	// failed are the instances of model that failed: the cloud gave up on
 	// them, or they never joined within the join timeout.
 	failed []string
-	now    time.Time
+	// warming are the live instances of model whose Node is Ready, not yet
+	// for minReadySeconds; notReady those whose Node is not Ready. One
+	// that was warming and is not Ready failed.
+	warming, notReady []string
+	now               time.Time
 }
 
 // progressDecision is what nextProgress decided.
@@ -92,7 +96,14 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 		rec.ProgressAt = o.now
 	}
 	rec.Available, rec.Stale = o.available, o.stale
-	for _, id := range o.failed {
+	failed := o.failed
+	for _, id := range o.notReady {
+		if slices.Contains(rec.Warming, id) {
+			failed = append(failed, id)
+		}
+	}
+	rec.Warming = o.warming
+	for _, id := range failed {
 		if !slices.Contains(rec.Failed, id) {
 			rec.Failed = append(rec.Failed, id)
 		}
@@ -104,7 +115,7 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 	switch {
 	case p.MaxFailed > 0 && len(rec.Failed) >= p.MaxFailed:
 		rec.Paused = infrav1.ReplacementsFailingReason
-		rec.Message = fmt.Sprintf("%d consecutive instances of model %s failed (%s): they did not boot or never joined the cluster",
+		rec.Message = fmt.Sprintf("%d consecutive instances of model %s failed (%s): they did not boot, never joined the cluster, or went NotReady before they were available",
 			len(rec.Failed), o.model, strings.Join(rec.Failed, ", "))
 	case p.Deadline > 0 && o.removing == 0 && !o.now.Before(rec.ProgressAt.Add(p.Deadline)):
 		rec.Paused = infrav1.ProgressDeadlineExceededReason
@@ -121,8 +132,8 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 }
 
 // observeProgress reads the progress of the rollout from the planner's
-// input.
-func observeProgress(in rollout.Input) progressObservation {
+// input; joined holds the instances that have a Node, by ID.
+func observeProgress(in rollout.Input, joined map[string]bool) progressObservation {
 	o := progressObservation{model: in.ModelHash, active: !in.Paused, now: in.Now}
 	minReady := time.Duration(in.Strategy.MinReadySeconds) * time.Second
 	for _, inst := range in.Instances {
@@ -142,9 +153,15 @@ func observeProgress(in rollout.Input) progressObservation {
 			o.stale++
 		case inst.ReadySince != nil && !in.Now.Before(inst.ReadySince.Add(minReady)):
 			o.available++
+		case inst.ReadySince != nil:
+			o.warming = append(o.warming, inst.ID)
+		case joined[inst.ID]:
+			o.notReady = append(o.notReady, inst.ID)
 		}
 	}
 	slices.Sort(o.failed)
+	slices.Sort(o.warming)
+	slices.Sort(o.notReady)
 	o.rolling = o.stale > 0 && !in.SkipModelReconciliation
 	return o
 }
@@ -167,7 +184,15 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 	if r, ok := preview.ParseRolloutProgress(s.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); ok {
 		prev = &r
 	}
-	d := nextProgress(prev, observeProgress(s.input), policy)
+	joined := map[string]bool{}
+	if s.cloud != nil {
+		for _, in := range s.cloud.Instances {
+			if s.nodes[in.ProviderID] != nil {
+				joined[in.ID] = true
+			}
+		}
+	}
+	d := nextProgress(prev, observeProgress(s.input, joined), policy)
 	s.requeueAfter(d.requeueAfter)
 	a := s.pool.GetAnnotations()
 	switch {

@@ -74,6 +74,21 @@ func TestNextProgress(t *testing.T) {
 			paused: infrav1.ReplacementsFailingReason, newly: true, progressAt: -time.Minute, failed: []string{"i-1", "i-2", "i-3"},
 		},
 		{
+			name: "a Node that goes NotReady before it is available is a failure", reason: "it was Ready, not yet for minReadySeconds",
+			prev: func() *preview.RolloutProgress {
+				r := rec(-time.Minute, 0, 4, "i-1", "i-2")
+				r.Warming = []string{"i-3"}
+				return r
+			}(),
+			obs: func() progressObservation { o := obs(0, 4); o.notReady = []string{"i-3"}; return o }(), policy: policy,
+			paused: infrav1.ReplacementsFailingReason, newly: true, progressAt: -time.Minute, failed: []string{"i-1", "i-2", "i-3"},
+		},
+		{
+			name: "a Node not Ready yet is no failure", reason: "a new Node is NotReady until its kubelet is",
+			prev: rec(-time.Minute, 0, 4), obs: func() progressObservation { o := obs(0, 4); o.notReady = []string{"i-3"}; return o }(), policy: policy,
+			progressAt: -time.Minute, requeueWant: 9 * time.Minute,
+		},
+		{
 			name: "a failed instance is counted once", reason: "it is seen failed on several reconciles before it is gone",
 			prev: rec(-time.Minute, 0, 4, "i-1"), obs: obs(0, 4, "i-1"), policy: policy,
 			progressAt: -time.Minute, failed: []string{"i-1"}, requeueWant: 9 * time.Minute,
