@@ -150,8 +150,8 @@ func TestNothingDeletedForAModelTheCloudCannotCreate(t *testing.T) {
 			if c.Status != metav1.ConditionFalse || c.Reason != infrav1.RolloutBlockedReason || !strings.Contains(c.Message, "no AMI") || !strings.Contains(c.Message, "4 instances on the previous model keep serving") {
 				t.Errorf("RolloutProgressing %+v, want False/%s naming the cause", c, infrav1.RolloutBlockedReason)
 			}
-			if g := scaleGroupReadyCondition(s); g.Status != metav1.ConditionTrue {
-				t.Errorf("ScaleGroupReady %+v: the group serves, it is ready", g)
+			if g := scaleGroupReadyCondition(s); g.Status != metav1.ConditionFalse || g.Reason != infrav1.InvalidSpecReason || !strings.Contains(g.Message, "rollout blocked") {
+				t.Errorf("ScaleGroupReady %+v: want False/%s with the cloud's refusal (EKSNodegroupReady and ASGReady mirror it)", g, infrav1.InvalidSpecReason)
 			}
 		})
 	}

@@ -168,6 +168,13 @@ func scaleGroupReadyCondition(s *pass) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.WaitingForOwnerReason, "Waiting for the owner MachinePool"
 	case s.invalid != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InvalidSpecReason, s.invalid.Error()
+	case s.blocked != nil:
+		// The group serves, but refuses what it is asked for: said here as
+		// an invalid spec (CAPA's and CAPZ's readiness aliases show the
+		// cloud's words), without status.failureReason, so that the
+		// MachinePool is not Failed; RolloutProgressing says the rest.
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.InvalidSpecReason
+		c.Message = fmt.Sprintf("The cloud refuses the pool's new model: %v; the group keeps its instances of the previous model (rollout blocked)", s.blocked)
 	case s.problem != nil && s.currentGroup() == nil:
 		status := metav1.ConditionFalse
 		if !s.observed {
