@@ -67,15 +67,17 @@ type progressDecision struct {
 // user, Nodes unknown) the deadline does not run: the record is dropped,
 // unless it holds the engine's own pause. The failed instances counted
 // are consecutive: an instance of the new model becoming available
-// clears them.
+// clears them; the failed instances already there when a record starts
+// (kept through a pause, then resumed) are not counted again.
 func nextProgress(prev *preview.RolloutProgress, o progressObservation, p preview.ProgressPolicy) progressDecision {
 	if !o.rolling {
 		return progressDecision{}
 	}
 	var d progressDecision
 	var rec preview.RolloutProgress
+	fresh := prev == nil || prev.Model != o.model
 	switch {
-	case prev == nil || prev.Model != o.model:
+	case fresh:
 		d.resumed = prev != nil && prev.Paused != ""
 		rec = preview.RolloutProgress{Model: o.model, ProgressAt: o.now, Available: o.available, Stale: o.stale}
 	default:
@@ -97,6 +99,12 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 	}
 	rec.Available, rec.Stale = o.available, o.stale
 	failed := o.failed
+	if fresh {
+		// A new record (a new model, or a resume that removed the record)
+		// counts the failures that happen from now on: the failed instances
+		// still there (kept while the engine paused) go in this pass.
+		failed = nil
+	}
 	for _, id := range o.notReady {
 		if slices.Contains(rec.Warming, id) {
 			failed = append(failed, id)

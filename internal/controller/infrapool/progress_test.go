@@ -197,7 +197,34 @@ func TestSelfPauseStopsThePlanAndSaysWhy(t *testing.T) {
 	if s3.input.Paused {
 		t.Fatal("still paused once the record is removed")
 	}
-	if r, ok := preview.ParseRolloutProgress(s3.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); !ok || !slices.Equal(r.Failed, []string{"f3"}) {
-		t.Fatalf("record %+v, want a new one counting f3", r)
+	if r, ok := preview.ParseRolloutProgress(s3.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); !ok || len(r.Failed) != 0 {
+		t.Fatalf("record %+v, want a new one counting no failure (f3, kept through the pause, goes now)", r)
+	}
+}
+
+// TestResumeDoesNotRecountLingeringFailures: a pause for failing
+// replacements keeps the failed instances (nothing is done while paused).
+// With maxSurge at or above the limit they failed together and are all
+// still there when `mpool rollout resume` removes the record: they must not
+// count again, or the rollout pauses again at once and can never resume.
+// The pass that resumes deletes them (failed instances always go).
+func TestResumeDoesNotRecountLingeringFailures(t *testing.T) {
+	failedNew := func(id string) fixture {
+		return fixture{id: id, age: time.Minute, state: scalegroup.StateFailed, model: "new"}
+	}
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old"), running("c", time.Hour, "old"),
+		failedNew("f1"), failedNew("f2"), failedNew("f3")}
+	e, s := glueScope(fx, 3, rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(3))})
+	e.rec = nopRecorder{}
+	s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+	// Resumed: the record was removed.
+	if err := e.planRollout(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.input.Paused || s.selfPaused != nil {
+		t.Fatalf("paused again at once on resume (%+v): the failures that caused the pause were counted again", s.selfPaused)
+	}
+	if got := len(s.plan.Delete); got != 3 {
+		t.Fatalf("plan deletes %v, want the 3 failed instances", s.plan.Delete)
 	}
 }
