@@ -125,6 +125,10 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 		rec.Paused = infrav1.ReplacementsFailingReason
 		rec.Message = fmt.Sprintf("%d consecutive instances of model %s failed (%s): they did not boot, never joined the cluster, or went NotReady before they were available",
 			len(rec.Failed), o.model, strings.Join(rec.Failed, ", "))
+	case rec.Blocked:
+		// The cloud refuses the model: blocked, not stalled (see
+		// noteBlocked); the refusal is asked again every QuotaRetry.
+		return d
 	case p.Deadline > 0 && o.removing == 0 && !o.now.Before(rec.ProgressAt.Add(p.Deadline)):
 		rec.Paused = infrav1.ProgressDeadlineExceededReason
 		rec.Message = fmt.Sprintf("no instance of model %s became available and no old instance was replaced for %s (progress deadline %s); %d of the new model available, %d old",
@@ -230,6 +234,32 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, reason, events.ActionReconcile,
 			"Rollout paused by the engine: %s. The old instances are kept and nothing more is deleted", d.record.Message)
 	}
+}
+
+// noteBlocked keeps on the progress record whether the cloud refuses the
+// pool's model (s.blocked, see applySpec): a blocked rollout is asked again
+// every QuotaRetry and goes on by itself once the cloud accepts (an image
+// published later), so the progress deadline must not pause it meanwhile.
+// When the cloud accepts the model, the deadline starts again. It runs after
+// act and writes only when the blocked state changes.
+func (e *Engine) noteBlocked(s *pass) {
+	if e.cloudRollouts() {
+		return
+	}
+	a := s.pool.GetAnnotations()
+	r, ok := preview.ParseRolloutProgress(a[preview.RolloutProgressAnnotation])
+	if !ok || r.Model != s.modelHash || r.Paused != "" {
+		return
+	}
+	switch g := s.currentGroup(); {
+	case s.blocked != nil && !r.Blocked:
+		r.Blocked = true
+	case s.blocked == nil && r.Blocked && g != nil && g.ModelHash == s.modelHash:
+		r.Blocked, r.ProgressAt = false, s.now
+	default:
+		return
+	}
+	s.pool.SetAnnotations(withEntry(a, preview.RolloutProgressAnnotation, r.String()))
 }
 
 // withoutEntry returns m without key: a copy, as withEntry.
