@@ -34,6 +34,9 @@ type progressObservation struct {
 	stale int32
 	// removing counts the instances whose removal is in flight.
 	removing int32
+	// held counts the live instances of model the cloud holds before
+	// their boot (scalegroup.Instance.Held: a launch lifecycle hook).
+	held int32
 	// failed are the instances of model that failed: the cloud gave up on
 	// them, or they never joined within the join timeout.
 	failed []string
@@ -61,7 +64,9 @@ type progressDecision struct {
 //
 // Progress is an instance of the new model becoming available, or an old
 // one going (its removal starting); while removals are in flight (drains
-// have their own bound, nodeDrainTimeout) the deadline is held. A new
+// have their own bound, nodeDrainTimeout) or the cloud holds an instance of
+// the new model before its boot (a launch lifecycle hook, bounded by its
+// heartbeat timeout) the deadline is held. A new
 // model starts a new record, which lifts a pause the engine set; so does
 // removing the record. While the rollout is not active (paused by the
 // user, Nodes unknown) the deadline does not run: the record is dropped,
@@ -94,7 +99,8 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 	if o.available > rec.Available {
 		rec.Failed = nil
 	}
-	if o.available > rec.Available || o.stale < rec.Stale || (o.removing > 0 && o.now.Sub(rec.ProgressAt) >= time.Minute) {
+	waiting := o.removing > 0 || o.held > 0
+	if o.available > rec.Available || o.stale < rec.Stale || (waiting && o.now.Sub(rec.ProgressAt) >= time.Minute) {
 		rec.ProgressAt = o.now
 	}
 	rec.Available, rec.Stale = o.available, o.stale
@@ -129,7 +135,7 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 		// The cloud refuses the model: blocked, not stalled (see
 		// noteBlocked); the refusal is asked again every QuotaRetry.
 		return d
-	case p.Deadline > 0 && o.removing == 0 && !o.now.Before(rec.ProgressAt.Add(p.Deadline)):
+	case p.Deadline > 0 && !waiting && !o.now.Before(rec.ProgressAt.Add(p.Deadline)):
 		rec.Paused = infrav1.ProgressDeadlineExceededReason
 		rec.Message = fmt.Sprintf("no instance of model %s became available and no old instance was replaced for %s (progress deadline %s); %d of the new model available, %d old",
 			o.model, o.now.Sub(rec.ProgressAt).Truncate(time.Second), p.Deadline, o.available, o.stale)
@@ -144,8 +150,9 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 }
 
 // observeProgress reads the progress of the rollout from the planner's
-// input; joined holds the instances that have a Node, by ID.
-func observeProgress(in rollout.Input, joined map[string]bool) progressObservation {
+// input; joined holds the instances that have a Node, held those the
+// cloud holds before their boot, by ID.
+func observeProgress(in rollout.Input, joined, held map[string]bool) progressObservation {
 	o := progressObservation{model: in.ModelHash, active: !in.Paused, now: in.Now}
 	minReady := time.Duration(in.Strategy.MinReadySeconds) * time.Second
 	for _, inst := range in.Instances {
@@ -159,6 +166,9 @@ func observeProgress(in rollout.Input, joined map[string]bool) progressObservati
 		case rollout.StateDeleting:
 			o.removing++
 			continue
+		}
+		if current && held[inst.ID] {
+			o.held++
 		}
 		switch {
 		case !current:
@@ -196,15 +206,18 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 	if r, ok := preview.ParseRolloutProgress(s.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); ok {
 		prev = &r
 	}
-	joined := map[string]bool{}
+	joined, held := map[string]bool{}, map[string]bool{}
 	if s.cloud != nil {
 		for _, in := range s.cloud.Instances {
 			if s.nodes[in.ProviderID] != nil {
 				joined[in.ID] = true
 			}
+			if in.Held {
+				held[in.ID] = true
+			}
 		}
 	}
-	d := nextProgress(prev, observeProgress(s.input, joined), policy)
+	d := nextProgress(prev, observeProgress(s.input, joined, held), policy)
 	s.requeueAfter(d.requeueAfter)
 	a := s.pool.GetAnnotations()
 	switch {

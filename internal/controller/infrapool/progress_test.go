@@ -228,3 +228,25 @@ func TestResumeDoesNotRecountLingeringFailures(t *testing.T) {
 		t.Fatalf("plan deletes %v, want the 3 failed instances", s.plan.Delete)
 	}
 }
+
+// TestHeldNewInstancesHoldTheDeadline: an instance of the new model the
+// cloud holds before its boot (an AWS launch lifecycle hook's Pending:Wait,
+// up to its heartbeat timeout, two hours at most) waits for an action
+// outside the engine, as the join timeout knows; the progress deadline must
+// not pause the rollout meanwhile.
+func TestHeldNewInstancesHoldTheDeadline(t *testing.T) {
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old"),
+		{id: "n1", age: 20 * time.Minute, state: scalegroup.StateCreating, model: "new", held: true}}
+	e, s := glueScope(fx, 2, rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1))})
+	e.rec = nopRecorder{}
+	s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+	s.pool.SetAnnotations(map[string]string{preview.RolloutProgressAnnotation: preview.RolloutProgress{
+		Model: "new", ProgressAt: t0.Add(-20 * time.Minute), Stale: 2,
+	}.String()})
+	if err := e.planRollout(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.selfPaused != nil {
+		t.Fatalf("paused while the cloud holds the new instance: %s", s.selfPaused.Message)
+	}
+}
