@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -206,6 +207,7 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 	if r, ok := preview.ParseRolloutProgress(s.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); ok {
 		prev = &r
 	}
+	e.creditPause(s, prev)
 	joined, held := map[string]bool{}, map[string]bool{}
 	if s.cloud != nil {
 		for _, in := range s.cloud.Instances {
@@ -247,6 +249,37 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, reason, events.ActionReconcile,
 			"Rollout paused by the engine: %s. The old instances are kept and nothing more is deleted", d.record.Message)
 	}
+}
+
+// notePaused remembers when this process first saw the reconciliation of
+// pool paused (by its Cluster or its own paused annotation; nothing is
+// read or written then), once per pause.
+func (e *Engine) notePaused(pool types.UID) {
+	if e.pausedSince == nil {
+		return
+	}
+	if _, ok := e.pausedSince.get(pool); !ok {
+		e.pausedSince.set(pool, e.clock.Now())
+	}
+}
+
+// creditPause moves the last progress of prev forward by the time the
+// pool's reconciliation was paused (see notePaused): a rollout cannot make
+// progress while nothing reconciles it (clusterctl move pauses the
+// Cluster), and must not pause itself at once when it is unpaused.
+func (e *Engine) creditPause(s *pass, prev *preview.RolloutProgress) {
+	if e.pausedSince == nil {
+		return
+	}
+	since, ok := e.pausedSince.get(s.pool.GetUID())
+	if !ok {
+		return
+	}
+	e.pausedSince.forget(s.pool.GetUID())
+	if prev == nil || prev.Paused != "" || !since.After(prev.ProgressAt) || !s.now.After(since) {
+		return
+	}
+	prev.ProgressAt = prev.ProgressAt.Add(s.now.Sub(since))
 }
 
 // noteBlocked keeps on the progress record whether the cloud refuses the

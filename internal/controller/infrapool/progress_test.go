@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
@@ -248,5 +249,35 @@ func TestHeldNewInstancesHoldTheDeadline(t *testing.T) {
 	}
 	if s.selfPaused != nil {
 		t.Fatalf("paused while the cloud holds the new instance: %s", s.selfPaused.Message)
+	}
+}
+
+// TestClusterPauseIsNotTimeWithoutProgress: while the Cluster (or the pool)
+// is paused nothing reconciles the pool, as with clusterctl move; the
+// rollout's record ages meanwhile. Unpaused, the rollout must get the rest
+// of its deadline, not be paused by the engine at once.
+func TestClusterPauseIsNotTimeWithoutProgress(t *testing.T) {
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old")}
+	e, s := glueScope(fx, 2, rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1))})
+	e.rec = nopRecorder{}
+	s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+	s.pool.SetAnnotations(map[string]string{preview.RolloutProgressAnnotation: preview.RolloutProgress{
+		Model: "new", ProgressAt: t0.Add(-20 * time.Minute), Stale: 2,
+	}.String()})
+	// Paused 5 minutes after the last progress, for 15 minutes.
+	e.clock = clocktesting.NewFakePassiveClock(t0.Add(-15 * time.Minute))
+	e.pausedSince = newPoolMemo[time.Time]()
+	e.notePaused(s.pool.GetUID())
+	if err := e.planRollout(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.selfPaused != nil {
+		t.Fatalf("paused at once when the Cluster is unpaused: %s", s.selfPaused.Message)
+	}
+	if r, ok := preview.ParseRolloutProgress(s.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); !ok || !r.ProgressAt.Equal(t0.Add(-5*time.Minute)) {
+		t.Fatalf("record %+v: want the 15 minutes paused credited (last progress 5m ago)", r)
+	}
+	if _, ok := e.pausedSince.get(s.pool.GetUID()); ok {
+		t.Fatal("the pause is credited once")
 	}
 }
