@@ -67,7 +67,8 @@ type progressDecision struct {
 // one going (its removal starting); while removals are in flight (drains
 // have their own bound, nodeDrainTimeout) or the cloud holds an instance of
 // the new model before its boot (a launch lifecycle hook, bounded by its
-// heartbeat timeout) the deadline is held. A new
+// heartbeat timeout) or one is Ready, not yet for minReadySeconds, the
+// deadline is held. A new
 // model starts a new record, which lifts a pause the engine set; so does
 // removing the record. While the rollout is not active (paused by the
 // user, Nodes unknown) the deadline does not run: the record is dropped,
@@ -100,7 +101,10 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 	if o.available > rec.Available {
 		rec.Failed = nil
 	}
-	waiting := o.removing > 0 || o.held > 0
+	// Removals in flight, instances the cloud holds and new instances
+	// Ready but not yet for minReadySeconds (which may be longer than the
+	// deadline) have their own bounds: the deadline waits for them.
+	waiting := o.removing > 0 || o.held > 0 || len(o.warming) > 0
 	if o.available > rec.Available || o.stale < rec.Stale || (waiting && o.now.Sub(rec.ProgressAt) >= time.Minute) {
 		rec.ProgressAt = o.now
 	}

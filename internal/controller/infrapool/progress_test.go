@@ -70,6 +70,12 @@ func TestNextProgress(t *testing.T) {
 			progressAt: 0, requeueWant: 10 * time.Minute,
 		},
 		{
+			name: "new instances warming hold the deadline", reason: "Ready, waiting for minReadySeconds (which may exceed the deadline: 15m of soak)",
+			prev: func() *preview.RolloutProgress { r := rec(-11*time.Minute, 0, 2); r.Warming = []string{"n1"}; return r }(),
+			obs:  func() progressObservation { o := obs(0, 2); o.warming = []string{"n1"}; return o }(), policy: policy,
+			progressAt: 0, requeueWant: 10 * time.Minute,
+		},
+		{
 			name: "consecutive failures pause", reason: "three new instances failed in a row",
 			prev: rec(-time.Minute, 0, 4, "i-1", "i-2"), obs: obs(0, 4, "i-3"), policy: policy,
 			paused: infrav1.ReplacementsFailingReason, newly: true, progressAt: -time.Minute, failed: []string{"i-1", "i-2", "i-3"},
