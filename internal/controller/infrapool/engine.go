@@ -139,7 +139,11 @@ type Engine struct {
 	// paused (its Cluster or its own paused annotation): the time paused
 	// is not counted against the rollout's progress deadline.
 	pausedSince *poolMemo[time.Time]
-	managed     *poolMemo[preview.ManagedCapacity]
+	// startedAt is when this engine started: a rollout's progress deadline
+	// counts from it at the earliest (the time no manager ran is not time
+	// the rollout stalled).
+	startedAt time.Time
+	managed   *poolMemo[preview.ManagedCapacity]
 	// status is the pool as this engine last wrote its status (the
 	// server's answer): see patch.
 	status   *poolMemo[contract.Pool]
@@ -192,6 +196,7 @@ func New(opts Options) (*Engine, error) {
 		held:              newInstanceTimes(),
 		applied:           newPoolMemo[string](),
 		pausedSince:       newPoolMemo[time.Time](),
+		startedAt:         opts.Clock.Now(),
 		managed:           newPoolMemo[preview.ManagedCapacity](),
 		status:            newPoolMemo[contract.Pool](),
 	}, nil

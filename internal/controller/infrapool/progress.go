@@ -212,6 +212,11 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		prev = &r
 	}
 	e.creditPause(s, prev)
+	if prev != nil && prev.Paused == "" && prev.ProgressAt.Before(e.startedAt) {
+		// Written before this manager started: the time no manager ran
+		// is not time the rollout stalled (one write, on the first pass).
+		prev.ProgressAt = e.startedAt
+	}
 	joined, held := map[string]bool{}, map[string]bool{}
 	if s.cloud != nil {
 		for _, in := range s.cloud.Instances {

@@ -287,3 +287,27 @@ func TestClusterPauseIsNotTimeWithoutProgress(t *testing.T) {
 		t.Fatal("the pause is credited once")
 	}
 }
+
+// TestManagerDowntimeIsNotTimeWithoutProgress: the record on the pool
+// outlives the manager; the time no manager ran (a rescheduled pod, a
+// management cluster upgrade) is not time the rollout stalled. A manager
+// that starts counts the deadline from its start at the earliest.
+func TestManagerDowntimeIsNotTimeWithoutProgress(t *testing.T) {
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old")}
+	e, s := glueScope(fx, 2, rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1))})
+	e.rec = nopRecorder{}
+	e.startedAt = t0.Add(-2 * time.Minute)
+	s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+	s.pool.SetAnnotations(map[string]string{preview.RolloutProgressAnnotation: preview.RolloutProgress{
+		Model: "new", ProgressAt: t0.Add(-30 * time.Minute), Stale: 2,
+	}.String()})
+	if err := e.planRollout(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.selfPaused != nil {
+		t.Fatalf("paused 2 minutes after the manager started: %s", s.selfPaused.Message)
+	}
+	if r, ok := preview.ParseRolloutProgress(s.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); !ok || !r.ProgressAt.Equal(e.startedAt) {
+		t.Fatalf("record %+v: want the deadline counted from the manager's start", r)
+	}
+}
