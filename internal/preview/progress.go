@@ -117,6 +117,10 @@ type RolloutProgress struct {
 	// Warming are the instances of Model whose Node is Ready but not yet
 	// for minReadySeconds: one that goes NotReady before is a failure.
 	Warming []string `json:"warming,omitempty"`
+	// Blocked: the cloud refuses Model (the rollout is blocked, and asked
+	// again until it accepts); the deadline does not run meanwhile, and
+	// starts again when the cloud accepts.
+	Blocked bool `json:"blocked,omitempty"`
 	// Paused is the reason the engine paused the rollout itself, empty
 	// while it goes on.
 	Paused string `json:"paused,omitempty"`

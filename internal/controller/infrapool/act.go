@@ -31,6 +31,7 @@ func (e *Engine) act(ctx context.Context, s *pass) error {
 	if s.input.Paused {
 		return nil
 	}
+	defer e.noteBlocked(s)
 	if s.managedBy != "" {
 		defer e.recordManagedCapacity(s)
 	}

@@ -89,6 +89,9 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *pass) error {
 	e.tracker.forget(s.pool.GetUID())
 	e.held.forget(s.pool.GetUID())
 	e.applied.forget(s.pool.GetUID())
+	if e.pausedSince != nil {
+		e.pausedSince.forget(s.pool.GetUID())
+	}
 	e.managed.forget(s.pool.GetUID())
 	e.status.forget(s.pool.GetUID())
 	controllerutil.RemoveFinalizer(s.pool, e.a.Kinds().PoolFinalizer)

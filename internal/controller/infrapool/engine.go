@@ -135,7 +135,15 @@ type Engine struct {
 	// from then.
 	held    *instanceTimes
 	applied *poolMemo[string] // spec hash last applied
-	managed *poolMemo[preview.ManagedCapacity]
+	// pausedSince is when this process first saw a pool's reconciliation
+	// paused (its Cluster or its own paused annotation): the time paused
+	// is not counted against the rollout's progress deadline.
+	pausedSince *poolMemo[time.Time]
+	// startedAt is when this engine started: a rollout's progress deadline
+	// counts from it at the earliest (the time no manager ran is not time
+	// the rollout stalled).
+	startedAt time.Time
+	managed   *poolMemo[preview.ManagedCapacity]
 	// status is the pool as this engine last wrote its status (the
 	// server's answer): see patch.
 	status   *poolMemo[contract.Pool]
@@ -187,6 +195,8 @@ func New(opts Options) (*Engine, error) {
 		tracker:           newInstanceTimes(),
 		held:              newInstanceTimes(),
 		applied:           newPoolMemo[string](),
+		pausedSince:       newPoolMemo[time.Time](),
+		startedAt:         opts.Clock.Now(),
 		managed:           newPoolMemo[preview.ManagedCapacity](),
 		status:            newPoolMemo[contract.Pool](),
 	}, nil
@@ -206,6 +216,7 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	ctx = log.IntoContext(ctx, logger)
 	if pool.GetAnnotations()[clusterv1.PausedAnnotation] == "true" {
 		logger.V(1).Info("Reconciliation is paused")
+		e.notePaused(pool.GetUID())
 		return ctrl.Result{}, nil
 	}
 	// A paused Cluster pauses its pools, their deletion included: nothing
@@ -216,6 +227,7 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 		return ctrl.Result{}, err
 	case paused:
 		logger.V(1).Info("The Cluster is paused")
+		e.notePaused(pool.GetUID())
 		return ctrl.Result{}, nil
 	}
 

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -34,6 +35,9 @@ type progressObservation struct {
 	stale int32
 	// removing counts the instances whose removal is in flight.
 	removing int32
+	// held counts the live instances of model the cloud holds before
+	// their boot (scalegroup.Instance.Held: a launch lifecycle hook).
+	held int32
 	// failed are the instances of model that failed: the cloud gave up on
 	// them, or they never joined within the join timeout.
 	failed []string
@@ -61,21 +65,26 @@ type progressDecision struct {
 //
 // Progress is an instance of the new model becoming available, or an old
 // one going (its removal starting); while removals are in flight (drains
-// have their own bound, nodeDrainTimeout) the deadline is held. A new
+// have their own bound, nodeDrainTimeout) or the cloud holds an instance of
+// the new model before its boot (a launch lifecycle hook, bounded by its
+// heartbeat timeout) or one is Ready, not yet for minReadySeconds, the
+// deadline is held. A new
 // model starts a new record, which lifts a pause the engine set; so does
 // removing the record. While the rollout is not active (paused by the
 // user, Nodes unknown) the deadline does not run: the record is dropped,
 // unless it holds the engine's own pause. The failed instances counted
 // are consecutive: an instance of the new model becoming available
-// clears them.
+// clears them; the failed instances already there when a record starts
+// (kept through a pause, then resumed) are not counted again.
 func nextProgress(prev *preview.RolloutProgress, o progressObservation, p preview.ProgressPolicy) progressDecision {
 	if !o.rolling {
 		return progressDecision{}
 	}
 	var d progressDecision
 	var rec preview.RolloutProgress
+	fresh := prev == nil || prev.Model != o.model
 	switch {
-	case prev == nil || prev.Model != o.model:
+	case fresh:
 		d.resumed = prev != nil && prev.Paused != ""
 		rec = preview.RolloutProgress{Model: o.model, ProgressAt: o.now, Available: o.available, Stale: o.stale}
 	default:
@@ -92,11 +101,21 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 	if o.available > rec.Available {
 		rec.Failed = nil
 	}
-	if o.available > rec.Available || o.stale < rec.Stale || (o.removing > 0 && o.now.Sub(rec.ProgressAt) >= time.Minute) {
+	// Removals in flight, instances the cloud holds and new instances
+	// Ready but not yet for minReadySeconds (which may be longer than the
+	// deadline) have their own bounds: the deadline waits for them.
+	waiting := o.removing > 0 || o.held > 0 || len(o.warming) > 0
+	if o.available > rec.Available || o.stale < rec.Stale || (waiting && o.now.Sub(rec.ProgressAt) >= time.Minute) {
 		rec.ProgressAt = o.now
 	}
 	rec.Available, rec.Stale = o.available, o.stale
 	failed := o.failed
+	if fresh {
+		// A new record (a new model, or a resume that removed the record)
+		// counts the failures that happen from now on: the failed instances
+		// still there (kept while the engine paused) go in this pass.
+		failed = nil
+	}
 	for _, id := range o.notReady {
 		if slices.Contains(rec.Warming, id) {
 			failed = append(failed, id)
@@ -117,7 +136,11 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 		rec.Paused = infrav1.ReplacementsFailingReason
 		rec.Message = fmt.Sprintf("%d consecutive instances of model %s failed (%s): they did not boot, never joined the cluster, or went NotReady before they were available",
 			len(rec.Failed), o.model, strings.Join(rec.Failed, ", "))
-	case p.Deadline > 0 && o.removing == 0 && !o.now.Before(rec.ProgressAt.Add(p.Deadline)):
+	case rec.Blocked:
+		// The cloud refuses the model: blocked, not stalled (see
+		// noteBlocked); the refusal is asked again every QuotaRetry.
+		return d
+	case p.Deadline > 0 && !waiting && !o.now.Before(rec.ProgressAt.Add(p.Deadline)):
 		rec.Paused = infrav1.ProgressDeadlineExceededReason
 		rec.Message = fmt.Sprintf("no instance of model %s became available and no old instance was replaced for %s (progress deadline %s); %d of the new model available, %d old",
 			o.model, o.now.Sub(rec.ProgressAt).Truncate(time.Second), p.Deadline, o.available, o.stale)
@@ -132,8 +155,9 @@ func nextProgress(prev *preview.RolloutProgress, o progressObservation, p previe
 }
 
 // observeProgress reads the progress of the rollout from the planner's
-// input; joined holds the instances that have a Node, by ID.
-func observeProgress(in rollout.Input, joined map[string]bool) progressObservation {
+// input; joined holds the instances that have a Node, held those the
+// cloud holds before their boot, by ID.
+func observeProgress(in rollout.Input, joined, held map[string]bool) progressObservation {
 	o := progressObservation{model: in.ModelHash, active: !in.Paused, now: in.Now}
 	minReady := time.Duration(in.Strategy.MinReadySeconds) * time.Second
 	for _, inst := range in.Instances {
@@ -147,6 +171,9 @@ func observeProgress(in rollout.Input, joined map[string]bool) progressObservati
 		case rollout.StateDeleting:
 			o.removing++
 			continue
+		}
+		if current && held[inst.ID] {
+			o.held++
 		}
 		switch {
 		case !current:
@@ -184,15 +211,24 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 	if r, ok := preview.ParseRolloutProgress(s.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); ok {
 		prev = &r
 	}
-	joined := map[string]bool{}
+	e.creditPause(s, prev)
+	if prev != nil && prev.Paused == "" && prev.ProgressAt.Before(e.startedAt) {
+		// Written before this manager started: the time no manager ran
+		// is not time the rollout stalled (one write, on the first pass).
+		prev.ProgressAt = e.startedAt
+	}
+	joined, held := map[string]bool{}, map[string]bool{}
 	if s.cloud != nil {
 		for _, in := range s.cloud.Instances {
 			if s.nodes[in.ProviderID] != nil {
 				joined[in.ID] = true
 			}
+			if in.Held {
+				held[in.ID] = true
+			}
 		}
 	}
-	d := nextProgress(prev, observeProgress(s.input, joined), policy)
+	d := nextProgress(prev, observeProgress(s.input, joined, held), policy)
 	s.requeueAfter(d.requeueAfter)
 	a := s.pool.GetAnnotations()
 	switch {
@@ -222,6 +258,63 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, reason, events.ActionReconcile,
 			"Rollout paused by the engine: %s. The old instances are kept and nothing more is deleted", d.record.Message)
 	}
+}
+
+// notePaused remembers when this process first saw the reconciliation of
+// pool paused (by its Cluster or its own paused annotation; nothing is
+// read or written then), once per pause.
+func (e *Engine) notePaused(pool types.UID) {
+	if e.pausedSince == nil {
+		return
+	}
+	if _, ok := e.pausedSince.get(pool); !ok {
+		e.pausedSince.set(pool, e.clock.Now())
+	}
+}
+
+// creditPause moves the last progress of prev forward by the time the
+// pool's reconciliation was paused (see notePaused): a rollout cannot make
+// progress while nothing reconciles it (clusterctl move pauses the
+// Cluster), and must not pause itself at once when it is unpaused.
+func (e *Engine) creditPause(s *pass, prev *preview.RolloutProgress) {
+	if e.pausedSince == nil {
+		return
+	}
+	since, ok := e.pausedSince.get(s.pool.GetUID())
+	if !ok {
+		return
+	}
+	e.pausedSince.forget(s.pool.GetUID())
+	if prev == nil || prev.Paused != "" || !since.After(prev.ProgressAt) || !s.now.After(since) {
+		return
+	}
+	prev.ProgressAt = prev.ProgressAt.Add(s.now.Sub(since))
+}
+
+// noteBlocked keeps on the progress record whether the cloud refuses the
+// pool's model (s.blocked, see applySpec): a blocked rollout is asked again
+// every QuotaRetry and goes on by itself once the cloud accepts (an image
+// published later), so the progress deadline must not pause it meanwhile.
+// When the cloud accepts the model, the deadline starts again. It runs after
+// act and writes only when the blocked state changes.
+func (e *Engine) noteBlocked(s *pass) {
+	if e.cloudRollouts() {
+		return
+	}
+	a := s.pool.GetAnnotations()
+	r, ok := preview.ParseRolloutProgress(a[preview.RolloutProgressAnnotation])
+	if !ok || r.Model != s.modelHash || r.Paused != "" {
+		return
+	}
+	switch g := s.currentGroup(); {
+	case s.blocked != nil && !r.Blocked:
+		r.Blocked = true
+	case s.blocked == nil && r.Blocked && g != nil && g.ModelHash == s.modelHash:
+		r.Blocked, r.ProgressAt = false, s.now
+	default:
+		return
+	}
+	s.pool.SetAnnotations(withEntry(a, preview.RolloutProgressAnnotation, r.String()))
 }
 
 // withoutEntry returns m without key: a copy, as withEntry.

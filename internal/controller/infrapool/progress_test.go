@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
@@ -66,6 +67,12 @@ func TestNextProgress(t *testing.T) {
 		{
 			name: "removals in flight hold the deadline", reason: "a drain has its own bound, nodeDrainTimeout",
 			prev: rec(-11*time.Minute, 1, 3), obs: func() progressObservation { o := obs(1, 3); o.removing = 1; return o }(), policy: policy,
+			progressAt: 0, requeueWant: 10 * time.Minute,
+		},
+		{
+			name: "new instances warming hold the deadline", reason: "Ready, waiting for minReadySeconds (which may exceed the deadline: 15m of soak)",
+			prev: func() *preview.RolloutProgress { r := rec(-11*time.Minute, 0, 2); r.Warming = []string{"n1"}; return r }(),
+			obs:  func() progressObservation { o := obs(0, 2); o.warming = []string{"n1"}; return o }(), policy: policy,
 			progressAt: 0, requeueWant: 10 * time.Minute,
 		},
 		{
@@ -197,7 +204,110 @@ func TestSelfPauseStopsThePlanAndSaysWhy(t *testing.T) {
 	if s3.input.Paused {
 		t.Fatal("still paused once the record is removed")
 	}
-	if r, ok := preview.ParseRolloutProgress(s3.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); !ok || !slices.Equal(r.Failed, []string{"f3"}) {
-		t.Fatalf("record %+v, want a new one counting f3", r)
+	if r, ok := preview.ParseRolloutProgress(s3.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); !ok || len(r.Failed) != 0 {
+		t.Fatalf("record %+v, want a new one counting no failure (f3, kept through the pause, goes now)", r)
+	}
+}
+
+// TestResumeDoesNotRecountLingeringFailures: a pause for failing
+// replacements keeps the failed instances (nothing is done while paused).
+// With maxSurge at or above the limit they failed together and are all
+// still there when `mpool rollout resume` removes the record: they must not
+// count again, or the rollout pauses again at once and can never resume.
+// The pass that resumes deletes them (failed instances always go).
+func TestResumeDoesNotRecountLingeringFailures(t *testing.T) {
+	failedNew := func(id string) fixture {
+		return fixture{id: id, age: time.Minute, state: scalegroup.StateFailed, model: "new"}
+	}
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old"), running("c", time.Hour, "old"),
+		failedNew("f1"), failedNew("f2"), failedNew("f3")}
+	e, s := glueScope(fx, 3, rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(3))})
+	e.rec = nopRecorder{}
+	s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+	// Resumed: the record was removed.
+	if err := e.planRollout(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.input.Paused || s.selfPaused != nil {
+		t.Fatalf("paused again at once on resume (%+v): the failures that caused the pause were counted again", s.selfPaused)
+	}
+	if got := len(s.plan.Delete); got != 3 {
+		t.Fatalf("plan deletes %v, want the 3 failed instances", s.plan.Delete)
+	}
+}
+
+// TestHeldNewInstancesHoldTheDeadline: an instance of the new model the
+// cloud holds before its boot (an AWS launch lifecycle hook's Pending:Wait,
+// up to its heartbeat timeout, two hours at most) waits for an action
+// outside the engine, as the join timeout knows; the progress deadline must
+// not pause the rollout meanwhile.
+func TestHeldNewInstancesHoldTheDeadline(t *testing.T) {
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old"),
+		{id: "n1", age: 20 * time.Minute, state: scalegroup.StateCreating, model: "new", held: true}}
+	e, s := glueScope(fx, 2, rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1))})
+	e.rec = nopRecorder{}
+	s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+	s.pool.SetAnnotations(map[string]string{preview.RolloutProgressAnnotation: preview.RolloutProgress{
+		Model: "new", ProgressAt: t0.Add(-20 * time.Minute), Stale: 2,
+	}.String()})
+	if err := e.planRollout(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.selfPaused != nil {
+		t.Fatalf("paused while the cloud holds the new instance: %s", s.selfPaused.Message)
+	}
+}
+
+// TestClusterPauseIsNotTimeWithoutProgress: while the Cluster (or the pool)
+// is paused nothing reconciles the pool, as with clusterctl move; the
+// rollout's record ages meanwhile. Unpaused, the rollout must get the rest
+// of its deadline, not be paused by the engine at once.
+func TestClusterPauseIsNotTimeWithoutProgress(t *testing.T) {
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old")}
+	e, s := glueScope(fx, 2, rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1))})
+	e.rec = nopRecorder{}
+	s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+	s.pool.SetAnnotations(map[string]string{preview.RolloutProgressAnnotation: preview.RolloutProgress{
+		Model: "new", ProgressAt: t0.Add(-20 * time.Minute), Stale: 2,
+	}.String()})
+	// Paused 5 minutes after the last progress, for 15 minutes.
+	e.clock = clocktesting.NewFakePassiveClock(t0.Add(-15 * time.Minute))
+	e.pausedSince = newPoolMemo[time.Time]()
+	e.notePaused(s.pool.GetUID())
+	if err := e.planRollout(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.selfPaused != nil {
+		t.Fatalf("paused at once when the Cluster is unpaused: %s", s.selfPaused.Message)
+	}
+	if r, ok := preview.ParseRolloutProgress(s.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); !ok || !r.ProgressAt.Equal(t0.Add(-5*time.Minute)) {
+		t.Fatalf("record %+v: want the 15 minutes paused credited (last progress 5m ago)", r)
+	}
+	if _, ok := e.pausedSince.get(s.pool.GetUID()); ok {
+		t.Fatal("the pause is credited once")
+	}
+}
+
+// TestManagerDowntimeIsNotTimeWithoutProgress: the record on the pool
+// outlives the manager; the time no manager ran (a rescheduled pod, a
+// management cluster upgrade) is not time the rollout stalled. A manager
+// that starts counts the deadline from its start at the earliest.
+func TestManagerDowntimeIsNotTimeWithoutProgress(t *testing.T) {
+	fx := []fixture{running("a", time.Hour, "old"), running("b", time.Hour, "old")}
+	e, s := glueScope(fx, 2, rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1))})
+	e.rec = nopRecorder{}
+	e.startedAt = t0.Add(-2 * time.Minute)
+	s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+	s.pool.SetAnnotations(map[string]string{preview.RolloutProgressAnnotation: preview.RolloutProgress{
+		Model: "new", ProgressAt: t0.Add(-30 * time.Minute), Stale: 2,
+	}.String()})
+	if err := e.planRollout(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if s.selfPaused != nil {
+		t.Fatalf("paused 2 minutes after the manager started: %s", s.selfPaused.Message)
+	}
+	if r, ok := preview.ParseRolloutProgress(s.pool.GetAnnotations()[preview.RolloutProgressAnnotation]); !ok || !r.ProgressAt.Equal(e.startedAt) {
+		t.Fatalf("record %+v: want the deadline counted from the manager's start", r)
 	}
 }

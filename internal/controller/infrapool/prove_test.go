@@ -14,6 +14,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -171,5 +172,64 @@ func TestRefusedSpecOfANewGroupIsInvalid(t *testing.T) {
 	}
 	if s.blocked != nil || s.invalid == nil {
 		t.Fatalf("blocked %v, invalid %v: want an invalid spec", s.blocked, s.invalid)
+	}
+}
+
+// TestBlockedRolloutIsNotPausedByTheDeadline: a rollout the cloud blocks
+// (no AMI yet) asks again every QuotaRetry, and goes on by itself once the
+// image is published (docs/rollout.md). The progress deadline must not
+// turn it into an engine pause, which stops asking the cloud and needs a
+// manual resume; once the cloud accepts, the deadline starts again.
+func TestBlockedRolloutIsNotPausedByTheDeadline(t *testing.T) {
+	noAMI := scalegroup.NewInvalid("no AMI capa-ami-ubuntu-24.04-v1.16.9-* in us-east-1")
+	awsDefaults := rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(0)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
+	old := func(id string) fixture {
+		return fixture{id: id, age: time.Hour, state: scalegroup.StateRunning, model: "old"}
+	}
+	var annotations map[string]string
+	reconcile := func(at time.Duration, applyErr error) (*pass, *refusingGroup) {
+		t.Helper()
+		e, s := glueScope([]fixture{old("a"), old("b"), old("c"), old("d")}, 4, awsDefaults)
+		s.now = t0.Add(at)
+		s.objects = map[string]contract.InstanceObject{}
+		s.owner = &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp"}}
+		s.cloud.ModelHash = "old"
+		s.pool.SetAnnotations(annotations)
+		rg := &refusingGroup{group: s.cloud, applyErr: applyErr}
+		e.sg, e.caps = rg, rg.Capabilities()
+		e.rec, e.applied, e.workers = nopRecorder{}, newPoolMemo[string](), 4
+		e.timing.defaults()
+		s.skipRemoval, s.drains = map[string]bool{}, map[string]drainOutcome{}
+		if err := e.planRollout(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.act(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		annotations = s.pool.GetAnnotations()
+		return s, rg
+	}
+	if s, _ := reconcile(0, noAMI); s.blocked == nil {
+		t.Fatal("not blocked")
+	}
+	s, rg := reconcile(11*time.Minute, noAMI)
+	if s.selfPaused != nil {
+		t.Fatalf("a blocked rollout was paused by the progress deadline (%s): the cloud is no longer asked", s.selfPaused.Message)
+	}
+	if len(rg.applied) == 0 || s.blocked == nil {
+		t.Fatalf("the refused model was not asked again (%d applies, blocked %v)", len(rg.applied), s.blocked)
+	}
+	if c := rolloutProgressingCondition(s); c.Reason != infrav1.RolloutBlockedReason {
+		t.Errorf("RolloutProgressing reason %s, want %s", c.Reason, infrav1.RolloutBlockedReason)
+	}
+	// The image is published: the rollout goes on, and the deadline counts
+	// from now.
+	s, rg = reconcile(30*time.Minute, nil)
+	if s.selfPaused != nil || s.blocked != nil || len(rg.deleted) == 0 {
+		t.Fatalf("paused %v, blocked %v, deleted %v: want the rollout going on", s.selfPaused, s.blocked, rg.deleted)
+	}
+	r, ok := preview.ParseRolloutProgress(annotations[preview.RolloutProgressAnnotation])
+	if !ok || !r.ProgressAt.Equal(t0.Add(30*time.Minute)) {
+		t.Fatalf("record %+v: want the deadline to start again when the cloud accepted the model", r)
 	}
 }

@@ -269,7 +269,7 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.RolloutBlockedReason
 		c.Message = fmt.Sprintf("Rollout blocked: the cloud cannot create instances of model %s: %v. "+
 			"%d instances on the previous model keep serving and none is deleted for the new model; "+
-			"fix the template (or revert it) and the rollout goes on", s.modelHash, s.blocked, s.plan.Counts.Replicas)
+			"fix the template (or revert it) and the rollout goes on", s.modelHash, s.blocked, s.plan.Counts.Stale)
 	case s.input.Paused:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(rollout.WaitPaused), "The rollout is paused by the "+preview.RolloutPausedAnnotation+" annotation"
 	case s.cloudRollouts && s.plan.Counts.Stale > 0:
