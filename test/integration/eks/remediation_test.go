@@ -108,4 +108,3 @@ func readyNode(n *corev1.Node) bool {
 	}
 	return false
 }
-
