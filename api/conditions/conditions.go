@@ -93,6 +93,11 @@ const (
 	// NoInfrastructureRefReason: the Cluster has no infrastructureRef, so its
 	// infrastructure is whatever the kubeconfig reaches.
 	NoInfrastructureRefReason = "NoInfrastructureRef"
+	// PlacementOnlyReason: the Cluster's infrastructure object is one of
+	// mpool's placement kinds (AzureCluster, AWSCluster): it says where the
+	// pools go in infrastructure that exists, and mpool, which provisions
+	// nothing for it, reports it ready.
+	PlacementOnlyReason = "PlacementOnly"
 )
 
 // Conditions and reasons of KubeadmConfigs.

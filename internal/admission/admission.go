@@ -15,30 +15,35 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Apply creates want, or updates the existing object when merge (which
-// copies want's fields onto got) reports a difference.
+// copies want's fields onto got) reports a difference. An update that
+// conflicts (the API server writes a policy's status after creating it) is
+// tried again on what is there now.
 func Apply[T client.Object](ctx context.Context, c client.Client, want T, merge func(got, want T) bool) error {
-	got := want.DeepCopyObject().(T)
-	err := c.Get(ctx, client.ObjectKeyFromObject(want), got)
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := c.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating %T %s: %w", want, want.GetName(), err)
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := want.DeepCopyObject().(T)
+		err := c.Get(ctx, client.ObjectKeyFromObject(want), got)
+		switch {
+		case apierrors.IsNotFound(err):
+			if err := c.Create(ctx, want.DeepCopyObject().(T)); err != nil && !apierrors.IsAlreadyExists(err) {
+				return fmt.Errorf("creating %T %s: %w", want, want.GetName(), err)
+			}
+			return nil
+		case err != nil:
+			return fmt.Errorf("reading %T %s: %w", want, want.GetName(), err)
+		}
+		if !merge(got, want) {
+			return nil
+		}
+		if err := c.Update(ctx, got); err != nil {
+			return fmt.Errorf("updating %T %s: %w", want, want.GetName(), err)
 		}
 		return nil
-	case err != nil:
-		return fmt.Errorf("reading %T %s: %w", want, want.GetName(), err)
-	}
-	if !merge(got, want) {
-		return nil
-	}
-	if err := c.Update(ctx, got); err != nil {
-		return fmt.Errorf("updating %T %s: %w", want, want.GetName(), err)
-	}
-	return nil
+	})
 }
 
 // EnsurePolicies creates or updates each policy, then each binding, so that
@@ -62,6 +67,24 @@ func EnsurePolicies(ctx context.Context, c client.Client, policies []*admissionr
 			got.Spec = want.Spec
 			return true
 		}))
+	}
+	return errors.Join(errs...)
+}
+
+// RemovePolicies deletes each binding, then each policy, by name; what is
+// not there is already removed.
+func RemovePolicies(ctx context.Context, c client.Client, policies []*admissionregistrationv1.ValidatingAdmissionPolicy, bindings []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) error {
+	var errs []error
+	remove := func(o client.Object) {
+		if err := c.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting %T %s: %w", o, o.GetName(), err))
+		}
+	}
+	for _, b := range bindings {
+		remove(b.DeepCopy())
+	}
+	for _, p := range policies {
+		remove(p.DeepCopy())
 	}
 	return errors.Join(errs...)
 }

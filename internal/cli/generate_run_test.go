@@ -70,10 +70,10 @@ func TestGeneratedPoolsRun(t *testing.T) {
 		}
 	}
 	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
-	// As runUp registers its EKS cluster, which the eks flavor's defaults
-	// name.
-	if err := eksface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, eksface.EKSDefaultClusterName, ""); err != nil {
-		t.Fatalf("registering the simulated EKS cluster: %v", err)
+	// As runUp prepares what the examples name (its EKS cluster, which the
+	// eks flavor's defaults name).
+	if err := cloud.PrepareSandbox(""); err != nil {
+		t.Fatalf("preparing the simulated cloud: %v", err)
 	}
 	mgr, err := manager.New(ctx, env.Config, mo)
 	if err != nil {

@@ -25,9 +25,6 @@ import (
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
-	"github.com/mpool-dev/mpool/sim/face/awsface"
-	"github.com/mpool-dev/mpool/sim/face/azureface"
-	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
 	"github.com/mpool-dev/mpool/sim/server"
 )
@@ -184,12 +181,10 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	// face's default account (the examples' clusters' identities' Secrets
 	// are in namespace default here).
 	mo.Providers = provider.NewConfigs().ForSimulatedCloud(simulatedCloud(cloud, "default"))
-	// The simulated EKS cluster examples/eks/cluster.yaml names, whose API
-	// server is this one.
-	if cloud.FaceURL(eksface.EKSFaceName) != "" {
-		if err := eksface.EKSCreateCluster(cloud.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, eksface.EKSDefaultClusterName, ""); err != nil {
-			return fmt.Errorf("registering the simulated EKS cluster: %w", err)
-		}
+	// What the examples name in the clouds (the simulated EKS cluster of
+	// examples/eks/cluster.yaml, whose API server is this one).
+	if err := cloud.PrepareSandbox(""); err != nil {
+		return fmt.Errorf("preparing the simulated cloud for the examples: %w", err)
 	}
 
 	mgr, err := manager.New(ctx, cfg, mo)
@@ -260,16 +255,17 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 }
 
 // simulatedCloud describes cloud to the providers' configurations: its
-// faces, its CA and its default accounts, with the Secrets of cluster
-// identities in identityNamespace.
+// faces, its CA and its faces' default accounts (server.AccountFace), with
+// the Secrets of cluster identities in identityNamespace.
 func simulatedCloud(cloud *server.Server, identityNamespace string) kit.Simulated {
+	accounts := map[string]kit.Account{}
+	for face, a := range cloud.DefaultAccounts() {
+		accounts[face] = kit.Account(a)
+	}
 	return kit.Simulated{
 		FaceURL:           cloud.FaceURL,
 		CAFile:            cloud.CAFile(),
 		IdentityNamespace: identityNamespace,
-		Accounts: map[string]kit.Account{
-			azureface.AzureFaceName: {Tenant: azureface.AzureDefaultTenantID, ID: azureface.AzureDefaultClientID, Secret: azureface.AzureDefaultClientSecret},
-			awsface.AWSFaceName:     {ID: awsface.AWSDefaultAccessKeyID, Secret: awsface.AWSDefaultSecretAccessKey, Region: awsface.AWSDefaultRegion},
-		},
+		Accounts:          accounts,
 	}
 }

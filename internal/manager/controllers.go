@@ -7,7 +7,9 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/admission"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
@@ -66,16 +68,8 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 				return fmt.Errorf("applying the MachinePool feature gate policy: %w", err)
 			}
 		}
-		// The rules that span two objects (config/crd/policies).
-		pols, binds, err := crd.AdmissionPolicies()
-		if err != nil {
+		if err := applyPolicies(ctx, direct, opts.Mode); err != nil {
 			return err
-		}
-		if !opts.Mode.RunsClusters() {
-			pols, binds = withoutStandaloneOnly(pols, binds)
-		}
-		if err := admission.EnsurePolicies(ctx, direct, pols, binds); err != nil {
-			return fmt.Errorf("applying the admission policies: %w", err)
 		}
 		<-ctx.Done()
 		return nil
@@ -92,8 +86,18 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		return nil, err
 	}
 	log := ctrl.Log.WithName("setup")
+	registry := opts.Registry
+	if registry == nil {
+		registry = provider.All()
+	}
 	if opts.Mode.RunsClusters() {
-		if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+		var placement []schema.GroupKind
+		for _, p := range registry {
+			if k := p.Adapter.Kinds().InfraCluster; k != "" {
+				placement = append(placement, infrav1.GroupVersion.WithKind(k).GroupKind())
+			}
+		}
+		if err := (&cluster.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock, PlacementKinds: placement}).SetupWithManager(ctx, mgr, copts); err != nil {
 			return nil, fmt.Errorf("setting up the Cluster controller: %w", err)
 		}
 		// Upstream's own MachineHealthCheck controller; beside upstream core
@@ -117,10 +121,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		}
 	}
 	log.Info("Controllers set up", "mode", opts.Mode.String(), "clusters", opts.Mode.RunsClusters(), "machinePools", opts.Mode.RunsMachinePools())
-	registry := opts.Registry
-	if registry == nil {
-		registry = provider.All()
-	}
 	var adapters []contract.Adapter
 	for _, p := range registry {
 		adapters = append(adapters, p.Adapter)
@@ -146,13 +146,44 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 	return running, nil
 }
 
-// withoutStandaloneOnly drops crd.StandaloneOnlyPolicies and their bindings.
-func withoutStandaloneOnly(pols []*admissionregistrationv1.ValidatingAdmissionPolicy, binds []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) ([]*admissionregistrationv1.ValidatingAdmissionPolicy, []*admissionregistrationv1.ValidatingAdmissionPolicyBinding) {
-	pols = slices.DeleteFunc(pols, func(p *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
-		return slices.Contains(crd.StandaloneOnlyPolicies, p.Name)
-	})
-	binds = slices.DeleteFunc(binds, func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
-		return slices.Contains(crd.StandaloneOnlyPolicies, b.Spec.PolicyName)
-	})
-	return pols, binds
+// applyPolicies applies the rules that span two objects
+// (config/crd/policies) as mode wants them: beside upstream Cluster API
+// (a mode that runs no Clusters) the standalone-only ones
+// (crd.StandaloneOnlyPolicies) would refuse what upstream serves, so they
+// are left out, and removed where a standalone manager of this management
+// cluster installed them before.
+func applyPolicies(ctx context.Context, c client.Client, mode Mode) error {
+	pols, binds, err := crd.AdmissionPolicies()
+	if err != nil {
+		return err
+	}
+	if !mode.RunsClusters() {
+		var dropPols []*admissionregistrationv1.ValidatingAdmissionPolicy
+		var dropBinds []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+		pols, dropPols = split(pols, func(p *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+			return slices.Contains(crd.StandaloneOnlyPolicies, p.Name)
+		})
+		binds, dropBinds = split(binds, func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) bool {
+			return slices.Contains(crd.StandaloneOnlyPolicies, b.Spec.PolicyName)
+		})
+		if err := admission.RemovePolicies(ctx, c, dropPols, dropBinds); err != nil {
+			return fmt.Errorf("removing the standalone-only admission policies: %w", err)
+		}
+	}
+	if err := admission.EnsurePolicies(ctx, c, pols, binds); err != nil {
+		return fmt.Errorf("applying the admission policies: %w", err)
+	}
+	return nil
+}
+
+// split returns the items of s that drop does not choose, and those it does.
+func split[T any](s []T, drop func(T) bool) (kept, dropped []T) {
+	for _, x := range s {
+		if drop(x) {
+			dropped = append(dropped, x)
+		} else {
+			kept = append(kept, x)
+		}
+	}
+	return kept, dropped
 }

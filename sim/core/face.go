@@ -46,6 +46,14 @@ type Face interface {
 	WriteFault(w http.ResponseWriter, r *http.Request, f Fault)
 }
 
+// Account is a principal a face's cloud accepts out of the box, and the
+// region its clients default to: Azure's tenant, client ID and client
+// secret; AWS's access key ID and secret access key.
+type Account struct {
+	Tenant, ID, Secret string
+	Region             string
+}
+
 // FaceEnv is what a face's HTTP handler is built from.
 type FaceEnv struct {
 	// Cloud is the core.

@@ -24,6 +24,7 @@ import (
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/cloudinit"
 	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/nodeagent"
@@ -88,43 +89,14 @@ func endpoint() string { return strings.TrimPrefix(env.Config.Host, "https://") 
 // cloudInit renders bootstrap data shaped like Cluster API's kubeadm
 // bootstrap output.
 func cloudInit(apiVersion, token, hash string) []byte {
-	args := "  kubeletExtraArgs:\n    node-labels: pool=blue,tier=web\n"
-	if apiVersion == "kubeadm.k8s.io/v1beta4" {
-		args = "  kubeletExtraArgs:\n  - name: node-labels\n    value: pool=blue,tier=web\n"
-	}
-	return fmt.Appendf(nil, `## template: jinja
-#cloud-config
-write_files:
-- path: /run/kubeadm/kubeadm-join-config.yaml
-  owner: root:root
-  permissions: '0640'
-  content: |
-    apiVersion: %s
-    kind: JoinConfiguration
-    discovery:
-      bootstrapToken:
-        apiServerEndpoint: %s
-        token: %s
-        caCertHashes:
-        - %s
-    nodeRegistration:
-      name: '{{ ds.meta_data["local_hostname"] }}'
-      taints:
-      - key: dedicated
-        value: sim
-        effect: NoSchedule
-%s
-runcmd:
-- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml && echo success > /run/cluster-api/bootstrap-success.complete
-`, apiVersion, endpoint(), token, hash, indent(args, "    "))
-}
-
-func indent(s, pad string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	for i := range lines {
-		lines[i] = pad + lines[i]
-	}
-	return strings.Join(lines, "\n")
+	return cloudinit.WriteJoin(cloudinit.JoinConfig{
+		APIVersion:        apiVersion,
+		APIServerEndpoint: endpoint(),
+		DiscoveryToken:    token,
+		CACertHashes:      []string{hash},
+		Taints:            []corev1.Taint{{Key: "dedicated", Value: "sim", Effect: corev1.TaintEffectNoSchedule}},
+		NodeLabels:        map[string]string{"pool": "blue", "tier": "web"},
+	}, true)
 }
 
 // startCloud starts the simulated cloud (cloudOptions) with few, quick

@@ -70,6 +70,27 @@ type FaceDescriber interface {
 	Describe() string
 }
 
+// AccountFace is implemented by faces whose cloud has a default account
+// (DefaultAccounts): `mpool up` gives it to the provider of the same name
+// as the manager's own credentials.
+type AccountFace interface {
+	core.Face
+
+	// DefaultAccount returns the face's default account.
+	DefaultAccount() core.Account
+}
+
+// SandboxFace is implemented by faces that put into their cloud, when
+// asked (PrepareSandbox), what the project's examples name in it beyond
+// the default account: the EKS face the EKS cluster of examples/eks.
+type SandboxFace interface {
+	core.Face
+
+	// PrepareSandbox creates what the examples name, at Kubernetes
+	// version ("" is the face's default), leaving what exists as it is.
+	PrepareSandbox(c *core.Cloud, version string) error
+}
+
 // ListenerFace is implemented by faces whose clients want the root of a
 // host of their own over plain HTTP (the AWS SDKs' BaseEndpoint, which they
 // sign the path of): the Server serves such a face on a listener of its own
@@ -262,6 +283,32 @@ func (s *Server) FaceLines() []string {
 		}
 	}
 	return lines
+}
+
+// DefaultAccounts returns the default account of every face that has one
+// (AccountFace), by face name.
+func (s *Server) DefaultAccounts() map[string]core.Account {
+	out := map[string]core.Account{}
+	for _, ep := range s.endpoints {
+		if f, ok := s.faces[ep.Face].(AccountFace); ok {
+			out[ep.Face] = f.DefaultAccount()
+		}
+	}
+	return out
+}
+
+// PrepareSandbox asks every face that can (SandboxFace) to create what the
+// project's examples name in its cloud, at Kubernetes version ("" for each
+// face's default). It is idempotent: `mpool up` calls it on every start.
+func (s *Server) PrepareSandbox(version string) error {
+	for _, ep := range s.endpoints {
+		if f, ok := s.faces[ep.Face].(SandboxFace); ok {
+			if err := f.PrepareSandbox(s.cloud, version); err != nil {
+				return fmt.Errorf("face %s: %w", ep.Face, err)
+			}
+		}
+	}
+	return nil
 }
 
 // CA returns the PEM certificate of the cloud's CA, which signs the

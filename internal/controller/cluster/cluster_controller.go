@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -64,6 +66,16 @@ type Reconciler struct {
 	Recorder kevents.EventRecorder
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
+	// PlacementKinds are the infrastructure cluster kinds of mpool's
+	// providers (contract.Kinds.InfraCluster: AzureCluster, AWSCluster),
+	// records of where pools go in infrastructure that exists. mpool
+	// provisions nothing for them, so a Cluster's infrastructure object of
+	// one of them is marked ready here (status.ready), unless another
+	// controller manages it (annotation cluster.x-k8s.io/managed-by, as
+	// Cluster API defines it): the Cluster is then Provisioned, and
+	// upstream's MachineHealthCheck evaluates its Machines, as beside CAPZ
+	// or CAPA once their cluster controller reports ready.
+	PlacementKinds []schema.GroupKind
 }
 
 // SetupWithManager registers the controller with mgr.
@@ -215,6 +227,19 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, cluster *clust
 		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", ref.Kind, ref.Name, err)
 	}
 	ready, _, err := unstructured.NestedBool(obj.Object, "status", "ready")
+	if r.placementOnly(obj) {
+		// Nothing to provision: the placement is usable as it is.
+		if !ready {
+			if err := r.Client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, []byte(`{"status":{"ready":true}}`))); err != nil {
+				set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionUnknown, clusterv1.InternalErrorReason, err.Error(), now)
+				return ctrl.Result{}, fmt.Errorf("marking %s %s ready: %w", ref.Kind, ref.Name, err)
+			}
+		}
+		cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
+		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, conditions.PlacementOnlyReason,
+			fmt.Sprintf("%s %s places the pools in infrastructure that exists; mpool provisions nothing for it", ref.Kind, ref.Name), now)
+		return ctrl.Result{}, nil
+	}
 	if err != nil || !ready {
 		cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(false)
 		set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, conditions.WaitingForInfrastructureReason,
@@ -224,6 +249,15 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, cluster *clust
 	cluster.Status.Initialization.InfrastructureProvisioned = ptr.To(true)
 	set(cluster, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, clusterv1.ReadyReason, "", now)
 	return ctrl.Result{}, nil
+}
+
+// placementOnly reports whether obj is of one of the PlacementKinds and
+// managed by no other controller.
+func (r *Reconciler) placementOnly(obj *unstructured.Unstructured) bool {
+	if _, managed := obj.GetAnnotations()[clusterv1.ManagedByAnnotation]; managed {
+		return false
+	}
+	return slices.Contains(r.PlacementKinds, obj.GroupVersionKind().GroupKind())
 }
 
 // computePhase: Provisioned once both the infrastructure and the control

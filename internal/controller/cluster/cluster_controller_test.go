@@ -179,3 +179,45 @@ func TestPausedCluster(t *testing.T) {
 		return wantCondition(c, clusterv1.PausedCondition, metav1.ConditionTrue, clusterv1.PausedReason)
 	})
 }
+
+// TestPlacementKindMarkedReady: an infrastructure object of a placement
+// kind (AWSCluster here) is marked ready, since mpool provisions nothing
+// for it, and the Cluster is Provisioned; one another controller manages
+// (cluster.x-k8s.io/managed-by) waits for that controller.
+func TestPlacementKindMarkedReady(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	for name, managedBy := range map[string]string{"placed": "", "external": "someone-else"} {
+		aws := &infrav1.AWSCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: infrav1.AWSClusterSpec{Region: "us-east-1"}}
+		if managedBy != "" {
+			aws.Annotations = map[string]string{clusterv1.ManagedByAnnotation: managedBy}
+		}
+		if err := env.Client.Create(ctx, aws); err != nil {
+			t.Fatal(err)
+		}
+		createCluster(t, ns, name, func(c *clusterv1.Cluster) {
+			c.Spec.InfrastructureRef = clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: infrav1.AWSClusterKind, Name: name}
+		})
+		putKubeconfig(t, ns, name, env.Kubeconfig)
+	}
+	waitCluster(t, ns, "placed", func(c *clusterv1.Cluster) error {
+		if c.Status.Phase != string(clusterv1.ClusterPhaseProvisioned) {
+			return fmt.Errorf("phase %s", c.Status.Phase)
+		}
+		return wantCondition(c, clusterv1.InfrastructureReadyCondition, metav1.ConditionTrue, conditions.PlacementOnlyReason)
+	})
+	placed := &infrav1.AWSCluster{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "placed"}, placed); err != nil || !placed.Status.Ready {
+		t.Fatalf("AWSCluster placed: ready %v, %v", placed.Status.Ready, err)
+	}
+	waitCluster(t, ns, "external", func(c *clusterv1.Cluster) error {
+		if c.Status.Phase != string(clusterv1.ClusterPhaseProvisioning) {
+			return fmt.Errorf("phase %s", c.Status.Phase)
+		}
+		return wantCondition(c, clusterv1.InfrastructureReadyCondition, metav1.ConditionFalse, conditions.WaitingForInfrastructureReason)
+	})
+	external := &infrav1.AWSCluster{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "external"}, external); err != nil || external.Status.Ready {
+		t.Fatalf("AWSCluster external, managed by another controller: ready %v, %v", external.Status.Ready, err)
+	}
+}

@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
@@ -48,7 +50,7 @@ func startManager() (func(), error) {
 	if err := mgr.Add(cc); err != nil {
 		return nil, err
 	}
-	r := &Reconciler{Client: mgr.GetClient(), ClusterCache: cc}
+	r := &Reconciler{Client: mgr.GetClient(), ClusterCache: cc, PlacementKinds: []schema.GroupKind{infrav1.GroupVersion.WithKind(infrav1.AWSClusterKind).GroupKind()}}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := r.SetupWithManager(ctx, mgr, controller.Options{}); err != nil {
 		cancel()

@@ -12,5 +12,6 @@
 // providers) upstream runs this controller itself and mpool does not.
 //
 // External remediation (spec.remediation.templateRef) is not served: a
-// ValidatingAdmissionPolicy (config/crd/policies) refuses it.
+// ValidatingAdmissionPolicy (config/crd/policies) refuses it in a standalone
+// manager; beside upstream, which serves it, the policy is removed.
 package machinehealthcheck

@@ -7,3 +7,5 @@ package aws
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=awsmachinepools/status;awsmachinepools/finalizers;awsmachinepoolmachines/status;awsmachinepoolmachines/finalizers,verbs=get;update;patch
 // +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=awsclusters;awsclusterstaticidentities,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+// The Cluster controller (standalone) marks the infrastructure cluster ready: mpool provisions nothing for it.
+// +kubebuilder:rbac:groups=infrastructure.cluster.x-k8s.io,resources=awsclusters/status,verbs=get;update;patch

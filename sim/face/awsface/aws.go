@@ -108,6 +108,11 @@ func AWSFaceOf(c *core.Cloud) *AWSFace {
 	return &AWSFace{}
 }
 
+// DefaultAccount implements server.AccountFace.
+func (*AWSFace) DefaultAccount() core.Account {
+	return core.Account{ID: AWSDefaultAccessKeyID, Secret: AWSDefaultSecretAccessKey, Region: AWSDefaultRegion}
+}
+
 func (f *AWSFace) clockSkew() time.Duration { return core.OrDefault(f.ClockSkew, 15*time.Minute) }
 
 // AWSScope is the core scope of an account's region: "<account>/<region>",

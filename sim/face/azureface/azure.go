@@ -97,6 +97,11 @@ func (*AzureFace) Describe() string {
 		AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AzureDefaultLocation)
 }
 
+// DefaultAccount implements server.AccountFace.
+func (*AzureFace) DefaultAccount() core.Account {
+	return core.Account{Tenant: AzureDefaultTenantID, ID: AzureDefaultClientID, Secret: AzureDefaultClientSecret}
+}
+
 func (f *AzureFace) pageSize() int { return core.OrDefault(f.PageSize, 1000) }
 
 func (f *AzureFace) locations() []string {

@@ -2,14 +2,15 @@ package eksface
 
 import (
 	"bytes"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
+	"github.com/mpool-dev/mpool/sim/cloudinit"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The node group's Auto Scaling group.
@@ -131,39 +132,15 @@ func eksCloudInit(n *eksNodegroup) []byte {
 	if n.Endpoint == "" || n.Token == "" || n.CAHash == "" {
 		return nil
 	}
-	labels := eksNodeLabels(n)
-	var pairs []string
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		pairs = append(pairs, k+"="+labels[k])
+	var taints []corev1.Taint
+	for _, t := range n.Taints {
+		taints = append(taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(eksTaintEffects[t.Effect])})
 	}
-	var taints strings.Builder
-	if len(n.Taints) > 0 {
-		taints.WriteString("      taints:\n")
-		for _, t := range n.Taints {
-			fmt.Fprintf(&taints, "      - key: %q\n        value: %q\n        effect: %s\n", t.Key, t.Value, eksTaintEffects[t.Effect])
-		}
-	}
-	host := strings.TrimPrefix(strings.TrimPrefix(n.Endpoint, "https://"), "http://")
-	return fmt.Appendf(nil, `## template: jinja
-#cloud-config
-write_files:
-- path: /run/kubeadm/kubeadm-join-config.yaml
-  owner: root:root
-  permissions: '0640'
-  content: |
-    apiVersion: kubeadm.k8s.io/v1beta3
-    kind: JoinConfiguration
-    discovery:
-      bootstrapToken:
-        apiServerEndpoint: %s
-        token: %s
-        caCertHashes:
-        - %s
-    nodeRegistration:
-      name: '{{ ds.meta_data["local_hostname"] }}'
-%s      kubeletExtraArgs:
-        node-labels: %q
-runcmd:
-- kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml
-`, host, n.Token, n.CAHash, taints.String(), strings.Join(pairs, ","))
+	return cloudinit.WriteJoin(cloudinit.JoinConfig{
+		APIServerEndpoint: strings.TrimPrefix(strings.TrimPrefix(n.Endpoint, "https://"), "http://"),
+		DiscoveryToken:    n.Token,
+		CACertHashes:      []string{n.CAHash},
+		Taints:            taints,
+		NodeLabels:        eksNodeLabels(n),
+	}, false)
 }

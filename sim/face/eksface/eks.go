@@ -167,6 +167,13 @@ func (*EKSFace) Describe() string {
 	return fmt.Sprintf("the AWS face's access keys (%s), account %s; node groups run in the AWS face's Auto Scaling groups", awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultAccountID)
 }
 
+// PrepareSandbox implements server.SandboxFace: the EKS cluster
+// examples/eks names (EKSDefaultClusterName, in the AWS face's default
+// account and region), whose API server is the node agent's.
+func (*EKSFace) PrepareSandbox(c *core.Cloud, version string) error {
+	return EKSCreateCluster(c, awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, EKSDefaultClusterName, version)
+}
+
 // InstanceIdentity implements Face. The EKS face owns no core group (its
 // node groups' instances are the AWS face's), so it is never called; it
 // answers as the AWS face would.

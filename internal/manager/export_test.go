@@ -1,0 +1,4 @@
+package manager
+
+// ApplyPolicies is applyPolicies, for the tests of package manager_test.
+var ApplyPolicies = applyPolicies

@@ -1,0 +1,49 @@
+package cloudsim
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/sim/face/azureface"
+	"github.com/mpool-dev/mpool/sim/face/eksface"
+)
+
+// TestBuiltinFacesDescribeTheirSandbox: each built-in face says its own
+// default account and prepares what the examples name, so `mpool up` names
+// no cloud.
+func TestBuiltinFacesDescribeTheirSandbox(t *testing.T) {
+	srv, err := Start(context.Background(), core.Options{DataDir: t.TempDir(), DefaultSimulation: &core.Simulation{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+
+	want := map[string]core.Account{
+		azureface.AzureFaceName: {Tenant: azureface.AzureDefaultTenantID, ID: azureface.AzureDefaultClientID, Secret: azureface.AzureDefaultClientSecret},
+		awsface.AWSFaceName:     {ID: awsface.AWSDefaultAccessKeyID, Secret: awsface.AWSDefaultSecretAccessKey, Region: awsface.AWSDefaultRegion},
+	}
+	got := srv.DefaultAccounts()
+	if len(got) != len(want) {
+		t.Fatalf("default accounts %v, want %v", got, want)
+	}
+	for face, a := range want {
+		if got[face] != a {
+			t.Errorf("face %s: default account %+v, want %+v", face, got[face], a)
+		}
+	}
+
+	if bytes.Contains(srv.Cloud().FaceData(eksface.EKSFaceName), []byte(eksface.EKSDefaultClusterName)) {
+		t.Fatalf("the EKS cluster %s exists before PrepareSandbox", eksface.EKSDefaultClusterName)
+	}
+	for i := range 2 { // as on every start of `mpool up`
+		if err := srv.PrepareSandbox(""); err != nil {
+			t.Fatalf("PrepareSandbox #%d: %v", i+1, err)
+		}
+	}
+	if !bytes.Contains(srv.Cloud().FaceData(eksface.EKSFaceName), []byte(eksface.EKSDefaultClusterName)) {
+		t.Fatalf("PrepareSandbox did not create the EKS cluster %s", eksface.EKSDefaultClusterName)
+	}
+}
