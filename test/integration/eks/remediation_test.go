@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 
-	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/events"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 )
@@ -24,8 +24,8 @@ import (
 // cordons and drains it and terminates its instance in the node group's
 // Auto Scaling group without a decrement, and the group launches the
 // replacement from the node group's release: exactly that instance goes,
-// the pool's Remediating condition names it meanwhile, and the pool is
-// Running again with all its Nodes Ready.
+// a Remediating event says so, and the pool is Running again with all its
+// Nodes Ready.
 func TestMachineHealthCheckOnEKS(t *testing.T) {
 	f, _ := start(t, "1.31")
 	f.ApplySeed()
@@ -63,11 +63,7 @@ func TestMachineHealthCheckOnEKS(t *testing.T) {
 	if err := f.Cloud.Cloud().SetInstanceFault(victim, core.FaultKubeletStopped); err != nil {
 		t.Fatal(err)
 	}
-	seen := false
 	testenv.Eventually(t, converge, func() error {
-		if c := f.PoolCondition(infrav1.RemediatingCondition); c != nil && c.Status == metav1.ConditionTrue && strings.Contains(c.Message, victim) {
-			seen = true
-		}
 		var now []string
 		for _, n := range f.PoolNodes() {
 			if !readyNode(&n) {
@@ -83,9 +79,23 @@ func TestMachineHealthCheckOnEKS(t *testing.T) {
 		}
 		return f.Converged(2, "v1.31.0")
 	})
-	if !seen {
-		t.Errorf("the pool's Remediating condition never named instance %s", victim)
-	}
+	// The pool's Remediating condition lasts only while the node drains;
+	// the event that says what happens stays.
+	testenv.Eventually(t, converge, func() error {
+		list, err := f.CS.EventsV1().Events(f.NS).List(f.Ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, ev := range list.Items {
+			if ev.Reason == events.Remediating && strings.Contains(ev.Note, "Remediating instance "+victim+" ") {
+				if !strings.Contains(ev.Note, "terminating it, the cloud replaces it") {
+					return fmt.Errorf("%s event: %q", events.Remediating, ev.Note)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s event names instance %s", events.Remediating, victim)
+	})
 	if !cordoned.Load() {
 		t.Errorf("Node %s was not cordoned before its instance was terminated", victimNode)
 	}
