@@ -255,6 +255,11 @@ type RolloutStatusView struct {
 	Complete bool `json:"complete"`
 	// Paused is true when the rollout is paused (mpool.dev/rollout-paused).
 	Paused bool `json:"paused"`
+	// Stopped is why the engine stopped the rollout itself, empty when it
+	// did not: RolloutBlocked (the cloud cannot create the new model),
+	// ProgressDeadlineExceeded or ReplacementsFailing (it paused the
+	// rollout). The old instances keep serving; Waiting says more.
+	Stopped string `json:"stopped,omitempty"`
 	// Desired is the MachinePool's spec.replicas.
 	Desired int32 `json:"desired"`
 	// Replicas is the number of live instances: neither failed nor deleting.

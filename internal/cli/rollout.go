@@ -7,11 +7,14 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/preview"
 )
 
 // newRolloutCommand returns `mpool rollout`.
@@ -49,7 +52,13 @@ func newRolloutPauseCommand(cf *clientFlags, pause bool) *cobra.Command {
 
 It sets (pause) or removes (resume) the annotation ` + rolloutPausedAnnotation + `: "true" on the
 MachinePool. While paused the engine still reports status but creates and deletes
-no instance, whatever the model, the replicas or the budgets say.`,
+no instance, whatever the model, the replicas or the budgets say.
+
+Resume also lifts a pause the engine set itself on a rollout that stopped making
+progress (RolloutProgressing False, reason ProgressDeadlineExceeded or
+ReplacementsFailing): it removes the annotation ` + preview.RolloutProgressAnnotation + ` from the
+infrastructure pool, and the progress deadline and the count of failed
+replacements start again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mc, err := cf.connect()
@@ -62,14 +71,33 @@ no instance, whatever the model, the replicas or the budgets say.`,
 }
 
 // setRolloutPaused sets or removes the pause annotation on the MachinePool
-// ns/name with a merge patch and says what it did.
+// ns/name with a merge patch and says what it did. Resuming also lifts a
+// pause the engine set itself (a rollout that stopped making progress): it
+// removes the engine's progress record from the infrastructure pool, which
+// restarts the progress deadline and the count of failed replacements.
 func setRolloutPaused(ctx context.Context, c client.Client, ns, name string, pause bool, w io.Writer) error {
 	mp := &clusterv1.MachinePool{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, mp); err != nil {
 		return notFound(err, "machinepool", ns, name)
 	}
 	id := fmt.Sprintf("machinepool %s/%s", ns, name)
-	if rolloutPaused(mp) == pause {
+	var selfPaused string
+	var pool client.Object
+	if !pause {
+		ref := mp.Spec.Template.Spec.InfrastructureRef
+		if a := adapterOf(ref); a != nil {
+			pool = a.NewPool()
+			switch err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: ref.Name}, pool); {
+			case apierrors.IsNotFound(err):
+				pool = nil
+			case err != nil:
+				return fmt.Errorf("reading %s %s/%s: %w", ref.Kind, ns, ref.Name, err)
+			default:
+				selfPaused, _ = preview.SelfPaused(pool.GetAnnotations())
+			}
+		}
+	}
+	if rolloutPaused(mp) == pause && selfPaused == "" {
 		msg := "rollout is not paused; nothing to do"
 		if pause {
 			msg = "rollout is already paused; nothing to do"
@@ -77,21 +105,37 @@ func setRolloutPaused(ctx context.Context, c client.Client, ns, name string, pau
 		_, err := fmt.Fprintf(w, "%s: %s\n", id, msg)
 		return err
 	}
+	if selfPaused != "" {
+		if err := c.Patch(ctx, pool, client.RawPatch(types.MergePatchType, annotationPatch(preview.RolloutProgressAnnotation, nil))); err != nil {
+			return fmt.Errorf("patching %s %s: %w", mp.Spec.Template.Spec.InfrastructureRef.Kind, pool.GetName(), err)
+		}
+		if _, err := fmt.Fprintf(w, "%s: the rollout the engine had paused (%s) resumed (annotation %s removed from %s); the progress deadline starts again\n",
+			id, selfPaused, preview.RolloutProgressAnnotation, mp.Spec.Template.Spec.InfrastructureRef.Kind+"/"+pool.GetName()); err != nil {
+			return err
+		}
+		if !rolloutPaused(mp) {
+			return nil
+		}
+	}
 	var value any // nil removes the annotation
 	if pause {
 		value = "true"
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{rolloutPausedAnnotation: value}}})
-	if err != nil {
-		return err
-	}
-	if err := c.Patch(ctx, mp, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := c.Patch(ctx, mp, client.RawPatch(types.MergePatchType, annotationPatch(rolloutPausedAnnotation, value))); err != nil {
 		return fmt.Errorf("patching %s: %w", id, err)
 	}
+	var err error
 	if pause {
 		_, err = fmt.Fprintf(w, "%s: rollout paused (annotation %s=\"true\" set); resume with 'mpool rollout resume %s'\n", id, rolloutPausedAnnotation, name)
 	} else {
 		_, err = fmt.Fprintf(w, "%s: rollout resumed (annotation %s removed)\n", id, rolloutPausedAnnotation)
 	}
 	return err
+}
+
+// annotationPatch is a merge patch that sets annotation key to value, or
+// removes it when value is nil.
+func annotationPatch(key string, value any) []byte {
+	b, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: value}}})
+	return b
 }

@@ -43,7 +43,10 @@ replicas are unavailable, and what the rollout is waiting for.
 
 With --watch, print again on every change (the objects are watched, not polled)
 until the rollout is complete — every desired replica up to date and available —
-or --timeout passes (non-zero exit) or it is interrupted.`,
+or --timeout passes (non-zero exit) or it is interrupted. It also ends, with a
+non-zero exit, when the engine stops the rollout itself: the cloud cannot create
+the new model (RolloutBlocked), or the rollout stopped making progress and was
+paused (ProgressDeadlineExceeded, ReplacementsFailing).`,
 		Args: cobra.ExactArgs(1),
 	}
 	fs := cmd.Flags()
@@ -99,6 +102,14 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 		Paused:    rolloutPaused(mp),
 		Desired:   desiredReplicas(mp),
 		Available: ptr.Deref(mp.Status.AvailableReplicas, 0),
+	}
+	for _, c := range s.infra.conditions {
+		if c.Type == rolloutProgressingCondition && c.Status == metav1.ConditionFalse {
+			switch c.Reason {
+			case infrav1.RolloutBlockedReason, infrav1.ProgressDeadlineExceededReason, infrav1.ReplacementsFailingReason:
+				v.Stopped = c.Reason
+			}
+		}
 	}
 	for _, in := range s.instances {
 		switch {
@@ -246,6 +257,10 @@ func formatRolloutStatus(v RolloutStatusView, format outputFormat) string {
 	switch {
 	case v.Complete:
 		state = "rollout complete"
+	case v.Stopped == infrav1.RolloutBlockedReason:
+		state = "rollout blocked"
+	case v.Stopped != "":
+		state = "rollout paused by the engine (" + v.Stopped + ")"
 	case v.Paused:
 		state = "rollout paused"
 	}

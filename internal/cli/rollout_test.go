@@ -13,8 +13,10 @@ import (
 	"k8s.io/utils/ptr"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
@@ -255,6 +257,26 @@ func TestRolloutStatusCounts(t *testing.T) {
 			},
 		},
 		{
+			name: "a rollout the engine paused says so, with the engine's reason",
+			state: func() *poolState {
+				s := base(2, 2, running(&no, true), running(&no, true), InstanceView{State: "Failed", UpToDate: &yes})
+				s.infra.conditions = []metav1.Condition{{
+					Type: infrav1.RolloutProgressingCondition, Status: metav1.ConditionFalse, Reason: infrav1.ReplacementsFailingReason,
+					Message: "Rollout paused by the engine: 3 consecutive instances of model m failed",
+				}}
+				return s
+			}(),
+			wantWaiting: []string{"LocalMachinePool RolloutProgressing=False ReplacementsFailing: Rollout paused by the engine: 3 consecutive instances of model m failed"},
+			check: func(t *testing.T, v RolloutStatusView) {
+				if v.Stopped != infrav1.ReplacementsFailingReason {
+					t.Errorf("stopped %q, want %s", v.Stopped, infrav1.ReplacementsFailingReason)
+				}
+				if text := formatRolloutStatus(v, ""); !strings.Contains(text, "rollout paused by the engine (ReplacementsFailing)") {
+					t.Errorf("status text does not say who paused it:\n%s", text)
+				}
+			},
+		},
+		{
 			name:  "instances without a model report are neither up to date nor stale",
 			state: base(1, 1, running(nil, true)),
 			check: func(t *testing.T, v RolloutStatusView) {
@@ -278,5 +300,41 @@ func TestRolloutStatusCounts(t *testing.T) {
 				t.Errorf("waiting =\n%s\nwant\n%s", strings.Join(v.Waiting, "\n"), strings.Join(tt.wantWaiting, "\n"))
 			}
 		})
+	}
+}
+
+// TestRolloutResumeLiftsTheEnginesPause: a rollout the engine paused itself
+// (its record on the infrastructure pool says so) is resumed by `rollout
+// resume`, which removes the record; status says who paused it.
+func TestRolloutResumeLiftsTheEnginesPause(t *testing.T) {
+	f := newFixture(t, "cli-selfpause")
+	ctx := context.Background()
+	key := types.NamespacedName{Namespace: f.ns, Name: "workers"}
+	pool := &infrav1.LocalMachinePool{}
+	if err := env.Client.Get(ctx, key, pool); err != nil {
+		t.Fatal(err)
+	}
+	before := pool.DeepCopy()
+	rec := preview.RolloutProgress{Model: "m", ProgressAt: time.Now(), Paused: infrav1.ReplacementsFailingReason, Message: "3 consecutive instances failed"}
+	pool.Annotations = map[string]string{preview.RolloutProgressAnnotation: rec.String()}
+	if err := env.Client.Patch(ctx, pool, client.MergeFrom(before)); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, f.clock, "rollout", "resume", "workers", "-n", f.ns)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if out := r.stdout.String(); !strings.Contains(out, "the rollout the engine had paused (ReplacementsFailing) resumed") {
+		t.Errorf("resume says %q", out)
+	}
+	if err := env.Client.Get(ctx, key, pool); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := pool.Annotations[preview.RolloutProgressAnnotation]; ok {
+		t.Errorf("the engine's record is still on the pool: %v", pool.Annotations)
+	}
+	r = runCLI(t, f.clock, "rollout", "resume", "workers", "-n", f.ns)
+	if r.err != nil || !strings.Contains(r.stdout.String(), "nothing to do") {
+		t.Errorf("resuming again: %v, %q", r.err, r.stdout.String())
 	}
 }

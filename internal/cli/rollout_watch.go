@@ -60,6 +60,11 @@ func watchRollout(ctx context.Context, c client.WithWatch, ns, name string, repo
 		if v.Complete {
 			return nil
 		}
+		if v.Stopped != "" {
+			// As kubectl's rollout status ends on a Deployment past its
+			// progress deadline: nothing will change until someone acts.
+			return fmt.Errorf("the engine stopped the rollout of machinepool %s/%s (%s): fix or change the template, or resume with 'mpool rollout resume %s'", ns, name, v.Stopped, name)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -148,6 +148,19 @@ const (
 	// cap on remediations in flight is reached (also on the per-instance
 	// object).
 	RemediationDeferred = "RemediationDeferred"
+	// RolloutBlocked (Warning): the cloud refuses to create instances from
+	// the pool's new model; no instance is deleted for it.
+	RolloutBlocked = "RolloutBlocked"
+	// ProgressDeadlineExceeded (Warning): no new-model instance became
+	// available within the pool's progress deadline; the engine paused the
+	// rollout.
+	ProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+	// ReplacementsFailing (Warning): consecutive new-model instances failed;
+	// the engine paused the rollout.
+	ReplacementsFailing = "ReplacementsFailing"
+	// RolloutResumed: a rollout the engine had paused itself goes on (the
+	// pool's template changed, or the pause was lifted).
+	RolloutResumed = "RolloutResumed"
 )
 
 // Event actions (the events.k8s.io "action" field: what was being done).

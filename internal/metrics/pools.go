@@ -3,11 +3,13 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -28,6 +30,7 @@ const (
 	PhaseMetric           = "mpool_machinepool_phase"
 	RolloutProgressMetric = "mpool_machinepool_rollout_progress_ratio"
 	InstancesMetric       = "mpool_machinepool_instances"
+	RolloutStoppedMetric  = "mpool_machinepool_rollout_stopped"
 	CollectErrorsMetric   = "mpool_machinepool_collect_errors_total"
 )
 
@@ -85,6 +88,15 @@ var Phases = []clusterv1.MachinePoolPhase{
 	clusterv1.MachinePoolPhaseUnknown,
 }
 
+// StopReasons are the values of the reason label of
+// mpool_machinepool_rollout_stopped: why the engine stopped a rollout
+// itself (RolloutProgressing False with one of these reasons).
+var StopReasons = []string{
+	infrav1.RolloutBlockedReason,
+	infrav1.ProgressDeadlineExceededReason,
+	infrav1.ReplacementsFailingReason,
+}
+
 // collectTimeout bounds the cache reads of one scrape; they only wait when
 // an informer is still syncing.
 const collectTimeout = 10 * time.Second
@@ -101,6 +113,11 @@ var (
 	rolloutDesc = prometheus.NewDesc(RolloutProgressMetric,
 		"Fraction of a MachinePool's desired replicas that run its latest model and are Ready, from 0 to 1; 1 when the rollout is complete or no replicas are desired.",
 		[]string{"namespace", "name", "cluster"}, nil)
+	stoppedDesc = prometheus.NewDesc(RolloutStoppedMetric,
+		"Whether the rollout engine stopped a MachinePool's rollout itself, by reason: 1 for the current one "+
+			"(RolloutBlocked: the cloud cannot create the new model; ProgressDeadlineExceeded, ReplacementsFailing: "+
+			"the engine paused a rollout that stopped making progress), 0 for the others.",
+		[]string{"namespace", "name", "cluster", "reason"}, nil)
 	instancesDesc = prometheus.NewDesc(InstancesMetric,
 		"Instances of a MachinePool by lifecycle state, one vocabulary for every provider (Pending, Booting, Running, Failed, Deleting; "+
 			"Unknown before the controller first reports an instance).",
@@ -145,7 +162,7 @@ func NewPoolCollector(ctx context.Context, c client.Reader, adapters []contract.
 
 // Describe implements prometheus.Collector.
 func (c *PoolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{replicasDesc, phaseDesc, rolloutDesc, instancesDesc} {
+	for _, d := range []*prometheus.Desc{replicasDesc, phaseDesc, rolloutDesc, stoppedDesc, instancesDesc} {
 		ch <- d
 	}
 	c.errors.Describe(ch)
@@ -185,6 +202,8 @@ type poolState struct {
 	// infraUID identifies the infrastructure pool that controls the
 	// per-instance objects, when known.
 	infraUID types.UID
+	// stopped is the reason the engine stopped the rollout, "" for none.
+	stopped string
 }
 
 // instanceGroup is a set of per-instance objects listed at once: one
@@ -256,6 +275,9 @@ func (c *PoolCollector) instanceGroupOf(ctx context.Context, mp *clusterv1.Machi
 		return instanceGroup{}, false
 	}
 	st.infraUID = pool.GetUID()
+	if c := meta.FindStatusCondition(pool.GetConditions(), infrav1.RolloutProgressingCondition); c != nil && c.Status == metav1.ConditionFalse && slices.Contains(StopReasons, c.Reason) {
+		st.stopped = c.Reason
+	}
 	return instanceGroup{adapter: a, namespace: mp.Namespace}, true
 }
 
@@ -333,6 +355,13 @@ func (p *poolState) emit(ch chan<- prometheus.Metric) {
 	gauge(replicasDesc, float64(p.upToDate), ReplicasUpToDate)
 	if p.desired != nil {
 		gauge(rolloutDesc, rolloutProgress(p.upToDateReady, *p.desired))
+	}
+	for _, r := range StopReasons {
+		v := 0.0
+		if r == p.stopped {
+			v = 1
+		}
+		gauge(stoppedDesc, v, r)
 	}
 	for _, s := range InstanceStates {
 		gauge(instancesDesc, float64(p.instances[s]), s)

@@ -391,3 +391,33 @@ func TestAddToManager(t *testing.T) {
 		t.Fatalf("%d series remain after the manager stopped (%v), want none", n, err)
 	}
 }
+
+// TestPoolCollectorRolloutStopped: a rollout the engine stopped itself
+// (RolloutProgressing False, reason ReplacementsFailing) is 1 under its
+// reason, 0 under the others, so that an alert needs no condition parsing.
+func TestPoolCollectorRolloutStopped(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	createMachinePool(t, ns, "pool", "c1", ptr.To[int32](2), clusterv1.MachinePoolStatus{Phase: string(clusterv1.MachinePoolPhaseRunning)})
+	pool := createInfraPool(t, ns, "pool", infrav1.LocalMachinePoolMachineKind)
+	pool.Status.Conditions = []metav1.Condition{{
+		Type: infrav1.RolloutProgressingCondition, Status: metav1.ConditionFalse, Reason: infrav1.ReplacementsFailingReason,
+		Message: "Rollout paused by the engine", LastTransitionTime: metav1.Now(),
+	}}
+	if err := env.Client.Status().Update(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	c := NewPoolCollector(ctx, client.NewNamespacedClient(env.Client, ns), provider.Adapters())
+	values := map[string]float64{}
+	for _, r := range StopReasons {
+		values[r] = 0
+	}
+	values[infrav1.ReplacementsFailingReason] = 1
+	want := `
+# HELP mpool_machinepool_rollout_stopped Whether the rollout engine stopped a MachinePool's rollout itself, by reason: 1 for the current one (RolloutBlocked: the cloud cannot create the new model; ProgressDeadlineExceeded, ReplacementsFailing: the engine paused a rollout that stopped making progress), 0 for the others.
+# TYPE mpool_machinepool_rollout_stopped gauge
+` + series(RolloutStoppedMetric, "c1", "pool", ns, "reason", values)
+	testenv.Eventually(t, 30*time.Second, func() error {
+		return testutil.CollectAndCompare(c, strings.NewReader(want), RolloutStoppedMetric)
+	})
+}

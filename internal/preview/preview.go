@@ -187,8 +187,12 @@ func readySince(p *Instance, nodes map[string]*corev1.Node, now time.Time) *time
 
 // RolloutPaused says whether the rollout of a pool is paused: the
 // mpool.dev/rollout-paused annotation is "true" on its MachinePool or on the
-// infra pool (poolAnnotations), as the engine reads it.
+// infra pool (poolAnnotations), as the engine reads it, or the engine
+// paused the rollout itself (see SelfPaused).
 func RolloutPaused(mp *clusterv1.MachinePool, poolAnnotations map[string]string) bool {
+	if reason, _ := SelfPaused(poolAnnotations); reason != "" {
+		return true
+	}
 	return mp != nil && mp.Annotations[RolloutPausedAnnotation] == "true" || poolAnnotations[RolloutPausedAnnotation] == "true"
 }
 

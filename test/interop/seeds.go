@@ -43,6 +43,11 @@ type Seed struct {
 	// from outside (itest.WatchBudgets).
 	MaxSurge, MaxUnavailable int
 	Mutate                   func(*unstructured.Unstructured)
+	// Remediate runs a MachineHealthCheck on the pool beside upstream (its
+	// own controller marks the Machine of an instance whose kubelet
+	// stopped; mpool's engine, the Machine's remediating owner, drains and
+	// replaces that instance).
+	Remediate bool
 }
 
 // LocalSample is the local sample (examples/local) as the Local provider.
@@ -93,7 +98,12 @@ var Seeds = []Seed{
 	// down to 0) and maxHealthyPercentage 100 (maxSurge 0%); with both
 	// zero, one instance at a time is taken down first, as AWS does:
 	// maxSurge 0, maxUnavailable 1.
-	{Name: "aws", Provider: itest.AWS, Replicas: 2, Version: "v1.31.2", NextVersion: "v1.32.1", MaxSurge: 0, MaxUnavailable: 1, Mutate: func(obj *unstructured.Unstructured) {
+	// It also runs a MachineHealthCheck: upstream's controller evaluates
+	// Machines only once the Cluster's InfrastructureReady is True, which
+	// upstream core never reports for a Cluster without an
+	// infrastructureRef (the local sample's); the AWSCluster is marked
+	// ready as CAPA would.
+	{Name: "aws", Provider: itest.AWS, Replicas: 2, Version: "v1.31.2", NextVersion: "v1.32.1", MaxSurge: 0, MaxUnavailable: 1, Remediate: true, Mutate: func(obj *unstructured.Unstructured) {
 		if obj.GetKind() == "MachinePool" {
 			_ = unstructured.SetNestedField(obj.Object, "v1.31.2", "spec", "template", "spec", "version")
 		}
@@ -105,7 +115,9 @@ var Seeds = []Seed{
 // RunSeeds runs each of Seeds as a subtest beside upstream: the example
 // becomes a Running pool; it scales up and down; a version change rolls
 // every instance; deleting one pool Machine replaces exactly that instance;
-// deleting the MachinePool leaves nothing in the cloud or the cluster.
+// where the seed asks, a MachineHealthCheck's remediation replaces an
+// instance whose kubelet stopped; deleting the MachinePool leaves nothing
+// in the cloud or the cluster.
 func RunSeeds(t *testing.T, env *testenv.Env, up *Upstream) {
 	for _, s := range Seeds {
 		t.Run(s.Name, func(t *testing.T) {
@@ -167,6 +179,11 @@ func runSeed(t *testing.T, env *testenv.Env, up *Upstream, s Seed) {
 		}
 		return f.Converged(s.Replicas, s.NextVersion)
 	})
+
+	if s.Remediate {
+		t.Log("upstream's MachineHealthCheck marks the Machine of an instance whose kubelet stopped; mpool's engine replaces it")
+		f.CheckStoppedKubeletRemediated(s.Replicas, s.NextVersion, converge)
+	}
 
 	f.DeletePoolAndWaitGone(converge)
 }

@@ -107,3 +107,21 @@ const (
 // placed until the Cluster names its infrastructure object and that
 // object exists.
 const WaitingForInfrastructureClusterReason = "WaitingForInfrastructureCluster"
+
+// Reasons of RolloutProgressing=False while a rollout cannot or may not go
+// on. The instances on the previous model keep serving and none more is
+// deleted for the new model.
+const (
+	// RolloutBlockedReason: the cloud refuses to create instances from the
+	// pool's new model (an image it cannot find, a launch template it
+	// rejects); nothing is deleted for that model until it is fixed.
+	RolloutBlockedReason = "RolloutBlocked"
+	// ProgressDeadlineExceededReason: no instance of the new model became
+	// available, and no old instance was replaced, within the pool's
+	// progress deadline; the engine paused the rollout itself.
+	ProgressDeadlineExceededReason = "ProgressDeadlineExceeded"
+	// ReplacementsFailingReason: consecutive instances of the new model
+	// failed (did not boot, or never joined the cluster); the engine paused
+	// the rollout itself.
+	ReplacementsFailingReason = "ReplacementsFailing"
+)

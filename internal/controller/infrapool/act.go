@@ -35,10 +35,105 @@ func (e *Engine) act(ctx context.Context, s *pass) error {
 		defer e.recordManagedCapacity(s)
 	}
 	remErr := e.remediate(ctx, s)
+	if proven, err := e.proveModel(ctx, s); !proven {
+		// Nothing is deleted to make room for a model the cloud has not
+		// accepted; a blocked rollout still removes failed and marked
+		// instances.
+		e.holdStaleVictims(s)
+		if s.blocked == nil {
+			return errors.Join(remErr, err)
+		}
+	}
 	if err := e.removeVictims(ctx, s); err != nil {
 		return errors.Join(remErr, err)
 	}
+	if s.blocked != nil {
+		// The cloud would refuse the model again.
+		return remErr
+	}
 	return errors.Join(remErr, e.applyGroup(ctx, s))
+}
+
+// proveModel makes sure the cloud can create instances of the pool's
+// current model before any instance is deleted to make room for them. The
+// model is proven when the group already has it (the cloud accepted it
+// when it was applied) or an instance of it lives; otherwise, when the plan
+// would delete stale instances, the model is applied first with the
+// group's capacity unchanged, so that the cloud's own validation (an AMI
+// lookup, a launch template, an image reference) speaks before anything is
+// deleted. With maxSurge 0 no instance of the new model can exist before
+// the first deletion: the cloud's acceptance is the proof.
+//
+// It reports whether the plan's stale victims may go. When the cloud
+// refuses the model as invalid the rollout is blocked (s.blocked): the
+// instances on the previous model keep serving.
+func (e *Engine) proveModel(ctx context.Context, s *pass) (bool, error) {
+	if e.cloudRollouts() || s.cloud == nil || modelProven(s) || !replacesStale(s.plan) {
+		return true, nil
+	}
+	if err := e.applySpec(ctx, s, s.cloud.Capacity); err != nil || s.blocked != nil || s.latest == nil {
+		return false, err
+	}
+	// The victims and the capacity are still reckoned from Get's
+	// instances (Apply's answer need not list them); applyGroup then
+	// applies the plan's capacity with the model the cloud just accepted.
+	s.latest = nil
+	log.FromContext(ctx).Info("The cloud accepted the new model; replacing stale instances", "group", s.group.String(), "modelHash", s.modelHash)
+	return true, nil
+}
+
+// modelProven reports whether the cloud is known to create instances of
+// the pool's current model: the group has it, or a live instance runs it.
+func modelProven(s *pass) bool {
+	g := s.currentGroup()
+	if g == nil {
+		return false
+	}
+	if g.ModelHash == s.modelHash {
+		return true
+	}
+	for _, in := range g.Instances {
+		if in.ModelHash == s.modelHash && in.State != scalegroup.StateFailed && in.State != scalegroup.StateDeleting {
+			return true
+		}
+	}
+	return false
+}
+
+// modelChange reports whether the pool asks a group that still has live
+// instances for another model than the one it has: a rollout, whose
+// refusal by the cloud leaves those instances serving.
+func modelChange(s *pass) bool {
+	g := s.cloud
+	if g == nil || g.ModelHash == s.modelHash {
+		return false
+	}
+	for _, in := range g.Instances {
+		if in.State != scalegroup.StateFailed && in.State != scalegroup.StateDeleting {
+			return true
+		}
+	}
+	return false
+}
+
+// replacesStale reports whether plan deletes instances because they run an
+// older model.
+func replacesStale(plan rollout.Result) bool {
+	for _, v := range plan.Delete {
+		if v.Reason == rollout.ReasonStale {
+			return true
+		}
+	}
+	return false
+}
+
+// holdStaleVictims keeps the plan's stale victims this pass.
+func (e *Engine) holdStaleVictims(s *pass) {
+	for _, v := range s.plan.Delete {
+		if v.Reason == rollout.ReasonStale {
+			s.skipRemoval[v.ID] = true
+		}
+	}
 }
 
 // recordManagedCapacity records, for a pool whose replicas an external actor
@@ -329,10 +424,28 @@ func (e *Engine) applyGroup(ctx context.Context, s *pass) error {
 			return nil
 		}
 	}
+	return e.applySpec(ctx, s, want)
+}
+
+// applySpec applies the pool's model with capacity want. A model the cloud
+// refuses as invalid while the group serves instances of an older one
+// blocks the rollout (s.blocked) instead of failing the pool: those
+// instances keep serving, and the refusal is retried every
+// Timing.QuotaRetry (an image may be published later).
+func (e *Engine) applySpec(ctx context.Context, s *pass, want int32) error {
 	spec := scalegroup.GroupSpec{Capacity: want, Model: s.desired.Model, ModelHash: s.modelHash}
 	g, err := e.sg.Apply(ctx, s.group, spec)
 	if err != nil {
-		return e.cloudError(ctx, s, events.ActionApply, fmt.Errorf("applying scale group %s: %w", s.group, err))
+		err = fmt.Errorf("applying scale group %s: %w", s.group, err)
+		if scalegroup.IsInvalid(err) && modelChange(s) {
+			s.blocked = err
+			log.FromContext(ctx).Info("The cloud refuses the new model; the rollout is blocked", "modelHash", s.modelHash, "error", err.Error())
+			e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, events.RolloutBlocked, events.ActionApply,
+				"Rollout blocked: the cloud cannot create instances of model %s (%v); no instance is deleted for it", s.modelHash, err)
+			s.requeueAfter(e.timing.QuotaRetry)
+			return nil
+		}
+		return e.cloudError(ctx, s, events.ActionApply, err)
 	}
 	s.latest = g
 	e.applied.set(s.pool.GetUID(), s.specHash)

@@ -116,6 +116,29 @@
 // event say so, with the cloud's note on the instance; the group then
 // creates a fresh instance with the current bootstrap data.
 //
+// # Rollouts that stop
+//
+// Nothing is deleted for a model the cloud cannot create: before the first
+// stale victim goes, the model must be proven — the group has it (the cloud
+// accepted it) or an instance of it lives — else it is applied first with
+// the group's capacity unchanged (proveModel). A model the cloud refuses as
+// invalid while the group serves older instances blocks the rollout
+// (RolloutProgressing False, reason RolloutBlocked, a RolloutBlocked event)
+// rather than failing the pool: status.failureReason stays unset, so the
+// MachinePool is not Failed.
+//
+// A rollout that stops making progress pauses itself (trackProgress, with
+// the pure rule nextProgress): no instance of the new model became
+// available and no old one went within the progress deadline
+// (preview.ProgressDeadlineAnnotation, default 10m), or
+// preview.MaxFailedReplacementsAnnotation (default 3) consecutive instances
+// of the new model failed, never joined, or went NotReady before they were
+// available. The record lives on the pool
+// (preview.RolloutProgressAnnotation), so a restarted manager keeps the
+// pause; a new model, or removing the record (`mpool rollout resume`),
+// resumes. RolloutProgressing False with reason ProgressDeadlineExceeded or
+// ReplacementsFailing and an event of the same reason say why.
+//
 // A throttled request makes every pool of the engine wait for the cloud's
 // Retry-After, including reconciles triggered by events meanwhile. The
 // cache's objects are read without copies and compared by their Spec and

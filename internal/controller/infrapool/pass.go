@@ -11,6 +11,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/internal/drain"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -78,6 +79,15 @@ type pass struct {
 	// For the conditions.
 	problem *problem // a cloud or spec problem to report on ScaleGroupReady
 	invalid error    // a spec the adapter or the cloud rejects
+	// blocked: the cloud refuses the pool's new model while the group
+	// serves instances of an older one (see applySpec); the rollout waits
+	// and nothing is deleted for that model.
+	blocked error
+	// selfPaused is the progress record of a rollout the engine paused
+	// itself (see trackProgress); progressErr, an unreadable progress
+	// annotation whose default applies.
+	selfPaused  *preview.RolloutProgress
+	progressErr error
 
 	requeue time.Duration
 }

@@ -17,8 +17,9 @@ import (
 )
 
 // planRollout runs the planner over the observation.
-func (e *Engine) planRollout(_ context.Context, s *pass) error {
+func (e *Engine) planRollout(ctx context.Context, s *pass) error {
 	s.input = e.rolloutInput(s)
+	e.trackProgress(ctx, s)
 	res, err := rollout.Plan(s.input)
 	if err != nil {
 		s.invalid = fmt.Errorf("planning the rollout: %w", err)

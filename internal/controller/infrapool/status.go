@@ -168,6 +168,13 @@ func scaleGroupReadyCondition(s *pass) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.WaitingForOwnerReason, "Waiting for the owner MachinePool"
 	case s.invalid != nil:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, infrav1.InvalidSpecReason, s.invalid.Error()
+	case s.blocked != nil:
+		// The group serves, but refuses what it is asked for: said here as
+		// an invalid spec (CAPA's and CAPZ's readiness aliases show the
+		// cloud's words), without status.failureReason, so that the
+		// MachinePool is not Failed; RolloutProgressing says the rest.
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.InvalidSpecReason
+		c.Message = fmt.Sprintf("The cloud refuses the pool's new model: %v; the group keeps its instances of the previous model (rollout blocked)", s.blocked)
 	case s.problem != nil && s.currentGroup() == nil:
 		status := metav1.ConditionFalse
 		if !s.observed {
@@ -253,6 +260,16 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 	case !s.bootstrap:
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason
 		c.Message = "Nothing is created or deleted until the MachinePool's bootstrap data is available: the instances' model includes it"
+	case s.selfPaused != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, s.selfPaused.Paused
+		c.Message = fmt.Sprintf("Rollout paused by the engine: %s. The old instances are kept and nothing more is deleted; "+
+			"change the template, or resume with 'mpool rollout resume %s' (it removes the %s annotation of this pool)",
+			s.selfPaused.Message, ownerName(s), preview.RolloutProgressAnnotation)
+	case s.blocked != nil:
+		c.Status, c.Reason = metav1.ConditionFalse, infrav1.RolloutBlockedReason
+		c.Message = fmt.Sprintf("Rollout blocked: the cloud cannot create instances of model %s: %v. "+
+			"%d instances on the previous model keep serving and none is deleted for the new model; "+
+			"fix the template (or revert it) and the rollout goes on", s.modelHash, s.blocked, s.plan.Counts.Replicas)
 	case s.input.Paused:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, string(rollout.WaitPaused), "The rollout is paused by the "+preview.RolloutPausedAnnotation+" annotation"
 	case s.cloudRollouts && s.plan.Counts.Stale > 0:
@@ -280,7 +297,18 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 			c.Message = fmt.Sprintf("%d of %d replicas available", s.plan.Counts.Available, s.replicas)
 		}
 	}
+	if s.progressErr != nil {
+		c.Message += " (" + s.progressErr.Error() + ")"
+	}
 	return c
+}
+
+// ownerName is the owner MachinePool's name, for commands to run on it.
+func ownerName(s *pass) string {
+	if s.owner == nil {
+		return "<machinepool>"
+	}
+	return s.owner.Name
 }
 
 // readyCondition mirrors ScaleGroupReady: the pool is ready when its group

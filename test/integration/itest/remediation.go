@@ -71,25 +71,27 @@ func (f *Fixture) WaitMachineHealthCheck(n, healthy int32, timeout time.Duration
 // MachineHealthCheck evaluates Machines only then. A standalone manager
 // marks its placement kinds ready itself; beside upstream Cluster API this
 // stands in for CAPZ's or CAPA's cluster controller. A Cluster without one
-// is ready already.
+// needs nothing.
 func (f *Fixture) MarkInfrastructureReady(timeout time.Duration) {
 	f.T.Helper()
 	c := &clusterv1.Cluster{}
 	if err := f.Env.Client.Get(f.Ctx, f.Key(f.Provider.ClusterName), c); err != nil {
 		f.T.Fatal(err)
 	}
-	if ref := c.Spec.InfrastructureRef; ref.IsDefined() {
-		gvk, err := capi.RefGVK(f.Ctx, f.Env.Client, ref)
-		if err != nil {
-			f.T.Fatal(err)
-		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		u.SetNamespace(f.NS)
-		u.SetName(ref.Name)
-		if err := f.Env.Client.Status().Patch(f.Ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"status":{"ready":true}}`))); err != nil {
-			f.T.Fatalf("marking %s %s ready: %v", ref.Kind, ref.Name, err)
-		}
+	ref := c.Spec.InfrastructureRef
+	if !ref.IsDefined() {
+		return // nothing to wait for (upstream core reports no InfrastructureReady then)
+	}
+	gvk, err := capi.RefGVK(f.Ctx, f.Env.Client, ref)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	u.SetNamespace(f.NS)
+	u.SetName(ref.Name)
+	if err := f.Env.Client.Status().Patch(f.Ctx, u, client.RawPatch(types.MergePatchType, []byte(`{"status":{"ready":true}}`))); err != nil {
+		f.T.Fatalf("marking %s %s ready: %v", ref.Kind, ref.Name, err)
 	}
 	testenv.Eventually(f.T, timeout, func() error {
 		if err := f.Env.Client.Get(f.Ctx, f.Key(f.Provider.ClusterName), c); err != nil {
