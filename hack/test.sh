@@ -126,7 +126,9 @@ step_vet() { go vet ./...; }
 
 step_prepare() { go run ./cmd/mpool prepare; }
 
-step_test() { go test -p 2 -timeout 45m -count=1 "${pkgs[@]}"; }
+# 60 minutes: on a cold Go build cache a test binary may first build upstream
+# managers from source in its TestMain (test/peer: Cluster API's and CAPA's).
+step_test() { go test -p 2 -timeout 60m -count=1 "${pkgs[@]}"; }
 
 # Every benchmark once at a small size, so a benchmark that no longer runs fails
 # the build. Skipped when only some packages are tested.

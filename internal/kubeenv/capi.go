@@ -80,7 +80,18 @@ func (u UpstreamCAPI) configDir(c UpstreamComponent) string {
 // CRDs returns the CRDs of component c as upstream's release ships them
 // (without the conversion webhook its kustomization adds).
 func (u UpstreamCAPI) CRDs(c UpstreamComponent) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	dir := filepath.Join(u.configDir(c), "crd", "bases")
+	return readCRDs(filepath.Join(u.configDir(c), "crd", "bases"))
+}
+
+// Webhooks returns the mutating and validating webhook configurations of
+// component c as upstream's config/webhook/manifests.yaml declares them
+// (pointing at upstream's webhook Service).
+func (u UpstreamCAPI) Webhooks(c UpstreamComponent) ([]*admissionregistrationv1.MutatingWebhookConfiguration, []*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	return readWebhooks(filepath.Join(u.configDir(c), "webhook", "manifests.yaml"))
+}
+
+// readCRDs decodes the CRDs of an upstream release's crd/bases directory.
+func readCRDs(dir string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading upstream's CRDs: %w", err)
@@ -103,11 +114,10 @@ func (u UpstreamCAPI) CRDs(c UpstreamComponent) ([]*apiextensionsv1.CustomResour
 	return out, nil
 }
 
-// Webhooks returns the mutating and validating webhook configurations of
-// component c as upstream's config/webhook/manifests.yaml declares them
-// (pointing at upstream's webhook Service).
-func (u UpstreamCAPI) Webhooks(c UpstreamComponent) ([]*admissionregistrationv1.MutatingWebhookConfiguration, []*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
-	b, err := os.ReadFile(filepath.Join(u.configDir(c), "webhook", "manifests.yaml"))
+// readWebhooks decodes the webhook configurations of an upstream release's
+// config/webhook/manifests.yaml.
+func readWebhooks(file string) ([]*admissionregistrationv1.MutatingWebhookConfiguration, []*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading upstream's webhook manifests: %w", err)
 	}

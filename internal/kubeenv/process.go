@@ -29,6 +29,12 @@ type Process struct {
 
 // StartProcess starts bin with args, its output appended to logPath.
 func StartProcess(bin string, args []string, logPath string) (*Process, error) {
+	return StartProcessEnv(bin, args, nil, logPath)
+}
+
+// StartProcessEnv is StartProcess with env ("KEY=value") added to this
+// process's environment (a manager's cloud credentials).
+func StartProcessEnv(bin string, args, env []string, logPath string) (*Process, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", logPath, err)
@@ -40,6 +46,12 @@ func StartProcess(bin string, args []string, logPath string) (*Process, error) {
 		// have memory to spare on a developer machine: collect half as often
 		// as Go's default.
 		cmd.Env = append(os.Environ(), "GOGC=200")
+	}
+	if len(env) > 0 {
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, env...)
 	}
 	bindToParent(cmd)
 	p := &Process{name: filepath.Base(bin), log: logPath, cmd: cmd, exited: make(chan struct{})}
@@ -119,6 +131,9 @@ func (p *Process) Kill() {
 	_ = p.cmd.Process.Kill()
 	<-p.exited
 }
+
+// Pid is the process's ID (for reading its usage from /proc).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Exited is closed once the process has exited.
 func (p *Process) Exited() <-chan struct{} { return p.exited }

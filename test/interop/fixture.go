@@ -95,6 +95,35 @@ func Main(m *testing.M, env **testenv.Env, up **Upstream, mode manager.Mode, set
 	}))
 }
 
+// CreateControlPlane creates the TestControlPlane <cluster>-control-plane
+// in ns, its endpoint env's API server, and marks it initialized and
+// Available, as a control plane provider would once the API server
+// answers. The Cluster's controlPlaneRef is the caller's to set.
+func CreateControlPlane(t testing.TB, env *testenv.Env, ns, cluster string) *unstructured.Unstructured {
+	t.Helper()
+	endpoint := env.ControlPlaneEndpoint(t)
+	cp := &unstructured.Unstructured{}
+	cp.SetAPIVersion(ControlPlaneGroup + "/" + ControlPlaneVersion)
+	cp.SetKind(ControlPlaneKind)
+	cp.SetNamespace(ns)
+	cp.SetName(cluster + "-control-plane")
+	_ = unstructured.SetNestedField(cp.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
+	_ = unstructured.SetNestedField(cp.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
+	if err := env.Client.Create(context.Background(), cp); err != nil {
+		t.Fatalf("creating the control plane stand-in: %v", err)
+	}
+	cp.Object["status"] = map[string]any{
+		"initialization": map[string]any{"controlPlaneInitialized": true},
+		"conditions": []any{map[string]any{
+			"type": "Available", "status": "True", "reason": "Available", "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z"),
+		}},
+	}
+	if err := env.Client.Status().Update(context.Background(), cp); err != nil {
+		t.Fatalf("marking the control plane stand-in initialized: %v", err)
+	}
+	return cp
+}
+
 // NewFixture is itest.NewFixture beside upstream Cluster API: a namespace
 // with p's Cluster and provider objects (the Cluster given a
 // TestControlPlane as its controlPlaneRef, marked initialized; the
@@ -120,23 +149,7 @@ func NewFixture(t testing.TB, env *testenv.Env, p *itest.Provider, cloud *server
 		objs = append(objs, c)
 	}
 	endpoint := env.ControlPlaneEndpoint(t)
-	cp := &unstructured.Unstructured{}
-	cp.SetAPIVersion(ControlPlaneGroup + "/" + ControlPlaneVersion)
-	cp.SetKind(ControlPlaneKind)
-	cp.SetNamespace(f.NS)
-	cp.SetName(p.ClusterName + "-control-plane")
-	_ = unstructured.SetNestedField(cp.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
-	_ = unstructured.SetNestedField(cp.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
-	f.Create(cp)
-	cp.Object["status"] = map[string]any{
-		"initialization": map[string]any{"controlPlaneInitialized": true},
-		"conditions": []any{map[string]any{
-			"type": "Available", "status": "True", "reason": "Available", "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z"),
-		}},
-	}
-	if err := env.Client.Status().Update(ctx, cp); err != nil {
-		t.Fatalf("marking the control plane stand-in initialized: %v", err)
-	}
+	cp := CreateControlPlane(t, env, f.NS, p.ClusterName)
 	var infra *unstructured.Unstructured
 	for _, obj := range objs {
 		if obj.GetKind() == "Cluster" {

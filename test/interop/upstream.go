@@ -251,6 +251,16 @@ func (u *Upstream) Logs(name string, n int) string {
 	return ""
 }
 
+// Pids returns the process IDs of upstream's managers by name ("core",
+// "kubeadm"), for reading their usage.
+func (u *Upstream) Pids() map[string]int {
+	out := map[string]int{}
+	for name, p := range u.procs {
+		out[name] = p.Pid()
+	}
+	return out
+}
+
 // Running returns an error naming the first upstream manager that has
 // exited, with its log's tail.
 func (u *Upstream) Running() error {

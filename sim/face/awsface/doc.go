@@ -67,13 +67,17 @@
 // DescribeLaunchTemplateVersions, DeleteLaunchTemplateVersions (never the
 // default), DescribeInstances (one reservation per instance; filters
 // instance-id, instance-state-name, tag:<k>, tag-key, ...; MaxResults
-// paging), DescribeImages (AWSKubernetesVersions' CAPA AMIs
+// paging), TerminateInstances (terminate.go: an instance of a group shuts
+// down and the group replaces it, its desired capacity unchanged),
+// DescribeImages (AWSKubernetesVersions' CAPA AMIs
 // capa-ami-ubuntu-24.04-<v>-<build> of AWSCAPAImageOwner and an Ubuntu
-// image; AWSImageID), DescribeSubnets, DescribeVpcs and
-// DescribeAvailabilityZones of each account's default VPC in each region
+// image; AWSImageID), DescribeSubnets, DescribeVpcs, DescribeDhcpOptions
+// and DescribeAvailabilityZones of each account's default VPC in each region
 // (10.0.0.0/16, a /20 in each of <region>a, b, c; AWSDefaultVPCID,
 // AWSDefaultSubnetIDs; us-east-1a's is AWSDefaultSubnetID). User data is
-// at most 16 KB decoded (InvalidParameterValue).
+// at most 16 KB decoded (InvalidParameterValue). DescribeNetworkInterfaces
+// (network.go) answers each instance's primary interface with its launch
+// template version's security groups.
 //
 // Quota and throttling: AWSFace.VCPUQuota is the Running On-Demand
 // Standard vCPU limit per account and region: launches beyond it fail as

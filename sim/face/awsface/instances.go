@@ -41,6 +41,7 @@ func (h *awsHandler) describeInstances(w http.ResponseWriter, r *http.Request) {
 	}
 	f := ec2Filters(req)
 	sc := h.scope(req)
+	templates := h.templates(AWSScope(req.account, req.region))
 	found := map[string]bool{}
 	var res []awsapi.Reservation
 	for _, n := range sc.ListGroups() {
@@ -60,6 +61,7 @@ func (h *awsHandler) describeInstances(w http.ResponseWriter, r *http.Request) {
 				InstanceType: ip.InstanceType, LaunchTime: AWSTime(in.CreatedAt), Placement: awsapi.Placement{AvailabilityZone: in.Zone, Tenancy: "default"},
 				SubnetID: ip.SubnetID, VpcID: ip.VpcID, PrivateIPAddress: in.PrivateIP, Architecture: "x86_64", RootDeviceType: "ebs",
 				RootDeviceName: "/dev/sda1", VirtualizationType: "hvm", Hypervisor: "xen", Tags: ip.Tags,
+				MetadataOptions: instanceMetadataOptions(launchData(templates, ip)),
 			}
 			if ip.Spot {
 				inst.InstanceLifecycle = "spot"

@@ -354,7 +354,7 @@ func (h *awsHandler) describeVpcs(w http.ResponseWriter, r *http.Request) {
 	out := &awsapi.DescribeVpcsResponse{Vpcs: []awsapi.Vpc{}}
 	if f.match("vpc-id", vpc) && f.match("is-default", "true") && f.match("state", "available") && f.match("cidr", "10.0.0.0/16") && f.matchTags(nil) {
 		out.Vpcs = append(out.Vpcs, awsapi.Vpc{VpcID: vpc, OwnerID: req.account, State: "available", CidrBlock: "10.0.0.0/16",
-			DhcpOptionsID: "dopt-" + AWSHex(17, "dopt", req.account, req.region), InstanceTenancy: "default", IsDefault: true})
+			DhcpOptionsID: awsDhcpOptionsID(req.account, req.region), InstanceTenancy: "default", IsDefault: true})
 	}
 	h.writeResult(w, req, out)
 }

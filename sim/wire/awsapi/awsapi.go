@@ -405,6 +405,8 @@ type EC2Instance struct {
 	InstanceLifecycle  string              `xml:"instanceLifecycle,omitempty"`
 	IamInstanceProfile *IamInstanceProfile `xml:"iamInstanceProfile,omitempty"`
 	Tags               []Tag               `xml:"tagSet>item"`
+	// MetadataOptions are the instance's (network.go).
+	MetadataOptions *InstanceMetadataOptions `xml:"metadataOptions,omitempty"`
 }
 
 // Reservation is a launch's instances.

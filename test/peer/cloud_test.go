@@ -1,0 +1,75 @@
+package peer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	awssdk "github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ec2"
+
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+)
+
+// ops returns how many requests of operation op the AWS face answered
+// with a status below 300.
+func ops(op string) int64 {
+	var n int64
+	for _, r := range cloud.Stats().Requests {
+		if r.Face == awsface.AWSFaceName && r.Operation == op && r.Status < 300 {
+			n += r.Count
+		}
+	}
+	return n
+}
+
+// requestSummary lists the AWS face's requests by operation and status.
+func requestSummary() string {
+	var b strings.Builder
+	for _, r := range cloud.Stats().Requests {
+		if r.Face == awsface.AWSFaceName {
+			fmt.Fprintf(&b, "  %-50s %d  x%d\n", r.Operation, r.Status, r.Count)
+		}
+	}
+	return b.String()
+}
+
+// refusedRequests lists the requests the AWS face did not know (an action
+// it does not simulate), refused as unauthenticated, or failed with a
+// server error: what CAPA sent that the face does not answer as AWS does.
+// Client errors AWS answers too (a launch template not found yet) are not
+// among them.
+func refusedRequests() string {
+	var b strings.Builder
+	for _, r := range cloud.Stats().Requests {
+		if r.Face != awsface.AWSFaceName {
+			continue
+		}
+		if strings.HasSuffix(r.Operation, ".Unknown") || r.Status == 401 || r.Status == 403 || r.Status >= 500 {
+			fmt.Fprintf(&b, "  %s %d x%d\n", r.Operation, r.Status, r.Count)
+		}
+	}
+	return b.String()
+}
+
+// launchTemplates returns the names of the simulated account's launch
+// templates, read with the real SDK and the face's default key.
+func launchTemplates(t testing.TB) []string {
+	t.Helper()
+	c := ec2.New(ec2.Options{
+		Region:       awsface.AWSDefaultRegion,
+		BaseEndpoint: awssdk.String(cloud.FaceURL(awsface.AWSFaceName)),
+		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
+	})
+	out, err := c.DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{})
+	if err != nil {
+		t.Fatalf("describing launch templates: %v", err)
+	}
+	var names []string
+	for _, lt := range out.LaunchTemplates {
+		names = append(names, awssdk.ToString(lt.LaunchTemplateName))
+	}
+	return names
+}

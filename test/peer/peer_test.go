@@ -1,0 +1,108 @@
+package peer
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
+)
+
+// converge bounds each step of the scenario: CAPA rechecks the group every
+// resync (30 seconds here) and on changes of the pool's objects, and
+// requeues a terminating instance's AWSMachine every minute.
+const converge = 5 * time.Minute
+
+// Instance types of the scenario: the pool's, and the one it is rolled to.
+const (
+	instanceType = "m5.large"
+	rolledType   = "m5.xlarge"
+)
+
+// phases are the wall times of the scenario's steps.
+type phases struct {
+	Up, Roll, ScaleIn, Delete time.Duration
+}
+
+// runScenario runs the pool's life with CAPA: created with n replicas to
+// Running with n Ready Nodes, its instance type changed and rolled (every
+// instance replaced), scaled in to n/2, deleted (its objects and group
+// gone, and no launch template left).
+func runScenario(t testing.TB, f *Fixture, n int) phases {
+	t.Helper()
+	wait := func(what string, cond func() error) time.Duration {
+		t.Helper()
+		start := time.Now()
+		testenv.Eventually(t, converge, func() error {
+			if err := capa.Running(); err != nil {
+				t.Fatal(err)
+			}
+			if err := up.Running(); err != nil {
+				t.Fatal(err)
+			}
+			return cond()
+		})
+		d := time.Since(start)
+		t.Logf("%s in %s", what, d.Round(100*time.Millisecond))
+		return d
+	}
+	var p phases
+	f.CreatePool(n, instanceType)
+	p.Up = wait(fmt.Sprintf("Running with %d Ready Nodes", n), func() error { return f.Running(n, instanceType) })
+
+	before := map[string]bool{}
+	for _, in := range f.Instances() {
+		before[in.ID] = true
+	}
+	f.SetInstanceType(rolledType)
+	p.Roll = wait("the instance type rolled", func() error {
+		for _, in := range f.Instances() {
+			if before[in.ID] {
+				return fmt.Errorf("instance %s of before the change is still there", in.ID)
+			}
+		}
+		return f.Running(n, rolledType)
+	})
+
+	f.Scale(n / 2)
+	p.ScaleIn = wait(fmt.Sprintf("scaled in to %d", n/2), func() error { return f.Running(n/2, rolledType) })
+
+	f.Delete()
+	p.Delete = wait("deleted", func() error {
+		if err := f.Gone(); err != nil {
+			return err
+		}
+		if lts := launchTemplates(t); len(lts) > 0 {
+			return fmt.Errorf("launch templates left: %v", lts)
+		}
+		return nil
+	})
+	return p
+}
+
+// TestCAPAMachinePool runs CAPA's AWSMachinePool controller, unmodified,
+// through a pool's life on the simulated AWS (runScenario with 3
+// instances): Running with 3 Ready Nodes (a launch template, an Auto
+// Scaling group, an AWSMachine and a Machine per instance), an instance
+// type change rolled through an instance refresh, a scale-in to 1, and
+// deletion. Every request CAPA sends is one the face knows and answers as
+// AWS does.
+func TestCAPAMachinePool(t *testing.T) {
+	f := NewFixture(t, env, cloud)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("CAPA's log:\n%s", capa.Logs(80))
+			t.Logf("upstream core's log:\n%s", up.Logs("core", 30))
+		}
+		t.Logf("the simulated AWS's requests:\n%s", requestSummary())
+	})
+	refreshes := ops(awsface.OpAWSStartInstanceRefresh)
+	runScenario(t, f, 3)
+	if got := ops(awsface.OpAWSStartInstanceRefresh) - refreshes; got < 1 {
+		t.Errorf("%d instance refreshes started for the change, want at least 1", got)
+	}
+	if s := refusedRequests(); s != "" {
+		t.Errorf("the simulated AWS refused or did not know requests CAPA sent:\n%s", s)
+	}
+}
