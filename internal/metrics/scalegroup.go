@@ -21,7 +21,9 @@ const (
 	OpGet             = "Get"
 	OpApply           = "Apply"
 	OpDeleteInstances = "DeleteInstances"
-	OpDelete          = "Delete"
+	// OpReplaceInstances is scalegroup.Replacer's call.
+	OpReplaceInstances = "ReplaceInstances"
+	OpDelete           = "Delete"
 )
 
 // Result label values.
@@ -95,7 +97,10 @@ type Instrumented struct {
 
 type countKey struct{ op, result string }
 
-var _ scalegroup.ScaleGroup = (*Instrumented)(nil)
+var (
+	_ scalegroup.ScaleGroup = (*Instrumented)(nil)
+	_ scalegroup.Replacer   = (*Instrumented)(nil)
+)
 
 // WithMetrics wraps sg so that every call is counted by operation and result
 // and timed, labelled with provider ("azure", "aws", "local", ...).
@@ -124,6 +129,20 @@ func (m *Instrumented) DeleteInstances(ctx context.Context, ref scalegroup.Ref, 
 	start := time.Now()
 	err := m.next.DeleteInstances(ctx, ref, ids)
 	m.observe(OpDeleteInstances, start, err)
+	return err
+}
+
+// ReplaceInstances implements scalegroup.Replacer by forwarding to the
+// wrapped group, which refuses (Invalid) when it is no Replacer.
+func (m *Instrumented) ReplaceInstances(ctx context.Context, ref scalegroup.Ref, ids []string) error {
+	start := time.Now()
+	var err error
+	if r, ok := m.next.(scalegroup.Replacer); ok {
+		err = r.ReplaceInstances(ctx, ref, ids)
+	} else {
+		err = scalegroup.NewInvalid(fmt.Sprintf("scale group %s cannot replace chosen instances", ref))
+	}
+	m.observe(OpReplaceInstances, start, err)
 	return err
 }
 

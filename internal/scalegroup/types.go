@@ -94,6 +94,28 @@ type Capabilities struct {
 	// Instances a user marks for deletion are still deleted through
 	// DeleteInstances.
 	CloudRollouts bool
+	// ReplaceInstances: the group implements Replacer, terminating chosen
+	// instances that it then replaces itself, its capacity unchanged — an
+	// EKS managed node group's Auto Scaling group does, where DeleteInstances
+	// is refused (see CloudRollouts). The engine remediates an unhealthy
+	// instance of such a group with ReplaceInstances, after draining it.
+	ReplaceInstances bool
+}
+
+// Replacer is the call of a ScaleGroup whose Capabilities say
+// ReplaceInstances. Decorators of a ScaleGroup implement it too and
+// forward it; callers check Capabilities first.
+type Replacer interface {
+	// ReplaceInstances terminates exactly the instances with these IDs
+	// without lowering the group's capacity, so that the cloud launches
+	// their replacements from the group's current model (the ASG's
+	// "terminate instance without decrementing desired capacity").
+	// Instances that are already gone or already leaving are not an error
+	// and are not terminated again; a group that does not exist has no
+	// instances, so this returns nil; an empty ids list is a no-op.
+	// Termination may complete asynchronously: the instances are reported
+	// in state Deleting until they are gone.
+	ReplaceInstances(ctx context.Context, ref Ref, ids []string) error
 }
 
 // GroupSpec is the desired state of a group.

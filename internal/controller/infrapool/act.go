@@ -148,7 +148,7 @@ func (e *Engine) recordManagedCapacity(s *pass) {
 		capacity = s.latest.Capacity
 	case s.cloud != nil:
 		// DeleteInstances lowered the capacity by one per instance deleted.
-		capacity = s.cloud.Capacity - int32(len(s.deletedNow))
+		capacity = s.cloud.Capacity - s.decremented()
 	default:
 		return
 	}
@@ -231,8 +231,27 @@ func (e *Engine) removeVictims(ctx context.Context, s *pass) error {
 		return err
 	})
 	errs := []error{err}
+	reasons := make(map[string]rollout.DeleteReason, len(victims))
+	for _, v := range victims {
+		reasons[v.ID] = v.Reason
+	}
+	var toReplace []string
+	toDelete = slices.DeleteFunc(toDelete, func(id string) bool {
+		if e.replaces(reasons[id]) {
+			toReplace = append(toReplace, id)
+			return true
+		}
+		return false
+	})
+	if len(toReplace) > 0 {
+		if err := e.replaceInstances(ctx, s, toReplace); err != nil {
+			errs = append(errs, err)
+			s.halt = true
+			return errors.Join(errs...)
+		}
+	}
 	if len(toDelete) == 0 {
-		return err
+		return errors.Join(errs...)
 	}
 	slices.Sort(toDelete)
 	if err := e.sg.DeleteInstances(ctx, s.group, toDelete); err != nil {
@@ -248,6 +267,35 @@ func (e *Engine) removeVictims(ctx context.Context, s *pass) error {
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.InstancesDeleted, events.ActionDelete,
 		"Deleted %d instances: %s", len(toDelete), summarize(toDelete))
 	return errors.Join(errs...)
+}
+
+// replaces reports whether a victim removed for reason is replaced by the
+// cloud (scalegroup.Replacer) rather than deleted: an unhealthy instance
+// of a cloud that runs its own rollouts and cannot delete a chosen one
+// (an EKS managed node group) but can replace it.
+func (e *Engine) replaces(reason rollout.DeleteReason) bool {
+	return reason == rollout.ReasonRemediate && e.caps.CloudRollouts && e.caps.ReplaceInstances
+}
+
+// replaceInstances has the cloud terminate and replace the instances
+// with these IDs (scalegroup.Replacer), the group's capacity unchanged.
+func (e *Engine) replaceInstances(ctx context.Context, s *pass, ids []string) error {
+	slices.Sort(ids)
+	r, ok := e.sg.(scalegroup.Replacer)
+	if !ok {
+		return fmt.Errorf("replacing instances %s of scale group %s: the scale group cannot replace chosen instances", strings.Join(ids, ", "), s.group)
+	}
+	if err := r.ReplaceInstances(ctx, s.group, ids); err != nil {
+		return e.cloudError(ctx, s, events.ActionDelete, fmt.Errorf("replacing instances %s of scale group %s: %w", strings.Join(ids, ", "), s.group, err))
+	}
+	for _, id := range ids {
+		s.deletedNow[id] = true
+		s.replacedNow[id] = true
+	}
+	log.FromContext(ctx).Info("Terminated instances for the cloud to replace", "group", s.group.String(), "instances", ids)
+	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.InstancesDeleted, events.ActionDelete,
+		"Terminated %d instances, which the cloud replaces: %s", len(ids), summarize(ids))
+	return nil
 }
 
 // prepareRemoval marks inst as being removed and drains its Node. It
@@ -370,7 +418,7 @@ func (e *Engine) applyGroup(ctx context.Context, s *pass) error {
 		}
 	}
 	if g := s.cloud; g != nil {
-		have := g.Capacity - int32(len(s.deletedNow))
+		have := g.Capacity - s.decremented()
 		last, _ := e.applied.get(s.pool.GetUID())
 		applied := s.pool.GetAnnotations()[AppliedSpecAnnotation] == s.specHash || last == s.specHash
 		if have == want && g.ModelHash == s.modelHash && applied {

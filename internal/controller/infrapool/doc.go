@@ -66,7 +66,12 @@
 // RolloutProgressing True with reason CloudRollout while the cloud replaces
 // them); the cloud's note on a failed update or an unhealthy group is
 // surfaced in ScaleGroupReady (reason ScaleGroupProblem). Instances a user
-// marks for deletion are still deleted, drained first, one by one.
+// marks for deletion are still deleted, drained first, one by one. An
+// unhealthy instance is remediated, drained first, by the cloud's
+// replacement (scalegroup.Replacer) when the ScaleGroup offers it
+// (Capabilities.ReplaceInstances: an EKS node group's Auto Scaling group
+// terminates it without a decrement), and otherwise left to the cloud,
+// its Machine saying why.
 //
 // # Bootstrap data
 //

@@ -70,6 +70,7 @@ type pass struct {
 	removing    map[string]time.Time    // instance ID → removal start, for victims marked
 	drains      map[string]drainOutcome // victims drained this reconcile
 	deletedNow  map[string]bool         // instances deleted from the cloud this reconcile
+	replacedNow map[string]bool         // of those, the ones the cloud replaces (capacity unchanged)
 	latest      *scalegroup.Group       // Apply's answer, newer than cloud
 
 	// Reporting.
@@ -117,6 +118,7 @@ func (e *Engine) newPass(pool contract.Pool) *pass {
 		skipRemoval:  map[string]bool{},
 		drains:       map[string]drainOutcome{},
 		deletedNow:   map[string]bool{},
+		replacedNow:  map[string]bool{},
 		joinTimeout:  e.joinTimeout,
 		joinTimedOut: map[string]bool{},
 	}
@@ -149,6 +151,12 @@ func (s *pass) instances() []scalegroup.Instance {
 		}
 	}
 	return out
+}
+
+// decremented is how much this reconcile's deletions lowered the group's
+// capacity: one per instance deleted, none for those the cloud replaces.
+func (s *pass) decremented() int32 {
+	return int32(len(s.deletedNow) - len(s.replacedNow))
 }
 
 // currentGroup returns the group as last seen, nil when it does not exist.

@@ -32,7 +32,11 @@ import (
 // marked for deletion, first, within maxUnavailable and the pool's cap on
 // remediations in flight (preview.RemediationMaxInFlightAnnotation), and the
 // engine cordons, drains (bounded by nodeDrainTimeout) and deletes it; the
-// group then creates its replacement. The Machine's OwnerRemediated
+// group then creates its replacement. A cloud that runs its own rollouts
+// deletes no chosen instance; one that can replace it
+// (scalegroup.Capabilities.ReplaceInstances: an EKS managed node group,
+// through its Auto Scaling group) terminates it after the drain and
+// launches the replacement itself, the capacity unchanged. The Machine's OwnerRemediated
 // condition says what happens, with upstream's MachineSet reasons: set to
 // MachineDeleting before the removal starts (so a restarted manager counts
 // the remediation as in flight and never starts another for it),
@@ -49,15 +53,16 @@ type remediation struct {
 	deferred []string
 	// capErr is an unreadable cap annotation (nothing is remediated then).
 	capErr error
-	// unsupported are the unhealthy instances of a cloud that cannot remove
-	// chosen instances (EKS managed node groups).
+	// unsupported are the unhealthy instances of a cloud that can neither
+	// remove nor replace chosen instances.
 	unsupported []string
 }
 
 // cannotRemediateMessage is the OwnerRemediated message of an unhealthy
-// instance of a cloud that cannot remove chosen instances.
-const cannotRemediateMessage = "Machine won't be remediated by mpool: an EKS managed node group has no call that removes a chosen node; " +
-	"enable the node group's node repair (nodeRepairConfig), or terminate the instance in EC2 and the node group replaces it"
+// instance of a cloud that can neither remove nor replace chosen
+// instances.
+const cannotRemediateMessage = "Machine won't be remediated by mpool: its scale group can neither remove nor replace a chosen instance; " +
+	"rely on the cloud's own repair, or replace the instance in the cloud"
 
 // remediate patches the Machines of the plan's remediations before their
 // removal starts, those the cap defers, and those found healthy again. It
@@ -75,9 +80,10 @@ func (e *Engine) remediate(ctx context.Context, s *pass) error {
 		}
 		m := s.machineOf(v.ID)
 		why := preview.Unhealthy(m)
-		if e.cloudRollouts() {
-			// EKS managed node groups have no call that removes a chosen
-			// node: the instance stays, and the Machine says why.
+		if e.cloudRollouts() && !e.caps.ReplaceInstances {
+			// A cloud that runs its own rollouts, removes no chosen
+			// instance and replaces none: the instance stays, and the
+			// Machine says why.
 			s.skipRemoval[v.ID] = true
 			s.remediation.unsupported = append(s.remediation.unsupported, v.ID)
 			if m != nil && !conditionIs(m, clusterv1.MachineOwnerRemediatedCondition, clusterv1.MachineSetMachineCannotBeRemediatedReason) {
@@ -108,8 +114,12 @@ func (e *Engine) remediate(ctx context.Context, s *pass) error {
 		}
 		started = append(started, v.ID)
 		log.FromContext(ctx).Info("Remediating an unhealthy instance", "instance", v.ID, "machine", klog.KObj(m), "why", why)
+		how := "draining and deleting it, the pool replaces it"
+		if e.replaces(v.Reason) {
+			how = "draining and terminating it, the cloud replaces it"
+		}
 		e.event(s, s.objects[v.ID], corev1.EventTypeWarning, events.Remediating, events.ActionDelete,
-			"Remediating instance %s (Machine %s): %s; draining and deleting it, the pool replaces it", v.ID, m.Name, why)
+			"Remediating instance %s (Machine %s): %s; %s", v.ID, m.Name, why, how)
 	}
 	for _, in := range s.input.Instances {
 		if in.State == rollout.StateDeleting && in.Remediate {

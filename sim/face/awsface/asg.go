@@ -58,6 +58,10 @@ type awsGroupPayload struct {
 	TerminationPolicies   []string      `json:"terminationPolicies,omitempty"`
 	// Hooks are the group's lifecycle hooks (hooks.go).
 	Hooks []awsHook `json:"hooks,omitempty"`
+	// Managed marks a group another face writes (AWSManagedGroup): it
+	// names no launch template, and what it launches to keep its desired
+	// capacity (a replacement) is the model that face last wrote.
+	Managed bool `json:"managed,omitempty"`
 	// Mixed is the group's mixed instances policy, nil for none;
 	// Interruptions are its Spot interruptions in progress
 	// (spot.go).
@@ -74,7 +78,10 @@ type awsGroupPayload struct {
 // (EKS's node groups): it names no launch template (the core model its
 // instances launch from is the caller's), checks EC2 health and has the
 // default cooldown of 300 seconds. The AWS face describes it, its
-// instances and its activities as its own groups'.
+// instances and its activities as its own groups', and keeps its desired
+// capacity as its own groups': an instance terminated without a decrement
+// (TerminateInstanceInAutoScalingGroup) or found unhealthy is replaced
+// from the model the other face last wrote.
 type AWSManagedGroup struct {
 	Name, ARN   string
 	CreatedTime time.Time
@@ -94,7 +101,7 @@ type AWSManagedGroup struct {
 // (core.GroupSpec.Payload).
 func (m AWSManagedGroup) Payload() ([]byte, error) {
 	return json.Marshal(awsGroupPayload{
-		Name: m.Name, ARN: m.ARN, CreatedTime: m.CreatedTime, HealthCheckType: "EC2", DefaultCooldown: 300,
+		Name: m.Name, ARN: m.ARN, CreatedTime: m.CreatedTime, HealthCheckType: "EC2", DefaultCooldown: 300, Managed: true,
 		InstanceType: m.InstanceType, ImageID: m.ImageID, Spot: m.Spot, TemplateTags: m.InstanceTags,
 		MinSize: m.MinSize, MaxSize: m.MaxSize, Desired: m.Desired, Subnets: m.Subnets, Zones: m.Zones, Tags: m.Tags,
 	})
@@ -461,11 +468,11 @@ func vcpuLimitMessage(limit int) string {
 // template version first, newest first. It records the scaling
 // activities.
 func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, existing *core.Group, cause string) (*core.Group, error) {
-	model, hash, err := h.resolveTemplate(req, p)
+	sc := h.scope(req)
+	model, hash, err := h.launchModel(req, name, p, existing)
 	if err != nil {
 		return nil, err
 	}
-	sc := h.scope(req)
 	// Capacity rebalance replacements are above the desired capacity.
 	// So are an instance refresh's launched ahead of its terminations.
 	target := int(p.Desired) + rebalanceExtra(existing, p) + p.refreshSurge()
@@ -525,6 +532,25 @@ func (h *awsHandler) apply(req *awsRequest, name string, p *awsGroupPayload, exi
 	}
 	h.recordActivities(req, name, acts, existing == nil)
 	return g, nil
+}
+
+// launchModel is the core model (and its hash) the group launches from:
+// its launch template's, or, for a group another face writes
+// (awsGroupPayload.Managed), the model that face last wrote.
+func (h *awsHandler) launchModel(req *awsRequest, name string, p *awsGroupPayload, existing *core.Group) (core.Model, string, error) {
+	if !p.Managed {
+		return h.resolveTemplate(req, p)
+	}
+	if existing == nil {
+		return core.Model{}, "", asgNotFound(name)
+	}
+	m := existing.Model
+	cd, err := h.scope(req).CustomData(name)
+	if err != nil {
+		return core.Model{}, "", err
+	}
+	m.CustomData = cd
+	return m, existing.ModelHash, nil
 }
 
 // awsLive counts a group's instances that are not terminating (nor

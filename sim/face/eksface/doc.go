@@ -43,7 +43,11 @@
 // A node group's Auto Scaling group is eks-<nodegroup>-<uuid>
 // (resources.autoScalingGroups), so the AWS face's
 // DescribeAutoScalingGroups, DescribeScalingActivities and
-// DescribeInstances show it. Its instances launch from the node group's
+// DescribeInstances show it, and it keeps its desired capacity as AWS's
+// does: an instance terminated in it without a decrement
+// (TerminateInstanceInAutoScalingGroup with ShouldDecrementDesiredCapacity
+// false) or failing its EC2 health check is replaced from the node group's
+// release, the node group's desired size unchanged. Its instances launch from the node group's
 // release (AMI, instance type, Spot for SPOT), tagged eks:cluster-name,
 // eks:nodegroup-name, kubernetes.io/cluster/<cluster>, mpool.dev/eks-release
 // (EKSTagRelease) and the node group's tags. EKS bootstraps them: the face

@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
+	capifeature "sigs.k8s.io/cluster-api/feature"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/mpool-dev/mpool/examples"
@@ -247,10 +248,38 @@ func ConditionsTrue(conditions []metav1.Condition, types ...string) error {
 	return errors.Join(errs...)
 }
 
+// WithReconcilerRateLimiting turns Cluster API's reconciler rate limiting
+// on for one test (until it ends), for a test whose subject is what the
+// MachineHealthCheck does at upstream's pace; call it before the test's
+// manager starts. Tests that call it do not run in parallel.
+func WithReconcilerRateLimiting(t testing.TB) {
+	t.Helper()
+	set := func(on bool) error {
+		return capifeature.MutableGates.Set(fmt.Sprintf("%s=%t", capifeature.ReconcilerRateLimiting, on))
+	}
+	if err := set(true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set(false) })
+}
+
 // Main runs a package's tests against one control plane, which it stores
 // in env (the package's TestMain), with the controllers' logs as
 // MPOOL_TEST_LOG asks.
+//
+// Cluster API's reconciler rate limiting (its feature gate
+// ReconcilerRateLimiting, beta and on by default, which the managers
+// carry as upstream's controllers do) is off in these tests: it holds
+// upstream's MachineHealthCheck controller to one reconcile of a check
+// every 15 seconds, which only stretches every wait for the check (seeing
+// the Machines, marking an unhealthy one, seeing it healthy again) and
+// decides nothing the tests assert (WithReconcilerRateLimiting turns it
+// on for a test that needs upstream's pace).
 func Main(m *testing.M, env **testenv.Env) {
 	ctrl.SetLogger(testenv.Logger())
+	if err := capifeature.MutableGates.Set(string(capifeature.ReconcilerRateLimiting) + "=false"); err != nil {
+		fmt.Fprintf(os.Stderr, "turning Cluster API's reconciler rate limiting off: %v\n", err)
+		os.Exit(1)
+	}
 	os.Exit(testenv.Run(m, env))
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/events"
@@ -193,6 +196,10 @@ func TestMachineHealthCheckRemediatesAStoppedKubelet(t *testing.T) {
 // nothing is remediated, the check says why, and when the kubelets come
 // back every instance is still there.
 func TestMachineHealthCheckShortCircuits(t *testing.T) {
+	// At upstream's pace: the kubelets come back a heartbeat apart, and a
+	// check evaluated in between (two of five unhealthy, within 40%) would
+	// remediate the last ones as they recover, as upstream's would.
+	itest.WithReconcilerRateLimiting(t)
 	f, _ := start(t, cloudOptions{}, managerOptions{spied: true})
 	f.createPool(poolSpec{replicas: 5})
 	f.waitConverged(5, v1, "", converge)
@@ -207,9 +214,13 @@ func TestMachineHealthCheckShortCircuits(t *testing.T) {
 	testenv.Eventually(t, converge, func() error {
 		m := f.mhc()
 		c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.MachineHealthCheckRemediationAllowedCondition)
+		// The message counts the Machines past the check's timeout when it
+		// was last evaluated (upstream re-evaluates a short-circuited check
+		// on its next event, not when the timeout passes); CurrentHealthy
+		// already excludes all three.
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != clusterv1.MachineHealthCheckTooManyUnhealthyReason ||
-			!strings.Contains(c.Message, "unhealthy: 3") || ptr.Deref(m.Status.CurrentHealthy, -1) != 2 {
-			return fmt.Errorf("RemediationAllowed %+v, healthy %v", c, m.Status.CurrentHealthy)
+			!strings.Contains(c.Message, "total: 5") || ptr.Deref(m.Status.CurrentHealthy, -1) != 2 {
+			return fmt.Errorf("RemediationAllowed %+v, healthy %d", c, ptr.Deref(m.Status.CurrentHealthy, -1))
 		}
 		return nil
 	})
@@ -310,7 +321,7 @@ func TestRemediationSurvivesAManagerRestart(t *testing.T) {
 	f, mgr := start(t, cloudOptions{}, managerOptions{spied: true})
 	f.createPool(poolSpec{replicas: 3})
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
-		mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](15)
+		mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](10)
 	})
 	f.waitConverged(3, v1, "", converge)
 	f.createMHC(intstr.FromString("100%"), 30)
@@ -340,5 +351,90 @@ func TestRemediationSurvivesAManagerRestart(t *testing.T) {
 	f.waitReplaced([]string{victim}, 3, 2*time.Minute)
 	if got := f.spy.deleted(); len(got) != 1 || got[victim] != 1 {
 		t.Errorf("instances deleted: %v, want only %s, once", got, victim)
+	}
+}
+
+// TestRemediationCapHoldsOneInFlight: with the pool's cap
+// mpool.dev/remediation-max-in-flight at 1, two kubelets stop at once;
+// each remediation waits for its drain (a pod the unreachable kubelet
+// never lets go, until nodeDrainTimeout). A watch of the pool's Machines
+// sees, whenever one of them is marked for remediation (OwnerRemediated
+// reason MachineDeleting, set before its removal starts), no other marked
+// Machine whose instance is still in the cloud: one remediation in flight
+// at a time, the other waiting (RemediationDeferred); both are replaced,
+// each deleted once.
+func TestRemediationCapHoldsOneInFlight(t *testing.T) {
+	f, _ := start(t, cloudOptions{}, managerOptions{spied: true})
+	f.createPool(poolSpec{replicas: 4})
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
+		mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](5)
+		if mp.Annotations == nil {
+			mp.Annotations = map[string]string{}
+		}
+		mp.Annotations[preview.RemediationMaxInFlightAnnotation] = "1"
+	})
+	f.waitConverged(4, v1, "", converge)
+	f.createMHC(intstr.FromString("100%"), 30)
+	f.waitMHC(4, 4, converge)
+
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(f.Ctx, &clusterv1.MachineList{}, client.InNamespace(f.NS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var (
+		mu       sync.Mutex
+		marked   = map[string]bool{} // Machine names marked MachineDeleting
+		most     int
+		deferred = map[string]bool{}
+	)
+	go func() {
+		for ev := range w.ResultChan() {
+			m, ok := ev.Object.(*clusterv1.Machine)
+			if !ok {
+				continue
+			}
+			c := meta.FindStatusCondition(m.Status.Conditions, clusterv1.MachineOwnerRemediatedCondition)
+			mu.Lock()
+			switch {
+			case ev.Type == watch.Deleted:
+				delete(marked, m.Name)
+			case c != nil && c.Reason == clusterv1.MachineSetMachineRemediationMachineDeletingReason:
+				marked[m.Name] = true
+			case c != nil && c.Reason == clusterv1.MachineSetMachineRemediationDeferredReason:
+				deferred[m.Name] = true
+			}
+			// In flight: marked, and its instance not yet gone.
+			n := 0
+			for _, id := range itest.IDs(f.Instances()) {
+				if marked[contract.InstanceObjectName(poolName, id)] {
+					n++
+				}
+			}
+			most = max(most, n)
+			mu.Unlock()
+		}
+	}()
+
+	victims := f.InstanceIDs()[:2]
+	for i, v := range victims {
+		f.runPod(fmt.Sprintf("stranded-%d", i), f.nodeName(v), "stranded")
+		f.SetInstanceFault(v, core.FaultKubeletStopped)
+	}
+	f.waitReplaced(victims, 4, 2*converge)
+	mu.Lock()
+	defer mu.Unlock()
+	if most != 1 {
+		t.Errorf("at most %d remediations seen in flight at once, want 1 (the cap)", most)
+	}
+	if len(deferred) == 0 {
+		t.Errorf("no remediation was deferred by the cap")
+	}
+	if got := f.spy.deleted(); len(got) != 2 || got[victims[0]] != 1 || got[victims[1]] != 1 {
+		t.Errorf("instances deleted: %v, want %v, once each", got, victims)
 	}
 }

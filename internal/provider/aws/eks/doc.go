@@ -1,6 +1,7 @@
 // Package eks is the EKS part of the AWS provider: AWSManagedMachinePools
 // backed by EKS managed node groups, through aws-sdk-go-v2's eks client
-// (and ec2's, to read the node group's instances). It lives under
+// (ec2's, to read the node group's instances, and autoscaling's, to replace
+// one). It lives under
 // internal/provider/aws so that it reaches AWS with that provider's
 // credentials (AWSClusterStaticIdentity, the manager's own) and error
 // mapping, which hack/layers would not let a sibling provider import.
@@ -16,6 +17,18 @@
 // version, one minor at a time as EKS requires, and AMI release version),
 // preceded by TagResource of the model hash. A node group at rest costs one
 // DescribeNodegroup and one DescribeInstances per Get, and no write.
+//
+// # Replacing an unhealthy node
+//
+// EKS has no call that removes a chosen node, so DeleteInstances is
+// refused; but a node group runs its nodes in an Auto Scaling group of the
+// account (resources.autoScalingGroups), which replaces an instance
+// terminated there without a decrement. The ScaleGroup is a
+// scalegroup.Replacer (Capabilities.ReplaceInstances): ReplaceInstances
+// terminates with TerminateInstanceInAutoScalingGroup,
+// ShouldDecrementDesiredCapacity false, through the Auto Scaling client
+// at Options.EC2Endpoint. The engine remediates an unhealthy node that way,
+// after cordoning and draining it.
 //
 // # Carrying the model hash
 //

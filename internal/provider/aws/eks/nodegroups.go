@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
+	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ec2types "github.com/aws/aws-sdk-go-v2/service/ec2/types"
 	"github.com/aws/aws-sdk-go-v2/service/eks"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/utils/clock"
 
 	awsprovider "github.com/mpool-dev/mpool/internal/provider/aws"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -44,7 +47,9 @@ const staleHashPrefix = "eks-release:"
 type Options struct {
 	// Endpoint is EKS's base endpoint ("" for the SDK's resolution).
 	Endpoint string
-	// EC2Endpoint is EC2's base endpoint ("" for the SDK's resolution).
+	// EC2Endpoint is EC2's base endpoint, and Auto Scaling's (the node
+	// groups' Auto Scaling groups, for ReplaceInstances); "" for the SDK's
+	// resolution.
 	EC2Endpoint string
 	// HTTPClient carries every request; nil leaves the SDK its own.
 	HTTPClient *http.Client
@@ -69,11 +74,15 @@ type Nodegroups struct {
 	clients *awsprovider.Clients[*sdkClients]
 }
 
-var _ scalegroup.ScaleGroup = (*Nodegroups)(nil)
+var (
+	_ scalegroup.ScaleGroup = (*Nodegroups)(nil)
+	_ scalegroup.Replacer   = (*Nodegroups)(nil)
+)
 
 type sdkClients struct {
 	eks *eks.Client
 	ec2 *ec2.Client
+	asg *autoscaling.Client
 }
 
 // New returns the EKS ScaleGroup. The SDK's retries are off: the engine
@@ -94,6 +103,11 @@ func New(opts Options) (*Nodegroups, error) {
 					o.BaseEndpoint = aws.String(opts.EC2Endpoint)
 				}
 			}),
+			asg: autoscaling.NewFromConfig(cfg, func(o *autoscaling.Options) {
+				if opts.EC2Endpoint != "" {
+					o.BaseEndpoint = aws.String(opts.EC2Endpoint)
+				}
+			}),
 		}
 	})
 	if err != nil {
@@ -107,9 +121,10 @@ func New(opts Options) (*Nodegroups, error) {
 }
 
 // Capabilities implements scalegroup.ScaleGroup: EKS runs its own rollouts
-// and scale-downs.
+// and scale-downs; a chosen node is replaced through the node group's Auto
+// Scaling group (ReplaceInstances).
 func (*Nodegroups) Capabilities() scalegroup.Capabilities {
-	return scalegroup.Capabilities{CloudRollouts: true}
+	return scalegroup.Capabilities{CloudRollouts: true, ReplaceInstances: true}
 }
 
 // place splits a Ref's scope into region and cluster.
@@ -731,12 +746,73 @@ func updateConfigOf(st Settings) *ekstypes.NodegroupUpdateConfig {
 
 // DeleteInstances implements scalegroup.ScaleGroup. EKS has no call that
 // removes chosen nodes of a managed node group and shrinks it; the engine
-// asks only for instances a user marked for deletion, which is refused.
+// asks only for instances a user marked for deletion, which is refused (an
+// unhealthy node is replaced instead: ReplaceInstances).
 func (s *Nodegroups) DeleteInstances(_ context.Context, ref scalegroup.Ref, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	return scalegroup.NewInvalid(fmt.Sprintf("node group %s: EKS managed node groups do not remove chosen nodes (%s); lower the MachinePool's replicas and EKS picks and drains them", ref, strings.Join(ids, ", ")))
+}
+
+// ReplaceInstances implements scalegroup.Replacer. A managed node group
+// runs its nodes in an Auto Scaling group of the account
+// (DescribeNodegroup's resources.autoScalingGroups): each named instance
+// still in service there is terminated with
+// TerminateInstanceInAutoScalingGroup, ShouldDecrementDesiredCapacity
+// false, and the group launches its replacement from the node group's
+// release, the node group's desired size unchanged. EKS itself neither
+// cordons nor drains the node: the caller has. IDs the groups do not hold,
+// or whose instances are already terminating, are skipped.
+func (s *Nodegroups) ReplaceInstances(ctx context.Context, ref scalegroup.Ref, ids []string) error {
+	ids = kit.UniqueIDs(ids)
+	if len(ids) == 0 {
+		return nil
+	}
+	c, cluster, err := s.resolve(ctx, ref)
+	if err != nil {
+		return fmt.Errorf("replacing instances %v of node group %s: %w", ids, ref, err)
+	}
+	ng, err := describe(ctx, c, cluster, ref)
+	if err != nil || ng == nil {
+		if err != nil {
+			return fmt.Errorf("replacing instances %v of node group %s: %w", ids, ref, err)
+		}
+		return nil
+	}
+	var names []string
+	if r := ng.Resources; r != nil {
+		for _, g := range r.AutoScalingGroups {
+			names = append(names, aws.ToString(g.Name))
+		}
+	}
+	if len(names) == 0 {
+		return scalegroup.NewTransient(fmt.Sprintf("node group %s has no Auto Scaling group yet", ref), nil)
+	}
+	out, err := c.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: names})
+	if err != nil {
+		return fmt.Errorf("reading the Auto Scaling groups %v of node group %s: %w", names, ref, awsprovider.CloudError(err, ref))
+	}
+	for _, g := range out.AutoScalingGroups {
+		for _, in := range g.Instances {
+			id := aws.ToString(in.InstanceId)
+			if !slices.Contains(ids, id) || leaving(in.LifecycleState) {
+				continue
+			}
+			if _, err := c.asg.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+				InstanceId: aws.String(id), ShouldDecrementDesiredCapacity: aws.Bool(false),
+			}); err != nil {
+				return fmt.Errorf("terminating instance %s in Auto Scaling group %s of node group %s: %w", id, aws.ToString(g.AutoScalingGroupName), ref, awsprovider.CloudError(err, ref))
+			}
+		}
+	}
+	return nil
+}
+
+// leaving reports whether an Auto Scaling group's instance is being
+// terminated or detached.
+func leaving(s asgtypes.LifecycleState) bool {
+	return strings.HasPrefix(string(s), "Terminat") || strings.HasPrefix(string(s), "Detach")
 }
 
 // Delete implements scalegroup.ScaleGroup: DeleteNodegroup; a node group

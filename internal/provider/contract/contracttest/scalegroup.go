@@ -37,7 +37,9 @@ type ScaleGroupCase struct {
 // idempotent; Get returns what Apply asked for; DeleteInstances deletes
 // exactly the instances named, lowers the capacity and ignores unknown
 // IDs (a cloud that runs its own rollouts may refuse it as Invalid, and is
-// scaled in with Apply instead); Capabilities never change; Delete removes the group and may be
+// scaled in with Apply instead); a group whose Capabilities say
+// ReplaceInstances replaces exactly the instance named, its capacity
+// unchanged; Capabilities never change; Delete removes the group and may be
 // repeated; a throttled call is typed Throttled.
 func ScaleGroup(t *testing.T, c ScaleGroupCase) {
 	t.Helper()
@@ -118,6 +120,10 @@ func ScaleGroup(t *testing.T, c ScaleGroupCase) {
 		t.Fatalf("Apply of the same spec changed the instances: %v -> %v (%v)", before, g, err)
 	}
 
+	if caps.ReplaceInstances {
+		before = replaceOne(t, ctx, c, ref, before, eventually)
+	}
+
 	refused, err := deleteInstances("no-such-instance")
 	if err != nil {
 		t.Fatalf("DeleteInstances of an unknown ID: %v, want nil", err)
@@ -173,6 +179,40 @@ func ScaleGroup(t *testing.T, c ScaleGroupCase) {
 		}
 		return nil
 	})
+}
+
+// replaceOne checks scalegroup.Replacer on a group at rest with the
+// instances before: an unknown ID is no error; a replaced instance goes,
+// twice asking is no error, and the group launches another, its capacity
+// unchanged. It returns the instances after.
+func replaceOne(t *testing.T, ctx context.Context, c ScaleGroupCase, ref scalegroup.Ref, before []string, eventually func(string, func() error)) []string {
+	t.Helper()
+	r, ok := c.ScaleGroup.(scalegroup.Replacer)
+	if !ok {
+		t.Fatalf("Capabilities say ReplaceInstances, but %T is no scalegroup.Replacer", c.ScaleGroup)
+	}
+	if err := r.ReplaceInstances(ctx, ref, []string{"no-such-instance"}); err != nil {
+		t.Fatalf("ReplaceInstances of an unknown ID: %v, want nil", err)
+	}
+	victim := before[0]
+	for range 2 {
+		if err := r.ReplaceInstances(ctx, ref, []string{victim}); err != nil {
+			t.Fatalf("ReplaceInstances(%s): %v", victim, err)
+		}
+	}
+	var after []string
+	eventually("the replaced instance is gone and another runs in its place, the capacity unchanged", func() error {
+		g, err := c.ScaleGroup.Get(ctx, ref)
+		if err != nil {
+			return err
+		}
+		after = ids(nonDeleting(g.Instances))
+		if len(after) != len(before) || g.Capacity != int32(len(before)) || slices.Contains(after, victim) || g.Pending() {
+			return fmt.Errorf("instances %v, capacity %d, operation %+v; want %d without %s", after, g.Capacity, g.Operation, len(before), victim)
+		}
+		return nil
+	})
+	return after
 }
 
 // ids are the instances' IDs, in their order.
