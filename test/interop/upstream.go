@@ -28,8 +28,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/config/crd"
@@ -84,154 +82,63 @@ func Start(ctx context.Context, env *testenv.Env, mode manager.Mode) (_ *Upstrea
 			u.Stop()
 		}
 	}()
-	kubeconfig := u.Kubeconfig()
-	if err := os.WriteFile(kubeconfig, env.Kubeconfig, 0o600); err != nil {
-		return nil, err
-	}
-	certDir := filepath.Join(dir, "certs")
-	if err := os.MkdirAll(certDir, 0o700); err != nil {
-		return nil, err
-	}
-	certFile, keyFile := env.ControlPlane.ServingCertFiles()
-	for src, dst := range map[string]string{certFile: "tls.crt", keyFile: "tls.key"} {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(certDir, dst), b, 0o600); err != nil {
-			return nil, err
-		}
-	}
-
 	poolGate := mode != manager.ModePools
 	components := []struct {
-		c     kubeenv.UpstreamComponent
-		bin   string
-		gates string
+		c      kubeenv.UpstreamComponent
+		bin    string
+		gates  string
+		prefix string
 	}{
-		{kubeenv.UpstreamCore, build.Core, "MachinePool=" + strconv.FormatBool(poolGate)},
-		{kubeenv.UpstreamKubeadm, build.Kubeadm, "MachinePool=true"},
+		{kubeenv.UpstreamCore, build.Core, "MachinePool=" + strconv.FormatBool(poolGate), "capi-"},
+		{kubeenv.UpstreamKubeadm, build.Kubeadm, "MachinePool=true", "capi-kubeadm-bootstrap-"},
 	}
 	for _, comp := range components {
-		var webhookPort, healthPort, diagPort int
-		for _, port := range []*int{&webhookPort, &healthPort, &diagPort} {
-			if *port, err = kubeenv.FreePort(); err != nil {
-				return nil, err
-			}
-		}
-		hookURL := "https://127.0.0.1:" + strconv.Itoa(webhookPort)
 		crds, err := build.CRDs(comp.c)
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range crds {
-			prepareCRD(c, hookURL, env.CAData)
-		}
-		if err := kubeenv.InstallCRDs(ctx, env.Config, crds); err != nil {
-			return nil, fmt.Errorf("installing upstream's %s CRDs: %w", comp.c, err)
-		}
-		p, err := kubeenv.StartProcess(comp.bin, []string{
-			"--kubeconfig=" + kubeconfig,
-			"--webhook-port=" + strconv.Itoa(webhookPort),
-			"--webhook-cert-dir=" + certDir,
-			"--health-addr=127.0.0.1:" + strconv.Itoa(healthPort),
-			"--insecure-diagnostics",
-			"--diagnostics-address=127.0.0.1:" + strconv.Itoa(diagPort),
-			"--feature-gates=" + comp.gates,
-			"--leader-elect=false",
-			"--sync-period=1m",
-		}, filepath.Join(dir, string(comp.c)+".log"))
-		if err != nil {
-			return nil, fmt.Errorf("starting upstream's %s manager: %w", comp.c, err)
-		}
-		u.procs[string(comp.c)] = p
-		if err := p.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/readyz", nil, 3*time.Minute); err != nil {
-			return nil, fmt.Errorf("upstream's %s manager: %w", comp.c, err)
+			if c.Labels == nil {
+				c.Labels = map[string]string{}
+			}
+			for k, v := range crd.Labels(c.Spec.Group) {
+				c.Labels[k] = v
+			}
 		}
 		muts, vals, err := build.Webhooks(comp.c)
 		if err != nil {
 			return nil, err
 		}
-		if err := u.installWebhooks(ctx, string(comp.c), hookURL, muts, vals); err != nil {
-			return nil, err
+		p, err := StartManager(ctx, env, ManagerSpec{
+			Name:          string(comp.c),
+			Binary:        comp.bin,
+			Dir:           dir,
+			CRDs:          crds,
+			Args:          []string{"--feature-gates=" + comp.gates, "--sync-period=1m"},
+			WebhookPrefix: comp.prefix,
+			Mutating:      muts,
+			Validating:    vals,
+			LeaveOut:      u.leftOut,
+		})
+		if p != nil {
+			u.procs[string(comp.c)] = p
+		}
+		if err != nil {
+			return nil, fmt.Errorf("upstream Cluster API: %w", err)
 		}
 	}
 	return u, nil
-}
-
-// prepareCRD gives an upstream CRD what upstream's kustomization adds when
-// it is released: the provider and contract labels clusterctl and the core
-// controllers read, and conversion through its manager's webhook.
-func prepareCRD(c *apiextensionsv1.CustomResourceDefinition, hookURL string, caBundle []byte) {
-	if c.Labels == nil {
-		c.Labels = map[string]string{}
-	}
-	for k, v := range crd.Labels(c.Spec.Group) {
-		c.Labels[k] = v
-	}
-	if len(c.Spec.Versions) < 2 {
-		return
-	}
-	url := hookURL + "/convert"
-	c.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
-		Strategy: apiextensionsv1.WebhookConverter,
-		Webhook: &apiextensionsv1.WebhookConversion{
-			ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: &url, CABundle: caBundle},
-			ConversionReviewVersions: []string{"v1", "v1beta1"},
-		},
-	}
-}
-
-// installWebhooks installs upstream's admission webhooks, named as its
-// release names them and pointed at the manager on loopback.
-func (u *Upstream) installWebhooks(ctx context.Context, component, hookURL string, muts []*admissionregistrationv1.MutatingWebhookConfiguration, vals []*admissionregistrationv1.ValidatingWebhookConfiguration) error {
-	prefix := "capi-"
-	if component == string(kubeenv.UpstreamKubeadm) {
-		prefix = "capi-kubeadm-bootstrap-"
-	}
-	point := func(cc *admissionregistrationv1.WebhookClientConfig) {
-		url := hookURL
-		if cc.Service != nil && cc.Service.Path != nil {
-			url += *cc.Service.Path
-		}
-		*cc = admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: u.env.CAData}
-	}
-	var objs []client.Object
-	for _, m := range muts {
-		m.Name = prefix + m.Name
-		m.Webhooks = slices.DeleteFunc(m.Webhooks, u.leftOut)
-		for i := range m.Webhooks {
-			point(&m.Webhooks[i].ClientConfig)
-		}
-		objs = append(objs, m)
-	}
-	for _, v := range vals {
-		v.Name = prefix + v.Name
-		v.Webhooks = slices.DeleteFunc(v.Webhooks, func(w admissionregistrationv1.ValidatingWebhook) bool {
-			return u.leftOut(admissionregistrationv1.MutatingWebhook{Rules: w.Rules})
-		})
-		for i := range v.Webhooks {
-			point(&v.Webhooks[i].ClientConfig)
-		}
-		objs = append(objs, v)
-	}
-	for _, o := range objs {
-		if err := u.env.Client.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("installing upstream's webhook configuration %s: %w", o.GetName(), err)
-		}
-	}
-	return nil
 }
 
 // leftOut reports whether an upstream webhook is not installed in the mode:
 // in ModePools, upstream core's MachinePool webhooks, which refuse every
 // MachinePool while its gate is off (mpool's MachinePool controller serves
 // them in that mode, judged by mpool's CRD rules and admission policies).
-func (u *Upstream) leftOut(w admissionregistrationv1.MutatingWebhook) bool {
+func (u *Upstream) leftOut(rules []admissionregistrationv1.RuleWithOperations) bool {
 	if u.Mode != manager.ModePools {
 		return false
 	}
-	for _, r := range w.Rules {
+	for _, r := range rules {
 		if slices.Contains(r.APIGroups, "cluster.x-k8s.io") && slices.Contains(r.Resources, "machinepools") {
 			return true
 		}
