@@ -13,6 +13,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
+	"github.com/mpool-dev/mpool/sim/face/gcpface"
 	"github.com/mpool-dev/mpool/sim/server"
 )
 
@@ -20,7 +21,7 @@ import (
 // the order they are served and printed: the registry of faces, one line
 // per cloud.
 func BuiltinFaces() []core.Face {
-	return []core.Face{&azureface.AzureFace{}, &awsface.AWSFace{}, &eksface.EKSFace{}}
+	return []core.Face{&azureface.AzureFace{}, &awsface.AWSFace{}, &eksface.EKSFace{}, &gcpface.GCPFace{}}
 }
 
 // Start starts the simulated cloud with the built-in faces (BuiltinFaces)
