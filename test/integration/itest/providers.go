@@ -17,11 +17,14 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/gcp"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
+	"github.com/mpool-dev/mpool/sim/face/gcpface"
 	"github.com/mpool-dev/mpool/sim/server"
 )
 
@@ -281,3 +284,38 @@ func deleteIdentity(name string) func(*Fixture) {
 		_ = f.Env.Client.Delete(context.Background(), &infrav1.AWSClusterStaticIdentity{ObjectMeta: metav1.ObjectMeta{Name: name}})
 	}
 }
+
+// GCP is the GCP provider with examples/gcp: the Cluster capg, its
+// GCPCluster, and the GCPMachinePool capg-mp-0 (a regional managed instance
+// group), on the GCP face, reached with the manager's own credentials: the
+// simulated default service account's key, as `mpool up` gives it.
+var GCP = &Provider{
+	Name: gcp.ProviderName, ClusterName: "capg", PoolName: "capg-mp-0",
+	ClusterManifest: []string{"examples", "gcp", "cluster.yaml"},
+	SeedManifest:    []string{"examples", "gcp", "machinepool.yaml"},
+	Seed:            17,
+	Faces:           []string{gcpface.GCPFaceName},
+	Ignored:         []string{gcpface.OpGCPToken},
+	Configure: func(f *Fixture, o *manager.Options) {
+		acct := (&gcpface.GCPFace{}).DefaultAccount()
+		o.Providers = provider.NewConfigs(gcp.ProviderName).ForSimulatedCloud(kit.Simulated{
+			FaceURL: f.Cloud.FaceURL, CAFile: f.Cloud.CAFile(), IdentityNamespace: f.NS,
+			Accounts: map[string]kit.Account{gcpface.GCPFaceName: {Tenant: acct.Tenant, ID: acct.ID, Secret: acct.Secret, Region: acct.Region}},
+		})
+	},
+	GroupKey: func(f *Fixture) core.GroupKey {
+		return core.GroupKey{Face: gcpface.GCPFaceName, Scope: gcpface.GCPScope(gcpface.GCPDefaultProject, gcpface.GCPDefaultRegion), Name: MIG(f)}
+	},
+	// The Nodes of the group's instances (gce://<project>/<zone>/<name>).
+	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {
+		prefix := "gce://" + gcpface.GCPDefaultProject + "/"
+		base := MIG(f) + "-"
+		return func(n *corev1.Node) bool {
+			return strings.HasPrefix(n.Spec.ProviderID, prefix) && strings.HasPrefix(n.Spec.ProviderID[strings.LastIndexByte(n.Spec.ProviderID, '/')+1:], base)
+		}
+	},
+	ReadyCondition: infrav1.InstanceGroupReadyCondition,
+}
+
+// MIG is the GCP pool's managed instance group name.
+func MIG(f *Fixture) string { return gcp.GroupName(f.NS, f.Provider.PoolName) }

@@ -1,0 +1,116 @@
+package gcp
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/sim/face/gcpface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
+)
+
+// converge bounds every wait for a pool to settle.
+const converge = 2 * time.Minute
+
+// seedVersion is the version examples/gcp's MachinePool asks for.
+const seedVersion = "v1.30.4"
+
+// TestExamplePool: examples/gcp becomes a Running pool of managed
+// instances joined as Nodes named after their instances, with gce://
+// providerIDs; at rest a reconcile writes nothing; it scales 2→4; a
+// machine type change rolls every instance within maxSurge 1 and
+// maxUnavailable 0 (a new instance template, set on the group, the engine
+// surging and deleting); deleting one GCPMachinePoolMachine replaces that
+// instance only; deleting the pool leaves no group, instance template,
+// Node or object.
+func TestExamplePool(t *testing.T) {
+	f, m := itest.Start(t, env, itest.GCP, itest.CloudOptions{})
+	f.ApplySeed()
+	f.WaitConverged(2, seedVersion, converge)
+
+	prefix := "gce://" + gcpface.GCPDefaultProject + "/us-central1-"
+	for _, n := range f.PoolNodes() {
+		if !strings.HasPrefix(n.Spec.ProviderID, prefix) || !strings.HasSuffix(n.Spec.ProviderID, "/"+n.Name) {
+			t.Errorf("Node %s has providerID %s, want %s<zone>/%s", n.Name, n.Spec.ProviderID, prefix, n.Name)
+		}
+	}
+	pool := itest.Pool[*infrav1.GCPMachinePool](f)
+	if !strings.HasPrefix(pool.Status.InstanceTemplate, itest.MIG(f)+"-") {
+		t.Errorf("status.instanceTemplate %q, want the group's template", pool.Status.InstanceTemplate)
+	}
+
+	t.Log("at rest: reads only")
+	f.Cloud.ResetStats()
+	f.SteadyState(t, m, 3)
+	if _, writes := f.Requests(); writes != 0 {
+		t.Errorf("%d writes at rest", writes)
+	}
+
+	t.Log("scale 2 → 4")
+	f.Scale(4)
+	f.WaitConverged(4, seedVersion, converge)
+
+	t.Log("a machine type change rolls every instance within the budgets")
+	before := f.InstanceIDs()
+	w := itest.WatchBudgets(f, 4, 1, 0)
+	itest.UpdatePool(f, func(p *infrav1.GCPMachinePool) { p.Spec.InstanceType = "e2-standard-4" })
+	f.WaitRolled(before, 4, seedVersion, converge)
+	w.AssertHeld()
+	for _, in := range f.Group().Instances {
+		if !strings.Contains(in.ModelHash, itest.MIG(f)) {
+			t.Errorf("instance %s was created from %q", in.ID, in.ModelHash)
+		}
+	}
+	if g := f.Group(); g.Model.InstanceType != "e2-standard-4" {
+		t.Errorf("the group's template has machine type %s", g.Model.InstanceType)
+	}
+
+	t.Log("deleting one GCPMachinePoolMachine replaces that instance only")
+	machines := &infrav1.GCPMachinePoolMachineList{}
+	if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
+		t.Fatal(err)
+	}
+	if len(machines.Items) != 4 {
+		t.Fatalf("%d GCPMachinePoolMachines, want 4", len(machines.Items))
+	}
+	before = f.InstanceIDs()
+	victim := machines.Items[0]
+	if err := env.Client.Delete(f.Ctx, &victim); err != nil {
+		t.Fatal(err)
+	}
+	f.WaitRolled([]string{victim.Spec.InstanceID}, 4, seedVersion, converge)
+	kept := 0
+	for _, id := range f.InstanceIDs() {
+		for _, b := range before {
+			if id == b {
+				kept++
+			}
+		}
+	}
+	if kept != 3 {
+		t.Errorf("%d of the other 3 instances kept", kept)
+	}
+
+	t.Log("deleting the pool leaves nothing")
+	f.DeletePoolAndWaitGone(converge)
+	if n := len(f.Cloud.Cloud().FaceData(gcpface.GCPFaceName)); n > 0 && strings.Contains(string(f.Cloud.Cloud().FaceData(gcpface.GCPFaceName)), itest.MIG(f)+"-") {
+		t.Errorf("instance templates left: %s", f.Cloud.Cloud().FaceData(gcpface.GCPFaceName))
+	}
+}
+
+// TestUnknownMachineType: a machine type Compute Engine does not offer is
+// reported in a condition naming it and what to change; nothing is
+// created; the pool recovers once it is fixed.
+func TestUnknownMachineType(t *testing.T) {
+	f, _ := itest.Start(t, env, itest.GCP, itest.CloudOptions{})
+	f.ApplySeed(itest.SetField("GCPMachinePool", "n9-huge-1", "spec", "instanceType"))
+	f.WaitCondition(converge, infrav1.InstanceGroupReadyCondition, infrav1.InvalidSpecReason, "n9-huge-1", "does not exist")
+	if g := f.Group(); g != nil {
+		t.Fatalf("a group exists although its machine type was refused: %+v", g)
+	}
+	itest.UpdatePool(f, func(p *infrav1.GCPMachinePool) { p.Spec.InstanceType = "n2-standard-2" })
+	f.WaitConverged(2, seedVersion, converge)
+}
