@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -135,4 +136,56 @@ func (f *fixture) assertServing(ids []string) {
 		}
 		return nil
 	})
+}
+
+// TestSecondChangeMidRolloutReplacesEachInstanceOnce: a newer change during
+// a rollout retargets it (issue 25's supersede). A pool of four rolls its
+// image with maxSurge 1, maxUnavailable 0 and slow boots; once the first
+// instance of the second model exists, the image changes again. Sampled
+// from outside: after the second change at most one instance of the second
+// model is created (a reconcile that read the spec before the change may
+// still finish), every original instance is replaced, by an instance of the
+// third model, and exactly four instances of the third model are created:
+// none is replaced twice. An engine that finished the first rollout before
+// the second would create three or four more of the second model.
+func TestSecondChangeMidRolloutReplacesEachInstanceOnce(t *testing.T) {
+	f, _ := start(t, cloudOptions{bootDelay: 600 * time.Millisecond, bootJitter: 200 * time.Millisecond}, managerOptions{})
+	f.createPool(poolSpec{replicas: 4, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
+	f.waitConverged(4, v1, "", converge)
+	before := itest.IDs(f.Instances())
+	original := f.Group().Instances[0].ModelHash
+
+	seen := itest.WatchInstances(f.Fixture)
+	w := itest.WatchBudgets(f.Fixture, 4, 1, 0)
+	f.updateLocalPool(func(p *infrav1.LocalMachinePool) { p.Spec.Template.Image = "ubuntu-2604" })
+	var second string
+	testenv.Eventually(t, converge, func() error {
+		for _, in := range f.Instances() {
+			if in.ModelHash != original {
+				second = in.ModelHash
+				return nil
+			}
+		}
+		return fmt.Errorf("no instance of the new model yet")
+	})
+	if old := f.oldInstances(before); len(old) < 3 {
+		t.Fatalf("%d original instances left when the second model appeared, want at least 3 to supersede", len(old))
+	}
+	atChange := seen.Models()[second]
+	f.updateLocalPool(func(p *infrav1.LocalMachinePool) { p.Spec.Template.Image = "ubuntu-2610" })
+	f.waitConverged(4, v1, "ubuntu-2610", 2*converge)
+	w.AssertHeld()
+	models := seen.Stop()
+
+	third := f.Instances()[0].ModelHash
+	if made := models[second] - atChange; made > 1 {
+		t.Errorf("%d instances of the superseded model created after the second change (%d before it), want at most 1", made, atChange)
+	}
+	if models[third] != 4 {
+		t.Errorf("%d instances of the newest model created, want exactly 4: one was replaced twice", models[third])
+	}
+	if old := f.oldInstances(before); len(old) != 0 {
+		t.Errorf("original instances %v not replaced", old)
+	}
+	t.Logf("instances created by model: %v (second model %d before the change)", models, atChange)
 }
