@@ -35,9 +35,9 @@ const (
 	MachinePoolLabel = "mpool.dev/machine-pool"
 	// ModelHashAnnotation holds a revision's model hash.
 	ModelHashAnnotation = "mpool.dev/model-hash"
-	// RecordedAnnotation, on the infrastructure pool, is the model hash of
-	// the last revision the engine recorded: when it matches the pool's
-	// model, recording costs nothing.
+	// RecordedAnnotation, on the infrastructure pool, is the hash of what
+	// the engine last recorded (the model and the settings applied in
+	// place): when it matches the pool's, recording costs nothing.
 	RecordedAnnotation = "mpool.dev/revision"
 	// RevisionHistoryLimitAnnotation, on the MachinePool, bounds how many
 	// revisions are kept (DefaultHistoryLimit; at least 2: the current one
@@ -203,7 +203,8 @@ func HistoryLimit(mp *clusterv1.MachinePool) (int, error) {
 
 // Record makes modelHash mp's newest revision, with snapshot s: a new
 // ControllerRevision, or the one of the same model moved to the top (an
-// undo), and deletes the oldest beyond limit. It returns the revision's
+// undo) or, already there, given s (settings applied in place changed), and
+// deletes the oldest beyond limit. It returns the revision's
 // number. r reads (an uncached reader: revisions change rarely and a cache
 // of them would cost every manager a watch); c writes.
 func Record(ctx context.Context, r client.Reader, c client.Client, mp *clusterv1.MachinePool, modelHash string, s Snapshot, limit int) (int64, error) {
@@ -225,7 +226,16 @@ func Record(ctx context.Context, r client.Reader, c client.Client, mp *clusterv1
 	}
 	number := top + 1
 	switch {
+	case same != nil && same.Revision == top && string(same.Data.Raw) == string(data):
+		return top, nil
 	case same != nil && same.Revision == top:
+		// The same model with other settings (applied in place, not
+		// rolled): the revision keeps what an undo to it should restore.
+		same.Data = runtime.RawExtension{Raw: data}
+		setCause(same, mp)
+		if err := c.Update(ctx, same); err != nil {
+			return 0, fmt.Errorf("updating revision %s: %w", same.Name, err)
+		}
 		return top, nil
 	case same != nil:
 		same.Revision = number
