@@ -241,9 +241,7 @@ func TestAWSVCPUQuota(t *testing.T) {
 		!strings.Contains(aws.ToString(acts.Activities[0].StatusMessage), "current vCPU limit of 8") {
 		t.Fatalf("activities %v %+v", err, acts)
 	}
-	if _, err := e.asg.SetDesiredCapacity(ctx, &autoscaling.SetDesiredCapacityInput{AutoScalingGroupName: aws.String("a"), DesiredCapacity: aws.Int32(0)}); err != nil {
-		t.Fatal(err)
-	}
+	e.setDesired(t, "a", 0)
 	e.waitGroup(t, "b", "launched the held-back instance", inService(3))
 }
 
