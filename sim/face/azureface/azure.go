@@ -94,10 +94,10 @@ func (*AzureFace) Name() string { return AzureFaceName }
 // only.
 func (*AzureFace) HTTPS() bool { return true }
 
-// Describe implements FaceDescriber: the default credentials and scope.
+// Describe implements FaceDescriber: the default scope (FaceLines prints
+// the default service principal, DefaultAccount).
 func (*AzureFace) Describe() string {
-	return fmt.Sprintf("tenant %s, client %s, secret %s, subscription %s, resource group %s, location %s",
-		AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AzureDefaultLocation)
+	return fmt.Sprintf("subscription %s, resource group %s, location %s", AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AzureDefaultLocation)
 }
 
 // DefaultAccount implements server.AccountFace.
