@@ -103,8 +103,7 @@ func TestAWSAutoScalingGroupLifecycle(t *testing.T) {
 	}
 
 	// Scale out and in.
-	e.setDesired(t, "pool0", 5)
-	e.waitGroup(t, "pool0", "had 5 instances in service", inService(5))
+	e.scaleTo(t, "pool0", 5)
 
 	// A new version: $Latest groups launch from it; old instances keep theirs.
 	v2, err := e.ec2.CreateLaunchTemplateVersion(ctx, &ec2.CreateLaunchTemplateVersionInput{
@@ -412,8 +411,7 @@ func TestAWSLifecycleHooks(t *testing.T) {
 			t.Fatalf("DeleteLifecycleHook %s: %v", n, err)
 		}
 	}
-	e.setDesired(t, "hooks", 2)
-	e.waitGroup(t, "hooks", "had 2 instances in service", inService(2))
+	e.scaleTo(t, "hooks", 2)
 }
 
 // TestAWSSuspendResumeProcesses drives Suspend/ResumeProcesses through the

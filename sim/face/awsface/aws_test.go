@@ -328,6 +328,14 @@ func (e *awsTestEnv) setDesired(t testing.TB, name string, desired int32) {
 	}
 }
 
+// scaleTo sets the group's desired capacity and waits until that many
+// instances are in service.
+func (e *awsTestEnv) scaleTo(t testing.TB, name string, desired int32) astypes.AutoScalingGroup {
+	t.Helper()
+	e.setDesired(t, name, desired)
+	return e.waitGroup(t, name, fmt.Sprintf("had %d instances in service", desired), inService(int(desired)))
+}
+
 // startGroup creates the group name of a launch template of the same name
 // (the CAPA AMI of v1.31.2) at $Latest, sized min..max, and waits until
 // its desired instances are in service.

@@ -149,6 +149,31 @@ func (e *eksTestEnv) waitInstances(t *testing.T, name, what string, ok func([]st
 	}
 }
 
+// healthyNodegroup creates a node group (createNodegroup), waits until it
+// is ACTIVE without issues and returns it with its Auto Scaling group's
+// name.
+func (e *eksTestEnv) healthyNodegroup(t testing.TB, name string, desired int32, lt *ekstypes.LaunchTemplateSpecification) (*ekstypes.Nodegroup, string) {
+	t.Helper()
+	e.createNodegroup(t, name, desired, lt)
+	ng := e.wait(t, "c1", name, healthy)
+	return ng, aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
+}
+
+// wantReleases fails t unless the node group has n instances, all of a
+// release starting with prefix.
+func (e *eksTestEnv) wantReleases(t testing.TB, name string, n int, prefix string) {
+	t.Helper()
+	got := e.instances(t, name)
+	if len(got) != n {
+		t.Fatalf("node group %s: instances %v, want %d", name, got, n)
+	}
+	for id, rel := range got {
+		if !strings.HasPrefix(rel, prefix) {
+			t.Fatalf("node group %s: instance %s of release %q, want %s...", name, id, rel, prefix)
+		}
+	}
+}
+
 // createCluster creates the EKS cluster c1 (of EKS's default Kubernetes
 // version when version is empty).
 func (e *eksTestEnv) createCluster(t testing.TB, version string) {
@@ -386,13 +411,5 @@ func TestEKSFaceUpdateSurvivesRestart(t *testing.T) {
 	if err != nil || du.Update.Status != ekstypes.UpdateStatusSuccessful || aws.ToString(ng.Version) != "1.31" {
 		t.Fatalf("after the restart: update %+v (%v), node group at %s", du, err, aws.ToString(ng.Version))
 	}
-	got := e.instances(t, "ng1")
-	if len(got) != 3 {
-		t.Fatalf("instances %v: want 3", got)
-	}
-	for id, rel := range got {
-		if !strings.HasPrefix(rel, "1.31/") {
-			t.Fatalf("instance %s runs %s", id, rel)
-		}
-	}
+	e.wantReleases(t, "ng1", 3, "1.31/")
 }

@@ -87,9 +87,7 @@ func TestEKSFaceHealthASGDeleted(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
 	ctx := context.Background()
 	e.createCluster(t, "")
-	e.createNodegroup(t, "ng1", 2, nil)
-	ng := e.wait(t, "c1", "ng1", healthy)
-	asgName := aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
+	ng, asgName := e.healthyNodegroup(t, "ng1", 2, nil)
 	if _, err := e.asg.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String(asgName), ForceDelete: aws.Bool(true)}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,15 +122,7 @@ func TestEKSFaceHealthASGDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait(t, "c1", "ng1", healthy)
-	got := e.instances(t, "ng1")
-	if len(got) != 2 {
-		t.Fatalf("instances %v after the recovery: want 2", got)
-	}
-	for id, rel := range got {
-		if !strings.HasPrefix(rel, "1.31/") {
-			t.Fatalf("instance %s of release %q: want EKS's", id, rel)
-		}
-	}
+	e.wantReleases(t, "ng1", 2, "1.31/") // EKS's release, after the recovery
 }
 
 // TestEKSFaceHealthLaunchTemplateDeleted: the node group's launch template
@@ -148,8 +138,7 @@ func TestEKSFaceHealthLaunchTemplateDeleted(t *testing.T) {
 	}
 	id := aws.ToString(lt.LaunchTemplate.LaunchTemplateId)
 	// Named by name: EKS answers the template's ID.
-	e.createNodegroup(t, "ng1", 1, &ekstypes.LaunchTemplateSpecification{Name: aws.String("nodes"), Version: aws.String("1")})
-	ng := e.wait(t, "c1", "ng1", healthy)
+	ng, _ := e.healthyNodegroup(t, "ng1", 1, &ekstypes.LaunchTemplateSpecification{Name: aws.String("nodes"), Version: aws.String("1")})
 	if aws.ToString(ng.LaunchTemplate.Id) != id {
 		t.Fatalf("launch template %+v: want ID %s", ng.LaunchTemplate, id)
 	}
@@ -317,9 +306,7 @@ func TestEKSNodegroupInstanceTerminatedInItsASG(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
 	ctx := context.Background()
 	e.createCluster(t, "")
-	e.createNodegroup(t, "ng1", 2, nil)
-	ng := e.wait(t, "c1", "ng1", healthy)
-	asgName := aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
+	_, asgName := e.healthyNodegroup(t, "ng1", 2, nil)
 	ids := e.waitInstances(t, "ng1", "ran 2 nodes", func(ids []string) bool { return len(ids) == 2 })
 	release := e.instances(t, "ng1")[ids[0]]
 
