@@ -10,6 +10,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
+	"github.com/mpool-dev/mpool/sim/face/gcpface"
 )
 
 // TestBuiltinFacesDescribeTheirSandbox: each built-in face says its own
@@ -25,6 +26,7 @@ func TestBuiltinFacesDescribeTheirSandbox(t *testing.T) {
 	want := map[string]core.Account{
 		azureface.AzureFaceName: {Tenant: azureface.AzureDefaultTenantID, ID: azureface.AzureDefaultClientID, Secret: azureface.AzureDefaultClientSecret},
 		awsface.AWSFaceName:     {ID: awsface.AWSDefaultAccessKeyID, Secret: awsface.AWSDefaultSecretAccessKey, Region: awsface.AWSDefaultRegion},
+		gcpface.GCPFaceName:     (&gcpface.GCPFace{}).DefaultAccount(),
 	}
 	got := srv.DefaultAccounts()
 	if len(got) != len(want) {
@@ -44,10 +46,15 @@ func TestBuiltinFacesDescribeTheirSandbox(t *testing.T) {
 			", region " + awsface.AWSDefaultRegion + "; account " + awsface.AWSDefaultAccountID,
 		"; tenant " + azureface.AzureDefaultTenantID + ", client " + azureface.AzureDefaultClientID + ", secret " + azureface.AzureDefaultClientSecret +
 			"; subscription " + azureface.AzureDefaultSubscriptionID,
+		"gcp face at https://", "; service account " + gcpface.GCPDefaultServiceAccount + ", its private key in PEM, region " + gcpface.GCPDefaultRegion +
+			"; project " + gcpface.GCPDefaultProject,
 	} {
 		if !strings.Contains(lines, w) {
 			t.Errorf("face lines lack %q:\n%s", w, lines)
 		}
+	}
+	if strings.Contains(lines, "PRIVATE KEY") {
+		t.Errorf("the GCP default key printed:\n%s", lines)
 	}
 	if n := strings.Count(lines, awsface.AWSDefaultSecretAccessKey); n != 1 {
 		t.Errorf("the AWS secret printed %d times, want once:\n%s", n, lines)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -56,14 +57,20 @@ type Account struct {
 
 // String is the account as `mpool cloud` and `mpool up` print it, in the
 // cloud's words: "tenant T, client C, secret S" for a service principal
-// (Tenant set), else "access key K, secret S"; then ", region R" when
+// (Tenant set), "service account A, its private key in PEM" for a service
+// account key (Secret a PEM private key), else "access key K, secret S"; then ", region R" when
 // Region is set.
 func (a Account) String() string {
 	s := "access key " + a.ID
-	if a.Tenant != "" {
-		s = "tenant " + a.Tenant + ", client " + a.ID
+	switch {
+	case strings.HasPrefix(a.Secret, "-----BEGIN"):
+		// A service account key (GCP): its private key is not printed.
+		s = "service account " + a.ID + ", its private key in PEM"
+	case a.Tenant != "":
+		s = "tenant " + a.Tenant + ", client " + a.ID + ", secret " + a.Secret
+	default:
+		s += ", secret " + a.Secret
 	}
-	s += ", secret " + a.Secret
 	if a.Region != "" {
 		s += ", region " + a.Region
 	}

@@ -64,10 +64,10 @@ func (*GCPFace) Name() string { return GCPFaceName }
 // over TLS only.
 func (*GCPFace) HTTPS() bool { return true }
 
-// Describe implements server.FaceDescriber.
+// Describe implements server.FaceDescriber: the default project (the
+// server prints the default account).
 func (*GCPFace) Describe() string {
-	return fmt.Sprintf("service account %s (key %s, token URI <url>/token), project %s, region %s",
-		GCPDefaultServiceAccount, GCPDefaultKeyID, GCPDefaultProject, GCPDefaultRegion)
+	return "project " + GCPDefaultProject + ", token URI <url>/token"
 }
 
 // DefaultAccount implements server.AccountFace: the default service
