@@ -149,6 +149,28 @@ spec:
     name: demo-identity-secret
   allowedNamespaces: {}
 `,
+	"GCPMachinePool": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: GCPMachinePool
+spec:
+  instanceType: n2-standard-2
+  zones: [us-central1-a, us-central1-b]
+`,
+	"GCPMachinePoolMachine": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: GCPMachinePoolMachine
+spec:
+  providerID: gce://mpool-sim/us-central1-a/demo-abcd
+  instanceID: demo-abcd
+`,
+	"GCPCluster": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: GCPCluster
+spec:
+  project: mpool-sim
+  region: us-central1
+  network: {name: default}
+`,
 	"KubeadmConfig": `
 apiVersion: bootstrap.cluster.x-k8s.io/v1beta1
 kind: KubeadmConfig
@@ -414,6 +436,23 @@ func TestAdmissionValidation(t *testing.T) {
 		{name: "azure identity UserAssignedIdentityCredential without path", kind: "AzureClusterIdentity", patch: "spec: {type: UserAssignedIdentityCredential, clientSecret: null}", want: "spec.userAssignedIdentityCredentialsPath", fix: "must be set when type is UserAssignedIdentityCredential"},
 		{name: "azure identity credentials cloud type outside enum", kind: "AzureClusterIdentity", patch: "spec: {userAssignedIdentityCredentialsCloudType: mars}", want: "spec.userAssignedIdentityCredentialsCloudType", fix: `"public"`},
 		{name: "azure identity allowed namespace not a name", kind: "AzureClusterIdentity", patch: "spec: {allowedNamespaces: {list: [Team_A]}}", want: "spec.allowedNamespaces.list", fix: "namespace names"},
+
+		// GCPMachinePool and GCPCluster.
+		{name: "gcp valid", kind: "GCPMachinePool"},
+		{name: "gcp confidential with Terminate is valid", kind: "GCPMachinePool", patch: "spec: {confidentialCompute: Enabled, onHostMaintenance: Terminate}"},
+		{name: "gcp without instanceType", kind: "GCPMachinePool", patch: "spec: {instanceType: null}", want: "spec.instanceType"},
+		{name: "gcp instanceType not a name", kind: "GCPMachinePool", patch: "spec: {instanceType: N2_Standard}", want: "spec.instanceType"},
+		{name: "gcp confidential without Terminate", kind: "GCPMachinePool", patch: "spec: {confidentialCompute: Enabled}", want: "spec.onHostMaintenance", fix: "onHostMaintenance Terminate"},
+		{name: "gcp spot that migrates", kind: "GCPMachinePool", patch: "spec: {provisioningModel: Spot, onHostMaintenance: Migrate}", want: "spec.onHostMaintenance", fix: "Spot"},
+		{name: "gcp rootDeviceType outside enum", kind: "GCPMachinePool", patch: "spec: {rootDeviceType: pd-fast}", want: "spec.rootDeviceType"},
+		{name: "gcp rootDeviceSize below 10", kind: "GCPMachinePool", patch: "spec: {rootDeviceSize: 5}", want: "spec.rootDeviceSize"},
+		{name: "gcp user-data in additionalMetadata", kind: "GCPMachinePool", patch: "spec: {additionalMetadata: [{key: user-data, value: x}]}", want: "spec.additionalMetadata", fix: "bootstrap data"},
+		{name: "gcp maxSurge negative", kind: "GCPMachinePool", patch: strategy("{maxSurge: -1}"), want: "spec.strategy.rollingUpdate.maxSurge"},
+		{name: "gcp pool machine without providerID", kind: "GCPMachinePoolMachine", patch: "spec: {providerID: null}", want: "spec.providerID"},
+		{name: "gcpcluster valid", kind: "GCPCluster"},
+		{name: "gcpcluster project in capitals", kind: "GCPCluster", patch: "spec: {project: MyProject}", want: "spec.project"},
+		{name: "gcpcluster without region", kind: "GCPCluster", patch: "spec: {region: null}", want: "spec.region"},
+		{name: "gcpcluster region a zone", kind: "GCPCluster", patch: "spec: {region: us-central1-a}", want: "spec.region"},
 
 		// AWSMachinePool.
 		{name: "aws valid", kind: "AWSMachinePool"},
