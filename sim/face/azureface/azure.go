@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mpool-dev/mpool/sim/core"
@@ -82,6 +83,8 @@ type AzureFace struct {
 	Clients []AzureClient
 
 	buckets core.Buckets
+	// aksMu serializes the simulated AKS's changes of the face's data.
+	aksMu sync.Mutex
 }
 
 // Name implements Face.
@@ -362,6 +365,9 @@ func (f *AzureFace) Handler(env core.FaceEnv) http.Handler {
 	} {
 		h.ops[op] = env.Wrap(op, fn)
 	}
+	for op, fn := range h.aksHandlers() {
+		h.ops[op] = env.Wrap(op, fn)
+	}
 	return h
 }
 
@@ -406,6 +412,15 @@ func (h *azureHandler) route(r *http.Request) string {
 	}
 	r.SetPathValue("sub", segs[1])
 	rest := segs[2:]
+	if len(rest) >= 4 && eq(rest[0], "resourceGroups") && eq(rest[2], "providers") && eq(rest[3], aksProvider) {
+		r.SetPathValue("rg", rest[1])
+		return routeAKS(r, rest[4:])
+	}
+	if len(rest) == 6 && eq(rest[0], "providers") && eq(rest[1], aksProvider) && eq(rest[2], "locations") && eq(rest[4], "operations") && m == http.MethodGet {
+		r.SetPathValue("location", rest[3])
+		r.SetPathValue("operation", rest[5])
+		return OpAKSOperationStatus
+	}
 	if len(rest) >= 4 && eq(rest[0], "resourceGroups") && eq(rest[2], "providers") && eq(rest[3], azureapi.ResourceProvider) {
 		r.SetPathValue("rg", rest[1])
 		rest = rest[4:]

@@ -38,11 +38,17 @@ type azureOp struct {
 // setOperationHeaders sets Azure-AsyncOperation (and, with location, the
 // Location of the operation's result) for op.
 func (h *azureHandler) setOperationHeaders(w http.ResponseWriter, r *http.Request, op azureOp, region string, location bool) {
+	h.setProviderOperationHeaders(w, r, azureapi.ResourceProvider, op, region, location)
+}
+
+// setProviderOperationHeaders sets them under the resource provider
+// provider's operations.
+func (h *azureHandler) setProviderOperationHeaders(w http.ResponseWriter, r *http.Request, provider string, op azureOp, region string, location bool) {
 	op.Scope = azureScope(r.PathValue("sub"), r.PathValue("rg"))
 	b, _ := json.Marshal(op)
 	id := base64.RawURLEncoding.EncodeToString(b)
 	api := r.URL.Query().Get("api-version")
-	u := h.baseURL(r) + "/subscriptions/" + url.PathEscape(r.PathValue("sub")) + "/providers/Microsoft.Compute/locations/" +
+	u := h.baseURL(r) + "/subscriptions/" + url.PathEscape(r.PathValue("sub")) + "/providers/" + provider + "/locations/" +
 		url.PathEscape(region) + "/operations/" + id + "?api-version=" + url.QueryEscape(api)
 	w.Header().Set("Azure-AsyncOperation", u)
 	if location {
@@ -80,6 +86,8 @@ func (h *azureHandler) operationStatus(w http.ResponseWriter, r *http.Request) {
 		if gerr == nil {
 			st.Status = azureapi.StatusInProgress
 		}
+	case aksOpWrite, aksOpDelete, aksOpDeleteMachines:
+		st.Status, st.Error = h.aksOperationStatus(op, start)
 	case azureOpDeleteInstances:
 		if gerr == nil && slices.ContainsFunc(g.Instances, func(in core.Instance) bool { return slices.Contains(op.IDs, in.ID) }) {
 			st.Status = azureapi.StatusInProgress
