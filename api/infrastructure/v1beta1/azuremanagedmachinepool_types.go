@@ -188,8 +188,10 @@ type AKSLinuxOSConfig struct {
 // AzureManagedMachinePoolSpec is the desired state of an AzureManagedMachinePool: one
 // agent pool of an AKS cluster, in CAPZ's v1beta1 shape. What AKS cannot change on an
 // existing agent pool is refused on update naming the field, as CAPZ's webhook does;
-// what mpool does not serve (enableUltraSSD, kubeletDiskType, linuxOSConfig.sysctls,
-// asoManagedClustersAgentPoolPatches) is an unknown field.
+// what mpool does not serve (enableUltraSSD, kubeletDiskType,
+// asoManagedClustersAgentPoolPatches) is refused naming the field, and
+// linuxOSConfig.sysctls is an unknown field (refused by strict field validation, as
+// kubectl's default, dropped otherwise).
 // +kubebuilder:validation:XValidation:rule="!has(self.scaleSetPriority) || self.scaleSetPriority == 'Spot' || !has(self.spotMaxPrice)",message="spec.spotMaxPrice needs spec.scaleSetPriority Spot",fieldPath=".spotMaxPrice"
 // +kubebuilder:validation:XValidation:rule="!has(self.scaleSetPriority) || self.scaleSetPriority != 'Spot' || self.mode != 'System'",message="spec.scaleSetPriority Spot is not allowed for a System pool (AKS runs system pods on regular VMs): use mode User",fieldPath=".scaleSetPriority"
 // +kubebuilder:validation:XValidation:rule="!has(self.osType) || self.osType != 'Windows' || self.mode != 'System'",message="spec.osType Windows is not allowed for a System pool: AKS's system pools run Linux",fieldPath=".osType"
@@ -319,6 +321,21 @@ type AzureManagedMachinePoolSpec struct {
 	// EnableEncryptionAtHost encrypts the nodes' disks at the host. Immutable.
 	// +optional
 	EnableEncryptionAtHost *bool `json:"enableEncryptionAtHost,omitempty"`
+
+	// EnableUltraSSD is CAPZ's; not served by mpool (refused).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="false",message="spec.enableUltraSSD is not served by mpool's AKS provider: remove it"
+	EnableUltraSSD *bool `json:"enableUltraSSD,omitempty"`
+
+	// KubeletDiskType is CAPZ's; not served by mpool (refused).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="false",message="spec.kubeletDiskType is not served by mpool's AKS provider: remove it"
+	KubeletDiskType *string `json:"kubeletDiskType,omitempty"`
+
+	// ASOManagedClustersAgentPoolPatches is CAPZ's; not served by mpool (refused).
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="false",message="spec.asoManagedClustersAgentPoolPatches is not served by mpool's AKS provider: remove it"
+	ASOManagedClustersAgentPoolPatches []string `json:"asoManagedClustersAgentPoolPatches,omitempty"`
 
 	// ProviderIDList holds the providerID of every node of the pool.
 	// +optional

@@ -2401,6 +2401,21 @@ func (in *AzureManagedMachinePoolSpec) DeepCopyInto(out *AzureManagedMachinePool
 		*out = new(bool)
 		**out = **in
 	}
+	if in.EnableUltraSSD != nil {
+		in, out := &in.EnableUltraSSD, &out.EnableUltraSSD
+		*out = new(bool)
+		**out = **in
+	}
+	if in.KubeletDiskType != nil {
+		in, out := &in.KubeletDiskType, &out.KubeletDiskType
+		*out = new(string)
+		**out = **in
+	}
+	if in.ASOManagedClustersAgentPoolPatches != nil {
+		in, out := &in.ASOManagedClustersAgentPoolPatches, &out.ASOManagedClustersAgentPoolPatches
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.ProviderIDList != nil {
 		in, out := &in.ProviderIDList, &out.ProviderIDList
 		*out = make([]string, len(*in))
