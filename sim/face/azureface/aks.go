@@ -251,6 +251,14 @@ func aksScope(h *azureHandler, c *aksCluster) core.Scope {
 	return h.env.Cloud.Scope(AzureFaceName, azureScope(c.Subscription, c.NodeRG))
 }
 
+// AKSScaleSetKey is the core's key of the scale set of agent pool pool of
+// the AKS cluster name in resource group rg of subscription sub, whose
+// node resource group is nodeRG.
+func AKSScaleSetKey(sub, rg, name, nodeRG, pool string) core.GroupKey {
+	c := aksCluster{Subscription: sub, ResourceGroup: rg, Name: name}
+	return AzureGroupKey(sub, nodeRG, aksVMSSName(&c, pool))
+}
+
 // aksVMSSName is the pool's scale set, aks-<pool>-<8 digits>-vmss, the
 // digits AKS derives from the cluster.
 func aksVMSSName(c *aksCluster, pool string) string {

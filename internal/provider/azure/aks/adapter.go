@@ -206,14 +206,15 @@ func provisioningState(s contract.InstanceState) string {
 }
 
 // ReadPool implements contract.Reader: AKS replaces out-of-date nodes
-// itself (upgradeSettings.maxSurge, AKS's default of one node).
+// itself (upgradeSettings.maxSurge, one node by default); the engine
+// removes the nodes marked for deletion one at a time (deleteMachines),
+// the pool's count made whole again afterwards.
 func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 	pool := p.(*infrav1.AzureManagedMachinePool)
 	one := intstr.FromInt32(1)
-	zero := intstr.FromInt32(0)
 	return contract.PoolView{Rollout: contract.RolloutView{
-		Strategy:      rollout.Strategy{MaxSurge: &one, MaxUnavailable: &zero},
-		Source:        "AKS's upgradeSettings (maxSurge 1, AKS's default): AKS replaces the nodes itself",
+		Strategy:      rollout.Strategy{MaxSurge: &one, MaxUnavailable: &one},
+		Source:        "AKS's upgradeSettings (maxSurge 1, AKS's default): AKS replaces the nodes itself; marked nodes go one at a time",
 		CloudRollouts: true,
 	}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
 }
