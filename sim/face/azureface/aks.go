@@ -639,7 +639,20 @@ func aksCloudInit(c *aksCluster, p *aksPool) []byte {
 // deleteNodes deletes the named Nodes of the workload cluster, as AKS does
 // with the VMs it removes.
 func (h *azureHandler) deleteNodes(p *aksPool, names []string) {
-	if len(names) == 0 || p.Ticket == nil {
+	if len(names) == 0 {
+		return
+	}
+	h.onWorkload(p, func(ctx context.Context, cs kubernetes.Interface) {
+		for _, n := range names {
+			_ = cs.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{})
+		}
+	})
+}
+
+// onWorkload runs fn, bounded by aksCallTimeout, with a client of the
+// workload cluster the pool's nodes join; not when it has none.
+func (h *azureHandler) onWorkload(p *aksPool, fn func(context.Context, kubernetes.Interface)) {
+	if p.Ticket == nil {
 		return
 	}
 	cs := h.workload(p.Ticket.Endpoint)
@@ -648,9 +661,7 @@ func (h *azureHandler) deleteNodes(p *aksPool, names []string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), aksCallTimeout)
 	defer cancel()
-	for _, n := range names {
-		_ = cs.CoreV1().Nodes().Delete(ctx, n, metav1.DeleteOptions{})
-	}
+	fn(ctx, cs)
 }
 
 // workload returns a client of the workload API server at endpoint, nil
@@ -809,18 +820,11 @@ func (h *azureHandler) deleteAgentPool(w http.ResponseWriter, r *http.Request) {
 // cleanUpPool deletes a deleted pool's Nodes and bootstrap token from the
 // workload cluster.
 func (h *azureHandler) cleanUpPool(p *aksPool) {
-	if p.Ticket == nil {
-		return
-	}
-	cs := h.workload(p.Ticket.Endpoint)
-	if cs == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), aksCallTimeout)
-	defer cancel()
-	sel := metav1.ListOptions{LabelSelector: AKSLabelAgentPool + "=" + p.Name}
-	_ = cs.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
-	_ = cs.CoreV1().Secrets(metav1.NamespaceSystem).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+	h.onWorkload(p, func(ctx context.Context, cs kubernetes.Interface) {
+		sel := metav1.ListOptions{LabelSelector: AKSLabelAgentPool + "=" + p.Name}
+		_ = cs.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+		_ = cs.CoreV1().Secrets(metav1.NamespaceSystem).DeleteCollection(ctx, metav1.DeleteOptions{}, sel)
+	})
 }
 
 // aksMachine is a machine of an agent pool as ARM returns it.
