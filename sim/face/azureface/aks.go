@@ -111,6 +111,18 @@ type aksPool struct {
 	OpStart  time.Time             `json:"opStart"`
 	Deleting bool                  `json:"deleting,omitempty"`
 	Ticket   *nodeagent.JoinTicket `json:"ticket,omitempty"`
+	// Upgrade is the version upgrade in progress, nil at rest.
+	Upgrade *aksUpgrade `json:"upgrade,omitempty"`
+}
+
+// aksUpgrade is an agent pool's version upgrade: AKS surges Surge nodes of
+// the new version (model Hash), then removes as many old ones as new ones
+// joined, until none is left (see advanceUpgrade).
+type aksUpgrade struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	Surge int32  `json:"surge"`
+	Hash  string `json:"hash"`
 }
 
 func (c *aksCluster) key() string {
@@ -431,12 +443,26 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if old, _ := p.Properties["orchestratorVersion"].(string); old != version {
-			aksBad(w, http.StatusBadRequest, "NotSupported", "properties.orchestratorVersion",
-				"The simulated AKS does not upgrade agent pools yet (orchestratorVersion %s to %s).", old, version)
+		if p.Upgrade != nil {
+			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
+				"Operation is not allowed because there's an in progress upgrade operation on agent pool %s (%s to %s).", name, p.Upgrade.From, p.Upgrade.To)
 			return
 		}
 		p.Writing = azureapi.ProvisioningUpdating
+		if old, _ := p.Properties["orchestratorVersion"].(string); old != version {
+			switch {
+			case !aksVersionAtMost(old, version):
+				aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
+					"Downgrading an agent pool's orchestratorVersion from %s to %s is not allowed.", old, version)
+				return
+			case !aksVersionAtMost(version, c.Version):
+				aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
+					"The agent pool's orchestratorVersion %s is newer than the control plane's %s: upgrade the control plane first.", version, c.Version)
+				return
+			}
+			p.Upgrade = &aksUpgrade{From: old, To: version, Surge: aksMaxSurge(props, int32(count)), Hash: aksModelHash(version)}
+			p.Writing = "Upgrading"
+		}
 		status = http.StatusOK
 	}
 	if !auto {
@@ -590,8 +616,10 @@ func (h *azureHandler) applyPoolVMSS(c *aksCluster, p *aksPool, sku *azureSku, z
 			core.ExtraVersion: "v" + version,
 		},
 	}
-	sum := sha256.Sum256([]byte(version + "/" + AKSNodeImageVersion))
-	hash := hex.EncodeToString(sum[:8])
+	hash := aksModelHash(version)
+	if p.Upgrade != nil {
+		count += p.Upgrade.Surge
+	}
 	before := map[string]bool{}
 	if gerr == nil {
 		for _, in := range old.Instances {
@@ -613,6 +641,105 @@ func (h *azureHandler) applyPoolVMSS(c *aksCluster, p *aksPool, sku *azureSku, z
 	}
 	h.deleteNodes(p, gone)
 	return g, nil
+}
+
+// aksModelHash is the core's model hash of a pool's nodes at version: the
+// VMs AKS creates for it carry it.
+func aksModelHash(version string) string {
+	sum := sha256.Sum256([]byte(version + "/" + AKSNodeImageVersion))
+	return hex.EncodeToString(sum[:8])
+}
+
+// aksMaxSurge is the pool's upgradeSettings.maxSurge for count nodes: a
+// number, or a percentage rounded up; AKS's default is 10%, at least one.
+func aksMaxSurge(props map[string]any, count int32) int32 {
+	v := "10%"
+	if us, ok := props["upgradeSettings"].(map[string]any); ok {
+		if m, ok := us["maxSurge"].(string); ok && m != "" {
+			v = m
+		}
+	}
+	if pct, ok := strings.CutSuffix(v, "%"); ok {
+		n, _ := strconv.Atoi(pct)
+		return max(1, int32((int(count)*n+99)/100))
+	}
+	n, _ := strconv.Atoi(v)
+	return max(1, int32(n))
+}
+
+// advanceAKS moves the upgrades of the request's cluster on: AKS's own
+// rolling replacement, advanced whenever the cluster is read (its
+// pools, machines or operations), so it needs no loop and survives a
+// restart of the cloud.
+func (h *azureHandler) advanceAKS(sub, rg, cluster string) {
+	h.face.aksMu.Lock()
+	defer h.face.aksMu.Unlock()
+	d := readAzureData(h.env.Cloud.FaceData(AzureFaceName))
+	c := d.aksCluster(sub, rg, cluster)
+	if c == nil {
+		return
+	}
+	changed := false
+	for i := range c.Pools {
+		if p := &c.Pools[i]; p.Upgrade != nil && !p.Deleting {
+			changed = h.advanceUpgrade(c, p) || changed
+		}
+	}
+	if changed {
+		_ = h.saveAKSCluster(c)
+	}
+}
+
+// advanceUpgrade takes one step of p's upgrade: the pool runs count +
+// surge nodes while old ones remain; once a new node has joined, an old one
+// is cordoned and removed with its Node (a drain is not simulated); with
+// no old node left the pool is back to count, upgraded. It reports whether
+// p changed.
+func (h *azureHandler) advanceUpgrade(c *aksCluster, p *aksPool) bool {
+	u := p.Upgrade
+	sc := aksScope(h, c)
+	gname := groupName(p.VMSS)
+	g, err := sc.GetGroup(gname)
+	if err != nil {
+		return false
+	}
+	count, _ := numberOf(p.Properties["count"])
+	var old, ready []core.Instance
+	for _, in := range g.Instances {
+		switch {
+		case in.State == core.StateDeleting:
+		case in.ModelHash != u.Hash:
+			old = append(old, in)
+		case in.State == core.StateRunning && in.Join == core.JoinJoined:
+			ready = append(ready, in)
+		}
+	}
+	if len(old) == 0 {
+		if g.Capacity != int32(count) {
+			_, _ = sc.SetCapacity(gname, int32(count))
+		}
+		p.Upgrade, p.OpStart = nil, h.env.Cloud.Clock().Now()
+		return true
+	}
+	retire := min(len(ready)-(int(count)-len(old)), len(old))
+	if retire <= 0 {
+		return false
+	}
+	slices.SortFunc(old, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	var ids, names []string
+	for _, in := range old[:retire] {
+		ids, names = append(ids, in.ID), append(names, in.Hostname)
+	}
+	h.deleteNodes(p, names)
+	if _, err := sc.DeleteInstances(gname, ids); err != nil {
+		return false
+	}
+	want := int32(count)
+	if len(old) > retire {
+		want += u.Surge
+	}
+	_, _ = sc.SetCapacity(gname, want)
+	return false
 }
 
 // aksCloudInit is the bootstrap data AKS gives a pool's VMs: a kubeadm join
@@ -687,6 +814,8 @@ func aksPoolState(p *aksPool, g *core.Group) string {
 		return azureapi.ProvisioningDeleting
 	case g == nil:
 		return azureapi.ProvisioningFailed
+	case p.Upgrade != nil:
+		return "Upgrading"
 	}
 	switch writeStatus(g, p.OpStart) {
 	case azureapi.StatusInProgress:
@@ -706,8 +835,11 @@ func aksPoolResource(c *aksCluster, p *aksPool, g *core.Group) map[string]any {
 	props["provisioningState"] = aksPoolState(p, g)
 	props["powerState"] = map[string]any{"code": "Running"}
 	props["currentOrchestratorVersion"] = props["orchestratorVersion"]
+	if p.Upgrade != nil {
+		props["currentOrchestratorVersion"] = p.Upgrade.From
+	}
 	props["nodeImageVersion"] = AKSNodeImageVersion
-	if g != nil {
+	if g != nil && p.Upgrade == nil {
 		props["count"] = g.Capacity
 	}
 	if _, ok := props["osDiskSizeGB"]; !ok {
@@ -761,6 +893,7 @@ func (h *azureHandler) saveAKSCluster(c *aksCluster) error {
 
 // getAgentPool serves GET .../agentPools/{pool}.
 func (h *azureHandler) getAgentPool(w http.ResponseWriter, r *http.Request) {
+	h.advanceAKS(r.PathValue("sub"), r.PathValue("rg"), r.PathValue("cluster"))
 	c, p, g, ok := h.poolOr404(w, r)
 	if !ok {
 		return
@@ -770,6 +903,7 @@ func (h *azureHandler) getAgentPool(w http.ResponseWriter, r *http.Request) {
 
 // listAgentPools serves GET .../agentPools.
 func (h *azureHandler) listAgentPools(w http.ResponseWriter, r *http.Request) {
+	h.advanceAKS(r.PathValue("sub"), r.PathValue("rg"), r.PathValue("cluster"))
 	_, c, ok := h.clusterOr404(w, r)
 	if !ok {
 		return
@@ -843,6 +977,7 @@ func aksMachine(c *aksCluster, p *aksPool, g *core.Group, in core.Instance) map[
 // listMachines serves GET .../agentPools/{pool}/machines: the pool's VMs
 // not being deleted, named as their Nodes.
 func (h *azureHandler) listMachines(w http.ResponseWriter, r *http.Request) {
+	h.advanceAKS(r.PathValue("sub"), r.PathValue("rg"), r.PathValue("cluster"))
 	c, p, g, ok := h.poolOr404(w, r)
 	if !ok {
 		return
@@ -937,6 +1072,7 @@ func (h *azureHandler) setAKSOperationHeaders(w http.ResponseWriter, r *http.Req
 func (h *azureHandler) aksOperationStatus(op azureOp, start time.Time) (string, *azureapi.ErrorBody) {
 	sub, rg, _ := strings.Cut(strings.TrimPrefix(op.Scope, "/subscriptions/"), "/resourceGroups/")
 	cluster, pool, _ := strings.Cut(op.Name, "/")
+	h.advanceAKS(sub, rg, cluster)
 	d := readAzureData(h.env.Cloud.FaceData(AzureFaceName))
 	c := d.aksCluster(sub, rg, cluster)
 	var p *aksPool
@@ -950,6 +1086,9 @@ func (h *azureHandler) aksOperationStatus(op azureOp, start time.Time) (string, 
 	case aksOpWrite:
 		if p == nil || p.Deleting || g == nil {
 			return azureapi.StatusFailed, &azureapi.ErrorBody{Code: "Canceled", Message: "The agent pool was deleted while the operation was in progress."}
+		}
+		if p.Upgrade != nil {
+			return azureapi.StatusInProgress, nil
 		}
 		st := writeStatus(g, start)
 		if st == azureapi.StatusFailed {

@@ -183,12 +183,24 @@
 // Operations are stateless as the scale sets' (under
 // Microsoft.ContainerService/locations/{l}/operations/{id}).
 //
-// Not simulated yet: upgrades (a change of orchestratorVersion is 400
-// NotSupported, and upgradeNodeImageVersion is unknown), so upgradeSettings
-// (maxSurge, drain, soak) are kept and not acted on; AKS's cluster
-// autoscaler (enableAutoScaling is validated and kept, the count not
-// changed); drains on scale-in; relabelling existing nodes; Windows pools;
-// managed cluster writes.
+// A change of orchestratorVersion (up to the cluster's; no downgrade) is
+// AKS's own upgrade: provisioningState Upgrading and currentOrchestratorVersion
+// the old one until it is done; the pool runs count + maxSurge nodes
+// (upgradeSettings.maxSurge, a number or a percentage rounded up, AKS's
+// default 10%, at least one), new ones of the new version; each time one
+// has joined, an old one is cordoned and removed with its Node, oldest
+// first; with none left the pool is back to count. It advances whenever
+// the cluster is read (the pool, its machines, the operation), so it needs
+// no loop and survives a restart; another write meanwhile is 409
+// OperationNotAllowed.
+//
+// Not simulated yet: drains (an upgrade or scale-in removes nodes without
+// evicting their pods, so PodDisruptionBudgets and drainTimeoutInMinutes,
+// nodeSoakDurationInMinutes and undrainableNodeBehavior are kept and not
+// acted on), node image upgrades (upgradeNodeImageVersion is unknown),
+// AKS's cluster autoscaler (enableAutoScaling is validated and kept, the
+// count not changed), relabelling existing nodes, Windows pools, managed
+// cluster writes.
 //
 // Limits: any subscription and resource group name is accepted without
 // being created; one region's SKUs everywhere; no instance views (the

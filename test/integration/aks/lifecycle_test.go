@@ -29,14 +29,18 @@ import (
 
 const (
 	converge = 2 * time.Minute
-	version  = "v1.31.2"
+	// version is the example's; next the AKS cluster's, which agent pools
+	// may be upgraded to.
+	version = "v1.31.2"
+	next    = "v1.32.0"
 )
 
 // start starts a simulated cloud with the simulated AKS cluster the example
-// names, a fixture (examples/aks/cluster.yaml applied) and a manager.
+// names (at next), a fixture (examples/aks/cluster.yaml applied) and a
+// manager.
 func start(t *testing.T) (*itest.Fixture, *itest.Manager) {
 	t.Helper()
-	srv := itest.AKS.StartCloud(t, env, itest.CloudOptions{Version: version, BootDelay: 200 * time.Millisecond})
+	srv := itest.AKS.StartCloud(t, env, itest.CloudOptions{Version: next, BootDelay: 200 * time.Millisecond})
 	f := itest.NewFixture(t, env, itest.AKS, srv)
 	return f, f.StartManager()
 }
@@ -71,11 +75,14 @@ func agentPools(t *testing.T, srv *server.Server) *armcontainerservice.AgentPool
 // TestAKSAgentPoolLifecycle: the examples become a Running pool of AKS
 // nodes (AKS's names, labels and providerIDs); a pool at rest costs one
 // agent pool GET and one machines list per reconcile and no write; scaling
-// 2→3→2 is one agent pool PUT each; an AzureManagedMachinePoolMachine
+// 2→3→2 is one agent pool PUT each; a version upgrade is AKS's own
+// surge-replace, one PUT, never fewer than 2 nodes serving nor more than
+// 2+maxSurge (1) nodes, with the manager restarted mid-upgrade; an
+// AzureManagedMachinePoolMachine
 // marked for deletion is removed through deleteMachines; deleting the pool leaves no
 // agent pool, scale set or Node.
 func TestAKSAgentPoolLifecycle(t *testing.T) {
-	f, _ := start(t)
+	f, m := start(t)
 	f.ApplySeed()
 	f.WaitConverged(2, version, converge)
 	aps := agentPools(t, f.Cloud)
@@ -113,6 +120,48 @@ func TestAKSAgentPoolLifecycle(t *testing.T) {
 		}
 	}
 
+	// Upgrade v1.31.2 → v1.32.0: AKS's own surge-replace, within maxSurge.
+	before := f.NodeNames()
+	puts := f.Ops(azureface.AzureFaceName, azureface.OpAKSAgentPoolsCreateOrUpdate)
+	f.SetVersion(next)
+	var violation error
+	sawUpgrading := false
+	testenv.Eventually(t, converge, func() error {
+		nodes := f.PoolNodes()
+		serving := 0
+		for i := range nodes {
+			if testenv.NodeReady(&nodes[i]) && !nodes[i].Spec.Unschedulable {
+				serving++
+			}
+		}
+		if violation == nil && (serving < 2 || len(nodes) > 3) {
+			violation = fmt.Errorf("%d Nodes, %d serving: maxSurge 1 of 2 broken", len(nodes), serving)
+		}
+		if ap, err := aps.Get(f.Ctx, azureface.AzureDefaultResourceGroup, azureface.AKSDefaultClusterName, itest.AKS.PoolName, nil); err == nil &&
+			ptr.Deref(ap.Properties.ProvisioningState, "") == "Upgrading" && !sawUpgrading {
+			// The manager restarts mid-upgrade: the new one follows AKS's
+			// upgrade and writes nothing.
+			sawUpgrading = true
+			m.Stop()
+			m = f.StartManager()
+		}
+		if err := f.Converged(2, next); err != nil {
+			return err
+		}
+		for n := range f.NodeNames() {
+			if before[n] {
+				return fmt.Errorf("Node %s has not been replaced", n)
+			}
+		}
+		return nil
+	})
+	if violation != nil {
+		t.Fatal(violation)
+	}
+	if got := f.Ops(azureface.AzureFaceName, azureface.OpAKSAgentPoolsCreateOrUpdate) - puts; !sawUpgrading || got != 1 {
+		t.Fatalf("the upgrade: upgrading seen %v, %d agent pool PUTs; want one", sawUpgrading, got)
+	}
+
 	// One AzureManagedMachinePoolMachine marked for deletion (Cluster API's
 	// delete-machine annotation): that node is drained and removed with
 	// deleteMachines, and the pool made whole again.
@@ -131,7 +180,7 @@ func TestAKSAgentPoolLifecycle(t *testing.T) {
 			return fmt.Errorf("Node %s is still there (%d deleteMachines; machines %v)", victim.Spec.InstanceID,
 				f.Ops(azureface.AzureFaceName, azureface.OpAKSAgentPoolsDeleteMachines), f.InstanceIDs())
 		}
-		return f.Converged(2, version)
+		return f.Converged(2, next)
 	})
 	if f.Ops(azureface.AzureFaceName, azureface.OpAKSAgentPoolsDeleteMachines) != 1 {
 		t.Fatalf("%d deleteMachines, want 1", f.Ops(azureface.AzureFaceName, azureface.OpAKSAgentPoolsDeleteMachines))

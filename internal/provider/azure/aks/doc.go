@@ -24,10 +24,13 @@
 // the model: the group's ModelHash is the tagged hash once the pool runs
 // its target version, and its machines carry it while it does.
 //
-// # What this slice does not do
+// # Upgrades
 //
-// Version and node image upgrades (AKS's upgradeSettings: maxSurge, drain
-// and soak) are not driven yet: the simulated AKS refuses a change of
-// orchestratorVersion, which the pool reports. Resume tokens of agent pool
-// operations are not kept on the pool.
+// A MachinePool version change is one PUT of orchestratorVersion: AKS
+// upgrades the pool itself within its upgradeSettings.maxSurge (AKS's
+// defaults; CAPZ's v1beta1 AzureManagedMachinePool has no upgradeSettings),
+// reporting provisioningState Upgrading and the old
+// currentOrchestratorVersion until it is done; mpool writes nothing
+// meanwhile. Node image upgrades (upgradeNodeImageVersion) are not driven,
+// and the resume tokens of agent pool operations are not kept on the pool.
 package aks
