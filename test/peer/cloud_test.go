@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -54,10 +55,15 @@ func refusedRequests() string {
 	return b.String()
 }
 
+// testLaunchTemplateReads counts launchTemplates' requests, which
+// awsRequests leaves out.
+var testLaunchTemplateReads atomic.Int64
+
 // launchTemplates returns the names of the simulated account's launch
 // templates, read with the real SDK and the face's default key.
 func launchTemplates(t testing.TB) []string {
 	t.Helper()
+	testLaunchTemplateReads.Add(1)
 	c := ec2.New(ec2.Options{
 		Region:       awsface.AWSDefaultRegion,
 		BaseEndpoint: awssdk.String(cloud.FaceURL(awsface.AWSFaceName)),
