@@ -51,6 +51,7 @@ var (
 	AWSMachinePoolGVK = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Kind: "AWSMachinePool"}
 	AWSMachineGVK     = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Kind: "AWSMachine"}
 	AWSClusterGVK     = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Kind: "AWSCluster"}
+	KubeadmConfigGVK  = schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Kind: "KubeadmConfig"}
 	// AWSMachinePoolMachineGVK is mpool's per-instance kind.
 	AWSMachinePoolMachineGVK = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "AWSMachinePoolMachine"}
 )
@@ -72,6 +73,8 @@ type Fixture struct {
 	Env   *testenv.Env
 	NS    string
 	Cloud *server.Server
+
+	poked time.Time
 }
 
 // NewFixture creates the fixture's namespace and cluster on sys's control

@@ -20,9 +20,14 @@ const (
 	rolledType   = "m5.xlarge"
 )
 
-// phases are the wall times of the scenario's steps.
+// phases are the wall times of the scenario's steps, and what was seen
+// during the roll.
 type phases struct {
 	Up, Roll, ScaleIn, Delete time.Duration
+	// MinReady is the lowest count of Ready schedulable Nodes of the
+	// pool's instances seen during the roll (sampled every poll, 50 ms
+	// apart at most).
+	MinReady int
 }
 
 // runScenario runs the pool's life on the fixture's system: created with n replicas to
@@ -53,7 +58,17 @@ func runScenario(t testing.TB, f *Fixture, n int) phases {
 		before[in.ID] = true
 	}
 	f.SetInstanceType(rolledType)
+	p.MinReady = n
 	p.Roll = wait("the instance type rolled", func() error {
+		if ready, err := f.ReadyNodes(); err == nil {
+			schedulable := 0
+			for _, node := range ready {
+				if !node.Spec.Unschedulable {
+					schedulable++
+				}
+			}
+			p.MinReady = min(p.MinReady, schedulable)
+		}
 		for _, in := range f.Instances() {
 			if before[in.ID] {
 				return fmt.Errorf("instance %s of before the change is still there", in.ID)
@@ -62,6 +77,7 @@ func runScenario(t testing.TB, f *Fixture, n int) phases {
 		return f.Running(n, rolledType)
 	})
 
+	t.Logf("%s: at least %d of %d Nodes Ready and schedulable throughout the roll", f.Sys.Name, p.MinReady, n)
 	f.Scale(n / 2)
 	p.ScaleIn = wait(fmt.Sprintf("scaled in to %d", n/2), func() error { return f.Running(n/2, rolledType) })
 
