@@ -12,10 +12,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -30,8 +33,10 @@ import (
 // #4071/#4245: a data change that is only the token should not replace
 // instances). The token's expiry is brought forward, as time would, so
 // that the bootstrap provider (upstream's CABPK, mpool's own) rotates it.
-// It fails only if a system does not rotate the token or the pool does not
-// come back Running; what it did is logged, not judged.
+// A scale-up follows, whose instance must join with the new token. It
+// fails only if a system does not rotate the token, the pool does not come
+// back Running or the new instance does not join; what it did is logged,
+// not judged.
 func TestTokenRotationAtRest(t *testing.T) {
 	for _, sys := range []*System{peerSys, mpoolSys} {
 		t.Run(sys.Name, func(t *testing.T) {
@@ -70,8 +75,14 @@ func TestTokenRotationAtRest(t *testing.T) {
 					replaced++
 				}
 			}
+			v1 := launchTemplateVersion(t, lt)
 			t.Logf("%s: token rotation at rest: launch template versions %d → %d, instance refreshes started %d, instances replaced %d of %d",
-				sys.Name, v0, launchTemplateVersion(t, lt), ops(awsface.OpAWSStartInstanceRefresh)-refreshes, replaced, n)
+				sys.Name, v0, v1, ops(awsface.OpAWSStartInstanceRefresh)-refreshes, replaced, n)
+			// A scale-up after the rotation: the new instance must join
+			// with the new token, from whichever version carries it.
+			f.Scale(n + 1)
+			f.waitRunning(n+1, instanceType)
+			t.Logf("%s: a scale-up after the rotation joined; launch template versions %d → %d", sys.Name, v1, launchTemplateVersion(t, lt))
 			f.Delete()
 			testenv.Eventually(t, converge, f.Gone)
 		})
@@ -167,4 +178,183 @@ func (f *Fixture) poke(gvk schema.GroupVersionKind) {
 	}
 	f.poked = time.Now()
 	f.Patch(gvk, PoolName, map[string]any{"metadata": map[string]any{"annotations": map[string]any{"test.mpool.dev/poke": time.Now().Format(time.RFC3339Nano)}}})
+}
+
+// TestPDBDuringScaleIn records, for each system, whether a scale-in drains
+// an instance's Node before it terminates the instance: the pool runs 4
+// instances, each Node with one pod (bound to it, as a DaemonSet's or a
+// local volume's would be) under a PodDisruptionBudget of minAvailable 2,
+// and is scaled in to 2. Of the instances that go, it counts those whose
+// pod had been evicted (deleted or terminating) by the time the instance
+// left the group, and the lowest count of healthy pods (not terminating,
+// on a Node of a live instance) against the budget. It fails only if the
+// scale-in does not complete; what it saw is logged, not judged.
+func TestPDBDuringScaleIn(t *testing.T) {
+	for _, sys := range []*System{peerSys, mpoolSys} {
+		t.Run(sys.Name, func(t *testing.T) {
+			f := NewFixture(t, sys, cloud)
+			logOnFailure(t, f)
+			const n, minAvailable = 4, 2
+			f.CreatePool(n, instanceType)
+			f.waitRunning(n, instanceType)
+			nodeOf := map[string]string{} // instance ID → Node name
+			nodes, err := f.ReadyNodes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range f.Instances() {
+				for _, node := range nodes {
+					if node.Spec.ProviderID == in.ProviderID {
+						nodeOf[in.ID] = node.Name
+					}
+				}
+			}
+			labels := map[string]string{"app": "pdb-observed"}
+			for id, node := range nodeOf {
+				f.Create(&corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "on-" + id, Labels: labels},
+					Spec: corev1.PodSpec{
+						NodeName:   node,
+						Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+					},
+				})
+			}
+			pdb := &policyv1.PodDisruptionBudget{
+				ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "observed"},
+				Spec: policyv1.PodDisruptionBudgetSpec{
+					MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
+					Selector:     &metav1.LabelSelector{MatchLabels: labels},
+				},
+			}
+			f.Create(pdb)
+			pods := func() map[string]corev1.Pod {
+				l := &corev1.PodList{}
+				if err := f.Env.Client.List(f.Ctx, l, client.InNamespace(f.NS), client.MatchingLabels(labels)); err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]corev1.Pod{}
+				for _, p := range l.Items {
+					out[p.Spec.NodeName] = p
+				}
+				return out
+			}
+			testenv.Eventually(t, time.Minute, func() error {
+				for _, p := range pods() {
+					if !podReady(&p) {
+						return fmt.Errorf("pod %s is not Ready yet", p.Name)
+					}
+				}
+				return nil
+			})
+
+			f.Scale(n / 2)
+			gone := map[string]bool{} // instance ID → drained before it left
+			lowest := n
+			testenv.Eventually(t, converge, func() error {
+				if err := f.Sys.Running(); err != nil {
+					t.Fatal(err)
+				}
+				live := map[string]bool{}
+				for _, in := range f.Instances() {
+					live[in.ID] = true
+				}
+				ps := pods()
+				healthy := 0
+				for id, node := range nodeOf {
+					p, ok := ps[node]
+					evicted := !ok || p.DeletionTimestamp != nil
+					if _, seen := gone[id]; !live[id] && !seen {
+						gone[id] = evicted
+					}
+					if live[id] && !evicted {
+						healthy++
+					}
+				}
+				lowest = min(lowest, healthy)
+				return f.Running(n/2, instanceType)
+			})
+			drained := 0
+			for _, d := range gone {
+				if d {
+					drained++
+				}
+			}
+			t.Logf("%s: scale-in %d → %d under a PodDisruptionBudget of minAvailable %d: %d of the %d instances that went were drained before they left the group; lowest healthy pods %d",
+				sys.Name, n, n/2, minAvailable, drained, len(gone), lowest)
+			if err := f.Env.Client.Delete(f.Ctx, pdb); err != nil {
+				t.Fatal(err)
+			}
+			f.Delete()
+			testenv.Eventually(t, converge, f.Gone)
+		})
+	}
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// TestSecondChangeDuringRoll records what each system does with a second
+// change that arrives while the first is being rolled (CAPA #5543: CAPA
+// lets the first instance refresh finish and then starts another, so the
+// pool is rolled twice): the pool of 4 is changed to rolledType, and once
+// the first instance of that type has been launched, to thirdType. It
+// counts the instances launched until all 4 run thirdType, and those
+// launched of the intermediate type. It fails only if the pool does not
+// end Running on thirdType; what it saw is logged, not judged.
+func TestSecondChangeDuringRoll(t *testing.T) {
+	const thirdType = "m5.2xlarge"
+	for _, sys := range []*System{peerSys, mpoolSys} {
+		t.Run(sys.Name, func(t *testing.T) {
+			f := NewFixture(t, sys, cloud)
+			logOnFailure(t, f)
+			const n = 4
+			f.CreatePool(n, instanceType)
+			f.waitRunning(n, instanceType)
+			original := map[string]bool{}
+			for _, id := range instanceIDs(f) {
+				original[id] = true
+			}
+			refreshes := ops(awsface.OpAWSStartInstanceRefresh)
+			launched := map[string]string{} // instance ID → type
+			see := func() {
+				for _, in := range f.Instances() {
+					if !original[in.ID] {
+						launched[in.ID] = in.Metadata["instance_type"]
+					}
+				}
+			}
+			f.SetInstanceType(rolledType)
+			testenv.Eventually(t, converge, func() error {
+				see()
+				if len(launched) == 0 {
+					return fmt.Errorf("no instance of %s launched yet", rolledType)
+				}
+				return nil
+			})
+			f.SetInstanceType(thirdType)
+			testenv.Eventually(t, converge, func() error {
+				if err := f.Sys.Running(); err != nil {
+					t.Fatal(err)
+				}
+				see()
+				return f.Running(n, thirdType)
+			})
+			intermediate := 0
+			for _, typ := range launched {
+				if typ == rolledType {
+					intermediate++
+				}
+			}
+			t.Logf("%s: a second change during the roll: %d instances launched for %d (%d of them %s, the first change's), %d instance refreshes started",
+				sys.Name, len(launched), n, intermediate, rolledType, ops(awsface.OpAWSStartInstanceRefresh)-refreshes)
+			f.Delete()
+			testenv.Eventually(t, converge, f.Gone)
+		})
+	}
 }
