@@ -276,6 +276,17 @@ func (f *Fixture) ReadyNodes() ([]corev1.Node, error) {
 // InstanceOwner), each of one of the n Machines, each with its Node; else
 // it says what differs.
 func (f *Fixture) Running(n int, instanceType string) error {
+	if err := f.Serving(n, instanceType); err != nil {
+		return err
+	}
+	return f.settled(n)
+}
+
+// Serving returns nil once the MachinePool is Running with n ready
+// replicas of n and the group has n instances, all of instanceType and
+// each with a Ready Node: what the pool's users see, whatever the state of
+// the controllers' bookkeeping (Machines, per-instance objects).
+func (f *Fixture) Serving(n int, instanceType string) error {
 	mp := f.Get(MachinePoolGVK, PoolName)
 	if mp == nil {
 		return fmt.Errorf("MachinePool %s not found", PoolName)
@@ -302,6 +313,12 @@ func (f *Fixture) Running(n int, instanceType string) error {
 	if len(nodes) != n {
 		return fmt.Errorf("%d of the group's %d instances have a Ready Node", len(nodes), n)
 	}
+	return nil
+}
+
+// settled returns nil once the AWSMachinePool lists n providerIDs and
+// there are n per-instance objects and n Machines, each with its Node.
+func (f *Fixture) settled(n int) error {
 	amp := f.Get(AWSMachinePoolGVK, PoolName)
 	if amp == nil {
 		return fmt.Errorf("AWSMachinePool %s not found", PoolName)
