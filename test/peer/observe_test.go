@@ -307,7 +307,7 @@ func podReady(p *corev1.Pod) bool {
 // counts the instances launched until all 4 run thirdType, and those
 // launched of the intermediate type, the instance refreshes started and
 // cancelled, and whether the controllers' Machines and per-instance
-// objects settle to one per instance within a minute (a bounded wait on
+// objects settle to one per instance within 15 seconds (a bounded wait on
 // purpose: a system that leaves Machines behind is an observation, not a
 // failure). It fails only if the pool does not end serving on thirdType
 // (Serving); what it saw is logged, not judged.
@@ -351,11 +351,11 @@ func TestSecondChangeDuringRoll(t *testing.T) {
 			})
 			// The controllers' bookkeeping: a system may be left with
 			// Machines of instances that came and went.
-			settled := "settled within a minute"
-			deadline := time.Now().Add(time.Minute)
+			settled := "settled within 15 s"
+			deadline := time.Now().Add(15 * time.Second)
 			for err := f.settled(n); err != nil; err = f.settled(n) {
 				if time.Now().After(deadline) {
-					settled = fmt.Sprintf("not settled a minute later: %v", err)
+					settled = fmt.Sprintf("not settled 15 s later: %v", err)
 					break
 				}
 				time.Sleep(200 * time.Millisecond)
