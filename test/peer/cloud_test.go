@@ -64,12 +64,7 @@ var testLaunchTemplateReads atomic.Int64
 func launchTemplates(t testing.TB) []string {
 	t.Helper()
 	testLaunchTemplateReads.Add(1)
-	c := ec2.New(ec2.Options{
-		Region:       awsface.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(cloud.FaceURL(awsface.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
-	})
-	out, err := c.DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{})
+	out, err := ec2Client().DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{})
 	if err != nil {
 		t.Fatalf("describing launch templates: %v", err)
 	}
@@ -78,4 +73,14 @@ func launchTemplates(t testing.TB) []string {
 		names = append(names, awssdk.ToString(lt.LaunchTemplateName))
 	}
 	return names
+}
+
+// ec2Client is the test's own EC2 client of the simulated AWS: the real
+// SDK with the face's default key.
+func ec2Client() *ec2.Client {
+	return ec2.New(ec2.Options{
+		Region:       awsface.AWSDefaultRegion,
+		BaseEndpoint: awssdk.String(cloud.FaceURL(awsface.AWSFaceName)),
+		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
+	})
 }

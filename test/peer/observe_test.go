@@ -9,7 +9,6 @@ import (
 	"time"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -124,12 +123,7 @@ func (f *Fixture) launchTemplateID() string {
 // the real SDK.
 func launchTemplateVersion(t testing.TB, id string) int64 {
 	t.Helper()
-	c := ec2.New(ec2.Options{
-		Region:       awsface.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(cloud.FaceURL(awsface.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
-	})
-	out, err := c.DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{LaunchTemplateIds: []string{id}})
+	out, err := ec2Client().DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{LaunchTemplateIds: []string{id}})
 	if err != nil || len(out.LaunchTemplates) != 1 {
 		t.Fatalf("describing launch template %s: %v", id, err)
 	}
