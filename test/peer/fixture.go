@@ -176,7 +176,8 @@ func (f *Fixture) List(gvk schema.GroupVersionKind) []unstructured.Unstructured 
 }
 
 // CreatePool creates the pool (MachinePool, AWSMachinePool, KubeadmConfig)
-// with n replicas and instance type instanceType.
+// with n replicas and instance type instanceType, its maxSize raised to n
+// when the manifest's is smaller.
 func (f *Fixture) CreatePool(n int, instanceType string) {
 	f.T.Helper()
 	for _, obj := range f.objects(strings.ReplaceAll(poolManifest, "AMI_ID", AMI())) {
@@ -185,6 +186,11 @@ func (f *Fixture) CreatePool(n int, instanceType string) {
 			_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "replicas")
 		case "AWSMachinePool":
 			_ = unstructured.SetNestedField(obj.Object, instanceType, "spec", "awsLaunchTemplate", "instanceType")
+			// The group's maxSize bounds the pool (both systems refuse
+			// more replicas than it).
+			if maxSize, _, _ := unstructured.NestedInt64(obj.Object, "spec", "maxSize"); int64(n) > maxSize {
+				_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "maxSize")
+			}
 		}
 		f.Create(obj)
 	}
