@@ -36,10 +36,12 @@ func benchSize(b *testing.B) int {
 // instance type rolled, scale-in by half, deletion) with the same
 // manifests. For each system it reports each phase's wall time, the AWS
 // requests it sent (in all and the writes), its API server's requests,
-// and its managers' CPU seconds and peak RSS (from /proc); then the ratios
-// peer ÷ mpool. -v logs the requests by action.
+// its managers' CPU seconds and peak RSS (from /proc) and the lowest count
+// of Ready schedulable Nodes during the roll (roll-min-ready); then the
+// ratios peer ÷ mpool (-x; none for roll-min-ready). -v logs the requests
+// by action.
 //
-//	MPOOL_PEER_N=100 go test -p 1 -run '^$' -bench CAPAScenario -benchtime 1x -v ./test/peer
+//	MPOOL_PEER_N=100 go test -p 1 -run '^$' -bench CAPAScenario -benchtime 1x -timeout 60m -v ./test/peer
 func BenchmarkCAPAScenario(b *testing.B) {
 	n := benchSize(b)
 	for range b.N {
