@@ -37,53 +37,63 @@ import (
 // back Running or the new instance does not join; what it did is logged,
 // not judged.
 func TestTokenRotationAtRest(t *testing.T) {
+	const n = 2
+	onEachSystem(t, n, func(t *testing.T, f *Fixture) {
+		sys := f.Sys
+		before := instanceIDs(f)
+		lt := f.launchTemplateID()
+		v0 := launchTemplateVersion(t, lt)
+		refreshes := ops(awsface.OpAWSStartInstanceRefresh)
+		token := f.dataToken()
+		f.expireSoon(token)
+		testenv.Eventually(t, 3*time.Minute, func() error {
+			f.poke(KubeadmConfigGVK)
+			if got := f.dataToken(); got == token {
+				return fmt.Errorf("the pool's data still carries token %s", token)
+			}
+			return nil
+		})
+		// The system has looked at its group twice since the data
+		// changed (CAPA and mpool read it on every reconcile of the
+		// pool), and the pool is Running with n instances again.
+		reads := ops(awsface.OpAWSDescribeAutoScalingGroups)
+		testenv.Eventually(t, 3*time.Minute, func() error {
+			f.poke(AWSMachinePoolGVK)
+			if got := ops(awsface.OpAWSDescribeAutoScalingGroups) - reads; got < 2 {
+				return fmt.Errorf("%d reads of the group since the rotation", got)
+			}
+			return f.Running(n, instanceType)
+		})
+		replaced := 0
+		for _, id := range before {
+			if !slices.Contains(instanceIDs(f), id) {
+				replaced++
+			}
+		}
+		v1 := launchTemplateVersion(t, lt)
+		t.Logf("%s: token rotation at rest: launch template versions %d → %d, instance refreshes started %d, instances replaced %d of %d",
+			sys.Name, v0, v1, ops(awsface.OpAWSStartInstanceRefresh)-refreshes, replaced, n)
+		// A scale-up after the rotation: the new instance must join
+		// with the new token, from whichever version carries it.
+		f.Scale(n + 1)
+		f.waitRunning(n+1, instanceType)
+		t.Logf("%s: a scale-up after the rotation joined; launch template versions %d → %d", sys.Name, v1, launchTemplateVersion(t, lt))
+		f.Delete()
+		testenv.Eventually(t, converge, f.Gone)
+	})
+}
+
+// onEachSystem runs observe on the peer and on mpool, each in a subtest
+// of its own with a fixture whose pool of n instances of instanceType is
+// Running.
+func onEachSystem(t *testing.T, n int, observe func(*testing.T, *Fixture)) {
 	for _, sys := range []*System{peerSys, mpoolSys} {
 		t.Run(sys.Name, func(t *testing.T) {
 			f := NewFixture(t, sys, cloud)
 			logOnFailure(t, f)
-			const n = 2
 			f.CreatePool(n, instanceType)
 			f.waitRunning(n, instanceType)
-			before := instanceIDs(f)
-			lt := f.launchTemplateID()
-			v0 := launchTemplateVersion(t, lt)
-			refreshes := ops(awsface.OpAWSStartInstanceRefresh)
-			token := f.dataToken()
-			f.expireSoon(token)
-			testenv.Eventually(t, 3*time.Minute, func() error {
-				f.poke(KubeadmConfigGVK)
-				if got := f.dataToken(); got == token {
-					return fmt.Errorf("the pool's data still carries token %s", token)
-				}
-				return nil
-			})
-			// The system has looked at its group twice since the data
-			// changed (CAPA and mpool read it on every reconcile of the
-			// pool), and the pool is Running with n instances again.
-			reads := ops(awsface.OpAWSDescribeAutoScalingGroups)
-			testenv.Eventually(t, 3*time.Minute, func() error {
-				f.poke(AWSMachinePoolGVK)
-				if got := ops(awsface.OpAWSDescribeAutoScalingGroups) - reads; got < 2 {
-					return fmt.Errorf("%d reads of the group since the rotation", got)
-				}
-				return f.Running(n, instanceType)
-			})
-			replaced := 0
-			for _, id := range before {
-				if !slices.Contains(instanceIDs(f), id) {
-					replaced++
-				}
-			}
-			v1 := launchTemplateVersion(t, lt)
-			t.Logf("%s: token rotation at rest: launch template versions %d → %d, instance refreshes started %d, instances replaced %d of %d",
-				sys.Name, v0, v1, ops(awsface.OpAWSStartInstanceRefresh)-refreshes, replaced, n)
-			// A scale-up after the rotation: the new instance must join
-			// with the new token, from whichever version carries it.
-			f.Scale(n + 1)
-			f.waitRunning(n+1, instanceType)
-			t.Logf("%s: a scale-up after the rotation joined; launch template versions %d → %d", sys.Name, v1, launchTemplateVersion(t, lt))
-			f.Delete()
-			testenv.Eventually(t, converge, f.Gone)
+			observe(t, f)
 		})
 	}
 }
@@ -184,104 +194,99 @@ func (f *Fixture) poke(gvk schema.GroupVersionKind) {
 // on a Node of a live instance) against the budget. It fails only if the
 // scale-in does not complete; what it saw is logged, not judged.
 func TestPDBDuringScaleIn(t *testing.T) {
-	for _, sys := range []*System{peerSys, mpoolSys} {
-		t.Run(sys.Name, func(t *testing.T) {
-			f := NewFixture(t, sys, cloud)
-			logOnFailure(t, f)
-			const n, minAvailable = 4, 2
-			f.CreatePool(n, instanceType)
-			f.waitRunning(n, instanceType)
-			nodeOf := map[string]string{} // instance ID → Node name
-			nodes, err := f.ReadyNodes()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, in := range f.Instances() {
-				for _, node := range nodes {
-					if node.Spec.ProviderID == in.ProviderID {
-						nodeOf[in.ID] = node.Name
-					}
+	const n, minAvailable = 4, 2
+	onEachSystem(t, n, func(t *testing.T, f *Fixture) {
+		sys := f.Sys
+		nodeOf := map[string]string{} // instance ID → Node name
+		nodes, err := f.ReadyNodes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range f.Instances() {
+			for _, node := range nodes {
+				if node.Spec.ProviderID == in.ProviderID {
+					nodeOf[in.ID] = node.Name
 				}
 			}
-			labels := map[string]string{"app": "pdb-observed"}
-			for id, node := range nodeOf {
-				f.Create(&corev1.Pod{
-					ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "on-" + id, Labels: labels},
-					Spec: corev1.PodSpec{
-						NodeName:   node,
-						Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
-					},
-				})
-			}
-			pdb := &policyv1.PodDisruptionBudget{
-				ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "observed"},
-				Spec: policyv1.PodDisruptionBudgetSpec{
-					MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
-					Selector:     &metav1.LabelSelector{MatchLabels: labels},
+		}
+		labels := map[string]string{"app": "pdb-observed"}
+		for id, node := range nodeOf {
+			f.Create(&corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "on-" + id, Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeName:   node,
+					Containers: []corev1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
 				},
-			}
-			f.Create(pdb)
-			pods := func() map[string]corev1.Pod {
-				l := &corev1.PodList{}
-				if err := f.Env.Client.List(f.Ctx, l, client.InNamespace(f.NS), client.MatchingLabels(labels)); err != nil {
-					t.Fatal(err)
-				}
-				out := map[string]corev1.Pod{}
-				for _, p := range l.Items {
-					out[p.Spec.NodeName] = p
-				}
-				return out
-			}
-			testenv.Eventually(t, time.Minute, func() error {
-				for _, p := range pods() {
-					if !podReady(&p) {
-						return fmt.Errorf("pod %s is not Ready yet", p.Name)
-					}
-				}
-				return nil
 			})
-
-			f.Scale(n / 2)
-			gone := map[string]bool{} // instance ID → drained before it left
-			lowest := n
-			testenv.Eventually(t, converge, func() error {
-				if err := f.Sys.Running(); err != nil {
-					t.Fatal(err)
-				}
-				live := map[string]bool{}
-				for _, in := range f.Instances() {
-					live[in.ID] = true
-				}
-				ps := pods()
-				healthy := 0
-				for id, node := range nodeOf {
-					p, ok := ps[node]
-					evicted := !ok || p.DeletionTimestamp != nil
-					if _, seen := gone[id]; !live[id] && !seen {
-						gone[id] = evicted
-					}
-					if live[id] && !evicted {
-						healthy++
-					}
-				}
-				lowest = min(lowest, healthy)
-				return f.Running(n/2, instanceType)
-			})
-			drained := 0
-			for _, d := range gone {
-				if d {
-					drained++
-				}
-			}
-			t.Logf("%s: scale-in %d → %d under a PodDisruptionBudget of minAvailable %d: %d of the %d instances that went were drained before they left the group; lowest healthy pods %d",
-				sys.Name, n, n/2, minAvailable, drained, len(gone), lowest)
-			if err := f.Env.Client.Delete(f.Ctx, pdb); err != nil {
+		}
+		pdb := &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "observed"},
+			Spec: policyv1.PodDisruptionBudgetSpec{
+				MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
+				Selector:     &metav1.LabelSelector{MatchLabels: labels},
+			},
+		}
+		f.Create(pdb)
+		pods := func() map[string]corev1.Pod {
+			l := &corev1.PodList{}
+			if err := f.Env.Client.List(f.Ctx, l, client.InNamespace(f.NS), client.MatchingLabels(labels)); err != nil {
 				t.Fatal(err)
 			}
-			f.Delete()
-			testenv.Eventually(t, converge, f.Gone)
+			out := map[string]corev1.Pod{}
+			for _, p := range l.Items {
+				out[p.Spec.NodeName] = p
+			}
+			return out
+		}
+		testenv.Eventually(t, time.Minute, func() error {
+			for _, p := range pods() {
+				if !podReady(&p) {
+					return fmt.Errorf("pod %s is not Ready yet", p.Name)
+				}
+			}
+			return nil
 		})
-	}
+
+		f.Scale(n / 2)
+		gone := map[string]bool{} // instance ID → drained before it left
+		lowest := n
+		testenv.Eventually(t, converge, func() error {
+			if err := f.Sys.Running(); err != nil {
+				t.Fatal(err)
+			}
+			live := map[string]bool{}
+			for _, in := range f.Instances() {
+				live[in.ID] = true
+			}
+			ps := pods()
+			healthy := 0
+			for id, node := range nodeOf {
+				p, ok := ps[node]
+				evicted := !ok || p.DeletionTimestamp != nil
+				if _, seen := gone[id]; !live[id] && !seen {
+					gone[id] = evicted
+				}
+				if live[id] && !evicted {
+					healthy++
+				}
+			}
+			lowest = min(lowest, healthy)
+			return f.Running(n/2, instanceType)
+		})
+		drained := 0
+		for _, d := range gone {
+			if d {
+				drained++
+			}
+		}
+		t.Logf("%s: scale-in %d → %d under a PodDisruptionBudget of minAvailable %d: %d of the %d instances that went were drained before they left the group; lowest healthy pods %d",
+			sys.Name, n, n/2, minAvailable, drained, len(gone), lowest)
+		if err := f.Env.Client.Delete(f.Ctx, pdb); err != nil {
+			t.Fatal(err)
+		}
+		f.Delete()
+		testenv.Eventually(t, converge, f.Gone)
+	})
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -306,64 +311,58 @@ func podReady(p *corev1.Pod) bool {
 // failure). It fails only if the pool does not end serving on thirdType
 // (Serving); what it saw is logged, not judged.
 func TestSecondChangeDuringRoll(t *testing.T) {
-	const thirdType = "m5.2xlarge"
-	for _, sys := range []*System{peerSys, mpoolSys} {
-		t.Run(sys.Name, func(t *testing.T) {
-			f := NewFixture(t, sys, cloud)
-			logOnFailure(t, f)
-			const n = 4
-			f.CreatePool(n, instanceType)
-			f.waitRunning(n, instanceType)
-			original := map[string]bool{}
-			for _, id := range instanceIDs(f) {
-				original[id] = true
-			}
-			refreshes, cancels := ops(awsface.OpAWSStartInstanceRefresh), ops(awsface.OpAWSCancelInstanceRefresh)
-			launched := map[string]string{} // instance ID → type
-			see := func() {
-				for _, in := range f.Instances() {
-					if !original[in.ID] {
-						launched[in.ID] = in.Metadata["instance_type"]
-					}
+	const n, thirdType = 4, "m5.2xlarge"
+	onEachSystem(t, n, func(t *testing.T, f *Fixture) {
+		sys := f.Sys
+		original := map[string]bool{}
+		for _, id := range instanceIDs(f) {
+			original[id] = true
+		}
+		refreshes, cancels := ops(awsface.OpAWSStartInstanceRefresh), ops(awsface.OpAWSCancelInstanceRefresh)
+		launched := map[string]string{} // instance ID → type
+		see := func() {
+			for _, in := range f.Instances() {
+				if !original[in.ID] {
+					launched[in.ID] = in.Metadata["instance_type"]
 				}
 			}
-			f.SetInstanceType(rolledType)
-			testenv.Eventually(t, converge, func() error {
-				see()
-				if len(launched) == 0 {
-					return fmt.Errorf("no instance of %s launched yet", rolledType)
-				}
-				return nil
-			})
-			f.SetInstanceType(thirdType)
-			testenv.Eventually(t, converge, func() error {
-				if err := f.Sys.Running(); err != nil {
-					t.Fatal(err)
-				}
-				see()
-				return f.Serving(n, thirdType)
-			})
-			// The controllers' bookkeeping: a system may be left with
-			// Machines of instances that came and went.
-			settled := "settled within 15 s"
-			deadline := time.Now().Add(15 * time.Second)
-			for err := f.settled(n); err != nil; err = f.settled(n) {
-				if time.Now().After(deadline) {
-					settled = fmt.Sprintf("not settled 15 s later: %v", err)
-					break
-				}
-				time.Sleep(200 * time.Millisecond)
+		}
+		f.SetInstanceType(rolledType)
+		testenv.Eventually(t, converge, func() error {
+			see()
+			if len(launched) == 0 {
+				return fmt.Errorf("no instance of %s launched yet", rolledType)
 			}
-			intermediate := 0
-			for _, typ := range launched {
-				if typ == rolledType {
-					intermediate++
-				}
-			}
-			t.Logf("%s: a second change during the roll: %d instances launched for %d (%d of them %s, the first change's), %d instance refreshes started, %d cancelled; Machines and per-instance objects %s",
-				sys.Name, len(launched), n, intermediate, rolledType, ops(awsface.OpAWSStartInstanceRefresh)-refreshes, ops(awsface.OpAWSCancelInstanceRefresh)-cancels, settled)
-			f.Delete()
-			testenv.Eventually(t, converge, f.Gone)
+			return nil
 		})
-	}
+		f.SetInstanceType(thirdType)
+		testenv.Eventually(t, converge, func() error {
+			if err := f.Sys.Running(); err != nil {
+				t.Fatal(err)
+			}
+			see()
+			return f.Serving(n, thirdType)
+		})
+		// The controllers' bookkeeping: a system may be left with
+		// Machines of instances that came and went.
+		settled := "settled within 15 s"
+		deadline := time.Now().Add(15 * time.Second)
+		for err := f.settled(n); err != nil; err = f.settled(n) {
+			if time.Now().After(deadline) {
+				settled = fmt.Sprintf("not settled 15 s later: %v", err)
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		intermediate := 0
+		for _, typ := range launched {
+			if typ == rolledType {
+				intermediate++
+			}
+		}
+		t.Logf("%s: a second change during the roll: %d instances launched for %d (%d of them %s, the first change's), %d instance refreshes started, %d cancelled; Machines and per-instance objects %s",
+			sys.Name, len(launched), n, intermediate, rolledType, ops(awsface.OpAWSStartInstanceRefresh)-refreshes, ops(awsface.OpAWSCancelInstanceRefresh)-cancels, settled)
+		f.Delete()
+		testenv.Eventually(t, converge, f.Gone)
+	})
 }

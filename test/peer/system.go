@@ -163,13 +163,18 @@ func StartMpool(ctx context.Context, env *testenv.Env, awsURL string, resync tim
 
 // Stop stops mpool's manager (SIGTERM, then SIGKILL after 10 seconds) and
 // removes its files unless MPOOL_INTEROP_KEEP is set.
-func (m *Mpool) Stop() {
-	if m.proc != nil {
-		_ = m.proc.Stop(10 * time.Second)
+func (m *Mpool) Stop() { stopManager(m.proc, m.dir, "mpool") }
+
+// stopManager stops a manager's process, if it started (SIGTERM, then
+// SIGKILL after 10 seconds), and removes its directory dir unless
+// MPOOL_INTEROP_KEEP is set.
+func stopManager(proc *kubeenv.Process, dir, name string) {
+	if proc != nil {
+		_ = proc.Stop(10 * time.Second)
 	}
 	if os.Getenv("MPOOL_INTEROP_KEEP") == "" {
-		_ = os.RemoveAll(m.dir)
+		_ = os.RemoveAll(dir)
 	} else {
-		fmt.Fprintf(os.Stderr, "peer: mpool's log kept in %s\n", m.dir)
+		fmt.Fprintf(os.Stderr, "peer: %s's log kept in %s\n", name, dir)
 	}
 }
