@@ -188,7 +188,7 @@ func (f *Fixture) CreatePool(n int, instanceType string) {
 			_ = unstructured.SetNestedField(obj.Object, instanceType, "spec", "awsLaunchTemplate", "instanceType")
 			// The group's maxSize bounds the pool (both systems refuse
 			// more replicas than it).
-			if maxSize, _, _ := unstructured.NestedInt64(obj.Object, "spec", "maxSize"); int64(n) > maxSize {
+			if maxSize, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "maxSize"); float64(n) > asFloat(maxSize) {
 				_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "maxSize")
 			}
 		}
@@ -406,6 +406,18 @@ func Identity() *unstructured.Unstructured {
 	o.SetName("default")
 	o.Object["spec"] = map[string]any{"allowedNamespaces": map[string]any{}}
 	return o
+}
+
+// asFloat is a decoded manifest's number (int64 or float64), 0 for
+// anything else.
+func asFloat(v any) float64 {
+	switch v := v.(type) {
+	case int64:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return 0
 }
 
 func mustJSON(v any) []byte {
