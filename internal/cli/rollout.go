@@ -24,7 +24,7 @@ func newRolloutCommand() *cobra.Command { return newRolloutCommandWith(clock.Rea
 func newRolloutCommandWith(clk clock.PassiveClock) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "rollout",
-		Short: "Follow, plan, pause and resume the rollout of a MachinePool",
+		Short: "Follow, plan, pause, resume and undo the rollout of a MachinePool",
 		Long: `A MachinePool rolls when its instance model changes (version, image, instance
 size, ...): the rollout engine replaces stale instances within the pool's maxSurge
 and maxUnavailable budgets, draining each Node before its instance is deleted.`,
@@ -36,6 +36,8 @@ and maxUnavailable budgets, draining each Node before its instance is deleted.`,
 		newRolloutPlanCommand(cf, clk),
 		newRolloutPauseCommand(cf, true),
 		newRolloutPauseCommand(cf, false),
+		newRolloutHistoryCommand(cf),
+		newRolloutUndoCommand(cf),
 	)
 	return cmd
 }

@@ -161,6 +161,9 @@ const (
 	// RolloutResumed: a rollout the engine had paused itself goes on (the
 	// pool's template changed, or the pause was lifted).
 	RolloutResumed = "RolloutResumed"
+	// RolledBack (Warning): a rollout stopped and the engine restored the
+	// previous revision itself (mpool.dev/auto-rollback).
+	RolledBack = "RolledBack"
 )
 
 // Event actions (the events.k8s.io "action" field: what was being done).

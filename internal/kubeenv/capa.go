@@ -3,10 +3,8 @@ package kubeenv
 import (
 	"context"
 	"embed"
-	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -38,13 +36,8 @@ var capaBuild = toolBuild{
 	estimate: "10 to 25 minutes on 2 cores",
 	goflags:  "-mod=readonly -buildvcs=false",
 	pkgs:     []string{capaModule},
-	ldflags: func() string {
-		const v = capaModule + "/version"
-		parts := strings.Split(UpstreamCAPAVersion, ".")
-		return fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean",
-			v, UpstreamCAPAVersion, v, strings.TrimPrefix(parts[0], "v"), v, parts[1], v)
-	}(),
-	files: map[string][]string{capaModule: {"config/crd/bases", "config/webhook"}},
+	ldflags:  versionLDFlags(capaModule+"/version", UpstreamCAPAVersion),
+	files:    map[string][]string{capaModule: {"config/crd/bases", "config/webhook"}},
 }
 
 // UpstreamCAPA is a cached build of CAPA's manager with the manifests of

@@ -40,12 +40,7 @@ var capiBuild = toolBuild{
 	estimate: "5 to 15 minutes on 2 cores",
 	goflags:  "-mod=readonly -buildvcs=false",
 	pkgs:     []string{capiModule + "/core", capiModule + "/bootstrap/kubeadm"},
-	ldflags: func() string {
-		const v = capiModule + "/version"
-		parts := strings.Split(UpstreamCAPIVersion, ".")
-		return fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean",
-			v, UpstreamCAPIVersion, v, strings.TrimPrefix(parts[0], "v"), v, parts[1], v)
-	}(),
+	ldflags:  versionLDFlags(capiModule+"/version", UpstreamCAPIVersion),
 	files: map[string][]string{capiModule: {
 		"core/config/crd/bases", "core/config/webhook",
 		"bootstrap/kubeadm/config/crd/bases", "bootstrap/kubeadm/config/webhook",

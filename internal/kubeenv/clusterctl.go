@@ -3,10 +3,8 @@ package kubeenv
 import (
 	"context"
 	"embed"
-	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 )
 
 // ClusterctlVersion is the Cluster API clusterctl release mpool builds to
@@ -36,12 +34,7 @@ var clusterctlBuild = toolBuild{
 	estimate: "a few minutes on 2 cores",
 	goflags:  "-mod=readonly -buildvcs=false",
 	pkgs:     []string{clusterctlPackage},
-	ldflags: func() string {
-		const v = "sigs.k8s.io/cluster-api/version"
-		parts := strings.Split(ClusterctlVersion, ".")
-		return fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean",
-			v, ClusterctlVersion, v, strings.TrimPrefix(parts[0], "v"), v, parts[1], v)
-	}(),
+	ldflags:  versionLDFlags("sigs.k8s.io/cluster-api/version", ClusterctlVersion),
 }
 
 // EnsureClusterctl returns the path of a cached clusterctl ClusterctlVersion

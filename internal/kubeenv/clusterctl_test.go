@@ -43,3 +43,13 @@ func TestEnsureClusterctlBuildsThePinnedVersion(t *testing.T) {
 		t.Fatalf("second EnsureClusterctl returned %s, want the cached %s", again, bin)
 	}
 }
+
+// TestVersionLDFlags: the release builds' version stamp, with the major
+// version without its v.
+func TestVersionLDFlags(t *testing.T) {
+	const p = "sigs.k8s.io/cluster-api/version"
+	want := "-s -w -X " + p + ".gitVersion=v1.14.2 -X " + p + ".gitMajor=1 -X " + p + ".gitMinor=14 -X " + p + ".gitTreeState=clean"
+	if got := versionLDFlags(p, "v1.14.2"); got != want {
+		t.Fatalf("versionLDFlags:\n got %s\nwant %s", got, want)
+	}
+}

@@ -299,3 +299,12 @@ func goToolVersion() (string, error) {
 	}
 	return strings.TrimSpace(string(out)), nil
 }
+
+// versionLDFlags are the -ldflags with which the release builds of Cluster
+// API and its providers stamp version (vMAJOR.MINOR.PATCH) into their
+// version package versionPkg, so that the binary reports it.
+func versionLDFlags(versionPkg, version string) string {
+	parts := strings.Split(version, ".")
+	return fmt.Sprintf("-s -w -X %s.gitVersion=%s -X %s.gitMajor=%s -X %s.gitMinor=%s -X %s.gitTreeState=clean",
+		versionPkg, version, versionPkg, strings.TrimPrefix(parts[0], "v"), versionPkg, parts[1], versionPkg)
+}

@@ -134,6 +134,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 	}
 	running, err := setupProviders(ctx, mgr, registry, opts.Providers, opts.CloudHTTPClient, infrapool.Options{
 		Workload:                workloads,
+		APIReader:               mgr.GetAPIReader(),
 		SkipModelReconciliation: opts.Gates.Enabled(features.SkipMachinePoolModelReconciliation),
 		JoinTimeout:             opts.NodeStartupTimeout,
 		OmitFailureFields:       opts.Mode == ModeProviders,

@@ -3,6 +3,7 @@ package cloudsim
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/mpool-dev/mpool/sim/core"
@@ -33,6 +34,23 @@ func TestBuiltinFacesDescribeTheirSandbox(t *testing.T) {
 		if got[face] != a {
 			t.Errorf("face %s: default account %+v, want %+v", face, got[face], a)
 		}
+	}
+
+	// Where the faces listen, each with its default account once, in its
+	// cloud's words, and the scope it is in.
+	lines := strings.Join(srv.FaceLines(), "\n")
+	for _, w := range []string{
+		"aws face at http://", "; access key " + awsface.AWSDefaultAccessKeyID + ", secret " + awsface.AWSDefaultSecretAccessKey +
+			", region " + awsface.AWSDefaultRegion + "; account " + awsface.AWSDefaultAccountID,
+		"; tenant " + azureface.AzureDefaultTenantID + ", client " + azureface.AzureDefaultClientID + ", secret " + azureface.AzureDefaultClientSecret +
+			"; subscription " + azureface.AzureDefaultSubscriptionID,
+	} {
+		if !strings.Contains(lines, w) {
+			t.Errorf("face lines lack %q:\n%s", w, lines)
+		}
+	}
+	if n := strings.Count(lines, awsface.AWSDefaultSecretAccessKey); n != 1 {
+		t.Errorf("the AWS secret printed %d times, want once:\n%s", n, lines)
 	}
 
 	if bytes.Contains(srv.Cloud().FaceData(eksface.EKSFaceName), []byte(eksface.EKSDefaultClusterName)) {

@@ -54,6 +54,22 @@ type Account struct {
 	Region             string
 }
 
+// String is the account as `mpool cloud` and `mpool up` print it, in the
+// cloud's words: "tenant T, client C, secret S" for a service principal
+// (Tenant set), else "access key K, secret S"; then ", region R" when
+// Region is set.
+func (a Account) String() string {
+	s := "access key " + a.ID
+	if a.Tenant != "" {
+		s = "tenant " + a.Tenant + ", client " + a.ID
+	}
+	s += ", secret " + a.Secret
+	if a.Region != "" {
+		s += ", region " + a.Region
+	}
+	return s
+}
+
 // FaceEnv is what a face's HTTP handler is built from.
 type FaceEnv struct {
 	// Cloud is the core.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // readyCondition returns the Node's Ready condition, or an error when the
@@ -81,9 +82,7 @@ func TestInstanceFaults(t *testing.T) {
 	t.Run("a stopped kubelet's Node goes Unknown after the grace period and Ready again when it restarts", func(t *testing.T) {
 		applyGroup(t, srv, "kubelet-stopped", token, 0)
 		in := waitJoined(t, srv, "kubelet-stopped")
-		if err := srv.Cloud().SetInstanceFault(in.ID, core.FaultKubeletStopped); err != nil {
-			t.Fatal(err)
-		}
+		setFault(t, srv, in.ID, core.FaultKubeletStopped)
 		waitReady(t, cs, in.NodeName, corev1.ConditionUnknown, "NodeStatusUnknown")
 		stopped := leaseRenewTime(t, cs, in.NodeName)
 		// Marked Unknown the grace period (2s, give or take the second
@@ -94,9 +93,7 @@ func TestInstanceFaults(t *testing.T) {
 		}
 		consistently(t, 2500*time.Millisecond, renewed(cs, in.NodeName, stopped, false))
 
-		if err := srv.Cloud().SetInstanceFault(in.ID, core.FaultNone); err != nil {
-			t.Fatal(err)
-		}
+		setFault(t, srv, in.ID, core.FaultNone)
 		waitReady(t, cs, in.NodeName, corev1.ConditionTrue, "KubeletReady")
 		testenv.Eventually(t, 10*time.Second, renewed(cs, in.NodeName, stopped, true))
 	})
@@ -104,14 +101,10 @@ func TestInstanceFaults(t *testing.T) {
 	t.Run("a NotReady kubelet reports Ready=False and keeps heartbeating", func(t *testing.T) {
 		applyGroup(t, srv, "not-ready", token, 0)
 		in := waitJoined(t, srv, "not-ready")
-		if err := srv.Cloud().SetInstanceFault(in.ID, core.FaultNodeNotReady); err != nil {
-			t.Fatal(err)
-		}
+		setFault(t, srv, in.ID, core.FaultNodeNotReady)
 		waitReady(t, cs, in.NodeName, corev1.ConditionFalse, "KubeletNotReady")
 		testenv.Eventually(t, 10*time.Second, renewed(cs, in.NodeName, leaseRenewTime(t, cs, in.NodeName), true))
-		if err := srv.Cloud().SetInstanceFault(in.ID, core.FaultNone); err != nil {
-			t.Fatal(err)
-		}
+		setFault(t, srv, in.ID, core.FaultNone)
 		waitReady(t, cs, in.NodeName, corev1.ConditionTrue, "KubeletReady")
 	})
 
@@ -152,9 +145,7 @@ func TestInstanceFaults(t *testing.T) {
 			}
 			return nil
 		})
-		if err := srv.Cloud().SetInstanceFault(in.ID, core.FaultNone); err != nil {
-			t.Fatal(err)
-		}
+		setFault(t, srv, in.ID, core.FaultNone)
 		in = waitJoined(t, srv, "never-joins")
 		waitReady(t, cs, in.NodeName, corev1.ConditionTrue, "KubeletReady")
 	})
@@ -167,5 +158,13 @@ func consistently(t *testing.T, d time.Duration, cond func() error) {
 		if err := cond(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// setFault sets (FaultNone: clears) the instance's health fault.
+func setFault(t testing.TB, srv *server.Server, id string, f core.InstanceFault) {
+	t.Helper()
+	if err := srv.Cloud().SetInstanceFault(id, f); err != nil {
+		t.Fatalf("SetInstanceFault %s %s: %v", id, f, err)
 	}
 }

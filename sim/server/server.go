@@ -65,7 +65,8 @@ type HTTPSFace interface {
 }
 
 // FaceDescriber is implemented by faces with more to say where the Server
-// prints their URL (FaceLines): default credentials, say.
+// prints their URL (FaceLines) than their default account (AccountFace,
+// which FaceLines prints): the account's scope, say.
 type FaceDescriber interface {
 	Describe() string
 }
@@ -275,6 +276,9 @@ func (s *Server) FaceLines() []string {
 		lines[i] = fmt.Sprintf("simulated cloud: %s face at %s", ep.Face, ep.URL)
 		if ep.CAFile != "" {
 			lines[i] += " (CA " + ep.CAFile + ")"
+		}
+		if a, ok := s.faces[ep.Face].(AccountFace); ok {
+			lines[i] += "; " + a.DefaultAccount().String()
 		}
 		if d, ok := s.faces[ep.Face].(FaceDescriber); ok {
 			if more := d.Describe(); more != "" {

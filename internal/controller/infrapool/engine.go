@@ -75,6 +75,9 @@ type Options struct {
 	Adapter contract.Adapter
 	// Client is the manager's client (cached reads). Required.
 	Client client.Client
+	// APIReader reads without the cache what the engine reads rarely and
+	// should not watch (the MachinePool's revision history); default Client.
+	APIReader client.Reader
 	// ScaleGroup is the cloud's scale group API, already decorated (the
 	// provider registry wraps it with metrics.WithMetrics). Required.
 	ScaleGroup scalegroup.ScaleGroup
@@ -115,6 +118,7 @@ type Options struct {
 type Engine struct {
 	a       contract.Adapter
 	c       client.Client
+	reader  client.Reader // Options.APIReader
 	sg      scalegroup.ScaleGroup
 	caps    scalegroup.Capabilities // sg's, read once
 	w       Workload
@@ -165,6 +169,9 @@ func New(opts Options) (*Engine, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
 	}
+	if opts.APIReader == nil {
+		opts.APIReader = opts.Client
+	}
 	if opts.Recorder == nil {
 		opts.Recorder = nopRecorder{}
 	}
@@ -181,6 +188,7 @@ func New(opts Options) (*Engine, error) {
 	return &Engine{
 		a:                 opts.Adapter,
 		c:                 opts.Client,
+		reader:            opts.APIReader,
 		sg:                opts.ScaleGroup,
 		caps:              opts.ScaleGroup.Capabilities(),
 		omitFailureFields: opts.OmitFailureFields,

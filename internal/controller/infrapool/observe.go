@@ -49,6 +49,7 @@ func (e *Engine) observe(ctx context.Context, s *pass) error {
 	if s.halt {
 		return nil
 	}
+	e.recordRevision(ctx, s)
 	if err := e.resolveRef(ctx, s); err != nil || s.halt {
 		return err
 	}

@@ -296,6 +296,9 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 		if c.Message == "" {
 			c.Message = fmt.Sprintf("%d of %d replicas available", s.plan.Counts.Available, s.replicas)
 		}
+		if rb, ok := preview.ParseRollBack(s.pool.GetAnnotations()[preview.RolledBackAnnotation]); ok && rb.To == s.modelHash {
+			c.Message = fmt.Sprintf("Rolling back automatically to revision %d (the rollout of model %s stopped: %s): %s", rb.Revision, rb.From, rb.Reason, c.Message)
+		}
 	}
 	if s.progressErr != nil {
 		c.Message += " (" + s.progressErr.Error() + ")"

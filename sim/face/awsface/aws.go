@@ -92,10 +92,10 @@ func (*AWSFace) Name() string { return AWSFaceName }
 // (BaseEndpoint, AWS_ENDPOINT_URL) and sign the path.
 func (*AWSFace) OwnListener() bool { return true }
 
-// Describe implements FaceDescriber: the default credentials.
+// Describe implements FaceDescriber: the default account's ID (FaceLines
+// prints its access key, DefaultAccount).
 func (*AWSFace) Describe() string {
-	return fmt.Sprintf("access key %s, secret %s, account %s, region %s",
-		AWSDefaultAccessKeyID, AWSDefaultSecretAccessKey, AWSDefaultAccountID, AWSDefaultRegion)
+	return "account " + AWSDefaultAccountID
 }
 
 // AWSFaceOf returns the AWS face c serves, or a zero one (no quota, no

@@ -67,7 +67,7 @@
 // DescribeLaunchTemplateVersions, DeleteLaunchTemplateVersions (never the
 // default), DescribeInstances (one reservation per instance; filters
 // instance-id, instance-state-name, tag:<k>, tag-key, ...; MaxResults
-// paging), TerminateInstances (terminate.go: an instance of a group shuts
+// paging), TerminateInstances (instances.go: an instance of a group shuts
 // down and the group replaces it, its desired capacity unchanged),
 // DescribeImages (AWSKubernetesVersions' CAPA AMIs
 // capa-ami-ubuntu-24.04-<v>-<build> of AWSCAPAImageOwner and an Ubuntu

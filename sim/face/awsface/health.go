@@ -131,19 +131,3 @@ func (h *awsHandler) setInstanceHealth(w http.ResponseWriter, r *http.Request) {
 	h.env.Log.V(1).Info("Instance health set", "group", g.Name, "instance", id, "health", status)
 	h.writeResult(w, req, nil)
 }
-
-// instanceGroup returns the group of the scope's instance id and the
-// instance, or nil.
-func (h *awsHandler) instanceGroup(req *awsRequest, id string) (*core.Group, *core.Instance) {
-	sc := h.scope(req)
-	for _, n := range sc.ListGroups() {
-		if g, err := sc.GetGroup(n); err == nil {
-			for i := range g.Instances {
-				if g.Instances[i].ID == id {
-					return g, &g.Instances[i]
-				}
-			}
-		}
-	}
-	return nil, nil
-}

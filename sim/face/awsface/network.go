@@ -45,11 +45,7 @@ func (h *awsHandler) describeNetworkInterfaces(w http.ResponseWriter, r *http.Re
 	templates := h.templates(AWSScope(req.account, req.region))
 	found := map[string]bool{}
 	out := &awsapi.DescribeNetworkInterfacesResponse{NetworkInterfaces: []awsapi.EC2NetworkInterface{}}
-	for _, n := range sc.ListGroups() {
-		g, err := sc.GetGroup(n)
-		if err != nil {
-			continue
-		}
+	for g := range scopeGroups(sc) {
 		for _, in := range g.Instances {
 			ip := readAWSInstance(in)
 			eni := "eni-" + AWSHex(17, "eni", in.ID)

@@ -474,15 +474,7 @@ func AWSInterruptSpot(c *core.Cloud, account, region, id string) error {
 	h := &awsHandler{face: f, env: core.FaceEnv{Cloud: c, Log: c.Log().WithName(AWSFaceName)}}
 	req := &awsRequest{service: awsapi.ServiceAutoScaling, id: NewRequestID(), account: account, region: region}
 	sc := h.scope(req)
-	var g *core.Group
-	var in *core.Instance
-	for _, n := range sc.ListGroups() {
-		if gg, err := sc.GetGroup(n); err == nil {
-			if i := findInstance(gg, id); i != nil {
-				g, in = gg, i
-			}
-		}
-	}
+	g, in := h.instanceGroup(req, id)
 	switch {
 	case g == nil:
 		return &core.Error{Code: core.CodeNotFound, Message: fmt.Sprintf("no instance %s in an Auto Scaling group of %s", id, AWSScope(account, region))}

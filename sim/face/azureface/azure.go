@@ -2,16 +2,19 @@ package azureface
 
 import (
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mpool-dev/mpool/sim/admin"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mpool-dev/mpool/sim/admin"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/azureapi"
 )
@@ -91,10 +94,10 @@ func (*AzureFace) Name() string { return AzureFaceName }
 // only.
 func (*AzureFace) HTTPS() bool { return true }
 
-// Describe implements FaceDescriber: the default credentials and scope.
+// Describe implements FaceDescriber: the default scope (FaceLines prints
+// the default service principal, DefaultAccount).
 func (*AzureFace) Describe() string {
-	return fmt.Sprintf("tenant %s, client %s, secret %s, subscription %s, resource group %s, location %s",
-		AzureDefaultTenantID, AzureDefaultClientID, AzureDefaultClientSecret, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AzureDefaultLocation)
+	return fmt.Sprintf("subscription %s, resource group %s, location %s", AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AzureDefaultLocation)
 }
 
 // DefaultAccount implements server.AccountFace.
@@ -478,4 +481,98 @@ func (h *azureHandler) baseURL(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + h.env.BasePath
+}
+
+// Kinds of the Azure face's long-running operations.
+const (
+	azureOpWrite           = "write"
+	azureOpDeleteGroup     = "delete"
+	azureOpDeleteInstances = "deleteInstances"
+)
+
+// azureOp is a long-running operation. The face keeps no record of it: the
+// operation ID in its status URL is the operation itself (base64url JSON),
+// and its status is computed from the core's state on every poll, so it
+// survives a restart of the cloud.
+type azureOp struct {
+	Kind string `json:"k"`
+	// Scope is the group's core scope; Name its core name.
+	Scope string   `json:"s"`
+	Name  string   `json:"n"`
+	IDs   []string `json:"i,omitempty"`
+	// Start is when the operation started (UnixNano of the cloud's clock).
+	Start int64 `json:"t"`
+}
+
+// setOperationHeaders sets Azure-AsyncOperation (and, with location, the
+// Location of the operation's result) for op.
+func (h *azureHandler) setOperationHeaders(w http.ResponseWriter, r *http.Request, op azureOp, region string, location bool) {
+	op.Scope = azureScope(r.PathValue("sub"), r.PathValue("rg"))
+	b, _ := json.Marshal(op)
+	id := base64.RawURLEncoding.EncodeToString(b)
+	api := r.URL.Query().Get("api-version")
+	u := h.baseURL(r) + "/subscriptions/" + url.PathEscape(r.PathValue("sub")) + "/providers/Microsoft.Compute/locations/" +
+		url.PathEscape(region) + "/operations/" + id + "?api-version=" + url.QueryEscape(api)
+	w.Header().Set("Azure-AsyncOperation", u)
+	if location {
+		w.Header().Set("Location", u+"&monitor=true")
+	}
+}
+
+// operationStatus serves an operation's status: the Azure-AsyncOperation
+// body, or with ?monitor=true (its Location) 202 while in progress and 200
+// when done.
+func (h *azureHandler) operationStatus(w http.ResponseWriter, r *http.Request) {
+	raw, err := base64.RawURLEncoding.DecodeString(r.PathValue("operation"))
+	var op azureOp
+	if err != nil || json.Unmarshal(raw, &op) != nil || !strings.HasPrefix(op.Scope, "/subscriptions/"+strings.ToLower(r.PathValue("sub"))+"/") {
+		writeARMError(w, http.StatusNotFound, azureapi.CodeNotFound, "The operation '"+r.PathValue("operation")+"' was not found.")
+		return
+	}
+	start := time.Unix(0, op.Start)
+	st := azureapi.OperationStatus{Name: r.PathValue("operation")[:min(36, len(r.PathValue("operation")))], StartTime: start.UTC(), Status: azureapi.StatusSucceeded}
+	g, gerr := h.env.Cloud.Scope(AzureFaceName, op.Scope).GetGroup(op.Name)
+	switch op.Kind {
+	case azureOpWrite:
+		switch {
+		case gerr != nil:
+			st.Status = azureapi.StatusFailed
+			st.Error = &azureapi.ErrorBody{Code: "Canceled", Message: "The scale set was deleted while the operation was in progress."}
+		default:
+			st.Status = writeStatus(g, start)
+			if st.Status == azureapi.StatusFailed {
+				st.Error = &azureapi.ErrorBody{Code: "VMExtensionProvisioningError",
+					Message: "One or more VMs of the scale set failed to provision (simulated boot failure)."}
+			}
+		}
+	case azureOpDeleteGroup:
+		if gerr == nil {
+			st.Status = azureapi.StatusInProgress
+		}
+	case azureOpDeleteInstances:
+		if gerr == nil && slices.ContainsFunc(g.Instances, func(in core.Instance) bool { return slices.Contains(op.IDs, in.ID) }) {
+			st.Status = azureapi.StatusInProgress
+		}
+	default:
+		writeARMError(w, http.StatusNotFound, azureapi.CodeNotFound, "The operation was not found.")
+		return
+	}
+	if st.Status != azureapi.StatusInProgress {
+		end := h.env.Cloud.Clock().Now().UTC()
+		st.EndTime = &end
+	}
+	if r.URL.Query().Get("monitor") == "true" {
+		if st.Status == azureapi.StatusInProgress {
+			w.Header().Set("Location", h.baseURL(r)+r.URL.RequestURI())
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if st.Status == azureapi.StatusFailed {
+			admin.WriteJSON(w, http.StatusOK, azureapi.ErrorResponse{Error: *st.Error})
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	admin.WriteJSON(w, http.StatusOK, st)
 }

@@ -43,6 +43,20 @@ const testRG = AzureDefaultResourceGroup
 // fastPoll polls long-running operations every 20ms.
 var fastPoll = &runtime.PollUntilDoneOptions{Frequency: 20 * time.Millisecond}
 
+// done waits (polling every 20ms) for the long-running operation p that
+// began with err, failing t on an error of either, and returns its result.
+func done[T any](t testing.TB, p *runtime.Poller[T], err error) T {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("starting the operation: %v", err)
+	}
+	res, err := p.PollUntilDone(context.Background(), fastPoll)
+	if err != nil {
+		t.Fatalf("PollUntilDone: %v", err)
+	}
+	return res
+}
+
 // startAzure starts a Server with the Azure face (unless opts.Faces has
 // one of its name) that boots in 100ms by default.
 func startAzure(t testing.TB, opts core.Options) *server.Server {
@@ -72,6 +86,13 @@ func azureClientOptions(t testing.TB, srv *server.Server) azcore.ClientOptions {
 		Transport: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}},
 		Retry:     policy.RetryOptions{MaxRetries: -1},
 	}
+}
+
+// startAzureEnv starts a cloud with the Azure face (startAzure) and
+// returns the clients of it.
+func startAzureEnv(t testing.TB, opts core.Options) *azureTestEnv {
+	t.Helper()
+	return newAzureEnv(t, startAzure(t, opts))
 }
 
 func newAzureEnv(t testing.TB, srv *server.Server) *azureTestEnv {
@@ -242,8 +263,7 @@ func TestAzureARMRequiresToken(t *testing.T) {
 }
 
 func TestAzureUniformScaleSet(t *testing.T) {
-	srv := startAzure(t, core.Options{Faces: []core.Face{&AzureFace{PageSize: 2}}})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{Faces: []core.Face{&AzureFace{PageSize: 2}}})
 	ctx := context.Background()
 
 	got := e.create(t, "pool0", testVMSS(armcompute.OrchestrationModeUniform, 3, "#cloud-config\n", "1", "2"))
@@ -279,7 +299,7 @@ func TestAzureUniformScaleSet(t *testing.T) {
 				*vm.Properties.OSProfile.ComputerName, *vm.Properties.LatestModelApplied, *vm.Properties.ProvisioningState)
 		}
 	}
-	grp, err := srv.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG)).GetGroup("pool0")
+	grp, err := e.srv.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG)).GetGroup("pool0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,12 +359,7 @@ func TestAzureUniformScaleSet(t *testing.T) {
 
 	// Delete the scale set.
 	del, err := e.vmss.BeginDelete(ctx, testRG, "pool0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := del.PollUntilDone(ctx, fastPoll); err != nil {
-		t.Fatal(err)
-	}
+	done(t, del, err)
 	_, err = e.vmss.Get(ctx, testRG, "pool0", nil)
 	responseError(t, err, http.StatusNotFound, "ResourceNotFound")
 }
@@ -358,8 +373,7 @@ func vmIDs(vms []*armcompute.VirtualMachineScaleSetVM) []string {
 }
 
 func TestAzureFlexibleScaleSet(t *testing.T) {
-	srv := startAzure(t, core.Options{Faces: []core.Face{&AzureFace{PageSize: 2}}})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{Faces: []core.Face{&AzureFace{PageSize: 2}}})
 	ctx := context.Background()
 	e.create(t, "flex", testVMSS(armcompute.OrchestrationModeFlexible, 3, "#cloud-config\n", "1", "2", "3"))
 	e.create(t, "other", testVMSS(armcompute.OrchestrationModeFlexible, 1, "#cloud-config\n"))
@@ -384,7 +398,7 @@ func TestAzureFlexibleScaleSet(t *testing.T) {
 	if len(vms) != 3 {
 		t.Fatalf("listed %d VMs of flex, want 3", len(vms))
 	}
-	grp, _ := srv.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG)).GetGroup("flex")
+	grp, _ := e.srv.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG)).GetGroup("flex")
 	for i, vm := range vms {
 		name := *vm.Name
 		if !strings.HasPrefix(name, "flex_") || len(name) != len("flex_")+8 || *vm.Properties.VirtualMachineScaleSet.ID != vmssID ||
@@ -404,12 +418,7 @@ func TestAzureFlexibleScaleSet(t *testing.T) {
 		t.Fatalf("Get %s: %v", name, err)
 	}
 	dp, err := e.vm.BeginDelete(ctx, testRG, name, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dp.PollUntilDone(ctx, fastPoll); err != nil {
-		t.Fatal(err)
-	}
+	done(t, dp, err)
 	if g, _ := e.vmss.Get(ctx, testRG, "flex", nil); *g.SKU.Capacity != 2 {
 		t.Fatalf("capacity after deleting a VM: %d", *g.SKU.Capacity)
 	}
@@ -417,12 +426,7 @@ func TestAzureFlexibleScaleSet(t *testing.T) {
 	responseError(t, err, http.StatusNotFound, "ResourceNotFound")
 	// The delete action takes VM names in Flexible mode.
 	ap, err := e.vmss.BeginDeleteInstances(ctx, testRG, "flex", armcompute.VirtualMachineScaleSetVMInstanceRequiredIDs{InstanceIDs: []*string{vms[0].Name}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ap.PollUntilDone(ctx, fastPoll); err != nil {
-		t.Fatal(err)
-	}
+	done(t, ap, err)
 	if got := list(to.Ptr("virtualMachineScaleSet/id eq '" + vmssID + "'")); len(got) != 1 || *got[0].Name != *vms[2].Name {
 		t.Fatalf("VMs left: %d", len(got))
 	}
@@ -432,8 +436,7 @@ func TestAzureFlexibleScaleSet(t *testing.T) {
 }
 
 func TestAzureResumeToken(t *testing.T) {
-	srv := startAzure(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 300 * time.Millisecond}})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 300 * time.Millisecond}})
 	ctx := context.Background()
 	p, err := e.vmss.BeginCreateOrUpdate(ctx, testRG, "resume", testVMSS(armcompute.OrchestrationModeUniform, 2, "x"), nil)
 	if err != nil {
@@ -451,7 +454,7 @@ func TestAzureResumeToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A new client (a restarted manager) resumes the operation.
-	e2 := newAzureEnv(t, srv)
+	e2 := newAzureEnv(t, e.srv)
 	p2, err := e2.vmss.BeginCreateOrUpdate(ctx, testRG, "resume", armcompute.VirtualMachineScaleSet{}, &armcompute.VirtualMachineScaleSetsClientBeginCreateOrUpdateOptions{ResumeToken: tok})
 	if err != nil {
 		t.Fatalf("resuming: %v", err)
@@ -460,7 +463,7 @@ func TestAzureResumeToken(t *testing.T) {
 	if err != nil || *res.Properties.ProvisioningState != "Succeeded" || *res.SKU.Capacity != 2 {
 		t.Fatalf("resumed poller: %v", err)
 	}
-	if n := srv.Stats().CountFace(AzureFaceName, OpAzureVMSSCreateOrUpdate); n != 1 {
+	if n := e.srv.Stats().CountFace(AzureFaceName, OpAzureVMSSCreateOrUpdate); n != 1 {
 		t.Fatalf("%d PUTs, want 1", n)
 	}
 	// The same through runtime.WithResumeToken... the delete's token.
@@ -470,20 +473,14 @@ func TestAzureResumeToken(t *testing.T) {
 	}
 	dtok, _ := dp.ResumeToken()
 	dp2, err := e2.vmss.BeginDelete(ctx, testRG, "resume", &armcompute.VirtualMachineScaleSetsClientBeginDeleteOptions{ResumeToken: dtok})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dp2.PollUntilDone(ctx, fastPoll); err != nil {
-		t.Fatal(err)
-	}
-	if n := srv.Stats().CountFace(AzureFaceName, OpAzureVMSSDelete); n != 1 {
+	done(t, dp2, err)
+	if n := e.srv.Stats().CountFace(AzureFaceName, OpAzureVMSSDelete); n != 1 {
 		t.Fatalf("%d DELETEs, want 1", n)
 	}
 }
 
 func TestAzureErrors(t *testing.T) {
-	srv := startAzure(t, core.Options{Faces: []core.Face{&AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 10}}}})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{Faces: []core.Face{&AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 10}}}})
 	ctx := context.Background()
 
 	_, err := e.vmss.Get(ctx, testRG, "missing", nil)
@@ -543,12 +540,11 @@ func TestAzureErrors(t *testing.T) {
 }
 
 func TestAzureThrottled(t *testing.T) {
-	srv := startAzure(t, core.Options{})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{})
 	ctx := context.Background()
 	// A token first, then every ARM request throttled.
 	e.create(t, "t", testVMSS(armcompute.OrchestrationModeUniform, 0, "x"))
-	if err := srv.SetFaceFaults(AzureFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second}); err != nil {
+	if err := e.srv.SetFaceFaults(AzureFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := e.vmss.Get(ctx, testRG, "t", nil)
@@ -556,7 +552,7 @@ func TestAzureThrottled(t *testing.T) {
 	if re.RawResponse.Header.Get("Retry-After") != "3" || re.RawResponse.Header.Get("x-ms-ratelimit-remaining-subscription-reads") == "" {
 		t.Fatalf("throttled headers %v", re.RawResponse.Header)
 	}
-	if err := srv.SetFaceFaults(AzureFaceName, &core.Faults{ErrorRate: 1}); err != nil {
+	if err := e.srv.SetFaceFaults(AzureFaceName, &core.Faults{ErrorRate: 1}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.vmss.Get(ctx, testRG, "t", nil)
@@ -678,11 +674,10 @@ func TestAzureExpiredTokenAndAdminClients(t *testing.T) {
 }
 
 func TestAzureGroupKeyIsCaseInsensitive(t *testing.T) {
-	srv := startAzure(t, core.Options{})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{})
 	e.create(t, "MixedCase", testVMSS(armcompute.OrchestrationModeUniform, 1, "x"))
 	k := AzureGroupKey(strings.ToUpper(AzureDefaultSubscriptionID), "MPOOL", "mixedcase")
-	g, err := srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
+	g, err := e.srv.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil || g.Capacity != 1 {
 		t.Fatalf("group %v: %v", k, err)
 	}
@@ -693,8 +688,7 @@ func TestAzureGroupKeyIsCaseInsensitive(t *testing.T) {
 }
 
 func TestAzureUniformVMGetAndDelete(t *testing.T) {
-	srv := startAzure(t, core.Options{})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{})
 	ctx := context.Background()
 	e.create(t, "u", testVMSS(armcompute.OrchestrationModeUniform, 2, "x"))
 	vm, err := e.vms.Get(ctx, testRG, "u", "1", nil)
@@ -702,12 +696,7 @@ func TestAzureUniformVMGetAndDelete(t *testing.T) {
 		t.Fatalf("Get VM 1: %v", err)
 	}
 	p, err := e.vms.BeginDelete(ctx, testRG, "u", "0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.PollUntilDone(ctx, fastPoll); err != nil {
-		t.Fatal(err)
-	}
+	done(t, p, err)
 	if g, _ := e.vmss.Get(ctx, testRG, "u", nil); *g.SKU.Capacity != 1 {
 		t.Fatalf("capacity after deleting VM 0: %d", *g.SKU.Capacity)
 	}
@@ -715,12 +704,7 @@ func TestAzureUniformVMGetAndDelete(t *testing.T) {
 	responseError(t, err, http.StatusNotFound, "ResourceNotFound")
 	// Deleting it again is a no-op, as ARM's DELETE of a missing resource.
 	p, err = e.vms.BeginDelete(ctx, testRG, "u", "0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.PollUntilDone(ctx, fastPoll); err != nil {
-		t.Fatal(err)
-	}
+	done(t, p, err)
 	// Scaling out continues the instance IDs: 2, never 0 again.
 	up := testVMSS(armcompute.OrchestrationModeUniform, 2, "x")
 	e.create(t, "u", up)
@@ -730,8 +714,7 @@ func TestAzureUniformVMGetAndDelete(t *testing.T) {
 }
 
 func TestAzureFailedProvisioning(t *testing.T) {
-	srv := startAzure(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond, FailureRate: 1}})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond, FailureRate: 1}})
 	ctx := context.Background()
 	p, err := e.vmss.BeginCreateOrUpdate(ctx, testRG, "f", testVMSS(armcompute.OrchestrationModeUniform, 1, "x"), nil)
 	if err != nil {

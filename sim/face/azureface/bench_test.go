@@ -12,8 +12,7 @@ import (
 // BenchmarkAzureListVMs lists a 1,000-VM Uniform scale set through the real
 // SDK: the steady-state read of a provider's reconcile (one page).
 func BenchmarkAzureListVMs(b *testing.B) {
-	srv := startAzure(b, core.Options{DefaultSimulation: &core.Simulation{}})
-	e := newAzureEnv(b, srv)
+	e := startAzureEnv(b, core.Options{DefaultSimulation: &core.Simulation{}})
 	e.create(b, "big", testVMSS(armcompute.OrchestrationModeUniform, 1000, "#cloud-config\n"))
 	ctx := context.Background()
 	b.ResetTimer()

@@ -57,8 +57,7 @@ func healthExtension() *armcompute.VirtualMachineScaleSetExtensionProfile {
 // restarted healthy.
 func TestAzureAutomaticRepairs(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
-	srv := startAzure(t, core.Options{Clock: clk, DefaultSimulation: &core.Simulation{}})
-	e := newAzureEnv(t, srv)
+	e := startAzureEnv(t, core.Options{Clock: clk, DefaultSimulation: &core.Simulation{}})
 	ctx := context.Background()
 
 	policy := func(enabled bool, grace, action string) *armcompute.AutomaticRepairsPolicy {
@@ -104,7 +103,7 @@ func TestAzureAutomaticRepairs(t *testing.T) {
 	if p := got.Properties.AutomaticRepairsPolicy; p == nil || !*p.Enabled || deref(p.GracePeriod) != "PT10M" || *p.RepairAction != armcompute.RepairActionReplace {
 		t.Fatalf("policy as returned: %+v, want enabled, PT10M, Replace", p)
 	}
-	sc := srv.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG))
+	sc := e.srv.Cloud().Scope(AzureFaceName, azureScope(AzureDefaultSubscriptionID, testRG))
 	waitVMs := func(what string, cond func([]*armcompute.VirtualMachineScaleSetVM) bool) []*armcompute.VirtualMachineScaleSetVM {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)

@@ -1,11 +1,12 @@
 package azureface
 
 import (
-	"github.com/mpool-dev/mpool/sim/admin"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mpool-dev/mpool/sim/admin"
 
 	"github.com/mpool-dev/mpool/sim/wire/azureapi"
 )

@@ -2,11 +2,12 @@ package azureface
 
 import (
 	"fmt"
-	"github.com/mpool-dev/mpool/sim/core"
 	"math"
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/mpool-dev/mpool/sim/core"
 
 	"github.com/mpool-dev/mpool/sim/wire/azureapi"
 )

@@ -3,11 +3,12 @@ package azureface
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mpool-dev/mpool/sim/admin"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mpool-dev/mpool/sim/admin"
 
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/azureapi"

@@ -3,6 +3,8 @@ package eksface
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +103,84 @@ func (e *eksTestEnv) instances(t testing.TB, name string) map[string]string {
 		}
 	}
 	return got
+}
+
+// createNodegroup creates a t3.medium (2 vCPUs) node group of desired
+// nodes in cluster c1.
+func (e *eksTestEnv) createNodegroup(t testing.TB, name string, desired int32, lt *ekstypes.LaunchTemplateSpecification) {
+	t.Helper()
+	if _, err := e.eks.CreateNodegroup(context.Background(), &eks.CreateNodegroupInput{
+		ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
+		ScalingConfig:  &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(5), DesiredSize: aws.Int32(desired)},
+		InstanceTypes:  []string{"t3.medium"},
+		LaunchTemplate: lt,
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// issue returns the node group's only health issue, failing otherwise.
+func issue(t testing.TB, ng *ekstypes.Nodegroup, code ekstypes.NodegroupIssueCode) ekstypes.Issue {
+	t.Helper()
+	if ng.Health == nil || len(ng.Health.Issues) != 1 || ng.Health.Issues[0].Code != code {
+		t.Fatalf("node group %s (%s): health %+v, want one %s issue", aws.ToString(ng.NodegroupName), ng.Status, ng.Health, code)
+	}
+	return ng.Health.Issues[0]
+}
+
+func healthy(n *ekstypes.Nodegroup) bool {
+	return n.Status == ekstypes.NodegroupStatusActive && n.Health != nil && len(n.Health.Issues) == 0
+}
+
+// waitInstances polls the node group's instances until ok accepts their
+// IDs, for at most 10s.
+func (e *eksTestEnv) waitInstances(t *testing.T, name, what string, ok func([]string) bool) []string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ids := slices.Sorted(maps.Keys(e.instances(t, name)))
+		if ok(ids) {
+			return ids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node group %s never %s: instances %v", name, what, ids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// healthyNodegroup creates a node group (createNodegroup), waits until it
+// is ACTIVE without issues and returns it with its Auto Scaling group's
+// name.
+func (e *eksTestEnv) healthyNodegroup(t testing.TB, name string, desired int32, lt *ekstypes.LaunchTemplateSpecification) (*ekstypes.Nodegroup, string) {
+	t.Helper()
+	e.createNodegroup(t, name, desired, lt)
+	ng := e.wait(t, "c1", name, healthy)
+	return ng, aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
+}
+
+// wantReleases fails t unless the node group has n instances, all of a
+// release starting with prefix.
+func (e *eksTestEnv) wantReleases(t testing.TB, name string, n int, prefix string) {
+	t.Helper()
+	got := e.instances(t, name)
+	if len(got) != n {
+		t.Fatalf("node group %s: instances %v, want %d", name, got, n)
+	}
+	for id, rel := range got {
+		if !strings.HasPrefix(rel, prefix) {
+			t.Fatalf("node group %s: instance %s of release %q, want %s...", name, id, rel, prefix)
+		}
+	}
+}
+
+// createCluster creates the EKS cluster c1 (of EKS's default Kubernetes
+// version when version is empty).
+func (e *eksTestEnv) createCluster(t testing.TB, version string) {
+	t.Helper()
+	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", version); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestEKSFaceNodegroupLifecycle(t *testing.T) {
@@ -247,9 +327,7 @@ func TestEKSFaceNodegroupLifecycle(t *testing.T) {
 func TestEKSFaceQuotas(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{MaxNodegroupsPerCluster: 1, MaxNodesPerNodegroup: 3})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
-		t.Fatal(err)
-	}
+	e.createCluster(t, "")
 	create := func(name string, maxSize int32) error {
 		_, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
 			ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
@@ -275,9 +353,7 @@ func TestEKSFaceQuotas(t *testing.T) {
 func TestEKSFaceNodeCreationFailure(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{NodeCreationTimeout: 300 * time.Millisecond})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
-		t.Fatal(err)
-	}
+	e.createCluster(t, "")
 	// Every instance fails to boot.
 	fail := 1.0
 	if _, err := e.srv.Cloud().SetDefaultSimulation(core.SimulationPatch{FailureRate: &fail}); err != nil {
@@ -313,9 +389,7 @@ func TestEKSFaceUpdateSurvivesRestart(t *testing.T) {
 	}
 	e := start()
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", "1.31"); err != nil {
-		t.Fatal(err)
-	}
+	e.createCluster(t, "1.31")
 	if _, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
 		ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1"), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
 		ScalingConfig: &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(1), MaxSize: aws.Int32(4), DesiredSize: aws.Int32(3)}, Version: aws.String("1.30"),
@@ -337,13 +411,5 @@ func TestEKSFaceUpdateSurvivesRestart(t *testing.T) {
 	if err != nil || du.Update.Status != ekstypes.UpdateStatusSuccessful || aws.ToString(ng.Version) != "1.31" {
 		t.Fatalf("after the restart: update %+v (%v), node group at %s", du, err, aws.ToString(ng.Version))
 	}
-	got := e.instances(t, "ng1")
-	if len(got) != 3 {
-		t.Fatalf("instances %v: want 3", got)
-	}
-	for id, rel := range got {
-		if !strings.HasPrefix(rel, "1.31/") {
-			t.Fatalf("instance %s runs %s", id, rel)
-		}
-	}
+	e.wantReleases(t, "ng1", 3, "1.31/")
 }

@@ -3,6 +3,7 @@ package eksface
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,33 +21,6 @@ import (
 	"github.com/mpool-dev/mpool/sim/face/awsface/awstest"
 )
 
-// createNodegroup creates a t3.medium (2 vCPUs) node group of desired
-// nodes in cluster c1.
-func (e *eksTestEnv) createNodegroup(t testing.TB, name string, desired int32, lt *ekstypes.LaunchTemplateSpecification) {
-	t.Helper()
-	if _, err := e.eks.CreateNodegroup(context.Background(), &eks.CreateNodegroupInput{
-		ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
-		ScalingConfig:  &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(5), DesiredSize: aws.Int32(desired)},
-		InstanceTypes:  []string{"t3.medium"},
-		LaunchTemplate: lt,
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// issue returns the node group's only health issue, failing otherwise.
-func issue(t testing.TB, ng *ekstypes.Nodegroup, code ekstypes.NodegroupIssueCode) ekstypes.Issue {
-	t.Helper()
-	if ng.Health == nil || len(ng.Health.Issues) != 1 || ng.Health.Issues[0].Code != code {
-		t.Fatalf("node group %s (%s): health %+v, want one %s issue", aws.ToString(ng.NodegroupName), ng.Status, ng.Health, code)
-	}
-	return ng.Health.Issues[0]
-}
-
-func healthy(n *ekstypes.Nodegroup) bool {
-	return n.Status == ekstypes.NodegroupStatusActive && n.Health != nil && len(n.Health.Issues) == 0
-}
-
 // TestEKSFaceHealthVCPUQuota: the AWS face's vCPU quota holds a scale-up
 // back; the update fails, the node group is DEGRADED with
 // AsgInstanceLaunchFailures carrying the Auto Scaling group's failed
@@ -54,9 +28,7 @@ func healthy(n *ekstypes.Nodegroup) bool {
 func TestEKSFaceHealthVCPUQuota(t *testing.T) {
 	e := newEKSEnv(t, &awsface.AWSFace{VCPUQuota: 4}, &EKSFace{NodeCreationTimeout: 500 * time.Millisecond, Interval: 20 * time.Millisecond})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
-		t.Fatal(err)
-	}
+	e.createCluster(t, "")
 	e.createNodegroup(t, "ng1", 1, nil)
 	e.createNodegroup(t, "ng2", 1, nil)
 	e.wait(t, "c1", "ng1", healthy)
@@ -99,9 +71,7 @@ func TestEKSFaceHealthVCPUQuota(t *testing.T) {
 // quota lets launch is CREATE_FAILED with AsgInstanceLaunchFailures.
 func TestEKSFaceHealthCreateFailed(t *testing.T) {
 	e := newEKSEnv(t, &awsface.AWSFace{VCPUQuota: 1}, &EKSFace{NodeCreationTimeout: 300 * time.Millisecond, Interval: 20 * time.Millisecond})
-	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
-		t.Fatal(err)
-	}
+	e.createCluster(t, "")
 	e.createNodegroup(t, "ng1", 2, nil)
 	ng := e.wait(t, "c1", "ng1", func(n *ekstypes.Nodegroup) bool { return n.Status != ekstypes.NodegroupStatusCreating })
 	if ng.Status != ekstypes.NodegroupStatusCreateFailed {
@@ -116,12 +86,8 @@ func TestEKSFaceHealthCreateFailed(t *testing.T) {
 func TestEKSFaceHealthASGDeleted(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
-		t.Fatal(err)
-	}
-	e.createNodegroup(t, "ng1", 2, nil)
-	ng := e.wait(t, "c1", "ng1", healthy)
-	asgName := aws.ToString(ng.Resources.AutoScalingGroups[0].Name)
+	e.createCluster(t, "")
+	ng, asgName := e.healthyNodegroup(t, "ng1", 2, nil)
 	if _, err := e.asg.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String(asgName), ForceDelete: aws.Bool(true)}); err != nil {
 		t.Fatal(err)
 	}
@@ -156,15 +122,7 @@ func TestEKSFaceHealthASGDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wait(t, "c1", "ng1", healthy)
-	got := e.instances(t, "ng1")
-	if len(got) != 2 {
-		t.Fatalf("instances %v after the recovery: want 2", got)
-	}
-	for id, rel := range got {
-		if !strings.HasPrefix(rel, "1.31/") {
-			t.Fatalf("instance %s of release %q: want EKS's", id, rel)
-		}
-	}
+	e.wantReleases(t, "ng1", 2, "1.31/") // EKS's release, after the recovery
 }
 
 // TestEKSFaceHealthLaunchTemplateDeleted: the node group's launch template
@@ -172,9 +130,7 @@ func TestEKSFaceHealthASGDeleted(t *testing.T) {
 func TestEKSFaceHealthLaunchTemplateDeleted(t *testing.T) {
 	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
 	ctx := context.Background()
-	if err := EKSCreateCluster(e.srv.Cloud(), awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, "c1", ""); err != nil {
-		t.Fatal(err)
-	}
+	e.createCluster(t, "")
 	lt, err := e.ec2.CreateLaunchTemplate(ctx, &ec2.CreateLaunchTemplateInput{LaunchTemplateName: aws.String("nodes"),
 		LaunchTemplateData: &ec2types.RequestLaunchTemplateData{ImageId: aws.String(awsface.AWSImageID(awsface.AWSDefaultRegion, awsface.AWSImageName("v1.31.2")))}})
 	if err != nil {
@@ -182,8 +138,7 @@ func TestEKSFaceHealthLaunchTemplateDeleted(t *testing.T) {
 	}
 	id := aws.ToString(lt.LaunchTemplate.LaunchTemplateId)
 	// Named by name: EKS answers the template's ID.
-	e.createNodegroup(t, "ng1", 1, &ekstypes.LaunchTemplateSpecification{Name: aws.String("nodes"), Version: aws.String("1")})
-	ng := e.wait(t, "c1", "ng1", healthy)
+	ng, _ := e.healthyNodegroup(t, "ng1", 1, &ekstypes.LaunchTemplateSpecification{Name: aws.String("nodes"), Version: aws.String("1")})
 	if aws.ToString(ng.LaunchTemplate.Id) != id {
 		t.Fatalf("launch template %+v: want ID %s", ng.LaunchTemplate, id)
 	}
@@ -236,4 +191,156 @@ func TestEKSFaceThrottling(t *testing.T) {
 	if n := e.srv.Stats().CountStatus(OpEKSListClusters, http.StatusTooManyRequests); n == 0 {
 		t.Fatal("no request was throttled: the retryer was not exercised")
 	}
+}
+
+// TestEKSNodeRepair: nodeRepairConfig is validated, kept and reported;
+// with repair on, a node not Ready for the repair wait is replaced, the
+// desired size unchanged; with it off, or beyond the unhealthy threshold,
+// nothing is.
+func TestEKSNodeRepair(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond, NodeRepairWait: 300 * time.Millisecond})
+	ctx := context.Background()
+	e.createCluster(t, "")
+	create := func(name string, desired int32, rc *ekstypes.NodeRepairConfig) error {
+		_, err := e.eks.CreateNodegroup(ctx, &eks.CreateNodegroupInput{
+			ClusterName: aws.String("c1"), NodegroupName: aws.String(name), NodeRole: aws.String("role"), Subnets: []string{awsface.AWSDefaultSubnetID},
+			ScalingConfig:    &ekstypes.NodegroupScalingConfig{MinSize: aws.Int32(0), MaxSize: aws.Int32(10), DesiredSize: aws.Int32(desired)},
+			NodeRepairConfig: rc,
+		})
+		return err
+	}
+	err := create("invalid", 1, &ekstypes.NodeRepairConfig{Enabled: aws.Bool(true), MaxUnhealthyNodeThresholdCount: aws.Int32(1), MaxUnhealthyNodeThresholdPercentage: aws.Int32(10)})
+	awstest.APIError(t, err, EKSCodeInvalidParameter)
+	err = create("invalid", 1, &ekstypes.NodeRepairConfig{Enabled: aws.Bool(true), MaxParallelNodesRepairedPercentage: aws.Int32(101)})
+	awstest.APIError(t, err, EKSCodeInvalidParameter)
+
+	if err := create("repaired", 2, &ekstypes.NodeRepairConfig{Enabled: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := create("unrepaired", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	ng := e.wait(t, "c1", "repaired", healthy)
+	if ng.NodeRepairConfig == nil || !aws.ToBool(ng.NodeRepairConfig.Enabled) {
+		t.Fatalf("DescribeNodegroup: nodeRepairConfig %+v, want enabled", ng.NodeRepairConfig)
+	}
+	e.wait(t, "c1", "unrepaired", healthy)
+	ids := e.waitInstances(t, "repaired", "ran 2 nodes", func(ids []string) bool { return len(ids) == 2 })
+	other := e.waitInstances(t, "unrepaired", "ran 1 node", func(ids []string) bool { return len(ids) == 1 })
+
+	for _, id := range []string{ids[0], other[0]} {
+		if err := e.srv.Cloud().SetInstanceFault(id, core.FaultNodeNotReady); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.srv.Cloud().SetInstanceFault(ids[1], core.FaultCloudCheckFailing); err != nil {
+		t.Fatal(err)
+	}
+	// The NotReady node is replaced; a failing cloud check is not EKS's
+	// concern (its Auto Scaling group's health check is).
+	e.waitInstances(t, "repaired", "replaced the NotReady node", func(now []string) bool {
+		return len(now) == 2 && !slices.Contains(now, ids[0]) && slices.Contains(now, ids[1])
+	})
+	if ng := e.wait(t, "c1", "repaired", healthy); aws.ToInt32(ng.ScalingConfig.DesiredSize) != 2 {
+		t.Fatalf("desired size after the repair: %d, want 2", aws.ToInt32(ng.ScalingConfig.DesiredSize))
+	}
+	// Without repair the NotReady node stays (its repair wait passed
+	// while the other was replaced).
+	if now := e.instances(t, "unrepaired"); len(now) != 1 || now[other[0]] == "" {
+		t.Fatalf("the node group without repair replaced its node: %v", now)
+	}
+
+	// Turning repair off through UpdateNodegroupConfig.
+	up, err := e.eks.UpdateNodegroupConfig(ctx, &eks.UpdateNodegroupConfigInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("repaired"),
+		NodeRepairConfig: &ekstypes.NodeRepairConfig{Enabled: aws.Bool(false)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []ekstypes.UpdateParamType
+	for _, p := range up.Update.Params {
+		types = append(types, p.Type)
+	}
+	if !slices.Contains(types, ekstypes.UpdateParamTypeNodeRepairEnabled) {
+		t.Fatalf("update params %v, want NodeRepairEnabled", types)
+	}
+	ng = e.wait(t, "c1", "repaired", healthy)
+	if aws.ToBool(ng.NodeRepairConfig.Enabled) {
+		t.Fatal("node repair still enabled after the update")
+	}
+}
+
+func TestEKSRepairThresholds(t *testing.T) {
+	i32 := func(v int32) *int32 { return &v }
+	tests := []struct {
+		name               string
+		cfg                eksRepairConfig
+		live, unhealthy    int
+		wantGo             bool
+		wantParallelOfFour int
+	}{
+		{name: "a small node group is always repaired", live: 5, unhealthy: 5, wantGo: true, wantParallelOfFour: 4},
+		{name: "by default more than 20% of more than five stops repairs", live: 10, unhealthy: 3, wantGo: false, wantParallelOfFour: 4},
+		{name: "20% of ten is repaired", live: 10, unhealthy: 2, wantGo: true, wantParallelOfFour: 4},
+		{name: "a count threshold", cfg: eksRepairConfig{MaxUnhealthyNodeThresholdCount: i32(3), MaxParallelNodesRepairedCount: i32(1)}, live: 10, unhealthy: 3, wantGo: true, wantParallelOfFour: 1},
+		{name: "a percentage threshold", cfg: eksRepairConfig{MaxUnhealthyNodeThresholdPercentage: i32(50), MaxParallelNodesRepairedPercentage: i32(50)}, live: 4, unhealthy: 3, wantGo: false, wantParallelOfFour: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.cfg.withinThreshold(tt.live, tt.unhealthy); got != tt.wantGo {
+				t.Errorf("withinThreshold(%d, %d) = %v, want %v", tt.live, tt.unhealthy, got, tt.wantGo)
+			}
+			if got := tt.cfg.parallel(4); got != tt.wantParallelOfFour {
+				t.Errorf("parallel(4) = %d, want %d", got, tt.wantParallelOfFour)
+			}
+		})
+	}
+}
+
+// TestEKSNodegroupInstanceTerminatedInItsASG: a node group's instance
+// terminated in its Auto Scaling group without a decrement
+// (TerminateInstanceInAutoScalingGroup, as mpool remediates and
+// cluster-autoscaler's peers do) is replaced by the group from the node
+// group's release, and the node group's desired size stays; so is one
+// that fails its EC2 status checks (the group's EC2 health check).
+func TestEKSNodegroupInstanceTerminatedInItsASG(t *testing.T) {
+	e := newEKSEnv(t, &EKSFace{Interval: 20 * time.Millisecond})
+	ctx := context.Background()
+	e.createCluster(t, "")
+	_, asgName := e.healthyNodegroup(t, "ng1", 2, nil)
+	ids := e.waitInstances(t, "ng1", "ran 2 nodes", func(ids []string) bool { return len(ids) == 2 })
+	release := e.instances(t, "ng1")[ids[0]]
+
+	out, err := e.asg.TerminateInstanceInAutoScalingGroup(ctx, &autoscaling.TerminateInstanceInAutoScalingGroupInput{
+		InstanceId: aws.String(ids[0]), ShouldDecrementDesiredCapacity: aws.Bool(false)})
+	if err != nil {
+		t.Fatalf("TerminateInstanceInAutoScalingGroup: %v", err)
+	}
+	if !strings.Contains(aws.ToString(out.Activity.Cause), "taken out of service in response to a user request") {
+		t.Errorf("activity cause %q", aws.ToString(out.Activity.Cause))
+	}
+	now := e.waitInstances(t, "ng1", "replaced the terminated node", func(now []string) bool {
+		return len(now) == 2 && !slices.Contains(now, ids[0]) && slices.Contains(now, ids[1])
+	})
+	if got := e.instances(t, "ng1"); got[now[0]] != release || got[now[1]] != release {
+		t.Errorf("instances after the replacement %v: want all of release %s", got, release)
+	}
+	asgs, err := e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asgName}})
+	if err != nil || aws.ToInt32(asgs.AutoScalingGroups[0].DesiredCapacity) != 2 {
+		t.Fatalf("the ASG after the replacement: %+v, %v", asgs, err)
+	}
+	d, err := e.eks.DescribeNodegroup(ctx, &eks.DescribeNodegroupInput{ClusterName: aws.String("c1"), NodegroupName: aws.String("ng1")})
+	if err != nil || aws.ToInt32(d.Nodegroup.ScalingConfig.DesiredSize) != 2 {
+		t.Fatalf("the node group after the replacement: %+v, %v", d, err)
+	}
+
+	// The group's EC2 health check replaces an impaired instance.
+	sick := now[0]
+	if err := e.srv.Cloud().SetInstanceFault(sick, core.FaultCloudCheckFailing); err != nil {
+		t.Fatal(err)
+	}
+	e.waitInstances(t, "ng1", "replaced the impaired node", func(ids []string) bool {
+		// The group acts when it is read, as the face's background work does.
+		_, _ = e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{AutoScalingGroupNames: []string{asgName}})
+		return len(ids) == 2 && !slices.Contains(ids, sick)
+	})
 }

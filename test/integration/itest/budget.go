@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,9 +50,7 @@ type BudgetWatcher struct {
 	trough     int
 	violations []string
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	sampler
 }
 
 // WatchBudgets starts sampling the fixture's pool against desired replicas
@@ -64,26 +63,11 @@ func WatchBudgets(f *Fixture, desired, maxSurge, maxUnavailable int) *BudgetWatc
 	if f.Provider.GroupKey == nil {
 		f.T.Fatalf("the %s provider's fixture has no group to watch", f.Provider.Name)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	w := &BudgetWatcher{
 		f: f, maxCapacity: desired + maxSurge, minAvail: desired - maxUnavailable,
-		trough: 1 << 30, cancel: cancel, done: make(chan struct{}),
-		joined: map[string]bool{}, removed: map[string]bool{},
+		trough: 1 << 30, joined: map[string]bool{}, removed: map[string]bool{},
 	}
-	go func() {
-		defer close(w.done)
-		t := time.NewTicker(15 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				w.sample(ctx)
-			}
-		}
-	}()
-	f.T.Cleanup(w.Stop)
+	w.start(f.T, w.sample)
 	return w
 }
 
@@ -135,13 +119,92 @@ func (w *BudgetWatcher) sample(ctx context.Context) {
 	}
 }
 
+// sampler calls a function every 15 milliseconds from start until Stop
+// (or the end of the test).
+type sampler struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// start starts sampling with sample, and stops it when the test ends.
+func (s *sampler) start(t testing.TB, sample func(context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel, s.done = cancel, make(chan struct{})
+	go func() {
+		defer close(s.done)
+		tick := time.NewTicker(15 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				sample(ctx)
+			}
+		}
+	}()
+	t.Cleanup(s.Stop)
+}
+
 // Stop stops sampling and waits for the last sample. It is safe to call
 // more than once.
-func (w *BudgetWatcher) Stop() {
-	w.once.Do(func() {
-		w.cancel()
-		<-w.done
+func (s *sampler) Stop() {
+	s.once.Do(func() {
+		s.cancel()
+		<-s.done
 	})
+}
+
+// InstanceWatcher samples a fixture's group from outside every few
+// milliseconds and remembers the model of every instance it has seen, so
+// a test can count the instances created on each model (an instance that
+// lived less than a sample may be missed; one never deleted is not).
+type InstanceWatcher struct {
+	f *Fixture
+	sampler
+	mu   sync.Mutex
+	seen map[string]string // instance ID -> model hash
+}
+
+// WatchInstances starts an InstanceWatcher on the fixture's group.
+func WatchInstances(f *Fixture) *InstanceWatcher {
+	w := &InstanceWatcher{f: f, seen: map[string]string{}}
+	w.sample(context.Background())
+	w.start(f.T, w.sample)
+	return w
+}
+
+func (w *InstanceWatcher) sample(context.Context) {
+	g := w.f.Group()
+	if g == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, in := range g.Instances {
+		if _, ok := w.seen[in.ID]; !ok {
+			w.seen[in.ID] = in.ModelHash
+		}
+	}
+}
+
+// Models returns how many instances the watcher has seen of each model.
+func (w *InstanceWatcher) Models() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]int{}
+	for _, m := range w.seen {
+		out[m]++
+	}
+	return out
+}
+
+// Stop stops the watcher after one last sample and returns Models.
+func (w *InstanceWatcher) Stop() map[string]int {
+	w.sampler.Stop()
+	w.sample(context.Background())
+	return w.Models()
 }
 
 // AssertHeld stops the watcher and fails the test with every violation

@@ -147,6 +147,7 @@ type poolSpec struct {
 	maxUnavailable intstr.IntOrString
 	deletePolicy   infrav1.DeletePolicyType
 	zones          []string
+	simulation     *infrav1.LocalSimulation
 }
 
 // createPool creates a MachinePool with its LocalMachinePool and
@@ -172,7 +173,8 @@ func (f *fixture) createPool(p poolSpec) {
 	f.Create(&infrav1.LocalMachinePool{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName},
 		Spec: infrav1.LocalMachinePoolSpec{
-			Template: infrav1.LocalMachinePoolMachineTemplate{InstanceType: "sim.small", Image: p.image, Zones: p.zones},
+			Template:   infrav1.LocalMachinePoolMachineTemplate{InstanceType: "sim.small", Image: p.image, Zones: p.zones},
+			Simulation: p.simulation,
 			Strategy: infrav1.MachinePoolDeploymentStrategy{
 				Type: infrav1.RollingUpdateMachinePoolDeploymentStrategyType,
 				RollingUpdate: &infrav1.MachineRollingUpdateDeployment{

@@ -2,8 +2,10 @@ package local
 
 import (
 	"fmt"
+
 	"slices"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -135,4 +137,116 @@ func (f *fixture) assertServing(ids []string) {
 		}
 		return nil
 	})
+}
+
+// TestSecondChangeMidRolloutReplacesEachInstanceOnce: a newer change during
+// a rollout retargets it (issue 25's supersede). A pool of four rolls its
+// image with maxSurge 1, maxUnavailable 0 and slow boots; once the first
+// instance of the second model exists, the image changes again. Sampled
+// from outside: after the second change at most one instance of the second
+// model is created (a reconcile that read the spec before the change may
+// still finish), every original instance is replaced, by an instance of the
+// third model, and exactly four instances of the third model are created:
+// none is replaced twice. An engine that finished the first rollout before
+// the second would create three or four more of the second model.
+func TestSecondChangeMidRolloutReplacesEachInstanceOnce(t *testing.T) {
+	f, _ := start(t, cloudOptions{bootDelay: 600 * time.Millisecond, bootJitter: 200 * time.Millisecond}, managerOptions{})
+	f.createPool(poolSpec{replicas: 4, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(0)})
+	f.waitConverged(4, v1, "", converge)
+	before := itest.IDs(f.Instances())
+	original := f.Group().Instances[0].ModelHash
+
+	seen := itest.WatchInstances(f.Fixture)
+	w := itest.WatchBudgets(f.Fixture, 4, 1, 0)
+	f.updateLocalPool(func(p *infrav1.LocalMachinePool) { p.Spec.Template.Image = "ubuntu-2604" })
+	var second string
+	testenv.Eventually(t, converge, func() error {
+		for _, in := range f.Instances() {
+			if in.ModelHash != original {
+				second = in.ModelHash
+				return nil
+			}
+		}
+		return fmt.Errorf("no instance of the new model yet")
+	})
+	if old := f.oldInstances(before); len(old) < 3 {
+		t.Fatalf("%d original instances left when the second model appeared, want at least 3 to supersede", len(old))
+	}
+	atChange := seen.Models()[second]
+	f.updateLocalPool(func(p *infrav1.LocalMachinePool) { p.Spec.Template.Image = "ubuntu-2610" })
+	f.waitConverged(4, v1, "ubuntu-2610", 2*converge)
+	w.AssertHeld()
+	models := seen.Stop()
+
+	third := f.Instances()[0].ModelHash
+	if made := models[second] - atChange; made > 1 {
+		t.Errorf("%d instances of the superseded model created after the second change (%d before it), want at most 1", made, atChange)
+	}
+	if models[third] != 4 {
+		t.Errorf("%d instances of the newest model created, want exactly 4: one was replaced twice", models[third])
+	}
+	if old := f.oldInstances(before); len(old) != 0 {
+		t.Errorf("original instances %v not replaced", old)
+	}
+	t.Logf("instances created by model: %v (second model %d before the change)", models, atChange)
+}
+
+// TestAutomaticRollbackEndsAtTheOldModel: with mpool.dev/auto-rollback on,
+// a change whose instances the cloud fails to boot (a new image and the
+// simulation's failure rate 1, in one write) ends with no operator action at
+// the old model and the old settings: the engine pauses the rollout, restores the previous
+// revision, says so (event, condition), and the pool rolls back within the
+// budgets, watched from outside.
+func TestAutomaticRollbackEndsAtTheOldModel(t *testing.T) {
+	f, _ := start(t, cloudOptions{}, managerOptions{})
+	// The first revision says the cloud boots every instance: the rollback
+	// restores that too (a simulation left unset would keep the cloud's).
+	f.createPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(1),
+		simulation: &infrav1.LocalSimulation{FailureRate: ptr.To("0")}})
+	f.waitConverged(3, v1, "", converge)
+	f.waitRevisions(1)
+	old := f.Group().Instances[0].ModelHash
+
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
+		if mp.Annotations == nil {
+			mp.Annotations = map[string]string{}
+		}
+		mp.Annotations[preview.AutoRollbackAnnotation] = "true"
+	})
+	w := itest.WatchBudgets(f.Fixture, 3, 1, 1)
+	// One write: a new image, and a cloud that fails to boot it.
+	f.updateLocalPool(func(p *infrav1.LocalMachinePool) {
+		p.Spec.Template.Image = "ubuntu-2604"
+		p.Spec.Simulation = &infrav1.LocalSimulation{FailureRate: ptr.To("1")}
+	})
+	testenv.Eventually(t, converge, func() error {
+		if _, ok := preview.ParseRollBack(f.localPool().Annotations[preview.RolledBackAnnotation]); !ok {
+			return fmt.Errorf("no automatic rollback recorded on the pool")
+		}
+		return nil
+	})
+	ev := f.waitPoolEvent(events.RolledBack, "rolled back to revision 1")
+	t.Logf("event: %s", ev.Note)
+	f.waitConverged(3, v1, "ubuntu-2404", 2*converge)
+	w.AssertHeld()
+	for _, in := range f.Instances() {
+		if in.ModelHash != old {
+			t.Errorf("instance %s on model %s after the rollback, want %s", in.ID, in.ModelHash, old)
+		}
+	}
+	lp := f.localPool()
+	if lp.Spec.Simulation == nil || ptr.Deref(lp.Spec.Simulation.FailureRate, "") != "0" {
+		t.Errorf("the rollback kept the failing simulation %+v", lp.Spec.Simulation)
+	}
+	rb, ok := preview.ParseRollBack(lp.Annotations[preview.RolledBackAnnotation])
+	if !ok || rb.To != old || rb.Revision != 1 || rb.Reason != infrav1.ReplacementsFailingReason {
+		t.Errorf("rollback record %+v", rb)
+	}
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.Ctx, f.PoolKey(), mp); err != nil {
+		t.Fatal(err)
+	}
+	if _, paused := mp.Annotations[preview.RolloutPausedAnnotation]; paused {
+		t.Error("the rollback left the rollout paused")
+	}
 }
