@@ -94,6 +94,16 @@ spec:
     minSize: 1
     maxSize: 3
 `,
+	"AzureManagedMachinePool": `
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureManagedMachinePool
+spec:
+  name: pool0
+  mode: User
+  sku: Standard_D2s_v5
+  availabilityZones: ["1", "2"]
+  osDiskSizeGB: 64
+`,
 	"LocalMachinePool": `
 apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
 kind: LocalMachinePool
@@ -471,6 +481,20 @@ func TestAdmissionValidation(t *testing.T) {
 		{name: "aws spot max price not a decimal", kind: "AWSMachinePool", patch: "spec: {awsLaunchTemplate: {spotMarketOptions: {maxPrice: cheap}}}", want: "spec.awsLaunchTemplate.spotMarketOptions.maxPrice"},
 		{name: "aws httpTokens outside enum", kind: "AWSMachinePool", patch: "spec: {awsLaunchTemplate: {instanceMetadataOptions: {httpTokens: sometimes}}}", want: "spec.awsLaunchTemplate.instanceMetadataOptions.httpTokens"},
 		{name: "aws empty providerIDList entry", kind: "AWSMachinePool", patch: `spec: {providerIDList: [""]}`, want: "spec.providerIDList[0]"},
+
+		// AzureManagedMachinePool.
+		{name: "aks valid", kind: "AzureManagedMachinePool"},
+		{name: "aks mode outside enum", kind: "AzureManagedMachinePool", patch: "spec: {mode: Both}", want: "spec.mode"},
+		{name: "aks agent pool name with upper case", kind: "AzureManagedMachinePool", patch: "spec: {name: Pool0}", want: "spec.name"},
+		{name: "aks unserved field", kind: "AzureManagedMachinePool", patch: "spec: {enableUltraSSD: true}", want: "enableUltraSSD"},
+		{name: "aks Spot System pool", kind: "AzureManagedMachinePool", patch: "spec: {mode: System, scaleSetPriority: Spot}", want: "spec.scaleSetPriority"},
+		{name: "aks Windows not served", kind: "AzureManagedMachinePool", patch: "spec: {osType: Windows}", want: "spec.osType"},
+		{name: "aks changing sku", kind: "AzureManagedMachinePool", update: "spec: {sku: Standard_D4s_v5}", want: "spec.sku is immutable"},
+		{name: "aks changing osDiskSizeGB", kind: "AzureManagedMachinePool", update: "spec: {osDiskSizeGB: 128}", want: "spec.osDiskSizeGB is immutable"},
+		{name: "aks changing availabilityZones", kind: "AzureManagedMachinePool", update: `spec: {availabilityZones: ["1"]}`, want: "spec.availabilityZones is immutable"},
+		{name: "aks adding maxPods", kind: "AzureManagedMachinePool", update: "spec: {maxPods: 50}", want: "spec.maxPods is immutable"},
+		{name: "aks changing mode is valid", kind: "AzureManagedMachinePool", update: "spec: {mode: System}"},
+		{name: "aks changing nodeLabels is valid", kind: "AzureManagedMachinePool", update: "spec: {nodeLabels: {tier: web}}"},
 
 		// AWSManagedMachinePool.
 		{name: "eks valid", kind: "AWSManagedMachinePool"},

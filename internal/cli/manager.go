@@ -75,11 +75,20 @@ Cluster API, --mode=pools or --mode=providers runs only mpool's part (README,
 	return cmd
 }
 
+// loadConfig returns the management cluster's client configuration: from
+// kubeconfig when set, else as controller-runtime finds it. Either way,
+// unless the kubeconfig sets a QPS, the client-side rate limiter is off
+// (controller-runtime's GetConfig does so and leaves the API server's
+// priority and fairness to limit the manager), so that --kubeconfig does
+// not run the manager at client-go's default of 5 requests per second.
 func loadConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+		}
+		if cfg.QPS == 0 {
+			cfg.QPS = -1
 		}
 		return cfg, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
+	"github.com/mpool-dev/mpool/internal/provider/azure/aks"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/gcp"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
@@ -33,6 +34,7 @@ func All() []Provider {
 		{Name: local.ProviderName, Adapter: local.Adapter{}, Config: func(Configs) kit.Config { return &local.Config{} }},
 		{Name: azure.ProviderName, Adapter: azure.Adapter{}, Config: func(Configs) kit.Config { return &azure.Config{} }},
 		{Name: aws.ProviderName, Adapter: aws.Adapter{}, Config: func(Configs) kit.Config { return &aws.Config{} }},
+		{Name: aks.ProviderName, Adapter: aks.Adapter{}, Config: func(c Configs) kit.Config { return aks.NewConfig(c[azure.ProviderName].(*azure.Config)) }},
 		{Name: eks.ProviderName, Adapter: eks.Adapter{}, Config: func(c Configs) kit.Config { return eks.NewConfig(c[aws.ProviderName].(*aws.Config)) }},
 		{Name: gcp.ProviderName, Adapter: gcp.Adapter{}, Config: func(Configs) kit.Config { return &gcp.Config{} }},
 	}

@@ -63,6 +63,9 @@ func TestBuiltinFacesDescribeTheirSandbox(t *testing.T) {
 	if bytes.Contains(srv.Cloud().FaceData(eksface.EKSFaceName), []byte(eksface.EKSDefaultClusterName)) {
 		t.Fatalf("the EKS cluster %s exists before PrepareSandbox", eksface.EKSDefaultClusterName)
 	}
+	if bytes.Contains(srv.Cloud().FaceData(azureface.AzureFaceName), []byte(azureface.AKSDefaultClusterName)) {
+		t.Fatalf("the AKS cluster %s exists before PrepareSandbox", azureface.AKSDefaultClusterName)
+	}
 	for i := range 2 { // as on every start of `mpool up`
 		if err := srv.PrepareSandbox(""); err != nil {
 			t.Fatalf("PrepareSandbox #%d: %v", i+1, err)
@@ -70,5 +73,8 @@ func TestBuiltinFacesDescribeTheirSandbox(t *testing.T) {
 	}
 	if !bytes.Contains(srv.Cloud().FaceData(eksface.EKSFaceName), []byte(eksface.EKSDefaultClusterName)) {
 		t.Fatalf("PrepareSandbox did not create the EKS cluster %s", eksface.EKSDefaultClusterName)
+	}
+	if n := bytes.Count(srv.Cloud().FaceData(azureface.AzureFaceName), []byte(`"name":"`+azureface.AKSDefaultClusterName+`"`)); n != 1 {
+		t.Fatalf("PrepareSandbox made %d AKS clusters %s, want 1", n, azureface.AKSDefaultClusterName)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 )
 
@@ -29,47 +30,94 @@ func benchSize(b *testing.B) int {
 }
 
 // BenchmarkCAPAScenario measures the peer, upstream Cluster API core +
-// CABPK + CAPA, on the simulated AWS with instances that boot at once:
-// runScenario at benchSize (0 → N Running with N Ready Nodes, an instance
-// type rolled, scale-in by half, deletion). It reports each phase's wall
-// time, the AWS requests CAPA sent (in all and the writes), the API
-// server's requests, and the CPU seconds and peak RSS of the three
-// managers (from /proc); -v logs the requests by action.
+// CABPK + CAPA, and mpool, its own core and AWS provider, one after the
+// other in one run on the same simulated AWS with instances that boot at
+// once: runScenario at benchSize (0 → N Running with N Ready Nodes, an
+// instance type rolled, scale-in by half, deletion) with the same
+// manifests. For each system it reports each phase's wall time, the AWS
+// requests it sent (in all and the writes), its API server's requests,
+// its managers' CPU seconds and peak RSS (from /proc) and the lowest count
+// of Ready schedulable Nodes during the roll (roll-min-ready); then the
+// ratios peer ÷ mpool (-x; none for roll-min-ready). -v logs the requests
+// by action.
 //
-//	MPOOL_PEER_N=100 go test -p 1 -run '^$' -bench CAPAScenario -benchtime 1x ./test/peer
+//	MPOOL_PEER_N=100 go test -p 1 -run '^$' -bench CAPAScenario -benchtime 1x -timeout 60m -v ./test/peer
 func BenchmarkCAPAScenario(b *testing.B) {
 	n := benchSize(b)
 	for range b.N {
-		f := NewFixture(b, env, cloud)
-		cloud.ResetStats()
-		api0 := apiRequestTotal(b)
-		u0 := managersUsage(b)
-		p := runScenario(b, f, n)
-		u1 := managersUsage(b)
-		all, writes := awsRequests()
-		b.ReportMetric(p.Up.Seconds(), "up-s")
-		b.ReportMetric(p.Roll.Seconds(), "roll-s")
-		b.ReportMetric(p.ScaleIn.Seconds(), "scalein-s")
-		b.ReportMetric(p.Delete.Seconds(), "delete-s")
-		b.ReportMetric(float64(all), "aws-req")
-		b.ReportMetric(float64(writes), "aws-writes")
-		b.ReportMetric(apiRequestTotal(b)-api0, "kube-req")
-		b.ReportMetric(u1.CPUSeconds-u0.CPUSeconds, "cpu-s")
-		b.ReportMetric(float64(u1.PeakRSSBytes)/(1<<20), "peak-rss-MiB")
-		b.Logf("N=%d; the simulated AWS's requests:\n%s", n, requestSummary())
+		peer := measureScenario(b, peerSys, n)
+		mine := measureScenario(b, mpoolSys, n)
+		for _, r := range []scenarioResult{peer, mine} {
+			for _, m := range r.metrics() {
+				b.ReportMetric(m.value, r.sys+"-"+m.unit)
+			}
+		}
+		mm := mine.metrics()
+		for i, m := range peer.metrics() {
+			if mm[i].value > 0 && m.unit != "roll-min-ready" {
+				b.ReportMetric(m.value/mm[i].value, m.unit+"-x")
+			}
+		}
 	}
 }
 
-// managersUsage sums the usage of CAPA's and upstream's managers (peak RSS
-// summed over the three processes).
-func managersUsage(b *testing.B) Usage {
-	b.Helper()
-	pids := []int{capa.Pid()}
-	for _, pid := range up.Pids() {
-		pids = append(pids, pid)
+// scenarioResult is what one system's run of the scenario cost.
+type scenarioResult struct {
+	sys                 string
+	phases              phases
+	awsAll, awsWrites   int64
+	kubeRequests        float64
+	cpuSeconds, peakMiB float64
+}
+
+type metric struct {
+	unit  string
+	value float64
+}
+
+// metrics are the result's figures, by unit, in a fixed order.
+func (r scenarioResult) metrics() []metric {
+	return []metric{
+		{"up-s", r.phases.Up.Seconds()},
+		{"roll-s", r.phases.Roll.Seconds()},
+		{"scalein-s", r.phases.ScaleIn.Seconds()},
+		{"delete-s", r.phases.Delete.Seconds()},
+		{"aws-req", float64(r.awsAll)},
+		{"aws-writes", float64(r.awsWrites)},
+		{"kube-req", r.kubeRequests},
+		{"cpu-s", r.cpuSeconds},
+		{"peak-rss-MiB", r.peakMiB},
+		{"roll-min-ready", float64(r.phases.MinReady)},
 	}
+}
+
+// measureScenario runs the scenario at n on sys in a fixture of its own and
+// measures it.
+func measureScenario(b *testing.B, sys *System, n int) scenarioResult {
+	b.Helper()
+	f := NewFixture(b, sys, cloud)
+	cloud.ResetStats()
+	testLaunchTemplateReads.Store(0)
+	api0 := apiRequestTotal(b, sys.Env)
+	u0 := managersUsage(b, sys)
+	p := runScenario(b, f, n)
+	u1 := managersUsage(b, sys)
+	all, writes := awsRequests()
+	b.Logf("%s, N=%d; the simulated AWS's requests:\n%s", sys.Name, n, requestSummary())
+	return scenarioResult{
+		sys: sys.Name, phases: p, awsAll: all, awsWrites: writes,
+		kubeRequests: apiRequestTotal(b, sys.Env) - api0,
+		cpuSeconds:   u1.CPUSeconds - u0.CPUSeconds,
+		peakMiB:      float64(u1.PeakRSSBytes) / (1 << 20),
+	}
+}
+
+// managersUsage sums the usage of sys's managers (peak RSS summed over the
+// processes).
+func managersUsage(b *testing.B, sys *System) Usage {
+	b.Helper()
 	var sum Usage
-	for _, pid := range pids {
+	for _, pid := range sys.Pids() {
 		u, err := ReadUsage(pid)
 		if err != nil {
 			b.Fatalf("reading the managers' usage: %v", err)
@@ -82,10 +130,11 @@ func managersUsage(b *testing.B) Usage {
 
 // awsRequests counts the AWS face's requests since the stats were reset:
 // all of them, and the writes (actions other than Describe*). The test's
-// own DescribeLaunchTemplates (CAPA sends none) are left out.
+// own DescribeLaunchTemplates (launchTemplates) are left out.
 func awsRequests() (all, writes int64) {
+	all = -testLaunchTemplateReads.Load()
 	for _, r := range cloud.Stats().Requests {
-		if r.Face != awsface.AWSFaceName || r.Operation == awsface.OpAWSDescribeLaunchTemplates {
+		if r.Face != awsface.AWSFaceName {
 			continue
 		}
 		all += r.Count
@@ -97,10 +146,10 @@ func awsRequests() (all, writes int64) {
 	return all, writes
 }
 
-// apiRequestTotal is the API server's request count
-// (apiserver_request_total summed), for everyone's requests: the three
+// apiRequestTotal is env's API server's request count
+// (apiserver_request_total summed), for everyone's requests: the
 // managers', the node agent's and the test's.
-func apiRequestTotal(b *testing.B) float64 {
+func apiRequestTotal(b *testing.B, env *testenv.Env) float64 {
 	b.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
 	if err != nil {

@@ -143,13 +143,4 @@ func (c *CAPA) Running() error {
 
 // Stop stops CAPA's manager (SIGTERM, then SIGKILL after 10 seconds) and
 // removes its files unless MPOOL_INTEROP_KEEP is set.
-func (c *CAPA) Stop() {
-	if c.proc != nil {
-		_ = c.proc.Stop(10 * time.Second)
-	}
-	if os.Getenv("MPOOL_INTEROP_KEEP") == "" {
-		_ = os.RemoveAll(c.dir)
-	} else {
-		fmt.Fprintf(os.Stderr, "peer: CAPA's log kept in %s\n", c.dir)
-	}
-}
+func (c *CAPA) Stop() { stopManager(c.proc, c.dir, "CAPA") }

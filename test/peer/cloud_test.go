@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
@@ -54,16 +55,16 @@ func refusedRequests() string {
 	return b.String()
 }
 
+// testLaunchTemplateReads counts launchTemplates' requests, which
+// awsRequests leaves out.
+var testLaunchTemplateReads atomic.Int64
+
 // launchTemplates returns the names of the simulated account's launch
 // templates, read with the real SDK and the face's default key.
 func launchTemplates(t testing.TB) []string {
 	t.Helper()
-	c := ec2.New(ec2.Options{
-		Region:       awsface.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(cloud.FaceURL(awsface.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
-	})
-	out, err := c.DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{})
+	testLaunchTemplateReads.Add(1)
+	out, err := ec2Client().DescribeLaunchTemplates(context.Background(), &ec2.DescribeLaunchTemplatesInput{})
 	if err != nil {
 		t.Fatalf("describing launch templates: %v", err)
 	}
@@ -72,4 +73,14 @@ func launchTemplates(t testing.TB) []string {
 		names = append(names, awssdk.ToString(lt.LaunchTemplateName))
 	}
 	return names
+}
+
+// ec2Client is the test's own EC2 client of the simulated AWS: the real
+// SDK with the face's default key.
+func ec2Client() *ec2.Client {
+	return ec2.New(ec2.Options{
+		Region:       awsface.AWSDefaultRegion,
+		BaseEndpoint: awssdk.String(cloud.FaceURL(awsface.AWSFaceName)),
+		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
+	})
 }

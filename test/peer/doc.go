@@ -10,7 +10,15 @@
 // package's API server with the bootstrap data its launch templates carry.
 //
 // mpool serves AWSMachinePool and AWSCluster in the same API group as CAPA,
-// so the control plane here has none of mpool's CRDs: it is CAPA's. The
+// so the package's control plane has none of mpool's CRDs: it is CAPA's.
+// mpool runs beside it on a second control plane of the package, with its
+// own CRDs, `mpool manager` (built from this tree) as a process in its
+// standalone mode with its AWS provider pointed at the same simulated AWS;
+// the node agent joins each instance to the API server its bootstrap data
+// names. Both systems get the same manifests (testdata), the same
+// scenario (runScenario) and the same observations (observe_test.go); a
+// System says what differs between them (their per-instance kind, group
+// names, processes). The
 // stand-ins are test/interop's: a TestControlPlane for the Cluster's
 // control plane, and the AWSCluster's status written by the test, as for
 // infrastructure managed outside CAPA (the cluster.x-k8s.io/managed-by

@@ -51,6 +51,9 @@ var (
 	AWSMachinePoolGVK = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Kind: "AWSMachinePool"}
 	AWSMachineGVK     = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Kind: "AWSMachine"}
 	AWSClusterGVK     = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta2", Kind: "AWSCluster"}
+	KubeadmConfigGVK  = schema.GroupVersionKind{Group: "bootstrap.cluster.x-k8s.io", Version: "v1beta2", Kind: "KubeadmConfig"}
+	// AWSMachinePoolMachineGVK is mpool's per-instance kind.
+	AWSMachinePoolMachineGVK = schema.GroupVersionKind{Group: "infrastructure.cluster.x-k8s.io", Version: "v1beta1", Kind: "AWSMachinePoolMachine"}
 )
 
 // AMI is the simulated AWS's CAPA reference AMI of Version.
@@ -58,23 +61,29 @@ func AMI() string {
 	return awsface.AWSImageID(awsface.AWSDefaultRegion, awsface.AWSImageName(Version))
 }
 
-// Fixture is one test's namespace: the peer's Cluster, its control plane
-// stand-in and its externally managed AWSCluster (marked ready with the
-// default VPC's network), registered as a workload cluster served by env's
-// API server, in the package's simulated AWS.
+// Fixture is one test's namespace on one system's control plane: the
+// peer's Cluster, its control plane stand-in and its externally managed
+// AWSCluster (marked ready with the default VPC's network), registered as
+// a workload cluster served by that control plane's API server, in the
+// package's simulated AWS. The same manifests serve both systems.
 type Fixture struct {
 	T     testing.TB
 	Ctx   context.Context
+	Sys   *System
 	Env   *testenv.Env
 	NS    string
 	Cloud *server.Server
+
+	poked time.Time
 }
 
-// NewFixture creates the fixture's namespace and cluster. When the test
-// ends it deletes the Nodes of the simulated AWS's instances.
-func NewFixture(t testing.TB, env *testenv.Env, cloud *server.Server) *Fixture {
+// NewFixture creates the fixture's namespace and cluster on sys's control
+// plane. When the test ends it deletes the Nodes of the simulated AWS's
+// instances.
+func NewFixture(t testing.TB, sys *System, cloud *server.Server) *Fixture {
 	t.Helper()
-	f := &Fixture{T: t, Ctx: context.Background(), Env: env, NS: env.NewNamespace(t), Cloud: cloud}
+	env := sys.Env
+	f := &Fixture{T: t, Ctx: context.Background(), Sys: sys, Env: env, NS: env.NewNamespace(t), Cloud: cloud}
 	t.Cleanup(func() {
 		env.DeleteNodes(t, func(n *corev1.Node) bool { return strings.HasPrefix(n.Spec.ProviderID, "aws:///") })
 	})
@@ -167,7 +176,8 @@ func (f *Fixture) List(gvk schema.GroupVersionKind) []unstructured.Unstructured 
 }
 
 // CreatePool creates the pool (MachinePool, AWSMachinePool, KubeadmConfig)
-// with n replicas and instance type instanceType.
+// with n replicas and instance type instanceType, its maxSize raised to n
+// when the manifest's is smaller.
 func (f *Fixture) CreatePool(n int, instanceType string) {
 	f.T.Helper()
 	for _, obj := range f.objects(strings.ReplaceAll(poolManifest, "AMI_ID", AMI())) {
@@ -176,6 +186,11 @@ func (f *Fixture) CreatePool(n int, instanceType string) {
 			_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "replicas")
 		case "AWSMachinePool":
 			_ = unstructured.SetNestedField(obj.Object, instanceType, "spec", "awsLaunchTemplate", "instanceType")
+			// The group's maxSize bounds the pool (both systems refuse
+			// more replicas than it).
+			if maxSize, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "spec", "maxSize"); float64(n) > asFloat(maxSize) {
+				_ = unstructured.SetNestedField(obj.Object, int64(n), "spec", "maxSize")
+			}
 		}
 		f.Create(obj)
 	}
@@ -206,16 +221,16 @@ func (f *Fixture) SetInstanceType(instanceType string) {
 	f.Patch(AWSMachinePoolGVK, PoolName, map[string]any{"spec": map[string]any{"awsLaunchTemplate": map[string]any{"instanceType": instanceType}}})
 }
 
-// GroupKey is the core's key of the pool's Auto Scaling group (CAPA names
-// it after the AWSMachinePool).
-func GroupKey() core.GroupKey {
-	return awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, PoolName)
+// GroupKey is the core's key of the pool's Auto Scaling group (as the
+// system names it).
+func (f *Fixture) GroupKey() core.GroupKey {
+	return awsface.AWSGroupKey(awsface.AWSDefaultAccountID, awsface.AWSDefaultRegion, f.Sys.GroupName(f.NS, PoolName))
 }
 
 // Group returns the pool's Auto Scaling group as the simulated cloud's
 // core has it (not counted), nil when it does not exist.
 func (f *Fixture) Group() *core.Group {
-	k := GroupKey()
+	k := f.GroupKey()
 	g, err := f.Cloud.Cloud().Scope(k.Face, k.Scope).GetGroup(k.Name)
 	if err != nil {
 		return nil
@@ -263,9 +278,21 @@ func (f *Fixture) ReadyNodes() ([]corev1.Node, error) {
 // Running returns nil once the MachinePool is Running with n ready
 // replicas of n, the group has n instances, all of instanceType and each
 // with a Ready Node, the AWSMachinePool lists their providerIDs, and
-// there are n AWSMachines (CAPA's, one per instance), each owned by one of
-// the n Machines (core's), each with its Node; else it says what differs.
+// there are n per-instance objects (the system's InstanceGVK, owned by its
+// InstanceOwner), each of one of the n Machines, each with its Node; else
+// it says what differs.
 func (f *Fixture) Running(n int, instanceType string) error {
+	if err := f.Serving(n, instanceType); err != nil {
+		return err
+	}
+	return f.settled(n)
+}
+
+// Serving returns nil once the MachinePool is Running with n ready
+// replicas of n and the group has n instances, all of instanceType and
+// each with a Ready Node: what the pool's users see, whatever the state of
+// the controllers' bookkeeping (Machines, per-instance objects).
+func (f *Fixture) Serving(n int, instanceType string) error {
 	mp := f.Get(MachinePoolGVK, PoolName)
 	if mp == nil {
 		return fmt.Errorf("MachinePool %s not found", PoolName)
@@ -292,6 +319,12 @@ func (f *Fixture) Running(n int, instanceType string) error {
 	if len(nodes) != n {
 		return fmt.Errorf("%d of the group's %d instances have a Ready Node", len(nodes), n)
 	}
+	return nil
+}
+
+// settled returns nil once the AWSMachinePool lists n providerIDs and
+// there are n per-instance objects and n Machines, each with its Node.
+func (f *Fixture) settled(n int) error {
 	amp := f.Get(AWSMachinePoolGVK, PoolName)
 	if amp == nil {
 		return fmt.Errorf("AWSMachinePool %s not found", PoolName)
@@ -300,21 +333,24 @@ func (f *Fixture) Running(n int, instanceType string) error {
 	if len(ids) != n {
 		return fmt.Errorf("the AWSMachinePool lists %d providerIDs, want %d", len(ids), n)
 	}
-	// CAPA's AWSMachine per instance, owned by core's Machine, each with
-	// its Node: the bookkeeping of both controllers has settled.
-	awsMachines := map[string]bool{}
-	for _, m := range f.List(AWSMachineGVK) {
+	// The system's per-instance object (CAPA's AWSMachine, mpool's
+	// AWSMachinePoolMachine) per instance, owned as the system owns them,
+	// each a Machine's with its Node: the bookkeeping of the controllers
+	// has settled.
+	kind := f.Sys.InstanceGVK.Kind
+	infraMachines := map[string]bool{}
+	for _, m := range f.List(f.Sys.InstanceGVK) {
 		owned := false
 		for _, ref := range m.GetOwnerReferences() {
-			owned = owned || ref.Kind == "Machine"
+			owned = owned || ref.Kind == f.Sys.InstanceOwner
 		}
 		if !owned {
-			return fmt.Errorf("AWSMachine %s has no owner Machine yet", m.GetName())
+			return fmt.Errorf("%s %s has no owner %s yet", kind, m.GetName(), f.Sys.InstanceOwner)
 		}
-		awsMachines[m.GetName()] = true
+		infraMachines[m.GetName()] = true
 	}
-	if len(awsMachines) != n {
-		return fmt.Errorf("%d AWSMachines, want %d", len(awsMachines), n)
+	if len(infraMachines) != n {
+		return fmt.Errorf("%d %ss, want %d", len(infraMachines), kind, n)
 	}
 	machines := f.List(MachineGVK)
 	if len(machines) != n {
@@ -323,8 +359,8 @@ func (f *Fixture) Running(n int, instanceType string) error {
 	for _, m := range machines {
 		infra, _, _ := unstructured.NestedString(m.Object, "spec", "infrastructureRef", "name")
 		node, _, _ := unstructured.NestedString(m.Object, "status", "nodeRef", "name")
-		if !awsMachines[infra] || node == "" {
-			return fmt.Errorf("Machine %s: AWSMachine %q, Node %q", m.GetName(), infra, node)
+		if !infraMachines[infra] || node == "" {
+			return fmt.Errorf("Machine %s: %s %q, Node %q", m.GetName(), kind, infra, node)
 		}
 	}
 	return nil
@@ -338,7 +374,7 @@ func (f *Fixture) Gone() error {
 			return fmt.Errorf("%s %s is still there", gvk.Kind, PoolName)
 		}
 	}
-	for _, gvk := range []schema.GroupVersionKind{MachineGVK, AWSMachineGVK} {
+	for _, gvk := range []schema.GroupVersionKind{MachineGVK, f.Sys.InstanceGVK} {
 		if l := f.List(gvk); len(l) > 0 {
 			return fmt.Errorf("%d %ss are left", len(l), gvk.Kind)
 		}
@@ -370,6 +406,18 @@ func Identity() *unstructured.Unstructured {
 	o.SetName("default")
 	o.Object["spec"] = map[string]any{"allowedNamespaces": map[string]any{}}
 	return o
+}
+
+// asFloat is a decoded manifest's number (int64 or float64), 0 for
+// anything else.
+func asFloat(v any) float64 {
+	switch v := v.(type) {
+	case int64:
+		return float64(v)
+	case float64:
+		return v
+	}
+	return 0
 }
 
 func mustJSON(v any) []byte {

@@ -20,12 +20,17 @@ const (
 	rolledType   = "m5.xlarge"
 )
 
-// phases are the wall times of the scenario's steps.
+// phases are the wall times of the scenario's steps, and what was seen
+// during the roll.
 type phases struct {
 	Up, Roll, ScaleIn, Delete time.Duration
+	// MinReady is the lowest count of Ready schedulable Nodes of the
+	// pool's instances seen during the roll (sampled every poll, 50 ms
+	// apart at most).
+	MinReady int
 }
 
-// runScenario runs the pool's life with CAPA: created with n replicas to
+// runScenario runs the pool's life on the fixture's system: created with n replicas to
 // Running with n Ready Nodes, its instance type changed and rolled (every
 // instance replaced), scaled in to n/2, deleted (its objects and group
 // gone, and no launch template left).
@@ -35,16 +40,13 @@ func runScenario(t testing.TB, f *Fixture, n int) phases {
 		t.Helper()
 		start := time.Now()
 		testenv.Eventually(t, converge, func() error {
-			if err := capa.Running(); err != nil {
-				t.Fatal(err)
-			}
-			if err := up.Running(); err != nil {
+			if err := f.Sys.Running(); err != nil {
 				t.Fatal(err)
 			}
 			return cond()
 		})
 		d := time.Since(start)
-		t.Logf("%s in %s", what, d.Round(100*time.Millisecond))
+		t.Logf("%s: %s in %s", f.Sys.Name, what, d.Round(100*time.Millisecond))
 		return d
 	}
 	var p phases
@@ -56,7 +58,17 @@ func runScenario(t testing.TB, f *Fixture, n int) phases {
 		before[in.ID] = true
 	}
 	f.SetInstanceType(rolledType)
+	p.MinReady = n
 	p.Roll = wait("the instance type rolled", func() error {
+		if ready, err := f.ReadyNodes(); err == nil {
+			schedulable := 0
+			for _, node := range ready {
+				if !node.Spec.Unschedulable {
+					schedulable++
+				}
+			}
+			p.MinReady = min(p.MinReady, schedulable)
+		}
 		for _, in := range f.Instances() {
 			if before[in.ID] {
 				return fmt.Errorf("instance %s of before the change is still there", in.ID)
@@ -65,6 +77,7 @@ func runScenario(t testing.TB, f *Fixture, n int) phases {
 		return f.Running(n, rolledType)
 	})
 
+	t.Logf("%s: at least %d of %d Nodes Ready and schedulable throughout the roll", f.Sys.Name, p.MinReady, n)
 	f.Scale(n / 2)
 	p.ScaleIn = wait(fmt.Sprintf("scaled in to %d", n/2), func() error { return f.Running(n/2, rolledType) })
 
@@ -89,14 +102,8 @@ func runScenario(t testing.TB, f *Fixture, n int) phases {
 // deletion. Every request CAPA sends is one the face knows and answers as
 // AWS does.
 func TestCAPAMachinePool(t *testing.T) {
-	f := NewFixture(t, env, cloud)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("CAPA's log:\n%s", capa.Logs(80))
-			t.Logf("upstream core's log:\n%s", up.Logs("core", 30))
-		}
-		t.Logf("the simulated AWS's requests:\n%s", requestSummary())
-	})
+	f := NewFixture(t, peerSys, cloud)
+	logOnFailure(t, f)
 	refreshes := ops(awsface.OpAWSStartInstanceRefresh)
 	runScenario(t, f, 3)
 	if got := ops(awsface.OpAWSStartInstanceRefresh) - refreshes; got < 1 {
@@ -105,4 +112,29 @@ func TestCAPAMachinePool(t *testing.T) {
 	if s := refusedRequests(); s != "" {
 		t.Errorf("the simulated AWS refused or did not know requests CAPA sent:\n%s", s)
 	}
+}
+
+// TestMpoolMachinePool runs mpool's manager through the same life of the
+// same pool, on the same simulated AWS (runScenario with 3 instances), on
+// a control plane of its own: the scenario's manifests are the peer's,
+// which mpool's v1beta2 kinds accept as they are. Every request mpool
+// sends is one the face knows and answers.
+func TestMpoolMachinePool(t *testing.T) {
+	f := NewFixture(t, mpoolSys, cloud)
+	logOnFailure(t, f)
+	runScenario(t, f, 3)
+	if s := refusedRequests(); s != "" {
+		t.Errorf("the simulated AWS refused or did not know requests mpool sent:\n%s", s)
+	}
+}
+
+// logOnFailure logs, when t ends, the simulated AWS's requests, and the
+// tails of the system's managers' logs if t failed.
+func logOnFailure(t *testing.T, f *Fixture) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(f.Sys.Logs())
+		}
+		t.Logf("the simulated AWS's requests:\n%s", requestSummary())
+	})
 }

@@ -71,11 +71,22 @@ func (c *Config) ScaleGroup(_ context.Context, env kit.Env) (scalegroup.ScaleGro
 	if c.Disabled {
 		return nil, nil
 	}
+	opts, err := c.Options(env)
+	if err != nil {
+		return nil, err
+	}
+	return New(opts)
+}
+
+// Options are the Options of c's endpoints, HTTP client and credentials
+// (the manager's own, and AzureClusterIdentities through env's reader),
+// which the AKS provider shares.
+func (c *Config) Options(env kit.Env) (Options, error) {
 	hc := env.HTTPClient
 	if hc == nil && c.CAFile != "" {
 		var err error
 		if hc, err = kit.HTTPClientTrusting(c.CAFile); err != nil {
-			return nil, err
+			return Options{}, err
 		}
 	}
 	opts := Options{ResourceManagerEndpoint: c.ResourceManagerEndpoint, AuthorityHost: c.AuthorityHost, HTTPClient: hc}
@@ -91,8 +102,8 @@ func (c *Config) ScaleGroup(_ context.Context, env kit.Env) (scalegroup.ScaleGro
 		creds.Default, err = NewDefaultCredential(opts, os.Getenv)
 	}
 	if err != nil {
-		return nil, err
+		return Options{}, err
 	}
 	opts.Credentials = creds
-	return New(opts)
+	return opts, nil
 }

@@ -33,6 +33,10 @@ import (
 // Messages hold ARM's and Entra's codes and messages, which never echo
 // custom data or secrets. Errors already classified, and the context's,
 // are returned as they are.
+// CloudError maps an error of the Azure SDK onto scalegroup's typed errors
+// (ARM's and Entra ID's), for the AKS provider.
+func CloudError(err error, ref scalegroup.Ref) error { return cloudError(err, ref) }
+
 func cloudError(err error, ref scalegroup.Ref) error {
 	if err == nil || scalegroup.ReasonOf(err) != "" || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err

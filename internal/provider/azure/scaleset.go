@@ -78,8 +78,20 @@ type startedOperation struct {
 
 // New returns the Azure ScaleGroup. opts.Credentials is required.
 func New(opts Options) (*ScaleSets, error) {
+	opts, co, err := ClientOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("azure scale sets: %w", err)
+	}
+	return &ScaleSets{opts: opts, armOpts: co, ops: map[string]startedOperation{}}, nil
+}
+
+// ClientOptions returns opts with its defaults and the ARM client options
+// of the SDK's clients reaching them (the AKS provider's too):
+// opts.Credentials is required, one logical call is one request (the
+// engine retries), no resource provider registration.
+func ClientOptions(opts Options) (Options, arm.ClientOptions, error) {
 	if opts.Credentials == nil {
-		return nil, fmt.Errorf("azure scale sets: no credentials resolver")
+		return opts, arm.ClientOptions{}, fmt.Errorf("no credentials resolver")
 	}
 	if opts.ResourceManagerEndpoint == "" {
 		opts.ResourceManagerEndpoint = DefaultResourceManagerEndpoint
@@ -93,7 +105,7 @@ func New(opts Options) (*ScaleSets, error) {
 	} {
 		u, err := url.Parse(e.url)
 		if err != nil || u.Scheme != "https" || u.Host == "" {
-			return nil, fmt.Errorf("azure scale sets: the %s %q is not an https URL", e.name, e.url)
+			return opts, arm.ClientOptions{}, fmt.Errorf("the %s %q is not an https URL", e.name, e.url)
 		}
 	}
 	co := arm.ClientOptions{
@@ -104,14 +116,14 @@ func New(opts Options) (*ScaleSets, error) {
 			Retry:     policy.RetryOptions{MaxRetries: -1},
 			Telemetry: policy.TelemetryOptions{ApplicationID: "mpool"},
 		},
-		// Registering Microsoft.Compute is the subscription owner's
+		// Registering a resource provider is the subscription owner's
 		// business, not a reconcile's (it blocks for minutes).
 		DisableRPRegistration: true,
 	}
 	if opts.HTTPClient != nil {
 		co.Transport = opts.HTTPClient
 	}
-	return &ScaleSets{opts: opts, armOpts: co, ops: map[string]startedOperation{}}, nil
+	return opts, co, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: Azure leaves rollouts to

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mpool-dev/mpool/sim/admin"
@@ -85,6 +86,8 @@ type AzureFace struct {
 	Clients []AzureClient
 
 	buckets core.Buckets
+	// aksMu serializes the simulated AKS's changes of the face's data.
+	aksMu sync.Mutex
 }
 
 // Name implements Face.
@@ -365,6 +368,9 @@ func (f *AzureFace) Handler(env core.FaceEnv) http.Handler {
 	} {
 		h.ops[op] = env.Wrap(op, fn)
 	}
+	for op, fn := range h.aksHandlers() {
+		h.ops[op] = env.Wrap(op, fn)
+	}
 	return h
 }
 
@@ -409,6 +415,15 @@ func (h *azureHandler) route(r *http.Request) string {
 	}
 	r.SetPathValue("sub", segs[1])
 	rest := segs[2:]
+	if len(rest) >= 4 && eq(rest[0], "resourceGroups") && eq(rest[2], "providers") && eq(rest[3], aksProvider) {
+		r.SetPathValue("rg", rest[1])
+		return routeAKS(r, rest[4:])
+	}
+	if len(rest) == 6 && eq(rest[0], "providers") && eq(rest[1], aksProvider) && eq(rest[2], "locations") && eq(rest[4], "operations") && m == http.MethodGet {
+		r.SetPathValue("location", rest[3])
+		r.SetPathValue("operation", rest[5])
+		return OpAKSOperationStatus
+	}
 	if len(rest) >= 4 && eq(rest[0], "resourceGroups") && eq(rest[2], "providers") && eq(rest[3], azureapi.ResourceProvider) {
 		r.SetPathValue("rg", rest[1])
 		rest = rest[4:]
@@ -507,11 +522,17 @@ type azureOp struct {
 // setOperationHeaders sets Azure-AsyncOperation (and, with location, the
 // Location of the operation's result) for op.
 func (h *azureHandler) setOperationHeaders(w http.ResponseWriter, r *http.Request, op azureOp, region string, location bool) {
+	h.setProviderOperationHeaders(w, r, azureapi.ResourceProvider, op, region, location)
+}
+
+// setProviderOperationHeaders sets them under the resource provider
+// provider's operations.
+func (h *azureHandler) setProviderOperationHeaders(w http.ResponseWriter, r *http.Request, provider string, op azureOp, region string, location bool) {
 	op.Scope = azureScope(r.PathValue("sub"), r.PathValue("rg"))
 	b, _ := json.Marshal(op)
 	id := base64.RawURLEncoding.EncodeToString(b)
 	api := r.URL.Query().Get("api-version")
-	u := h.baseURL(r) + "/subscriptions/" + url.PathEscape(r.PathValue("sub")) + "/providers/Microsoft.Compute/locations/" +
+	u := h.baseURL(r) + "/subscriptions/" + url.PathEscape(r.PathValue("sub")) + "/providers/" + provider + "/locations/" +
 		url.PathEscape(region) + "/operations/" + id + "?api-version=" + url.QueryEscape(api)
 	w.Header().Set("Azure-AsyncOperation", u)
 	if location {
@@ -549,6 +570,8 @@ func (h *azureHandler) operationStatus(w http.ResponseWriter, r *http.Request) {
 		if gerr == nil {
 			st.Status = azureapi.StatusInProgress
 		}
+	case aksOpWrite, aksOpDelete, aksOpDeleteMachines:
+		st.Status, st.Error = h.aksOperationStatus(op, start)
 	case azureOpDeleteInstances:
 		if gerr == nil && slices.ContainsFunc(g.Instances, func(in core.Instance) bool { return slices.Contains(op.IDs, in.ID) }) {
 			st.Status = azureapi.StatusInProgress

@@ -129,6 +129,79 @@
 // VMs are next read: Replace deletes and recreates it, the capacity
 // unchanged; Restart and Reimage bring it back healthy.
 //
+// # AKS
+//
+// The face serves a simulated AKS (Microsoft.ContainerService, aks.go) on
+// ARM's endpoint, behind the same Entra ID tokens, api-version check and
+// request budgets, as armcontainerservice (v6, api-version 2025-02-01)
+// speaks it, under
+// /subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.ContainerService/:
+//
+//   - managedClusters/{c}: GET. Clusters are registered from Go
+//     (AKSCreateCluster; `mpool up`'s PrepareSandbox registers
+//     AKSDefaultClusterName in the default subscription, resource group and
+//     location) and never change; their node resource group is
+//     MC_<rg>_<cluster>_<location>, their version AKSDefaultVersion unless
+//     given.
+//   - managedClusters/{c}/agentPools: list; agentPools/{p}: PUT (201
+//     create, 200 update, with Azure-AsyncOperation), GET, DELETE (202 with
+//     Azure-AsyncOperation and Location; 204 when absent);
+//     agentPools/{p}/deleteMachines (POST {"machineNames": [...]}: those
+//     VMs and their Nodes go and the count drops by their number; a name
+//     the pool lacks is 400 InvalidParameter and nothing goes; a System pool
+//     keeps one node); agentPools/{p}/machines: list, each machine named as
+//     its Node, properties.resourceId its VM and network its address.
+//
+// An agent pool's nodes are VMs of a Uniform scale set of this face,
+// aks-<pool>-<8 digits>-vmss in the node resource group (GET it with
+// armcompute), host names aks-<pool>-<8 digits>-vmss + 6 base-36 digits,
+// providerIDs azure:///subscriptions/<sub>/resourceGroups/mc_<...>/providers/Microsoft.Compute/virtualMachineScaleSets/<vmss>/virtualMachines/<n>.
+// AKS bootstraps them: the face creates a bootstrap token in the node
+// agent's first workload API server and writes their kubeadm join itself,
+// with AKS's labels (agentpool, kubernetes.azure.com/agentpool, mode,
+// cluster, node-image-version AKSNodeImageVersion, role, os-sku,
+// scalesetpriority for Spot) and the pool's nodeLabels, nodeTaints and
+// maxPods; without a workload API server they boot and never join. The
+// Nodes of VMs AKS removes (a lower count, deleteMachines, a deleted pool)
+// are deleted with them, and a deleted pool's bootstrap token.
+//
+// A PUT is checked as AKS does: the pool name (a lowercase letter and at
+// most 11 lowercase letters and digits), the VM size (400
+// VMSizeNotSupported for one the face lacks) and its zones, count 0 to
+// AKSMaxNodesPerPool (a System pool at least 1; autoscaling needs minCount
+// ≤ count ≤ maxCount), no Spot System pool, Linux VirtualMachineScaleSets
+// pools only, an orchestratorVersion no newer than the cluster's, at most
+// AKSMaxPoolsPerCluster pools, and on update PropertyChangeNotAllowed for
+// the properties AKS cannot change in place (vmSize, osDiskSizeGB,
+// osDiskType, availabilityZones, maxPods, osType, scaleSetPriority,
+// spotMaxPrice, enableNodePublicIP, nodePublicIPPrefixID, kubeletConfig,
+// linuxOSConfig, vnetSubnetID, enableFIPS, enableEncryptionAtHost). Count,
+// labels, taints, tags, mode and autoscaling change in place: the count at
+// once (a scale-in's victims are the core's), the rest for new nodes only.
+// provisioningState is Creating or Updating while the nodes the last write
+// created boot, Failed when one failed, Deleting while the scale set goes.
+// Operations are stateless as the scale sets' (under
+// Microsoft.ContainerService/locations/{l}/operations/{id}).
+//
+// A change of orchestratorVersion (up to the cluster's; no downgrade) is
+// AKS's own upgrade: provisioningState Upgrading and currentOrchestratorVersion
+// the old one until it is done; the pool runs count + maxSurge nodes
+// (upgradeSettings.maxSurge, a number or a percentage rounded up, AKS's
+// default 10%, at least one), new ones of the new version; each time one
+// has joined, an old one is cordoned and removed with its Node, oldest
+// first; with none left the pool is back to count. It advances whenever
+// the cluster is read (the pool, its machines, the operation), so it needs
+// no loop and survives a restart; another write meanwhile is 409
+// OperationNotAllowed.
+//
+// Not simulated yet: drains (an upgrade or scale-in removes nodes without
+// evicting their pods, so PodDisruptionBudgets and drainTimeoutInMinutes,
+// nodeSoakDurationInMinutes and undrainableNodeBehavior are kept and not
+// acted on), node image upgrades (upgradeNodeImageVersion is unknown),
+// AKS's cluster autoscaler (enableAutoScaling is validated and kept, the
+// count not changed), relabelling existing nodes, Windows pools, managed
+// cluster writes.
+//
 // Limits: any subscription and resource group name is accepted without
 // being created; one region's SKUs everywhere; no instance views (the
 // application health of a VM is not reported), NICs, disks or extensions

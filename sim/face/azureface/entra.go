@@ -41,6 +41,9 @@ type azureFaceData struct {
 	// TokenKey signs access tokens (hex), so they stay valid across
 	// restarts.
 	TokenKey string `json:"tokenKey,omitempty"`
+	// AKSClusters are the simulated AKS's managed clusters and their agent
+	// pools (aks.go).
+	AKSClusters []aksCluster `json:"aksClusters,omitempty"`
 }
 
 func defaultAzureClient() AzureClient {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"time"
@@ -16,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	certutil "k8s.io/client-go/util/cert"
-	bootstrapapi "k8s.io/cluster-bootstrap/token/api"
 	bootstraputil "k8s.io/cluster-bootstrap/token/util"
 
 	"github.com/mpool-dev/mpool/internal/drain"
@@ -434,44 +431,12 @@ func (f *EKSFace) ensureToken(env core.FaceEnv, n *eksNodegroup) error {
 	if cfg == nil {
 		return nil
 	}
-	ca := cfg.CAData
-	if len(ca) == 0 && cfg.CAFile != "" {
-		b, err := os.ReadFile(cfg.CAFile)
-		if err != nil {
-			return err
-		}
-		ca = b
-	}
-	certs, err := certutil.ParseCertsPEM(ca)
-	if err != nil || len(certs) == 0 {
-		return fmt.Errorf("the workload API server's CA cannot be read: %v", err)
-	}
-	n.Endpoint, n.CAHash = cfg.Host, nodeagent.Pin(certs[len(certs)-1])
-	token, err := bootstraputil.GenerateBootstrapToken()
-	if err != nil {
-		return err
-	}
-	id, secret, _ := cutToken(token)
-	cs := f.client(env, n)
-	if cs == nil {
-		return fmt.Errorf("no client for %s", cfg.Host)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), eksCallTimeout)
 	defer cancel()
-	_, err = cs.CoreV1().Secrets("kube-system").Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: metav1.NamespaceSystem, Name: bootstraputil.BootstrapTokenSecretName(id),
-			Labels: map[string]string{EKSLabelNodegroup: n.Name}},
-		Type: corev1.SecretTypeBootstrapToken,
-		StringData: map[string]string{
-			bootstrapapi.BootstrapTokenIDKey: id, bootstrapapi.BootstrapTokenSecretKey: secret,
-			bootstrapapi.BootstrapTokenUsageAuthentication: "true", bootstrapapi.BootstrapTokenUsageSigningKey: "true",
-			bootstrapapi.BootstrapTokenExtraGroupsKey: "system:bootstrappers:kubeadm:default-node-token",
-			bootstrapapi.BootstrapTokenDescriptionKey: "EKS managed node group " + n.ARN,
-		},
-	}, metav1.CreateOptions{})
+	t, err := nodeagent.IssueJoinTicket(ctx, cfg, map[string]string{EKSLabelNodegroup: n.Name}, "EKS managed node group "+n.ARN)
 	if err != nil {
-		return fmt.Errorf("creating the node group's bootstrap token: %w", err)
+		return fmt.Errorf("the node group's join ticket: %w", err)
 	}
-	n.Token = id + "." + secret
+	n.Endpoint, n.CAHash, n.Token = t.Endpoint, t.CAHash, t.Token
 	return nil
 }

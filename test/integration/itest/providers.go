@@ -16,6 +16,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/aws"
 	"github.com/mpool-dev/mpool/internal/provider/aws/eks"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
+	"github.com/mpool-dev/mpool/internal/provider/azure/aks"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/gcp"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
@@ -270,6 +271,77 @@ var EKS = &Provider{
 		f.Env.DeleteNodes(f.T, func(n *corev1.Node) bool { _, ok := n.Labels[eksface.EKSLabelNodegroup]; return ok })
 		deleteIdentity("eks-static-identity")(f)
 	},
+}
+
+// AKS is the AKS provider with examples/aks: the Cluster aks, its
+// AzureManagedControlPlane mpool-aks and AzureClusterIdentity, and the
+// AzureManagedMachinePool pool0, on the Azure face's simulated AKS (the
+// cluster created at CloudOptions.Version).
+var AKS = &Provider{
+	Name: aks.ProviderName, ClusterName: "aks", PoolName: "pool0",
+	ClusterManifest: []string{"examples", "aks", "cluster.yaml"},
+	SeedManifest:    []string{"examples", "aks", "machinepool.yaml"},
+	Seed:            17,
+	Faces:           []string{azureface.AzureFaceName},
+	Ignored:         []string{azureface.OpAzureToken, azureface.OpAzureDiscovery},
+	PrepareCloud: func(srv *server.Server, o CloudOptions) error {
+		return azureface.AKSCreateCluster(srv.Cloud(), azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup,
+			azureface.AKSDefaultClusterName, azureface.AzureDefaultLocation, o.Version)
+	},
+	// The pools' AzureClusterIdentity only.
+	Configure: func(f *Fixture, o *manager.Options) {
+		o.Providers = Providers(f.Cloud, f.NS, azure.ProviderName, aks.ProviderName)
+	},
+	GroupKey: func(f *Fixture) core.GroupKey { return AKSScaleSet(f) },
+	// The Nodes of the pool's agent pool.
+	OwnsNode: func(f *Fixture) func(*corev1.Node) bool {
+		return func(n *corev1.Node) bool {
+			return n.Labels[azureface.AKSLabelAgentPool] == f.Provider.PoolName && n.Labels[azureface.AKSLabelCluster] == AKSNodeResourceGroup
+		}
+	},
+	ReadyCondition: infrav1.ScaleGroupReadyCondition,
+	// AKS's providerIDs: VMs of the pool's scale set in the node resource group.
+	Check: func(f *Fixture, pool client.Object) error {
+		prefix := "azure:///subscriptions/" + azureface.AzureDefaultSubscriptionID + "/resourceGroups/" + strings.ToLower(AKSNodeResourceGroup) +
+			"/providers/Microsoft.Compute/virtualMachineScaleSets/" + AKSScaleSet(f).Name + "/virtualMachines/"
+		for _, id := range pool.(*infrav1.AzureManagedMachinePool).Spec.ProviderIDList {
+			if !strings.HasPrefix(strings.ToLower(id), strings.ToLower(prefix)) {
+				return fmt.Errorf("providerID %s is not a VM of %s", id, prefix)
+			}
+		}
+		return nil
+	},
+	// AKS's labels, the pool's labels and taint.
+	CheckNode: func(node *corev1.Node) error {
+		l := node.Labels
+		if l[azureface.AKSLabelMode] != "system" || l[azureface.AKSLabelNodeImage] != azureface.AKSNodeImageVersion || l["workload"] != "general" ||
+			!strings.HasPrefix(node.Name, "aks-pool0-") {
+			return fmt.Errorf("Node %s labels %v: want AKS's and the pool's", node.Name, l)
+		}
+		if len(node.Spec.Taints) != 1 || node.Spec.Taints[0].Key != "dedicated" || node.Spec.Taints[0].Effect != corev1.TaintEffectPreferNoSchedule {
+			return fmt.Errorf("Node %s taints %v: want the pool's", node.Name, node.Spec.Taints)
+		}
+		return nil
+	},
+	CheckMachine: func(m client.Object) error {
+		if s := m.(*infrav1.AzureManagedMachinePoolMachine).Status.ProvisioningState; s != "Succeeded" {
+			return fmt.Errorf("AzureManagedMachinePoolMachine %s provisioning state %q", m.GetName(), s)
+		}
+		return nil
+	},
+	// AKS names Nodes after the scale set, the same in the next test's cloud.
+	Cleanup: func(f *Fixture) {
+		f.Env.DeleteNodes(f.T, func(n *corev1.Node) bool { _, ok := n.Labels[azureface.AKSLabelAgentPool]; return ok })
+	},
+}
+
+// AKSNodeResourceGroup is the node resource group of examples/aks's cluster.
+const AKSNodeResourceGroup = "MC_" + azureface.AzureDefaultResourceGroup + "_" + azureface.AKSDefaultClusterName + "_" + azureface.AzureDefaultLocation
+
+// AKSScaleSet is the key of the AKS pool's scale set in the node resource group.
+func AKSScaleSet(f *Fixture) core.GroupKey {
+	return azureface.AKSScaleSetKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, azureface.AKSDefaultClusterName,
+		AKSNodeResourceGroup, f.Provider.PoolName)
 }
 
 // Nodegroup is the EKS pool's node group name.
