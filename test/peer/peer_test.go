@@ -34,12 +34,17 @@ type phases struct {
 // Running with n Ready Nodes, its instance type changed and rolled (every
 // instance replaced), scaled in to n/2, deleted (its objects and group
 // gone, and no launch template left).
+//
+// Each step is bounded by converge for every 50 instances (at least once):
+// at N = 100 the peer took 93 s to Running and 201 s to roll, and its time
+// grows faster than N.
 func runScenario(t testing.TB, f *Fixture, n int) phases {
 	t.Helper()
+	bound := converge * time.Duration(max(1, n/50))
 	wait := func(what string, cond func() error) time.Duration {
 		t.Helper()
 		start := time.Now()
-		testenv.Eventually(t, converge, func() error {
+		testenv.Eventually(t, bound, func() error {
 			if err := f.Sys.Running(); err != nil {
 				t.Fatal(err)
 			}
