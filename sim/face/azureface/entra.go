@@ -2,11 +2,9 @@ package azureface
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -110,22 +108,9 @@ func AzureClients(c *core.Cloud) []AzureClient {
 
 // tokenKey returns the face's token signing key, creating it on first use.
 func (h *azureHandler) tokenKey() ([]byte, error) {
-	d := readAzureData(h.env.Cloud.FaceData(AzureFaceName))
-	if d.TokenKey == "" {
-		var err error
-		d, err = updateAzureData(h.env.Cloud, func(d *azureFaceData) error {
-			if d.TokenKey == "" {
-				b := make([]byte, 32)
-				_, _ = rand.Read(b)
-				d.TokenKey = hex.EncodeToString(b)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return hex.DecodeString(d.TokenKey)
+	return core.FaceKey(func() azureFaceData { return readAzureData(h.env.Cloud.FaceData(AzureFaceName)) },
+		func(fn func(*azureFaceData) error) (azureFaceData, error) { return updateAzureData(h.env.Cloud, fn) },
+		func(d *azureFaceData) *string { return &d.TokenKey })
 }
 
 // azureClaims are the claims of the face's access tokens (a JWT signed

@@ -201,22 +201,9 @@ func (h *gcpHandler) keysOf(email string) map[string]*rsa.PublicKey {
 
 // tokenKey returns the face's token signing key, creating it on first use.
 func (h *gcpHandler) tokenKey() ([]byte, error) {
-	d := readData(h.env.Cloud)
-	if d.TokenKey == "" {
-		var err error
-		d, err = updateData(h.env.Cloud, func(d *faceData) error {
-			if d.TokenKey == "" {
-				b := make([]byte, 32)
-				_, _ = rand.Read(b)
-				d.TokenKey = hex.EncodeToString(b)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return hex.DecodeString(d.TokenKey)
+	return core.FaceKey(func() faceData { return readData(h.env.Cloud) },
+		func(fn func(*faceData) error) (faceData, error) { return updateData(h.env.Cloud, fn) },
+		func(d *faceData) *string { return &d.TokenKey })
 }
 
 var b64 = base64.RawURLEncoding
