@@ -82,16 +82,12 @@ func (c *Config) ScaleGroup(_ context.Context, env kit.Env) (scalegroup.ScaleGro
 // (the manager's own, and AzureClusterIdentities through env's reader),
 // which the AKS provider shares.
 func (c *Config) Options(env kit.Env) (Options, error) {
-	hc := env.HTTPClient
-	if hc == nil && c.CAFile != "" {
-		var err error
-		if hc, err = kit.HTTPClientTrusting(c.CAFile); err != nil {
-			return Options{}, err
-		}
+	hc, err := env.HTTPClientTrusting(c.CAFile)
+	if err != nil {
+		return Options{}, err
 	}
 	opts := Options{ResourceManagerEndpoint: c.ResourceManagerEndpoint, AuthorityHost: c.AuthorityHost, HTTPClient: hc}
 	creds := &IdentityCredentials{Reader: env.Reader, Options: opts}
-	var err error
 	secret := c.ClientSecret
 	if secret == "" {
 		secret = os.Getenv(EnvClientSecret)

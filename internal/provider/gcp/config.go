@@ -77,19 +77,15 @@ func (c *Config) ScaleGroup(_ context.Context, env kit.Env) (scalegroup.ScaleGro
 	if c.Disabled {
 		return nil, nil
 	}
-	base := env.HTTPClient
-	if base == nil && c.CAFile != "" {
-		var err error
-		if base, err = kit.HTTPClientTrusting(c.CAFile); err != nil {
-			return nil, fmt.Errorf("GCP provider: %w", err)
-		}
+	base, err := env.HTTPClientTrusting(c.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("GCP provider: %w", err)
 	}
 	if base == nil {
 		base = &http.Client{Timeout: 60 * time.Second}
 	}
 	key := c.CredentialsJSON
 	if c.CredentialsFile != "" {
-		var err error
 		if key, err = os.ReadFile(c.CredentialsFile); err != nil {
 			return nil, fmt.Errorf("GCP provider: reading --gcp-credentials-file: %w", err)
 		}

@@ -45,6 +45,16 @@ type Env struct {
 	HTTPClient *http.Client
 }
 
+// HTTPClientTrusting returns env's HTTPClient when it is set, else, when
+// caFile is set, a client that trusts it (HTTPClientTrusting), else nil
+// (the provider's own).
+func (env Env) HTTPClientTrusting(caFile string) (*http.Client, error) {
+	if env.HTTPClient != nil || caFile == "" {
+		return env.HTTPClient, nil
+	}
+	return HTTPClientTrusting(caFile)
+}
+
 // Simulated is the simulated cloud as a provider's Config sees it: where
 // its faces listen and the accounts they know. It carries no simulator
 // type: providers never import the simulated cloud.
