@@ -160,22 +160,15 @@ func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired,
 	if len(spec.SubnetIDs) == 0 {
 		return contract.Desired{}, fmt.Errorf("spec.subnetIDs is required: mpool does not look the cluster's subnets up by spec.availabilityZones yet")
 	}
-	replicas := int32(1)
-	if owner.MachinePool != nil {
-		replicas = ptr.Deref(owner.MachinePool.Spec.Replicas, 1)
-	}
+	replicas := kit.OwnerReplicas(owner)
 	st := Settings{MinSize: 0, MaxSize: max(replicas, 1), Labels: maps.Clone(spec.Labels),
 		ForceUpdate:      pool.Annotations[infrav1.AnnotationEKSForceUpdate] == "true",
 		ExternalReplicas: capi.ReplicasManagedExternally(owner.MachinePool)}
 	if sc := spec.Scaling; sc != nil {
 		st.MinSize = ptr.Deref(sc.MinSize, st.MinSize)
 		st.MaxSize = ptr.Deref(sc.MaxSize, st.MaxSize)
-		if st.MinSize > st.MaxSize {
-			return contract.Desired{}, fmt.Errorf("spec.scaling.minSize %d is above spec.scaling.maxSize %d", st.MinSize, st.MaxSize)
-		}
-		if !st.ExternalReplicas && (replicas < st.MinSize || replicas > st.MaxSize) {
-			return contract.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AWSManagedMachinePool's [scaling.minSize %d, scaling.maxSize %d]: change the MachinePool's spec.replicas, or spec.scaling",
-				replicas, st.MinSize, st.MaxSize)
+		if err := kit.CheckScaling("AWSManagedMachinePool", replicas, st.MinSize, st.MaxSize, st.ExternalReplicas); err != nil {
+			return contract.Desired{}, err
 		}
 	}
 	for _, t := range spec.Taints {

@@ -120,21 +120,14 @@ func (a Adapter) GroupRef(p contract.Pool, infra client.Object) (scalegroup.Ref,
 func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired, error) {
 	pool := p.(*infrav1.AzureManagedMachinePool)
 	spec := pool.Spec
-	replicas := int32(1)
-	if owner.MachinePool != nil {
-		replicas = ptr.Deref(owner.MachinePool.Spec.Replicas, 1)
-	}
+	replicas := kit.OwnerReplicas(owner)
 	st := Settings{Mode: spec.Mode, Labels: maps.Clone(spec.NodeLabels), ScaleDownMode: ptr.Deref(spec.ScaleDownMode, "Delete"),
 		ExternalReplicas: capi.ReplicasManagedExternally(owner.MachinePool)}
 	if sc := spec.Scaling; sc != nil {
 		st.AutoScaling = true
 		st.MinCount, st.MaxCount = ptr.Deref(sc.MinSize, 0), ptr.Deref(sc.MaxSize, max(replicas, 1))
-		if st.MinCount > st.MaxCount {
-			return contract.Desired{}, fmt.Errorf("spec.scaling.minSize %d is above spec.scaling.maxSize %d", st.MinCount, st.MaxCount)
-		}
-		if !st.ExternalReplicas && (replicas < st.MinCount || replicas > st.MaxCount) {
-			return contract.Desired{}, fmt.Errorf("the MachinePool's replicas %d are outside the AzureManagedMachinePool's [scaling.minSize %d, scaling.maxSize %d]: change the MachinePool's spec.replicas, or spec.scaling",
-				replicas, st.MinCount, st.MaxCount)
+		if err := kit.CheckScaling("AzureManagedMachinePool", replicas, st.MinCount, st.MaxCount, st.ExternalReplicas); err != nil {
+			return contract.Desired{}, err
 		}
 	}
 	if spec.Mode == infrav1.NodePoolModeSystem && replicas < 1 && !st.ExternalReplicas {
