@@ -171,3 +171,30 @@ func TestModelPart(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckScaling(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		replicas, min, max int32
+		external           bool
+		want               string
+	}{
+		{name: "within", replicas: 2, min: 1, max: 3},
+		{name: "at the bounds", replicas: 3, min: 3, max: 3},
+		{name: "min above max", replicas: 2, min: 4, max: 3, want: "spec.scaling.minSize 4 is above spec.scaling.maxSize 3"},
+		{name: "min above max, external replicas", replicas: 2, min: 4, max: 3, external: true, want: "is above"},
+		{name: "above max", replicas: 6, min: 1, max: 3, want: "the MachinePool's replicas 6 are outside the K's [scaling.minSize 1, scaling.maxSize 3]"},
+		{name: "below min", replicas: 0, min: 1, max: 3, want: "replicas 0 are outside"},
+		{name: "outside, external replicas", replicas: 6, min: 1, max: 3, external: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckScaling("K", tc.replicas, tc.min, tc.max, tc.external)
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("CheckScaling(%d, [%d, %d], external %v) = %v, want an error with %q", tc.replicas, tc.min, tc.max, tc.external, err, tc.want)
+			}
+		})
+	}
+	if got := OwnerReplicas(contract.Owner{}); got != 1 {
+		t.Errorf("OwnerReplicas without a MachinePool = %d, want 1", got)
+	}
+}
