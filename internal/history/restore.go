@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -47,16 +48,20 @@ func Restore(ctx context.Context, c client.Client, mp *clusterv1.MachinePool, r 
 	if err := json.Unmarshal(r.Snapshot.Template, &tmpl); err != nil {
 		return halfway(fmt.Errorf("revision %d: %w", r.Number, err))
 	}
-	latest := &clusterv1.MachinePool{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(mp), latest); err != nil {
-		return halfway(err)
-	}
-	tmpl.Spec.Bootstrap.DataSecretName = latest.Spec.Template.Spec.Bootstrap.DataSecretName
-	latest.Spec.Template = tmpl
-	if !userPaused {
-		delete(latest.Annotations, pausedAnnotation)
-	}
-	if err := c.Update(ctx, latest); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		latest := &clusterv1.MachinePool{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(mp), latest); err != nil {
+			return err
+		}
+		t := *tmpl.DeepCopy()
+		t.Spec.Bootstrap.DataSecretName = latest.Spec.Template.Spec.Bootstrap.DataSecretName
+		latest.Spec.Template = t
+		if !userPaused {
+			delete(latest.Annotations, pausedAnnotation)
+		}
+		return c.Update(ctx, latest)
+	})
+	if err != nil {
 		return halfway(fmt.Errorf("restoring the template of MachinePool %s/%s: %w", mp.Namespace, mp.Name, err))
 	}
 	return nil
@@ -65,26 +70,32 @@ func Restore(ctx context.Context, c client.Client, mp *clusterv1.MachinePool, r 
 // restoreSpec replaces the spec of the object o names with o's, keeping
 // the fields keep as they are now.
 func restoreSpec(ctx context.Context, c client.Client, ns string, o Object, keep ...string) error {
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(schema.FromAPIVersionAndKind(o.APIVersion, o.Kind))
-	if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: o.Name}, u); err != nil {
-		return fmt.Errorf("reading %s %s/%s: %w", o.Kind, ns, o.Name, err)
-	}
 	var spec map[string]any
 	if err := json.Unmarshal(o.Spec, &spec); err != nil {
 		return fmt.Errorf("the recorded spec of %s %s: %w", o.Kind, o.Name, err)
 	}
-	if spec == nil {
-		spec = map[string]any{}
-	}
-	now, _, _ := unstructured.NestedMap(u.Object, "spec")
-	for _, f := range keep {
-		if v, ok := now[f]; ok {
-			spec[f] = v
+	// Controllers write these objects' status (a new resourceVersion): a
+	// conflict is read again and retried.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.FromAPIVersionAndKind(o.APIVersion, o.Kind))
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: o.Name}, u); err != nil {
+			return err
 		}
-	}
-	u.Object["spec"] = spec
-	if err := c.Update(ctx, u); err != nil {
+		restored := map[string]any{}
+		for k, v := range spec {
+			restored[k] = v
+		}
+		now, _, _ := unstructured.NestedMap(u.Object, "spec")
+		for _, f := range keep {
+			if v, ok := now[f]; ok {
+				restored[f] = v
+			}
+		}
+		u.Object["spec"] = restored
+		return c.Update(ctx, u)
+	})
+	if err != nil {
 		return fmt.Errorf("restoring the spec of %s %s/%s: %w", o.Kind, ns, o.Name, err)
 	}
 	return nil

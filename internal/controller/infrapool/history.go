@@ -92,17 +92,30 @@ func (e *Engine) bootstrapConfig(ctx context.Context, s *pass) (client.Object, e
 // engine rolled back to is not rolled back again (no ping-pong between two
 // models that both fail): its rollout stays paused. What it did is said by an
 // event, the log and the pool's preview.RolledBackAnnotation.
-func (e *Engine) rollBack(ctx context.Context, s *pass, rec *preview.RolloutProgress) {
+//
+// It is tried on every reconcile of the paused rollout until it is done (a
+// restore that failed, on a conflict say, is tried again); a refusal is
+// said once, when the engine pauses the rollout (announce).
+func (e *Engine) rollBack(ctx context.Context, s *pass, rec *preview.RolloutProgress, announce bool) {
 	if s.owner == nil || !preview.AutoRollback(s.owner, s.pool) {
 		return
 	}
 	logger := log.FromContext(ctx)
 	refuse := func(why string) {
+		if !announce {
+			logger.V(1).Info("Not rolling back automatically", "reason", why)
+			return
+		}
 		logger.Info("Not rolling back automatically", "reason", why)
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, events.RolledBack, events.ActionReconcile,
 			"Automatic rollback not done: %s. The rollout stays paused", why)
 	}
-	if last, ok := preview.ParseRollBack(s.pool.GetAnnotations()[preview.RolledBackAnnotation]); ok && last.To == s.modelHash {
+	last, ok := preview.ParseRollBack(s.pool.GetAnnotations()[preview.RolledBackAnnotation])
+	switch {
+	case ok && last.From == s.modelHash:
+		// Done: the restored template reaches this pool's next reconcile.
+		return
+	case ok && last.To == s.modelHash:
 		refuse(fmt.Sprintf("model %s is itself the result of an automatic rollback (from model %s)", s.modelHash, last.From))
 		return
 	}

@@ -257,8 +257,8 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		}
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, reason, events.ActionReconcile,
 			"Rollout paused by the engine: %s. The old instances are kept and nothing more is deleted", d.record.Message)
-		e.rollBack(ctx, s, d.record)
 	}
+	e.rollBack(ctx, s, d.record, d.newlyPaused)
 }
 
 // notePaused remembers when this process first saw the reconciliation of

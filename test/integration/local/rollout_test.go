@@ -219,7 +219,7 @@ func TestAutomaticRollbackEndsAtTheOldModel(t *testing.T) {
 		p.Spec.Template.Image = "ubuntu-2604"
 		p.Spec.Simulation = &infrav1.LocalSimulation{FailureRate: ptr.To("1")}
 	})
-	testenv.Eventually(t, converge, func() error {
+	testenv.Eventually(t, 2*converge, func() error {
 		if _, ok := preview.ParseRollBack(f.localPool().Annotations[preview.RolledBackAnnotation]); !ok {
 			return fmt.Errorf("no automatic rollback recorded on the pool")
 		}
