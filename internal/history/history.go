@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -119,7 +120,9 @@ func objectOf(obj client.Object, drop ...string) (Object, error) {
 		return Object{}, err
 	}
 	spec, _ := u["spec"].(map[string]any)
-	spec = cloneMap(spec)
+	if spec = maps.Clone(spec); spec == nil {
+		spec = map[string]any{}
+	}
 	for _, f := range drop {
 		delete(spec, f)
 	}
@@ -134,14 +137,6 @@ func objectOf(obj client.Object, drop ...string) (Object, error) {
 		gvk = schema.FromAPIVersionAndKind(api, kind)
 	}
 	return Object{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), Spec: raw}, nil
-}
-
-func cloneMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // Name is the name of the ControllerRevision of mp's model hash.
@@ -166,7 +161,7 @@ func List(ctx context.Context, c client.Reader, mp *clusterv1.MachinePool) ([]Re
 	var out []Revision
 	for i := range list.Items {
 		cr := &list.Items[i]
-		if !metav1.IsControlledBy(cr, mp) && !ownedBy(cr, mp) {
+		if !ownedBy(cr, mp) {
 			continue // a MachinePool of the same name, deleted and created again
 		}
 		r := Revision{Number: cr.Revision, ModelHash: cr.Annotations[ModelHashAnnotation], ChangeCause: cr.Annotations[ChangeCauseAnnotation], Created: cr.CreationTimestamp, Object: cr}

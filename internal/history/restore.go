@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -70,9 +71,12 @@ func Restore(ctx context.Context, c client.Client, mp *clusterv1.MachinePool, r 
 // restoreSpec replaces the spec of the object o names with o's, keeping
 // the fields keep as they are now.
 func restoreSpec(ctx context.Context, c client.Client, ns string, o Object, keep ...string) error {
-	var spec map[string]any
+	spec := map[string]any{}
 	if err := json.Unmarshal(o.Spec, &spec); err != nil {
 		return fmt.Errorf("the recorded spec of %s %s: %w", o.Kind, o.Name, err)
+	}
+	if spec == nil { // the recorded spec was null
+		spec = map[string]any{}
 	}
 	// Controllers write these objects' status (a new resourceVersion): a
 	// conflict is read again and retried.
@@ -82,10 +86,7 @@ func restoreSpec(ctx context.Context, c client.Client, ns string, o Object, keep
 		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: o.Name}, u); err != nil {
 			return err
 		}
-		restored := map[string]any{}
-		for k, v := range spec {
-			restored[k] = v
-		}
+		restored := maps.Clone(spec)
 		now, _, _ := unstructured.NestedMap(u.Object, "spec")
 		for _, f := range keep {
 			if v, ok := now[f]; ok {
