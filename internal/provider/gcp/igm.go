@@ -104,17 +104,17 @@ func (r regional) delete(ctx context.Context, project, region, name string) erro
 	return err
 }
 
-// all reads every page of it.
-func all(it *compute.ManagedInstanceIterator) ([]*computepb.ManagedInstance, error) {
-	var out []*computepb.ManagedInstance
+// all reads every page of it: a Compute Engine list iterator of any kind.
+func all[T any](it interface{ Next() (T, error) }) ([]T, error) {
+	var out []T
 	for {
-		mi, err := it.Next()
+		v, err := it.Next()
 		if errors.Is(err, iterator.Done) {
 			return out, nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, mi)
+		out = append(out, v)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -15,7 +14,6 @@ import (
 
 	compute "cloud.google.com/go/compute/apiv1"
 	"cloud.google.com/go/compute/apiv1/computepb"
-	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -328,19 +326,17 @@ func instanceOf(ref scalegroup.Ref, mi *computepb.ManagedInstance) scalegroup.In
 func (s *MIGs) templates(ctx context.Context, c *clients, ref scalegroup.Ref) ([]string, error) {
 	filter := fmt.Sprintf(`name eq "%s-[0-9a-z]{%d}-[0-9a-f]{%d}"`, regexp.QuoteMeta(ref.Name), modelHashLen, userDataHashLen)
 	it := c.templates.List(ctx, &computepb.ListInstanceTemplatesRequest{Project: ref.Scope, Filter: &filter, MaxResults: ptr.To[uint32](pageSize)})
+	list, err := all(it)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for {
-		t, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	for _, t := range list {
 		if _, _, ok := parseTemplate(ref.Name, t.GetName()); ok {
 			out = append(out, t.GetName())
 		}
 	}
+	return out, nil
 }
 
 // Apply implements scalegroup.ScaleGroup. It reads the group, then writes
