@@ -317,17 +317,7 @@ func (f *Fixture) groupKey() core.GroupKey {
 }
 
 // Instances returns the group's instances that are not being deleted.
-func (f *Fixture) Instances() []core.Instance {
-	var out []core.Instance
-	if g := f.Group(); g != nil {
-		for _, in := range g.Instances {
-			if in.State != core.StateDeleting {
-				out = append(out, in)
-			}
-		}
-	}
-	return out
-}
+func (f *Fixture) Instances() []core.Instance { return f.Group().Live() }
 
 // InstanceIDs returns the IDs of the group's instances that are not being
 // deleted, sorted.
