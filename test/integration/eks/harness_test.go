@@ -5,12 +5,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/sim/core"
-	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -64,8 +62,8 @@ type fixture struct {
 
 func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
-	cfg := aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(eksface.EKSFaceName)),
-		Credentials: credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")}
+	cfg := itest.AWSConfig(cloud, eksface.EKSFaceName)
+	cfg.RetryMaxAttempts = 1
 	return &fixture{Fixture: itest.NewFixture(t, env, itest.EKS, cloud), eks: awseks.NewFromConfig(cfg)}
 }
 
