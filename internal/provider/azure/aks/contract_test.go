@@ -1,14 +1,12 @@
 package aks_test
 
 import (
-	"context"
 	"crypto/tls"
 	"net/http"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -19,7 +17,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	"github.com/mpool-dev/mpool/sim/cloudsim"
+	"github.com/mpool-dev/mpool/internal/testenv/cloudtest"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/server"
@@ -29,32 +27,24 @@ import (
 // AKS provider against the simulated AKS, with agent pools the Adapter maps
 // from an AzureManagedMachinePool.
 func TestScaleGroupKeepsTheContract(t *testing.T) {
-	clk := clocktesting.NewFakeClock(time.Now())
-	srv, err := cloudsim.Start(context.Background(), core.Options{Clock: clk, Seed: 7, DefaultSimulation: &core.Simulation{BootDelay: time.Second}})
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	if err := azureface.AKSCreateCluster(srv.Cloud(), azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup,
-		azureface.AKSDefaultClusterName, azureface.AzureDefaultLocation, ""); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := server.CertPool(srv.CA())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	u := srv.FaceURL(azureface.AzureFaceName)
-	opts := azureprovider.Options{ResourceManagerEndpoint: u, AuthorityHost: u + "/", HTTPClient: hc}
-	cred, err := azureprovider.NewClientSecretCredential(opts, azureface.AzureDefaultTenantID, azureface.AzureDefaultClientID, azureface.AzureDefaultClientSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Credentials = &azureprovider.IdentityCredentials{Default: cred}
-	sg, err := aks.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := cloudtest.Start(t, cloudtest.Options{Face: azureface.AzureFaceName, Simulation: core.Simulation{BootDelay: time.Second}}, func(e *cloudtest.Env) (scalegroup.ScaleGroup, error) {
+		if err := azureface.AKSCreateCluster(e.Srv.Cloud(), azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup,
+			azureface.AKSDefaultClusterName, azureface.AzureDefaultLocation, ""); err != nil {
+			return nil, err
+		}
+		pool, err := server.CertPool(e.Srv.CA())
+		if err != nil {
+			return nil, err
+		}
+		hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+		opts := azureprovider.Options{ResourceManagerEndpoint: e.FaceURL(), AuthorityHost: e.FaceURL() + "/", HTTPClient: hc}
+		cred, err := azureprovider.NewClientSecretCredential(opts, azureface.AzureDefaultTenantID, azureface.AzureDefaultClientID, azureface.AzureDefaultClientSecret)
+		if err != nil {
+			return nil, err
+		}
+		opts.Credentials = &azureprovider.IdentityCredentials{Default: cred}
+		return aks.New(opts)
+	})
 	cp := &infrav1.AzureManagedControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: azureface.AKSDefaultClusterName},
 		Spec: infrav1.AzureManagedControlPlaneSpec{SubscriptionID: azureface.AzureDefaultSubscriptionID,
 			ResourceGroupName: azureface.AzureDefaultResourceGroup, Location: azureface.AzureDefaultLocation, Version: "v" + azureface.AKSDefaultVersion}}
@@ -62,9 +52,8 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 		Spec: infrav1.AzureManagedMachinePoolSpec{Mode: infrav1.NodePoolModeUser, SKU: "Standard_D2s_v5"}}
 	n := 0
 	names := map[string]string{}
-	contracttest.ScaleGroup(t, contracttest.ScaleGroupCase{
-		ScaleGroup: sg,
-		Ref: func(name string) scalegroup.Ref {
+	contracttest.ScaleGroup(t, e.ContractCase(t,
+		func(name string) scalegroup.Ref {
 			if names[name] == "" {
 				n++
 				names[name] = "pool" + string(rune('a'+n))
@@ -77,20 +66,12 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 			}
 			return ref
 		},
-		Spec: func(capacity int32, hash string) scalegroup.GroupSpec {
+		func(capacity int32, hash string) scalegroup.GroupSpec {
 			mp := &clusterv1.MachinePool{Spec: clusterv1.MachinePoolSpec{ClusterName: "aks", Replicas: ptr.To(capacity)}}
 			d, err := aks.Adapter{}.Desired(amp, contract.Owner{MachinePool: mp, Version: "v" + azureface.AKSDefaultVersion, InfraCluster: cp})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return scalegroup.GroupSpec{Capacity: capacity, ModelHash: hash, Model: d.Model}
-		},
-		Advance: func() { clk.Step(time.Second) },
-		Throttle: func() func() {
-			if err := srv.SetFaceFaults(azureface.AzureFaceName, &core.Faults{ThrottleRate: 1, RetryAfter: time.Second}); err != nil {
-				t.Fatal(err)
-			}
-			return func() { _ = srv.SetFaceFaults(azureface.AzureFaceName, nil) }
-		},
-	})
+		}))
 }
