@@ -171,16 +171,7 @@ func vmProfile(ref scalegroup.Ref, spec scalegroup.GroupSpec, vm VMModel, img *a
 		if d.Caching != "" {
 			dd.Caching = ptr.To(armcompute.CachingTypes(d.Caching))
 		}
-		if d.StorageAccountType != "" || d.DiskEncryptionSetID != "" {
-			md := &armcompute.VirtualMachineScaleSetManagedDiskParameters{}
-			if d.StorageAccountType != "" {
-				md.StorageAccountType = ptr.To(armcompute.StorageAccountTypes(d.StorageAccountType))
-			}
-			if d.DiskEncryptionSetID != "" {
-				md.DiskEncryptionSet = &armcompute.DiskEncryptionSetParameters{ID: ptr.To(d.DiskEncryptionSetID)}
-			}
-			dd.ManagedDisk = md
-		}
+		dd.ManagedDisk = managedDisk(d.StorageAccountType, d.DiskEncryptionSetID)
 		p.StorageProfile.DataDisks = append(p.StorageProfile.DataDisks, dd)
 	}
 	if s := vm.Spot; s != nil {
@@ -305,6 +296,23 @@ func imageReference(i Image, s string) (*armcompute.ImageReference, *armcompute.
 	return nil, nil, scalegroup.NewInvalid("the model names no image: an image ID, a gallery image or a Marketplace publisher, offer and SKU")
 }
 
+// managedDisk is a disk's managed disk parameters: its storage account
+// type and disk encryption set, nil when it names neither (Azure's
+// defaults).
+func managedDisk(storageAccountType, encryptionSetID string) *armcompute.VirtualMachineScaleSetManagedDiskParameters {
+	if storageAccountType == "" && encryptionSetID == "" {
+		return nil
+	}
+	md := &armcompute.VirtualMachineScaleSetManagedDiskParameters{}
+	if storageAccountType != "" {
+		md.StorageAccountType = ptr.To(armcompute.StorageAccountTypes(storageAccountType))
+	}
+	if encryptionSetID != "" {
+		md.DiskEncryptionSet = &armcompute.DiskEncryptionSetParameters{ID: ptr.To(encryptionSetID)}
+	}
+	return md
+}
+
 // scaleSetOSDisk is the VMs' OS disk, created from the image.
 func scaleSetOSDisk(d OSDisk) *armcompute.VirtualMachineScaleSetOSDisk {
 	out := &armcompute.VirtualMachineScaleSetOSDisk{
@@ -317,16 +325,7 @@ func scaleSetOSDisk(d OSDisk) *armcompute.VirtualMachineScaleSetOSDisk {
 	if d.Caching != "" {
 		out.Caching = ptr.To(armcompute.CachingTypes(d.Caching))
 	}
-	if d.StorageAccountType != "" || d.DiskEncryptionSetID != "" {
-		md := &armcompute.VirtualMachineScaleSetManagedDiskParameters{}
-		if d.StorageAccountType != "" {
-			md.StorageAccountType = ptr.To(armcompute.StorageAccountTypes(d.StorageAccountType))
-		}
-		if d.DiskEncryptionSetID != "" {
-			md.DiskEncryptionSet = &armcompute.DiskEncryptionSetParameters{ID: ptr.To(d.DiskEncryptionSetID)}
-		}
-		out.ManagedDisk = md
-	}
+	out.ManagedDisk = managedDisk(d.StorageAccountType, d.DiskEncryptionSetID)
 	if d.EphemeralPlacement != "" {
 		out.DiffDiskSettings = &armcompute.DiffDiskSettings{Option: ptr.To(armcompute.DiffDiskOptionsLocal)}
 		if !strings.EqualFold(d.EphemeralPlacement, string(armcompute.DiffDiskOptionsLocal)) {
