@@ -125,19 +125,12 @@ const sampleEvery = 15 * time.Millisecond
 // Sampler calls a function at an interval, from Sample until Stop (or the
 // end of the test): the loop of every watcher that looks at a pool from
 // outside.
-type Sampler struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
+type Sampler struct{ *background }
 
 // Sample starts calling sample every interval, in a goroutine of its own,
 // and stops it when the test ends. sample's context is cancelled by Stop.
 func Sample(t testing.TB, every time.Duration, sample func(context.Context)) *Sampler {
-	ctx, cancel := context.WithCancel(context.Background())
-	s := &Sampler{cancel: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(s.done)
+	return &Sampler{runInBackground(t, func(ctx context.Context) {
 		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
@@ -148,17 +141,35 @@ func Sample(t testing.TB, every time.Duration, sample func(context.Context)) *Sa
 				sample(ctx)
 			}
 		}
-	}()
-	t.Cleanup(s.Stop)
-	return s
+	})}
 }
 
-// Stop stops sampling and waits for the last sample. It is safe to call
-// more than once.
-func (s *Sampler) Stop() {
-	s.once.Do(func() {
-		s.cancel()
-		<-s.done
+// background is a function running in a goroutine of its own until Stop.
+type background struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// runInBackground runs run in a goroutine until Stop cancels its context
+// (Stop runs when the test ends).
+func runInBackground(t testing.TB, run func(context.Context)) *background {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &background{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		run(ctx)
+	}()
+	t.Cleanup(b.Stop)
+	return b
+}
+
+// Stop cancels the function's context and waits until it has returned. It
+// is safe to call more than once.
+func (b *background) Stop() {
+	b.once.Do(func() {
+		b.cancel()
+		<-b.done
 	})
 }
 
