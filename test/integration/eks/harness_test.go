@@ -52,6 +52,16 @@ func start(t testing.TB, version string, tune ...func(*manager.Options)) (*fixtu
 	return f, f.StartManager(tune...)
 }
 
+// startSeeded is start with the seed's pool applied and converged at its
+// two nodes of v1.31.0.
+func startSeeded(t testing.TB, version string, tune ...func(*manager.Options)) (*fixture, *itest.Manager) {
+	t.Helper()
+	f, m := start(t, version, tune...)
+	f.ApplySeed()
+	f.WaitConverged(2, "v1.31.0", converge)
+	return f, m
+}
+
 // fixture is one test's namespace (itest.EKS's fixture) with
 // examples/eks/cluster.yaml applied, the workload cluster being the test
 // API server, and an EKS client of the simulated EKS.
