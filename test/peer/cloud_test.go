@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/mpool-dev/mpool/sim/face/awsface"
-	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // ops returns how many requests of operation op the AWS face answered
@@ -78,5 +77,5 @@ func launchTemplates(t testing.TB) []string {
 // ec2Client is the test's own EC2 client of the simulated AWS: the real
 // SDK with the face's default key.
 func ec2Client() *ec2.Client {
-	return ec2.NewFromConfig(itest.AWSConfig(cloud, awsface.AWSFaceName))
+	return ec2.NewFromConfig(awsface.DefaultSDKConfig(cloud.FaceURL(awsface.AWSFaceName)))
 }

@@ -20,7 +20,7 @@ import (
 // asgClient is an independent Auto Scaling client of the simulated AWS
 // (the real SDK with the default key), acting as the hook's consumer.
 func (f *fixture) asgClient() *autoscaling.Client {
-	return autoscaling.NewFromConfig(itest.AWSConfig(f.Cloud, awsface.AWSFaceName))
+	return autoscaling.NewFromConfig(awsface.DefaultSDKConfig(f.Cloud.FaceURL(awsface.AWSFaceName)))
 }
 
 // TestLifecycleHookHoldsLaunch: a lifecycle hook on launch holds an

@@ -8,13 +8,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/mpool-dev/mpool/sim/face/awsface"
-	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // ec2Client is an independent EC2 client of the simulated AWS (the real
 // SDK with the default key), for what the tests check beside the provider.
 func (f *fixture) ec2Client() *ec2.Client {
-	return ec2.NewFromConfig(itest.AWSConfig(f.Cloud, awsface.AWSFaceName))
+	return ec2.NewFromConfig(awsface.DefaultSDKConfig(f.Cloud.FaceURL(awsface.AWSFaceName)))
 }
 
 // launchTemplates returns the names of the launch templates of the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -72,7 +73,7 @@ type fixture struct {
 
 func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
-	cfg := itest.AWSConfig(cloud, eksface.EKSFaceName)
+	cfg := awsface.DefaultSDKConfig(cloud.FaceURL(eksface.EKSFaceName))
 	cfg.RetryMaxAttempts = 1
 	return &fixture{Fixture: itest.NewFixture(t, env, itest.EKS, cloud), eks: awseks.NewFromConfig(cfg)}
 }

@@ -37,7 +37,7 @@ func (f *fixture) createWithTemplate(instanceType string) {
 
 // ec2Client reaches the simulated EC2 as the pools' identity.
 func (f *fixture) ec2Client() *ec2.Client {
-	cfg := itest.AWSConfig(f.Cloud, awsface.AWSFaceName)
+	cfg := awsface.DefaultSDKConfig(f.Cloud.FaceURL(awsface.AWSFaceName))
 	cfg.RetryMaxAttempts = 1
 	return ec2.NewFromConfig(cfg)
 }
