@@ -68,7 +68,8 @@ func cloudTransport(t *testing.T, cloud *server.Server) http.RoundTripper {
 // crashBeforeGroup is the manager's transport to the simulated Compute
 // Engine: the first insert of a managed instance group is not sent;
 // instead crashed is closed, as if the manager had died right after
-// creating the group's instance template.
+// creating the group's instance template, and no request is sent from
+// then on.
 type crashBeforeGroup struct {
 	next    http.RoundTripper
 	once    sync.Once
@@ -76,12 +77,14 @@ type crashBeforeGroup struct {
 }
 
 func (c *crashBeforeGroup) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case <-c.crashed:
+		return nil, errors.New("the manager is dead")
+	default:
+	}
 	if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/instanceGroupManagers") {
-		crash := false
-		c.once.Do(func() { crash = true; close(c.crashed) })
-		if crash {
-			return nil, errors.New("the manager died here")
-		}
+		c.once.Do(func() { close(c.crashed) })
+		return nil, errors.New("the manager died here")
 	}
 	return c.next.RoundTrip(req)
 }
