@@ -2,6 +2,7 @@ package gcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -43,8 +44,9 @@ func cloudError(err error, ref scalegroup.Ref) error {
 		case re.Response != nil && re.Response.StatusCode >= 500:
 			return scalegroup.NewTransient("the token endpoint failed", err)
 		}
+		code, desc := tokenError(re)
 		return scalegroup.NewUnauthorized(fmt.Sprintf("Google refused %s: %s %s; check the service account key (is it deleted or disabled?)",
-			credentialsName(ref), re.ErrorCode, kit.OneLine(re.ErrorDescription)), nil)
+			credentialsName(ref), code, kit.OneLine(desc)), nil)
 	}
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {
@@ -93,4 +95,20 @@ func credentialsName(ref scalegroup.Ref) string {
 		return "the manager's own GCP credentials"
 	}
 	return "the service account key of Secret " + ref.Credentials + " (the GCPCluster's credentialsRef)"
+}
+
+// tokenError is the OAuth 2 error code and description of the token
+// endpoint's refusal: the JWT flow leaves them unparsed in the body.
+func tokenError(re *oauth2.RetrieveError) (code, desc string) {
+	if re.ErrorCode != "" {
+		return re.ErrorCode, re.ErrorDescription
+	}
+	var body struct {
+		Error            string `json:"error"`
+		ErrorDescription string `json:"error_description"`
+	}
+	if json.Unmarshal(re.Body, &body) != nil || body.Error == "" {
+		return "", strings.TrimSpace(string(re.Body))
+	}
+	return body.Error, body.ErrorDescription
 }

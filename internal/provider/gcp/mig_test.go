@@ -174,7 +174,7 @@ func TestRefusedKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.SG.Get(context.Background(), ref("pool0"))
-	if !scalegroup.IsUnauthorized(err) {
-		t.Fatalf("Get: %v, want Unauthorized", err)
+	if !scalegroup.IsUnauthorized(err) || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Fatalf("Get: %v, want Unauthorized naming invalid_grant", err)
 	}
 }
