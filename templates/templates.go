@@ -20,12 +20,12 @@ import (
 	"strings"
 )
 
-//go:embed local/*.yaml azure/*.yaml aws/*.yaml
+//go:embed local/*.yaml azure/*.yaml aws/*.yaml gcp/*.yaml
 var files embed.FS
 
 // Flavor is one embedded cluster template.
 type Flavor struct {
-	// Infrastructure is the provider: local, azure or aws.
+	// Infrastructure is the provider: local, azure, aws or gcp.
 	Infrastructure string
 	// Name is the flavor, as clusterctl's --flavor names it.
 	Name string
@@ -51,6 +51,11 @@ var flavors = []Flavor{
 	{Infrastructure: "azure", Name: "machinepool-flex", LeftOut: azureLeftOut},
 	{Infrastructure: "aws", Name: "machinepool", LeftOut: []string{
 		"the Cluster's controlPlaneRef, KubeadmControlPlane, AWSMachineTemplate (AWS_CONTROL_PLANE_MACHINE_TYPE, CONTROL_PLANE_MACHINE_COUNT): " + controlPlaneLeftOut,
+		kubeconfigLeftOut,
+	}},
+	{Infrastructure: "gcp", Name: "machinepool", LeftOut: []string{
+		"the Cluster's controlPlaneRef, KubeadmControlPlane, GCPMachineTemplate (GCP_CONTROL_PLANE_MACHINE_TYPE, CONTROL_PLANE_MACHINE_COUNT): " + controlPlaneLeftOut,
+		"MachineDeployment, GCPMachineTemplate and KubeadmConfigTemplate of the workers: the MachinePool, GCPMachinePool and KubeadmConfig replace them",
 		kubeconfigLeftOut,
 	}},
 	{Infrastructure: "aws", Name: "eks-managedmachinepool", LeftOut: []string{

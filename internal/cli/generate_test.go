@@ -43,6 +43,9 @@ func flavorArgs(f templates.Flavor) []string {
 	case f.Name == "machinepool-flex":
 		// Flexible orchestration needs v1.26 (refused at admission below).
 		args = append(args, "--kubernetes-version", "v1.26.0")
+	case f.Infrastructure == "gcp":
+		// The version of the flavor's default image (CAPG's family).
+		args = append(args, "--kubernetes-version", "v1.30.4")
 	case f.Infrastructure != "local":
 		args = append(args, "--kubernetes-version", "v1.22.0")
 	}
@@ -418,7 +421,8 @@ func TestLookupSample(t *testing.T) {
 		{sample: "azure", wantPool: "azure-mp-0"},
 		{sample: "aws", wantPool: "aws-mp-0"},
 		{sample: "eks", wantPool: "eks-pool-0"},
-		{sample: "gcp", wantErr: `unknown --sample "gcp": local, azure, aws or eks`},
+		{sample: "gcp", wantPool: "gcp-mp-0"},
+		{sample: "openstack", wantErr: `unknown --sample "openstack": local, azure, aws, gcp or eks`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sample, func(t *testing.T) {

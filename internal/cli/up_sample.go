@@ -64,6 +64,7 @@ var samples = map[string]sample{
 	"local": {infrastructure: "local", flavor: "machinepool", cluster: localClusterName, nextVersion: "v1.37.2"},
 	"azure": {infrastructure: "azure", flavor: "machinepool", cluster: "azure", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.37.2"},
 	"aws":   {infrastructure: "aws", flavor: "machinepool", cluster: "aws", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.33.1"},
+	"gcp":   {infrastructure: "gcp", flavor: "machinepool", cluster: "gcp", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.31.2"},
 	"eks": {infrastructure: "aws", flavor: "eks-managedmachinepool", cluster: "eks", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"},
 		poolSuffix: "-pool-0", version: "v1.30.0", nextVersion: "v1.31.0"},
 }
@@ -73,7 +74,7 @@ func lookupSample(name string) (sample, error) {
 	if s, ok := samples[name]; ok {
 		return s, nil
 	}
-	return sample{}, fmt.Errorf("unknown --sample %q: local, azure, aws or eks", name)
+	return sample{}, fmt.Errorf("unknown --sample %q: local, azure, aws, gcp or eks", name)
 }
 
 // objects are the sample pool's objects: its flavor for the sample's
