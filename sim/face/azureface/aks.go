@@ -116,13 +116,23 @@ type aksPool struct {
 }
 
 // aksUpgrade is an agent pool's version upgrade: AKS surges Surge nodes of
-// the new version (model Hash), then removes as many old ones as new ones
-// joined, until none is left (see advanceUpgrade).
+// the new version (model Hash), then drains, soaks and removes old ones
+// (see advanceUpgrade).
 type aksUpgrade struct {
 	From  string `json:"from"`
 	To    string `json:"to"`
 	Surge int32  `json:"surge"`
 	Hash  string `json:"hash"`
+	// Draining are the old nodes being drained (by instance ID) and since
+	// when; Soaking those drained, and since when; Blocked those that
+	// could not be drained within drainTimeoutInMinutes, Message why.
+	Draining map[string]time.Time `json:"draining,omitempty"`
+	Soaking  map[string]time.Time `json:"soaking,omitempty"`
+	Blocked  []string             `json:"blocked,omitempty"`
+	Message  string               `json:"message,omitempty"`
+	// Failed is why the upgrade failed; it is over, and the next write of
+	// the pool starts it again.
+	Failed *azureapi.ErrorBody `json:"failed,omitempty"`
 }
 
 func (c *aksCluster) key() string {
@@ -392,6 +402,10 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 			"A System agent pool must have at least 1 node (count %d, minCount %d): set count (and minCount) to 1 or more, or use mode User.", count, minCount)
 		return
 	}
+	if k, msg := validUpgradeSettings(props); k != "" {
+		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.upgradeSettings."+k, "%s", msg)
+		return
+	}
 	if p, _ := props["scaleSetPriority"].(string); p == "Spot" && mode == NodePoolModeSystem {
 		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.scaleSetPriority", "A System agent pool cannot use Spot VMs.")
 		return
@@ -443,13 +457,19 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if p.Upgrade != nil {
+		if p.Upgrade != nil && p.Upgrade.Failed == nil {
 			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
 				"Operation is not allowed because there's an in progress upgrade operation on agent pool %s (%s to %s).", name, p.Upgrade.From, p.Upgrade.To)
 			return
 		}
+		keepUpgradeSettings(p.Properties, props)
 		p.Writing = azureapi.ProvisioningUpdating
-		if old, _ := p.Properties["orchestratorVersion"].(string); old != version {
+		old, _ := p.Properties["orchestratorVersion"].(string)
+		if u := p.Upgrade; u != nil {
+			// A write after a failed upgrade starts it again.
+			old, p.Upgrade = u.From, nil
+		}
+		if old != version {
 			switch {
 			case !aksVersionAtMost(old, version):
 				aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
@@ -681,65 +701,13 @@ func (h *azureHandler) advanceAKS(sub, rg, cluster string) {
 	}
 	changed := false
 	for i := range c.Pools {
-		if p := &c.Pools[i]; p.Upgrade != nil && !p.Deleting {
+		if p := &c.Pools[i]; p.Upgrade != nil && p.Upgrade.Failed == nil && !p.Deleting {
 			changed = h.advanceUpgrade(c, p) || changed
 		}
 	}
 	if changed {
 		_ = h.saveAKSCluster(c)
 	}
-}
-
-// advanceUpgrade takes one step of p's upgrade: the pool runs count +
-// surge nodes while old ones remain; once a new node has joined, an old one
-// is cordoned and removed with its Node (a drain is not simulated); with
-// no old node left the pool is back to count, upgraded. It reports whether
-// p changed.
-func (h *azureHandler) advanceUpgrade(c *aksCluster, p *aksPool) bool {
-	u := p.Upgrade
-	sc := aksScope(h, c)
-	gname := groupName(p.VMSS)
-	g, err := sc.GetGroup(gname)
-	if err != nil {
-		return false
-	}
-	count, _ := numberOf(p.Properties["count"])
-	var old, ready []core.Instance
-	for _, in := range g.Instances {
-		switch {
-		case in.State == core.StateDeleting:
-		case in.ModelHash != u.Hash:
-			old = append(old, in)
-		case in.State == core.StateRunning && in.Join == core.JoinJoined:
-			ready = append(ready, in)
-		}
-	}
-	if len(old) == 0 {
-		if g.Capacity != int32(count) {
-			_, _ = sc.SetCapacity(gname, int32(count))
-		}
-		p.Upgrade, p.OpStart = nil, h.env.Cloud.Clock().Now()
-		return true
-	}
-	retire := min(len(ready)-(int(count)-len(old)), len(old))
-	if retire <= 0 {
-		return false
-	}
-	slices.SortFunc(old, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	var ids, names []string
-	for _, in := range old[:retire] {
-		ids, names = append(ids, in.ID), append(names, in.Hostname)
-	}
-	h.deleteNodes(p, names)
-	if _, err := sc.DeleteInstances(gname, ids); err != nil {
-		return false
-	}
-	want := int32(count)
-	if len(old) > retire {
-		want += u.Surge
-	}
-	_, _ = sc.SetCapacity(gname, want)
-	return false
 }
 
 // aksCloudInit is the bootstrap data AKS gives a pool's VMs: a kubeadm join
@@ -813,6 +781,8 @@ func aksPoolState(p *aksPool, g *core.Group) string {
 	case p.Deleting:
 		return azureapi.ProvisioningDeleting
 	case g == nil:
+		return azureapi.ProvisioningFailed
+	case p.Upgrade != nil && p.Upgrade.Failed != nil:
 		return azureapi.ProvisioningFailed
 	case p.Upgrade != nil:
 		return "Upgrading"
@@ -1088,6 +1058,9 @@ func (h *azureHandler) aksOperationStatus(op azureOp, start time.Time) (string, 
 			return azureapi.StatusFailed, &azureapi.ErrorBody{Code: "Canceled", Message: "The agent pool was deleted while the operation was in progress."}
 		}
 		if p.Upgrade != nil {
+			if f := p.Upgrade.Failed; f != nil {
+				return azureapi.StatusFailed, f
+			}
 			return azureapi.StatusInProgress, nil
 		}
 		st := writeStatus(g, start)
