@@ -45,9 +45,9 @@ func start(t *testing.T) (*itest.Fixture, *itest.Manager) {
 	return f, f.StartManager()
 }
 
-// agentPools is an AgentPoolsClient of the simulated AKS: an independent
-// client of the same endpoint as the manager's.
-func agentPools(t *testing.T, srv *server.Server) *armcontainerservice.AgentPoolsClient {
+// clientOptions are the options and credential of an independent client
+// of the simulated AKS (the same endpoint as the manager's).
+func clientOptions(t *testing.T, srv *server.Server) (azcore.ClientOptions, azcore.TokenCredential) {
 	t.Helper()
 	pool, err := server.CertPool(srv.CA())
 	if err != nil {
@@ -65,6 +65,14 @@ func agentPools(t *testing.T, srv *server.Server) *armcontainerservice.AgentPool
 	if err != nil {
 		t.Fatal(err)
 	}
+	return co, cred
+}
+
+// agentPools is an AgentPoolsClient of the simulated AKS: an independent
+// client of the same endpoint as the manager's.
+func agentPools(t *testing.T, srv *server.Server) *armcontainerservice.AgentPoolsClient {
+	t.Helper()
+	co, cred := clientOptions(t, srv)
 	c, err := armcontainerservice.NewAgentPoolsClient(azureface.AzureDefaultSubscriptionID, cred, &arm.ClientOptions{ClientOptions: co, DisableRPRegistration: true})
 	if err != nil {
 		t.Fatal(err)
