@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -231,4 +232,25 @@ func TestAKSRefusedInputSaysWhatToChange(t *testing.T) {
 	f.WaitPoolCondition(converge, infrav1.ScaleGroupReadyCondition, metav1.ConditionFalse, "System agent pool needs at least 1 node", "spec.replicas", "spec.mode")
 	f.Scale(2)
 	f.WaitConverged(2, version, converge)
+
+	// What AKS cannot change in place is refused at admission, naming the
+	// field and what to do instead.
+	for _, c := range []struct {
+		name, field string
+		mutate      func(*infrav1.AzureManagedMachinePool)
+	}{
+		{"the VM size", "spec.sku", func(p *infrav1.AzureManagedMachinePool) { p.Spec.SKU = "Standard_D4s_v5" }},
+		{"maxPods", "spec.maxPods", func(p *infrav1.AzureManagedMachinePool) { p.Spec.MaxPods = ptr.To[int32](50) }},
+		{"the zones", "spec.availabilityZones", func(p *infrav1.AzureManagedMachinePool) { p.Spec.AvailabilityZones = []string{"3"} }},
+	} {
+		pool := &infrav1.AzureManagedMachinePool{}
+		if err := env.Client.Get(f.Ctx, f.PoolKey(), pool); err != nil {
+			t.Fatal(err)
+		}
+		c.mutate(pool)
+		err := env.Client.Update(f.Ctx, pool)
+		if err == nil || !strings.Contains(err.Error(), c.field+" is immutable") {
+			t.Errorf("changing %s: %v; want a refusal naming %s", c.name, err, c.field)
+		}
+	}
 }
