@@ -36,6 +36,11 @@ const (
 	// (PrepareSandbox) in the default subscription and resource group, and
 	// examples/aks names.
 	AKSDefaultClusterName = "mpool-aks"
+	// AKSSampleClusterName is the AKS cluster, in the resource group of
+	// the same name, that `mpool up` registers for `mpool up --sample aks`
+	// (the azure aks flavor for the cluster name aks), at AKSSampleVersion.
+	AKSSampleClusterName = "aks"
+	AKSSampleVersion     = "1.32.0"
 	// AKSDefaultVersion is a cluster's Kubernetes version when none is given.
 	AKSDefaultVersion = "1.31.2"
 	// AKSNodeImageVersion is the node image every agent pool runs.
@@ -184,9 +189,18 @@ func AKSCreateCluster(c *core.Cloud, sub, rg, name, location, version string) er
 
 // PrepareSandbox implements server.SandboxFace: the AKS cluster examples/aks
 // names (AKSDefaultClusterName in the default subscription, resource group
-// and location), whose nodes join the node agent's API server.
+// and location), and the one `mpool up --sample aks` names (AKSSampleClusterName
+// in its own resource group, at AKSSampleVersion unless version is given,
+// so that the sample's pools can be upgraded), whose nodes join the node
+// agent's API server.
 func (*AzureFace) PrepareSandbox(c *core.Cloud, version string) error {
-	return AKSCreateCluster(c, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AKSDefaultClusterName, AzureDefaultLocation, version)
+	if err := AKSCreateCluster(c, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AKSDefaultClusterName, AzureDefaultLocation, version); err != nil {
+		return err
+	}
+	if version == "" {
+		version = AKSSampleVersion
+	}
+	return AKSCreateCluster(c, AzureDefaultSubscriptionID, AKSSampleClusterName, AKSSampleClusterName, AzureDefaultLocation, version)
 }
 
 // routeAKS returns the AKS operation of a request under
