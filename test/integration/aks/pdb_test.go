@@ -1,7 +1,6 @@
 package aks
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"testing"
@@ -9,11 +8,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/utils/ptr"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -54,40 +49,7 @@ func testUpgradeBlockedByPDB(t *testing.T, behavior string) {
 	}
 
 	// A guarded pod on every node: no drain can finish.
-	t.Cleanup(func() {
-		_ = f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Delete(context.Background(), "guarded", metav1.DeleteOptions{})
-		_ = f.CS.CoreV1().Pods(f.NS).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
-	})
-	guarded := map[string]bool{}
-	for i, n := range f.PoolNodes() {
-		guarded[n.Name] = true
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: fmt.Sprintf("guarded-%d", i), Labels: map[string]string{"app": "guarded"}},
-			Spec: corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
-				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
-		}
-		if _, err := f.CS.CoreV1().Pods(f.NS).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "guarded"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
-	}
-	if _, err := f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, converge, func() error {
-		got, err := f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Get(context.Background(), "guarded", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if got.Status.CurrentHealthy != 2 || got.Status.DisruptionsAllowed != 0 {
-			return fmt.Errorf("PodDisruptionBudget: %d healthy, %d disruptions allowed", got.Status.CurrentHealthy, got.Status.DisruptionsAllowed)
-		}
-		return nil
-	})
+	guarded := f.GuardNodes(converge)
 
 	puts := func() int64 { return f.Ops(azureface.AzureFaceName, azureface.OpAKSAgentPoolsCreateOrUpdate) }
 	p0 := puts()
@@ -137,9 +99,7 @@ func testUpgradeBlockedByPDB(t *testing.T, behavior string) {
 	}
 
 	// The budget lets the pods go; asking again completes the upgrade.
-	if err := f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Delete(context.Background(), "guarded", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	f.Unguard()
 	retry(t, f)
 	f.WaitConverged(2, next, converge)
 	for n := range f.NodeNames() {

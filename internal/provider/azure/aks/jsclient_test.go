@@ -1,10 +1,7 @@
 package aks_test
 
 import (
-	"context"
-	"crypto/tls"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,14 +15,11 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	azureprovider "github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/provider/azure/aks"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-	"github.com/mpool-dev/mpool/sim/cloudsim"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
-	"github.com/mpool-dev/mpool/sim/server"
 )
 
 // jsClientDir holds the independent client: the Azure SDK for JS reading
@@ -46,36 +40,10 @@ func TestJSClientSeesTheAgentPools(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(jsClientDir, "node_modules", "@azure", "arm-containerservice")); err != nil {
 		t.Skip("the Azure SDK for JS is not installed: run `npm ci` in hack/aksjs")
 	}
-	srv, err := cloudsim.Start(context.Background(), core.Options{Seed: 9, DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond}})
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	if err := azureface.AKSCreateCluster(srv.Cloud(), azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup,
-		azureface.AKSDefaultClusterName, azureface.AzureDefaultLocation, ""); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := server.CertPool(srv.CA())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	srv, sg, cp := startSimulatedAKS(t, core.Options{Seed: 9, DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond}})
 	u := srv.FaceURL(azureface.AzureFaceName)
-	opts := azureprovider.Options{ResourceManagerEndpoint: u, AuthorityHost: u + "/", HTTPClient: hc}
-	cred, err := azureprovider.NewClientSecretCredential(opts, azureface.AzureDefaultTenantID, azureface.AzureDefaultClientID, azureface.AzureDefaultClientSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Credentials = &azureprovider.IdentityCredentials{Default: cred}
-	sg, err := aks.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	// The provider creates a System pool of 3 and waits for its nodes.
-	cp := &infrav1.AzureManagedControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: azureface.AKSDefaultClusterName},
-		Spec: infrav1.AzureManagedControlPlaneSpec{SubscriptionID: azureface.AzureDefaultSubscriptionID,
-			ResourceGroupName: azureface.AzureDefaultResourceGroup, Location: azureface.AzureDefaultLocation, Version: "v" + azureface.AKSDefaultVersion}}
 	amp := &infrav1.AzureManagedMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "jspool"},
 		Spec: infrav1.AzureManagedMachinePoolSpec{Mode: infrav1.NodePoolModeSystem, SKU: "Standard_D2s_v5"}}
 	ref, err := aks.Adapter{}.GroupRef(amp, cp)
