@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -464,8 +465,9 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed: agent pool %s is being deleted.", name)
 			return
 		}
+		was, is := aksWithDefaults(p.Properties), aksWithDefaults(props)
 		for _, k := range aksImmutable {
-			if !jsonEqual(p.Properties[k], props[k]) {
+			if !jsonEqual(was[k], is[k]) {
 				aksBad(w, http.StatusBadRequest, azureapi.CodePropertyChangeNotAllowed, "properties."+k,
 					"Changing property '%s' is not allowed: AKS cannot change it on an existing agent pool; create a new agent pool instead.", k)
 				return
@@ -810,6 +812,22 @@ func aksPoolState(p *aksPool, g *core.Group) string {
 	return azureapi.ProvisioningSucceeded
 }
 
+// aksWithDefaults is props with AKS's defaults of the properties it
+// reports when a write left them out (osDiskSizeGB, maxPods, osDiskType):
+// a client that writes back what it read changes none of them.
+func aksWithDefaults(props map[string]any) map[string]any {
+	out := maps.Clone(props)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range map[string]any{"osDiskSizeGB": aksDefaultOSDiskSizeGB, "maxPods": aksMaxPods, "osDiskType": "Managed"} {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // aksPoolResource is the agent pool as ARM returns it.
 func aksPoolResource(c *aksCluster, p *aksPool, g *core.Group) map[string]any {
 	props := deepCopy(p.Properties)
@@ -826,15 +844,7 @@ func aksPoolResource(c *aksCluster, p *aksPool, g *core.Group) map[string]any {
 	if g != nil && p.Upgrade == nil {
 		props["count"] = g.Capacity
 	}
-	if _, ok := props["osDiskSizeGB"]; !ok {
-		props["osDiskSizeGB"] = aksDefaultOSDiskSizeGB
-	}
-	if _, ok := props["maxPods"]; !ok {
-		props["maxPods"] = aksMaxPods
-	}
-	if _, ok := props["osDiskType"]; !ok {
-		props["osDiskType"] = "Managed"
-	}
+	props = aksWithDefaults(props)
 	return map[string]any{
 		"id":   aksClusterID(c) + "/agentPools/" + p.Name,
 		"name": p.Name, "type": aksTypeAgentPools, "properties": props,

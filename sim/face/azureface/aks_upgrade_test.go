@@ -112,4 +112,9 @@ func TestAKSUpgradeWithinMaxSurge(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("%d VMs after the upgrade, want 3", n)
 	}
+	// What a client read it may write back: AKS's defaults (maxPods,
+	// osDiskType) are no change.
+	if _, err := pools.BeginCreateOrUpdate(ctx, testRG, AKSDefaultClusterName, "pool1", got.AgentPool, nil); err != nil {
+		t.Fatalf("writing back the agent pool as read: %v", err)
+	}
 }
