@@ -1,6 +1,7 @@
 package azureface
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -70,6 +71,7 @@ const (
 	OpAKSAgentPoolsList                = "azure.AgentPools.List"
 	OpAKSAgentPoolsDelete              = "azure.AgentPools.Delete"
 	OpAKSAgentPoolsDeleteMachines      = "azure.AgentPools.DeleteMachines"
+	OpAKSAgentPoolsUpgradeNodeImage    = "azure.AgentPools.UpgradeNodeImageVersion"
 	OpAKSMachinesList                  = "azure.Machines.List"
 	OpAKSOperationStatus               = "azure.ContainerServiceOperations.Get"
 	aksProvider                        = "Microsoft.ContainerService"
@@ -102,6 +104,9 @@ type aksCluster struct {
 	NodeRG        string    `json:"nodeResourceGroup"`
 	CreatedAt     time.Time `json:"createdAt"`
 	Pools         []aksPool `json:"pools,omitempty"`
+	// NodeImage is the newest node image, the one new nodes get; "" is
+	// AKSNodeImageVersion (see AKSReleaseNodeImage).
+	NodeImage string `json:"nodeImage,omitempty"`
 }
 
 // aksPool is an agent pool: its properties as last written, and what its
@@ -111,6 +116,9 @@ type aksPool struct {
 	Properties map[string]any `json:"properties"`
 	// VMSS is the pool's scale set in the node resource group.
 	VMSS string `json:"vmss"`
+	// NodeImage is the node image of the pool's nodes ("" is
+	// AKSNodeImageVersion).
+	NodeImage string `json:"nodeImage,omitempty"`
 	// Writing is Creating, Updating or Scaling while the last write's
 	// nodes boot; OpStart when it started.
 	Writing  string                `json:"writing,omitempty"`
@@ -140,6 +148,12 @@ type aksUpgrade struct {
 	// the pool starts it again.
 	Failed *azureapi.ErrorBody `json:"failed,omitempty"`
 }
+
+// nodeImage is the cluster's newest node image.
+func (c *aksCluster) nodeImage() string { return cmp.Or(c.NodeImage, AKSNodeImageVersion) }
+
+// nodeImage is the node image of the pool's nodes.
+func (p *aksPool) nodeImage() string { return cmp.Or(p.NodeImage, AKSNodeImageVersion) }
 
 func (c *aksCluster) key() string {
 	return strings.ToLower(c.Subscription + "/" + c.ResourceGroup + "/" + c.Name)
@@ -227,6 +241,9 @@ func routeAKS(r *http.Request, rest []string) string {
 	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "deleteMachines") && m == http.MethodPost:
 		r.SetPathValue("pool", rest[1])
 		return OpAKSAgentPoolsDeleteMachines
+	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "upgradeNodeImageVersion") && m == http.MethodPost:
+		r.SetPathValue("pool", rest[1])
+		return OpAKSAgentPoolsUpgradeNodeImage
 	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "machines") && m == http.MethodGet:
 		r.SetPathValue("pool", rest[1])
 		return OpAKSMachinesList
@@ -236,14 +253,15 @@ func routeAKS(r *http.Request, rest []string) string {
 
 func (h *azureHandler) aksHandlers() map[string]http.HandlerFunc {
 	return map[string]http.HandlerFunc{
-		OpAKSManagedClustersGet:       h.arm(h.getManagedCluster),
-		OpAKSAgentPoolsCreateOrUpdate: h.arm(h.putAgentPool),
-		OpAKSAgentPoolsGet:            h.arm(h.getAgentPool),
-		OpAKSAgentPoolsList:           h.arm(h.listAgentPools),
-		OpAKSAgentPoolsDelete:         h.arm(h.deleteAgentPool),
-		OpAKSAgentPoolsDeleteMachines: h.arm(h.deleteMachines),
-		OpAKSMachinesList:             h.arm(h.listMachines),
-		OpAKSOperationStatus:          h.arm(h.operationStatus),
+		OpAKSManagedClustersGet:         h.arm(h.getManagedCluster),
+		OpAKSAgentPoolsCreateOrUpdate:   h.arm(h.putAgentPool),
+		OpAKSAgentPoolsGet:              h.arm(h.getAgentPool),
+		OpAKSAgentPoolsList:             h.arm(h.listAgentPools),
+		OpAKSAgentPoolsDelete:           h.arm(h.deleteAgentPool),
+		OpAKSAgentPoolsDeleteMachines:   h.arm(h.deleteMachines),
+		OpAKSMachinesList:               h.arm(h.listMachines),
+		OpAKSAgentPoolsUpgradeNodeImage: h.arm(h.upgradeNodeImage),
+		OpAKSOperationStatus:            h.arm(h.operationStatus),
 	}
 }
 
@@ -457,7 +475,7 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 				"The agent pool's orchestratorVersion %s is newer than the control plane's %s.", version, c.Version)
 			return
 		}
-		c.Pools = append(c.Pools, aksPool{Name: name, VMSS: aksVMSSName(c, name), Writing: azureapi.ProvisioningCreating})
+		c.Pools = append(c.Pools, aksPool{Name: name, VMSS: aksVMSSName(c, name), Writing: azureapi.ProvisioningCreating, NodeImage: c.nodeImage()})
 		p = &c.Pools[len(c.Pools)-1]
 		status = http.StatusCreated
 	} else {
@@ -496,7 +514,9 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 					"The agent pool's orchestratorVersion %s is newer than the control plane's %s: upgrade the control plane first.", version, c.Version)
 				return
 			}
-			p.Upgrade = &aksUpgrade{From: old, To: version, Surge: aksMaxSurge(props, int32(count)), Hash: aksModelHash(version)}
+			// A version upgrade moves the nodes to the newest image too.
+			p.NodeImage = c.nodeImage()
+			p.Upgrade = &aksUpgrade{From: old, To: version, Surge: aksMaxSurge(props, int32(count)), Hash: aksModelHash(version, p.NodeImage)}
 			p.Writing = "Upgrading"
 		}
 		status = http.StatusOK
@@ -576,7 +596,7 @@ func aksNodeLabels(c *aksCluster, p *aksPool) map[string]string {
 	l[AKSLabelAgentPool], l["agentpool"] = p.Name, p.Name
 	l[AKSLabelMode] = strings.ToLower(mode)
 	l[AKSLabelCluster] = c.NodeRG
-	l[AKSLabelNodeImage] = AKSNodeImageVersion
+	l[AKSLabelNodeImage] = p.nodeImage()
 	l["kubernetes.azure.com/role"] = "agent"
 	l["kubernetes.azure.com/os-sku"] = "Ubuntu"
 	if pr, _ := p.Properties["scaleSetPriority"].(string); pr == "Spot" {
@@ -645,14 +665,14 @@ func (h *azureHandler) applyPoolVMSS(c *aksCluster, p *aksPool, sku *azureSku, z
 		}
 	}
 	model := core.Model{
-		InstanceType: sku.Name, Image: AKSNodeImageVersion, Zones: zones, Tags: tags,
+		InstanceType: sku.Name, Image: p.nodeImage(), Zones: zones, Tags: tags,
 		CustomData: aksCloudInit(c, p),
 		Extra: map[string]string{
 			core.ExtraCPU: strconv.Itoa(sku.VCPUs), core.ExtraMemory: strconv.Itoa(int(sku.MemoryGB*1024)) + "Mi",
 			core.ExtraVersion: "v" + version,
 		},
 	}
-	hash := aksModelHash(version)
+	hash := aksModelHash(version, p.nodeImage())
 	if p.Upgrade != nil {
 		count += p.Upgrade.Surge
 	}
@@ -679,10 +699,10 @@ func (h *azureHandler) applyPoolVMSS(c *aksCluster, p *aksPool, sku *azureSku, z
 	return g, nil
 }
 
-// aksModelHash is the core's model hash of a pool's nodes at version: the
-// VMs AKS creates for it carry it.
-func aksModelHash(version string) string {
-	sum := sha256.Sum256([]byte(version + "/" + AKSNodeImageVersion))
+// aksModelHash is the core's model hash of a pool's nodes at version and
+// node image: the VMs AKS creates for it carry it.
+func aksModelHash(version, image string) string {
+	sum := sha256.Sum256([]byte(version + "/" + image))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -840,7 +860,7 @@ func aksPoolResource(c *aksCluster, p *aksPool, g *core.Group) map[string]any {
 	if p.Upgrade != nil {
 		props["currentOrchestratorVersion"] = p.Upgrade.From
 	}
-	props["nodeImageVersion"] = AKSNodeImageVersion
+	props["nodeImageVersion"] = p.nodeImage()
 	if g != nil && p.Upgrade == nil {
 		props["count"] = g.Capacity
 	}

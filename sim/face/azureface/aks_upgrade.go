@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/mpool-dev/mpool/internal/drain"
+	"github.com/mpool-dev/mpool/sim/admin"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/azureapi"
 )
@@ -321,4 +323,67 @@ func (h *azureHandler) onBlocked(cs kubernetes.Interface, in core.Instance, beha
 	ctx, cancel := context.WithTimeout(context.Background(), aksCallTimeout)
 	defer cancel()
 	_, _ = cs.CoreV1().Nodes().Patch(ctx, nodeOf(in), types.MergePatchType, body, metav1.PatchOptions{})
+}
+
+// AKSReleaseNodeImage makes image the newest node image of the AKS cluster
+// name in resource group rg of subscription sub, as AKS's weekly releases
+// do: new nodes get it, and an agent pool's upgradeNodeImageVersion moves
+// its nodes to it.
+func AKSReleaseNodeImage(c *core.Cloud, sub, rg, name, image string) error {
+	_, err := updateAzureData(c, func(d *azureFaceData) error {
+		cl := d.aksCluster(sub, rg, name)
+		if cl == nil {
+			return fmt.Errorf("no AKS cluster %s in resource group %s", name, rg)
+		}
+		cl.NodeImage = image
+		return nil
+	})
+	return err
+}
+
+// upgradeNodeImage serves POST .../agentPools/{pool}/upgradeNodeImageVersion:
+// AKS's own upgrade of the pool's nodes to the cluster's newest node image
+// at the same version (surge, drain, soak: advanceUpgrade), 202 and an
+// operation; 200 with the pool when its nodes run the newest image; 409
+// while another upgrade runs or after one failed.
+func (h *azureHandler) upgradeNodeImage(w http.ResponseWriter, r *http.Request) {
+	h.face.aksMu.Lock()
+	defer h.face.aksMu.Unlock()
+	c, p, g, ok := h.poolOr404(w, r)
+	if !ok {
+		return
+	}
+	if p.Deleting || g == nil || p.Upgrade != nil {
+		aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
+			"Operation is not allowed: agent pool %s is being deleted, or upgraded, or its last upgrade failed (update the agent pool to retry it).", p.Name)
+		return
+	}
+	if p.nodeImage() == c.nodeImage() {
+		admin.WriteJSON(w, http.StatusOK, aksPoolResource(c, p, g))
+		return
+	}
+	version, _ := p.Properties["orchestratorVersion"].(string)
+	count, _ := numberOf(p.Properties["count"])
+	vmSize, _ := p.Properties["vmSize"].(string)
+	var zones []string
+	if zs, ok := p.Properties["availabilityZones"].([]any); ok {
+		for _, z := range zs {
+			s, _ := z.(string)
+			zones = append(zones, s)
+		}
+	}
+	now := h.env.Cloud.Clock().Now()
+	p.NodeImage = c.nodeImage()
+	p.Upgrade = &aksUpgrade{From: version, To: version, Surge: aksMaxSurge(p.Properties, int32(count)), Hash: aksModelHash(version, p.NodeImage)}
+	p.Writing, p.OpStart = "Upgrading", now
+	g, err := h.applyPoolVMSS(c, p, findAzureSku(vmSize), zones, int32(count))
+	if err == nil {
+		err = h.saveAKSCluster(c)
+	}
+	if err != nil {
+		writeAzureCloudError(w, err)
+		return
+	}
+	h.setAKSOperationHeaders(w, r, azureOp{Kind: aksOpWrite, Name: c.Name + "/" + p.Name, Start: now.UnixNano()}, c.Location, true)
+	admin.WriteJSON(w, http.StatusAccepted, aksPoolResource(c, p, g))
 }

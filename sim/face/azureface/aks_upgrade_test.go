@@ -118,3 +118,76 @@ func TestAKSUpgradeWithinMaxSurge(t *testing.T) {
 		t.Fatalf("writing back the agent pool as read: %v", err)
 	}
 }
+
+// TestAKSNodeImageUpgrade: upgradeNodeImageVersion through the real
+// armcontainerservice moves an agent pool's nodes to the cluster's newest
+// node image (AKSReleaseNodeImage) at the same version, replacing every
+// VM; with the newest image already there it is done at once.
+func TestAKSNodeImageUpgrade(t *testing.T) {
+	srv := servertest.Start(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond}}, &AzureFace{AKSMinute: time.Millisecond})
+	if err := AKSCreateCluster(srv.Cloud(), AzureDefaultSubscriptionID, testRG, AKSDefaultClusterName, AzureDefaultLocation, "v1.31"); err != nil {
+		t.Fatal(err)
+	}
+	e := newAzureEnv(t, srv)
+	f, err := armcontainerservice.NewClientFactory(AzureDefaultSubscriptionID, e.cred, &arm.ClientOptions{ClientOptions: e.co})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pools, ctx := f.NewAgentPoolsClient(), t.Context()
+	p, err := pools.BeginCreateOrUpdate(ctx, testRG, AKSDefaultClusterName, "pool1", agentPool(armcontainerservice.AgentPoolModeUser, "Standard_D2s_v5", 2), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	// The newest image already: done at once.
+	up, err := pools.BeginUpgradeNodeImageVersion(ctx, testRG, AKSDefaultClusterName, "pool1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := up.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	key := AKSScaleSetKey(AzureDefaultSubscriptionID, testRG, AKSDefaultClusterName, "MC_"+testRG+"_"+AKSDefaultClusterName+"_"+AzureDefaultLocation, "pool1")
+	ids := func() map[string]string {
+		g, err := srv.Cloud().Scope(key.Face, key.Scope).GetGroup(key.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, in := range g.Instances {
+			if in.State != core.StateDeleting {
+				out[in.ID] = in.ModelHash
+			}
+		}
+		return out
+	}
+	before := ids()
+
+	const image = "AKSUbuntu-2204gen2containerd-202412.03.0"
+	if err := AKSReleaseNodeImage(srv.Cloud(), AzureDefaultSubscriptionID, testRG, AKSDefaultClusterName, image); err != nil {
+		t.Fatal(err)
+	}
+	up, err = pools.BeginUpgradeNodeImageVersion(ctx, testRG, AKSDefaultClusterName, "pool1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := up.PollUntilDone(ctx, fastPoll); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pools.Get(ctx, testRG, AKSDefaultClusterName, "pool1", nil)
+	if err != nil || ptr.Deref(got.Properties.NodeImageVersion, "") != image || ptr.Deref(got.Properties.CurrentOrchestratorVersion, "") != "1.31.0" ||
+		ptr.Deref(got.Properties.ProvisioningState, "") != "Succeeded" {
+		t.Fatalf("after the node image upgrade: %v, %+v", err, got.Properties)
+	}
+	after := ids()
+	if len(after) != 2 {
+		t.Fatalf("%d VMs after the node image upgrade, want 2", len(after))
+	}
+	for id := range after {
+		if _, ok := before[id]; ok {
+			t.Errorf("VM %s of the old image is still there", id)
+		}
+	}
+}

@@ -207,8 +207,14 @@
 // operation), so it needs no loop and survives a restart; another write
 // meanwhile is 409 OperationNotAllowed.
 //
-// Not simulated yet: node image upgrades (upgradeNodeImageVersion is
-// unknown), maxUnavailable and maxBlockedNodes, drains on a scale-in (a
+// POST agentPools/{p}/upgradeNodeImageVersion is the same upgrade at the
+// same version, to the cluster's newest node image (AKSNodeImageVersion
+// until AKSReleaseNodeImage releases another; a version upgrade moves to it
+// too): 202 and an operation, 200 when the pool runs it already, 409 while
+// an upgrade runs or after one failed. The pool's nodeImageVersion and its
+// Nodes' node-image-version label are their image.
+//
+// Not simulated yet: maxUnavailable and maxBlockedNodes, drains on a scale-in (a
 // lower count removes nodes without evicting their pods), AKS's cluster
 // autoscaler (enableAutoScaling is validated and kept, the count not
 // changed), relabelling existing nodes, Windows pools, managed cluster
