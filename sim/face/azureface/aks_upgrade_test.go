@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/mpool-dev/mpool/sim/core"
+	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/sim/server/servertest"
 )
 
@@ -21,16 +22,8 @@ import (
 // naming the property.
 func TestAKSUpgradeWithinMaxSurge(t *testing.T) {
 	const minute = 100 * time.Millisecond
-	srv := servertest.Start(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond}}, &AzureFace{AKSMinute: minute})
-	if err := AKSCreateCluster(srv.Cloud(), AzureDefaultSubscriptionID, testRG, AKSDefaultClusterName, AzureDefaultLocation, "v1.32"); err != nil {
-		t.Fatal(err)
-	}
-	e := newAzureEnv(t, srv)
-	f, err := armcontainerservice.NewClientFactory(AzureDefaultSubscriptionID, e.cred, &arm.ClientOptions{ClientOptions: e.co})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pools, ctx := f.NewAgentPoolsClient(), t.Context()
+	srv, pools := startAKSUpgrades(t, minute, "v1.32")
+	ctx := t.Context()
 
 	ap := agentPool(armcontainerservice.AgentPoolModeUser, "Standard_D2s_v5", 3)
 	ap.Properties.OrchestratorVersion = to.Ptr("1.31.0")
@@ -124,16 +117,8 @@ func TestAKSUpgradeWithinMaxSurge(t *testing.T) {
 // node image (AKSReleaseNodeImage) at the same version, replacing every
 // VM; with the newest image already there it is done at once.
 func TestAKSNodeImageUpgrade(t *testing.T) {
-	srv := servertest.Start(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond}}, &AzureFace{AKSMinute: time.Millisecond})
-	if err := AKSCreateCluster(srv.Cloud(), AzureDefaultSubscriptionID, testRG, AKSDefaultClusterName, AzureDefaultLocation, "v1.31"); err != nil {
-		t.Fatal(err)
-	}
-	e := newAzureEnv(t, srv)
-	f, err := armcontainerservice.NewClientFactory(AzureDefaultSubscriptionID, e.cred, &arm.ClientOptions{ClientOptions: e.co})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pools, ctx := f.NewAgentPoolsClient(), t.Context()
+	srv, pools := startAKSUpgrades(t, time.Millisecond, "v1.31")
+	ctx := t.Context()
 	p, err := pools.BeginCreateOrUpdate(ctx, testRG, AKSDefaultClusterName, "pool1", agentPool(armcontainerservice.AgentPoolModeUser, "Standard_D2s_v5", 2), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -190,4 +175,21 @@ func TestAKSNodeImageUpgrade(t *testing.T) {
 			t.Errorf("VM %s of the old image is still there", id)
 		}
 	}
+}
+
+// startAKSUpgrades starts a simulated Azure whose AKS minute lasts minute,
+// with the AKS cluster mpool-aks at version, and returns an
+// AgentPoolsClient of the real armcontainerservice on it.
+func startAKSUpgrades(t *testing.T, minute time.Duration, version string) (*server.Server, *armcontainerservice.AgentPoolsClient) {
+	t.Helper()
+	srv := servertest.Start(t, core.Options{DefaultSimulation: &core.Simulation{BootDelay: 50 * time.Millisecond}}, &AzureFace{AKSMinute: minute})
+	if err := AKSCreateCluster(srv.Cloud(), AzureDefaultSubscriptionID, testRG, AKSDefaultClusterName, AzureDefaultLocation, version); err != nil {
+		t.Fatal(err)
+	}
+	e := newAzureEnv(t, srv)
+	f, err := armcontainerservice.NewClientFactory(AzureDefaultSubscriptionID, e.cred, &arm.ClientOptions{ClientOptions: e.co})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, f.NewAgentPoolsClient()
 }
