@@ -1,6 +1,9 @@
 package aks_test
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -15,6 +18,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/provider/azure/aks"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -30,16 +34,11 @@ var jsClientDir = filepath.Join("..", "..", "..", "..", "hack", "aksjs")
 // (through armcontainerservice for Go) is what an independent client, the
 // Azure SDK for JS (@azure/arm-containerservice with @azure/identity's
 // client secret credential, over TLS with the simulated cloud's CA), lists:
-// the same pool, count, mode, size, version and machines. It needs node
-// and `npm ci` in hack/aksjs; without them it is skipped.
+// the same pool, count, mode, size, version and machines. It installs the
+// SDK itself (jsClient); it is skipped only where node and npm are not
+// installed or the npm registry cannot be reached.
 func TestJSClientSeesTheAgentPools(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed")
-	}
-	if _, err := os.Stat(filepath.Join(jsClientDir, "node_modules", "@azure", "arm-containerservice")); err != nil {
-		t.Skip("the Azure SDK for JS is not installed: run `npm ci` in hack/aksjs")
-	}
+	node, dir := jsClient(t)
 	srv, sg, cp := startSimulatedAKS(t, core.Options{Seed: 9, DefaultSimulation: &core.Simulation{BootDelay: 100 * time.Millisecond}})
 	u := srv.FaceURL(azureface.AzureFaceName)
 
@@ -76,7 +75,7 @@ func TestJSClientSeesTheAgentPools(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, node, "read.mjs")
-	cmd.Dir = jsClientDir
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+ca, "ARM_ENDPOINT="+u,
 		"AZURE_TENANT_ID="+azureface.AzureDefaultTenantID, "AZURE_CLIENT_ID="+azureface.AzureDefaultClientID,
 		"AZURE_CLIENT_SECRET="+azureface.AzureDefaultClientSecret, "AZURE_SUBSCRIPTION_ID="+azureface.AzureDefaultSubscriptionID,
@@ -120,4 +119,65 @@ func TestJSClientSeesTheAgentPools(t *testing.T) {
 	if !slices.Equal(js, goIDs) || !slices.Equal(jsProviderIDs, goProviderIDs) {
 		t.Fatalf("the JS client's machines %v (%v), the provider's %v (%v)", js, jsProviderIDs, goIDs, goProviderIDs)
 	}
+}
+
+// jsClient returns node and a directory holding hack/aksjs's client with
+// its packages installed: a copy of it in mpool's cache directory, named
+// by the hash of its files, where `npm ci` runs once (the source tree is
+// never written). It skips the test when node or npm is missing or npm
+// cannot install the packages.
+func jsClient(t *testing.T) (node, dir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		t.Skip("npm is not installed")
+	}
+	files := []string{"package.json", "package-lock.json", "read.mjs"}
+	h := sha256.New()
+	contents := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(jsClientDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		contents[f] = b
+		h.Write(b)
+	}
+	cache, err := kubeenv.CacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(cache, "aksjs-"+hex.EncodeToString(h.Sum(nil))[:12])
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@azure", "arm-containerservice")); err == nil {
+		return node, dir
+	}
+	tmp, err := os.MkdirTemp(cache, "aksjs-install-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	for f, b := range contents {
+		if err := os.WriteFile(filepath.Join(tmp, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("the Azure SDK for JS could not be installed (npm ci in a copy of hack/aksjs: %v):\n%s", err, out)
+	}
+	// Another test process may have installed it meanwhile: either copy
+	// is whole.
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(filepath.Join(dir, "node_modules")); statErr != nil {
+			t.Fatal(err)
+		}
+	}
+	return node, dir
 }
