@@ -234,7 +234,7 @@ metadata:
 		{
 			name:    "an unknown flavor names the flavors there are",
 			args:    []string{"generate", "cluster", "c1", "-i", "azure", "-f", "machinepool-windows"},
-			wantErr: "its flavors: machinepool, machinepool-flex",
+			wantErr: "its flavors: aks, machinepool, machinepool-flex",
 		},
 		{
 			name: "--from a file: clusterctl's syntax, the target namespace, a note for kinds mpool does not serve",
