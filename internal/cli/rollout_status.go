@@ -106,7 +106,7 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 	for _, c := range s.infra.conditions {
 		if c.Type == rolloutProgressingCondition && c.Status == metav1.ConditionFalse {
 			switch c.Reason {
-			case infrav1.RolloutBlockedReason, infrav1.ProgressDeadlineExceededReason, infrav1.ReplacementsFailingReason:
+			case infrav1.RolloutBlockedReason, infrav1.ProgressDeadlineExceededReason, infrav1.ReplacementsFailingReason, infrav1.DrainBlockedReason:
 				v.Stopped = c.Reason
 			}
 		}
