@@ -117,6 +117,8 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 			v.Deleting++
 		case in.State == string(contract.InstanceFailed):
 			v.Failed++
+		case in.Quarantined && !in.MarkedForDeletion:
+			v.Quarantined++
 		default:
 			v.Replicas++
 			if in.UpToDate != nil {
@@ -286,6 +288,9 @@ func formatRolloutStatus(v RolloutStatusView, format outputFormat) string {
 	line("available", "%d of %d, %s", v.Available, v.Desired, unavailable)
 	if v.Deleting > 0 || v.Failed > 0 {
 		line("removing", "%d deleting, %d failed", v.Deleting, v.Failed)
+	}
+	if v.Quarantined > 0 {
+		line("quarantined", "%d (Nodes not drained, left cordoned: mark their Machines with cluster.x-k8s.io/delete-machine to delete them)", v.Quarantined)
 	}
 	if len(v.Waiting) > 0 {
 		b.WriteString("  waiting for:\n")

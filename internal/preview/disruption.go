@@ -113,13 +113,26 @@ func ParseMaintenanceWindow(schedule, duration string) (*MaintenanceWindow, erro
 	return &MaintenanceWindow{Schedule: schedule, Duration: d, sched: sched}, nil
 }
 
-// ReadMaintenanceWindow resolves the maintenance window annotations over
-// the pool's objects (later ones win, each annotation on its own). Nil when
-// the pool has none: it may be disrupted at any time. An unreadable window
-// is an error; the caller then holds the rollout rather than disrupt
-// outside a window the user meant to set.
+// ReadMaintenanceWindow reads the maintenance window of the pool's objects:
+// that of the last one (the MachinePool, then the infra pool) that sets
+// either annotation, so an infra pool's window replaces its MachinePool's.
+// Nil when none has one: the pool may be disrupted at any time. An
+// unreadable window is an error; the caller then holds the rollout rather
+// than disrupt outside a window the user meant to set.
 func ReadMaintenanceWindow(objs ...metav1.Object) (*MaintenanceWindow, error) {
-	return ParseMaintenanceWindow(lastAnnotation(MaintenanceWindowScheduleAnnotation, objs), lastAnnotation(MaintenanceWindowDurationAnnotation, objs))
+	var schedule, duration string
+	for _, o := range objs {
+		if o == nil {
+			continue
+		}
+		a := o.GetAnnotations()
+		s, ok1 := a[MaintenanceWindowScheduleAnnotation]
+		d, ok2 := a[MaintenanceWindowDurationAnnotation]
+		if ok1 || ok2 {
+			schedule, duration = s, d
+		}
+	}
+	return ParseMaintenanceWindow(schedule, duration)
 }
 
 // At says whether a window is open at now, and when that changes next:

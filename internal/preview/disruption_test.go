@@ -68,10 +68,16 @@ func TestReadWindowAndBehaviorPoolWins(t *testing.T) {
 		MaintenanceWindowScheduleAnnotation: "0 2 * * *", MaintenanceWindowDurationAnnotation: "4h",
 		UndrainableNodeBehaviorAnnotation: "Schedule",
 	}}
-	pool := &metav1.ObjectMeta{Annotations: map[string]string{MaintenanceWindowDurationAnnotation: "1h", UndrainableNodeBehaviorAnnotation: "Cordon"}}
+	pool := &metav1.ObjectMeta{Annotations: map[string]string{MaintenanceWindowScheduleAnnotation: "@daily", MaintenanceWindowDurationAnnotation: "1h", UndrainableNodeBehaviorAnnotation: "Cordon"}}
 	w, err := ReadMaintenanceWindow(mp, pool)
-	if err != nil || w.Schedule != "0 2 * * *" || w.Duration != time.Hour {
-		t.Errorf("window %+v, %v; want the MachinePool's schedule and the pool's duration", w, err)
+	if err != nil || w.Schedule != "@daily" || w.Duration != time.Hour {
+		t.Errorf("window %+v, %v; want the pool's", w, err)
+	}
+	if w, err := ReadMaintenanceWindow(mp, &metav1.ObjectMeta{}); err != nil || w.Schedule != "0 2 * * *" || w.Duration != 4*time.Hour {
+		t.Errorf("window %+v, %v; want the MachinePool's", w, err)
+	}
+	if _, err := ReadMaintenanceWindow(mp, &metav1.ObjectMeta{Annotations: map[string]string{MaintenanceWindowDurationAnnotation: "1h"}}); err == nil {
+		t.Error("a pool with a duration alone: no error; want one (its window replaces the MachinePool's)")
 	}
 	b, err := ReadUndrainableNodeBehavior(mp, pool)
 	if err != nil || b != UndrainableCordon {
