@@ -253,7 +253,7 @@ func referenceVersions(spec any) map[string]string {
 
 // apiVersion is the getter upstream's conversions call for a v1beta2
 // reference's apiVersion (see SetReader).
-func apiVersion(ctx context.Context, c client.Client, gk schema.GroupKind) (string, error) {
+func apiVersion(ctx context.Context, c client.Client, memo *versionMemo, gk schema.GroupKind) (string, error) {
 	rec, _ := ctx.Value(refVersionsKey{}).(map[string]string)
 	written := rec[gk.String()]
 	if written != "" {
@@ -263,7 +263,9 @@ func apiVersion(ctx context.Context, c client.Client, gk schema.GroupKind) (stri
 			}
 		}
 	}
-	v, err := capi.APIVersion(ctx, c, gk)
+	v, err := memo.get(ctx, gk, func(ctx context.Context, gk schema.GroupKind) (string, error) {
+		return capi.APIVersion(ctx, c, gk)
+	})
 	if err != nil && written != "" {
 		return written, nil
 	}

@@ -5,12 +5,15 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -153,12 +156,54 @@ func tailFile(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that nothing listens on now.
+// FreePort returns a TCP port on 127.0.0.1 that nothing listens on now,
+// for a child process to bind. It is chosen below the kernel's ephemeral
+// range, at random and never twice in this process: a port from the
+// ephemeral range (what binding port 0 returns) can be taken by any
+// outgoing connection before the child binds it, and on a busy machine
+// one of them did. A port another process picks the same way in the same
+// instant is still possible, but is one chance in thousands rather than a
+// race with every connection the tests open.
 func FreePort() (int, error) {
+	lo, hi := portRange()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 200 {
+		p := lo + rand.IntN(hi-lo)
+		if portsGiven[p] || !portFree(p) {
+			continue
+		}
+		portsGiven[p] = true
+		return p, nil
+	}
+	// Below the ephemeral range everything seems taken: let the kernel
+	// choose.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("finding a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// portRange is where FreePort picks: from 10000 up to the start of the
+// kernel's ephemeral port range (Linux's ip_local_port_range; 32768 if it
+// cannot be read).
+func portRange() (lo, hi int) {
+	lo, hi = 10000, 32768
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return lo, hi
+	}
+	if f := strings.Fields(string(b)); len(f) == 2 {
+		if start, err := strconv.Atoi(f[0]); err == nil && start > lo+1000 {
+			hi = start
+		}
+	}
+	return lo, hi
 }
