@@ -187,13 +187,6 @@ func (f *fixture) waitQuarantined(q string, before []string) {
 		if m.Annotations[preview.QuarantinedAnnotation] == "" || m.Annotations[preview.DrainStartedAnnotation] != "" {
 			return fmt.Errorf("%s's annotations %v: want quarantined, no removal", m.Name, m.Annotations)
 		}
-		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.Ctx, f.PoolKey(), mp); err != nil {
-			return err
-		}
-		if ptr.Deref(mp.Status.Replicas, 0) != 2 {
-			return fmt.Errorf("MachinePool status.replicas %v, want 2", mp.Status.Replicas)
-		}
 		return f.PoolConverged()
 	})
 	f.WaitPoolCondition(converge, infrav1.RolloutProgressingCondition, metav1.ConditionFalse, "1 instances quarantined")
