@@ -20,12 +20,12 @@ import (
 	"strings"
 )
 
-//go:embed local/*.yaml azure/*.yaml aws/*.yaml
+//go:embed local/*.yaml azure/*.yaml aws/*.yaml gcp/*.yaml
 var files embed.FS
 
 // Flavor is one embedded cluster template.
 type Flavor struct {
-	// Infrastructure is the provider: local, azure or aws.
+	// Infrastructure is the provider: local, azure, aws or gcp.
 	Infrastructure string
 	// Name is the flavor, as clusterctl's --flavor names it.
 	Name string
@@ -49,8 +49,20 @@ var flavors = []Flavor{
 	}},
 	{Infrastructure: "azure", Name: "machinepool", LeftOut: azureLeftOut},
 	{Infrastructure: "azure", Name: "machinepool-flex", LeftOut: azureLeftOut},
+	{Infrastructure: "azure", Name: "aks", LeftOut: []string{
+		"AzureManagedCluster, the Cluster's infrastructureRef in CAPZ's: mpool's Cluster names the AzureManagedControlPlane as its infrastructureRef instead",
+		"the Cluster's controlPlaneRef, and the AzureManagedControlPlane's oidcIssuerProfile and sshPublicKey (AZURE_SSH_PUBLIC_KEY_B64) and the AKS cluster it creates: " +
+			controlPlaneLeftOut + " (the AzureManagedControlPlane names it, ${CLUSTER_NAME} in AZURE_RESOURCE_GROUP; KUBERNETES_VERSION is the pools' version, at most the cluster's)",
+		"Secret ${CLUSTER_NAME}-kubeconfig: AKS writes it in CAPZ's; under `mpool up`, mpool writes it for its own API server; " +
+			"for a cluster that exists, create it (key \"value\": the AKS cluster's kubeconfig) before the pools' nodes are watched",
+	}},
 	{Infrastructure: "aws", Name: "machinepool", LeftOut: []string{
 		"the Cluster's controlPlaneRef, KubeadmControlPlane, AWSMachineTemplate (AWS_CONTROL_PLANE_MACHINE_TYPE, CONTROL_PLANE_MACHINE_COUNT): " + controlPlaneLeftOut,
+		kubeconfigLeftOut,
+	}},
+	{Infrastructure: "gcp", Name: "machinepool", LeftOut: []string{
+		"the Cluster's controlPlaneRef, KubeadmControlPlane, GCPMachineTemplate (GCP_CONTROL_PLANE_MACHINE_TYPE, CONTROL_PLANE_MACHINE_COUNT): " + controlPlaneLeftOut,
+		"MachineDeployment, GCPMachineTemplate and KubeadmConfigTemplate of the workers: the MachinePool, GCPMachinePool and KubeadmConfig replace them",
 		kubeconfigLeftOut,
 	}},
 	{Infrastructure: "aws", Name: "eks-managedmachinepool", LeftOut: []string{

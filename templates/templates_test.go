@@ -37,8 +37,8 @@ func TestLookup(t *testing.T) {
 		{name: "a flavor that exists", infra: "azure", flavor: "machinepool-flex"},
 		{name: "an unknown flavor names the infrastructure's flavors", infra: "aws", flavor: "nope",
 			wantErr: `infrastructure aws has no flavor "nope"; its flavors: eks-managedmachinepool, machinepool`},
-		{name: "an unknown infrastructure names those there are", infra: "gcp", flavor: "machinepool",
-			wantErr: `no flavors for infrastructure "gcp"; there are flavors for aws, azure, local`},
+		{name: "an unknown infrastructure names those there are", infra: "openstack", flavor: "machinepool",
+			wantErr: `no flavors for infrastructure "openstack"; there are flavors for aws, azure, gcp, local`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,14 +98,16 @@ manages worker pools for a control plane that exists.
   aws    machinepool              an EC2 Auto Scaling Group
   aws    eks-managedmachinepool   an EKS managed node group of an EKS cluster
                                   that exists, named by an AWSManagedControlPlane
+  gcp    machinepool              a Compute Engine managed instance group
 
-The azure and aws flavors default to the simulated clouds of 'mpool up' (its
+The azure, aws and gcp flavors default to the simulated clouds of 'mpool up' (its
 subscription, tenant, service principal, region, subnet, a Kubernetes version
 it has images of and its EKS cluster mpool-eks): with no variables set, their
 pool runs there, 'mpool up' being the Cluster's control plane. Set the
 providers' variables (AZURE_SUBSCRIPTION_ID, AZURE_TENANT_ID, AZURE_CLIENT_ID,
 AZURE_CLIENT_SECRET, AZURE_LOCATION; AWS_REGION, AWS_AVAILABILITY_ZONE,
-AWS_SSH_KEY_NAME; EKS_CLUSTER_NAME, AWS_SUBNET_ID) to target the real cloud;
+AWS_SSH_KEY_NAME; EKS_CLUSTER_NAME, AWS_SUBNET_ID; GCP_PROJECT, GCP_REGION,
+GCP_NETWORK_NAME, IMAGE_ID) to target the real cloud;
 --list-variables names them all.
 
 --machine-health-check adds a MachineHealthCheck for each MachinePool, named
@@ -128,7 +130,7 @@ such variable.`,
 		Args: cobra.ExactArgs(1),
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&o.infrastructure, "infrastructure", "i", "local", "The infrastructure provider of the flavor: local, azure or aws")
+	fs.StringVarP(&o.infrastructure, "infrastructure", "i", "local", "The infrastructure provider of the flavor: local, azure, aws or gcp")
 	fs.StringVarP(&o.flavor, "flavor", "f", "machinepool", "The flavor of the infrastructure provider to use")
 	fs.StringVar(&o.kubernetesVersion, "kubernetes-version", "", "The Kubernetes version of the pool (KUBERNETES_VERSION)")
 	fs.StringVarP(&o.targetNamespace, "target-namespace", "n", "", `The namespace of the objects (NAMESPACE) (default the kubeconfig context's namespace, else "default")`)

@@ -103,15 +103,21 @@ func TestGeneratedPoolsRun(t *testing.T) {
 	runs := []run{{infrastructure: "local", flavor: "machinepool", namespace: "default",
 		name: fmt.Sprintf("demo-%d", time.Now().UnixNano()%1_000_000), replicas: 3}}
 	for _, f := range templates.Flavors() {
-		if f.Infrastructure == "local" {
+		if f.Infrastructure == "local" || f.Name == "aks" {
+			// The aks flavor runs as the sample below: its agent pools
+			// are named pool0 and pool1 in the one AKS cluster `up`
+			// registers for it.
 			continue
 		}
 		runs = append(runs, run{infrastructure: f.Infrastructure, flavor: f.Name, namespace: env.NewNamespace(t), name: "demo", replicas: 2})
 	}
 	// The flavors' MachinePool: CAPA's EKS flavor names it <cluster>-pool-0.
 	poolName := func(r run) string {
-		if r.flavor == "eks-managedmachinepool" {
+		switch r.flavor {
+		case "eks-managedmachinepool":
 			return r.name + "-pool-0"
+		case "aks":
+			return r.name + "-pool0"
 		}
 		return r.name + "-mp-0"
 	}
@@ -136,6 +142,12 @@ func TestGeneratedPoolsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs = append(runs, run{infrastructure: "aws", flavor: "eks-managedmachinepool", namespace: "default", name: samples["eks"].cluster, replicas: 3})
+	// `mpool up --sample aks`: CAPZ's aks flavor in the AKS cluster `up`
+	// registers for it.
+	if err := applySample(ctx, env.Client, samples["aks"]); err != nil {
+		t.Fatal(err)
+	}
+	runs = append(runs, run{infrastructure: "azure", flavor: "aks", namespace: "default", name: samples["aks"].cluster, replicas: 3})
 	for _, r := range runs {
 		testenv.Eventually(t, 2*time.Minute, func() error {
 			mp := &corev1beta1.MachinePool{}

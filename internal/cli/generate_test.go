@@ -43,6 +43,9 @@ func flavorArgs(f templates.Flavor) []string {
 	case f.Name == "machinepool-flex":
 		// Flexible orchestration needs v1.26 (refused at admission below).
 		args = append(args, "--kubernetes-version", "v1.26.0")
+	case f.Infrastructure == "gcp":
+		// The version of the flavor's default image (CAPG's family).
+		args = append(args, "--kubernetes-version", "v1.30.4")
 	case f.Infrastructure != "local":
 		args = append(args, "--kubernetes-version", "v1.22.0")
 	}
@@ -418,7 +421,9 @@ func TestLookupSample(t *testing.T) {
 		{sample: "azure", wantPool: "azure-mp-0"},
 		{sample: "aws", wantPool: "aws-mp-0"},
 		{sample: "eks", wantPool: "eks-pool-0"},
-		{sample: "gcp", wantErr: `unknown --sample "gcp": local, azure, aws or eks`},
+		{sample: "gcp", wantPool: "gcp-mp-0"},
+		{sample: "aks", wantPool: "aks-pool0"},
+		{sample: "openstack", wantErr: `unknown --sample "openstack": local, azure, aws, gcp, eks or aks`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.sample, func(t *testing.T) {
@@ -529,6 +534,39 @@ func TestCloudFlavorDefaults(t *testing.T) {
 	} {
 		if c.got != c.want {
 			t.Errorf("eks: %s %q, want %q", c.what, c.got, c.want)
+		}
+	}
+
+	// AKS: the sample names the AKS cluster `mpool up` registers for it,
+	// its pools at the cluster's default version, "Try next" the cluster's.
+	sobjs, err := samples["aks"].objects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*unstructured.Unstructured{}
+	for _, u := range sobjs {
+		byName[u.GetKind()+"/"+u.GetName()] = u
+	}
+	str := func(key string, path ...string) string {
+		u := byName[key]
+		if u == nil {
+			return "<no " + key + ">"
+		}
+		v, _, _ := unstructured.NestedString(u.Object, path...)
+		return v
+	}
+	cp := "AzureManagedControlPlane/" + azureface.AKSSampleClusterName
+	for _, c := range []struct{ what, got, want string }{
+		{"subscriptionID", str(cp, "spec", "subscriptionID"), azureface.AzureDefaultSubscriptionID},
+		{"resourceGroupName", str(cp, "spec", "resourceGroupName"), azureface.AKSSampleClusterName},
+		{"location", str(cp, "spec", "location"), azureface.AzureDefaultLocation},
+		{"the System pool's mode", str("AzureManagedMachinePool/aks-pool0", "spec", "mode"), "System"},
+		{"the User pool's mode", str("AzureManagedMachinePool/aks-pool1", "spec", "mode"), "User"},
+		{"the pool's version", str("MachinePool/aks-pool0", "spec", "template", "spec", "version"), "v" + azureface.AKSDefaultVersion},
+		{"the sample's next version", samples["aks"].nextVersion, "v" + azureface.AKSSampleVersion},
+	} {
+		if c.got != c.want {
+			t.Errorf("aks: %s %q, want %q", c.what, c.got, c.want)
 		}
 	}
 }

@@ -50,8 +50,12 @@ local machinepool flavor of 'mpool generate cluster', simulated VMs joining the
 Cluster default/local; --sample azure and --sample aws are the azure and aws
 machinepool flavors for a Cluster default/azure or default/aws, a VM Scale Set
 in the simulated Azure or an Auto Scaling Group in the simulated AWS; --sample
+gcp the gcp machinepool flavor for a Cluster default/gcp, a managed instance
+group in the simulated Compute Engine; --sample
 eks is the aws eks-managedmachinepool flavor for a Cluster default/eks, a
-managed node group of the simulated EKS cluster mpool-eks. It runs in the foreground
+managed node group of the simulated EKS cluster mpool-eks; --sample aks is the
+azure aks flavor for a Cluster default/aks, agent pools of the simulated AKS
+cluster aks. It runs in the foreground
 until interrupted (Ctrl-C or SIGTERM), then stops everything cleanly.
 Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 		Args:        cobra.NoArgs,
@@ -62,7 +66,7 @@ Objects are kept in --data-dir, so the next 'mpool up' finds them again.`,
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `Address of the manager's Prometheus metrics endpoint; "0" disables it`)
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "Write the manager's logs to the terminal instead of DATA_DIR/manager.log")
 	fs.BoolVar(&o.empty, "empty", false, "Do not create the sample 3-replica pool")
-	fs.StringVar(&o.sample, "sample", "local", "The sample pool: local, azure, aws (the machinepool flavor of 'mpool generate cluster' for that infrastructure) or eks (aws eks-managedmachinepool)")
+	fs.StringVar(&o.sample, "sample", "local", "The sample pool: local, azure, aws, gcp (the machinepool flavor of 'mpool generate cluster' for that infrastructure), eks (aws eks-managedmachinepool) or aks (azure aks)")
 	gates := addGateFlags(fs)
 	logs := addLogFlags(fs)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -59,13 +59,19 @@ func (s sample) pool() string {
 // EKS one is a node group of the simulated EKS cluster `up` registers
 // (eksface.EKSDefaultClusterName, at eksface.EKSDefaultVersion), one minor
 // version behind it so that "Try next" can upgrade it: EKS updates a node
-// group one minor version at a time, never past its cluster's.
+// group one minor version at a time, never past its cluster's. The AKS one
+// is CAPZ's aks flavor's System pool in the simulated AKS cluster aks
+// (azureface.AKSSampleClusterName, at azureface.AKSSampleVersion), which `up`
+// registers a minor version ahead of the pool's, for the same reason.
 var samples = map[string]sample{
 	"local": {infrastructure: "local", flavor: "machinepool", cluster: localClusterName, nextVersion: "v1.37.2"},
 	"azure": {infrastructure: "azure", flavor: "machinepool", cluster: "azure", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.37.2"},
 	"aws":   {infrastructure: "aws", flavor: "machinepool", cluster: "aws", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.33.1"},
+	"gcp":   {infrastructure: "gcp", flavor: "machinepool", cluster: "gcp", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"}, nextVersion: "v1.31.2"},
 	"eks": {infrastructure: "aws", flavor: "eks-managedmachinepool", cluster: "eks", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"},
 		poolSuffix: "-pool-0", version: "v1.30.0", nextVersion: "v1.31.0"},
+	"aks": {infrastructure: "azure", flavor: "aks", cluster: "aks", vars: map[string]string{"WORKER_MACHINE_COUNT": "3"},
+		poolSuffix: "-pool0", nextVersion: "v1.32.0"},
 }
 
 // lookupSample returns the --sample name, or why `up` refuses it.
@@ -73,7 +79,7 @@ func lookupSample(name string) (sample, error) {
 	if s, ok := samples[name]; ok {
 		return s, nil
 	}
-	return sample{}, fmt.Errorf("unknown --sample %q: local, azure, aws or eks", name)
+	return sample{}, fmt.Errorf("unknown --sample %q: local, azure, aws, gcp, eks or aks", name)
 }
 
 // objects are the sample pool's objects: its flavor for the sample's

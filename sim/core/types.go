@@ -167,6 +167,21 @@ type Group struct {
 // Key returns the group's key.
 func (g *Group) Key() GroupKey { return GroupKey{Face: g.Face, Scope: g.Scope, Name: g.Name} }
 
+// Live returns the group's instances that are not being deleted, in
+// creation order; nil for a nil group.
+func (g *Group) Live() []Instance {
+	if g == nil {
+		return nil
+	}
+	var out []Instance
+	for _, in := range g.Instances {
+		if in.State != StateDeleting {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
 // GroupFaults are instance-level faults of one group, armed through
 // SetGroupFaults (the admin endpoint PUT /admin/groups/{name}/faults). Unlike
 // the wire-level Faults they change what the simulated VMs do.

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/mpool-dev/mpool/examples"
 	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -34,19 +32,7 @@ func TestClusterctlDescribesThePool(t *testing.T) {
 	ctx := context.Background()
 	const ns, cluster, pool = "default", "local", "local-mp-0"
 
-	b, err := os.ReadFile("../../examples/v1beta2/local-machinepool.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	objs, err := examples.Objects(b, ns)
-	if err != nil {
-		t.Fatalf("examples/v1beta2/local-machinepool.yaml: %v", err)
-	}
-	for _, u := range objs {
-		if err := c.Create(ctx, u); err != nil {
-			t.Fatalf("applying %s %s: %v", u.GetKind(), u.GetName(), err)
-		}
-	}
+	applyManifests(t, c, ns, "../../examples/v1beta2/local-machinepool.yaml")
 
 	mp := &clusterv1.MachinePool{}
 	testenv.Eventually(t, 5*time.Minute, func() error {

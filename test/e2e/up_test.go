@@ -190,6 +190,13 @@ func applyExamples(t *testing.T, c client.Client, ns string) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no example manifests found: %v", err)
 	}
+	applyManifests(t, c, ns, files...)
+}
+
+// applyManifests creates every object of the manifest files (their
+// ${VARS} filled, examples.Objects) in namespace ns.
+func applyManifests(t *testing.T, c client.Client, ns string, files ...string) {
+	t.Helper()
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -394,21 +401,7 @@ func TestUpRunsTheAzureExample(t *testing.T) {
 	up, _ := startUp(t, bin, "--data-dir", t.TempDir(), "--sample", "aws")
 	c := up.client(t)
 	ctx := context.Background()
-	for _, f := range []string{"../../examples/azure/cluster.yaml", "../../examples/seeds/azure-machinepool.yaml"} {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := examples.Objects(b, "default")
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		for _, u := range objs {
-			if err := c.Create(ctx, u); err != nil {
-				t.Fatalf("applying %s %s from %s: %v", u.GetKind(), u.GetName(), f, err)
-			}
-		}
-	}
+	applyManifests(t, c, "default", "../../examples/azure/cluster.yaml", "../../examples/seeds/azure-machinepool.yaml")
 	up.waitLine(t, regexp.MustCompile(`sample pool default/aws-mp-0: phase Running, 3/3 instances, 3 Ready nodes`), 5*time.Minute)
 	up.waitLine(t, regexp.MustCompile(`describe machinepool aws-mp-0 `), 10*time.Second)
 	up.drain()

@@ -1,16 +1,14 @@
 package peer
 
 import (
-	"context"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // benchSize is the pool size of BenchmarkCAPAScenario: MPOOL_PEER_N, else
@@ -151,23 +149,9 @@ func awsRequests() (all, writes int64) {
 // managers', the node agent's and the test's.
 func apiRequestTotal(b *testing.B, env *testenv.Env) float64 {
 	b.Helper()
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		b.Fatalf("reading the API server's metrics: %v", err)
-	}
 	var total float64
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndex(line, " ")+1:]), 64)
-		if err == nil {
-			total += v
-		}
+	for _, s := range itest.APIServerMetric(b, env.Config, "apiserver_request_total") {
+		total += s.Value
 	}
 	return total
 }

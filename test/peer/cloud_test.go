@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/mpool-dev/mpool/sim/face/awsface"
@@ -78,9 +77,5 @@ func launchTemplates(t testing.TB) []string {
 // ec2Client is the test's own EC2 client of the simulated AWS: the real
 // SDK with the face's default key.
 func ec2Client() *ec2.Client {
-	return ec2.New(ec2.Options{
-		Region:       awsface.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(cloud.FaceURL(awsface.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
-	})
+	return ec2.NewFromConfig(awsface.DefaultSDKConfig(cloud.FaceURL(awsface.AWSFaceName)))
 }

@@ -239,17 +239,7 @@ func (f *Fixture) Group() *core.Group {
 }
 
 // Instances returns the group's instances that are not being deleted.
-func (f *Fixture) Instances() []core.Instance {
-	var out []core.Instance
-	if g := f.Group(); g != nil {
-		for _, in := range g.Instances {
-			if in.State != core.StateDeleting {
-				out = append(out, in)
-			}
-		}
-	}
-	return out
-}
+func (f *Fixture) Instances() []core.Instance { return f.Group().Live() }
 
 // ReadyNodes returns the Ready Nodes of the group's instances.
 func (f *Fixture) ReadyNodes() ([]corev1.Node, error) {

@@ -468,11 +468,7 @@ func describeGroup(ctx context.Context, c *sdkClients, ref scalegroup.Ref) (*asg
 		AutoScalingGroupNames: []string{ref.Name},
 	})
 	var found *asgtypes.AutoScalingGroup
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, cloudError(err, ref)
-		}
+	err := EachPage(ctx, p.HasMorePages, p.NextPage, func(page *autoscaling.DescribeAutoScalingGroupsOutput) {
 		for i := range page.AutoScalingGroups {
 			g := &page.AutoScalingGroups[i]
 			if aws.ToString(g.AutoScalingGroupName) != ref.Name {
@@ -485,6 +481,9 @@ func describeGroup(ctx context.Context, c *sdkClients, ref scalegroup.Ref) (*asg
 				found.Instances = append(found.Instances, g.Instances...)
 			}
 		}
+	})
+	if err != nil {
+		return nil, cloudError(err, ref)
 	}
 	return found, nil
 }
@@ -567,17 +566,15 @@ func (s *ASGs) prune(ctx context.Context, c *sdkClients, ref scalegroup.Ref, asg
 		LaunchTemplateId: aws.String(target.id), MaxVersion: aws.String(strconv.FormatInt(cutoff-1, 10)),
 	})
 	var old []string
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			logger.V(1).Info("Listing old launch template versions failed", "error", cloudError(err, ref).Error())
-			return
-		}
+	if err := EachPage(ctx, p.HasMorePages, p.NextPage, func(page *ec2.DescribeLaunchTemplateVersionsOutput) {
 		for _, v := range page.LaunchTemplateVersions {
 			if n := aws.ToInt64(v.VersionNumber); n < cutoff && !aws.ToBool(v.DefaultVersion) {
 				old = append(old, strconv.FormatInt(n, 10))
 			}
 		}
+	}); err != nil {
+		logger.V(1).Info("Listing old launch template versions failed", "error", cloudError(err, ref).Error())
+		return
 	}
 	for chunk := range slices.Chunk(old, 200) {
 		if _, err := c.ec2.DeleteLaunchTemplateVersions(ctx, &ec2.DeleteLaunchTemplateVersionsInput{

@@ -456,11 +456,7 @@ func findImage(ctx context.Context, c *sdkClients, ref scalegroup.Ref, a AMI, k8
 	var newest *ec2types.Image
 	var newestAt time.Time
 	p := ec2.NewDescribeImagesPaginator(c.ec2, in)
-	for p.HasMorePages() {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, cloudError(err, ref)
-		}
+	if err := EachPage(ctx, p.HasMorePages, p.NextPage, func(page *ec2.DescribeImagesOutput) {
 		for i := range page.Images {
 			img := &page.Images[i]
 			at, _ := time.Parse(time.RFC3339, aws.ToString(img.CreationDate))
@@ -468,6 +464,8 @@ func findImage(ctx context.Context, c *sdkClients, ref scalegroup.Ref, a AMI, k8
 				newest, newestAt = img, at
 			}
 		}
+	}); err != nil {
+		return nil, cloudError(err, ref)
 	}
 	if newest == nil {
 		if a.ID != "" {

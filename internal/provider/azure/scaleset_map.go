@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/compute/armcompute/v7"
@@ -170,16 +171,7 @@ func vmProfile(ref scalegroup.Ref, spec scalegroup.GroupSpec, vm VMModel, img *a
 		if d.Caching != "" {
 			dd.Caching = ptr.To(armcompute.CachingTypes(d.Caching))
 		}
-		if d.StorageAccountType != "" || d.DiskEncryptionSetID != "" {
-			md := &armcompute.VirtualMachineScaleSetManagedDiskParameters{}
-			if d.StorageAccountType != "" {
-				md.StorageAccountType = ptr.To(armcompute.StorageAccountTypes(d.StorageAccountType))
-			}
-			if d.DiskEncryptionSetID != "" {
-				md.DiskEncryptionSet = &armcompute.DiskEncryptionSetParameters{ID: ptr.To(d.DiskEncryptionSetID)}
-			}
-			dd.ManagedDisk = md
-		}
+		dd.ManagedDisk = managedDisk(d.StorageAccountType, d.DiskEncryptionSetID)
 		p.StorageProfile.DataDisks = append(p.StorageProfile.DataDisks, dd)
 	}
 	if s := vm.Spot; s != nil {
@@ -304,6 +296,23 @@ func imageReference(i Image, s string) (*armcompute.ImageReference, *armcompute.
 	return nil, nil, scalegroup.NewInvalid("the model names no image: an image ID, a gallery image or a Marketplace publisher, offer and SKU")
 }
 
+// managedDisk is a disk's managed disk parameters: its storage account
+// type and disk encryption set, nil when it names neither (Azure's
+// defaults).
+func managedDisk(storageAccountType, encryptionSetID string) *armcompute.VirtualMachineScaleSetManagedDiskParameters {
+	if storageAccountType == "" && encryptionSetID == "" {
+		return nil
+	}
+	md := &armcompute.VirtualMachineScaleSetManagedDiskParameters{}
+	if storageAccountType != "" {
+		md.StorageAccountType = ptr.To(armcompute.StorageAccountTypes(storageAccountType))
+	}
+	if encryptionSetID != "" {
+		md.DiskEncryptionSet = &armcompute.DiskEncryptionSetParameters{ID: ptr.To(encryptionSetID)}
+	}
+	return md
+}
+
 // scaleSetOSDisk is the VMs' OS disk, created from the image.
 func scaleSetOSDisk(d OSDisk) *armcompute.VirtualMachineScaleSetOSDisk {
 	out := &armcompute.VirtualMachineScaleSetOSDisk{
@@ -316,16 +325,7 @@ func scaleSetOSDisk(d OSDisk) *armcompute.VirtualMachineScaleSetOSDisk {
 	if d.Caching != "" {
 		out.Caching = ptr.To(armcompute.CachingTypes(d.Caching))
 	}
-	if d.StorageAccountType != "" || d.DiskEncryptionSetID != "" {
-		md := &armcompute.VirtualMachineScaleSetManagedDiskParameters{}
-		if d.StorageAccountType != "" {
-			md.StorageAccountType = ptr.To(armcompute.StorageAccountTypes(d.StorageAccountType))
-		}
-		if d.DiskEncryptionSetID != "" {
-			md.DiskEncryptionSet = &armcompute.DiskEncryptionSetParameters{ID: ptr.To(d.DiskEncryptionSetID)}
-		}
-		out.ManagedDisk = md
-	}
+	out.ManagedDisk = managedDisk(d.StorageAccountType, d.DiskEncryptionSetID)
 	if d.EphemeralPlacement != "" {
 		out.DiffDiskSettings = &armcompute.DiffDiskSettings{Option: ptr.To(armcompute.DiffDiskOptionsLocal)}
 		if !strings.EqualFold(d.EphemeralPlacement, string(armcompute.DiffDiskOptionsLocal)) {
@@ -483,54 +483,52 @@ func tagValue(tags map[string]*string, k string) string {
 // latest model has the scale set's model hash; an older one carries the
 // tags of the model it was created from.
 func uniformInstance(vm *armcompute.VirtualMachineScaleSetVM, groupHash string) scalegroup.Instance {
-	in := scalegroup.Instance{
-		ID:         ptr.Deref(vm.InstanceID, ""),
-		ProviderID: "azure://" + ptr.Deref(vm.ID, ""),
-		ModelHash:  tagValue(vm.Tags, TagModelHash),
-	}
-	if len(vm.Zones) > 0 {
-		in.Zone = ptr.Deref(vm.Zones[0], "")
+	p := vm.Properties
+	if p == nil {
+		p = &armcompute.VirtualMachineScaleSetVMProperties{}
 	}
 	var statuses []*armcompute.InstanceViewStatus
-	provisioning := ""
-	if p := vm.Properties; p != nil {
-		provisioning = ptr.Deref(p.ProvisioningState, "")
-		in.CreatedAt = timeOf(p.TimeCreated)
-		if ptr.Deref(p.LatestModelApplied, false) && groupHash != "" {
-			in.ModelHash = groupHash
-		}
-		if p.InstanceView != nil {
-			statuses = p.InstanceView.Statuses
-		}
+	if p.InstanceView != nil {
+		statuses = p.InstanceView.Statuses
 	}
-	in.State, in.Message = vmState(provisioning, statuses)
+	in := vmInstance(vm.InstanceID, vm.ID, vm.Tags, vm.Zones, p.ProvisioningState, p.TimeCreated, statuses)
+	if ptr.Deref(p.LatestModelApplied, false) && groupHash != "" {
+		in.ModelHash = groupHash
+	}
 	return in
 }
 
 // flexibleInstance maps a Flexible scale set VM: its ID is its name, its
 // model hash its own tag.
 func flexibleInstance(vm *armcompute.VirtualMachine, groupHash string) scalegroup.Instance {
-	in := scalegroup.Instance{
-		ID:         ptr.Deref(vm.Name, ""),
-		ProviderID: "azure://" + ptr.Deref(vm.ID, ""),
-		ModelHash:  tagValue(vm.Tags, TagModelHash),
-	}
-	if len(vm.Zones) > 0 {
-		in.Zone = ptr.Deref(vm.Zones[0], "")
+	p := vm.Properties
+	if p == nil {
+		p = &armcompute.VirtualMachineProperties{}
 	}
 	var statuses []*armcompute.InstanceViewStatus
-	provisioning := ""
-	if p := vm.Properties; p != nil {
-		provisioning = ptr.Deref(p.ProvisioningState, "")
-		in.CreatedAt = timeOf(p.TimeCreated)
-		if p.InstanceView != nil {
-			statuses = p.InstanceView.Statuses
-		}
+	if p.InstanceView != nil {
+		statuses = p.InstanceView.Statuses
 	}
+	in := vmInstance(vm.Name, vm.ID, vm.Tags, vm.Zones, p.ProvisioningState, p.TimeCreated, statuses)
 	if in.ModelHash == "" {
 		in.ModelHash = groupHash // a VM without tags: created by the current model
 	}
-	in.State, in.Message = vmState(provisioning, statuses)
+	return in
+}
+
+// vmInstance maps what a Uniform and a Flexible VM have alike: its ID, its
+// resource ID, its model hash tag, its zone, creation time and state.
+func vmInstance(id, resourceID *string, tags map[string]*string, zones []*string, provisioning *string, created *time.Time, statuses []*armcompute.InstanceViewStatus) scalegroup.Instance {
+	in := scalegroup.Instance{
+		ID:         ptr.Deref(id, ""),
+		ProviderID: "azure://" + ptr.Deref(resourceID, ""),
+		ModelHash:  tagValue(tags, TagModelHash),
+		CreatedAt:  timeOf(created),
+	}
+	if len(zones) > 0 {
+		in.Zone = ptr.Deref(zones[0], "")
+	}
+	in.State, in.Message = vmState(ptr.Deref(provisioning, ""), statuses)
 	return in
 }
 

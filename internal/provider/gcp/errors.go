@@ -2,9 +2,11 @@ package gcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"golang.org/x/oauth2"
 	"google.golang.org/api/googleapi"
@@ -16,14 +18,15 @@ import (
 // cloudError maps an error of the Compute Engine client onto scalegroup's
 // typed errors, by the googleapi error's status and reason:
 //
-//   - rateLimitExceeded, userRateLimitExceeded (403 or 429) and other 429s
-//     → Throttled, with the response's Retry-After;
+//   - rateLimitExceeded, userRateLimitExceeded (403 or 429) and other 429s,
+//     the token endpoint's too → Throttled, with the response's Retry-After;
 //   - quotaExceeded (403) → QuotaExceeded, with the quota Compute Engine
 //     names;
 //   - 401 and other 403s, and the token endpoint's refusals of the key
 //     (invalid_grant) → Unauthorized, naming the credentials to check;
 //   - 400 (invalid, required, resourceNotReady excepted) → Invalid, with
-//     Compute Engine's message;
+//     Compute Engine's message (and, for a machine type a zone does not
+//     offer, the fields to change);
 //   - resourceNotReady, resourceInUseByAnotherResource, 409, 5xx and
 //     network failures → Transient.
 //
@@ -35,11 +38,15 @@ func cloudError(err error, ref scalegroup.Ref) error {
 	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
-		if re.Response != nil && re.Response.StatusCode >= 500 {
+		switch {
+		case re.Response != nil && re.Response.StatusCode == http.StatusTooManyRequests:
+			return scalegroup.NewThrottled("the token endpoint throttled: "+kit.OneLine(re.ErrorDescription), kit.RetryAfter(re.Response.Header))
+		case re.Response != nil && re.Response.StatusCode >= 500:
 			return scalegroup.NewTransient("the token endpoint failed", err)
 		}
+		code, desc := tokenError(re)
 		return scalegroup.NewUnauthorized(fmt.Sprintf("Google refused %s: %s %s; check the service account key (is it deleted or disabled?)",
-			credentialsName(ref), re.ErrorCode, kit.OneLine(re.ErrorDescription)), nil)
+			credentialsName(ref), code, kit.OneLine(desc)), nil)
 	}
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {
@@ -62,6 +69,8 @@ func cloudError(err error, ref scalegroup.Ref) error {
 		return scalegroup.NewTransient(text, err)
 	case ge.Code == http.StatusNotFound:
 		return scalegroup.NewInvalid(msg)
+	case strings.Contains(msg, "Machine type with name"):
+		return scalegroup.NewInvalid(msg + " Change spec.instanceType to a machine type every zone of the pool offers, or spec.zones to zones that offer it.")
 	case ge.Code >= 400:
 		return scalegroup.NewInvalid(msg)
 	}
@@ -86,4 +95,20 @@ func credentialsName(ref scalegroup.Ref) string {
 		return "the manager's own GCP credentials"
 	}
 	return "the service account key of Secret " + ref.Credentials + " (the GCPCluster's credentialsRef)"
+}
+
+// tokenError is the OAuth 2 error code and description of the token
+// endpoint's refusal: the JWT flow leaves them unparsed in the body.
+func tokenError(re *oauth2.RetrieveError) (code, desc string) {
+	if re.ErrorCode != "" {
+		return re.ErrorCode, re.ErrorDescription
+	}
+	var body struct {
+		Error            string `json:"error"`
+		ErrorDescription string `json:"error_description"`
+	}
+	if json.Unmarshal(re.Body, &body) != nil || body.Error == "" {
+		return "", strings.TrimSpace(string(re.Body))
+	}
+	return body.Error, body.ErrorDescription
 }

@@ -4,18 +4,17 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	compute "cloud.google.com/go/compute/apiv1"
 	"cloud.google.com/go/compute/apiv1/computepb"
-	"google.golang.org/api/iterator"
 	"google.golang.org/api/option"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -328,19 +327,17 @@ func instanceOf(ref scalegroup.Ref, mi *computepb.ManagedInstance) scalegroup.In
 func (s *MIGs) templates(ctx context.Context, c *clients, ref scalegroup.Ref) ([]string, error) {
 	filter := fmt.Sprintf(`name eq "%s-[0-9a-z]{%d}-[0-9a-f]{%d}"`, regexp.QuoteMeta(ref.Name), modelHashLen, userDataHashLen)
 	it := c.templates.List(ctx, &computepb.ListInstanceTemplatesRequest{Project: ref.Scope, Filter: &filter, MaxResults: ptr.To[uint32](pageSize)})
+	list, err := all(it)
+	if err != nil {
+		return nil, err
+	}
 	var out []string
-	for {
-		t, err := it.Next()
-		if errors.Is(err, iterator.Done) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	for _, t := range list {
 		if _, _, ok := parseTemplate(ref.Name, t.GetName()); ok {
 			out = append(out, t.GetName())
 		}
 	}
+	return out, nil
 }
 
 // Apply implements scalegroup.ScaleGroup. It reads the group, then writes
@@ -375,7 +372,7 @@ func (s *MIGs) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.Gr
 			return nil, err
 		}
 		logger.V(1).Info("Creating managed instance group", "capacity", spec.Capacity, "modelHash", spec.ModelHash, "template", want)
-		if err := api.insert(ctx, ref.Scope, ref.Location, res); err != nil && !isAlreadyExists(err) {
+		if err := api.insert(ctx, ref.Scope, ref.Location, res, requestID(ref, nil, "insert", want, strconv.Itoa(int(spec.Capacity)))); err != nil && !isAlreadyExists(err) {
 			return nil, cloudError(err, ref)
 		}
 		return &scalegroup.Group{Name: ref.Name, Capacity: spec.Capacity, ModelHash: spec.ModelHash,
@@ -396,14 +393,17 @@ func (s *MIGs) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.Gr
 			return nil, err
 		}
 		logger.V(1).Info("Setting the group's instance template", "template", want, "modelHash", spec.ModelHash)
-		if err := api.setTemplate(ctx, ref.Scope, ref.Location, ref.Name, "projects/"+ref.Scope+"/global/instanceTemplates/"+want); err != nil {
+		if err := api.setTemplate(ctx, ref.Scope, ref.Location, ref.Name, "projects/"+ref.Scope+"/global/instanceTemplates/"+want, requestID(ref, igm, "setInstanceTemplate", want)); err != nil {
 			return nil, cloudError(err, ref)
 		}
 		wrote = true
 	}
 	if size != spec.Capacity {
 		logger.V(1).Info("Resizing managed instance group", "from", size, "to", spec.Capacity)
-		if err := api.resize(ctx, ref.Scope, ref.Location, ref.Name, spec.Capacity); err != nil {
+		// After a setInstanceTemplate the fingerprint read is stale; the
+		// template keeps this resize apart from one decided on the same
+		// group without it.
+		if err := api.resize(ctx, ref.Scope, ref.Location, ref.Name, spec.Capacity, requestID(ref, igm, "resize", strconv.Itoa(int(spec.Capacity)), strconv.FormatBool(wrote), want)); err != nil {
 			return nil, cloudError(err, ref)
 		}
 		wrote = true
@@ -581,22 +581,25 @@ func (s *MIGs) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []st
 	if err != nil {
 		return cloudError(err, ref)
 	}
-	byID := map[string]scalegroup.Instance{}
+	byID := map[string]*computepb.ManagedInstance{}
 	for _, mi := range mis {
-		in := instanceOf(ref, mi)
-		byID[in.ID] = in
+		byID[instanceOf(ref, mi).ID] = mi
 	}
-	var urls []string
+	// The instances' numeric IDs key the request: a name may come again.
+	var urls, keys []string
 	for _, id := range ids {
-		if in, ok := byID[id]; ok && in.State != scalegroup.StateDeleting {
-			urls = append(urls, "projects/"+ref.Scope+"/zones/"+in.Zone+"/instances/"+id)
+		if mi, ok := byID[id]; ok {
+			if in := instanceOf(ref, mi); in.State != scalegroup.StateDeleting {
+				urls = append(urls, "projects/"+ref.Scope+"/zones/"+in.Zone+"/instances/"+id)
+				keys = append(keys, id+"/"+strconv.FormatUint(mi.GetId(), 10))
+			}
 		}
 	}
 	if len(urls) == 0 {
 		return nil
 	}
 	log.FromContext(ctx).V(1).Info("Deleting instances", "group", ref.String(), "instances", len(urls))
-	if err := api.deleteInstances(ctx, ref.Scope, ref.Location, ref.Name, urls); err != nil && !isNotFound(err) {
+	if err := api.deleteInstances(ctx, ref.Scope, ref.Location, ref.Name, urls, requestID(ref, nil, "deleteInstances", keys...)); err != nil && !isNotFound(err) {
 		return cloudError(err, ref)
 	}
 	return nil

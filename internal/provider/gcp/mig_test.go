@@ -20,8 +20,9 @@ import (
 
 // startGCP starts a simulated cloud on a fake clock with the GCP face
 // (face, nil for the default one) and the ScaleGroup reaching it with the
-// default service account's key.
-func startGCP(t testing.TB, face *gcpface.GCPFace) *cloudtest.Env {
+// default service account's key (through the transport wrap returns, if
+// any).
+func startGCP(t testing.TB, face *gcpface.GCPFace, wrap ...func(http.RoundTripper) http.RoundTripper) *cloudtest.Env {
 	t.Helper()
 	o := cloudtest.Options{Face: gcpface.GCPFaceName, Simulation: cloudtest.DefaultSimulation, Ignored: []string{gcpface.OpGCPToken}}
 	if face != nil {
@@ -32,7 +33,11 @@ func startGCP(t testing.TB, face *gcpface.GCPFace) *cloudtest.Env {
 		if err != nil {
 			return nil, err
 		}
-		base := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+		var tr http.RoundTripper = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+		for _, w := range wrap {
+			tr = w(tr)
+		}
+		base := &http.Client{Timeout: 30 * time.Second, Transport: tr}
 		u := c.FaceURL()
 		acct := (&gcpface.GCPFace{}).DefaultAccount()
 		key := gcp.KeyFile(acct.Tenant, acct.ID, acct.Secret, u+"/token")
@@ -169,7 +174,7 @@ func TestRefusedKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := e.SG.Get(context.Background(), ref("pool0"))
-	if !scalegroup.IsUnauthorized(err) {
-		t.Fatalf("Get: %v, want Unauthorized", err)
+	if !scalegroup.IsUnauthorized(err) || !strings.Contains(err.Error(), "invalid_grant") {
+		t.Fatalf("Get: %v, want Unauthorized naming invalid_grant", err)
 	}
 }

@@ -1,6 +1,7 @@
 package azureface
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -36,6 +38,11 @@ const (
 	// (PrepareSandbox) in the default subscription and resource group, and
 	// examples/aks names.
 	AKSDefaultClusterName = "mpool-aks"
+	// AKSSampleClusterName is the AKS cluster, in the resource group of
+	// the same name, that `mpool up` registers for `mpool up --sample aks`
+	// (the azure aks flavor for the cluster name aks), at AKSSampleVersion.
+	AKSSampleClusterName = "aks"
+	AKSSampleVersion     = "1.32.0"
 	// AKSDefaultVersion is a cluster's Kubernetes version when none is given.
 	AKSDefaultVersion = "1.31.2"
 	// AKSNodeImageVersion is the node image every agent pool runs.
@@ -64,6 +71,7 @@ const (
 	OpAKSAgentPoolsList                = "azure.AgentPools.List"
 	OpAKSAgentPoolsDelete              = "azure.AgentPools.Delete"
 	OpAKSAgentPoolsDeleteMachines      = "azure.AgentPools.DeleteMachines"
+	OpAKSAgentPoolsUpgradeNodeImage    = "azure.AgentPools.UpgradeNodeImageVersion"
 	OpAKSMachinesList                  = "azure.Machines.List"
 	OpAKSOperationStatus               = "azure.ContainerServiceOperations.Get"
 	aksProvider                        = "Microsoft.ContainerService"
@@ -96,6 +104,9 @@ type aksCluster struct {
 	NodeRG        string    `json:"nodeResourceGroup"`
 	CreatedAt     time.Time `json:"createdAt"`
 	Pools         []aksPool `json:"pools,omitempty"`
+	// NodeImage is the newest node image, the one new nodes get; "" is
+	// AKSNodeImageVersion (see AKSReleaseNodeImage).
+	NodeImage string `json:"nodeImage,omitempty"`
 }
 
 // aksPool is an agent pool: its properties as last written, and what its
@@ -105,6 +116,9 @@ type aksPool struct {
 	Properties map[string]any `json:"properties"`
 	// VMSS is the pool's scale set in the node resource group.
 	VMSS string `json:"vmss"`
+	// NodeImage is the node image of the pool's nodes ("" is
+	// AKSNodeImageVersion).
+	NodeImage string `json:"nodeImage,omitempty"`
 	// Writing is Creating, Updating or Scaling while the last write's
 	// nodes boot; OpStart when it started.
 	Writing  string                `json:"writing,omitempty"`
@@ -116,14 +130,30 @@ type aksPool struct {
 }
 
 // aksUpgrade is an agent pool's version upgrade: AKS surges Surge nodes of
-// the new version (model Hash), then removes as many old ones as new ones
-// joined, until none is left (see advanceUpgrade).
+// the new version (model Hash), then drains, soaks and removes old ones
+// (see advanceUpgrade).
 type aksUpgrade struct {
 	From  string `json:"from"`
 	To    string `json:"to"`
 	Surge int32  `json:"surge"`
 	Hash  string `json:"hash"`
+	// Draining are the old nodes being drained (by instance ID) and since
+	// when; Soaking those drained, and since when; Blocked those that
+	// could not be drained within drainTimeoutInMinutes, Message why.
+	Draining map[string]time.Time `json:"draining,omitempty"`
+	Soaking  map[string]time.Time `json:"soaking,omitempty"`
+	Blocked  []string             `json:"blocked,omitempty"`
+	Message  string               `json:"message,omitempty"`
+	// Failed is why the upgrade failed; it is over, and the next write of
+	// the pool starts it again.
+	Failed *azureapi.ErrorBody `json:"failed,omitempty"`
 }
+
+// nodeImage is the cluster's newest node image.
+func (c *aksCluster) nodeImage() string { return cmp.Or(c.NodeImage, AKSNodeImageVersion) }
+
+// nodeImage is the node image of the pool's nodes.
+func (p *aksPool) nodeImage() string { return cmp.Or(p.NodeImage, AKSNodeImageVersion) }
 
 func (c *aksCluster) key() string {
 	return strings.ToLower(c.Subscription + "/" + c.ResourceGroup + "/" + c.Name)
@@ -174,9 +204,18 @@ func AKSCreateCluster(c *core.Cloud, sub, rg, name, location, version string) er
 
 // PrepareSandbox implements server.SandboxFace: the AKS cluster examples/aks
 // names (AKSDefaultClusterName in the default subscription, resource group
-// and location), whose nodes join the node agent's API server.
+// and location), and the one `mpool up --sample aks` names (AKSSampleClusterName
+// in its own resource group, at AKSSampleVersion unless version is given,
+// so that the sample's pools can be upgraded), whose nodes join the node
+// agent's API server.
 func (*AzureFace) PrepareSandbox(c *core.Cloud, version string) error {
-	return AKSCreateCluster(c, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AKSDefaultClusterName, AzureDefaultLocation, version)
+	if err := AKSCreateCluster(c, AzureDefaultSubscriptionID, AzureDefaultResourceGroup, AKSDefaultClusterName, AzureDefaultLocation, version); err != nil {
+		return err
+	}
+	if version == "" {
+		version = AKSSampleVersion
+	}
+	return AKSCreateCluster(c, AzureDefaultSubscriptionID, AKSSampleClusterName, AKSSampleClusterName, AzureDefaultLocation, version)
 }
 
 // routeAKS returns the AKS operation of a request under
@@ -202,6 +241,9 @@ func routeAKS(r *http.Request, rest []string) string {
 	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "deleteMachines") && m == http.MethodPost:
 		r.SetPathValue("pool", rest[1])
 		return OpAKSAgentPoolsDeleteMachines
+	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "upgradeNodeImageVersion") && m == http.MethodPost:
+		r.SetPathValue("pool", rest[1])
+		return OpAKSAgentPoolsUpgradeNodeImage
 	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "machines") && m == http.MethodGet:
 		r.SetPathValue("pool", rest[1])
 		return OpAKSMachinesList
@@ -211,14 +253,15 @@ func routeAKS(r *http.Request, rest []string) string {
 
 func (h *azureHandler) aksHandlers() map[string]http.HandlerFunc {
 	return map[string]http.HandlerFunc{
-		OpAKSManagedClustersGet:       h.arm(h.getManagedCluster),
-		OpAKSAgentPoolsCreateOrUpdate: h.arm(h.putAgentPool),
-		OpAKSAgentPoolsGet:            h.arm(h.getAgentPool),
-		OpAKSAgentPoolsList:           h.arm(h.listAgentPools),
-		OpAKSAgentPoolsDelete:         h.arm(h.deleteAgentPool),
-		OpAKSAgentPoolsDeleteMachines: h.arm(h.deleteMachines),
-		OpAKSMachinesList:             h.arm(h.listMachines),
-		OpAKSOperationStatus:          h.arm(h.operationStatus),
+		OpAKSManagedClustersGet:         h.arm(h.getManagedCluster),
+		OpAKSAgentPoolsCreateOrUpdate:   h.arm(h.putAgentPool),
+		OpAKSAgentPoolsGet:              h.arm(h.getAgentPool),
+		OpAKSAgentPoolsList:             h.arm(h.listAgentPools),
+		OpAKSAgentPoolsDelete:           h.arm(h.deleteAgentPool),
+		OpAKSAgentPoolsDeleteMachines:   h.arm(h.deleteMachines),
+		OpAKSMachinesList:               h.arm(h.listMachines),
+		OpAKSAgentPoolsUpgradeNodeImage: h.arm(h.upgradeNodeImage),
+		OpAKSOperationStatus:            h.arm(h.operationStatus),
 	}
 }
 
@@ -392,6 +435,10 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 			"A System agent pool must have at least 1 node (count %d, minCount %d): set count (and minCount) to 1 or more, or use mode User.", count, minCount)
 		return
 	}
+	if k, msg := validUpgradeSettings(props); k != "" {
+		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.upgradeSettings."+k, "%s", msg)
+		return
+	}
 	if p, _ := props["scaleSetPriority"].(string); p == "Spot" && mode == NodePoolModeSystem {
 		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.scaleSetPriority", "A System agent pool cannot use Spot VMs.")
 		return
@@ -428,7 +475,7 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 				"The agent pool's orchestratorVersion %s is newer than the control plane's %s.", version, c.Version)
 			return
 		}
-		c.Pools = append(c.Pools, aksPool{Name: name, VMSS: aksVMSSName(c, name), Writing: azureapi.ProvisioningCreating})
+		c.Pools = append(c.Pools, aksPool{Name: name, VMSS: aksVMSSName(c, name), Writing: azureapi.ProvisioningCreating, NodeImage: c.nodeImage()})
 		p = &c.Pools[len(c.Pools)-1]
 		status = http.StatusCreated
 	} else {
@@ -436,20 +483,27 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed: agent pool %s is being deleted.", name)
 			return
 		}
+		was, is := aksWithDefaults(p.Properties), aksWithDefaults(props)
 		for _, k := range aksImmutable {
-			if !jsonEqual(p.Properties[k], props[k]) {
+			if !jsonEqual(was[k], is[k]) {
 				aksBad(w, http.StatusBadRequest, azureapi.CodePropertyChangeNotAllowed, "properties."+k,
 					"Changing property '%s' is not allowed: AKS cannot change it on an existing agent pool; create a new agent pool instead.", k)
 				return
 			}
 		}
-		if p.Upgrade != nil {
+		if p.Upgrade != nil && p.Upgrade.Failed == nil {
 			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
 				"Operation is not allowed because there's an in progress upgrade operation on agent pool %s (%s to %s).", name, p.Upgrade.From, p.Upgrade.To)
 			return
 		}
+		keepUpgradeSettings(p.Properties, props)
 		p.Writing = azureapi.ProvisioningUpdating
-		if old, _ := p.Properties["orchestratorVersion"].(string); old != version {
+		old, _ := p.Properties["orchestratorVersion"].(string)
+		if u := p.Upgrade; u != nil {
+			// A write after a failed upgrade starts it again.
+			old, p.Upgrade = u.From, nil
+		}
+		if old != version {
 			switch {
 			case !aksVersionAtMost(old, version):
 				aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
@@ -460,7 +514,9 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 					"The agent pool's orchestratorVersion %s is newer than the control plane's %s: upgrade the control plane first.", version, c.Version)
 				return
 			}
-			p.Upgrade = &aksUpgrade{From: old, To: version, Surge: aksMaxSurge(props, int32(count)), Hash: aksModelHash(version)}
+			// A version upgrade moves the nodes to the newest image too.
+			p.NodeImage = c.nodeImage()
+			p.Upgrade = &aksUpgrade{From: old, To: version, Surge: aksMaxSurge(props, int32(count)), Hash: aksModelHash(version, p.NodeImage)}
 			p.Writing = "Upgrading"
 		}
 		status = http.StatusOK
@@ -540,7 +596,7 @@ func aksNodeLabels(c *aksCluster, p *aksPool) map[string]string {
 	l[AKSLabelAgentPool], l["agentpool"] = p.Name, p.Name
 	l[AKSLabelMode] = strings.ToLower(mode)
 	l[AKSLabelCluster] = c.NodeRG
-	l[AKSLabelNodeImage] = AKSNodeImageVersion
+	l[AKSLabelNodeImage] = p.nodeImage()
 	l["kubernetes.azure.com/role"] = "agent"
 	l["kubernetes.azure.com/os-sku"] = "Ubuntu"
 	if pr, _ := p.Properties["scaleSetPriority"].(string); pr == "Spot" {
@@ -609,14 +665,14 @@ func (h *azureHandler) applyPoolVMSS(c *aksCluster, p *aksPool, sku *azureSku, z
 		}
 	}
 	model := core.Model{
-		InstanceType: sku.Name, Image: AKSNodeImageVersion, Zones: zones, Tags: tags,
+		InstanceType: sku.Name, Image: p.nodeImage(), Zones: zones, Tags: tags,
 		CustomData: aksCloudInit(c, p),
 		Extra: map[string]string{
 			core.ExtraCPU: strconv.Itoa(sku.VCPUs), core.ExtraMemory: strconv.Itoa(int(sku.MemoryGB*1024)) + "Mi",
 			core.ExtraVersion: "v" + version,
 		},
 	}
-	hash := aksModelHash(version)
+	hash := aksModelHash(version, p.nodeImage())
 	if p.Upgrade != nil {
 		count += p.Upgrade.Surge
 	}
@@ -643,10 +699,10 @@ func (h *azureHandler) applyPoolVMSS(c *aksCluster, p *aksPool, sku *azureSku, z
 	return g, nil
 }
 
-// aksModelHash is the core's model hash of a pool's nodes at version: the
-// VMs AKS creates for it carry it.
-func aksModelHash(version string) string {
-	sum := sha256.Sum256([]byte(version + "/" + AKSNodeImageVersion))
+// aksModelHash is the core's model hash of a pool's nodes at version and
+// node image: the VMs AKS creates for it carry it.
+func aksModelHash(version, image string) string {
+	sum := sha256.Sum256([]byte(version + "/" + image))
 	return hex.EncodeToString(sum[:8])
 }
 
@@ -681,65 +737,13 @@ func (h *azureHandler) advanceAKS(sub, rg, cluster string) {
 	}
 	changed := false
 	for i := range c.Pools {
-		if p := &c.Pools[i]; p.Upgrade != nil && !p.Deleting {
+		if p := &c.Pools[i]; p.Upgrade != nil && p.Upgrade.Failed == nil && !p.Deleting {
 			changed = h.advanceUpgrade(c, p) || changed
 		}
 	}
 	if changed {
 		_ = h.saveAKSCluster(c)
 	}
-}
-
-// advanceUpgrade takes one step of p's upgrade: the pool runs count +
-// surge nodes while old ones remain; once a new node has joined, an old one
-// is cordoned and removed with its Node (a drain is not simulated); with
-// no old node left the pool is back to count, upgraded. It reports whether
-// p changed.
-func (h *azureHandler) advanceUpgrade(c *aksCluster, p *aksPool) bool {
-	u := p.Upgrade
-	sc := aksScope(h, c)
-	gname := groupName(p.VMSS)
-	g, err := sc.GetGroup(gname)
-	if err != nil {
-		return false
-	}
-	count, _ := numberOf(p.Properties["count"])
-	var old, ready []core.Instance
-	for _, in := range g.Instances {
-		switch {
-		case in.State == core.StateDeleting:
-		case in.ModelHash != u.Hash:
-			old = append(old, in)
-		case in.State == core.StateRunning && in.Join == core.JoinJoined:
-			ready = append(ready, in)
-		}
-	}
-	if len(old) == 0 {
-		if g.Capacity != int32(count) {
-			_, _ = sc.SetCapacity(gname, int32(count))
-		}
-		p.Upgrade, p.OpStart = nil, h.env.Cloud.Clock().Now()
-		return true
-	}
-	retire := min(len(ready)-(int(count)-len(old)), len(old))
-	if retire <= 0 {
-		return false
-	}
-	slices.SortFunc(old, func(a, b core.Instance) int { return a.CreatedAt.Compare(b.CreatedAt) })
-	var ids, names []string
-	for _, in := range old[:retire] {
-		ids, names = append(ids, in.ID), append(names, in.Hostname)
-	}
-	h.deleteNodes(p, names)
-	if _, err := sc.DeleteInstances(gname, ids); err != nil {
-		return false
-	}
-	want := int32(count)
-	if len(old) > retire {
-		want += u.Surge
-	}
-	_, _ = sc.SetCapacity(gname, want)
-	return false
 }
 
 // aksCloudInit is the bootstrap data AKS gives a pool's VMs: a kubeadm join
@@ -814,6 +818,8 @@ func aksPoolState(p *aksPool, g *core.Group) string {
 		return azureapi.ProvisioningDeleting
 	case g == nil:
 		return azureapi.ProvisioningFailed
+	case p.Upgrade != nil && p.Upgrade.Failed != nil:
+		return azureapi.ProvisioningFailed
 	case p.Upgrade != nil:
 		return "Upgrading"
 	}
@@ -824,6 +830,22 @@ func aksPoolState(p *aksPool, g *core.Group) string {
 		return azureapi.ProvisioningFailed
 	}
 	return azureapi.ProvisioningSucceeded
+}
+
+// aksWithDefaults is props with AKS's defaults of the properties it
+// reports when a write left them out (osDiskSizeGB, maxPods, osDiskType):
+// a client that writes back what it read changes none of them.
+func aksWithDefaults(props map[string]any) map[string]any {
+	out := maps.Clone(props)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for k, v := range map[string]any{"osDiskSizeGB": aksDefaultOSDiskSizeGB, "maxPods": aksMaxPods, "osDiskType": "Managed"} {
+		if _, ok := out[k]; !ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // aksPoolResource is the agent pool as ARM returns it.
@@ -838,19 +860,11 @@ func aksPoolResource(c *aksCluster, p *aksPool, g *core.Group) map[string]any {
 	if p.Upgrade != nil {
 		props["currentOrchestratorVersion"] = p.Upgrade.From
 	}
-	props["nodeImageVersion"] = AKSNodeImageVersion
+	props["nodeImageVersion"] = p.nodeImage()
 	if g != nil && p.Upgrade == nil {
 		props["count"] = g.Capacity
 	}
-	if _, ok := props["osDiskSizeGB"]; !ok {
-		props["osDiskSizeGB"] = aksDefaultOSDiskSizeGB
-	}
-	if _, ok := props["maxPods"]; !ok {
-		props["maxPods"] = aksMaxPods
-	}
-	if _, ok := props["osDiskType"]; !ok {
-		props["osDiskType"] = "Managed"
-	}
+	props = aksWithDefaults(props)
 	return map[string]any{
 		"id":   aksClusterID(c) + "/agentPools/" + p.Name,
 		"name": p.Name, "type": aksTypeAgentPools, "properties": props,
@@ -1088,6 +1102,9 @@ func (h *azureHandler) aksOperationStatus(op azureOp, start time.Time) (string, 
 			return azureapi.StatusFailed, &azureapi.ErrorBody{Code: "Canceled", Message: "The agent pool was deleted while the operation was in progress."}
 		}
 		if p.Upgrade != nil {
+			if f := p.Upgrade.Failed; f != nil {
+				return azureapi.StatusFailed, f
+			}
 			return azureapi.StatusInProgress, nil
 		}
 		st := writeStatus(g, start)

@@ -84,6 +84,10 @@ type AzureFace struct {
 	// Clients are service principals accepted besides those registered in
 	// the face's data (AzureSetClient, the default one).
 	Clients []AzureClient
+	// AKSMinute is how long one of AKS's minutes lasts in the simulated
+	// AKS's upgrades (upgradeSettings.drainTimeoutInMinutes,
+	// nodeSoakDurationInMinutes), default a minute: tests shorten it.
+	AKSMinute time.Duration
 
 	buckets core.Buckets
 	// aksMu serializes the simulated AKS's changes of the face's data.

@@ -184,23 +184,41 @@
 // Microsoft.ContainerService/locations/{l}/operations/{id}).
 //
 // A change of orchestratorVersion (up to the cluster's; no downgrade) is
-// AKS's own upgrade: provisioningState Upgrading and currentOrchestratorVersion
-// the old one until it is done; the pool runs count + maxSurge nodes
-// (upgradeSettings.maxSurge, a number or a percentage rounded up, AKS's
-// default 10%, at least one), new ones of the new version; each time one
-// has joined, an old one is cordoned and removed with its Node, oldest
-// first; with none left the pool is back to count. It advances whenever
-// the cluster is read (the pool, its machines, the operation), so it needs
-// no loop and survives a restart; another write meanwhile is 409
-// OperationNotAllowed.
+// AKS's own upgrade (aks_upgrade.go): provisioningState Upgrading and
+// currentOrchestratorVersion the old one until it is done; the pool runs at
+// most count + maxSurge nodes (upgradeSettings.maxSurge, a number or a
+// percentage rounded up, AKS's default 10%, at least one), new ones of the
+// new version created first. An old node, oldest first, is cordoned and
+// drained through the workload cluster's eviction API (PodDisruptionBudgets
+// honoured, internal/drain) only while count nodes serve without it, at
+// most maxSurge at a time; once drained it soaks nodeSoakDurationInMinutes
+// (default 0), then goes with its Node. A node not drained within
+// drainTimeoutInMinutes (default 30, 1 to 1440) is blocked, as
+// undrainableNodeBehavior says: Cordon keeps it cordoned, labelled
+// kubernetes.azure.com/upgrade-status: Quarantined, with a surge node kept
+// in its place; Schedule (the default) uncordons it and removes the surge
+// nodes. The other nodes are upgraded all the same; then the upgrade has
+// failed: the operation Failed with UpgradeFailed naming the node and the
+// pods, the pool Failed, until the next write of the pool starts the
+// upgrade again. A PUT that does not send undrainableNodeBehavior (a
+// client of armcontainerservice/v6's API version cannot) keeps the stored
+// one. AzureFace.AKSMinute is the length of these minutes. The upgrade
+// advances whenever the cluster is read (the pool, its machines, the
+// operation), so it needs no loop and survives a restart; another write
+// meanwhile is 409 OperationNotAllowed.
 //
-// Not simulated yet: drains (an upgrade or scale-in removes nodes without
-// evicting their pods, so PodDisruptionBudgets and drainTimeoutInMinutes,
-// nodeSoakDurationInMinutes and undrainableNodeBehavior are kept and not
-// acted on), node image upgrades (upgradeNodeImageVersion is unknown),
-// AKS's cluster autoscaler (enableAutoScaling is validated and kept, the
-// count not changed), relabelling existing nodes, Windows pools, managed
-// cluster writes.
+// POST agentPools/{p}/upgradeNodeImageVersion is the same upgrade at the
+// same version, to the cluster's newest node image (AKSNodeImageVersion
+// until AKSReleaseNodeImage releases another; a version upgrade moves to it
+// too): 202 and an operation, 200 when the pool runs it already, 409 while
+// an upgrade runs or after one failed. The pool's nodeImageVersion and its
+// Nodes' node-image-version label are their image.
+//
+// Not simulated yet: maxUnavailable and maxBlockedNodes, drains on a scale-in (a
+// lower count removes nodes without evicting their pods), AKS's cluster
+// autoscaler (enableAutoScaling is validated and kept, the count not
+// changed), relabelling existing nodes, Windows pools, managed cluster
+// writes.
 //
 // Limits: any subscription and resource group name is accepted without
 // being created; one region's SKUs everywhere; no instance views (the

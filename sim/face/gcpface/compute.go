@@ -118,6 +118,7 @@ func (h *gcpHandler) writeOperation(w http.ResponseWriter, r *http.Request, opTy
 		op.SelfLink = h.projectURL(r, project) + "/global/operations/" + name
 	}
 	operations.Store(name, op)
+	h.recordOperation(r, op)
 	admin.WriteJSON(w, http.StatusOK, h.operationAt(op, now(h)))
 }
 
@@ -573,7 +574,7 @@ func (h *gcpHandler) getIGM(w http.ResponseWriter, r *http.Request) {
 	out := gcpapi.InstanceGroupManager{
 		Kind: gcpapi.KindInstanceGroupManager, ID: p.ID, Name: p.Name, Description: p.Description,
 		InstanceTemplate: tmpl, BaseInstanceName: p.BaseInstanceName, TargetSize: &size,
-		CreationTimestamp: timestamp(p.Created), SelfLink: h.igmURL(r, p.Name), Fingerprint: hex.EncodeToString([]byte(g.ModelHash))[:16],
+		CreationTimestamp: timestamp(p.Created), SelfLink: h.igmURL(r, p.Name), Fingerprint: h.fingerprint(r, g),
 		CurrentActions: &ca, UpdatePolicy: p.UpdatePolicy,
 		Status:   &gcpapi.IGMStatus{IsStable: ca.Creating == 0 && ca.Deleting == 0, VersionTarget: &gcpapi.IGMStatusVersionTarget{IsReached: reached}, Stateful: &gcpapi.IGMStatusStateful{}},
 		Versions: []gcpapi.InstanceGroupVersion{{InstanceTemplate: tmpl}},

@@ -44,7 +44,10 @@
 //
 // Writes answer an operation that completes asynchronously, OperationDelay
 // (default 200ms) after it was inserted; operations/{name}/wait waits for it
-// (at most two minutes, as Compute Engine). Errors are googleapi error bodies
+// (at most two minutes, as Compute Engine). A write that carries a
+// requestId the face has seen within the hour is not performed again: it
+// is answered with the first write's operation, as Compute Engine does. A
+// group's fingerprint changes with every write to it. Errors are googleapi error bodies
 // ({"error":{"code","message","errors":[{"reason","domain","message"}]}})
 // with Compute Engine's reasons: notFound, alreadyExists, invalid,
 // resourceInUseByAnotherResource, quotaExceeded (403, when the core's

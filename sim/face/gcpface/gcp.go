@@ -53,8 +53,9 @@ type GCPFace struct {
 	// unlimited. Exhausted, it answers 403 rateLimitExceeded.
 	Writes core.Budget
 
-	buckets core.Buckets
-	faults  atomic.Uint64
+	buckets  core.Buckets
+	faults   atomic.Uint64
+	requests requests
 }
 
 // Name implements Face.
@@ -405,7 +406,7 @@ func (h *gcpHandler) routeOperation(r *http.Request, rest []string) string {
 // project's write budget, then serves it.
 func (h *gcpHandler) api(write bool, fn http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !h.authorize(w, r) {
+		if !h.authorize(w, r) || write && h.repeated(w, r) {
 			return
 		}
 		if write && h.face.Writes.On() {

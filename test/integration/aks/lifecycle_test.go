@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,9 +46,9 @@ func start(t *testing.T) (*itest.Fixture, *itest.Manager) {
 	return f, f.StartManager()
 }
 
-// agentPools is an AgentPoolsClient of the simulated AKS: an independent
-// client of the same endpoint as the manager's.
-func agentPools(t *testing.T, srv *server.Server) *armcontainerservice.AgentPoolsClient {
+// clientOptions are the options and credential of an independent client
+// of the simulated AKS (the same endpoint as the manager's).
+func clientOptions(t *testing.T, srv *server.Server) (azcore.ClientOptions, azcore.TokenCredential) {
 	t.Helper()
 	pool, err := server.CertPool(srv.CA())
 	if err != nil {
@@ -65,6 +66,14 @@ func agentPools(t *testing.T, srv *server.Server) *armcontainerservice.AgentPool
 	if err != nil {
 		t.Fatal(err)
 	}
+	return co, cred
+}
+
+// agentPools is an AgentPoolsClient of the simulated AKS: an independent
+// client of the same endpoint as the manager's.
+func agentPools(t *testing.T, srv *server.Server) *armcontainerservice.AgentPoolsClient {
+	t.Helper()
+	co, cred := clientOptions(t, srv)
 	c, err := armcontainerservice.NewAgentPoolsClient(azureface.AzureDefaultSubscriptionID, cred, &arm.ClientOptions{ClientOptions: co, DisableRPRegistration: true})
 	if err != nil {
 		t.Fatal(err)
@@ -223,4 +232,25 @@ func TestAKSRefusedInputSaysWhatToChange(t *testing.T) {
 	f.WaitPoolCondition(converge, infrav1.ScaleGroupReadyCondition, metav1.ConditionFalse, "System agent pool needs at least 1 node", "spec.replicas", "spec.mode")
 	f.Scale(2)
 	f.WaitConverged(2, version, converge)
+
+	// What AKS cannot change in place is refused at admission, naming the
+	// field and what to do instead.
+	for _, c := range []struct {
+		name, field string
+		mutate      func(*infrav1.AzureManagedMachinePool)
+	}{
+		{"the VM size", "spec.sku", func(p *infrav1.AzureManagedMachinePool) { p.Spec.SKU = "Standard_D4s_v5" }},
+		{"maxPods", "spec.maxPods", func(p *infrav1.AzureManagedMachinePool) { p.Spec.MaxPods = ptr.To[int32](50) }},
+		{"the zones", "spec.availabilityZones", func(p *infrav1.AzureManagedMachinePool) { p.Spec.AvailabilityZones = []string{"3"} }},
+	} {
+		pool := &infrav1.AzureManagedMachinePool{}
+		if err := env.Client.Get(f.Ctx, f.PoolKey(), pool); err != nil {
+			t.Fatal(err)
+		}
+		c.mutate(pool)
+		err := env.Client.Update(f.Ctx, pool)
+		if err == nil || !strings.Contains(err.Error(), c.field+" is immutable") {
+			t.Errorf("changing %s: %v; want a refusal naming %s", c.name, err, c.field)
+		}
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/autoscaling"
 	asgtypes "github.com/aws/aws-sdk-go-v2/service/autoscaling/types"
 	"k8s.io/utils/ptr"
@@ -21,11 +20,7 @@ import (
 // asgClient is an independent Auto Scaling client of the simulated AWS
 // (the real SDK with the default key), acting as the hook's consumer.
 func (f *fixture) asgClient() *autoscaling.Client {
-	return autoscaling.New(autoscaling.Options{
-		Region:       awsface.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(f.Cloud.FaceURL(awsface.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
-	})
+	return autoscaling.NewFromConfig(awsface.DefaultSDKConfig(f.Cloud.FaceURL(awsface.AWSFaceName)))
 }
 
 // TestLifecycleHookHoldsLaunch: a lifecycle hook on launch holds an

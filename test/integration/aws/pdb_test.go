@@ -112,17 +112,11 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 
 	spy.reset()
 	terminates := f.ops(awsface.OpAWSTerminateInstanceInASG)
-	ctx, cancel := context.WithCancel(f.Ctx)
 	obs := &disruptionObserver{f: f, minAvailable: 3, replicas: 4, seen: seen}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		obs.run(ctx)
-	}()
+	sampling := itest.Sample(t, 50*time.Millisecond, obs.sample)
 	f.Scale(2)
 	f.waitConverged(2, seedVersion)
-	cancel()
-	<-done
+	sampling.Stop()
 	// The converged state too: the last victim's pod may have gone after
 	// the observer's last look.
 	if err := obs.observe(f.Ctx); err != nil {
@@ -261,23 +255,15 @@ type disruptionObserver struct {
 	created int
 }
 
-func (o *disruptionObserver) run(ctx context.Context) {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		err := o.observe(ctx)
-		o.mu.Lock()
-		o.states++
-		if err != nil && ctx.Err() == nil {
-			o.errors++
-		}
-		o.mu.Unlock()
+// sample observes one state, counting it and its error.
+func (o *disruptionObserver) sample(ctx context.Context) {
+	err := o.observe(ctx)
+	o.mu.Lock()
+	o.states++
+	if err != nil && ctx.Err() == nil {
+		o.errors++
 	}
+	o.mu.Unlock()
 }
 
 // evict records that the pod name was evicted, once. Callers hold mu.

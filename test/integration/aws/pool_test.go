@@ -2,13 +2,10 @@ package aws
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 )
@@ -67,25 +64,7 @@ func TestSeedMachinePool(t *testing.T) {
 	f.waitRolled(before, 3, "v1.17.3")
 
 	t.Log("deleting one AWSMachinePoolMachine replaces that instance only")
-	before = f.InstanceIDs()
-	machines := &infrav1.AWSMachinePoolMachineList{}
-	if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
-		t.Fatal(err)
-	}
-	victim := machines.Items[0]
-	if err := env.Client.Delete(f.Ctx, &victim); err != nil {
-		t.Fatal(err)
-	}
-	f.waitRolled([]string{victim.Spec.InstanceID}, 3, "v1.17.3")
-	kept := 0
-	for _, id := range f.InstanceIDs() {
-		if slices.Contains(before, id) {
-			kept++
-		}
-	}
-	if kept != 2 {
-		t.Errorf("deleting one AWSMachinePoolMachine kept %d of the other 2 instances", kept)
-	}
+	f.DeleteOneMachine(3, "v1.17.3", converge)
 
 	t.Log("deleting the pool leaves nothing behind")
 	f.deletePoolAndWaitGone()

@@ -77,16 +77,7 @@ func TestSuspendProcesses(t *testing.T) {
 
 	t.Log("removing spec.suspendProcesses resumes AZRebalance")
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) { p.Spec.SuspendProcesses = nil })
-	testenv.Eventually(t, converge, func() error {
-		g, err := f.procDescribe()
-		if err != nil {
-			return err
-		}
-		if got := procSuspended(g); got != "" {
-			return fmt.Errorf("SuspendedProcesses %q, want none", got)
-		}
-		return nil
-	})
+	f.waitSuspended("")
 	if n := f.ops(awsface.OpAWSResumeProcesses); n != 1 {
 		t.Errorf("%d ResumeProcesses requests, want 1", n)
 	}
@@ -95,16 +86,7 @@ func TestSuspendProcesses(t *testing.T) {
 	f.updateAWSPool(func(p *infrav1.AWSMachinePool) {
 		p.Spec.SuspendProcesses = &infrav1.SuspendProcessesTypes{Processes: &infrav1.Processes{Launch: ptr.To(true)}}
 	})
-	testenv.Eventually(t, converge, func() error {
-		g, err := f.procDescribe()
-		if err != nil {
-			return err
-		}
-		if got := procSuspended(g); got != "Launch" {
-			return fmt.Errorf("SuspendedProcesses %q, want Launch", got)
-		}
-		return nil
-	})
+	f.waitSuspended("Launch")
 	f.Scale(3)
 	testenv.Eventually(t, converge, func() error {
 		if ids := f.InstanceIDs(); len(ids) != 2 {
@@ -213,4 +195,20 @@ func TestRefreshPreferencesDisable(t *testing.T) {
 		return nil
 	})
 	kept()
+}
+
+// waitSuspended waits until the ASG's suspended processes are want
+// (procSuspended's form, "" for none).
+func (f *fixture) waitSuspended(want string) {
+	f.T.Helper()
+	testenv.Eventually(f.T, converge, func() error {
+		g, err := f.procDescribe()
+		if err != nil {
+			return err
+		}
+		if got := procSuspended(g); got != want {
+			return fmt.Errorf("SuspendedProcesses %q, want %q", got, want)
+		}
+		return nil
+	})
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	awssdk "github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 
 	"github.com/mpool-dev/mpool/sim/face/awsface"
@@ -14,11 +13,7 @@ import (
 // ec2Client is an independent EC2 client of the simulated AWS (the real
 // SDK with the default key), for what the tests check beside the provider.
 func (f *fixture) ec2Client() *ec2.Client {
-	return ec2.New(ec2.Options{
-		Region:       awsface.AWSDefaultRegion,
-		BaseEndpoint: awssdk.String(f.Cloud.FaceURL(awsface.AWSFaceName)),
-		Credentials:  credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, ""),
-	})
+	return ec2.NewFromConfig(awsface.DefaultSDKConfig(f.Cloud.FaceURL(awsface.AWSFaceName)))
 }
 
 // launchTemplates returns the names of the launch templates of the

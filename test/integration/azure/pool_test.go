@@ -2,21 +2,16 @@ package azure
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -79,10 +74,10 @@ func TestSeedUniform(t *testing.T) {
 
 	t.Log("vmSize change rolls every VM")
 	before := f.InstanceIDs()
-	w := f.watchBudget(4, 5, 3)
+	w := itest.WatchBudgets(f.Fixture, 4, 1, 1)
 	f.updateAzurePool(func(p *infrav1.AzureMachinePool) { p.Spec.Template.VMSize = "Standard_D4s_v3" })
 	f.WaitRolled(before, 4, seedVersion, converge)
-	w.stop(t)
+	w.AssertHeld()
 	for _, in := range f.Group().Instances {
 		var vm struct {
 			VMSize string `json:"vmSize"`
@@ -95,32 +90,13 @@ func TestSeedUniform(t *testing.T) {
 
 	t.Log("version change rolls every VM")
 	before = f.InstanceIDs()
-	w = f.watchBudget(4, 5, 3)
+	w = itest.WatchBudgets(f.Fixture, 4, 1, 1)
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.23.1" })
 	f.WaitRolled(before, 4, "v1.23.1", converge)
-	w.stop(t)
+	w.AssertHeld()
 
 	t.Log("deleting one AzureMachinePoolMachine replaces that VM only")
-	before = f.InstanceIDs()
-	ampms := &infrav1.AzureMachinePoolMachineList{}
-	if err := env.Client.List(f.Ctx, ampms, client.InNamespace(f.NS)); err != nil {
-		t.Fatal(err)
-	}
-	victim := ampms.Items[0]
-	if err := env.Client.Delete(f.Ctx, &victim); err != nil {
-		t.Fatal(err)
-	}
-	f.WaitRolled([]string{victim.Spec.InstanceID}, 4, "v1.23.1", converge)
-	after := f.InstanceIDs()
-	kept := 0
-	for _, id := range before {
-		if slices.Contains(after, id) {
-			kept++
-		}
-	}
-	if kept != 3 {
-		t.Errorf("deleting one AzureMachinePoolMachine kept %d of the other 3 VMs (before %v, after %v)", kept, before, after)
-	}
+	f.DeleteOneMachine(4, "v1.23.1", converge)
 
 	t.Log("deleting the pool leaves nothing behind")
 	f.DeletePoolAndWaitGone(converge)
@@ -138,71 +114,4 @@ func (f *fixture) newestInstance() string {
 		return ai - bi
 	})
 	return in.ID
-}
-
-// budgetWatch checks, on every state it observes while a roll runs, that
-// the scale set never has more than maxTotal VMs and the pool never fewer
-// than minReady Ready Nodes.
-type budgetWatch struct {
-	done     chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	problems []string
-	samples  int
-}
-
-func (f *fixture) watchBudget(replicas, maxTotal, minReady int) *budgetWatch {
-	w := &budgetWatch{done: make(chan struct{})}
-	owns := f.Provider.OwnsNode(f.Fixture)
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-w.done:
-				return
-			case <-tick.C:
-			}
-			total := len(f.Instances())
-			list, err := f.CS.CoreV1().Nodes().List(f.Ctx, metav1.ListOptions{})
-			if err != nil {
-				continue
-			}
-			ready := 0
-			for i := range list.Items {
-				n := &list.Items[i]
-				if owns(n) && testenv.NodeReady(n) && !n.Spec.Unschedulable {
-					ready++
-				}
-			}
-			w.mu.Lock()
-			w.samples++
-			if total > maxTotal {
-				w.problems = append(w.problems, fmt.Sprintf("%d VMs, more than %d (replicas %d + maxSurge)", total, maxTotal, replicas))
-			}
-			if ready < minReady {
-				w.problems = append(w.problems, fmt.Sprintf("%d Ready Nodes, fewer than %d (replicas %d - maxUnavailable)", ready, minReady, replicas))
-			}
-			w.mu.Unlock()
-		}
-	}()
-	return w
-}
-
-func (w *budgetWatch) stop(t testing.TB) {
-	t.Helper()
-	close(w.done)
-	w.wg.Wait()
-	if w.samples == 0 {
-		t.Error("the roll was never observed")
-	}
-	for i, p := range w.problems {
-		if i == 5 {
-			t.Errorf("... and %d more", len(w.problems)-5)
-			break
-		}
-		t.Error(p)
-	}
 }

@@ -45,19 +45,7 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 		t.Fatal(err)
 	}
 	w0 := writes() // the autoscaler's
-	testenv.Eventually(t, converge, func() error {
-		if err := f.Converged(4, "v1.31.0"); err != nil {
-			return err
-		}
-		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
-			return err
-		}
-		if mp.Spec.Replicas == nil || *mp.Spec.Replicas != 4 {
-			return fmt.Errorf("MachinePool spec.replicas %v, want the autoscaler's 4", mp.Spec.Replicas)
-		}
-		return nil
-	})
+	testenv.Eventually(t, converge, func() error { return f.convergedAt(4) })
 	if w := writes() - w0; w != 0 {
 		t.Fatalf("mpool wrote %d times to EKS although the autoscaler manages the replicas", w)
 	}
@@ -83,16 +71,22 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 		if got := [3]int32{aws.ToInt32(sc.MinSize), aws.ToInt32(sc.MaxSize), aws.ToInt32(sc.DesiredSize)}; got != [3]int32{1, 3, 3} {
 			return fmt.Errorf("node group min, max, desired %v, want [1 3 3]", got)
 		}
-		if err := f.Converged(3, "v1.31.0"); err != nil {
-			return err
-		}
-		mp := &clusterv1.MachinePool{}
-		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
-			return err
-		}
-		if mp.Spec.Replicas == nil || *mp.Spec.Replicas != 3 {
-			return fmt.Errorf("MachinePool spec.replicas %v, want 3", mp.Spec.Replicas)
-		}
-		return nil
+		return f.convergedAt(3)
 	})
+}
+
+// convergedAt says whether the pool has converged at n nodes of v1.31.0
+// with its MachinePool's spec.replicas following the node group's n.
+func (f *fixture) convergedAt(n int32) error {
+	if err := f.Converged(int(n), "v1.31.0"); err != nil {
+		return err
+	}
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
+		return err
+	}
+	if mp.Spec.Replicas == nil || *mp.Spec.Replicas != n {
+		return fmt.Errorf("MachinePool spec.replicas %v, want the node group's %d", mp.Spec.Replicas, n)
+	}
+	return nil
 }

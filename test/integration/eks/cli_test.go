@@ -14,9 +14,7 @@ import (
 // the AWS tests' TestAWSCLISeesThePool sees their Auto Scaling Group.
 func TestAWSCLISeesTheNodegroup(t *testing.T) {
 	cli := itest.AWSCLI(t)
-	f, _ := start(t, "1.32")
-	f.ApplySeed()
-	f.WaitConverged(2, "v1.31.0", converge)
+	f, _ := startSeeded(t, "1.32")
 
 	out := itest.RunAWSCLI(t, cli, f.Cloud.FaceURL(eksface.EKSFaceName),
 		"eks", "describe-nodegroup", "--cluster-name", eksface.EKSDefaultClusterName, "--nodegroup-name", f.nodegroup())

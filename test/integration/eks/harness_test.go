@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	awseks "github.com/aws/aws-sdk-go-v2/service/eks"
 
 	"github.com/mpool-dev/mpool/internal/manager"
@@ -54,6 +53,16 @@ func start(t testing.TB, version string, tune ...func(*manager.Options)) (*fixtu
 	return f, f.StartManager(tune...)
 }
 
+// startSeeded is start with the seed's pool applied and converged at its
+// two nodes of v1.31.0.
+func startSeeded(t testing.TB, version string, tune ...func(*manager.Options)) (*fixture, *itest.Manager) {
+	t.Helper()
+	f, m := start(t, version, tune...)
+	f.ApplySeed()
+	f.WaitConverged(2, "v1.31.0", converge)
+	return f, m
+}
+
 // fixture is one test's namespace (itest.EKS's fixture) with
 // examples/eks/cluster.yaml applied, the workload cluster being the test
 // API server, and an EKS client of the simulated EKS.
@@ -64,8 +73,8 @@ type fixture struct {
 
 func newFixture(t testing.TB, cloud *server.Server) *fixture {
 	t.Helper()
-	cfg := aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(cloud.FaceURL(eksface.EKSFaceName)),
-		Credentials: credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")}
+	cfg := awsface.DefaultSDKConfig(cloud.FaceURL(eksface.EKSFaceName))
+	cfg.RetryMaxAttempts = 1
 	return &fixture{Fixture: itest.NewFixture(t, env, itest.EKS, cloud), eks: awseks.NewFromConfig(cfg)}
 }
 

@@ -24,9 +24,7 @@ import (
 // state, with the manager restarted mid-update; 3→5→3 follows; deleting
 // the pool leaves no node group, instance or Node.
 func TestEKSNodegroupLifecycle(t *testing.T) {
-	f, m := start(t, "1.32")
-	f.ApplySeed()
-	f.WaitConverged(2, "v1.31.0", converge)
+	f, m := startSeeded(t, "1.32")
 	testenv.Eventually(t, converge, func() error {
 		ng, err := f.describe()
 		if err != nil {

@@ -1,19 +1,13 @@
 package eks
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/eksface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -31,43 +25,8 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 	f.ApplySeed()
 	f.WaitConverged(2, "v1.31.0", converge)
 
-	// A guarded pod on every node: no drain can finish. The next test's
-	// cloud names its instances (and Nodes) as this one's: nothing of this
-	// test may guard them.
-	t.Cleanup(func() {
-		_ = f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Delete(context.Background(), "guarded", metav1.DeleteOptions{})
-		_ = f.CS.CoreV1().Pods(f.NS).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: new(int64)}, metav1.ListOptions{})
-	})
-	for i, n := range f.PoolNodes() {
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: fmt.Sprintf("guarded-%d", i), Labels: map[string]string{"app": "guarded"}},
-			Spec: corev1.PodSpec{NodeName: n.Name, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
-				Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
-		}
-		if _, err := f.CS.CoreV1().Pods(f.NS).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "guarded"},
-		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptrIntOrString(intstr.FromInt32(2)),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}},
-	}
-	if _, err := f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Create(context.Background(), pdb, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	testenv.Eventually(t, converge, func() error {
-		pods, err := f.CS.CoreV1().Pods(f.NS).List(context.Background(), metav1.ListOptions{LabelSelector: "app=guarded"})
-		if err != nil {
-			return err
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase != corev1.PodRunning {
-				return fmt.Errorf("pod %s is %s", p.Name, p.Status.Phase)
-			}
-		}
-		return nil
-	})
+	// A guarded pod on every node: no drain can finish.
+	f.GuardNodes(converge)
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	// EKSNodegroupReady says why the update failed and how to force it.
@@ -94,5 +53,3 @@ func TestEKSUpdateBlockedByPDB(t *testing.T) {
 		t.Fatalf("after the forced update the node group is at %v (%v); want 1.32", ng, err)
 	}
 }
-
-func ptrIntOrString(v intstr.IntOrString) *intstr.IntOrString { return &v }

@@ -18,9 +18,7 @@ import (
 // scaling up converges, the new node counted up to date; a new label
 // reaches the nodes in place.
 func TestEKSRefusedUpgradeRecovers(t *testing.T) {
-	f, _ := start(t, "1.31")
-	f.ApplySeed()
-	f.WaitConverged(2, "v1.31.0", converge)
+	f, _ := startSeeded(t, "1.31")
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Spec.Template.Spec.Version = "v1.32.0" })
 	f.WaitPoolCondition(converge, infrav1.EKSNodegroupReadyCondition, metav1.ConditionFalse, "InvalidParameterException")

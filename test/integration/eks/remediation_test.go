@@ -27,9 +27,7 @@ import (
 // a Remediating event says so, and the pool is Running again with all its
 // Nodes Ready.
 func TestMachineHealthCheckOnEKS(t *testing.T) {
-	f, _ := start(t, "1.31")
-	f.ApplySeed()
-	f.WaitConverged(2, "v1.31.0", converge)
+	f, _ := startSeeded(t, "1.31")
 	f.MarkInfrastructureReady(converge)
 	f.CreateMachineHealthCheck(intstr.FromString("100%"))
 	f.WaitMachineHealthCheck(2, 2, converge)

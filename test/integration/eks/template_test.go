@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ec2"
 	ekstypes "github.com/aws/aws-sdk-go-v2/service/eks/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -38,8 +37,9 @@ func (f *fixture) createWithTemplate(instanceType string) {
 
 // ec2Client reaches the simulated EC2 as the pools' identity.
 func (f *fixture) ec2Client() *ec2.Client {
-	return ec2.NewFromConfig(aws.Config{Region: awsface.AWSDefaultRegion, RetryMaxAttempts: 1, BaseEndpoint: aws.String(f.Cloud.FaceURL(awsface.AWSFaceName)),
-		Credentials: credentials.NewStaticCredentialsProvider(awsface.AWSDefaultAccessKeyID, awsface.AWSDefaultSecretAccessKey, "")})
+	cfg := awsface.DefaultSDKConfig(f.Cloud.FaceURL(awsface.AWSFaceName))
+	cfg.RetryMaxAttempts = 1
+	return ec2.NewFromConfig(cfg)
 }
 
 // templateReady checks the pool's launch template status and

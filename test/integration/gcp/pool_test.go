@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/sim/face/gcpface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -15,15 +13,20 @@ import (
 // converge bounds every wait for a pool to settle.
 const converge = 2 * time.Minute
 
-// seedVersion is the version examples/gcp's MachinePool asks for.
-const seedVersion = "v1.30.4"
+// seedVersion is the version examples/gcp's MachinePool asks for;
+// nextVersion the one the tests roll to.
+const (
+	seedVersion = "v1.30.4"
+	nextVersion = "v1.31.2"
+)
 
 // TestExamplePool: examples/gcp becomes a Running pool of managed
 // instances joined as Nodes named after their instances, with gce://
 // providerIDs; at rest a reconcile writes nothing; it scales 2→4; a
 // machine type change rolls every instance within maxSurge 1 and
 // maxUnavailable 0 (a new instance template, set on the group, the engine
-// surging and deleting); deleting one GCPMachinePoolMachine replaces that
+// surging and deleting), and so does a version change (CAPG's image family
+// of the new minor); deleting one GCPMachinePoolMachine replaces that
 // instance only; deleting the pool leaves no group, instance template,
 // Node or object.
 func TestExamplePool(t *testing.T) {
@@ -42,12 +45,8 @@ func TestExamplePool(t *testing.T) {
 		t.Errorf("status.instanceTemplate %q, want the group's template", pool.Status.InstanceTemplate)
 	}
 
-	t.Log("at rest: reads only")
-	f.Cloud.ResetStats()
-	f.SteadyState(t, m, 3)
-	if _, writes := f.Requests(); writes != 0 {
-		t.Errorf("%d writes at rest", writes)
-	}
+	t.Log("at rest: reads only, one read of the group per reconcile")
+	checkAtRest(t, f, m)
 
 	t.Log("scale 2 → 4")
 	f.Scale(4)
@@ -68,37 +67,21 @@ func TestExamplePool(t *testing.T) {
 		t.Errorf("the group's template has machine type %s", g.Model.InstanceType)
 	}
 
-	t.Log("deleting one GCPMachinePoolMachine replaces that instance only")
-	machines := &infrav1.GCPMachinePoolMachineList{}
-	if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
-		t.Fatal(err)
-	}
-	if len(machines.Items) != 4 {
-		t.Fatalf("%d GCPMachinePoolMachines, want 4", len(machines.Items))
-	}
+	t.Log("a version change rolls every instance within the budgets")
 	before = f.InstanceIDs()
-	victim := machines.Items[0]
-	if err := env.Client.Delete(f.Ctx, &victim); err != nil {
-		t.Fatal(err)
-	}
-	f.WaitRolled([]string{victim.Spec.InstanceID}, 4, seedVersion, converge)
-	kept := 0
-	for _, id := range f.InstanceIDs() {
-		for _, b := range before {
-			if id == b {
-				kept++
-			}
-		}
-	}
-	if kept != 3 {
-		t.Errorf("%d of the other 3 instances kept", kept)
+	w = itest.WatchBudgets(f, 4, 1, 0)
+	f.SetVersion(nextVersion)
+	f.WaitRolled(before, 4, nextVersion, converge)
+	w.AssertHeld()
+	if img := f.Group().Model.Image; !strings.HasSuffix(img, "-v1-31") {
+		t.Errorf("after the version change the group's image is %s, want CAPG's v1.31 family", img)
 	}
 
+	t.Log("deleting one GCPMachinePoolMachine replaces that instance only")
+	f.DeleteOneMachine(4, nextVersion, converge)
+
 	t.Log("deleting the pool leaves nothing")
-	f.DeletePoolAndWaitGone(converge)
-	if n := len(f.Cloud.Cloud().FaceData(gcpface.GCPFaceName)); n > 0 && strings.Contains(string(f.Cloud.Cloud().FaceData(gcpface.GCPFaceName)), itest.MIG(f)+"-") {
-		t.Errorf("instance templates left: %s", f.Cloud.Cloud().FaceData(gcpface.GCPFaceName))
-	}
+	deletePoolAndWaitGone(f)
 }
 
 // TestUnknownMachineType: a machine type Compute Engine does not offer is

@@ -50,7 +50,7 @@ type BudgetWatcher struct {
 	trough     int
 	violations []string
 
-	sampler
+	*Sampler
 }
 
 // WatchBudgets starts sampling the fixture's pool against desired replicas
@@ -67,7 +67,7 @@ func WatchBudgets(f *Fixture, desired, maxSurge, maxUnavailable int) *BudgetWatc
 		f: f, maxCapacity: desired + maxSurge, minAvail: desired - maxUnavailable,
 		trough: 1 << 30, joined: map[string]bool{}, removed: map[string]bool{},
 	}
-	w.start(f.T, w.sample)
+	w.Sampler = Sample(f.T, sampleEvery, w.sample)
 	return w
 }
 
@@ -119,21 +119,19 @@ func (w *BudgetWatcher) sample(ctx context.Context) {
 	}
 }
 
-// sampler calls a function every 15 milliseconds from start until Stop
-// (or the end of the test).
-type sampler struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
-}
+// sampleEvery is how often the watchers sample.
+const sampleEvery = 15 * time.Millisecond
 
-// start starts sampling with sample, and stops it when the test ends.
-func (s *sampler) start(t testing.TB, sample func(context.Context)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel, s.done = cancel, make(chan struct{})
-	go func() {
-		defer close(s.done)
-		tick := time.NewTicker(15 * time.Millisecond)
+// Sampler calls a function at an interval, from Sample until Stop (or the
+// end of the test): the loop of every watcher that looks at a pool from
+// outside.
+type Sampler struct{ *background }
+
+// Sample starts calling sample every interval, in a goroutine of its own,
+// and stops it when the test ends. sample's context is cancelled by Stop.
+func Sample(t testing.TB, every time.Duration, sample func(context.Context)) *Sampler {
+	return &Sampler{runInBackground(t, func(ctx context.Context) {
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			select {
@@ -143,16 +141,35 @@ func (s *sampler) start(t testing.TB, sample func(context.Context)) {
 				sample(ctx)
 			}
 		}
-	}()
-	t.Cleanup(s.Stop)
+	})}
 }
 
-// Stop stops sampling and waits for the last sample. It is safe to call
-// more than once.
-func (s *sampler) Stop() {
-	s.once.Do(func() {
-		s.cancel()
-		<-s.done
+// background is a function running in a goroutine of its own until Stop.
+type background struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+// runInBackground runs run in a goroutine until Stop cancels its context
+// (Stop runs when the test ends).
+func runInBackground(t testing.TB, run func(context.Context)) *background {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &background{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(b.done)
+		run(ctx)
+	}()
+	t.Cleanup(b.Stop)
+	return b
+}
+
+// Stop cancels the function's context and waits until it has returned. It
+// is safe to call more than once.
+func (b *background) Stop() {
+	b.once.Do(func() {
+		b.cancel()
+		<-b.done
 	})
 }
 
@@ -162,7 +179,7 @@ func (s *sampler) Stop() {
 // lived less than a sample may be missed; one never deleted is not).
 type InstanceWatcher struct {
 	f *Fixture
-	sampler
+	*Sampler
 	mu   sync.Mutex
 	seen map[string]string // instance ID -> model hash
 }
@@ -171,7 +188,7 @@ type InstanceWatcher struct {
 func WatchInstances(f *Fixture) *InstanceWatcher {
 	w := &InstanceWatcher{f: f, seen: map[string]string{}}
 	w.sample(context.Background())
-	w.start(f.T, w.sample)
+	w.Sampler = Sample(f.T, sampleEvery, w.sample)
 	return w
 }
 
@@ -202,7 +219,7 @@ func (w *InstanceWatcher) Models() map[string]int {
 
 // Stop stops the watcher after one last sample and returns Models.
 func (w *InstanceWatcher) Stop() map[string]int {
-	w.sampler.Stop()
+	w.Sampler.Stop()
 	w.sample(context.Background())
 	return w.Models()
 }

@@ -317,17 +317,7 @@ func (f *Fixture) groupKey() core.GroupKey {
 }
 
 // Instances returns the group's instances that are not being deleted.
-func (f *Fixture) Instances() []core.Instance {
-	var out []core.Instance
-	if g := f.Group(); g != nil {
-		for _, in := range g.Instances {
-			if in.State != core.StateDeleting {
-				out = append(out, in)
-			}
-		}
-	}
-	return out
-}
+func (f *Fixture) Instances() []core.Instance { return f.Group().Live() }
 
 // InstanceIDs returns the IDs of the group's instances that are not being
 // deleted, sorted.
@@ -631,6 +621,39 @@ func (f *Fixture) WaitRolled(before []string, n int, version string, timeout tim
 		}
 		return f.Converged(n, version)
 	})
+}
+
+// DeleteOneMachine deletes one of the pool's per-instance objects and
+// waits (up to timeout) until its instance alone was replaced: the pool
+// converged at n instances of version, the other n-1 kept.
+func (f *Fixture) DeleteOneMachine(n int, version string, timeout time.Duration) {
+	f.T.Helper()
+	kind := f.Provider.MachineKind()
+	before := f.InstanceIDs()
+	list := f.Provider.NewMachineList()
+	if err := f.Env.Client.List(f.Ctx, list, client.InNamespace(f.NS)); err != nil {
+		f.T.Fatal(err)
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil || len(items) == 0 {
+		f.T.Fatalf("no %s to delete (%v)", kind, err)
+	}
+	victim := items[0].(contract.InstanceObject)
+	id := f.Provider.Adapter().ReadInstance(victim).InstanceID
+	if err := f.Env.Client.Delete(f.Ctx, victim); err != nil {
+		f.T.Fatal(err)
+	}
+	f.WaitRolled([]string{id}, n, version, timeout)
+	after := f.InstanceIDs()
+	kept := 0
+	for _, id := range before {
+		if slices.Contains(after, id) {
+			kept++
+		}
+	}
+	if kept != n-1 {
+		f.T.Errorf("deleting %s %s (instance %s) kept %d of the other %d instances (before %v, after %v)", kind, victim.GetName(), id, kept, n-1, before, after)
+	}
 }
 
 // DeletePoolAndWaitGone deletes the MachinePool and waits until no group,

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,9 +97,7 @@ type Manager struct {
 	// (counting requests by result).
 	ScaleGroup *metrics.Instrumented
 
-	cancel context.CancelFunc
-	done   chan struct{}
-	once   sync.Once
+	run *background
 }
 
 // StartManager builds a manager from opts against the API server of cfg
@@ -113,7 +110,7 @@ func StartManager(t testing.TB, cfg *rest.Config, opts manager.Options, provider
 	if err != nil {
 		t.Fatalf("creating the manager: %v", err)
 	}
-	m := &Manager{done: make(chan struct{})}
+	m := &Manager{}
 	for _, p := range mgr.Providers {
 		if p.Provider.Name == provider {
 			m.ScaleGroup = p.ScaleGroup
@@ -122,27 +119,18 @@ func StartManager(t testing.TB, cfg *rest.Config, opts manager.Options, provider
 	if m.ScaleGroup == nil {
 		t.Fatalf("the manager did not start the %s provider", provider)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
-	go func() {
-		defer close(m.done)
+	m.run = runInBackground(t, func(ctx context.Context) {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "manager stopped: %v\n", err)
 		}
-	}()
-	t.Cleanup(m.Stop)
+	})
 	return m
 }
 
 // Stop stops the manager and waits until it has stopped, as if the process
 // had been killed between two reconciles. It is safe to call more than
 // once.
-func (m *Manager) Stop() {
-	m.once.Do(func() {
-		m.cancel()
-		<-m.done
-	})
-}
+func (m *Manager) Stop() { m.run.Stop() }
 
 // AWSCLI returns the AWS CLI (an independent client of the simulated AWS and
 // EKS), installing Debian's awscli when it is absent; it skips the test,

@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -291,41 +290,13 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 // (apiserver_request_total), to see where a benchmark's requests go.
 func apiRequests(t testing.TB) map[string]float64 {
 	t.Helper()
-	cs, err := kubernetes.NewForConfig(env.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-	if err != nil {
-		t.Fatalf("reading the API server's metrics: %v", err)
-	}
 	out := map[string]float64{}
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
-		labels := line[strings.Index(line, "{")+1 : strings.LastIndex(line, "}")]
-		var verb, resource, sub string
-		for _, kv := range strings.Split(labels, ",") {
-			k, v, _ := strings.Cut(kv, "=")
-			v = strings.Trim(v, `"`)
-			switch k {
-			case "verb":
-				verb = v
-			case "resource":
-				resource = v
-			case "subresource":
-				sub = v
-			}
-		}
-		if sub != "" {
+	for _, s := range itest.APIServerMetric(t, env.Config, "apiserver_request_total") {
+		resource := s.Labels["resource"]
+		if sub := s.Labels["subresource"]; sub != "" {
 			resource += "/" + sub
 		}
-		val, err := strconv.ParseFloat(strings.TrimSpace(line[strings.LastIndex(line, " ")+1:]), 64)
-		if err != nil {
-			continue
-		}
-		out[verb+" "+resource] += val
+		out[s.Labels["verb"]+" "+resource] += s.Value
 	}
 	return out
 }

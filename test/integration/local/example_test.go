@@ -1,13 +1,11 @@
 package local
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/mpool-dev/mpool/test/integration/itest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/mpool-dev/mpool/examples"
 )
 
 // TestExamplesApply checks that every manifest in examples/local is accepted
@@ -20,15 +18,7 @@ func TestExamplesApply(t *testing.T) {
 	ns := env.NewNamespace(t)
 	kinds := map[string]bool{}
 	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs, err := examples.Objects(b, ns)
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		for _, u := range objs {
+		for _, u := range itest.Manifest(t, ns, "examples", "local", filepath.Base(file)) {
 			if err := env.Client.Create(t.Context(), u, client.DryRunAll); err != nil {
 				t.Errorf("%s: %s %s: %v", filepath.Base(file), u.GetKind(), u.GetName(), err)
 			}

@@ -147,14 +147,7 @@ func (f *fixture) waitReplaced(victims []string, n int, timeout time.Duration) m
 // deletes exactly that instance; the pool replaces it and is Running again
 // with every Node Ready.
 func TestMachineHealthCheckRemediatesAStoppedKubelet(t *testing.T) {
-	f, _ := start(t, cloudOptions{}, managerOptions{spied: true})
-	f.createPool(poolSpec{replicas: 3})
-	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
-		mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](10)
-	})
-	f.waitConverged(3, v1, "", converge)
-	f.createMHC(intstr.FromString("100%"), 30)
-	f.waitMHC(3, 3, converge)
+	f, _ := startChecked(t)
 
 	victim := f.InstanceIDs()[0]
 	f.runPod("stranded", f.nodeName(victim), "stranded")
@@ -318,14 +311,7 @@ func TestRolloutAndRemediationShareTheBudgets(t *testing.T) {
 // instance's remediation waits for its drain; a new manager finishes it
 // and remediates no instance twice, nor any other.
 func TestRemediationSurvivesAManagerRestart(t *testing.T) {
-	f, mgr := start(t, cloudOptions{}, managerOptions{spied: true})
-	f.createPool(poolSpec{replicas: 3})
-	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
-		mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](10)
-	})
-	f.waitConverged(3, v1, "", converge)
-	f.createMHC(intstr.FromString("100%"), 30)
-	f.waitMHC(3, 3, converge)
+	f, mgr := startChecked(t)
 
 	victim := f.InstanceIDs()[0]
 	// A pod its PodDisruptionBudget never lets go holds the drain until
@@ -437,4 +423,20 @@ func TestRemediationCapHoldsOneInFlight(t *testing.T) {
 	if got := f.spy.deleted(); len(got) != 2 || got[victims[0]] != 1 || got[victims[1]] != 1 {
 		t.Errorf("instances deleted: %v, want %v, once each", got, victims)
 	}
+}
+
+// startChecked starts a spied manager and a Running pool of three whose
+// drains give up after 10 s, watched by a MachineHealthCheck (100%
+// maxUnhealthy, 30 s) that has seen its three Machines.
+func startChecked(t *testing.T) (*fixture, *testManager) {
+	t.Helper()
+	f, mgr := start(t, cloudOptions{}, managerOptions{spied: true})
+	f.createPool(poolSpec{replicas: 3})
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
+		mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds = ptr.To[int32](10)
+	})
+	f.waitConverged(3, v1, "", converge)
+	f.createMHC(intstr.FromString("100%"), 30)
+	f.waitMHC(3, 3, converge)
+	return f, mgr
 }

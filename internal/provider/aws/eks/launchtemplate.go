@@ -175,14 +175,13 @@ func (s *Nodegroups) deleteTemplates(ctx context.Context, c *sdkClients, cluster
 		{Name: aws.String("tag:" + TagTemplateNodegroup), Values: []string{cluster + "/" + ref.Name}},
 	}}
 	var ids []string
-	for p := ec2.NewDescribeLaunchTemplatesPaginator(c.ec2, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return awsprovider.CloudError(err, ref)
-		}
+	p := ec2.NewDescribeLaunchTemplatesPaginator(c.ec2, in)
+	if err := awsprovider.EachPage(ctx, p.HasMorePages, p.NextPage, func(page *ec2.DescribeLaunchTemplatesOutput) {
 		for _, t := range page.LaunchTemplates {
 			ids = append(ids, aws.ToString(t.LaunchTemplateId))
 		}
+	}); err != nil {
+		return awsprovider.CloudError(err, ref)
 	}
 	for _, id := range ids {
 		_, err := c.ec2.DeleteLaunchTemplate(ctx, &ec2.DeleteLaunchTemplateInput{LaunchTemplateId: aws.String(id)})

@@ -239,16 +239,15 @@ func (s *Nodegroups) group(ctx context.Context, c *sdkClients, cluster string, r
 		{Name: aws.String("tag:" + TagNodegroupName), Values: []string{ref.Name}},
 		{Name: aws.String("instance-state-name"), Values: []string{"pending", "running", "shutting-down", "stopping"}},
 	}}
-	for p := ec2.NewDescribeInstancesPaginator(c.ec2, in); p.HasMorePages(); {
-		page, err := p.NextPage(ctx)
-		if err != nil {
-			return nil, awsprovider.CloudError(err, ref)
-		}
+	p := ec2.NewDescribeInstancesPaginator(c.ec2, in)
+	if err := awsprovider.EachPage(ctx, p.HasMorePages, p.NextPage, func(page *ec2.DescribeInstancesOutput) {
 		for _, r := range page.Reservations {
 			for _, i := range r.Instances {
 				g.Instances = append(g.Instances, instance(i, ng.Tags[TagModelHash], ng.Tags[TagModelTarget]))
 			}
 		}
+	}); err != nil {
+		return nil, awsprovider.CloudError(err, ref)
 	}
 	slices.SortFunc(g.Instances, func(a, b scalegroup.Instance) int { return strings.Compare(a.ID, b.ID) })
 	return g, nil

@@ -34,6 +34,7 @@ type AgentPools struct {
 	opts    azureprovider.Options
 	armOpts arm.ClientOptions
 	clients kit.ClientCache[clientKey, *sdkClients]
+	writes  writes
 }
 
 var _ scalegroup.ScaleGroup = (*AgentPools)(nil)
@@ -135,6 +136,9 @@ func (s *AgentPools) group(ctx context.Context, c *sdkClients, at cluster, ref s
 	case "Succeeded", "":
 	case "Failed":
 		g.Message = "the agent pool's last operation failed (provisioningState Failed)"
+		if why := s.writes.failure(ctx, c, at, ref); why != "" {
+			g.Message += ": " + why
+		}
 	default:
 		typ := scalegroup.OperationUpdate
 		switch state {
@@ -301,9 +305,11 @@ func (s *AgentPools) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegr
 	case err != nil && !scalegroup.IsNotFound(err):
 		return nil, fmt.Errorf("applying agent pool %s: %w", ref, err)
 	}
-	if _, err := c.pools.BeginCreateOrUpdate(ctx, at.resourceGroup, at.name, ref.Name, armcontainerservice.AgentPool{Properties: want}, nil); err != nil {
+	p, err := c.pools.BeginCreateOrUpdate(ctx, at.resourceGroup, at.name, ref.Name, armcontainerservice.AgentPool{Properties: want}, nil)
+	if err != nil {
 		return nil, fmt.Errorf("writing agent pool %s: %w", ref, azureprovider.CloudError(err, ref))
 	}
+	s.writes.started(ref, p)
 	return s.Get(ctx, ref)
 }
 

@@ -30,34 +30,7 @@ import (
 // from an AzureManagedMachinePool.
 func TestScaleGroupKeepsTheContract(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
-	srv, err := cloudsim.Start(context.Background(), core.Options{Clock: clk, Seed: 7, DefaultSimulation: &core.Simulation{BootDelay: time.Second}})
-	if err != nil {
-		t.Fatalf("starting the simulated cloud: %v", err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	if err := azureface.AKSCreateCluster(srv.Cloud(), azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup,
-		azureface.AKSDefaultClusterName, azureface.AzureDefaultLocation, ""); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := server.CertPool(srv.CA())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	u := srv.FaceURL(azureface.AzureFaceName)
-	opts := azureprovider.Options{ResourceManagerEndpoint: u, AuthorityHost: u + "/", HTTPClient: hc}
-	cred, err := azureprovider.NewClientSecretCredential(opts, azureface.AzureDefaultTenantID, azureface.AzureDefaultClientID, azureface.AzureDefaultClientSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Credentials = &azureprovider.IdentityCredentials{Default: cred}
-	sg, err := aks.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp := &infrav1.AzureManagedControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: azureface.AKSDefaultClusterName},
-		Spec: infrav1.AzureManagedControlPlaneSpec{SubscriptionID: azureface.AzureDefaultSubscriptionID,
-			ResourceGroupName: azureface.AzureDefaultResourceGroup, Location: azureface.AzureDefaultLocation, Version: "v" + azureface.AKSDefaultVersion}}
+	srv, sg, cp := startSimulatedAKS(t, core.Options{Clock: clk, Seed: 7, DefaultSimulation: &core.Simulation{BootDelay: time.Second}})
 	amp := &infrav1.AzureManagedMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "contract"},
 		Spec: infrav1.AzureManagedMachinePoolSpec{Mode: infrav1.NodePoolModeUser, SKU: "Standard_D2s_v5"}}
 	n := 0
@@ -93,4 +66,41 @@ func TestScaleGroupKeepsTheContract(t *testing.T) {
 			return func() { _ = srv.SetFaceFaults(azureface.AzureFaceName, nil) }
 		},
 	})
+}
+
+// startSimulatedAKS starts a simulated cloud (opts) with the AKS cluster
+// examples/aks names, and returns the AKS provider on it (the real
+// armcontainerservice over HTTPS with the cloud's CA, the default client
+// secret) and the AzureManagedControlPlane naming the cluster.
+func startSimulatedAKS(t *testing.T, opts core.Options) (*server.Server, *aks.AgentPools, *infrav1.AzureManagedControlPlane) {
+	t.Helper()
+	srv, err := cloudsim.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatalf("starting the simulated cloud: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	if err := azureface.AKSCreateCluster(srv.Cloud(), azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup,
+		azureface.AKSDefaultClusterName, azureface.AzureDefaultLocation, ""); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := server.CertPool(srv.CA())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	u := srv.FaceURL(azureface.AzureFaceName)
+	po := azureprovider.Options{ResourceManagerEndpoint: u, AuthorityHost: u + "/", HTTPClient: hc}
+	cred, err := azureprovider.NewClientSecretCredential(po, azureface.AzureDefaultTenantID, azureface.AzureDefaultClientID, azureface.AzureDefaultClientSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	po.Credentials = &azureprovider.IdentityCredentials{Default: cred}
+	sg, err := aks.New(po)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := &infrav1.AzureManagedControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: azureface.AKSDefaultClusterName},
+		Spec: infrav1.AzureManagedControlPlaneSpec{SubscriptionID: azureface.AzureDefaultSubscriptionID,
+			ResourceGroupName: azureface.AzureDefaultResourceGroup, Location: azureface.AzureDefaultLocation, Version: "v" + azureface.AKSDefaultVersion}}
+	return srv, sg, cp
 }
