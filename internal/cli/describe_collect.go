@@ -24,6 +24,7 @@ import (
 	"github.com/mpool-dev/mpool/api/conditions"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
@@ -426,6 +427,7 @@ func instanceFromView(obj contract.InstanceObject, v contract.InstanceView) Inst
 		Deleting:          v.State == contract.InstanceDeleting,
 		Created:           ptr.To(obj.GetCreationTimestamp()),
 		MarkedForDeletion: obj.GetAnnotations()[clusterv1.DeleteMachineAnnotation] != "",
+		Quarantined:       preview.HasAnnotation(obj.GetAnnotations(), preview.QuarantinedAnnotation),
 		Conditions:        attention(v.Conditions),
 	}
 	if v.Reported {

@@ -119,6 +119,8 @@ func instanceNode(in *InstanceView, now time.Time) *treeNode {
 		extra = "deleting"
 	case in.MarkedForDeletion:
 		extra = "marked for deletion"
+	case in.Quarantined:
+		extra = "quarantined: Node not drained, left cordoned"
 	}
 	n := &treeNode{group: "instance", cells: []cell{
 		c(in.Name, bold),

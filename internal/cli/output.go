@@ -155,6 +155,9 @@ type InstanceView struct {
 	// MarkedForDeletion is true when the instance carries the
 	// cluster.x-k8s.io/delete-machine annotation.
 	MarkedForDeletion bool `json:"markedForDeletion,omitempty"`
+	// Quarantined is true when the rollout left the instance's Node
+	// cordoned because it could not be drained (mpool.dev/quarantined).
+	Quarantined bool `json:"quarantined,omitempty"`
 	// Machine is the name of the pool Machine of the instance.
 	Machine string `json:"machine,omitempty"`
 	// Health is what a MachineHealthCheck found (the Machine's
@@ -287,6 +290,10 @@ type RolloutStatusView struct {
 	Deleting int32 `json:"deleting"`
 	// Failed is the number of failed instances.
 	Failed int32 `json:"failed"`
+	// Quarantined is the number of instances left cordoned because their
+	// Node could not be drained during the rollout (the pool's
+	// undrainable-node behavior Cordon); they are not counted above.
+	Quarantined int32 `json:"quarantined,omitempty"`
 	// Waiting says what the rollout waits for, empty when it is complete.
 	Waiting []string `json:"waiting,omitempty"`
 }

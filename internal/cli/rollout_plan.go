@@ -93,8 +93,50 @@ type RolloutPlanView struct {
 	Then []PlanStepView `json:"then,omitempty"`
 	// Converges is true when the projection ends with the rollout complete.
 	Converges bool `json:"converges"`
+	// Quarantined is the number of instances left out of the plan: their
+	// Nodes could not be drained and were left cordoned.
+	Quarantined int32 `json:"quarantined,omitempty"`
+	// PausedBy is the engine's own pause of the rollout ("DrainBlocked:
+	// Node ... blocked by PodDisruptionBudget ..."), empty when none.
+	PausedBy string `json:"pausedBy,omitempty"`
+	// MaintenanceWindow is the pool's maintenance window, nil when it has
+	// none (stale instances are replaced at any time).
+	MaintenanceWindow *PlanWindowView `json:"maintenanceWindow,omitempty"`
+	// UndrainableNodeBehavior is what the rollout does with a Node not
+	// drained within NodeDrainTimeout: Delete, Schedule or Cordon.
+	UndrainableNodeBehavior string `json:"undrainableNodeBehavior"`
+	// NodeDrainTimeout is the MachinePool's nodeDrainTimeout, empty when
+	// unset (drains are not bounded, and the behavior never applies).
+	NodeDrainTimeout string `json:"nodeDrainTimeout,omitempty"`
+	// Draining are the instances whose Node is being drained, and what
+	// happens when their drain times out.
+	Draining []PlanDrainView `json:"draining,omitempty"`
 	// Notes say what may make the plan differ from what the engine does.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// PlanWindowView is a pool's maintenance window at the time of the plan.
+type PlanWindowView struct {
+	// Schedule is the cron schedule windows start on.
+	Schedule string `json:"schedule"`
+	// Duration is how long each window lasts.
+	Duration string `json:"duration"`
+	// Open is true when a window is open now.
+	Open bool `json:"open"`
+	// Until is when the open window closes, or when the next one opens.
+	Until *metav1.Time `json:"until,omitempty"`
+}
+
+// PlanDrainView is one instance whose Node is being drained.
+type PlanDrainView struct {
+	// Name of the per-instance object.
+	Name string `json:"name"`
+	// Started is when its drain started.
+	Started metav1.Time `json:"started"`
+	// TimesOutAt is when nodeDrainTimeout passes; nil without one.
+	TimesOutAt *metav1.Time `json:"timesOutAt,omitempty"`
+	// Then is what the engine does if the Node is not drained by then.
+	Then string `json:"then"`
 }
 
 // PlanStepView is one step of a rollout plan.
@@ -235,7 +277,80 @@ func PlanRollout(ctx context.Context, c client.Client, ns, name string, o PlanOp
 	if err != nil {
 		return nil, fmt.Errorf("planning the rollout of machinepool %s/%s: %w", ns, name, err)
 	}
-	return planView(r, in, waves, converged), nil
+	hold, window, werr := preview.WindowHold(o.Now, r.mp, r.pool)
+	if werr != nil {
+		r.notes = append(r.notes, werr.Error())
+	}
+	if hold != "" && !r.rollout.CloudRollouts {
+		// The next step is the engine's now; the steps after it assume the
+		// window opens.
+		held := in
+		held.HoldStale = hold
+		first, _, err := preview.Project(held, 1)
+		if err != nil {
+			return nil, fmt.Errorf("planning the rollout of machinepool %s/%s: %w", ns, name, err)
+		}
+		waves = append(first, waves...)
+		if !first[0].Result.Done {
+			r.notes = append(r.notes, "Stale instances wait for the maintenance window: the steps after the next assume it is open")
+		}
+	}
+	v := planView(r, in, waves, converged)
+	disruptionView(v, r, window, o.Now)
+	return v, nil
+}
+
+// disruptionView fills in what bounds the rollout's disruption: the
+// maintenance window, the undrainable-node behavior and the drains in
+// flight, the quarantined instances, and a pause the engine set.
+func disruptionView(v *RolloutPlanView, r *planInputs, w *preview.MaintenanceWindow, now time.Time) {
+	if w != nil {
+		open, until := w.At(now)
+		v.MaintenanceWindow = &PlanWindowView{Schedule: w.Schedule, Duration: w.Duration.String(), Open: open}
+		if !until.IsZero() {
+			v.MaintenanceWindow.Until = &metav1.Time{Time: until.UTC()}
+		}
+	}
+	behavior, err := preview.ReadUndrainableNodeBehavior(r.mp, r.pool)
+	if err != nil {
+		r.notes = append(r.notes, err.Error())
+		v.Notes = r.notes
+	}
+	v.UndrainableNodeBehavior = string(behavior)
+	var timeout time.Duration
+	if s := r.mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds; s != nil {
+		timeout = time.Duration(*s) * time.Second
+		v.NodeDrainTimeout = timeout.String()
+	}
+	if reason, msg := preview.SelfPaused(r.pool.GetAnnotations()); reason != "" {
+		v.PausedBy = reason + ": " + msg
+	}
+	for i := range r.state.Instances {
+		p := &r.state.Instances[i]
+		a := p.ObjectMeta.Annotations
+		if preview.HasAnnotation(a, preview.QuarantinedAnnotation) && !preview.HasAnnotation(a, clusterv1.DeleteMachineAnnotation) {
+			v.Quarantined++
+		}
+		started, err := time.Parse(time.RFC3339, a[preview.DrainStartedAnnotation])
+		if err != nil {
+			continue
+		}
+		d := PlanDrainView{Name: p.ObjectMeta.Name, Started: metav1.Time{Time: started}, Then: "deleted anyway (DrainTimeout)"}
+		if timeout > 0 {
+			d.TimesOutAt = &metav1.Time{Time: started.Add(timeout)}
+		} else {
+			d.Then = "waits: no nodeDrainTimeout"
+		}
+		rollingOut := p.Reported && !p.UpToDate && !preview.HasAnnotation(a, clusterv1.DeleteMachineAnnotation)
+		switch {
+		case timeout == 0 || !rollingOut:
+		case behavior == preview.UndrainableSchedule:
+			d.Then = "kept, its Node schedulable again, and the rollout paused (DrainBlocked)"
+		case behavior == preview.UndrainableCordon:
+			d.Then = "kept cordoned and quarantined; the rollout goes on without it"
+		}
+		v.Draining = append(v.Draining, d)
+	}
 }
 
 func readPlanInputs(ctx context.Context, c client.Client, ns, name string, o PlanOptions) (*planInputs, error) {
@@ -473,8 +588,42 @@ func formatRolloutPlan(v *RolloutPlanView, p palette) string {
 	if v.SkipModelReconciliation {
 		line("feature gate", "SkipMachinePoolModelReconciliation: stale instances are kept")
 	}
+	if v.PausedBy != "" {
+		line("paused by", p.paint(v.PausedBy, warn))
+	}
 	if v.BudgetFrom != "" {
 		line("budget from", v.BudgetFrom)
+	}
+	if w := v.MaintenanceWindow; w != nil {
+		state := "closed"
+		if w.Open {
+			state = "open"
+		}
+		if w.Until != nil {
+			when := "opens"
+			if w.Open {
+				when = "closes"
+			}
+			state += fmt.Sprintf(" (%s %s)", when, w.Until.UTC().Format(time.RFC3339))
+		}
+		line("window", fmt.Sprintf("%q for %s: %s", w.Schedule, w.Duration, state))
+	}
+	drainTimeout := "no nodeDrainTimeout: drains wait until done"
+	if v.NodeDrainTimeout != "" {
+		drainTimeout = "after nodeDrainTimeout " + v.NodeDrainTimeout
+	}
+	if v.UndrainableNodeBehavior != string(preview.UndrainableDelete) || len(v.Draining) > 0 {
+		line("undrainable", fmt.Sprintf("%s (%s)", v.UndrainableNodeBehavior, drainTimeout))
+	}
+	for _, d := range v.Draining {
+		at := ""
+		if d.TimesOutAt != nil {
+			at = " until " + d.TimesOutAt.UTC().Format(time.RFC3339)
+		}
+		line("draining", fmt.Sprintf("%s since %s%s, then %s", d.Name, d.Started.UTC().Format(time.RFC3339), at, d.Then))
+	}
+	if v.Quarantined > 0 {
+		line("quarantined", p.paint(fmt.Sprintf("%d instances left cordoned (not drained), out of the plan", v.Quarantined), warn))
 	}
 	line("desired", fmt.Sprintf("%d (deletePolicy %s, minReadySeconds %d)", v.Desired, v.DeletePolicy, v.MinReadySeconds))
 	upToDate := fmt.Sprintf("%d of %d", v.UpToDate, v.Desired)

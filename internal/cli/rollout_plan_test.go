@@ -237,6 +237,29 @@ func TestFormatRolloutPlan(t *testing.T) {
 			notWant: []string{"next step:", "completes after"},
 		},
 		{
+			name: "a closed window, a drain in flight, a quarantined instance and the engine's pause",
+			view: func() *RolloutPlanView {
+				v := base()
+				until := metav1.NewTime(time.Date(2030, 1, 3, 2, 0, 0, 0, time.UTC))
+				v.MaintenanceWindow = &PlanWindowView{Schedule: "0 2 * * *", Duration: "4h0m0s", Until: &until}
+				v.UndrainableNodeBehavior, v.NodeDrainTimeout = "Cordon", "5m0s"
+				started := metav1.NewTime(time.Date(2030, 1, 2, 12, 0, 0, 0, time.UTC))
+				v.Draining = []PlanDrainView{{Name: "p-a", Started: started, TimesOutAt: &metav1.Time{Time: started.Add(5 * time.Minute)}, Then: "kept cordoned and quarantined; the rollout goes on without it"}}
+				v.Quarantined = 1
+				v.PausedBy = "DrainBlocked: Node n-b of instance b was not drained"
+				v.Next = PlanStepView{TargetCapacity: 2, Waiting: []PlanWaitView{{Reason: "OutsideMaintenanceWindow", Message: "2 stale instances wait: outside the maintenance window until 2030-01-03T02:00:00Z"}}}
+				return v
+			},
+			want: []string{
+				"paused by    DrainBlocked: Node n-b of instance b was not drained\n",
+				`window       "0 2 * * *" for 4h0m0s: closed (opens 2030-01-03T02:00:00Z)`,
+				"undrainable  Cordon (after nodeDrainTimeout 5m0s)\n",
+				"draining     p-a since 2030-01-02T12:00:00Z until 2030-01-02T12:05:00Z, then kept cordoned and quarantined",
+				"quarantined  1 instances left cordoned",
+				"- 2 stale instances wait: outside the maintenance window until 2030-01-03T02:00:00Z",
+			},
+		},
+		{
 			name: "failed, deleting and new victims are told apart",
 			view: func() *RolloutPlanView {
 				v := base()

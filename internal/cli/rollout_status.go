@@ -106,7 +106,7 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 	for _, c := range s.infra.conditions {
 		if c.Type == rolloutProgressingCondition && c.Status == metav1.ConditionFalse {
 			switch c.Reason {
-			case infrav1.RolloutBlockedReason, infrav1.ProgressDeadlineExceededReason, infrav1.ReplacementsFailingReason:
+			case infrav1.RolloutBlockedReason, infrav1.ProgressDeadlineExceededReason, infrav1.ReplacementsFailingReason, infrav1.DrainBlockedReason:
 				v.Stopped = c.Reason
 			}
 		}
@@ -117,6 +117,8 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 			v.Deleting++
 		case in.State == string(contract.InstanceFailed):
 			v.Failed++
+		case in.Quarantined && !in.MarkedForDeletion:
+			v.Quarantined++
 		default:
 			v.Replicas++
 			if in.UpToDate != nil {
@@ -286,6 +288,9 @@ func formatRolloutStatus(v RolloutStatusView, format outputFormat) string {
 	line("available", "%d of %d, %s", v.Available, v.Desired, unavailable)
 	if v.Deleting > 0 || v.Failed > 0 {
 		line("removing", "%d deleting, %d failed", v.Deleting, v.Failed)
+	}
+	if v.Quarantined > 0 {
+		line("quarantined", "%d (Nodes not drained, left cordoned: mark their Machines with cluster.x-k8s.io/delete-machine to delete them)", v.Quarantined)
 	}
 	if len(v.Waiting) > 0 {
 		b.WriteString("  waiting for:\n")

@@ -33,6 +33,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	kubedrain "k8s.io/kubectl/pkg/drain"
 )
@@ -63,6 +64,9 @@ type Result struct {
 	// Blocked are the Remaining pods whose eviction a PodDisruptionBudget
 	// refused in this pass.
 	Blocked []string
+	// Budgets are the PodDisruptionBudgets (namespace/name) that refused
+	// those evictions, as the API server names them in its refusal.
+	Budgets []string
 	// Warnings are kubectl's notes about pods it skips or deletes with data
 	// loss (DaemonSet pods, emptyDir volumes, unmanaged pods).
 	Warnings string
@@ -74,7 +78,11 @@ func (r Result) Message() string {
 	case r.Done:
 		return "Node drained"
 	case len(r.Blocked) > 0:
-		return fmt.Sprintf("%d pods left to evict, %d blocked by a PodDisruptionBudget: %s", len(r.Remaining), len(r.Blocked), summarize(r.Blocked))
+		msg := fmt.Sprintf("%d pods left to evict, %d blocked by a PodDisruptionBudget: %s", len(r.Remaining), len(r.Blocked), summarize(r.Blocked))
+		if len(r.Budgets) > 0 {
+			msg += fmt.Sprintf(" (PodDisruptionBudget %s)", strings.Join(r.Budgets, ", "))
+		}
+		return msg
 	default:
 		return fmt.Sprintf("%d pods left to evict: %s", len(r.Remaining), summarize(r.Remaining))
 	}
@@ -131,11 +139,16 @@ func Node(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, opts 
 		}
 		gone, blocked, err := evict(ctx, h, cs, pod)
 		switch {
-		case err != nil:
-			return Result{}, fmt.Errorf("evicting pod %s from Node %s: %w", key, node.Name, err)
 		case blocked:
 			res.Remaining = append(res.Remaining, key)
 			res.Blocked = append(res.Blocked, key)
+			for _, b := range Budgets(err) {
+				if b = pod.Namespace + "/" + b; !slices.Contains(res.Budgets, b) {
+					res.Budgets = append(res.Budgets, b)
+				}
+			}
+		case err != nil:
+			return Result{}, fmt.Errorf("evicting pod %s from Node %s: %w", key, node.Name, err)
 		case gone:
 			res.Evicted++
 		default:
@@ -145,6 +158,7 @@ func Node(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, opts 
 	}
 	slices.Sort(res.Remaining)
 	slices.Sort(res.Blocked)
+	slices.Sort(res.Budgets)
 	res.Done = len(res.Remaining) == 0
 	if !res.Done && opts.Timeout > 0 && !opts.Now.Before(opts.StartedAt.Add(opts.Timeout)) {
 		res.TimedOut = true
@@ -163,6 +177,35 @@ func Unreachable(node *corev1.Node) bool {
 	return false
 }
 
+// Budgets returns the names of the PodDisruptionBudgets an eviction's
+// refusal (429 Too Many Requests) names: the API server lists each as a
+// cause of type DisruptionBudget whose message starts "The disruption
+// budget NAME ...". Nil for other errors.
+func Budgets(err error) []string {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || !apierrors.IsTooManyRequests(err) {
+		return nil
+	}
+	d := status.Status().Details
+	if d == nil {
+		return nil
+	}
+	var names []string
+	for _, c := range d.Causes {
+		if c.Type != policyv1.DisruptionBudgetCause {
+			continue
+		}
+		rest, ok := strings.CutPrefix(c.Message, "The disruption budget ")
+		if !ok {
+			continue
+		}
+		if name, _, _ := strings.Cut(rest, " "); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
 // evict evicts pod through the policy/v1 eviction API. It reports whether
 // the pod is already gone afterwards (pods without a grace period are
 // deleted at once) and whether a PodDisruptionBudget refused the eviction.
@@ -172,7 +215,7 @@ func evict(ctx context.Context, h *kubedrain.Helper, cs kubernetes.Interface, po
 	case apierrors.IsNotFound(err):
 		return true, false, nil
 	case apierrors.IsTooManyRequests(err):
-		return false, true, nil
+		return false, true, err
 	case err != nil:
 		return false, false, err
 	}
@@ -184,4 +227,15 @@ func evict(ctx context.Context, h *kubedrain.Helper, cs kubernetes.Interface, po
 		return false, false, fmt.Errorf("checking the evicted pod: %w", err)
 	}
 	return cur.UID != pod.UID, false, nil
+}
+
+// Uncordon marks node schedulable again: a drain the caller gives up on
+// (kept with its pods) serves as before. The patch is sent whatever node
+// (possibly read from a cache) says. A Node already gone is fine.
+func Uncordon(ctx context.Context, cs kubernetes.Interface, node *corev1.Node) error {
+	_, err := cs.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, []byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("uncordoning Node %s: %w", node.Name, err)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,6 +167,12 @@ func TestDrainRespectsPodDisruptionBudgetsAndSkipsDaemonSets(t *testing.T) {
 	}
 	if want := []string{ns + "/guarded"}; !slices.Equal(res.Blocked, want) || !slices.Equal(res.Remaining, want) {
 		t.Errorf("blocked %v, remaining %v; want only %v", res.Blocked, res.Remaining, want)
+	}
+	if want := []string{ns + "/guarded"}; !slices.Equal(res.Budgets, want) {
+		t.Errorf("budgets %v, want %v: the refusal names the PodDisruptionBudget", res.Budgets, want)
+	}
+	if msg := res.Message(); !strings.Contains(msg, "PodDisruptionBudget "+ns+"/guarded") {
+		t.Errorf("message %q does not name the PodDisruptionBudget", msg)
 	}
 	n, err := cs.CoreV1().Nodes().Get(ctx, node.Name, metav1.GetOptions{})
 	if err != nil {

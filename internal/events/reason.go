@@ -132,6 +132,16 @@ const (
 	// nodeDrainTimeout; the instance is deleted anyway (also on the
 	// per-instance object).
 	DrainTimeout = "DrainTimeout"
+	// DrainBlocked (Warning): a rollout's drain did not finish within
+	// nodeDrainTimeout and the pool's undrainable-node behavior is Schedule:
+	// the instance is kept, its Node made schedulable again and the rollout
+	// paused (also on the per-instance object).
+	DrainBlocked = "DrainBlocked"
+	// NodeQuarantined (Warning): a rollout's drain did not finish within
+	// nodeDrainTimeout and the pool's undrainable-node behavior is Cordon:
+	// the instance is kept with its Node cordoned and labelled, and the
+	// rollout goes on without it (also on the per-instance object).
+	NodeQuarantined = "NodeQuarantined"
 	// DrainFailed (Warning): a drain pass failed and will be retried.
 	DrainFailed = "DrainFailed"
 	// InstancesDeleted: instances were deleted from the cloud.

@@ -95,6 +95,7 @@ var StopReasons = []string{
 	infrav1.RolloutBlockedReason,
 	infrav1.ProgressDeadlineExceededReason,
 	infrav1.ReplacementsFailingReason,
+	infrav1.DrainBlockedReason,
 }
 
 // collectTimeout bounds the cache reads of one scrape; they only wait when

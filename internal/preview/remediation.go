@@ -65,15 +65,7 @@ func Unhealthy(machine *clusterv1.Machine) string {
 // the pool's objects (later ones win) against the desired replicas; nil
 // when none sets it.
 func MaxRemediationsInFlight(desired int32, objs ...metav1.Object) (*int32, error) {
-	var v string
-	for _, o := range objs {
-		if o == nil {
-			continue
-		}
-		if s, ok := o.GetAnnotations()[RemediationMaxInFlightAnnotation]; ok {
-			v = s
-		}
-	}
+	v := lastAnnotation(RemediationMaxInFlightAnnotation, objs)
 	if v == "" {
 		return nil, nil
 	}

@@ -68,6 +68,7 @@ func PlannerInstance(in rollout.Instance, state contract.InstanceState, obj meta
 	}
 	in.MarkedForDeletion = marked
 	in.Remediate = Remediate(machine, in.State == rollout.StateDeleting)
+	in.Quarantined = obj != nil && HasAnnotation(obj.GetAnnotations(), QuarantinedAnnotation)
 	return in
 }
 

@@ -88,6 +88,8 @@ type planner struct {
 	// inFlight counts remediations in flight (Deleting with Remediate, and
 	// those this plan starts).
 	inFlight int64
+	// held counts the stale instances Input.HoldStale keeps.
+	held int64
 }
 
 func newPlanner(in Input, surge, unavailable int32) *planner {
@@ -128,6 +130,10 @@ func (p *planner) observe() {
 			p.gone = append(p.gone, Victim{ID: inst.ID, Reason: ReasonDeleting})
 			continue
 		}
+		if inst.Quarantined && !inst.MarkedForDeletion && !inst.Remediate {
+			c.Quarantined++
+			continue
+		}
 		available, wait := availableAt(inst.ReadySince, p.in.Now, minReady)
 		cand := candidate{
 			id:        inst.ID,
@@ -162,7 +168,10 @@ func (p *planner) observe() {
 		if wait > 0 && (p.res.RequeueAfter == 0 || wait < p.res.RequeueAfter) {
 			p.res.RequeueAfter = wait
 		}
-		if cand.marked || cand.remediate || (!cand.upToDate && !p.in.SkipModelReconciliation) {
+		if !cand.upToDate && !cand.marked && !cand.remediate && p.in.HoldStale != "" {
+			p.held++
+		}
+		if cand.marked || cand.remediate || (!cand.upToDate && !p.in.SkipModelReconciliation && p.in.HoldStale == "") {
 			p.old = append(p.old, cand)
 		} else {
 			p.fresh = append(p.fresh, cand)
@@ -220,7 +229,13 @@ func (p *planner) removeOld() {
 // instance does not stop the search for one that can go for free.
 func (p *planner) removeExcess() {
 	n := int64(len(p.fresh))
-	excess := max(n-p.desired, n+p.oldKept-p.ceiling)
+	allowed := p.desired
+	if p.held > 0 {
+		// The surge of a replacement the window interrupted stays until
+		// the window opens: removing it would be a disruption too.
+		allowed += min(p.ceiling-p.desired, int64(p.res.Counts.UpToDate))
+	}
+	excess := max(n-allowed, n+p.oldKept-p.ceiling)
 	if excess > 0 {
 		sortForDeletion(p.fresh, p.policy)
 	}
@@ -276,6 +291,12 @@ func (p *planner) setCapacity() {
 
 // report explains what the plan waits for.
 func (p *planner) report() {
+	if p.held > 0 {
+		p.res.Waiting = append(p.res.Waiting, Wait{
+			Reason:  WaitWindow,
+			Message: fmt.Sprintf("%d stale instances wait: %s", p.held, p.in.HoldStale),
+		})
+	}
 	if n := len(p.res.Deferred); n > 0 {
 		p.res.Waiting = append(p.res.Waiting, Wait{
 			Reason: WaitRemediation,

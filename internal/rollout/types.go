@@ -79,6 +79,13 @@ type Instance struct {
 	// Input.MaxRemediationsInFlight. On a Deleting instance it says that the
 	// removal is a remediation still in flight, counted against that cap.
 	Remediate bool
+	// Quarantined is set on an instance whose Node could not be drained
+	// during a rollout and was left cordoned (the pool's undrainable-node
+	// behavior Cordon). Unless it is marked for deletion or to be
+	// remediated, the planner leaves it out: it is neither counted among
+	// the replicas, nor replaced, nor deleted, so the rest of the pool
+	// rolls and reaches Desired without it.
+	Quarantined bool
 }
 
 // Input is everything the planner needs, observed at one moment.
@@ -108,6 +115,15 @@ type Input struct {
 	// Nil means no cap beyond the budgets, as a MachineDeployment without
 	// spec.remediation.maxInFlight.
 	MaxRemediationsInFlight *int32
+	// HoldStale, when not empty, says why stale instances are not replaced
+	// now (the pool's maintenance window is closed, and until when): they
+	// are kept like up-to-date ones, no surge is added for them, and the
+	// plan waits with WaitWindow and this message. Instances already being
+	// removed still go, as do failed, marked and unhealthy ones, and the
+	// pool still scales to Desired; up-to-date instances beyond Desired
+	// stay up to maxSurge (the surge of the replacement in progress), and
+	// only instances beyond that are removed as excess.
+	HoldStale string
 }
 
 // DeleteReason says why an instance is to be deleted.
@@ -154,6 +170,9 @@ const (
 	// WaitRemediation: unhealthy instances wait because as many remediations
 	// as Input.MaxRemediationsInFlight allows are in flight.
 	WaitRemediation WaitReason = "RemediationDeferred"
+	// WaitWindow: stale instances wait for the pool's maintenance window
+	// (Input.HoldStale).
+	WaitWindow WaitReason = "OutsideMaintenanceWindow"
 )
 
 // Wait is one thing the pool waits for, with a message for humans.
@@ -191,6 +210,9 @@ type Counts struct {
 	// Remediating is the number of Deleting instances whose removal is a
 	// remediation.
 	Remediating int32
+	// Quarantined is the number of quarantined instances left out of the
+	// plan (see Instance.Quarantined); they are in none of the other counts.
+	Quarantined int32
 }
 
 // Result is what the planner decided. It is named Result because Plan is the

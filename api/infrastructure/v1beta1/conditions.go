@@ -124,4 +124,12 @@ const (
 	// failed (did not boot, or never joined the cluster); the engine paused
 	// the rollout itself.
 	ReplacementsFailingReason = "ReplacementsFailing"
+	// DrainBlockedReason: a Node being drained for the rollout was not
+	// drained within nodeDrainTimeout (a PodDisruptionBudget refuses the
+	// evictions) and the pool's undrainable-node behavior is Schedule: the
+	// engine kept the instance and paused the rollout itself.
+	DrainBlockedReason = "DrainBlocked"
+	// OutsideMaintenanceWindowReason: the pool's maintenance window is
+	// closed; no stale instance is replaced until it opens.
+	OutsideMaintenanceWindowReason = "OutsideMaintenanceWindow"
 )

@@ -37,7 +37,14 @@
 //     removal started (mpool.dev/drain-started; a restarted manager resumes
 //     from it), its Node is cordoned and drained through the eviction API
 //     (package internal/drain: PodDisruptionBudgets respected, bounded by
-//     nodeDrainTimeout, after which the engine proceeds and emits an event),
+//     nodeDrainTimeout, after which the engine proceeds and emits an event,
+//     unless the drain is a rollout's and the pool's
+//     mpool.dev/undrainable-node-behavior says Schedule — keep the instance,
+//     uncordon its Node, pause the rollout with reason DrainBlocked naming
+//     the Node and the PodDisruptionBudgets — or Cordon — keep it cordoned
+//     and quarantined, out of the plan; see undrainable.go; a rollout's
+//     stale instances also wait for the pool's maintenance window,
+//     mpool.dev/maintenance-window-schedule and -duration),
 //     then every victim ready to go is deleted in one DeleteInstances call.
 //     The group's model and capacity are applied only when they differ, with
 //     a capacity that never lets the cloud pick a victim (see capacity).

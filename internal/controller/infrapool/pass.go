@@ -88,6 +88,15 @@ type pass struct {
 	// annotation whose default applies.
 	selfPaused  *preview.RolloutProgress
 	progressErr error
+	// windowHold says why stale instances wait for the pool's maintenance
+	// window, empty while it is open or the pool has none (see
+	// preview.WindowHold); windowErr, an unreadable window.
+	windowHold string
+	windowErr  error
+	// undrainable is what a rollout does with a Node not drained within
+	// nodeDrainTimeout; undrainableErr, an unreadable choice.
+	undrainable    preview.UndrainableNodeBehavior
+	undrainableErr error
 
 	requeue time.Duration
 }

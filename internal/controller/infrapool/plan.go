@@ -19,7 +19,9 @@ import (
 // planRollout runs the planner over the observation.
 func (e *Engine) planRollout(ctx context.Context, s *pass) error {
 	s.input = e.rolloutInput(s)
+	e.readDisruptionPolicy(s)
 	e.trackProgress(ctx, s)
+	s.input.HoldStale = s.windowHold
 	res, err := rollout.Plan(s.input)
 	if err != nil {
 		s.invalid = fmt.Errorf("planning the rollout: %w", err)
@@ -179,6 +181,12 @@ func capacity(plan rollout.Result, input rollout.Input, instances []scalegroup.I
 	for _, in := range input.Instances {
 		if in.State != rollout.StateFailed && in.State != rollout.StateDeleting && !victims[in.ID] {
 			live[in.ID] = true
+		}
+	}
+	for _, in := range input.Instances {
+		if in.Quarantined && !in.MarkedForDeletion && !in.Remediate {
+			// Left out of the plan, kept in the group.
+			delete(live, in.ID)
 		}
 	}
 	var extra int32

@@ -228,7 +228,12 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 			}
 		}
 	}
-	d := nextProgress(prev, observeProgress(s.input, joined, held), policy)
+	o := observeProgress(s.input, joined, held)
+	if s.windowHold != "" {
+		// Waiting for the maintenance window is not a stall.
+		o.active = false
+	}
+	d := nextProgress(prev, o, policy)
 	s.requeueAfter(d.requeueAfter)
 	a := s.pool.GetAnnotations()
 	switch {
@@ -258,7 +263,10 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		e.rec.Eventf(s.pool, nil, corev1.EventTypeWarning, reason, events.ActionReconcile,
 			"Rollout paused by the engine: %s. The old instances are kept and nothing more is deleted", d.record.Message)
 	}
-	e.rollBack(ctx, s, d.record, d.newlyPaused)
+	if d.record.Paused != infrav1.DrainBlockedReason {
+		// Rolling back would drain the same Nodes.
+		e.rollBack(ctx, s, d.record, d.newlyPaused)
+	}
 }
 
 // notePaused remembers when this process first saw the reconciliation of

@@ -260,6 +260,11 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 	case !s.bootstrap:
 		c.Status, c.Reason = metav1.ConditionFalse, infrav1.WaitingForBootstrapDataReason
 		c.Message = "Nothing is created or deleted until the MachinePool's bootstrap data is available: the instances' model includes it"
+	case s.selfPaused != nil && s.selfPaused.Paused == infrav1.DrainBlockedReason:
+		c.Status, c.Reason = metav1.ConditionFalse, s.selfPaused.Paused
+		c.Message = fmt.Sprintf("Rollout paused by the engine: %s. Nothing more is drained or deleted; "+
+			"once the PodDisruptionBudget allows the eviction, resume with 'mpool rollout resume %s' (it removes the %s annotation of this pool), "+
+			"or set %s to Cordon or Delete and resume", s.selfPaused.Message, ownerName(s), preview.RolloutProgressAnnotation, preview.UndrainableNodeBehaviorAnnotation)
 	case s.selfPaused != nil:
 		c.Status, c.Reason = metav1.ConditionFalse, s.selfPaused.Paused
 		c.Message = fmt.Sprintf("Rollout paused by the engine: %s. The old instances are kept and nothing more is deleted; "+
@@ -290,6 +295,10 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 			if i == 0 {
 				c.Reason = string(w.Reason)
 			}
+			if i == 0 && w.Reason == rollout.WaitWindow {
+				// Nothing voluntary happens until the window opens.
+				c.Status = metav1.ConditionFalse
+			}
 			msgs = append(msgs, w.Message)
 		}
 		c.Message = strings.Join(msgs, "; ")
@@ -302,6 +311,13 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 	}
 	if s.progressErr != nil {
 		c.Message += " (" + s.progressErr.Error() + ")"
+	}
+	if s.undrainableErr != nil {
+		c.Message += " (" + s.undrainableErr.Error() + ")"
+	}
+	if n := s.plan.Counts.Quarantined; s.planned && n > 0 {
+		c.Message += fmt.Sprintf("; %d instances quarantined (their Nodes could not be drained and are left cordoned, %s): "+
+			"mark their Machines with cluster.x-k8s.io/delete-machine to delete them, or remove the annotation to replace them again", n, preview.QuarantinedAnnotation)
 	}
 	return c
 }

@@ -73,6 +73,13 @@ func (t *instanceTimes) retain(pool types.UID, present map[string]bool) {
 	}
 }
 
+// drop forgets instance id of pool.
+func (t *instanceTimes) drop(pool types.UID, id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m[pool], id)
+}
+
 // forget drops every record of pool.
 func (t *instanceTimes) forget(pool types.UID) {
 	t.mu.Lock()
