@@ -134,7 +134,7 @@ func TestQuarantinedInstanceKeptInTheCapacity(t *testing.T) {
 	if got := capacity(s.plan, s.input, s.cloud.Instances, nil); got != 3 {
 		t.Errorf("capacity %d, want 3 (two replicas and the quarantined instance)", got)
 	}
-	if c := rolloutProgressingCondition(s); !strings.Contains(c.Message, "1 instances quarantined") {
+	if c := rolloutProgressingCondition(s); !strings.Contains(c.Message, "1 instance quarantined") {
 		t.Errorf("RolloutProgressing %q does not mention the quarantined instance", c.Message)
 	}
 }

@@ -316,8 +316,8 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 		c.Message += " (" + s.undrainableErr.Error() + ")"
 	}
 	if n := s.plan.Counts.Quarantined; s.planned && n > 0 {
-		c.Message += fmt.Sprintf("; %d instances quarantined (their Nodes could not be drained and are left cordoned, %s): "+
-			"mark their Machines with cluster.x-k8s.io/delete-machine to delete them, or remove the annotation to replace them again", n, preview.QuarantinedAnnotation)
+		c.Message += fmt.Sprintf("; %d instance%s quarantined (Nodes that could not be drained, left cordoned, %s): "+
+			"mark the Machines with cluster.x-k8s.io/delete-machine to delete them, or remove the annotation to replace them again", n, plural(int(n)), preview.QuarantinedAnnotation)
 	}
 	return c
 }

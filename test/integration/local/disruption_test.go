@@ -189,7 +189,7 @@ func (f *fixture) waitQuarantined(q string, before []string) {
 		}
 		return f.PoolConverged()
 	})
-	f.WaitPoolCondition(converge, infrav1.RolloutProgressingCondition, metav1.ConditionFalse, "1 instances quarantined")
+	f.WaitPoolCondition(converge, infrav1.RolloutProgressingCondition, metav1.ConditionFalse, "1 instance quarantined")
 }
 
 // TestMaintenanceWindow: a change made while the pool's window is closed
