@@ -4,9 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/server"
+	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
 // TestRestartMidPut: the manager is killed while the scale set's create
@@ -32,7 +31,7 @@ func TestRestartMidPut(t *testing.T) {
 		return nil
 	})
 	m.Stop()
-	if g := f.Group(); g == nil || g.Operation == nil && !booting(g) {
+	if g := f.Group(); g == nil || g.Operation == nil && !itest.Booting(g) {
 		t.Fatalf("the PUT was not in flight when the manager stopped: %+v", g)
 	}
 
@@ -61,64 +60,9 @@ func TestRestartMidPut(t *testing.T) {
 	f.DeletePoolAndWaitGone(converge)
 }
 
-func booting(g *core.Group) bool {
-	for _, in := range g.Instances {
-		if in.State != core.StateRunning {
-			return true
-		}
-	}
-	return false
-}
-
-// armSpy is the manager's HTTP transport to the simulated Azure: it counts
-// ARM requests (and those answered, neither throttled nor failed) and checks that none is sent before a Retry-After the face
-// answered has expired.
-type armSpy struct {
-	next http.RoundTripper
-
-	mu        sync.Mutex
-	requests  int
-	succeeded int
-	throttled int
-	notBefore time.Time
-	early     []string
-}
-
-func (s *armSpy) RoundTrip(req *http.Request) (*http.Response, error) {
-	arm := strings.HasPrefix(req.URL.Path, "/subscriptions/")
-	now := time.Now()
-	if arm {
-		s.mu.Lock()
-		s.requests++
-		if now.Before(s.notBefore) {
-			s.early = append(s.early, fmt.Sprintf("%s %s sent %s before Retry-After expired", req.Method, req.URL.Path, s.notBefore.Sub(now).Round(time.Millisecond)))
-		}
-		s.mu.Unlock()
-	}
-	resp, err := s.next.RoundTrip(req)
-	if err == nil && arm && resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
-		s.mu.Lock()
-		s.succeeded++
-		s.mu.Unlock()
-	}
-	if err == nil && arm && resp.StatusCode == http.StatusTooManyRequests {
-		if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil {
-			s.mu.Lock()
-			s.throttled++
-			// A margin for the request in flight on another worker when
-			// the answer arrived.
-			if until := time.Now().Add(time.Duration(secs)*time.Second - 50*time.Millisecond); until.After(s.notBefore) {
-				s.notBefore = until
-			}
-			s.mu.Unlock()
-		}
-	}
-	return resp, err
-}
-
 // runWithSpy brings seed 000's pool to Running, scales it to 4 and rolls
 // it to another vmSize, through a spy, and returns the spy.
-func runWithSpy(t *testing.T, faults *core.Faults) *armSpy {
+func runWithSpy(t *testing.T, faults *core.Faults) itest.FaultCounts {
 	cloud := startCloud(t, 0)
 	if faults != nil {
 		if err := cloud.SetFaceFaults(azureface.AzureFaceName, faults); err != nil {
@@ -130,7 +74,11 @@ func runWithSpy(t *testing.T, faults *core.Faults) *armSpy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spy := &armSpy{next: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	spy := &itest.FaultSpy{
+		Next:      &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+		API:       func(req *http.Request) bool { return strings.HasPrefix(req.URL.Path, "/subscriptions/") },
+		Throttled: func(resp *http.Response) bool { return resp.StatusCode == http.StatusTooManyRequests },
+	}
 	f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
@@ -141,7 +89,7 @@ func runWithSpy(t *testing.T, faults *core.Faults) *armSpy {
 	before := f.InstanceIDs()
 	f.updateAzurePool(func(p *infrav1.AzureMachinePool) { p.Spec.Template.VMSize = "Standard_D4s_v3" })
 	f.WaitRolled(before, 4, seedVersion, converge)
-	return spy
+	return spy.Counts()
 }
 
 // TestFaultyARM: with 20% of ARM requests answered 429 or 500, the pool
@@ -149,26 +97,27 @@ func runWithSpy(t *testing.T, faults *core.Faults) *armSpy {
 // never sends a request before the Retry-After of a 429 expired.
 func TestFaultyARM(t *testing.T) {
 	// Each run in a subtest: its Nodes go when it ends (see newFixture).
-	var clean, faulty *armSpy
-	t.Run("fault-free", func(t *testing.T) { clean = runWithSpy(t, nil) })
+	var clean, faulty *itest.FaultCounts
+	t.Run("fault-free", func(t *testing.T) { c := runWithSpy(t, nil); clean = &c })
 	t.Run("20% faults", func(t *testing.T) {
-		faulty = runWithSpy(t, &core.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second})
+		c := runWithSpy(t, &core.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second})
+		faulty = &c
 	})
 	if clean == nil || faulty == nil {
 		t.FailNow()
 	}
-	t.Logf("ARM requests to create, scale and roll a pool: %d fault-free; with 20%% faults %d, %d answered, %d throttled", clean.requests, faulty.requests, faulty.succeeded, faulty.throttled)
+	t.Logf("ARM requests to create, scale and roll a pool: %d fault-free; with 20%% faults %d, %d answered, %d throttled", clean.Requests, faulty.Requests, faulty.Succeeded, faulty.Throttled)
 	// The fault-free run's count depends on how long the VMs take to join
 	// (the engine polls meanwhile); the faulty run's answered requests are
 	// the work it needed. Each fault may cost one request more, no more:
 	// no retry storm.
-	if faulty.requests > 2*faulty.succeeded {
-		t.Errorf("with 20%% faults the pool took %d ARM requests for %d answered ones: more than twice", faulty.requests, faulty.succeeded)
+	if faulty.Requests > 2*faulty.Succeeded {
+		t.Errorf("with 20%% faults the pool took %d ARM requests for %d answered ones: more than twice", faulty.Requests, faulty.Succeeded)
 	}
-	if faulty.throttled == 0 {
+	if faulty.Throttled == 0 {
 		t.Error("no request was throttled: the test proves nothing about Retry-After")
 	}
-	for _, e := range faulty.early {
+	for _, e := range faulty.Early {
 		t.Error(e)
 	}
 }

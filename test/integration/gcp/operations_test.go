@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -121,7 +120,7 @@ func TestRestartMidCreate(t *testing.T) {
 		return nil
 	})
 	m.Stop()
-	if g := f.Group(); g == nil || !booting(g) {
+	if g := f.Group(); g == nil || !itest.Booting(g) {
 		t.Fatalf("the group's instances were not booting when the manager stopped: %v", itest.InstanceStates(g))
 	}
 
@@ -141,67 +140,19 @@ func TestRestartMidCreate(t *testing.T) {
 	deletePoolAndWaitGone(f)
 }
 
-func booting(g *core.Group) bool {
-	for _, in := range g.Instances {
-		if in.State != core.StateRunning {
-			return true
-		}
-	}
-	return false
-}
-
-// computeSpy is the manager's transport to the simulated Compute Engine:
-// it counts the compute API's requests (and those answered, neither
-// throttled nor failed) and checks that none is sent before a Retry-After
-// the face answered has expired.
-type computeSpy struct {
-	next http.RoundTripper
-
-	mu        sync.Mutex
-	requests  int
-	succeeded int
-	throttled int
-	notBefore time.Time
-	early     []string
-}
-
-func (s *computeSpy) RoundTrip(req *http.Request) (*http.Response, error) {
-	api := strings.HasPrefix(req.URL.Path, "/compute/")
-	if !api {
-		return s.next.RoundTrip(req)
-	}
-	s.mu.Lock()
-	s.requests++
-	if now := time.Now(); now.Before(s.notBefore) {
-		s.early = append(s.early, fmt.Sprintf("%s %s sent %s before Retry-After expired", req.Method, req.URL.Path, s.notBefore.Sub(now).Round(time.Millisecond)))
-	}
-	s.mu.Unlock()
-	resp, err := s.next.RoundTrip(req)
-	if err != nil {
-		return resp, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); {
-	case perr == nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden):
-		s.throttled++
-		// A margin for the request in flight on another worker when the
-		// answer arrived.
-		if until := time.Now().Add(time.Duration(secs)*time.Second - 50*time.Millisecond); until.After(s.notBefore) {
-			s.notBefore = until
-		}
-	case resp.StatusCode < 500:
-		s.succeeded++
-	}
-	return resp, err
-}
-
 // runWithSpy brings examples/gcp's pool to Running, scales it to 4 and
 // rolls it to another machine type, through a spy, on a cloud with faults.
-func runWithSpy(t *testing.T, faults core.Faults) *computeSpy {
+func runWithSpy(t *testing.T, faults core.Faults) itest.FaultCounts {
 	cloud := itest.GCP.StartCloud(t, env, itest.CloudOptions{Faults: faults})
 	f := itest.NewFixture(t, env, itest.GCP, cloud)
-	spy := &computeSpy{next: cloudTransport(t, cloud)}
+	spy := &itest.FaultSpy{
+		Next: cloudTransport(t, cloud),
+		API:  func(req *http.Request) bool { return strings.HasPrefix(req.URL.Path, "/compute/") },
+		// rateLimitExceeded, 429 or 403, comes with Retry-After.
+		Throttled: func(resp *http.Response) bool {
+			return (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden) && resp.Header.Get("Retry-After") != ""
+		},
+	}
 	f.StartManager(func(o *manager.Options) {
 		o.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: spy}
 	})
@@ -214,7 +165,7 @@ func runWithSpy(t *testing.T, faults core.Faults) *computeSpy {
 	before := f.InstanceIDs()
 	itest.UpdatePool(f, func(p *infrav1.GCPMachinePool) { p.Spec.InstanceType = "e2-standard-4" })
 	f.WaitRolled(before, 4, seedVersion, 2*converge)
-	return spy
+	return spy.Counts()
 }
 
 // TestFaultyComputeEngine: with 20% of the requests answered
@@ -223,18 +174,16 @@ func runWithSpy(t *testing.T, faults core.Faults) *computeSpy {
 // scaled, rolled), with at most twice the requests it needed answered.
 func TestFaultyComputeEngine(t *testing.T) {
 	spy := runWithSpy(t, core.Faults{ThrottleRate: 0.1, ErrorRate: 0.1, RetryAfter: time.Second})
-	spy.mu.Lock()
-	defer spy.mu.Unlock()
-	t.Logf("Compute Engine requests to create, scale and roll a pool with 20%% faults: %d, %d answered, %d throttled", spy.requests, spy.succeeded, spy.throttled)
-	if spy.requests > 2*spy.succeeded {
-		t.Errorf("%d requests for %d answered: more than twice", spy.requests, spy.succeeded)
+	t.Logf("Compute Engine requests to create, scale and roll a pool with 20%% faults: %d, %d answered, %d throttled", spy.Requests, spy.Succeeded, spy.Throttled)
+	if spy.Requests > 2*spy.Succeeded {
+		t.Errorf("%d requests for %d answered: more than twice", spy.Requests, spy.Succeeded)
 	}
-	if spy.throttled == 0 || spy.requests == spy.succeeded+spy.throttled {
+	if spy.Throttled == 0 || spy.Requests == spy.Succeeded+spy.Throttled {
 		t.Error("no request was throttled, or none failed: the test proves nothing")
 	}
 	// The engine holds a throttled group's requests until Retry-After; a
 	// few were seen sent early (an engine matter, left for it): logged.
-	for _, e := range spy.early {
+	for _, e := range spy.Early {
 		t.Log(e)
 	}
 }
