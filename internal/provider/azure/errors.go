@@ -54,7 +54,7 @@ func cloudError(err error, ref scalegroup.Ref) error {
 
 // armError maps an ARM error response.
 func armError(re *azcore.ResponseError, ref scalegroup.Ref) error {
-	code, msg := armErrorBody(re)
+	code, msg := ErrorBody(re)
 	text := code
 	if msg != "" {
 		text += ": " + msg
@@ -83,8 +83,10 @@ func armError(re *azcore.ResponseError, ref scalegroup.Ref) error {
 	}
 }
 
-// armErrorBody returns ARM's error code and message.
-func armErrorBody(re *azcore.ResponseError) (code, msg string) {
+// ErrorBody returns ARM's error code and message (one line) of a failed
+// request or long-running operation: the SDK's code, else the body's, else
+// the HTTP status text.
+func ErrorBody(re *azcore.ResponseError) (code, msg string) {
 	code = re.ErrorCode
 	if resp := re.RawResponse; resp != nil {
 		if body, err := runtime.Payload(resp); err == nil {

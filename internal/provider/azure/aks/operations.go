@@ -2,7 +2,6 @@ package aks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 
+	azureprovider "github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
@@ -72,33 +72,12 @@ func (w *writes) failure(ctx context.Context, c *sdkClients, at cluster, ref sca
 	if !errors.As(err, &re) {
 		return ""
 	}
-	msg := re.ErrorCode
-	if m := operationMessage(re); m != "" {
-		msg += ": " + m
+	msg, why := azureprovider.ErrorBody(re)
+	if why != "" {
+		msg += ": " + why
 	}
 	w.mu.Lock()
 	wr.failure = msg
 	w.mu.Unlock()
 	return msg
-}
-
-// operationMessage is the message of a failed operation's error: the
-// operation status's error.message.
-func operationMessage(re *azcore.ResponseError) string {
-	if re.RawResponse == nil {
-		return ""
-	}
-	body, err := runtime.Payload(re.RawResponse)
-	if err != nil {
-		return ""
-	}
-	var st struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &st) != nil {
-		return ""
-	}
-	return st.Error.Message
 }
