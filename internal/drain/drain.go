@@ -229,13 +229,13 @@ func evict(ctx context.Context, h *kubedrain.Helper, cs kubernetes.Interface, po
 	return cur.UID != pod.UID, false, nil
 }
 
-// Uncordon marks node schedulable again: a drain the caller gives up on
-// (kept with its pods) serves as before. The patch is sent whatever node
-// (possibly read from a cache) says. A Node already gone is fine.
-func Uncordon(ctx context.Context, cs kubernetes.Interface, node *corev1.Node) error {
-	_, err := cs.CoreV1().Nodes().Patch(ctx, node.Name, types.MergePatchType, []byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{})
+// Uncordon marks the Node name schedulable again: a drain the caller
+// gives up on (kept with its pods) serves as before. The patch is sent
+// whatever a cache says of the Node. A Node already gone is fine.
+func Uncordon(ctx context.Context, cs kubernetes.Interface, name string) error {
+	_, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"unschedulable":false}}`), metav1.PatchOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("uncordoning Node %s: %w", node.Name, err)
+		return fmt.Errorf("uncordoning Node %s: %w", name, err)
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func (e *Engine) keepUndrainable(ctx context.Context, s *pass, inst scalegroup.I
 	timeout := drainTimeout(s)
 	switch s.undrainable {
 	case preview.UndrainableSchedule:
-		if err := drain.Uncordon(ctx, cs, node); err != nil {
+		if err := drain.Uncordon(ctx, cs, node.Name); err != nil {
 			return err
 		}
 		if err := e.endRemoval(ctx, s, obj, ""); err != nil {

@@ -377,16 +377,12 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 			"The VM size '%s' is not supported for agent pool '%s'. Choose a size available in the cluster's location, such as Standard_D2s_v5 (see `az vm list-skus`).", vmSize, name)
 		return
 	}
-	var zones []string
-	if zs, ok := props["availabilityZones"].([]any); ok {
-		for _, z := range zs {
-			zs, _ := z.(string)
-			if !slices.Contains(sku.Zones, zs) {
-				aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.availabilityZones",
-					"The VM size '%s' is not available in zone '%s' (available zones: %s).", sku.Name, zs, strings.Join(sku.Zones, ", "))
-				return
-			}
-			zones = append(zones, zs)
+	zones := aksZones(props)
+	for _, z := range zones {
+		if !slices.Contains(sku.Zones, z) {
+			aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.availabilityZones",
+				"The VM size '%s' is not available in zone '%s' (available zones: %s).", sku.Name, z, strings.Join(sku.Zones, ", "))
+			return
 		}
 	}
 	if t, _ := props["type"].(string); t != "VirtualMachineScaleSets" {
@@ -1122,4 +1118,17 @@ func (h *azureHandler) aksOperationStatus(op azureOp, start time.Time) (string, 
 		}
 	}
 	return azureapi.StatusSucceeded, nil
+}
+
+// aksZones are an agent pool's properties.availabilityZones (an entry that
+// is no string reads as "", a zone no VM size has).
+func aksZones(props map[string]any) []string {
+	var zones []string
+	if zs, ok := props["availabilityZones"].([]any); ok {
+		for _, z := range zs {
+			s, _ := z.(string)
+			zones = append(zones, s)
+		}
+	}
+	return zones
 }

@@ -315,13 +315,13 @@ func (h *azureHandler) onBlocked(cs kubernetes.Interface, in core.Instance, beha
 	if cs == nil {
 		return
 	}
-	patch := map[string]any{"spec": map[string]any{"unschedulable": nil}}
-	if behavior == AKSUndrainableCordon {
-		patch = map[string]any{"metadata": map[string]any{"labels": map[string]any{AKSLabelUpgradeStatus: AKSUpgradeStatusQuarantined}}}
-	}
-	body, _ := json.Marshal(patch)
 	ctx, cancel := context.WithTimeout(context.Background(), aksCallTimeout)
 	defer cancel()
+	if behavior != AKSUndrainableCordon {
+		_ = drain.Uncordon(ctx, cs, nodeOf(in))
+		return
+	}
+	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]any{AKSLabelUpgradeStatus: AKSUpgradeStatusQuarantined}}})
 	_, _ = cs.CoreV1().Nodes().Patch(ctx, nodeOf(in), types.MergePatchType, body, metav1.PatchOptions{})
 }
 
@@ -365,18 +365,11 @@ func (h *azureHandler) upgradeNodeImage(w http.ResponseWriter, r *http.Request) 
 	version, _ := p.Properties["orchestratorVersion"].(string)
 	count, _ := numberOf(p.Properties["count"])
 	vmSize, _ := p.Properties["vmSize"].(string)
-	var zones []string
-	if zs, ok := p.Properties["availabilityZones"].([]any); ok {
-		for _, z := range zs {
-			s, _ := z.(string)
-			zones = append(zones, s)
-		}
-	}
 	now := h.env.Cloud.Clock().Now()
 	p.NodeImage = c.nodeImage()
 	p.Upgrade = &aksUpgrade{From: version, To: version, Surge: aksMaxSurge(p.Properties, int32(count)), Hash: aksModelHash(version, p.NodeImage)}
 	p.Writing, p.OpStart = "Upgrading", now
-	g, err := h.applyPoolVMSS(c, p, findAzureSku(vmSize), zones, int32(count))
+	g, err := h.applyPoolVMSS(c, p, findAzureSku(vmSize), aksZones(p.Properties), int32(count))
 	if err == nil {
 		err = h.saveAKSCluster(c)
 	}
