@@ -33,15 +33,15 @@ func (e *Engine) readDisruptionPolicy(s *pass) {
 	}
 	hold, w, err := preview.WindowHold(s.now, owner, s.pool)
 	s.windowErr = err
-	if w != nil && !e.cloudRollouts() {
-		if _, until := w.At(s.now); until.After(s.now) {
-			s.requeueAfter(until.Sub(s.now))
-		}
-	}
+	// A cloud that runs its own rollouts replaces no stale instance here;
+	// its own update is outside mpool's windows (documented).
 	if !e.cloudRollouts() {
-		// A cloud that runs its own rollouts replaces no stale instance
-		// here; its own update is outside mpool's windows (documented).
 		s.windowHold = hold
+		if w != nil {
+			if _, until := w.At(s.now); until.After(s.now) {
+				s.requeueAfter(until.Sub(s.now))
+			}
+		}
 	}
 	s.undrainable, s.undrainableErr = preview.ReadUndrainableNodeBehavior(owner, s.pool)
 }
