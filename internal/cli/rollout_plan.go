@@ -317,9 +317,8 @@ func disruptionView(v *RolloutPlanView, r *planInputs, w *preview.MaintenanceWin
 		v.Notes = r.notes
 	}
 	v.UndrainableNodeBehavior = string(behavior)
-	var timeout time.Duration
-	if s := r.mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds; s != nil {
-		timeout = time.Duration(*s) * time.Second
+	timeout := preview.NodeDrainTimeout(r.mp)
+	if timeout > 0 {
 		v.NodeDrainTimeout = timeout.String()
 	}
 	if reason, msg := preview.SelfPaused(r.pool.GetAnnotations()); reason != "" {
@@ -328,9 +327,6 @@ func disruptionView(v *RolloutPlanView, r *planInputs, w *preview.MaintenanceWin
 	for i := range r.state.Instances {
 		p := &r.state.Instances[i]
 		a := p.ObjectMeta.Annotations
-		if preview.HasAnnotation(a, preview.QuarantinedAnnotation) && !preview.HasAnnotation(a, clusterv1.DeleteMachineAnnotation) {
-			v.Quarantined++
-		}
 		started, err := time.Parse(time.RFC3339, a[preview.DrainStartedAnnotation])
 		if err != nil {
 			continue
@@ -512,6 +508,7 @@ func planView(r *planInputs, in rollout.Input, waves []preview.Wave, converged b
 		Replicas:                cnt.Replicas,
 		UpToDate:                cnt.UpToDate,
 		Stale:                   cnt.Stale,
+		Quarantined:             cnt.Quarantined,
 		Ready:                   cnt.Ready,
 		Available:               cnt.Available,
 		Unavailable:             cnt.Unavailable,

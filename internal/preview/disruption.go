@@ -7,6 +7,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
 // Annotations that bound a rollout's voluntary disruption: what happens to
@@ -175,6 +176,16 @@ func (w *MaintenanceWindow) Hold(now time.Time) string {
 		return fmt.Sprintf("outside the maintenance window (%s), which never opens", w.Describe())
 	}
 	return fmt.Sprintf("outside the maintenance window (%s) until %s", w.Describe(), until.UTC().Format(time.RFC3339))
+}
+
+// NodeDrainTimeout is the MachinePool template's nodeDrainTimeout, which
+// bounds each drain (the engine's, and what the plan shows); zero, also for
+// a nil pool, waits for a drain without bound.
+func NodeDrainTimeout(mp *clusterv1.MachinePool) time.Duration {
+	if mp == nil || mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds == nil {
+		return 0
+	}
+	return time.Duration(*mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds) * time.Second
 }
 
 // lastAnnotation returns key's value on the last of objs that has it.

@@ -384,12 +384,7 @@ func (e *Engine) drainNode(ctx context.Context, s *pass, node *corev1.Node, star
 
 // drainTimeout is the MachinePool template's nodeDrainTimeout; zero waits
 // for the drain without bound.
-func drainTimeout(s *pass) time.Duration {
-	if s.owner == nil || s.owner.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds == nil {
-		return 0
-	}
-	return time.Duration(*s.owner.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds) * time.Second
-}
+func drainTimeout(s *pass) time.Duration { return preview.NodeDrainTimeout(s.owner) }
 
 func drainMessage(res drain.Result, err error) string {
 	if err != nil {
