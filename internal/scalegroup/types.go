@@ -227,6 +227,25 @@ type Operation struct {
 	ResumeToken string
 }
 
+type recordedKey struct{}
+
+// WithRecordedOperation returns ctx carrying op, the long-running
+// operation the pool recorded from an earlier Get or Apply (its
+// ResumeToken): the engine passes it to Get, so that a provider whose
+// operations outlive the process that started them (Azure's pollers) can
+// follow, after a restart, the operation it started, as CAPZ resumes a
+// future kept in status. Get must not need it: without it the group is
+// read as usual.
+func WithRecordedOperation(ctx context.Context, op Operation) context.Context {
+	return context.WithValue(ctx, recordedKey{}, op)
+}
+
+// RecordedOperation is the operation WithRecordedOperation put in ctx.
+func RecordedOperation(ctx context.Context) (Operation, bool) {
+	op, ok := ctx.Value(recordedKey{}).(Operation)
+	return op, ok
+}
+
 // Operation types.
 const (
 	// OperationScale: instances are being created or deleted.

@@ -370,6 +370,11 @@ type AzureManagedMachinePoolStatus struct {
 	// ObservedGeneration is the latest generation the controller observed.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// LongRunningOperationStates are the agent pool's operations in
+	// progress that mpool started (CAPZ's field): a manager restarted
+	// mid-operation resumes the poller from its data.
+	// +optional
+	LongRunningOperationStates []Future `json:"longRunningOperationStates,omitempty"`
 }
 
 // +kubebuilder:object:root=true

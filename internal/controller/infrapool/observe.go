@@ -158,7 +158,11 @@ func (e *Engine) readOwner(ctx context.Context, s *pass, owner *clusterv1.Machin
 // observeCloud reads the group.
 func (e *Engine) observeCloud(ctx context.Context, s *pass) error {
 	s.cloudRollouts = e.cloudRollouts()
-	g, err := e.sg.Get(ctx, s.group)
+	getCtx := ctx
+	if view, err := e.a.ReadPool(s.pool); err == nil && view.Operation != nil {
+		getCtx = scalegroup.WithRecordedOperation(ctx, *view.Operation)
+	}
+	g, err := e.sg.Get(getCtx, s.group)
 	switch {
 	case scalegroup.IsNotFound(err):
 		s.cloud = nil

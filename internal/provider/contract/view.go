@@ -5,6 +5,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/mpool-dev/mpool/internal/rollout"
+	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 // InstanceState is an instance's lifecycle state in mpool's one vocabulary,
@@ -76,6 +77,11 @@ type PoolView struct {
 	// ObservedGeneration is the pool generation the engine last reported
 	// on (status.observedGeneration).
 	ObservedGeneration int64
+	// Operation is the long-running operation the pool records (Azure:
+	// status.longRunningOperationStates, with its resume token), nil when
+	// it records none; the engine hands it to ScaleGroup.Get
+	// (scalegroup.WithRecordedOperation).
+	Operation *scalegroup.Operation
 }
 
 // RolloutView is how a pool rolls: the budgets the engine (or, with

@@ -135,6 +135,7 @@ func TestAKSAgentPoolLifecycle(t *testing.T) {
 	f.SetVersion(next)
 	var violation error
 	sawUpgrading := false
+	token := ""
 	testenv.Eventually(t, converge, func() error {
 		nodes := f.PoolNodes()
 		serving := 0
@@ -146,13 +147,31 @@ func TestAKSAgentPoolLifecycle(t *testing.T) {
 		if violation == nil && (serving < 2 || len(nodes) > 3) {
 			violation = fmt.Errorf("%d Nodes, %d serving: maxSurge 1 of 2 broken", len(nodes), serving)
 		}
+		// The pool's recorded operation, read before the agent pool.
+		pool := &infrav1.AzureManagedMachinePool{}
+		if err := env.Client.Get(f.Ctx, f.Key(itest.AKS.PoolName), pool); err != nil {
+			return err
+		}
+		var recorded string
+		if lro := pool.Status.LongRunningOperationStates; len(lro) == 1 && lro[0].Type == "PUT" {
+			recorded = lro[0].Data
+		}
 		if ap, err := aps.Get(f.Ctx, azureface.AzureDefaultResourceGroup, azureface.AKSDefaultClusterName, itest.AKS.PoolName, nil); err == nil &&
-			ptr.Deref(ap.Properties.ProvisioningState, "") == "Upgrading" && !sawUpgrading {
-			// The manager restarts mid-upgrade: the new one follows AKS's
-			// upgrade and writes nothing.
-			sawUpgrading = true
-			m.Stop()
-			m = f.StartManager()
+			ptr.Deref(ap.Properties.ProvisioningState, "") == "Upgrading" {
+			switch {
+			case !sawUpgrading && recorded != "":
+				// The manager restarts mid-upgrade, the PUT's resume
+				// token recorded: the new one follows AKS's upgrade and
+				// writes nothing.
+				sawUpgrading, token = true, recorded
+				m.Stop()
+				m = f.StartManager()
+			case sawUpgrading && recorded != token && violation == nil:
+				// The new manager resumes the recorded operation: it keeps
+				// its token while AKS upgrades (an operation it did not
+				// know would be another client's, recorded with none).
+				violation = fmt.Errorf("mid-upgrade after the restart, the pool records operation %.20q; want the PUT's %.20q", recorded, token)
+			}
 		}
 		if err := f.Converged(2, next); err != nil {
 			return err

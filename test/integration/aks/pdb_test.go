@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/provider/azure/aks"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
@@ -27,10 +28,14 @@ const aksMinute = 100 * time.Millisecond
 // Schedule the blocked nodes are schedulable again and the surge nodes go
 // (the pool is back to 2 nodes); under Cordon a blocked node stays
 // cordoned, labelled kubernetes.azure.com/upgrade-status: Quarantined, with
-// a surge node kept in its place. Either way the pool's ScaleGroupReady
-// says why, mpool writes nothing more, and once the budget lets the pods
-// go, one write of the pool (the version asked for again) completes the
-// upgrade.
+// a surge node kept in its place. The manager is restarted mid-upgrade:
+// the new one resumes the PUT's poller from the resume token the pool
+// records (status.longRunningOperationStates), so the pool's
+// ScaleGroupReady says why in AKS's words (UpgradeFailed, the node, the
+// budget), not only "Failed". mpool sends the same PUT again after a
+// backoff (RetryBase), as CAPZ does through Azure Service Operator, and
+// the condition says when; once the budget lets the pods go, that retry
+// completes the upgrade with no change of the pool.
 func TestAKSUpgradeBlockedByPDB(t *testing.T) {
 	for _, behavior := range []string{azureface.AKSUndrainableSchedule, azureface.AKSUndrainableCordon} {
 		t.Run(behavior, func(t *testing.T) { testUpgradeBlockedByPDB(t, behavior) })
@@ -41,7 +46,7 @@ func testUpgradeBlockedByPDB(t *testing.T, behavior string) {
 	srv := itest.AKS.StartCloud(t, env, itest.CloudOptions{Version: next, BootDelay: 200 * time.Millisecond,
 		Faces: []core.Face{&azureface.AzureFace{AKSMinute: aksMinute}}})
 	f := itest.NewFixture(t, env, itest.AKS, srv)
-	f.StartManager()
+	m := f.StartManager()
 	f.ApplySeed()
 	f.WaitConverged(2, version, converge)
 	if behavior == azureface.AKSUndrainableCordon {
@@ -54,8 +59,17 @@ func testUpgradeBlockedByPDB(t *testing.T, behavior string) {
 	puts := func() int64 { return f.Ops(azureface.AzureFaceName, azureface.OpAKSAgentPoolsCreateOrUpdate) }
 	p0 := puts()
 	f.SetVersion(next)
+	// The PUT's operation is recorded on the pool; the manager restarts
+	// before AKS gives up (drainTimeoutInMinutes).
+	token := waitRecordedPut(t, f)
+	m.Stop()
+	f.StartManager()
 	var violation error
-	f.WaitPoolCondition(converge, infrav1.ScaleGroupReadyCondition, metav1.ConditionFalse, azureface.AKSCodeUpgradeFailed, "Disruption Budget", "undrainableNodeBehavior "+behavior)
+	f.WaitPoolCondition(converge, infrav1.ScaleGroupReadyCondition, metav1.ConditionFalse, azureface.AKSCodeUpgradeFailed, "Disruption Budget",
+		"undrainableNodeBehavior "+behavior, "mpool sends the agent pool's PUT again at", "(retry 1;")
+	if n := puts() - p0; n != 1 {
+		t.Fatalf("%d agent pool PUTs after the restart; want the one that failed (token %.20s...)", n, token)
+	}
 	// Never more than 2 + maxSurge (1) nodes, besides the surge node kept
 	// for each quarantined one.
 	testenv.Eventually(t, converge, func() error {
@@ -92,16 +106,18 @@ func testUpgradeBlockedByPDB(t *testing.T, behavior string) {
 	if violation != nil {
 		t.Fatal(violation)
 	}
-	// The failed upgrade is not asked for again.
+	// The failed upgrade is not asked for again before its backoff.
 	f.PokeUntilReconciled(t, 5)
 	if n := puts() - p0; n != 1 {
-		t.Fatalf("%d agent pool PUTs after the failed upgrade; want the one that failed", n)
+		t.Fatalf("%d agent pool PUTs right after the failed upgrade; want the one that failed", n)
 	}
 
-	// The budget lets the pods go; asking again completes the upgrade.
+	// The budget lets the pods go; the retry completes the upgrade.
 	f.Unguard()
-	retry(t, f)
-	f.WaitConverged(2, next, converge)
+	f.WaitConverged(2, next, converge+aks.RetryBase)
+	if n := puts() - p0; n < 2 {
+		t.Fatalf("%d agent pool PUTs; want the failed one and its retry", n)
+	}
 	for n := range f.NodeNames() {
 		if guarded[n] {
 			t.Fatalf("Node %s of %s is still there", n, version)
@@ -173,14 +189,24 @@ func setUndrainableNodeBehavior(t *testing.T, f *itest.Fixture, behavior string)
 	})
 }
 
-// retry asks for the pool's upgrade again as mpool's user would after a
-// failure: a change of the pool that makes mpool write it (a node label).
-func retry(t *testing.T, f *itest.Fixture) {
+// waitRecordedPut waits until the pool records the agent pool's PUT in
+// progress (CAPZ's longRunningOperationStates, its poller's resume token)
+// and returns the token.
+func waitRecordedPut(t *testing.T, f *itest.Fixture) string {
 	t.Helper()
-	itest.UpdatePool(f, func(p *infrav1.AzureManagedMachinePool) {
-		if p.Spec.NodeLabels == nil {
-			p.Spec.NodeLabels = map[string]string{}
+	var token string
+	testenv.Eventually(t, converge, func() error {
+		pool := &infrav1.AzureManagedMachinePool{}
+		if err := env.Client.Get(f.Ctx, f.Key(itest.AKS.PoolName), pool); err != nil {
+			return err
 		}
-		p.Spec.NodeLabels["retry"] = "upgrade"
+		lro := pool.Status.LongRunningOperationStates
+		if len(lro) != 1 || lro[0].Type != "PUT" || lro[0].ServiceName != "agentpools" || lro[0].Name != itest.AKS.PoolName ||
+			lro[0].ResourceGroup != azureface.AzureDefaultResourceGroup || lro[0].Data == "" {
+			return fmt.Errorf("longRunningOperationStates %+v; want the agent pool's PUT", lro)
+		}
+		token = lro[0].Data
+		return nil
 	})
+	return token
 }

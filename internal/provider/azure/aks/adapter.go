@@ -170,9 +170,52 @@ func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired,
 	return d, nil
 }
 
-// WritePool implements contract.Adapter: the contract's fields.
+// WritePool implements contract.Adapter: the contract's fields, and
+// CAPZ's longRunningOperationStates: the agent pool's operation in
+// progress that mpool started, with its poller's resume token (none once
+// it is done, as CAPZ drops a future that completed).
 func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
-	a.Pool(p).Write(r)
+	pool := p.(*infrav1.AzureManagedMachinePool)
+	if !a.Pool(pool).Write(r) {
+		return
+	}
+	pool.Status.LongRunningOperationStates = nil
+	if op := r.Operation; op != nil && op.ResumeToken != "" {
+		f := infrav1.Future{Type: futurePut, ServiceName: futureService, Name: AgentPoolName(pool), Data: op.ResumeToken}
+		if op.Type == scalegroup.OperationDelete {
+			f.Type = futureDelete
+		}
+		if ref, err := scalegroup.DecodeRef(pool.Annotations[contract.GroupRefAnnotation]); err == nil {
+			f.Name = ref.Name
+			if at, err := parseRef(ref); err == nil {
+				f.ResourceGroup = at.resourceGroup
+			}
+		}
+		pool.Status.LongRunningOperationStates = []infrav1.Future{f}
+	}
+}
+
+// CAPZ's names in a Future of an agent pool.
+const (
+	futureService = "agentpools"
+	futurePut     = "PUT"
+	futureDelete  = "DELETE"
+)
+
+// recordedOperation is the agent pool operation the pool records, nil
+// when none.
+func recordedOperation(pool *infrav1.AzureManagedMachinePool) *scalegroup.Operation {
+	for _, f := range pool.Status.LongRunningOperationStates {
+		if f.ServiceName != futureService || f.Data == "" {
+			continue
+		}
+		op := &scalegroup.Operation{Type: scalegroup.OperationUpdate, ResumeToken: f.Data}
+		if f.Type == futureDelete {
+			op.Type = scalegroup.OperationDelete
+		}
+		return op
+	}
+	return nil
 }
 
 // WriteInstanceStatus implements contract.Adapter: the provisioning state
@@ -209,7 +252,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 		Strategy:      rollout.Strategy{MaxSurge: &one, MaxUnavailable: &one},
 		Source:        "AKS's upgradeSettings (maxSurge 1, AKS's default): AKS replaces the nodes itself; marked nodes go one at a time",
 		CloudRollouts: true,
-	}, ObservedGeneration: pool.Status.ObservedGeneration}, nil
+	}, ObservedGeneration: pool.Status.ObservedGeneration, Operation: recordedOperation(pool)}, nil
 }
 
 // ReadInstance implements contract.Reader.

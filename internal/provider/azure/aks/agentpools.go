@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -35,6 +36,7 @@ type AgentPools struct {
 	armOpts arm.ClientOptions
 	clients kit.ClientCache[clientKey, *sdkClients]
 	writes  writes
+	now     func() time.Time
 }
 
 var _ scalegroup.ScaleGroup = (*AgentPools)(nil)
@@ -55,7 +57,7 @@ func New(opts azureprovider.Options) (*AgentPools, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aks agent pools: %w", err)
 	}
-	return &AgentPools{opts: opts, armOpts: co}, nil
+	return &AgentPools{opts: opts, armOpts: co, now: time.Now}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: AKS runs its agent pools'
@@ -100,15 +102,23 @@ func (s *AgentPools) resolve(ctx context.Context, ref scalegroup.Ref) (cluster, 
 }
 
 // Get implements scalegroup.ScaleGroup: the agent pool's GET and its
-// machines list.
+// machines list. The operation the pool recorded (its resume token, from
+// an earlier process) is taken as mpool's when this process started none.
 func (s *AgentPools) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Group, error) {
 	at, c, err := s.resolve(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("getting agent pool %s: %w", ref, err)
 	}
+	if op, ok := scalegroup.RecordedOperation(ctx); ok {
+		s.writes.recorded(ref, op)
+	}
 	res, err := c.pools.Get(ctx, at.resourceGroup, at.name, ref.Name, nil)
 	if err != nil {
-		return nil, fmt.Errorf("getting agent pool %s: %w", ref, azureprovider.CloudError(err, ref))
+		err = azureprovider.CloudError(err, ref)
+		if scalegroup.IsNotFound(err) {
+			s.writes.gone(ref)
+		}
+		return nil, fmt.Errorf("getting agent pool %s: %w", ref, err)
 	}
 	return s.group(ctx, c, at, ref, &res.AgentPool)
 }
@@ -134,11 +144,9 @@ func (s *AgentPools) group(ctx context.Context, c *sdkClients, at cluster, ref s
 	}
 	switch state := ptr.Deref(props.ProvisioningState, ""); state {
 	case "Succeeded", "":
+		s.writes.succeeded(ref)
 	case "Failed":
-		g.Message = "the agent pool's last operation failed (provisioningState Failed)"
-		if why := s.writes.failure(ctx, c, at, ref); why != "" {
-			g.Message += ": " + why
-		}
+		g.Message = s.failedMessage(ctx, c, at, ref)
 	default:
 		typ := scalegroup.OperationUpdate
 		switch state {
@@ -147,7 +155,8 @@ func (s *AgentPools) group(ctx context.Context, c *sdkClients, at cluster, ref s
 		case "Scaling":
 			typ = scalegroup.OperationScale
 		}
-		g.Operation = &scalegroup.Operation{ID: ref.Scope + "/agentPools/" + ref.Name, Type: typ, Message: "AKS agent pool is " + state}
+		g.Operation = &scalegroup.Operation{ID: ref.Scope + "/agentPools/" + ref.Name, Type: typ, Message: "AKS agent pool is " + state,
+			ResumeToken: s.writes.inFlight(ref)}
 	}
 	for _, m := range machines {
 		if m == nil || m.Name == nil {
@@ -287,8 +296,9 @@ func inPlaceEqual(cur, want *armcontainerservice.ManagedClusterAgentPoolProfileP
 
 // Apply implements scalegroup.ScaleGroup: it reads the agent pool and
 // writes it (one PUT, whose long-running operation it does not wait for)
-// only when what mpool sets differs. A change AKS cannot make in place is
-// AKS's to refuse (Invalid, naming the property).
+// only when what mpool sets differs, or when the pool is Failed and its
+// retry is due (RetryBase). A change AKS cannot make in place is AKS's to
+// refuse (Invalid, naming the property).
 func (s *AgentPools) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
 	at, c, err := s.resolve(ctx, ref)
 	if err != nil {
@@ -299,7 +309,15 @@ func (s *AgentPools) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegr
 		return nil, fmt.Errorf("applying agent pool %s: %w", ref, err)
 	}
 	res, err := c.pools.Get(ctx, at.resourceGroup, at.name, ref.Name, nil)
+	retry := false
 	switch err = azureprovider.CloudError(err, ref); {
+	case err == nil && res.Properties != nil && ptr.Deref(res.Properties.ProvisioningState, "") == "Failed":
+		// Failed: sent again when its retry is due, or at once when what
+		// mpool sets changed.
+		retry = s.writes.retryDue(ref, s.now())
+		if !retry && inPlaceEqual(res.Properties, want) {
+			return s.group(ctx, c, at, ref, &res.AgentPool)
+		}
 	case err == nil && res.Properties != nil && inPlaceEqual(res.Properties, want):
 		return s.group(ctx, c, at, ref, &res.AgentPool)
 	case err != nil && !scalegroup.IsNotFound(err):
@@ -309,7 +327,12 @@ func (s *AgentPools) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegr
 	if err != nil {
 		return nil, fmt.Errorf("writing agent pool %s: %w", ref, azureprovider.CloudError(err, ref))
 	}
-	s.writes.started(ref, p)
+	if retry {
+		s.writes.retrying(ref)
+	}
+	if tok, err := p.ResumeToken(); err == nil {
+		s.writes.started(ref, methodPut, tok)
+	}
 	return s.Get(ctx, ref)
 }
 
@@ -354,9 +377,14 @@ func (s *AgentPools) Delete(ctx context.Context, ref scalegroup.Ref) error {
 	if err != nil {
 		return fmt.Errorf("deleting agent pool %s: %w", ref, err)
 	}
-	_, err = c.pools.BeginDelete(ctx, at.resourceGroup, at.name, ref.Name, nil)
+	p, err := c.pools.BeginDelete(ctx, at.resourceGroup, at.name, ref.Name, nil)
 	if err = azureprovider.CloudError(err, ref); err != nil && !scalegroup.IsNotFound(err) {
 		return fmt.Errorf("deleting agent pool %s: %w", ref, err)
+	}
+	if err == nil {
+		if tok, err := p.ResumeToken(); err == nil {
+			s.writes.started(ref, methodDelete, tok)
+		}
 	}
 	return nil
 }

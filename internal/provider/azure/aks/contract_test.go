@@ -83,6 +83,18 @@ func startSimulatedAKS(t *testing.T, opts core.Options) (*server.Server, *aks.Ag
 		azureface.AKSDefaultClusterName, azureface.AzureDefaultLocation, ""); err != nil {
 		t.Fatal(err)
 	}
+	sg := newAgentPools(t, srv)
+	cp := &infrav1.AzureManagedControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: azureface.AKSDefaultClusterName},
+		Spec: infrav1.AzureManagedControlPlaneSpec{SubscriptionID: azureface.AzureDefaultSubscriptionID,
+			ResourceGroupName: azureface.AzureDefaultResourceGroup, Location: azureface.AzureDefaultLocation, Version: "v" + azureface.AKSDefaultVersion}}
+	return srv, sg, cp
+}
+
+// newAgentPools is a new AKS provider (a manager's) on srv: the real
+// armcontainerservice over HTTPS with the cloud's CA, the default client
+// secret.
+func newAgentPools(t *testing.T, srv *server.Server) *aks.AgentPools {
+	t.Helper()
 	pool, err := server.CertPool(srv.CA())
 	if err != nil {
 		t.Fatal(err)
@@ -99,8 +111,5 @@ func startSimulatedAKS(t *testing.T, opts core.Options) (*server.Server, *aks.Ag
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := &infrav1.AzureManagedControlPlane{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: azureface.AKSDefaultClusterName},
-		Spec: infrav1.AzureManagedControlPlaneSpec{SubscriptionID: azureface.AzureDefaultSubscriptionID,
-			ResourceGroupName: azureface.AzureDefaultResourceGroup, Location: azureface.AzureDefaultLocation, Version: "v" + azureface.AKSDefaultVersion}}
-	return srv, sg, cp
+	return sg
 }

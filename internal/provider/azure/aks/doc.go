@@ -31,6 +31,16 @@
 // defaults; CAPZ's v1beta1 AzureManagedMachinePool has no upgradeSettings),
 // reporting provisioningState Upgrading and the old
 // currentOrchestratorVersion until it is done; mpool writes nothing
-// meanwhile. Node image upgrades (upgradeNodeImageVersion) are not driven,
-// and the resume tokens of agent pool operations are not kept on the pool.
+// meanwhile. Node image upgrades (upgradeNodeImageVersion) are not driven.
+//
+// # Operations, failures and retries
+//
+// The resume token of the PUT or DELETE mpool starts is reported with the
+// operation (scalegroup.Operation.ResumeToken) and recorded on the pool as
+// CAPZ records it (status.longRunningOperationStates); a restarted manager
+// hands it back (scalegroup.WithRecordedOperation), so the operation is
+// still known as mpool's, and a failed PUT's error is read from its
+// operation. A Failed agent pool is sent the same PUT again after
+// RetryBase, doubling up to RetryMax, as CAPZ's Azure Service Operator
+// reconciles a failed agent pool again with backoff.
 package aks

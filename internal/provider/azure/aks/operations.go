@@ -3,64 +3,194 @@ package aks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 
 	azureprovider "github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
-// writes remembers, per agent pool, the resume token of the last write
-// this process started and, once read, why it failed: an agent pool says
-// only "Failed", its operation says why (an upgrade's UpgradeFailed names
-// the node it could not drain).
+// Retries of a failed agent pool PUT (an upgrade AKS gave up on, with
+// UpgradeFailed): the same PUT is sent again after RetryBase, then after
+// twice as long each time, at most RetryMax apart, as CAPZ does through
+// Azure Service Operator, which reconciles an agent pool whose operation
+// failed with a non-fatal error again with backoff. A change of the pool
+// is sent at once.
+const (
+	RetryBase = 20 * time.Second
+	RetryMax  = 10 * time.Minute
+)
+
+// writes remembers, per agent pool, the last operation mpool started on it
+// (by this process, or recorded on the pool by an earlier one: its resume
+// token), why it failed once read, and the retries of a failed PUT: an
+// agent pool says only "Failed", its operation says why (an upgrade's
+// UpgradeFailed names the node it could not drain).
 type writes struct {
 	mu sync.Mutex
 	m  map[string]*write
 }
 
 type write struct {
-	token   string
+	token  string
+	method string // http.MethodPut or http.MethodDelete
+	// done: the agent pool was seen at rest since the operation started;
+	// an operation seen afterwards is another client's.
+	done    bool
 	failure string
+	// failedAt is when the failed PUT was first seen failed; attempts
+	// counts the PUTs sent again since the first failure.
+	failedAt time.Time
+	attempts int
 }
 
 func writeKey(ref scalegroup.Ref) string {
 	return strings.ToLower(ref.Scope + "/agentPools/" + ref.Name)
 }
 
-// started records the write p started on ref.
-func (w *writes) started(ref scalegroup.Ref, p *runtime.Poller[armcontainerservice.AgentPoolsClientCreateOrUpdateResponse]) {
-	tok, err := p.ResumeToken()
-	if err != nil {
+// get returns the record of ref, creating it when create is set; nil
+// otherwise. The caller holds w.mu.
+func (w *writes) get(ref scalegroup.Ref, create bool) *write {
+	if w.m == nil {
+		w.m = map[string]*write{}
+	}
+	wr := w.m[writeKey(ref)]
+	if wr == nil && create {
+		wr = &write{}
+		w.m[writeKey(ref)] = wr
+	}
+	return wr
+}
+
+// started records the operation a write on ref started, by its poller's
+// resume token. A PUT keeps the count of retries of a failed one.
+func (w *writes) started(ref scalegroup.Ref, method, token string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wr := w.get(ref, true)
+	attempts := wr.attempts
+	*wr = write{token: token, method: method}
+	if method == methodPut {
+		wr.attempts = attempts
+	}
+}
+
+// recorded takes the operation the pool recorded (an earlier process's)
+// when this process knows of none on ref.
+func (w *writes) recorded(ref scalegroup.Ref, op scalegroup.Operation) {
+	if op.ResumeToken == "" {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.m == nil {
-		w.m = map[string]*write{}
+	if w.get(ref, false) != nil {
+		return
 	}
-	w.m[writeKey(ref)] = &write{token: tok}
+	method := methodPut
+	if op.Type == scalegroup.OperationDelete {
+		method = methodDelete
+	}
+	*w.get(ref, true) = write{token: op.ResumeToken, method: method}
 }
 
-// failure is why the last write this process started on ref failed, read
-// from its operation (once); "" when it did not fail or is unknown (a
-// write of another process, or of this one before a restart).
+// inFlight is the resume token of mpool's operation on ref, which is in
+// progress; "" when the operation in progress is another client's.
+func (w *writes) inFlight(ref scalegroup.Ref) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wr := w.get(ref, false); wr != nil && !wr.done {
+		return wr.token
+	}
+	return ""
+}
+
+// succeeded records that ref is at rest and did not fail.
+func (w *writes) succeeded(ref scalegroup.Ref) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wr := w.get(ref, false); wr != nil {
+		wr.done, wr.failure, wr.failedAt, wr.attempts = true, "", time.Time{}, 0
+	}
+}
+
+// gone forgets ref (deleted).
+func (w *writes) gone(ref scalegroup.Ref) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.m, writeKey(ref))
+}
+
+// failed records that ref is Failed, seen at now, and returns when the
+// agent pool's PUT is sent again (zero after a failed DELETE) and the
+// retry's number.
+func (w *writes) failed(ref scalegroup.Ref, now time.Time) (retryAt time.Time, attempt int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wr := w.get(ref, true)
+	if wr.method == methodDelete {
+		return time.Time{}, 0
+	}
+	// A pool mpool manages that failed is sent again, whoever's operation
+	// failed (an earlier process's whose token is lost, the autoscaler's).
+	wr.method, wr.done = methodPut, true
+	if wr.failedAt.IsZero() {
+		wr.failedAt = now
+	}
+	return wr.failedAt.Add(retryBackoff(wr.attempts)), wr.attempts + 1
+}
+
+// retryBackoff is the wait before retry n+1 of a failed PUT.
+func retryBackoff(n int) time.Duration {
+	d := RetryBase
+	for range n {
+		if d *= 2; d >= RetryMax {
+			return RetryMax
+		}
+	}
+	return d
+}
+
+// retryDue reports whether the failed PUT on ref is to be sent again at now.
+func (w *writes) retryDue(ref scalegroup.Ref, now time.Time) bool {
+	retryAt, n := w.failed(ref, now)
+	return n > 0 && !now.Before(retryAt)
+}
+
+// retrying counts a retry of the failed PUT on ref, about to be sent.
+func (w *writes) retrying(ref scalegroup.Ref) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wr := w.get(ref, false); wr != nil {
+		wr.attempts++
+	}
+}
+
+// failure is why mpool's last PUT on ref failed, read from its operation
+// (once, by its resume token, even one recorded by an earlier process);
+// "" when mpool's last operation is not a failed PUT, or its operation
+// cannot be read.
 func (w *writes) failure(ctx context.Context, c *sdkClients, at cluster, ref scalegroup.Ref) string {
 	w.mu.Lock()
-	wr := w.m[writeKey(ref)]
+	wr := w.get(ref, false)
+	var token string
+	if wr != nil && wr.method == methodPut {
+		if wr.failure != "" {
+			defer w.mu.Unlock()
+			return wr.failure
+		}
+		token = wr.token
+	}
 	w.mu.Unlock()
-	if wr == nil {
+	if token == "" {
 		return ""
 	}
-	if wr.failure != "" {
-		return wr.failure
-	}
 	p, err := c.pools.BeginCreateOrUpdate(ctx, at.resourceGroup, at.name, ref.Name, armcontainerservice.AgentPool{},
-		&armcontainerservice.AgentPoolsClientBeginCreateOrUpdateOptions{ResumeToken: wr.token})
+		&armcontainerservice.AgentPoolsClientBeginCreateOrUpdateOptions{ResumeToken: token})
 	if err != nil {
 		return ""
 	}
@@ -77,7 +207,28 @@ func (w *writes) failure(ctx context.Context, c *sdkClients, at cluster, ref sca
 		msg += ": " + why
 	}
 	w.mu.Lock()
-	wr.failure = msg
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	if wr := w.get(ref, false); wr != nil && wr.token == token {
+		wr.failure = msg
+	}
 	return msg
 }
+
+// failedMessage is what a Failed agent pool says: why its last operation
+// failed and, for mpool's PUT, when it is sent again.
+func (s *AgentPools) failedMessage(ctx context.Context, c *sdkClients, at cluster, ref scalegroup.Ref) string {
+	msg := "the agent pool's last operation failed (provisioningState Failed)"
+	if why := s.writes.failure(ctx, c, at, ref); why != "" {
+		msg += ": " + why
+	}
+	if retryAt, n := s.writes.failed(ref, s.now()); n > 0 {
+		msg += fmt.Sprintf("; mpool sends the agent pool's PUT again at %s (retry %d; then after twice as long each time, at most %s), or at once when the pool changes",
+			retryAt.UTC().Format(time.RFC3339), n, RetryMax)
+	}
+	return msg
+}
+
+const (
+	methodPut    = "PUT"
+	methodDelete = "DELETE"
+)
