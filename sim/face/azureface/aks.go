@@ -127,6 +127,9 @@ type aksPool struct {
 	Ticket   *nodeagent.JoinTicket `json:"ticket,omitempty"`
 	// Upgrade is the version upgrade in progress, nil at rest.
 	Upgrade *aksUpgrade `json:"upgrade,omitempty"`
+	// ScaleIn is the scale-in in progress (nodes draining before they go)
+	// or failed, nil at rest.
+	ScaleIn *aksScaleIn `json:"scaleIn,omitempty"`
 }
 
 // aksUpgrade is an agent pool's version upgrade: AKS surges Surge nodes of
@@ -492,6 +495,11 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 				"Operation is not allowed because there's an in progress upgrade operation on agent pool %s (%s to %s).", name, p.Upgrade.From, p.Upgrade.To)
 			return
 		}
+		if p.ScaleIn != nil && p.ScaleIn.Failed == nil {
+			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
+				"Operation is not allowed because there's an in progress scale operation on agent pool %s (%d node(s) draining).", name, len(p.ScaleIn.Draining))
+			return
+		}
 		keepUpgradeSettings(p.Properties, props)
 		p.Writing = azureapi.ProvisioningUpdating
 		old, _ := p.Properties["orchestratorVersion"].(string)
@@ -514,6 +522,11 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 			p.NodeImage = c.nodeImage()
 			p.Upgrade = &aksUpgrade{From: old, To: version, Surge: aksMaxSurge(props, int32(count)), Hash: aksModelHash(version, p.NodeImage)}
 			p.Writing = "Upgrading"
+			// The upgrade replaces the nodes a failed scale-in kept.
+			p.ScaleIn = nil
+		} else if g, err := aksScope(h, c).GetGroup(groupName(p.VMSS)); err == nil && h.drains(p) {
+			// A lower count: AKS drains the nodes it removes first.
+			h.startScaleIn(p, g, int(count), now)
 		}
 		status = http.StatusOK
 	}
@@ -672,6 +685,7 @@ func (h *azureHandler) applyPoolVMSS(c *aksCluster, p *aksPool, sku *azureSku, z
 	if p.Upgrade != nil {
 		count += p.Upgrade.Surge
 	}
+	count += p.ScaleIn.extra()
 	before := map[string]bool{}
 	if gerr == nil {
 		for _, in := range old.Instances {
@@ -735,6 +749,9 @@ func (h *azureHandler) advanceAKS(sub, rg, cluster string) {
 	for i := range c.Pools {
 		if p := &c.Pools[i]; p.Upgrade != nil && p.Upgrade.Failed == nil && !p.Deleting {
 			changed = h.advanceUpgrade(c, p) || changed
+		}
+		if p := &c.Pools[i]; p.ScaleIn != nil && p.ScaleIn.Failed == nil && !p.Deleting {
+			changed = h.advanceScaleIn(c, p) || changed
 		}
 	}
 	if changed {
@@ -818,6 +835,10 @@ func aksPoolState(p *aksPool, g *core.Group) string {
 		return azureapi.ProvisioningFailed
 	case p.Upgrade != nil:
 		return "Upgrading"
+	case p.ScaleIn != nil && p.ScaleIn.Failed != nil:
+		return azureapi.ProvisioningFailed
+	case p.ScaleIn != nil:
+		return "Scaling"
 	}
 	switch writeStatus(g, p.OpStart) {
 	case azureapi.StatusInProgress:
@@ -857,7 +878,7 @@ func aksPoolResource(c *aksCluster, p *aksPool, g *core.Group) map[string]any {
 		props["currentOrchestratorVersion"] = p.Upgrade.From
 	}
 	props["nodeImageVersion"] = p.nodeImage()
-	if g != nil && p.Upgrade == nil {
+	if g != nil && p.Upgrade == nil && p.ScaleIn == nil {
 		props["count"] = g.Capacity
 	}
 	props = aksWithDefaults(props)
@@ -1025,11 +1046,15 @@ func (h *azureHandler) deleteMachines(w http.ResponseWriter, r *http.Request) {
 		aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed: agent pool %s is being deleted.", p.Name)
 		return
 	}
+	if p.Upgrade != nil && p.Upgrade.Failed == nil || p.ScaleIn != nil && p.ScaleIn.Failed == nil {
+		aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed because there's an in progress operation on agent pool %s.", p.Name)
+		return
+	}
 	byName := map[string]core.Instance{}
 	for _, in := range g.Instances {
 		byName[strings.ToLower(in.Hostname)] = in
 	}
-	var ids, names []string
+	var ids, names, opIDs []string
 	for _, n := range req.MachineNames {
 		in, ok := byName[strings.ToLower(n)]
 		if !ok {
@@ -1040,6 +1065,7 @@ func (h *azureHandler) deleteMachines(w http.ResponseWriter, r *http.Request) {
 		if in.State != core.StateDeleting {
 			ids, names = append(ids, in.ID), append(names, in.Hostname)
 		}
+		opIDs = append(opIDs, in.ID)
 	}
 	mode, _ := p.Properties["mode"].(string)
 	live := 0
@@ -1052,6 +1078,27 @@ func (h *azureHandler) deleteMachines(w http.ResponseWriter, r *http.Request) {
 		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "machineNames",
 			"A System agent pool must keep at least 1 node: deleting %d of its %d machines is not allowed.", len(ids), live)
 		return
+	}
+	now := h.env.Cloud.Clock().Now()
+	if len(ids) > 0 && h.drains(p) {
+		// AKS drains the machines first (advanceScaleIn deletes them); the
+		// count is lowered by their number at once.
+		if p.ScaleIn != nil && p.ScaleIn.Failed != nil {
+			p.ScaleIn.resume(now)
+		}
+		if p.ScaleIn == nil {
+			p.ScaleIn = &aksScaleIn{Draining: map[string]time.Time{}}
+		}
+		for _, id := range ids {
+			p.ScaleIn.Draining[id] = now
+		}
+		count, _ := numberOf(p.Properties["count"])
+		p.Properties["count"], p.OpStart = max(0, count-int64(len(ids))), now
+		if err := h.saveAKSCluster(c); err != nil {
+			writeAzureCloudError(w, err)
+			return
+		}
+		ids = nil
 	}
 	if len(ids) > 0 {
 		g2, err := aksScope(h, c).DeleteInstances(groupName(p.VMSS), ids)
@@ -1066,7 +1113,7 @@ func (h *azureHandler) deleteMachines(w http.ResponseWriter, r *http.Request) {
 		}
 		h.deleteNodes(p, names)
 	}
-	h.setAKSOperationHeaders(w, r, azureOp{Kind: aksOpDeleteMachines, Name: c.Name + "/" + p.Name, IDs: ids, Start: h.env.Cloud.Clock().Now().UnixNano()}, c.Location, true)
+	h.setAKSOperationHeaders(w, r, azureOp{Kind: aksOpDeleteMachines, Name: c.Name + "/" + p.Name, IDs: opIDs, Start: now.UnixNano()}, c.Location, true)
 	w.WriteHeader(http.StatusAccepted)
 }
 
@@ -1103,6 +1150,12 @@ func (h *azureHandler) aksOperationStatus(op azureOp, start time.Time) (string, 
 			}
 			return azureapi.StatusInProgress, nil
 		}
+		if s := p.ScaleIn; s != nil {
+			if s.Failed != nil {
+				return azureapi.StatusFailed, s.Failed
+			}
+			return azureapi.StatusInProgress, nil
+		}
 		st := writeStatus(g, start)
 		if st == azureapi.StatusFailed {
 			return st, &azureapi.ErrorBody{Code: "VMExtensionProvisioningError", Message: "One or more nodes of the agent pool failed to provision (simulated boot failure)."}
@@ -1113,6 +1166,9 @@ func (h *azureHandler) aksOperationStatus(op azureOp, start time.Time) (string, 
 			return azureapi.StatusInProgress, nil
 		}
 	case aksOpDeleteMachines:
+		if s := p.ScaleIn; s != nil && s.Failed != nil && slices.ContainsFunc(s.Kept, func(id string) bool { return slices.Contains(op.IDs, id) }) {
+			return azureapi.StatusFailed, s.Failed
+		}
 		if g != nil && slices.ContainsFunc(g.Instances, func(in core.Instance) bool { return slices.Contains(op.IDs, in.ID) }) {
 			return azureapi.StatusInProgress, nil
 		}

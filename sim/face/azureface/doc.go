@@ -214,8 +214,13 @@
 // an upgrade runs or after one failed. The pool's nodeImageVersion and its
 // Nodes' node-image-version label are their image.
 //
-// Not simulated yet: maxUnavailable and maxBlockedNodes, drains on a scale-in (a
-// lower count removes nodes without evicting their pods), AKS's cluster
+// A scale-in (aks_scalein.go: a lower count, or deleteMachines) cordons and
+// drains the nodes it removes before deleting them (a lower count picks
+// cordoned nodes first, then the highest instance IDs): Scaling while they
+// drain; a node not drained within drainTimeoutInMinutes is uncordoned and
+// kept, the operation Failed with PodDrainFailure, until the next write.
+//
+// Not simulated yet: maxUnavailable and maxBlockedNodes, AKS's cluster
 // autoscaler (enableAutoScaling is validated and kept, the count not
 // changed), relabelling existing nodes, Windows pools, managed cluster
 // writes.

@@ -54,6 +54,20 @@ type Settings struct {
 	// ExternalReplicas: an autoscaler owns the size (the MachinePool's
 	// replicas-managed-by); the count is then clamped into the range.
 	ExternalReplicas bool
+	// DrainTimeoutInMinutes is the agent pool's
+	// upgradeSettings.drainTimeoutInMinutes: the MachinePool's
+	// nodeDrainTimeout in whole minutes (rounded up, within AKS's 1 to
+	// 1440); 0 sends none (AKS's default, 30).
+	DrainTimeoutInMinutes int32
+}
+
+// drainTimeoutInMinutes is AKS's drainTimeoutInMinutes for the
+// MachinePool's nodeDrainTimeout (seconds), 0 when it has none.
+func drainTimeoutInMinutes(seconds *int32) int32 {
+	if seconds == nil || *seconds <= 0 {
+		return 0
+	}
+	return min(max((*seconds+59)/60, 1), 1440)
 }
 
 // count is the agent pool's count for capacity under st.
@@ -123,6 +137,9 @@ func (Adapter) Desired(p contract.Pool, owner contract.Owner) (contract.Desired,
 	replicas := kit.OwnerReplicas(owner)
 	st := Settings{Mode: spec.Mode, Labels: maps.Clone(spec.NodeLabels), ScaleDownMode: ptr.Deref(spec.ScaleDownMode, "Delete"),
 		ExternalReplicas: capi.ReplicasManagedExternally(owner.MachinePool)}
+	if mp := owner.MachinePool; mp != nil {
+		st.DrainTimeoutInMinutes = drainTimeoutInMinutes(mp.Spec.Template.Spec.Deletion.NodeDrainTimeoutSeconds)
+	}
 	if sc := spec.Scaling; sc != nil {
 		st.AutoScaling = true
 		st.MinCount, st.MaxCount = ptr.Deref(sc.MinSize, 0), ptr.Deref(sc.MaxSize, max(replicas, 1))

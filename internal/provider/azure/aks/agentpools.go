@@ -169,6 +169,11 @@ func (s *AgentPools) group(ctx context.Context, c *sdkClients, at cluster, ref s
 		g.Instances = append(g.Instances, in)
 	}
 	slices.SortFunc(g.Instances, func(a, b scalegroup.Instance) int { return strings.Compare(a.ID, b.ID) })
+	if ptr.Deref(props.ProvisioningState, "") == "Failed" {
+		// The pool did not reach what was last written: the engine applies
+		// it again, and Apply sends it when its retry is due.
+		g.ModelHash = ""
+	}
 	return g, nil
 }
 
@@ -213,6 +218,9 @@ func desired(spec scalegroup.GroupSpec) (*armcontainerservice.ManagedClusterAgen
 	}
 	if st.AutoScaling {
 		p.EnableAutoScaling, p.MinCount, p.MaxCount = to.Ptr(true), to.Ptr(st.MinCount), to.Ptr(st.MaxCount)
+	}
+	if st.DrainTimeoutInMinutes > 0 {
+		p.UpgradeSettings = &armcontainerservice.AgentPoolUpgradeSettings{DrainTimeoutInMinutes: to.Ptr(st.DrainTimeoutInMinutes)}
 	}
 	if ap.OSDiskSizeGB > 0 {
 		p.OSDiskSizeGB = to.Ptr(ap.OSDiskSizeGB)
@@ -267,7 +275,8 @@ func desired(spec scalegroup.GroupSpec) (*armcontainerservice.ManagedClusterAgen
 }
 
 // inPlaceEqual reports whether the agent pool cur already has what mpool
-// sets on it: count, version, tags, mode, labels, taints, autoscaling.
+// sets on it: count, version, tags, mode, labels, taints, autoscaling,
+// the drain timeout.
 func inPlaceEqual(cur, want *armcontainerservice.ManagedClusterAgentPoolProfileProperties) bool {
 	str := func(p *string) string { return ptr.Deref(p, "") }
 	strs := func(m map[string]*string) map[string]string {
@@ -291,7 +300,9 @@ func inPlaceEqual(cur, want *armcontainerservice.ManagedClusterAgentPoolProfileP
 		ptr.Deref(cur.Mode, "") == ptr.Deref(want.Mode, "") &&
 		ptr.Deref(cur.EnableAutoScaling, false) == ptr.Deref(want.EnableAutoScaling, false) &&
 		ptr.Deref(cur.MinCount, 0) == ptr.Deref(want.MinCount, 0) && ptr.Deref(cur.MaxCount, 0) == ptr.Deref(want.MaxCount, 0) &&
-		(want.ScaleDownMode == nil || ptr.Deref(cur.ScaleDownMode, "") == *want.ScaleDownMode)
+		(want.ScaleDownMode == nil || ptr.Deref(cur.ScaleDownMode, "") == *want.ScaleDownMode) &&
+		(want.UpgradeSettings == nil || cur.UpgradeSettings != nil &&
+			ptr.Deref(cur.UpgradeSettings.DrainTimeoutInMinutes, 0) == ptr.Deref(want.UpgradeSettings.DrainTimeoutInMinutes, 0))
 }
 
 // Apply implements scalegroup.ScaleGroup: it reads the agent pool and

@@ -44,3 +44,19 @@ func TestFailedPutRetries(t *testing.T) {
 		t.Fatalf("a failed DELETE is retried (%d)", n)
 	}
 }
+
+// TestDrainTimeoutInMinutes: the MachinePool's nodeDrainTimeout is AKS's
+// drainTimeoutInMinutes rounded up to whole minutes within 1 and 1440;
+// none sends none.
+func TestDrainTimeoutInMinutes(t *testing.T) {
+	for _, c := range []struct {
+		seconds *int32
+		want    int32
+	}{{nil, 0}, {new(int32), 0}, {ptrTo(1), 1}, {ptrTo(60), 1}, {ptrTo(61), 2}, {ptrTo(1800), 30}, {ptrTo(1 << 30), 1440}} {
+		if got := drainTimeoutInMinutes(c.seconds); got != c.want {
+			t.Errorf("nodeDrainTimeout %v s: drainTimeoutInMinutes %d, want %d", c.seconds, got, c.want)
+		}
+	}
+}
+
+func ptrTo(n int32) *int32 { return &n }
