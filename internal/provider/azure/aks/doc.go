@@ -27,8 +27,11 @@
 // # Upgrades
 //
 // A MachinePool version change is one PUT of orchestratorVersion: AKS
-// upgrades the pool itself within its upgradeSettings.maxSurge (AKS's
-// defaults; CAPZ's v1beta1 AzureManagedMachinePool has no upgradeSettings),
+// upgrades the pool itself within its upgradeSettings (AKS's defaults, but
+// for drainTimeoutInMinutes: the MachinePool's nodeDrainTimeout, rounded up
+// to whole minutes; CAPZ's v1beta1 AzureManagedMachinePool has no
+// upgradeSettings, and armcontainerservice/v6 cannot send
+// undrainableNodeBehavior),
 // reporting provisioningState Upgrading and the old
 // currentOrchestratorVersion until it is done; mpool writes nothing
 // meanwhile. Node image upgrades (upgradeNodeImageVersion) are not driven.
