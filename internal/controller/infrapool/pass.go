@@ -97,6 +97,11 @@ type pass struct {
 	// nodeDrainTimeout; undrainableErr, an unreadable choice.
 	undrainable    preview.UndrainableNodeBehavior
 	undrainableErr error
+	// blueGreen is this pass's step of a blue-green rollout, nil for a
+	// rolling update (see planBlueGreen); blueGreenErr, unreadable
+	// blue-green annotations whose defaults apply.
+	blueGreen    *rollout.BlueGreenStep
+	blueGreenErr error
 
 	requeue time.Duration
 }

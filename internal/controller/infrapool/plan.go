@@ -29,6 +29,7 @@ func (e *Engine) planRollout(ctx context.Context, s *pass) error {
 		return nil
 	}
 	s.plan, s.planned = res, true
+	e.planBlueGreen(ctx, s)
 	return nil
 }
 

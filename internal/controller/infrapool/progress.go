@@ -229,8 +229,9 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		}
 	}
 	o := observeProgress(s.input, joined, held)
-	if s.windowHold != "" {
-		// Waiting for the maintenance window is not a stall.
+	if s.windowHold != "" || blueGreenOwnsDeadline(s) {
+		// Waiting for the maintenance window is not a stall, nor are a
+		// blue-green rollout's drains and soaks: nothing is created then.
 		o.active = false
 	}
 	d := nextProgress(prev, o, policy)
