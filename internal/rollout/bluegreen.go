@@ -35,6 +35,16 @@ const (
 	PhaseRollingBack BlueGreenPhase = "RollingBack"
 )
 
+// IsBlueGreenPhase reports whether reason names a BlueGreenPhase (a
+// RolloutProgressing reason of a pool in a blue-green rollout).
+func IsBlueGreenPhase(reason string) bool {
+	switch BlueGreenPhase(reason) {
+	case PhaseCreatingGreen, PhaseCordoningBlue, PhaseDrainingBlue, PhaseSoaking, PhaseDeletingBlue, PhaseRollingBack:
+		return true
+	}
+	return false
+}
+
 // DefaultBlueGreenBatchSize is the batch of blue Nodes drained at once when
 // BlueGreenSettings.BatchSize is not set.
 var DefaultBlueGreenBatchSize = intstr.FromInt32(1)

@@ -130,6 +130,22 @@ func (f *fixture) assertSoaking(blue []string) {
 		}
 		return nil
 	})
+	// Both sets live: the MachinePool scales down, it is not broken.
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.Ctx, f.PoolKey(), mp); err != nil {
+		f.T.Fatal(err)
+	}
+	if mp.Status.Phase == string(clusterv1.MachinePoolPhaseFailed) || mp.Status.Phase == string(clusterv1.MachinePoolPhaseUnknown) {
+		f.T.Errorf("MachinePool phase %s during the soak", mp.Status.Phase)
+	}
+	f.T.Logf("MachinePool during the soak: phase %s, replicas %v", mp.Status.Phase, ptrString(mp.Status.Replicas))
+}
+
+func ptrString(p *int32) string {
+	if p == nil {
+		return "nil"
+	}
+	return fmt.Sprint(*p)
 }
 
 func (f *fixture) assertNodeSchedulable(id string) {
