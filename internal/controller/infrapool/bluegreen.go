@@ -59,7 +59,9 @@ func (e *Engine) planBlueGreen(ctx context.Context, s *pass) {
 			for _, in := range s.cloud.Instances {
 				all = append(all, in.ID)
 			}
+			// Removed once the blue Nodes serve again (actBlueGreen).
 			s.blueGreen = &rollout.BlueGreenStep{Uncordon: all, Completed: true}
+			s.blueGreenAbandoned = true
 		}
 		return
 	}
@@ -93,7 +95,10 @@ func (e *Engine) storeBlueGreen(ctx context.Context, s *pass) {
 	case step.Record == nil && had:
 		s.pool.SetAnnotations(withoutEntry(a, preview.BlueGreenAnnotation))
 		msg := fmt.Sprintf("Blue-green rollout of model %s complete: the blue set (model %s) is deleted", prev.Green, prev.Blue)
-		if prev.Phase == rollout.PhaseRollingBack || s.modelHash != prev.Green {
+		switch {
+		case s.blueGreenAbandoned:
+			msg = fmt.Sprintf("The pool's strategy is no longer BlueGreen: the blue-green rollout of model %s ends, its blue Nodes serve again and the rest rolls as a rolling update", prev.Green)
+		case prev.Phase == rollout.PhaseRollingBack || s.modelHash != prev.Green:
 			msg = fmt.Sprintf("Blue-green rollout of model %s rolled back: the pool runs model %s on its blue instances, the green ones are deleted", prev.Green, s.modelHash)
 		}
 		logger.Info(msg)
@@ -146,6 +151,10 @@ func (e *Engine) actBlueGreen(ctx context.Context, s *pass) error {
 	if err := errors.Join(errs...); err != nil {
 		// Nothing is cordoned or drained before the blue Nodes serve again.
 		return err
+	}
+	if s.blueGreenAbandoned {
+		e.storeBlueGreen(ctx, s)
+		return nil
 	}
 	for _, id := range step.Cordon {
 		if n := nodes[id]; n != nil && (!n.Spec.Unschedulable || n.Labels[preview.BlueGreenNodeLabel] != preview.BlueGreenCordonedStatus) {

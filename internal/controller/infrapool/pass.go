@@ -102,6 +102,10 @@ type pass struct {
 	// blue-green annotations whose defaults apply.
 	blueGreen    *rollout.BlueGreenStep
 	blueGreenErr error
+	// blueGreenAbandoned: the pool's strategy is no longer BlueGreen while
+	// a blue-green rollout was in progress; its record goes once the blue
+	// Nodes serve again.
+	blueGreenAbandoned bool
 
 	requeue time.Duration
 }
