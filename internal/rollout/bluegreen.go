@@ -280,17 +280,14 @@ func (p *blueGreen) step() BlueGreenStep {
 		}
 		p.classify()
 	}
-	switch r.Phase {
-	case PhaseRollingBack:
-		p.res.Uncordon = ids(p.green)
-		if len(p.blue) == 0 && len(p.superseded) == 0 {
-			p.res.Completed = true
-			return p.res
+	if r.Phase == PhaseRollingBack || r.Phase == PhaseDeletingBlue {
+		// The rolling planner removes the old set; the blue Nodes serve
+		// again on a rollback, and stay cordoned until deleted otherwise.
+		if r.Phase == PhaseRollingBack {
+			p.res.Uncordon = ids(p.green)
+		} else {
+			p.res.Cordon = ids(p.blue)
 		}
-		p.res.Record = r
-		return p.res
-	case PhaseDeletingBlue:
-		p.res.Cordon = ids(p.blue)
 		if len(p.blue) == 0 && len(p.superseded) == 0 {
 			p.res.Completed = true
 			return p.res

@@ -46,10 +46,7 @@ func (e *Engine) planBlueGreen(ctx context.Context, s *pass) {
 	if e.cloudRollouts() || s.cloud == nil {
 		return
 	}
-	var owner metav1.Object
-	if s.owner != nil {
-		owner = s.owner
-	}
+	owner := s.ownerObject()
 	settings, err := preview.ReadBlueGreen(owner, s.pool)
 	s.blueGreenErr = err
 	prev, _ := preview.ParseBlueGreen(s.pool.GetAnnotations()[preview.BlueGreenAnnotation])
@@ -253,10 +250,7 @@ func (e *Engine) drainBatch(ctx context.Context, s *pass, cs kubernetes.Interfac
 // blueGreenSettings returns the pool's blue-green settings (defaults when
 // unreadable).
 func (s *pass) blueGreenSettings() rollout.BlueGreenSettings {
-	var owner metav1.Object
-	if s.owner != nil {
-		owner = s.owner
-	}
+	owner := s.ownerObject()
 	if b, _ := preview.ReadBlueGreen(owner, s.pool); b != nil {
 		return *b
 	}

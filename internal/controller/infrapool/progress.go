@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -201,10 +200,7 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		// The cloud runs the rollout, and its own deadlines.
 		return
 	}
-	var owner metav1.Object
-	if s.owner != nil {
-		owner = s.owner
-	}
+	owner := s.ownerObject()
 	policy, err := preview.ReadProgressPolicy(owner, s.pool)
 	s.progressErr = err
 	var prev *preview.RolloutProgress
