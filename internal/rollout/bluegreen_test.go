@@ -205,6 +205,24 @@ func TestBlueGreenSupersede(t *testing.T) {
 	}
 }
 
+// TestBlueGreenSupersedeInSoak: a newer change during the soak makes the
+// blue Nodes serve again and drains the superseded green set onto them.
+func TestBlueGreenSupersedeInSoak(t *testing.T) {
+	blue := group("b", 3, stale)
+	green := group("g", 3)
+	rec := &BlueGreenRecord{Blue: previous, Green: current, Phase: PhaseSoaking, Since: t0, BlueCount: 3, Drained: []string{"b-0", "b-1", "b-2"}}
+	in := bgInput(t0, rec, append(blue, green...)...)
+	in.ModelHash = "model-3"
+	s := mustStep(t, in)
+	wantPhase(t, s, PhaseCreatingGreen, true)
+	if !slices.Equal(s.Uncordon, []string{"b-0", "b-1", "b-2"}) || len(s.Cordon) != 0 || len(s.Drain) != 0 || len(s.Delete) != 3 || s.TargetCapacity != 6 {
+		t.Fatalf("supersede in soak: %+v", s)
+	}
+	if len(s.Record.Drained) != 0 || s.Record.Blue != previous {
+		t.Fatalf("record %+v", s.Record)
+	}
+}
+
 // TestBlueGreenVictims: failed, marked and unhealthy instances go in every
 // phase the rollout owns, and are replaced within its capacity.
 func TestBlueGreenVictims(t *testing.T) {
