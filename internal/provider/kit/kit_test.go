@@ -198,3 +198,27 @@ func TestCheckScaling(t *testing.T) {
 		t.Errorf("OwnerReplicas without a MachinePool = %d, want 1", got)
 	}
 }
+
+func TestStateWords(t *testing.T) {
+	for _, tc := range []struct {
+		words StateWords
+		want  map[contract.InstanceState]string
+	}{
+		{ // every state a word of its own
+			words: StateWords{Pending: "Creating", Booting: "Booting", Running: "Succeeded", Failed: "Failed", Deleting: "Deleting"},
+			want: map[contract.InstanceState]string{contract.InstancePending: "Creating", contract.InstanceBooting: "Booting", contract.InstanceRunning: "Succeeded",
+				contract.InstanceFailed: "Failed", contract.InstanceDeleting: "Deleting", contract.InstanceUnknown: "Succeeded"},
+		},
+		{ // booting is pending, a failed instance stays in service
+			words: StateWords{Pending: "pending", Running: "running", Deleting: "shutting-down"},
+			want: map[contract.InstanceState]string{contract.InstancePending: "pending", contract.InstanceBooting: "pending", contract.InstanceRunning: "running",
+				contract.InstanceFailed: "running", contract.InstanceDeleting: "shutting-down", contract.InstanceUnknown: "running"},
+		},
+	} {
+		for _, s := range contract.InstanceStates {
+			if got := tc.words.Word(s); got != tc.want[s] {
+				t.Errorf("%+v.Word(%s) = %q, want %q", tc.words, s, got, tc.want[s])
+			}
+		}
+	}
+}
