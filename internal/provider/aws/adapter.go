@@ -487,7 +487,7 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 // lifecycleState is the instance's state in Auto Scaling's terms, from
 // the engine's view of it (InService covers a failed instance the ASG
 // still holds: its failure is in failureReason).
-var lifecycleState = kit.StateWords{Pending: "Pending", Booting: "Pending:Wait", Running: "InService", Deleting: "Terminating"}
+var lifecycleState = kit.StateWords[string]{Pending: "Pending", Booting: "Pending:Wait", Running: "InService", Deleting: "Terminating"}
 
 // ReadPool implements contract.Reader: the engine replaces instances as
 // an instance refresh with the pool's refreshPreferences would (see

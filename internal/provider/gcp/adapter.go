@@ -268,7 +268,7 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 
 // currentAction is an instance's state as a managed instance's current
 // action (a failed instance is NONE: its failure is in failureReason).
-var currentAction = kit.StateWords{Pending: "CREATING", Booting: "VERIFYING", Running: "NONE", Deleting: "DELETING"}
+var currentAction = kit.StateWords[string]{Pending: "CREATING", Booting: "VERIFYING", Running: "NONE", Deleting: "DELETING"}
 
 // ReadPool implements contract.Reader: the pool rolls by its
 // spec.strategy.

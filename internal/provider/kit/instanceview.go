@@ -75,13 +75,13 @@ func InstanceView(obj metav1.Object, r InstanceRecord) contract.InstanceView {
 // engine's states in (WriteInstanceStatus): the cloud's own vocabulary,
 // one word per state a report can carry. Empty Booting is Pending's word
 // and empty Failed is Running's (a cloud that keeps a failed instance in
-// service says so only in failureReason).
-type StateWords struct {
-	Pending, Booting, Running, Failed, Deleting string
+// service says so only in failureReason). W is the field's type.
+type StateWords[W ~string] struct {
+	Pending, Booting, Running, Failed, Deleting W
 }
 
 // Word is the cloud's word for s: Running's for Running and Unknown.
-func (w StateWords) Word(s contract.InstanceState) string {
+func (w StateWords[W]) Word(s contract.InstanceState) W {
 	switch s {
 	case contract.InstancePending:
 		return w.Pending

@@ -205,16 +205,16 @@ func TestCheckScaling(t *testing.T) {
 
 func TestStateWords(t *testing.T) {
 	for _, tc := range []struct {
-		words StateWords
+		words StateWords[string]
 		want  map[contract.InstanceState]string
 	}{
 		{ // every state a word of its own
-			words: StateWords{Pending: "Creating", Booting: "Booting", Running: "Succeeded", Failed: "Failed", Deleting: "Deleting"},
+			words: StateWords[string]{Pending: "Creating", Booting: "Booting", Running: "Succeeded", Failed: "Failed", Deleting: "Deleting"},
 			want: map[contract.InstanceState]string{contract.InstancePending: "Creating", contract.InstanceBooting: "Booting", contract.InstanceRunning: "Succeeded",
 				contract.InstanceFailed: "Failed", contract.InstanceDeleting: "Deleting", contract.InstanceUnknown: "Succeeded"},
 		},
 		{ // booting is pending, a failed instance stays in service
-			words: StateWords{Pending: "pending", Running: "running", Deleting: "shutting-down"},
+			words: StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down"},
 			want: map[contract.InstanceState]string{contract.InstancePending: "pending", contract.InstanceBooting: "pending", contract.InstanceRunning: "running",
 				contract.InstanceFailed: "running", contract.InstanceDeleting: "shutting-down", contract.InstanceUnknown: "running"},
 		},

@@ -372,7 +372,7 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 }
 
 // ec2State is the instance's EC2 state from the engine's view of it.
-var ec2State = kit.StateWords{Pending: "pending", Running: "running", Deleting: "shutting-down"}
+var ec2State = kit.StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down"}
 
 // ReadPool implements contract.Reader: EKS replaces out-of-date nodes
 // itself, surging and taking down at most spec.updateConfig's
