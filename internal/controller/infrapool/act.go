@@ -36,6 +36,11 @@ func (e *Engine) act(ctx context.Context, s *pass) error {
 		defer e.recordManagedCapacity(s)
 	}
 	remErr := e.remediate(ctx, s)
+	if err := e.actBlueGreen(ctx, s); err != nil {
+		// Nothing is deleted while a blue Node that must serve again
+		// could not be made schedulable.
+		return errors.Join(remErr, err)
+	}
 	if proven, err := e.proveModel(ctx, s); !proven {
 		// Nothing is deleted to make room for a model the cloud has not
 		// accepted; a blocked rollout still removes failed and marked
@@ -327,7 +332,7 @@ func (e *Engine) prepareRemoval(ctx context.Context, s *pass, inst scalegroup.In
 		mu.Unlock()
 		return false, nil
 	case (err != nil || res.TimedOut) && e.voluntary(s, inst.ID, reason) && s.undrainable != preview.UndrainableDelete && obj != nil:
-		return false, e.keepUndrainable(ctx, s, inst, node, drainMessage(res, err), res.Budgets, mu)
+		return false, e.keepUndrainable(ctx, s, inst, node, drainMessage(res, err), res, mu)
 	case err != nil || res.TimedOut:
 		msg := fmt.Sprintf("Node %s was not drained within %s (%s); deleting instance %s anyway", node.Name, timeout, drainMessage(res, err), inst.ID)
 		logger.Info("Drain timed out, deleting the instance anyway", "timeout", timeout)
