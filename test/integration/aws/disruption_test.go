@@ -30,3 +30,13 @@ func TestMaintenanceWindowAWS(t *testing.T) {
 		m = f.StartManager()
 	})
 }
+
+// TestBlueGreenAWS: the BlueGreen strategy on an Auto Scaling group: the
+// full new set beside the old one, the old drained and, after the soak,
+// terminated; Ready schedulable Nodes never below the pool's size.
+func TestBlueGreenAWS(t *testing.T) {
+	f, _ := start(t, 0)
+	f.ApplySeed()
+	f.waitConverged(2, seedVersion)
+	f.CheckBlueGreen(2, "v1.17.3", converge)
+}

@@ -30,3 +30,13 @@ func TestMaintenanceWindowUniform(t *testing.T) {
 		m = f.StartManager()
 	})
 }
+
+// TestBlueGreenUniform: the BlueGreen strategy on a VMSS Uniform pool: the
+// full new set beside the old one, the old drained and, after the soak,
+// deleted; Ready schedulable Nodes never below the pool's size.
+func TestBlueGreenUniform(t *testing.T) {
+	f, _ := start(t, 0)
+	f.ApplySeed()
+	f.WaitConverged(2, seedVersion, converge)
+	f.CheckBlueGreen(2, "v1.23.1", converge)
+}

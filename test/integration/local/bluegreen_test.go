@@ -86,8 +86,8 @@ func TestBlueGreenSoakRollbackAndComplete(t *testing.T) {
 		mp.Annotations[preview.BlueGreenPoolSoakAnnotation] = "3s"
 		mp.Spec.Template.Spec.Version = v2
 	})
-	f.waitPoolEvent(events.BlueGreen, "complete")
 	f.waitConverged(2, v2, "", 2*converge)
+	f.waitPoolEvent(events.BlueGreen, "complete")
 	for _, id := range itest.IDs(f.Instances()) {
 		if slices.Contains(blue, id) {
 			t.Errorf("blue instance %s was not deleted", id)
