@@ -37,7 +37,7 @@ func TestFirstStatusWaitsForTheNode(t *testing.T) {
 		drained bool
 		want    time.Duration
 	}{
-		{"a new object of a running instance without a Node waits", fresh(3*time.Second), running, false, 7 * time.Second},
+		{"a new object of a running instance without a Node waits", fresh(3 * time.Second), running, false, 7 * time.Second},
 		{"of a booting one too", fresh(0), contract.InstanceReport{InstanceID: "i-1", State: contract.InstanceBooting}, false, 10 * time.Second},
 		{"of one whose Node is not Ready too", fresh(time.Second), contract.InstanceReport{InstanceID: "i-1", State: contract.InstanceRunning, NodeRef: node}, false, 9 * time.Second},
 		{"not beyond the wait", fresh(11 * time.Second), running, false, 0},
