@@ -57,8 +57,10 @@ type Timing struct {
 	// status waits for its instance's Node to be Ready (default 10s): an
 	// instance that joins within it gets one status write, with its Node,
 	// instead of one per state it passed through (booting, waiting for its
-	// Node, Ready). A failed, deleted or timed-out instance is written at
-	// once; a negative value writes every state as it is seen.
+	// Node, Ready). Meanwhile the object has no status (its Machine none
+	// either, and the pool metrics count the instance as Unknown). A
+	// failed, deleted or timed-out instance is written at once; a negative
+	// value writes every state as it is seen.
 	FirstInstanceStatus time.Duration
 }
 

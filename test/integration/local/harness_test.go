@@ -161,6 +161,14 @@ func (f *fixture) createPool(p poolSpec) {
 // createPoolOf is createPool for the pool name of the Cluster cluster.
 func (f *fixture) createPoolOf(cluster, name string, p poolSpec) {
 	f.T.Helper()
+	for _, o := range f.poolObjects(cluster, name, p) {
+		f.Create(o)
+	}
+}
+
+// poolObjects are the LocalMachinePool, KubeadmConfig and MachinePool
+// createPoolOf creates, in that order.
+func (f *fixture) poolObjects(cluster, name string, p poolSpec) []client.Object {
 	if p.version == "" {
 		p.version = v1
 	}
@@ -176,7 +184,7 @@ func (f *fixture) createPoolOf(cluster, name string, p poolSpec) {
 	if p.zones == nil {
 		p.zones = []string{"zone-a", "zone-b", "zone-c"}
 	}
-	f.Create(&infrav1.LocalMachinePool{
+	return []client.Object{&infrav1.LocalMachinePool{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
 		Spec: infrav1.LocalMachinePoolSpec{
 			Template:   infrav1.LocalMachinePoolMachineTemplate{InstanceType: "sim.small", Image: p.image, Zones: p.zones},
@@ -188,8 +196,7 @@ func (f *fixture) createPoolOf(cluster, name string, p poolSpec) {
 				},
 			},
 		},
-	})
-	f.Create(&bootstrapv1.KubeadmConfig{
+	}, &bootstrapv1.KubeadmConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
 		Spec: bootstrapv1.KubeadmConfigSpec{
 			JoinConfiguration: bootstrapv1.JoinConfiguration{
@@ -199,8 +206,7 @@ func (f *fixture) createPoolOf(cluster, name string, p poolSpec) {
 				},
 			},
 		},
-	})
-	f.Create(&clusterv1.MachinePool{
+	}, &clusterv1.MachinePool{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
 		Spec: clusterv1.MachinePoolSpec{
 			ClusterName: cluster,
@@ -214,7 +220,7 @@ func (f *fixture) createPoolOf(cluster, name string, p poolSpec) {
 				Version:           p.version,
 			}},
 		},
-	})
+	}}
 }
 
 // updateLocalPool changes the LocalMachinePool with a merge patch.

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -11,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -18,6 +20,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
+	"github.com/mpool-dev/mpool/internal/parallel"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -84,9 +87,7 @@ func BenchmarkManyPools(b *testing.B) {
 
 		b.StartTimer()
 		start := time.Now()
-		for _, n := range m.names[1:] {
-			m.f.createPoolOf(n.cluster, n.pool, m.spec(instances))
-		}
+		m.createAll(m.names[1:], instances)
 		created := time.Since(start)
 		m.waitRunning(m.names[1:], instances, 60*time.Minute)
 		running := time.Since(start)
@@ -239,23 +240,39 @@ func poolRunning(mp *clusterv1.MachinePool, n int) bool {
 		ptr.Deref(mp.Status.ReadyReplicas, -1) == int32(n) && ptr.Deref(mp.Status.Replicas, -1) == int32(n)
 }
 
-// pokeAll changes an annotation of the infra pool of each of names, which
-// makes the engine reconcile it once without anything to do in the cloud.
-func (m *manyPools) pokeAll(names []poolID) {
-	stamp := strconv.FormatInt(time.Now().UnixNano(), 10)
-	for _, n := range names {
-		itest.Patch(m.f.Fixture, m.f.Key(n.pool), &infrav1.LocalMachinePool{}, func(p *infrav1.LocalMachinePool) {
-			p.Annotations = withPoke(p.Annotations, stamp)
-		})
+// createAll creates the pools of names, of n instances each, 16 objects at
+// a time: at once, as a client applying many manifests does.
+func (m *manyPools) createAll(names []poolID, n int) {
+	m.f.T.Helper()
+	var objs []client.Object
+	for _, p := range names {
+		objs = append(objs, m.f.poolObjects(p.cluster, p.pool, m.spec(n))...)
+	}
+	if err := parallel.ForEach(m.f.Ctx, benchWriters, len(objs), func(ctx context.Context, i int) error {
+		if err := env.Client.Create(ctx, objs[i]); err != nil {
+			return fmt.Errorf("creating %T %s: %w", objs[i], objs[i].GetName(), err)
+		}
+		return nil
+	}); err != nil {
+		m.f.T.Fatal(err)
 	}
 }
 
-func withPoke(a map[string]string, v string) map[string]string {
-	if a == nil {
-		a = map[string]string{}
+// benchWriters is how many of its writes the benchmark sends at once.
+const benchWriters = 16
+
+// pokeAll changes an annotation of the infra pool of each of names, 16 at
+// a time, which makes the engine reconcile each once without anything to
+// do in the cloud.
+func (m *manyPools) pokeAll(names []poolID) {
+	m.f.T.Helper()
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"test.mpool.dev/poke":%q}}}`, strconv.FormatInt(time.Now().UnixNano(), 10)))
+	if err := parallel.ForEach(m.f.Ctx, benchWriters, len(names), func(ctx context.Context, i int) error {
+		p := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: m.f.NS, Name: names[i].pool}}
+		return env.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, patch))
+	}); err != nil {
+		m.f.T.Errorf("changing the pools: %v", err)
 	}
-	a["test.mpool.dev/poke"] = v
-	return a
 }
 
 // steadyPass changes every pool once (pokeAll) and waits until the engine
