@@ -620,7 +620,7 @@ func formatRolloutPlan(v *RolloutPlanView, p palette) string {
 		line("draining", fmt.Sprintf("%s since %s%s, then %s", d.Name, d.Started.UTC().Format(time.RFC3339), at, d.Then))
 	}
 	if v.Quarantined > 0 {
-		line("quarantined", p.paint(fmt.Sprintf("%d instances left cordoned (not drained), out of the plan", v.Quarantined), warn))
+		line("quarantined", p.paint(plural(int(v.Quarantined), "instance")+" left cordoned (not drained), out of the plan", warn))
 	}
 	line("desired", fmt.Sprintf("%d (deletePolicy %s, minReadySeconds %d)", v.Desired, v.DeletePolicy, v.MinReadySeconds))
 	upToDate := fmt.Sprintf("%d of %d", v.UpToDate, v.Desired)

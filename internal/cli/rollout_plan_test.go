@@ -255,7 +255,7 @@ func TestFormatRolloutPlan(t *testing.T) {
 				`window       "0 2 * * *" for 4h0m0s: closed (opens 2030-01-03T02:00:00Z)`,
 				"undrainable  Cordon (after nodeDrainTimeout 5m0s)\n",
 				"draining     p-a since 2030-01-02T12:00:00Z until 2030-01-02T12:05:00Z, then kept cordoned and quarantined",
-				"quarantined  1 instances left cordoned",
+				"quarantined  1 instance left cordoned",
 				"- 2 stale instances wait: outside the maintenance window until 2030-01-03T02:00:00Z",
 			},
 		},

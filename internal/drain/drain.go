@@ -64,6 +64,9 @@ type Result struct {
 	// Blocked are the Remaining pods whose eviction a PodDisruptionBudget
 	// refused in this pass.
 	Blocked []string
+	// Terminating are the Remaining pods already evicted (or deleted) that
+	// have not terminated yet: their grace period runs.
+	Terminating []string
 	// Budgets are the PodDisruptionBudgets (namespace/name) that refused
 	// those evictions, as the API server names them in its refusal.
 	Budgets []string
@@ -83,6 +86,10 @@ func (r Result) Message() string {
 			msg += fmt.Sprintf(" (PodDisruptionBudget %s)", strings.Join(r.Budgets, ", "))
 		}
 		return msg
+	case len(r.Terminating) == len(r.Remaining):
+		return fmt.Sprintf("%d pods evicted, still terminating (their grace period): %s", len(r.Remaining), summarize(r.Remaining))
+	case len(r.Terminating) > 0:
+		return fmt.Sprintf("%d pods left to evict, %d of them evicted and still terminating: %s", len(r.Remaining), len(r.Terminating), summarize(r.Remaining))
 	default:
 		return fmt.Sprintf("%d pods left to evict: %s", len(r.Remaining), summarize(r.Remaining))
 	}
@@ -135,6 +142,7 @@ func Node(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, opts 
 			}
 			// Evicted before (or deleted by someone else): wait for it to go.
 			res.Remaining = append(res.Remaining, key)
+			res.Terminating = append(res.Terminating, key)
 			continue
 		}
 		gone, blocked, err := evict(ctx, h, cs, pod)
@@ -154,9 +162,11 @@ func Node(ctx context.Context, cs kubernetes.Interface, node *corev1.Node, opts 
 		default:
 			res.Evicted++
 			res.Remaining = append(res.Remaining, key)
+			res.Terminating = append(res.Terminating, key)
 		}
 	}
 	slices.Sort(res.Remaining)
+	slices.Sort(res.Terminating)
 	slices.Sort(res.Blocked)
 	slices.Sort(res.Budgets)
 	res.Done = len(res.Remaining) == 0

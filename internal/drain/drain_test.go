@@ -232,6 +232,37 @@ func TestDrainTimesOut(t *testing.T) {
 	}
 }
 
+// TestDrainWaitsForTerminatingPods: an evicted pod whose grace period
+// runs (no kubelet confirms it here) is left, and said to be terminating,
+// not waiting for an eviction.
+func TestDrainWaitsForTerminatingPods(t *testing.T) {
+	ctx := context.Background()
+	cs := clientset(t)
+	ns := env.NewNamespace(t)
+	node := newNode(t, cs)
+	pod(t, cs, ns, "slow", node.Name, func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](600) })
+
+	now := time.Now()
+	res, err := drain.Node(ctx, cs, node, drain.Options{StartedAt: now, Now: now, Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{ns + "/slow"}
+	if res.Done || res.Evicted != 1 || !slices.Equal(res.Remaining, want) || !slices.Equal(res.Terminating, want) || len(res.Blocked) != 0 {
+		t.Fatalf("first pass %+v: want slow evicted, remaining and terminating", res)
+	}
+	res, err = drain.Node(ctx, cs, node, drain.Options{StartedAt: now.Add(-2 * time.Hour), Now: time.Now(), Timeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut || res.Evicted != 0 || !slices.Equal(res.Terminating, want) {
+		t.Errorf("second pass %+v: want timed out, no new eviction, slow terminating", res)
+	}
+	if msg := res.Message(); !strings.Contains(msg, "evicted, still terminating") {
+		t.Errorf("message %q does not say the pod is terminating", msg)
+	}
+}
+
 func TestDrainOfAGoneNodeIsDone(t *testing.T) {
 	cs := clientset(t)
 	res, err := drain.Node(context.Background(), cs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "never-existed"}}, drain.Options{Now: time.Now()})

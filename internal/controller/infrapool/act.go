@@ -327,7 +327,7 @@ func (e *Engine) prepareRemoval(ctx context.Context, s *pass, inst scalegroup.In
 		mu.Unlock()
 		return false, nil
 	case (err != nil || res.TimedOut) && e.voluntary(s, inst.ID, reason) && s.undrainable != preview.UndrainableDelete && obj != nil:
-		return false, e.keepUndrainable(ctx, s, inst, node, drainMessage(res, err), res.Budgets, mu)
+		return false, e.keepUndrainable(ctx, s, inst, node, drainMessage(res, err), res, mu)
 	case err != nil || res.TimedOut:
 		msg := fmt.Sprintf("Node %s was not drained within %s (%s); deleting instance %s anyway", node.Name, timeout, drainMessage(res, err), inst.ID)
 		logger.Info("Drain timed out, deleting the instance anyway", "timeout", timeout)

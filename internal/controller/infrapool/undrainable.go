@@ -83,15 +83,19 @@ func (e *Engine) voluntary(s *pass, id string, reason rollout.DeleteReason) bool
 // Cordon leaves the Node cordoned and labelled and the instance out of the
 // plan. Either way the removal ends: the drain-started annotation goes, so
 // that the instance is live again (Schedule) or quarantined (Cordon).
-func (e *Engine) keepUndrainable(ctx context.Context, s *pass, inst scalegroup.Instance, node *corev1.Node, why string, budgets []string, mu *sync.Mutex) error {
+func (e *Engine) keepUndrainable(ctx context.Context, s *pass, inst scalegroup.Instance, node *corev1.Node, why string, res drain.Result, mu *sync.Mutex) error {
 	obj := s.objects[inst.ID]
 	cs, err := e.clientsets.get(ctx, s.cluster)
 	if err != nil {
 		return err
 	}
+	budgets := res.Budgets
 	blockers := "no PodDisruptionBudget named in the refusals"
-	if len(budgets) > 0 {
+	switch {
+	case len(budgets) > 0:
 		blockers = "PodDisruptionBudget " + strings.Join(budgets, ", ")
+	case len(res.Terminating) > 0 && len(res.Terminating) == len(res.Remaining):
+		blockers = "no PodDisruptionBudget: the evicted pods' termination grace period outlasts nodeDrainTimeout"
 	}
 	logger := log.FromContext(ctx).WithValues("instance", inst.ID, "node", node.Name, "budgets", budgets, "behavior", s.undrainable)
 	timeout := drainTimeout(s)

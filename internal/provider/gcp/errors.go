@@ -38,13 +38,13 @@ func cloudError(err error, ref scalegroup.Ref) error {
 	}
 	var re *oauth2.RetrieveError
 	if errors.As(err, &re) {
+		code, desc := tokenError(re)
 		switch {
 		case re.Response != nil && re.Response.StatusCode == http.StatusTooManyRequests:
-			return scalegroup.NewThrottled("the token endpoint throttled: "+kit.OneLine(re.ErrorDescription), kit.RetryAfter(re.Response.Header))
+			return scalegroup.NewThrottled(strings.TrimSpace("the token endpoint throttled: "+code+" "+kit.OneLine(desc)), kit.RetryAfter(re.Response.Header))
 		case re.Response != nil && re.Response.StatusCode >= 500:
 			return scalegroup.NewTransient("the token endpoint failed", err)
 		}
-		code, desc := tokenError(re)
 		return scalegroup.NewUnauthorized(fmt.Sprintf("Google refused %s: %s %s; check the service account key (is it deleted or disabled?)",
 			credentialsName(ref), code, kit.OneLine(desc)), nil)
 	}

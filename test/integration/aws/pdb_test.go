@@ -10,11 +10,8 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,9 +22,6 @@ import (
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
-
-// appLabel labels the pods the PodDisruptionBudget of the PDB test guards.
-const appLabel = "guarded"
 
 // capacitySpy records the manager's Auto Scaling requests that change a
 // group's capacity: each TerminateInstanceInAutoScalingGroup with its
@@ -98,17 +92,17 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 	// instances get the same names: its drains must not meet these pods
 	// and their budget.
 	t.Cleanup(func() {
-		_ = f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Delete(context.Background(), appLabel, metav1.DeleteOptions{})
+		_ = f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Delete(context.Background(), itest.GuardedApp, metav1.DeleteOptions{})
 		_ = f.CS.CoreV1().Pods(f.NS).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)},
-			metav1.ListOptions{LabelSelector: "app=" + appLabel})
+			metav1.ListOptions{LabelSelector: "app=" + itest.GuardedApp})
 	})
 	seen := map[string]bool{}
 	for i, n := range f.PoolNodes() {
-		name := fmt.Sprintf("%s-%d", appLabel, i)
-		f.runGuardedPod(name, n.Name)
+		name := fmt.Sprintf("%s-%d", itest.GuardedApp, i)
+		f.RunGuardedPod(name, n.Name)
 		seen[name] = false
 	}
-	f.guardingPDB(3, 1)
+	f.GuardingPDB(3, 1)
 
 	spy.reset()
 	terminates := f.ops(awsface.OpAWSTerminateInstanceInASG)
@@ -166,74 +160,6 @@ func TestScaleInRespectsPodDisruptionBudget(t *testing.T) {
 			t.Errorf("instance %s was launched during a scale-in", id)
 		}
 	}
-}
-
-// runGuardedPod runs a pod of appLabel on node and waits until the node
-// agent, which plays the kubelet, reports it Running and Ready.
-func (f *fixture) runGuardedPod(name, node string) {
-	f.T.Helper()
-	if _, err := f.CS.CoreV1().Pods(f.NS).Create(f.Ctx, guardedPod(f.NS, name, node), metav1.CreateOptions{}); err != nil {
-		f.T.Fatalf("creating pod %s: %v", name, err)
-	}
-	testenv.Eventually(f.T, 30*time.Second, func() error {
-		p, err := f.CS.CoreV1().Pods(f.NS).Get(f.Ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if !podReady(p) {
-			return fmt.Errorf("pod %s is %s", name, p.Status.Phase)
-		}
-		return nil
-	})
-}
-
-func guardedPod(ns, name, node string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": appLabel}},
-		Spec: corev1.PodSpec{
-			NodeName:   node,
-			Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
-		},
-	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	if p.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// guardingPDB creates the PodDisruptionBudget of appLabel with
-// minAvailable and waits until the disruption controller allows allowed
-// disruptions.
-func (f *fixture) guardingPDB(minAvailable, allowed int32) {
-	f.T.Helper()
-	pdbs := f.CS.PolicyV1().PodDisruptionBudgets(f.NS)
-	if _, err := pdbs.Create(f.Ctx, &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Name: appLabel, Namespace: f.NS},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: ptr.To(intstr.FromInt32(minAvailable)),
-			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": appLabel}},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		f.T.Fatal(err)
-	}
-	testenv.Eventually(f.T, 30*time.Second, func() error {
-		b, err := pdbs.Get(f.Ctx, appLabel, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		if b.Status.ObservedGeneration != b.Generation || b.Status.DisruptionsAllowed != allowed {
-			return fmt.Errorf("budget %s allows %d disruptions, want %d (status %+v)", appLabel, b.Status.DisruptionsAllowed, allowed, b.Status)
-		}
-		return nil
-	})
 }
 
 // disruptionObserver watches the guarded pods, their budget and the pool's
@@ -300,11 +226,11 @@ func (o *disruptionObserver) observe(ctx context.Context) error {
 			}
 		}
 	}
-	pods, err := f.CS.CoreV1().Pods(f.NS).List(ctx, metav1.ListOptions{LabelSelector: "app=" + appLabel})
+	pods, err := f.CS.CoreV1().Pods(f.NS).List(ctx, metav1.ListOptions{LabelSelector: "app=" + itest.GuardedApp})
 	if err != nil {
 		return err
 	}
-	pdb, err := f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Get(ctx, appLabel, metav1.GetOptions{})
+	pdb, err := f.CS.PolicyV1().PodDisruptionBudgets(f.NS).Get(ctx, itest.GuardedApp, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -334,7 +260,7 @@ func (o *disruptionObserver) observe(ctx context.Context) error {
 		if !liveNodes[p.Spec.NodeName] {
 			o.violations = append(o.violations, fmt.Sprintf("pod %s was not evicted but lost with the instance of Node %s", p.Name, p.Spec.NodeName))
 		}
-		if podReady(p) && liveNodes[p.Spec.NodeName] {
+		if itest.PodReady(p) && liveNodes[p.Spec.NodeName] {
 			available++
 		}
 	}
@@ -369,6 +295,6 @@ func (o *disruptionObserver) observe(ctx context.Context) error {
 	// The ReplicaSet's part: one pod, on the schedulable Node with the
 	// fewest guarded pods.
 	slices.SortFunc(schedulable, func(a, b string) int { return perNode[a] - perNode[b] })
-	_, err = f.CS.CoreV1().Pods(f.NS).Create(ctx, guardedPod(f.NS, fmt.Sprintf("%s-r%d", appLabel, n), schedulable[0]), metav1.CreateOptions{})
+	_, err = f.CS.CoreV1().Pods(f.NS).Create(ctx, itest.GuardedPod(f.NS, fmt.Sprintf("%s-r%d", itest.GuardedApp, n), schedulable[0]), metav1.CreateOptions{})
 	return err
 }

@@ -196,9 +196,10 @@ func TestSecondChangeMidRolloutReplacesEachInstanceOnce(t *testing.T) {
 // simulation's failure rate 1, in one write) ends with no operator action at
 // the old model and the old settings: the engine pauses the rollout, restores the previous
 // revision, says so (event, condition), and the pool rolls back within the
-// budgets, watched from outside.
+// budgets, watched from outside. A manager restarted mid-rollback finishes
+// it without rolling back a second time.
 func TestAutomaticRollbackEndsAtTheOldModel(t *testing.T) {
-	f, _ := start(t, cloudOptions{}, managerOptions{})
+	f, m := start(t, cloudOptions{}, managerOptions{})
 	// The first revision says the cloud boots every instance: the rollback
 	// restores that too (a simulation left unset would keep the cloud's).
 	f.createPool(poolSpec{replicas: 3, maxSurge: intstr.FromInt32(1), maxUnavailable: intstr.FromInt32(1),
@@ -227,7 +228,15 @@ func TestAutomaticRollbackEndsAtTheOldModel(t *testing.T) {
 	})
 	ev := f.waitPoolEvent(events.RolledBack, "rolled back to revision 1")
 	t.Logf("event: %s", ev.Note)
+	recorded := f.localPool().Annotations[preview.RolledBackAnnotation]
+
+	t.Log("a manager restarted mid-rollback finishes it")
+	m.Stop()
+	startManager(t, f, managerOptions{})
 	f.waitConverged(3, v1, "ubuntu-2404", 2*converge)
+	if got := f.localPool().Annotations[preview.RolledBackAnnotation]; got != recorded {
+		t.Errorf("the rollback record changed across the restart: %s, then %s", recorded, got)
+	}
 	w.AssertHeld()
 	for _, in := range f.Instances() {
 		if in.ModelHash != old {
