@@ -111,7 +111,7 @@ func BenchmarkManyPools(b *testing.B) {
 		}()
 		duringPass := m.scaleUp(m.names[2], 2*instances)
 		<-busy
-		b.Logf("during a pass: one pool %d → %d Running in %s while the %d others were each changed once: %.2f× alone", instances, 2*instances, duringPass.Round(time.Millisecond), pools-3, ratio(duringPass, alone))
+		b.Logf("during a pass: one pool %d → %d Running in %s while %d other pools were each changed once: %.2f× alone", instances, 2*instances, duringPass.Round(time.Millisecond), pools-3, ratio(duringPass, alone))
 		b.ReportMetric(ratio(duringPass, alone), "during-pass/alone")
 
 		with, goWith := heapInUse(), runtime.NumGoroutine()
