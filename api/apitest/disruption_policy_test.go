@@ -8,7 +8,7 @@ import (
 
 // TestDisruptionAnnotationsPolicy: the admission policy of
 // config/crd/policies/disruption-annotations.yaml refuses an unreadable
-// maintenance window or undrainable-node behavior on a MachinePool or an
+// maintenance window, undrainable-node behavior or blue-green setting on a MachinePool or an
 // infrastructure pool, saying what to fix, and admits readable ones.
 func TestDisruptionAnnotationsPolicy(t *testing.T) {
 	ns := env.NewNamespace(t)
@@ -30,6 +30,16 @@ func TestDisruptionAnnotationsPolicy(t *testing.T) {
 			wants: []string{"is not a duration of at least a minute"}},
 		{name: "pause", kind: "LocalMachinePool", annotations: `{mpool.dev/undrainable-node-behavior: pause}`,
 			wants: []string{"is not one of Delete", "Schedule", "Cordon"}},
+		{name: "blue-green", kind: "MachinePool", annotations: `{mpool.dev/rollout-strategy: BlueGreen, mpool.dev/blue-green-batch-size: "25%", mpool.dev/blue-green-batch-soak: "0", mpool.dev/blue-green-pool-soak: 1h30m}`},
+		{name: "blue-green-count", kind: "LocalMachinePool", annotations: `{mpool.dev/rollout-strategy: RollingUpdate, mpool.dev/blue-green-batch-size: "3"}`},
+		{name: "canary", kind: "MachinePool", annotations: `{mpool.dev/rollout-strategy: Canary}`,
+			wants: []string{"is not one of RollingUpdate", "BlueGreen"}},
+		{name: "batch-zero", kind: "LocalMachinePool", annotations: `{mpool.dev/blue-green-batch-size: "0"}`,
+			wants: []string{"is not a positive integer"}},
+		{name: "batch-pct", kind: "MachinePool", annotations: `{mpool.dev/blue-green-batch-size: "150%"}`,
+			wants: []string{"from 1% to 100%"}},
+		{name: "soak", kind: "MachinePool", annotations: `{mpool.dev/blue-green-pool-soak: "1 hour"}`,
+			wants: []string{"are Go durations"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := fromYAML(t, bases[tc.kind])

@@ -263,6 +263,9 @@ type RolloutStatusView struct {
 	// ProgressDeadlineExceeded or ReplacementsFailing (it paused the
 	// rollout). The old instances keep serving; Waiting says more.
 	Stopped string `json:"stopped,omitempty"`
+	// BlueGreen is the phase of the pool's blue-green rollout
+	// (CreatingGreenPool, ..., RollingBack), empty when none is in progress.
+	BlueGreen string `json:"blueGreen,omitempty"`
 	// Desired is the MachinePool's spec.replicas.
 	Desired int32 `json:"desired"`
 	// Replicas is the number of live instances: neither failed nor deleting.

@@ -111,8 +111,40 @@ type RolloutPlanView struct {
 	// Draining are the instances whose Node is being drained, and what
 	// happens when their drain times out.
 	Draining []PlanDrainView `json:"draining,omitempty"`
+	// BlueGreen is the pool's blue-green rollout (the BlueGreen strategy),
+	// nil for a rolling update.
+	BlueGreen *PlanBlueGreenView `json:"blueGreen,omitempty"`
 	// Notes say what may make the plan differ from what the engine does.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// PlanBlueGreenView is a pool's blue-green rollout: the one in progress, or
+// what a model change would do.
+type PlanBlueGreenView struct {
+	// Phase is the phase in progress, empty when none is.
+	Phase string `json:"phase,omitempty"`
+	// Since is when the phase (or, while draining, the batch) started.
+	Since *metav1.Time `json:"since,omitempty"`
+	// BlueModel and GreenModel are the models of the old and new sets, in
+	// progress.
+	BlueModel  string `json:"blueModel,omitempty"`
+	GreenModel string `json:"greenModel,omitempty"`
+	// Blue is the size of the blue set: the stale instances, or, with
+	// nothing in progress, every replica (what a model change replaces).
+	Blue int32 `json:"blue"`
+	// PeakInstances is the most instances the rollout has at once: the
+	// blue set and the pool's size of green ones.
+	PeakInstances int32 `json:"peakInstances"`
+	// QuotaNeed is how many instances the cloud's quota must allow beyond
+	// the pool's live instances now.
+	QuotaNeed int32 `json:"quotaNeed"`
+	// BatchSize is how many blue Nodes are drained at once.
+	BatchSize int32 `json:"batchSize"`
+	// BatchSoak and PoolSoak are the soaks.
+	BatchSoak string `json:"batchSoak"`
+	PoolSoak  string `json:"poolSoak"`
+	// Phases are the phases to come, in order, with what each does.
+	Phases []string `json:"phases"`
 }
 
 // PlanWindowView is a pool's maintenance window at the time of the plan.
@@ -297,7 +329,57 @@ func PlanRollout(ctx context.Context, c client.Client, ns, name string, o PlanOp
 	}
 	v := planView(r, in, waves, converged)
 	disruptionView(v, r, window, o.Now)
+	blueGreenView(v, r)
 	return v, nil
+}
+
+// blueGreenView fills in the pool's blue-green rollout: its phase, peak
+// and quota need, batches and soaks, and the phases to come.
+func blueGreenView(v *RolloutPlanView, r *planInputs) {
+	settings, err := preview.ReadBlueGreen(r.mp, r.pool)
+	if err != nil {
+		v.Notes = append(v.Notes, err.Error())
+	}
+	if settings == nil || r.rollout.CloudRollouts {
+		return
+	}
+	bg := &PlanBlueGreenView{Blue: v.Stale, BatchSoak: settings.BatchSoak.String(), PoolSoak: settings.PoolSoak.String()}
+	rec, inProgress := preview.ParseBlueGreen(r.pool.GetAnnotations()[preview.BlueGreenAnnotation])
+	if inProgress {
+		bg.Phase, bg.BlueModel, bg.GreenModel = string(rec.Phase), rec.Blue, rec.Green
+		bg.Since = &metav1.Time{Time: rec.Since.UTC()}
+	}
+	if bg.Blue == 0 && !inProgress {
+		bg.Blue = v.Replicas
+	}
+	bg.PeakInstances = bg.Blue + v.Desired
+	bg.QuotaNeed = max(0, bg.PeakInstances-v.Replicas)
+	bg.BatchSize, _ = settings.BatchCount(bg.Blue)
+	batches := (bg.Blue + bg.BatchSize - 1) / max(bg.BatchSize, 1)
+	all := []struct {
+		phase rollout.BlueGreenPhase
+		what  string
+	}{
+		{rollout.PhaseCreatingGreen, fmt.Sprintf("create %d instances of the new model beside the %d blue ones (peak %d instances: the cloud's quota must allow %d more than the pool has now); nothing is deleted", v.Desired, bg.Blue, bg.PeakInstances, bg.QuotaNeed)},
+		{rollout.PhaseCordoningBlue, fmt.Sprintf("once every green instance is available, cordon the %d blue Nodes", bg.Blue)},
+		{rollout.PhaseDrainingBlue, fmt.Sprintf("drain them in %d batches of %d, soaking %s after each", batches, bg.BatchSize, bg.BatchSoak)},
+		{rollout.PhaseSoaking, fmt.Sprintf("keep the drained blue instances for %s ('mpool rollout undo %s' rolls back: the blue Nodes serve again, the green ones are drained and deleted)", bg.PoolSoak, r.mp.Name)},
+		{rollout.PhaseDeletingBlue, "delete the blue instances"},
+	}
+	started := !inProgress
+	for _, p := range all {
+		if inProgress && p.phase == rec.Phase {
+			started = true
+		}
+		if started {
+			bg.Phases = append(bg.Phases, string(p.phase)+": "+p.what)
+		}
+	}
+	if inProgress && rec.Phase == rollout.PhaseRollingBack {
+		bg.Phases = []string{string(rollout.PhaseRollingBack) + ": the blue Nodes serve again; the green instances are drained and deleted within the budgets"}
+	}
+	v.BlueGreen = bg
+	v.Notes = append(v.Notes, "The pool's strategy is BlueGreen: the blue-green phases are listed under 'blue-green'; the steps below are the rolling planner's, which the blue-green rollout uses only to delete the old set at the end (or the new one on a rollback)")
 }
 
 // disruptionView fills in what bounds the rollout's disruption: the
@@ -618,6 +700,16 @@ func formatRolloutPlan(v *RolloutPlanView, p palette) string {
 			at = " until " + d.TimesOutAt.UTC().Format(time.RFC3339)
 		}
 		line("draining", fmt.Sprintf("%s since %s%s, then %s", d.Name, d.Started.UTC().Format(time.RFC3339), at, d.Then))
+	}
+	if bg := v.BlueGreen; bg != nil {
+		state := "none in progress; a model change does"
+		if bg.Phase != "" {
+			state = fmt.Sprintf("%s since %s (blue model %s, green model %s); to come", bg.Phase, bg.Since.UTC().Format(time.RFC3339), bg.BlueModel, bg.GreenModel)
+		}
+		line("blue-green", state+":")
+		for _, ph := range bg.Phases {
+			line("", "- "+ph)
+		}
 	}
 	if v.Quarantined > 0 {
 		line("quarantined", p.paint(plural(int(v.Quarantined), "instance")+" left cordoned (not drained), out of the plan", warn))

@@ -21,6 +21,7 @@ import (
 	"github.com/mpool-dev/mpool/api/conditions"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/rollout"
 )
 
 // defaultWatchTimeout bounds `rollout status --watch`.
@@ -104,6 +105,9 @@ func rolloutStatus(s *poolState) RolloutStatusView {
 		Available: ptr.Deref(mp.Status.AvailableReplicas, 0),
 	}
 	for _, c := range s.infra.conditions {
+		if c.Type == rolloutProgressingCondition && rollout.IsBlueGreenPhase(c.Reason) {
+			v.BlueGreen = c.Reason
+		}
 		if c.Type == rolloutProgressingCondition && c.Status == metav1.ConditionFalse {
 			switch c.Reason {
 			case infrav1.RolloutBlockedReason, infrav1.ProgressDeadlineExceededReason, infrav1.ReplacementsFailingReason, infrav1.DrainBlockedReason:
@@ -265,6 +269,9 @@ func formatRolloutStatus(v RolloutStatusView, format outputFormat) string {
 		state = "rollout paused by the engine (" + v.Stopped + ")"
 	case v.Paused:
 		state = "rollout paused"
+	}
+	if v.BlueGreen != "" && !v.Complete {
+		state += ", blue-green: " + v.BlueGreen
 	}
 	fmt.Fprintf(&b, "machinepool %s/%s: %s\n", v.Namespace, v.Name, state)
 	line := func(label, format string, args ...any) {

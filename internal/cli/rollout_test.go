@@ -277,6 +277,25 @@ func TestRolloutStatusCounts(t *testing.T) {
 			},
 		},
 		{
+			name: "a blue-green rollout says its phase",
+			state: func() *poolState {
+				s := base(2, 2, running(&no, true), running(&no, true), running(&yes, true), running(&yes, true))
+				s.infra.conditions = []metav1.Condition{{
+					Type: infrav1.RolloutProgressingCondition, Status: metav1.ConditionTrue, Reason: "NodePoolSoaking",
+					Message: "blue-green: soaking until 2030-01-02T13:00:00Z",
+				}}
+				return s
+			}(),
+			check: func(t *testing.T, v RolloutStatusView) {
+				if v.BlueGreen != "NodePoolSoaking" {
+					t.Errorf("blue-green %q, want NodePoolSoaking", v.BlueGreen)
+				}
+				if text := formatRolloutStatus(v, ""); !strings.Contains(text, "rollout in progress, blue-green: NodePoolSoaking") || !strings.Contains(text, "soaking until") {
+					t.Errorf("status text does not say the phase:\n%s", text)
+				}
+			},
+		},
+		{
 			name:  "instances without a model report are neither up to date nor stale",
 			state: base(1, 1, running(nil, true)),
 			check: func(t *testing.T, v RolloutStatusView) {

@@ -174,6 +174,10 @@ const (
 	// RolledBack (Warning): a rollout stopped and the engine restored the
 	// previous revision itself (mpool.dev/auto-rollback).
 	RolledBack = "RolledBack"
+	// BlueGreen: a blue-green rollout entered a phase (creating the green
+	// set, cordoning, draining and soaking the blue one, deleting it, or
+	// rolling back), or ended; the message names the phase and models.
+	BlueGreen = "BlueGreen"
 )
 
 // Event actions (the events.k8s.io "action" field: what was being done).

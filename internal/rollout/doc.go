@@ -55,4 +55,23 @@
 // what it began. Capacity counts live instances only, as Cluster API counts
 // machines for maxSurge: a victim being drained is not counted. Every
 // observation is taken afresh; the planner keeps no state between calls.
+//
+// # Blue-green
+//
+// PlanBlueGreen is the other strategy, modelled on GKE's blue-green node
+// pool upgrade, and the one place that keeps state (a BlueGreenRecord the
+// caller stores and hands back). On a model change it asks for the full new
+// (green) set beside the old (blue) one, deleting nothing
+// (CreatingGreenPool); once every green instance is available, for the blue
+// Nodes to be cordoned (CordoningBluePool) and drained in batches of
+// BlueGreenSettings.BatchSize with BatchSoak after each (DrainingBluePool);
+// then it keeps the blue set for PoolSoak (NodePoolSoaking). While it owns
+// the phase (BlueGreenStep.Own) its TargetCapacity and Delete replace Plan's.
+// Then the deletion of the blue set (DeletingBluePool) is Plan's, within the
+// budgets. A model back to the blue one is a rollback (RollingBack): the
+// blue Nodes serve again and Plan deletes the green set, which is stale
+// now; no blue instance is created. A newer model supersedes the green set:
+// the blue Nodes serve again, the superseded green instances are deleted and
+// the newest green set created. No rollout, phase or batch starts while
+// Input.Paused or Input.HoldStale holds it.
 package rollout

@@ -36,6 +36,11 @@ func (e *Engine) act(ctx context.Context, s *pass) error {
 		defer e.recordManagedCapacity(s)
 	}
 	remErr := e.remediate(ctx, s)
+	if err := e.actBlueGreen(ctx, s); err != nil {
+		// Nothing is deleted while a blue Node that must serve again
+		// could not be made schedulable.
+		return errors.Join(remErr, err)
+	}
 	if proven, err := e.proveModel(ctx, s); !proven {
 		// Nothing is deleted to make room for a model the cloud has not
 		// accepted; a blocked rollout still removes failed and marked

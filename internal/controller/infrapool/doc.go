@@ -48,6 +48,11 @@
 //     then every victim ready to go is deleted in one DeleteInstances call.
 //     The group's model and capacity are applied only when they differ, with
 //     a capacity that never lets the cloud pick a victim (see capacity).
+//     A pool whose mpool.dev/rollout-strategy is BlueGreen rolls a model
+//     change with rollout.PlanBlueGreen instead (see bluegreen.go): the full
+//     green set beside the blue one, the blue Nodes cordoned and drained in
+//     batches, the soak, then the blue set deleted by the rolling planner;
+//     its state is the pool's mpool.dev/blue-green record.
 //   - Report: one per-instance object per instance (named
 //     "<pool>-<instanceID>", controller-owned by the pool, labelled with the
 //     MachinePool and Cluster names, with the instance's state, readiness,

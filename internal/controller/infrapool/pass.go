@@ -4,6 +4,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,6 +98,15 @@ type pass struct {
 	// nodeDrainTimeout; undrainableErr, an unreadable choice.
 	undrainable    preview.UndrainableNodeBehavior
 	undrainableErr error
+	// blueGreen is this pass's step of a blue-green rollout, nil for a
+	// rolling update (see planBlueGreen); blueGreenErr, unreadable
+	// blue-green annotations whose defaults apply.
+	blueGreen    *rollout.BlueGreenStep
+	blueGreenErr error
+	// blueGreenAbandoned: the pool's strategy is no longer BlueGreen while
+	// a blue-green rollout was in progress; its record goes once the blue
+	// Nodes serve again.
+	blueGreenAbandoned bool
 
 	requeue time.Duration
 }
@@ -131,6 +141,16 @@ func (e *Engine) newPass(pool contract.Pool) *pass {
 		joinTimeout:  e.joinTimeout,
 		joinTimedOut: map[string]bool{},
 	}
+}
+
+// ownerObject returns the owner MachinePool as a metav1.Object, nil (not
+// a typed nil) when it is not known: the annotation readers of preview
+// skip a nil object.
+func (s *pass) ownerObject() metav1.Object {
+	if s.owner == nil {
+		return nil
+	}
+	return s.owner
 }
 
 // requeueAfter keeps the earliest requeue.

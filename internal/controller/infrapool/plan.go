@@ -29,6 +29,7 @@ func (e *Engine) planRollout(ctx context.Context, s *pass) error {
 		return nil
 	}
 	s.plan, s.planned = res, true
+	e.planBlueGreen(ctx, s)
 	return nil
 }
 
@@ -55,10 +56,7 @@ func (e *Engine) rolloutInput(s *pass) rollout.Input {
 	}
 	// The pool's cap on remediations in flight; an unreadable one stops
 	// remediation (cap 0) and says so in the Remediating condition.
-	var owner metav1.Object
-	if s.owner != nil {
-		owner = s.owner
-	}
+	owner := s.ownerObject()
 	maxInFlight, err := preview.MaxRemediationsInFlight(s.replicas, owner, s.pool)
 	if err != nil {
 		s.remediation.capErr = err

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -201,10 +200,7 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		// The cloud runs the rollout, and its own deadlines.
 		return
 	}
-	var owner metav1.Object
-	if s.owner != nil {
-		owner = s.owner
-	}
+	owner := s.ownerObject()
 	policy, err := preview.ReadProgressPolicy(owner, s.pool)
 	s.progressErr = err
 	var prev *preview.RolloutProgress
@@ -229,8 +225,9 @@ func (e *Engine) trackProgress(ctx context.Context, s *pass) {
 		}
 	}
 	o := observeProgress(s.input, joined, held)
-	if s.windowHold != "" {
-		// Waiting for the maintenance window is not a stall.
+	if s.windowHold != "" || blueGreenOwnsDeadline(s) {
+		// Waiting for the maintenance window is not a stall, nor are a
+		// blue-green rollout's drains and soaks: nothing is created then.
 		o.active = false
 	}
 	d := nextProgress(prev, o, policy)

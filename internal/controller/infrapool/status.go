@@ -305,6 +305,15 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 		if c.Message == "" {
 			c.Message = fmt.Sprintf("%d of %d replicas available", s.plan.Counts.Available, s.replicas)
 		}
+		if bg := s.blueGreen; bg != nil && bg.Record != nil && !bg.Own {
+			// The rolling planner removes the old set within the budgets.
+			c.Reason = string(bg.Record.Phase)
+			what := fmt.Sprintf("deleting the blue set (model %s) after the soak", bg.Record.Blue)
+			if bg.Record.Phase == rollout.PhaseRollingBack {
+				what = fmt.Sprintf("rolling back to the blue set (model %s): its Nodes serve again, the green ones (model %s) are drained and deleted", bg.Record.Blue, bg.Record.Green)
+			}
+			c.Message = "blue-green: " + what + "; " + c.Message
+		}
 		if rb, ok := preview.ParseRollBack(s.pool.GetAnnotations()[preview.RolledBackAnnotation]); ok && rb.To == s.modelHash {
 			c.Message = fmt.Sprintf("Rolling back automatically to revision %d (the rollout of model %s stopped: %s): %s", rb.Revision, rb.From, rb.Reason, c.Message)
 		}
@@ -314,6 +323,9 @@ func rolloutProgressingCondition(s *pass) metav1.Condition {
 	}
 	if s.undrainableErr != nil {
 		c.Message += " (" + s.undrainableErr.Error() + ")"
+	}
+	if s.blueGreenErr != nil {
+		c.Message += " (" + s.blueGreenErr.Error() + ")"
 	}
 	if n := s.plan.Counts.Quarantined; s.planned && n > 0 {
 		c.Message += fmt.Sprintf("; %d instance%s quarantined (Nodes that could not be drained, left cordoned, %s): "+

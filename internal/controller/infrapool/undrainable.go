@@ -27,10 +27,7 @@ import (
 // and the pool is reconciled again when it opens or closes) and what to do
 // with a Node that cannot be drained.
 func (e *Engine) readDisruptionPolicy(s *pass) {
-	var owner metav1.Object
-	if s.owner != nil {
-		owner = s.owner
-	}
+	owner := s.ownerObject()
 	hold, w, err := preview.WindowHold(s.now, owner, s.pool)
 	s.windowErr = err
 	// A cloud that runs its own rollouts replaces no stale instance here;
