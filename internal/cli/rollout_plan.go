@@ -21,6 +21,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/history"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
@@ -114,8 +115,38 @@ type RolloutPlanView struct {
 	// BlueGreen is the pool's blue-green rollout (the BlueGreen strategy),
 	// nil for a rolling update.
 	BlueGreen *PlanBlueGreenView `json:"blueGreen,omitempty"`
+	// Revision is the pool's current revision, nil before the engine has
+	// recorded one.
+	Revision *PlanRevisionView `json:"revision,omitempty"`
+	// Revisions is how many revisions the history holds.
+	Revisions int `json:"revisions,omitempty"`
+	// Stops says when the rollout stops itself and what it does then.
+	Stops *PlanStopsView `json:"stops,omitempty"`
 	// Notes say what may make the plan differ from what the engine does.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// PlanRevisionView is one revision of a pool's history.
+type PlanRevisionView struct {
+	// Number is the revision's number ('mpool rollout history').
+	Number int64 `json:"number"`
+	// ModelHash is the model it records.
+	ModelHash string `json:"modelHash"`
+}
+
+// PlanStopsView is when a rollout stops itself, and what follows.
+type PlanStopsView struct {
+	// ProgressDeadline is the progress deadline, "off" when none.
+	ProgressDeadline string `json:"progressDeadline"`
+	// MaxFailedReplacements is the limit of consecutive failed new-model
+	// instances, 0 when off.
+	MaxFailedReplacements int `json:"maxFailedReplacements"`
+	// AutoRollback is true when the engine undoes the change itself.
+	AutoRollback bool `json:"autoRollback"`
+	// RollbackTo is the revision an automatic rollback restores, nil when
+	// there is none (the history has no other model, or the current model is
+	// itself a rollback, which is not rolled back again).
+	RollbackTo *PlanRevisionView `json:"rollbackTo,omitempty"`
 }
 
 // PlanBlueGreenView is a pool's blue-green rollout: the one in progress, or
@@ -293,9 +324,8 @@ type planInputs struct {
 // PlanRollout reads the MachinePool ns/name and what its controllers last
 // reported, and runs the rollout planner on it as the engine would, paused
 // or not: the next step, then the steps projected by
-// preview.Project. It changes nothing. The infrastructure pool
-// must have per-instance objects and a rolling update strategy
-// (LocalMachinePool, AzureMachinePool).
+// preview.Project, with the pool's revision and when its rollout stops
+// itself. It changes nothing.
 func PlanRollout(ctx context.Context, c client.Client, ns, name string, o PlanOptions) (*RolloutPlanView, error) {
 	r, err := readPlanInputs(ctx, c, ns, name, o)
 	if err != nil {
@@ -330,7 +360,49 @@ func PlanRollout(ctx context.Context, c client.Client, ns, name string, o PlanOp
 	v := planView(r, in, waves, converged)
 	disruptionView(v, r, window, o.Now)
 	blueGreenView(v, r)
+	if err := stopsView(ctx, c, v, r); err != nil {
+		return nil, err
+	}
 	return v, nil
+}
+
+// stopsView fills in the pool's revision and when its rollout stops
+// itself: the progress policy, and for an automatic rollback the revision
+// the engine would restore (the newest of another model; none when the
+// current model is itself a rollback).
+func stopsView(ctx context.Context, c client.Client, v *RolloutPlanView, r *planInputs) error {
+	if r.rollout.CloudRollouts {
+		return nil
+	}
+	policy, err := preview.ReadProgressPolicy(r.mp, r.pool)
+	if err != nil {
+		v.Notes = append(v.Notes, err.Error())
+	}
+	stops := &PlanStopsView{ProgressDeadline: "off", MaxFailedReplacements: policy.MaxFailed, AutoRollback: preview.AutoRollback(r.mp, r.pool)}
+	if policy.Deadline > 0 {
+		stops.ProgressDeadline = policy.Deadline.String()
+	}
+	v.Stops = stops
+	revs, err := history.List(ctx, c, r.mp)
+	if err != nil {
+		return fmt.Errorf("reading the revisions of machinepool %s/%s: %w", r.mp.Namespace, r.mp.Name, err)
+	}
+	v.Revisions = len(revs)
+	if len(revs) == 0 {
+		return nil
+	}
+	cur := revs[len(revs)-1]
+	v.Revision = &PlanRevisionView{Number: cur.Number, ModelHash: cur.ModelHash}
+	if rb, ok := preview.ParseRollBack(r.pool.GetAnnotations()[preview.RolledBackAnnotation]); ok && rb.To == cur.ModelHash {
+		return nil
+	}
+	for i := len(revs) - 2; i >= 0; i-- {
+		if revs[i].ModelHash != cur.ModelHash {
+			stops.RollbackTo = &PlanRevisionView{Number: revs[i].Number, ModelHash: revs[i].ModelHash}
+			break
+		}
+	}
+	return nil
 }
 
 // blueGreenView fills in the pool's blue-green rollout: its phase, peak
@@ -713,6 +785,30 @@ func formatRolloutPlan(v *RolloutPlanView, p palette) string {
 	}
 	if v.Quarantined > 0 {
 		line("quarantined", p.paint(plural(int(v.Quarantined), "instance")+" left cordoned (not drained), out of the plan", warn))
+	}
+	if v.Revision != nil {
+		line("revision", fmt.Sprintf("%d (model %s), %s in the history ('mpool rollout history %s')", v.Revision.Number, v.Revision.ModelHash, plural(v.Revisions, "revision"), v.Name))
+	}
+	if st := v.Stops; st != nil {
+		var when []string
+		if st.ProgressDeadline != "off" {
+			when = append(when, "no progress for "+st.ProgressDeadline)
+		}
+		if st.MaxFailedReplacements > 0 {
+			when = append(when, fmt.Sprintf("%d new instances failed in a row", st.MaxFailedReplacements))
+		}
+		then := "pauses"
+		switch {
+		case st.AutoRollback && st.RollbackTo != nil:
+			then = fmt.Sprintf("rolls back to revision %d (model %s)", st.RollbackTo.Number, st.RollbackTo.ModelHash)
+		case st.AutoRollback:
+			then = "pauses (automatic rollback on, but no other model to roll back to)"
+		}
+		if len(when) == 0 {
+			line("stops", "never by itself (progress deadline and failure limit off)")
+		} else {
+			line("stops", fmt.Sprintf("after %s: %s", strings.Join(when, " or "), then))
+		}
 	}
 	line("desired", fmt.Sprintf("%d (deletePolicy %s, minReadySeconds %d)", v.Desired, v.DeletePolicy, v.MinReadySeconds))
 	upToDate := fmt.Sprintf("%d of %d", v.UpToDate, v.Desired)

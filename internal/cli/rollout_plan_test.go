@@ -260,6 +260,29 @@ func TestFormatRolloutPlan(t *testing.T) {
 			},
 		},
 		{
+			name: "the revision and an automatic rollback's target",
+			view: func() *RolloutPlanView {
+				v := base()
+				v.Revision, v.Revisions = &PlanRevisionView{Number: 3, ModelHash: "m3"}, 3
+				v.Stops = &PlanStopsView{ProgressDeadline: "10m0s", MaxFailedReplacements: 3, AutoRollback: true, RollbackTo: &PlanRevisionView{Number: 2, ModelHash: "m2"}}
+				return v
+			},
+			want: []string{
+				"revision     3 (model m3), 3 revisions in the history ('mpool rollout history p')\n",
+				"stops        after no progress for 10m0s or 3 new instances failed in a row: rolls back to revision 2 (model m2)\n",
+			},
+		},
+		{
+			name: "a pool that never stops itself",
+			view: func() *RolloutPlanView {
+				v := base()
+				v.Stops = &PlanStopsView{ProgressDeadline: "off"}
+				return v
+			},
+			want:    []string{"stops        never by itself"},
+			notWant: []string{"revision "},
+		},
+		{
 			name: "failed, deleting and new victims are told apart",
 			view: func() *RolloutPlanView {
 				v := base()

@@ -81,7 +81,9 @@
 //     groups' keys (persisted: never rename it) and of its Stats.
 //  2. Handler: an http.Handler for the cloud's wire protocol, every cloud
 //     operation wrapped with FaceEnv.Wrap(op, h) so it is counted and
-//     faulted. Each request maps its cloud's scoping (subscription and
+//     faulted (FaceEnv.WrapOps wraps a table of them; Router serves it,
+//     answering what no operation serves with the face's unknown
+//     operation, or in another shape off the API's paths). Each request maps its cloud's scoping (subscription and
 //     resource group; account and region) onto a scope string and calls
 //     FaceEnv.Cloud.Scope(name, scope): ApplyGroup, GetGroup, SetCapacity,
 //     DeleteInstances, DeleteGroup, ListGroups. The face maps the core's

@@ -12,10 +12,13 @@ import (
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
-// patch writes the pool once at the end of a reconcile: a status patch when
-// the status changed, then a patch of metadata and spec when they changed
-// (in that order, so that dropping the finalizer comes last). Nothing is
-// sent when nothing changed.
+// patch writes the pool once at the end of a reconcile: a patch of metadata
+// and spec when they changed, and a status patch when the status changed.
+// Nothing is sent when nothing changed. The metadata (the engine's records:
+// the rollout's progress, a pause, a blue-green phase) goes first, so that
+// whoever sees a condition that speaks of a record finds the record too
+// ('mpool rollout plan' reads both); for a pool being deleted the status
+// goes first, so that dropping the finalizer comes last.
 //
 // The status is diffed against what this engine last wrote, not against
 // the cache, when the two differ. The engine is the status's only writer,
@@ -32,20 +35,31 @@ func (e *Engine) patch(ctx context.Context, s *pass) error {
 		base = s.before.DeepCopyObject().(contract.Pool)
 		copyField(base, last, "Status")
 	}
-	if !equalField(base, s.pool, "Status") {
-		obj := s.pool.DeepCopyObject().(contract.Pool)
-		switch err := e.c.Status().Patch(ctx, obj, client.MergeFrom(base)); {
-		case err == nil:
-			e.status.set(s.pool.GetUID(), obj)
-		case client.IgnoreNotFound(err) != nil:
-			errs = append(errs, fmt.Errorf("patching the status of %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
+	patchMeta := func() {
+		if !equalMeta(s.before, s.pool) || !equalField(s.before, s.pool, "Spec") {
+			obj := s.pool.DeepCopyObject().(client.Object)
+			if err := e.c.Patch(ctx, obj, client.MergeFrom(s.before)); client.IgnoreNotFound(err) != nil {
+				errs = append(errs, fmt.Errorf("patching %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
+			}
 		}
 	}
-	if !equalMeta(s.before, s.pool) || !equalField(s.before, s.pool, "Spec") {
-		obj := s.pool.DeepCopyObject().(client.Object)
-		if err := e.c.Patch(ctx, obj, client.MergeFrom(s.before)); client.IgnoreNotFound(err) != nil {
-			errs = append(errs, fmt.Errorf("patching %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
+	patchStatus := func() {
+		if !equalField(base, s.pool, "Status") {
+			obj := s.pool.DeepCopyObject().(contract.Pool)
+			switch err := e.c.Status().Patch(ctx, obj, client.MergeFrom(base)); {
+			case err == nil:
+				e.status.set(s.pool.GetUID(), obj)
+			case client.IgnoreNotFound(err) != nil:
+				errs = append(errs, fmt.Errorf("patching the status of %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
+			}
 		}
+	}
+	if s.pool.GetDeletionTimestamp().IsZero() {
+		patchMeta()
+		patchStatus()
+	} else {
+		patchStatus()
+		patchMeta()
 	}
 	return errors.Join(errs...)
 }

@@ -473,7 +473,7 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 	m := obj.(*infrav1.AWSMachinePoolMachine)
 	a.Instance(m).WriteStatus(r)
 	st := &m.Status
-	st.LifecycleState = lifecycleState(r.State)
+	st.LifecycleState = lifecycleState.Word(r.State)
 	st.AvailabilityZone = r.Zone
 	st.LaunchTemplateVersion = ""
 	if v, ok := strings.CutPrefix(r.ModelHash, staleHashPrefix); ok && !r.LatestModelApplied {
@@ -487,18 +487,7 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 // lifecycleState is the instance's state in Auto Scaling's terms, from
 // the engine's view of it (InService covers a failed instance the ASG
 // still holds: its failure is in failureReason).
-func lifecycleState(s contract.InstanceState) string {
-	switch s {
-	case contract.InstancePending:
-		return "Pending"
-	case contract.InstanceBooting:
-		return "Pending:Wait"
-	case contract.InstanceDeleting:
-		return "Terminating"
-	default:
-		return "InService"
-	}
-}
+var lifecycleState = kit.StateWords[string]{Pending: "Pending", Booting: "Pending:Wait", Running: "InService", Deleting: "Terminating"}
 
 // ReadPool implements contract.Reader: the engine replaces instances as
 // an instance refresh with the pool's refreshPreferences would (see

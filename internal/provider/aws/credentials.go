@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,11 +59,9 @@ func (c *IdentityCredentials) CredentialsProvider(ctx context.Context, ref scale
 		return nil, scalegroup.NewInvalid(fmt.Sprintf("credentials %q are not %s<name>", ref.Credentials, CredentialsPrefix))
 	}
 	id := &infrav1.AWSClusterStaticIdentity{}
-	switch err := c.Reader.Get(ctx, types.NamespacedName{Name: name}, id); {
-	case apierrors.IsNotFound(err):
-		return nil, scalegroup.NewUnauthorized(fmt.Sprintf("AWSClusterStaticIdentity %s does not exist: create it, or fix the AWSCluster's spec.identityRef", name), nil)
-	case err != nil:
-		return nil, scalegroup.NewTransient("reading AWSClusterStaticIdentity "+name, err)
+	if err := kit.ReadCredentialsObject(ctx, c.Reader, types.NamespacedName{Name: name}, id, "AWSClusterStaticIdentity "+name,
+		fmt.Sprintf("AWSClusterStaticIdentity %s does not exist: create it, or fix the AWSCluster's spec.identityRef", name)); err != nil {
+		return nil, err
 	}
 	if err := kit.CheckAllowedNamespace(ctx, c.Reader, id.Spec.AllowedNamespaces, "AWSClusterStaticIdentity "+id.Name, ref.Namespace); err != nil {
 		return nil, err
@@ -74,12 +71,10 @@ func (c *IdentityCredentials) CredentialsProvider(ctx context.Context, ref scale
 	}
 	secretRef := types.NamespacedName{Namespace: c.Namespace, Name: id.Spec.SecretRef}
 	secret := &corev1.Secret{}
-	switch err := c.Reader.Get(ctx, secretRef, secret); {
-	case apierrors.IsNotFound(err):
-		return nil, scalegroup.NewUnauthorized(fmt.Sprintf("Secret %s of AWSClusterStaticIdentity %s does not exist: create it in the manager's namespace %s with keys %s and %s",
-			secretRef, name, c.Namespace, infrav1.AWSAccessKeyIDKey, infrav1.AWSSecretAccessKeyKey), nil)
-	case err != nil:
-		return nil, scalegroup.NewTransient("reading the Secret of AWSClusterStaticIdentity "+name, err)
+	if err := kit.ReadCredentialsObject(ctx, c.Reader, secretRef, secret, "the Secret of AWSClusterStaticIdentity "+name,
+		fmt.Sprintf("Secret %s of AWSClusterStaticIdentity %s does not exist: create it in the manager's namespace %s with keys %s and %s",
+			secretRef, name, c.Namespace, infrav1.AWSAccessKeyIDKey, infrav1.AWSSecretAccessKeyKey)); err != nil {
+		return nil, err
 	}
 	keyID, secretKey := secret.Data[infrav1.AWSAccessKeyIDKey], secret.Data[infrav1.AWSSecretAccessKeyKey]
 	if len(keyID) == 0 || len(secretKey) == 0 {

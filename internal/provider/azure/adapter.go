@@ -406,7 +406,7 @@ func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	for _, in := range r.Instances {
 		st.Instances = append(st.Instances, infrav1.AzureMachinePoolInstanceStatus{
 			Version:            in.Version,
-			ProvisioningState:  ptr.To(instanceState(in.State)),
+			ProvisioningState:  ptr.To(instanceState.Word(in.State)),
 			ProviderID:         in.ProviderID,
 			InstanceID:         in.InstanceID,
 			InstanceName:       instanceName(in.ProviderID),
@@ -452,18 +452,7 @@ func operationState(t string) infrav1.ProvisioningState {
 }
 
 // instanceState is the VM's provisioningState in Azure's terms.
-func instanceState(s contract.InstanceState) infrav1.ProvisioningState {
-	switch s {
-	case contract.InstancePending, contract.InstanceBooting:
-		return infrav1.Creating
-	case contract.InstanceFailed:
-		return infrav1.Failed
-	case contract.InstanceDeleting:
-		return infrav1.Deleting
-	default:
-		return infrav1.Succeeded
-	}
-}
+var instanceState = kit.StateWords[infrav1.ProvisioningState]{Pending: infrav1.Creating, Running: infrav1.Succeeded, Failed: infrav1.Failed, Deleting: infrav1.Deleting}
 
 // instanceName is the VM's name from its providerID: <vmss>_<n> for a
 // Uniform VM, the VM's name for a Flexible one.
@@ -503,7 +492,7 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.AzureMachinePoolMachine)
 	a.Instance(m).WriteStatus(r)
-	m.Status.ProvisioningState = ptr.To(instanceState(r.State))
+	m.Status.ProvisioningState = ptr.To(instanceState.Word(r.State))
 	m.Status.InstanceName = instanceName(r.ProviderID)
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,11 +62,9 @@ func (c *IdentityCredentials) TokenCredential(ctx context.Context, ref scalegrou
 		return nil, scalegroup.NewInvalid(fmt.Sprintf("credentials %q are not <namespace>/<name> of an AzureClusterIdentity", ref.Credentials))
 	}
 	id := &infrav1.AzureClusterIdentity{}
-	switch err := c.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, id); {
-	case apierrors.IsNotFound(err):
-		return nil, scalegroup.NewUnauthorized(fmt.Sprintf("AzureClusterIdentity %s does not exist: create it, or fix the AzureCluster's spec.identityRef", ref.Credentials), nil)
-	case err != nil:
-		return nil, scalegroup.NewTransient("reading AzureClusterIdentity "+ref.Credentials, err)
+	if err := kit.ReadCredentialsObject(ctx, c.Reader, types.NamespacedName{Namespace: ns, Name: name}, id, "AzureClusterIdentity "+ref.Credentials,
+		fmt.Sprintf("AzureClusterIdentity %s does not exist: create it, or fix the AzureCluster's spec.identityRef", ref.Credentials)); err != nil {
+		return nil, err
 	}
 	if err := kit.CheckAllowedNamespace(ctx, c.Reader, id.Spec.AllowedNamespaces, fmt.Sprintf("AzureClusterIdentity %s/%s", id.Namespace, id.Name), ref.Namespace); err != nil {
 		return nil, err
@@ -85,11 +82,9 @@ func (c *IdentityCredentials) TokenCredential(ctx context.Context, ref scalegrou
 		return nil, scalegroup.NewUnauthorized(fmt.Sprintf("AzureClusterIdentity %s has no spec.clientSecret: name the Secret that holds its client secret", ref.Credentials), nil)
 	}
 	secret := &corev1.Secret{}
-	switch err := c.Reader.Get(ctx, secretRef, secret); {
-	case apierrors.IsNotFound(err):
-		return nil, scalegroup.NewUnauthorized(fmt.Sprintf("Secret %s of AzureClusterIdentity %s does not exist", secretRef, ref.Credentials), nil)
-	case err != nil:
-		return nil, scalegroup.NewTransient("reading the Secret of AzureClusterIdentity "+ref.Credentials, err)
+	if err := kit.ReadCredentialsObject(ctx, c.Reader, secretRef, secret, "the Secret of AzureClusterIdentity "+ref.Credentials,
+		fmt.Sprintf("Secret %s of AzureClusterIdentity %s does not exist", secretRef, ref.Credentials)); err != nil {
+		return nil, err
 	}
 	value := secret.Data[infrav1.AzureClusterIdentityClientSecretKey]
 	if len(value) == 0 {

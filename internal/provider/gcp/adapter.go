@@ -262,24 +262,13 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.GCPMachinePoolMachine)
 	a.Instance(m).WriteStatus(r)
-	m.Status.CurrentAction = currentAction(r.State)
+	m.Status.CurrentAction = currentAction.Word(r.State)
 	m.Status.Zone = r.Zone
 }
 
 // currentAction is an instance's state as a managed instance's current
 // action (a failed instance is NONE: its failure is in failureReason).
-func currentAction(s contract.InstanceState) string {
-	switch s {
-	case contract.InstancePending:
-		return "CREATING"
-	case contract.InstanceBooting:
-		return "VERIFYING"
-	case contract.InstanceDeleting:
-		return "DELETING"
-	default:
-		return "NONE"
-	}
-}
+var currentAction = kit.StateWords[string]{Pending: "CREATING", Booting: "VERIFYING", Running: "NONE", Deleting: "DELETING"}
 
 // ReadPool implements contract.Reader: the pool rolls by its
 // spec.strategy.

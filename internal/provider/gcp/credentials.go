@@ -9,7 +9,6 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -62,11 +61,9 @@ func (c *Credentials) client(ctx context.Context, ref scalegroup.Ref) (*http.Cli
 		return nil, "", scalegroup.NewInvalid(fmt.Sprintf("credentials %q are not <namespace>/<name>", ref.Credentials))
 	}
 	secret := &corev1.Secret{}
-	switch err := c.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, secret); {
-	case apierrors.IsNotFound(err):
-		return nil, "", scalegroup.NewUnauthorized(fmt.Sprintf("Secret %s (the GCPCluster's credentialsRef) does not exist: create it with the service account key under %q", ref.Credentials, CredentialsKey), nil)
-	case err != nil:
-		return nil, "", scalegroup.NewTransient("reading Secret "+ref.Credentials, err)
+	if err := kit.ReadCredentialsObject(ctx, c.Reader, types.NamespacedName{Namespace: ns, Name: name}, secret, "Secret "+ref.Credentials,
+		fmt.Sprintf("Secret %s (the GCPCluster's credentialsRef) does not exist: create it with the service account key under %q", ref.Credentials, CredentialsKey)); err != nil {
+		return nil, "", err
 	}
 	key := secret.Data[CredentialsKey]
 	if len(key) == 0 {

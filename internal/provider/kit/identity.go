@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -33,6 +34,20 @@ func CheckAllowedNamespace(ctx context.Context, r client.Reader, allowed *infrav
 		return scalegroup.NewInvalid(fmt.Sprintf("%s: %v", identity, err))
 	case !ok:
 		return scalegroup.NewUnauthorized(fmt.Sprintf("%s does not allow namespace %q: add it to the identity's spec.allowedNamespaces", identity, namespace), nil)
+	}
+	return nil
+}
+
+// ReadCredentialsObject reads obj, named key, with r: an object that
+// credentials are resolved from (a cluster identity, the Secret holding its
+// key). A missing object is Unauthorized, its message missing (saying what
+// to create or fix); a failed read is Transient, "reading " + what.
+func ReadCredentialsObject(ctx context.Context, r client.Reader, key types.NamespacedName, obj client.Object, what, missing string) error {
+	switch err := r.Get(ctx, key, obj); {
+	case apierrors.IsNotFound(err):
+		return scalegroup.NewUnauthorized(missing, nil)
+	case err != nil:
+		return scalegroup.NewTransient("reading "+what, err)
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package kit
 
 import (
+	"cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -66,5 +68,30 @@ func InstanceView(obj metav1.Object, r InstanceRecord) contract.InstanceView {
 		FailureReason:  ptr.Deref(r.FailureReason, ""),
 		FailureMessage: ptr.Deref(r.FailureMessage, ""),
 		Conditions:     r.Conditions,
+	}
+}
+
+// StateWords are the words a provider's per-instance kind records the
+// engine's states in (WriteInstanceStatus): the cloud's own vocabulary,
+// one word per state a report can carry. Empty Booting is Pending's word
+// and empty Failed is Running's (a cloud that keeps a failed instance in
+// service says so only in failureReason). W is the field's type.
+type StateWords[W ~string] struct {
+	Pending, Booting, Running, Failed, Deleting W
+}
+
+// Word is the cloud's word for s: Running's for Running and Unknown.
+func (w StateWords[W]) Word(s contract.InstanceState) W {
+	switch s {
+	case contract.InstancePending:
+		return w.Pending
+	case contract.InstanceBooting:
+		return cmp.Or(w.Booting, w.Pending)
+	case contract.InstanceDeleting:
+		return w.Deleting
+	case contract.InstanceFailed:
+		return cmp.Or(w.Failed, w.Running)
+	default:
+		return w.Running
 	}
 }

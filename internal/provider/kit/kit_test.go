@@ -1,6 +1,7 @@
 package kit
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -196,5 +200,58 @@ func TestCheckScaling(t *testing.T) {
 	}
 	if got := OwnerReplicas(contract.Owner{}); got != 1 {
 		t.Errorf("OwnerReplicas without a MachinePool = %d, want 1", got)
+	}
+}
+
+func TestStateWords(t *testing.T) {
+	for _, tc := range []struct {
+		words StateWords[string]
+		want  map[contract.InstanceState]string
+	}{
+		{ // every state a word of its own
+			words: StateWords[string]{Pending: "Creating", Booting: "Booting", Running: "Succeeded", Failed: "Failed", Deleting: "Deleting"},
+			want: map[contract.InstanceState]string{contract.InstancePending: "Creating", contract.InstanceBooting: "Booting", contract.InstanceRunning: "Succeeded",
+				contract.InstanceFailed: "Failed", contract.InstanceDeleting: "Deleting", contract.InstanceUnknown: "Succeeded"},
+		},
+		{ // booting is pending, a failed instance stays in service
+			words: StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down"},
+			want: map[contract.InstanceState]string{contract.InstancePending: "pending", contract.InstanceBooting: "pending", contract.InstanceRunning: "running",
+				contract.InstanceFailed: "running", contract.InstanceDeleting: "shutting-down", contract.InstanceUnknown: "running"},
+		},
+	} {
+		for _, s := range contract.InstanceStates {
+			if got := tc.words.Word(s); got != tc.want[s] {
+				t.Errorf("%+v.Word(%s) = %q, want %q", tc.words, s, got, tc.want[s])
+			}
+		}
+	}
+}
+
+// getReader is a client.Reader whose Get returns err.
+type getReader struct {
+	client.Reader
+	err error
+}
+
+func (r getReader) Get(context.Context, client.ObjectKey, client.Object, ...client.GetOption) error {
+	return r.err
+}
+
+func TestReadCredentialsObject(t *testing.T) {
+	key := client.ObjectKey{Namespace: "ns", Name: "id"}
+	notFound := apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, "id")
+	for _, tc := range []struct {
+		err      error
+		reason   scalegroup.Reason
+		mentions string
+	}{
+		{err: nil},
+		{err: notFound, reason: scalegroup.ReasonUnauthorized, mentions: "create Secret ns/id"},
+		{err: errors.New("connection refused"), reason: scalegroup.ReasonTransient, mentions: "reading Secret ns/id"},
+	} {
+		err := ReadCredentialsObject(context.Background(), getReader{err: tc.err}, key, &corev1.Secret{}, "Secret ns/id", "create Secret ns/id")
+		if scalegroup.ReasonOf(err) != tc.reason || (tc.err == nil) != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.mentions) {
+			t.Errorf("read failing with %v: %v, want %q mentioning %q", tc.err, err, tc.reason, tc.mentions)
+		}
 	}
 }

@@ -189,8 +189,8 @@ type awsHandler struct {
 
 // Handler implements Face.
 func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
-	h := &awsHandler{face: f, env: env, ops: map[string]http.HandlerFunc{}}
-	for op, fn := range map[string]http.HandlerFunc{
+	h := &awsHandler{face: f, env: env}
+	h.ops = env.WrapOps(h.authenticated, map[string]http.HandlerFunc{
 		OpAWSCreateAutoScalingGroup:         h.createASG,
 		OpAWSUpdateAutoScalingGroup:         h.updateASG,
 		OpAWSDescribeAutoScalingGroups:      h.describeASGs,
@@ -228,9 +228,7 @@ func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
 		OpAWSDescribeAvailabilityZones:      h.describeAvailabilityZones,
 		OpAWSAutoScalingUnknown:             h.unknownAction,
 		OpAWSEC2Unknown:                     h.unknownAction,
-	} {
-		h.ops[op] = env.Wrap(op, h.authenticated(fn))
-	}
+	})
 	return h
 }
 

@@ -253,9 +253,7 @@ func (*AzureFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
 // answer in its own shape.
 func (*AzureFace) WriteFault(w http.ResponseWriter, r *http.Request, f core.Fault) {
 	if !isARMPath(r.URL.Path) {
-		if f.Kind == core.FaultThrottle {
-			w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
-		}
+		f.SetRetryAfter(w.Header())
 		admin.WriteJSON(w, f.Status, azureapi.TokenError{
 			Error:            "temporarily_unavailable",
 			ErrorDescription: "AADSTS50196: " + f.Message,
@@ -267,7 +265,7 @@ func (*AzureFace) WriteFault(w http.ResponseWriter, r *http.Request, f core.Faul
 	msg := "An internal execution error occurred. Please retry later. (" + f.Message + ")"
 	switch {
 	case f.Kind == core.FaultThrottle:
-		secs := strconv.Itoa(int(f.RetryAfter / time.Second))
+		secs := f.RetrySeconds()
 		w.Header().Set("Retry-After", secs)
 		w.Header().Set("x-ms-ratelimit-remaining-subscription-reads", "0")
 		w.Header().Set("x-ms-ratelimit-remaining-subscription-writes", "0")
@@ -337,18 +335,20 @@ const (
 
 const azureDefaultAPIVersionError = "The api-version query parameter (?api-version=) is required for all requests."
 
-// azureHandler serves the Azure face.
+// azureHandler holds the Azure face's operations.
 type azureHandler struct {
 	face    *AzureFace
 	env     core.FaceEnv
-	ops     map[string]http.HandlerFunc
 	buckets *core.Buckets
 }
 
-// Handler implements Face.
+// Handler implements Face: requests are routed by their path segments,
+// case-insensitively as ARM does; those of neither ARM nor Entra ID are
+// ARM's unknown operation, those of Entra ID's paths it does not serve
+// answered as Entra ID would.
 func (f *AzureFace) Handler(env core.FaceEnv) http.Handler {
-	h := &azureHandler{face: f, env: env, ops: map[string]http.HandlerFunc{}, buckets: &f.buckets}
-	for op, fn := range map[string]http.HandlerFunc{
+	h := &azureHandler{face: f, env: env, buckets: &f.buckets}
+	ops := env.WrapOps(nil, map[string]http.HandlerFunc{
 		OpAzureToken:               h.token,
 		OpAzureDiscovery:           h.discovery,
 		OpAzureVMSSCreateOrUpdate:  h.arm(h.putVMSS),
@@ -369,29 +369,13 @@ func (f *AzureFace) Handler(env core.FaceEnv) http.Handler {
 			writeARMError(w, http.StatusNotFound, azureapi.CodeNotFound,
 				fmt.Sprintf("The simulated Azure does not serve %s %s.", r.Method, r.URL.Path))
 		}),
-	} {
-		h.ops[op] = env.Wrap(op, fn)
-	}
-	for op, fn := range h.aksHandlers() {
-		h.ops[op] = env.Wrap(op, fn)
-	}
-	return h
-}
-
-// ServeHTTP routes a request by its path segments, case-insensitively as
-// ARM does, setting the path values the operations read.
-func (h *azureHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	op := h.route(r)
-	if op == "" {
-		if isARMPath(r.URL.Path) {
-			op = OpAzureUnknown
-		} else {
+	}, h.aksHandlers())
+	return &core.Router{Ops: ops, Route: h.route, Unknown: OpAzureUnknown,
+		IsAPI: func(r *http.Request) bool { return isARMPath(r.URL.Path) },
+		NotServed: func(w http.ResponseWriter, r *http.Request) {
 			admin.WriteJSON(w, http.StatusNotFound, azureapi.TokenError{Error: "invalid_request",
 				ErrorDescription: fmt.Sprintf("AADSTS90002: The simulated Entra ID does not serve %s %s.", r.Method, r.URL.Path)})
-			return
-		}
-	}
-	h.ops[op](w, r)
+		}}
 }
 
 // route returns the operation of r, or "".

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/sim/server/servertest"
+	"github.com/mpool-dev/mpool/sim/wire/azureapi"
 )
 
 // azureTestEnv is a simulated cloud with clients of the real Azure SDK
@@ -732,5 +735,49 @@ func TestAzureFailedProvisioning(t *testing.T) {
 	vms := e.listUniform(t, "f")
 	if len(vms) != 1 || *vms[0].Properties.ProvisioningState != "Failed" {
 		t.Fatalf("failed VM state")
+	}
+}
+
+// TestAzureRequestsNotServed: an ARM path no operation serves is ARM's 404
+// NotFound, counted as OpAzureUnknown; any other path no operation serves
+// is Entra ID's 404 invalid_request, uncounted.
+func TestAzureRequestsNotServed(t *testing.T) {
+	e := startAzureEnv(t, core.Options{})
+	tok, err := e.cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{e.url + "/.default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := e.co.Transport.(*http.Client)
+	get := func(path string) (*http.Response, []byte) {
+		req, _ := http.NewRequest(http.MethodGet, e.url+path, nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Token)
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res, body
+	}
+	res, body := get("/subscriptions/" + AzureDefaultSubscriptionID + "/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks?api-version=2024-05-01")
+	var armErr azureapi.ErrorResponse
+	if _ = json.Unmarshal(body, &armErr); res.StatusCode != http.StatusNotFound || armErr.Error.Code != azureapi.CodeNotFound ||
+		!strings.Contains(armErr.Error.Message, "does not serve GET /subscriptions/") {
+		t.Errorf("an unknown ARM path: %s %s, want 404 NotFound", res.Status, body)
+	}
+	res, body = get("/" + AzureDefaultTenantID + "/oauth2/v2.0/devicecode")
+	var tokErr azureapi.TokenError
+	if _ = json.Unmarshal(body, &tokErr); res.StatusCode != http.StatusNotFound || tokErr.Error != azureapi.EntraInvalidRequest ||
+		!strings.Contains(tokErr.ErrorDescription, "Entra ID does not serve GET /"+AzureDefaultTenantID+"/oauth2/v2.0/devicecode") {
+		t.Errorf("an unknown Entra ID path: %s %s, want 404 invalid_request", res.Status, body)
+	}
+	counted := map[string]int64{}
+	for _, c := range e.srv.Stats().Requests {
+		if c.Face == AzureFaceName {
+			counted[c.Operation] += c.Count
+		}
+	}
+	if counted[OpAzureUnknown] != 1 || len(counted) != 3 || counted[OpAzureToken] != 1 || counted[OpAzureDiscovery] != 1 {
+		t.Errorf("counted %v, want the sign-in (discovery, token) and one %s", counted, OpAzureUnknown)
 	}
 }

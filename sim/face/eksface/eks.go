@@ -209,19 +209,19 @@ type eksRequest struct {
 	query url.Values
 }
 
-// eksHandler serves the EKS face.
+// eksHandler holds the EKS face's operations.
 type eksHandler struct {
 	face *EKSFace
 	env  core.FaceEnv
-	ops  map[string]func(http.ResponseWriter, *http.Request, *eksRequest)
-	wrap map[string]http.HandlerFunc
 }
 
 type eksRequestKey struct{}
 
-// Handler implements Face.
+// Handler implements Face: a REST request is routed by its method and
+// path.
 func (f *EKSFace) Handler(env core.FaceEnv) http.Handler {
-	h := &eksHandler{face: f, env: env, ops: map[string]func(http.ResponseWriter, *http.Request, *eksRequest){}, wrap: map[string]http.HandlerFunc{}}
+	h := &eksHandler{face: f, env: env}
+	ops := map[string]http.HandlerFunc{}
 	for op, fn := range map[string]func(http.ResponseWriter, *http.Request, *eksRequest){
 		OpEKSCreateCluster:          h.createCluster,
 		OpEKSDescribeCluster:        h.describeCluster,
@@ -239,19 +239,14 @@ func (f *EKSFace) Handler(env core.FaceEnv) http.Handler {
 		OpEKSListTagsForResource:    h.listTags,
 		OpEKSUnknown:                h.unknown,
 	} {
-		h.ops[op] = fn
-		h.wrap[op] = env.Wrap(op, h.authenticated(fn))
+		ops[op] = h.authenticated(fn)
 	}
 	// A restarted cloud resumes the updates it had in flight.
 	f.mu.Lock()
 	f.kickLocked(env)
 	f.mu.Unlock()
-	return h
-}
-
-// ServeHTTP routes a REST request by method and path.
-func (h *eksHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.wrap[eksRoute(r.Method, pathSegments(r))](w, r)
+	return &core.Router{Ops: env.WrapOps(nil, ops), Unknown: OpEKSUnknown,
+		Route: func(r *http.Request) string { return eksRoute(r.Method, pathSegments(r)) }}
 }
 
 // pathSegments are the request's path segments (after the base path),

@@ -347,6 +347,16 @@ func payloadOf(g *core.Group) groupPayload {
 	return p
 }
 
+// igmWritten answers a write to the group p describes: err as Compute
+// Engine's error on it, else the operation of kind on it.
+func (h *gcpHandler) igmWritten(w http.ResponseWriter, r *http.Request, p groupPayload, kind string, err error) {
+	if err != nil {
+		writeCloudError(w, err, igmPath(p))
+		return
+	}
+	h.writeOperation(w, r, kind, h.igmURL(r, p.Name))
+}
+
 func igmPath(p groupPayload) string {
 	if p.Zone != "" {
 		return "projects/" + p.Project + "/zones/" + p.Zone + "/instanceGroupManagers/" + p.Name
@@ -527,11 +537,8 @@ func (h *gcpHandler) insertIGM(w http.ResponseWriter, r *http.Request) {
 	}
 	p.ID = strconv.FormatUint(6000000000000000000+d.Seq, 10)
 	payload, _ := json.Marshal(p)
-	if _, err := sc.ApplyGroup(in.Name, core.GroupSpec{Capacity: *in.TargetSize, ModelHash: p.Template, Model: modelOf(t, p.Zones), Payload: payload}); err != nil {
-		writeCloudError(w, err, igmPath(p))
-		return
-	}
-	h.writeOperation(w, r, "insert", h.igmURL(r, in.Name))
+	_, err = sc.ApplyGroup(in.Name, core.GroupSpec{Capacity: *in.TargetSize, ModelHash: p.Template, Model: modelOf(t, p.Zones), Payload: payload})
+	h.igmWritten(w, r, p, "insert", err)
 }
 
 // group returns the group of the request's name, answering 404 when there
@@ -546,6 +553,17 @@ func (h *gcpHandler) group(w http.ResponseWriter, r *http.Request) (*core.Group,
 		return nil, false
 	}
 	return g, true
+}
+
+// groupBody is the group a request names and the request's body; false
+// when either was answered with an error.
+func groupBody[T any](h *gcpHandler, w http.ResponseWriter, r *http.Request) (*core.Group, T, bool) {
+	var req T
+	g, ok := h.group(w, r)
+	if !ok || !readBody(w, r, &req) {
+		return nil, req, false
+	}
+	return g, req, true
 }
 
 func (h *gcpHandler) getIGM(w http.ResponseWriter, r *http.Request) {
@@ -597,11 +615,8 @@ func (h *gcpHandler) deleteIGM(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := h.scope(r).DeleteGroup(g.Name); err != nil {
-		writeCloudError(w, err, igmPath(payloadOf(g)))
-		return
-	}
-	h.writeOperation(w, r, "delete", h.igmURL(r, g.Name))
+	_, err := h.scope(r).DeleteGroup(g.Name)
+	h.igmWritten(w, r, payloadOf(g), "delete", err)
 }
 
 func (h *gcpHandler) resizeIGM(w http.ResponseWriter, r *http.Request) {
@@ -618,20 +633,13 @@ func (h *gcpHandler) resizeIGM(w http.ResponseWriter, r *http.Request) {
 	if !h.checkCPUQuota(w, p.Project, regionOf(p.Zones[0]), p.Name, g.Model.InstanceType, int32(size)) {
 		return
 	}
-	if _, err := h.scope(r).SetCapacity(g.Name, int32(size)); err != nil {
-		writeCloudError(w, err, igmPath(p))
-		return
-	}
-	h.writeOperation(w, r, "compute.instanceGroupManagers.resize", h.igmURL(r, g.Name))
+	_, err = h.scope(r).SetCapacity(g.Name, int32(size))
+	h.igmWritten(w, r, p, "compute.instanceGroupManagers.resize", err)
 }
 
 func (h *gcpHandler) setInstanceTemplate(w http.ResponseWriter, r *http.Request) {
-	g, ok := h.group(w, r)
+	g, req, ok := groupBody[gcpapi.SetInstanceTemplateRequest](h, w, r)
 	if !ok {
-		return
-	}
-	var req gcpapi.SetInstanceTemplateRequest
-	if !readBody(w, r, &req) {
 		return
 	}
 	p := payloadOf(g)
@@ -646,20 +654,13 @@ func (h *gcpHandler) setInstanceTemplate(w http.ResponseWriter, r *http.Request)
 	}
 	p.Template = name
 	payload, _ := json.Marshal(p)
-	if _, err := h.scope(r).ApplyGroup(g.Name, core.GroupSpec{Capacity: g.Capacity, ModelHash: name, Model: modelOf(t, p.Zones), Payload: payload}); err != nil {
-		writeCloudError(w, err, igmPath(p))
-		return
-	}
-	h.writeOperation(w, r, "compute.instanceGroupManagers.setInstanceTemplate", h.igmURL(r, g.Name))
+	_, err := h.scope(r).ApplyGroup(g.Name, core.GroupSpec{Capacity: g.Capacity, ModelHash: name, Model: modelOf(t, p.Zones), Payload: payload})
+	h.igmWritten(w, r, p, "compute.instanceGroupManagers.setInstanceTemplate", err)
 }
 
 func (h *gcpHandler) deleteInstances(w http.ResponseWriter, r *http.Request) {
-	g, ok := h.group(w, r)
+	g, req, ok := groupBody[gcpapi.DeleteInstancesRequest](h, w, r)
 	if !ok {
-		return
-	}
-	var req gcpapi.DeleteInstancesRequest
-	if !readBody(w, r, &req) {
 		return
 	}
 	var ids []string
@@ -675,13 +676,11 @@ func (h *gcpHandler) deleteInstances(w http.ResponseWriter, r *http.Request) {
 			ids = append(ids, name)
 		}
 	}
+	var err error
 	if len(ids) > 0 {
-		if _, err := h.scope(r).DeleteInstances(g.Name, ids); err != nil {
-			writeCloudError(w, err, igmPath(payloadOf(g)))
-			return
-		}
+		_, err = h.scope(r).DeleteInstances(g.Name, ids)
 	}
-	h.writeOperation(w, r, "compute.instanceGroupManagers.deleteInstances", h.igmURL(r, g.Name))
+	h.igmWritten(w, r, payloadOf(g), "compute.instanceGroupManagers.deleteInstances", err)
 }
 
 // actionOf is a managed instance's current action and instance status.

@@ -174,11 +174,9 @@ func regionOf(zone string) string {
 // 429 alternately (Compute Engine answers both), with Retry-After; server
 // errors as backendError. The token endpoint answers in its own shape.
 func (f *GCPFace) WriteFault(w http.ResponseWriter, r *http.Request, fault core.Fault) {
-	if !strings.HasPrefix(r.URL.Path, "/compute/") {
-		if fault.Kind == core.FaultThrottle {
-			w.Header().Set("Retry-After", strconv.Itoa(int(fault.RetryAfter/time.Second)))
-		}
-		admin.WriteJSON(w, fault.Status, gcpapi.TokenError{Error: "temporarily_unavailable", ErrorDescription: fault.Message})
+	if !isComputePath(r) {
+		fault.SetRetryAfter(w.Header())
+		writeTokenError(w, fault.Status, "temporarily_unavailable", fault.Message)
 		return
 	}
 	if fault.Kind == core.FaultThrottle {
@@ -186,7 +184,7 @@ func (f *GCPFace) WriteFault(w http.ResponseWriter, r *http.Request, fault core.
 		if f.faults.Add(1)%2 == 0 {
 			status = http.StatusForbidden
 		}
-		w.Header().Set("Retry-After", strconv.Itoa(int(fault.RetryAfter/time.Second)))
+		fault.SetRetryAfter(w.Header())
 		writeError(w, status, gcpapi.ReasonRateLimitExceeded, "usageLimits", "Rate Limit Exceeded ("+fault.Message+")")
 		return
 	}
@@ -267,17 +265,18 @@ const (
 	OpGCPUnknown                 = "gcp.Unknown"
 )
 
-// gcpHandler serves the GCP face.
+// gcpHandler holds the GCP face's operations.
 type gcpHandler struct {
 	face *GCPFace
 	env  core.FaceEnv
-	ops  map[string]http.HandlerFunc
 }
 
-// Handler implements Face.
+// Handler implements Face: requests are routed by their path segments;
+// those under /compute/ no operation serves are Compute Engine's unknown
+// operation, others answered as the token server would.
 func (f *GCPFace) Handler(env core.FaceEnv) http.Handler {
-	h := &gcpHandler{face: f, env: env, ops: map[string]http.HandlerFunc{}}
-	for op, fn := range map[string]http.HandlerFunc{
+	h := &gcpHandler{face: f, env: env}
+	ops := env.WrapOps(nil, map[string]http.HandlerFunc{
 		OpGCPToken:                   h.token,
 		OpGCPTemplatesInsert:         h.api(true, h.insertTemplate),
 		OpGCPTemplatesGet:            h.api(false, h.getTemplate),
@@ -297,11 +296,17 @@ func (f *GCPFace) Handler(env core.FaceEnv) http.Handler {
 		OpGCPUnknown: h.api(false, func(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, gcpapi.ReasonNotFound, "", fmt.Sprintf("The simulated Compute Engine does not serve %s %s.", r.Method, r.URL.Path))
 		}),
-	} {
-		h.ops[op] = env.Wrap(op, fn)
-	}
-	return h
+	})
+	return &core.Router{Ops: ops, Route: h.route, Unknown: OpGCPUnknown, IsAPI: isComputePath,
+		NotServed: func(w http.ResponseWriter, r *http.Request) {
+			writeTokenError(w, http.StatusNotFound, "invalid_request",
+				fmt.Sprintf("The simulated Google OAuth 2.0 server does not serve %s %s.", r.Method, r.URL.Path))
+		}}
 }
+
+// isComputePath reports whether r is one of Compute Engine's (else the
+// token server's).
+func isComputePath(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/compute/") }
 
 // baseURL is the face's URL as the client reached it.
 func (h *gcpHandler) baseURL(r *http.Request) string {
@@ -310,21 +315,6 @@ func (h *gcpHandler) baseURL(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host + h.env.BasePath
-}
-
-// ServeHTTP routes a request by its path segments.
-func (h *gcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	op := h.route(r)
-	if op == "" {
-		if strings.HasPrefix(r.URL.Path, "/compute/") {
-			op = OpGCPUnknown
-		} else {
-			admin.WriteJSON(w, http.StatusNotFound, gcpapi.TokenError{Error: "invalid_request",
-				ErrorDescription: fmt.Sprintf("The simulated Google OAuth 2.0 server does not serve %s %s.", r.Method, r.URL.Path)})
-			return
-		}
-	}
-	h.ops[op](w, r)
 }
 
 // route returns the operation of r, or "", setting the path values the

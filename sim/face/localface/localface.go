@@ -1,10 +1,9 @@
 package localface
 
 import (
-	"github.com/mpool-dev/mpool/sim/admin"
 	"net/http"
-	"strconv"
-	"time"
+
+	"github.com/mpool-dev/mpool/sim/admin"
 
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/localapi"
@@ -42,7 +41,7 @@ func (Face) WriteFault(w http.ResponseWriter, _ *http.Request, f core.Fault) {
 	code := localapi.CodeInternal
 	switch {
 	case f.Kind == core.FaultThrottle:
-		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
+		f.SetRetryAfter(w.Header())
 		code = localapi.CodeTooManyRequests
 	case f.Status == http.StatusServiceUnavailable:
 		code = localapi.CodeUnavailable

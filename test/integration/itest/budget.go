@@ -246,3 +246,75 @@ func (w *BudgetWatcher) AssertHeld() {
 	t.Logf("budget watcher: %d samples, peak capacity %d (max %d), lowest availability %d (min %d)",
 		w.samples, w.peak, w.maxCapacity, w.trough, w.minAvail)
 }
+
+// ServingWatcher samples the workload cluster from outside and records
+// every sample with fewer Ready, schedulable Nodes of the pool's instances
+// than its size, and the most instances the cloud's group held at once.
+type ServingWatcher struct {
+	f    *Fixture
+	min  int
+	stop func()
+
+	mu   sync.Mutex
+	n    int
+	low  []string
+	peak int
+}
+
+// WatchServing starts a ServingWatcher of f's pool of size instances.
+func WatchServing(f *Fixture, size int) *ServingWatcher {
+	w := &ServingWatcher{f: f, min: size}
+	s := Sample(f.T, 15*time.Millisecond, w.sample)
+	w.stop = s.Stop
+	return w
+}
+
+func (w *ServingWatcher) sample(ctx context.Context) {
+	g := w.f.Group()
+	if g == nil {
+		return
+	}
+	ours := map[string]bool{}
+	live := 0
+	for _, in := range g.Instances {
+		ours[in.ProviderID] = true
+		if in.State != core.StateDeleting {
+			live++
+		}
+	}
+	list, err := w.f.CS.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	var serving []string
+	for i := range list.Items {
+		n := &list.Items[i]
+		if ours[n.Spec.ProviderID] && testenv.NodeReady(n) && !n.Spec.Unschedulable {
+			serving = append(serving, n.Name)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n++
+	w.peak = max(w.peak, live)
+	if len(serving) < w.min {
+		w.low = append(w.low, strings.Join(serving, ","))
+	}
+}
+
+// AssertAtLeast stops the watcher and fails the test if any sample had
+// fewer Ready schedulable Nodes than the pool's size (or too few samples
+// were taken to say). It returns the most instances the group held at once.
+func (w *ServingWatcher) AssertAtLeast() int {
+	w.f.T.Helper()
+	w.stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.n < 10 {
+		w.f.T.Errorf("serving watcher took only %d samples", w.n)
+	}
+	if len(w.low) > 0 {
+		w.f.T.Errorf("%d samples with fewer than %d Ready schedulable Nodes, first: [%s]", len(w.low), w.min, w.low[0])
+	}
+	return w.peak
+}

@@ -266,3 +266,27 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// CheckBlueGreen proves the BlueGreen strategy on the fixture's converged
+// pool of n instances: a change to version to creates the full new set
+// beside the old one (the group peaks at 2n instances), drains the old set
+// in batches of one and, after a short soak, deletes it; Ready schedulable
+// Nodes of the pool never fall below n, watched from outside.
+func (f *Fixture) CheckBlueGreen(n int, to string, timeout time.Duration) {
+	f.T.Helper()
+	before := f.InstanceIDs()
+	serving := WatchServing(f, n)
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
+		annotate(mp, preview.RolloutStrategyAnnotation, preview.StrategyBlueGreen,
+			preview.BlueGreenBatchSizeAnnotation, "1",
+			preview.BlueGreenPoolSoakAnnotation, "3s")
+		mp.Spec.Template.Spec.Version = to
+	})
+	f.WaitRolled(before, n, to, 2*timeout)
+	if peak := serving.AssertAtLeast(); peak != 2*n {
+		f.T.Errorf("the group held at most %d instances during the blue-green rollout, want %d (the full green set beside the blue one)", peak, 2*n)
+	}
+	if a := Pool[client.Object](f).GetAnnotations(); a[preview.BlueGreenAnnotation] != "" {
+		f.T.Errorf("the blue-green record is left on the pool: %s", a[preview.BlueGreenAnnotation])
+	}
+}

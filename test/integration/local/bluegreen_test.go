@@ -2,11 +2,8 @@ package local
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,7 +33,7 @@ func TestBlueGreenSoakRollbackAndComplete(t *testing.T) {
 	f.waitConverged(2, v1, "", converge)
 	blue := itest.IDs(f.Instances())
 	models := itest.WatchInstances(f.Fixture)
-	serving := watchServing(f, 2)
+	serving := itest.WatchServing(f.Fixture, 2)
 
 	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) {
 		if mp.Annotations == nil {
@@ -99,7 +96,7 @@ func TestBlueGreenSoakRollbackAndComplete(t *testing.T) {
 	if a := f.poolAnnotations(); a[preview.BlueGreenAnnotation] != "" {
 		t.Errorf("the blue-green record is still on the pool: %s", a[preview.BlueGreenAnnotation])
 	}
-	serving.assertAtLeast()
+	serving.AssertAtLeast()
 	models.Stop()
 	f.spy.assertClean()
 }
@@ -169,64 +166,4 @@ func (f *fixture) poolAnnotations() map[string]string {
 		f.T.Fatal(err)
 	}
 	return p.Annotations
-}
-
-// servingWatcher samples the workload cluster from outside and records
-// every sample with fewer Ready, schedulable Nodes of the pool's instances
-// than its size.
-type servingWatcher struct {
-	f    *fixture
-	min  int
-	mu   sync.Mutex
-	n    int
-	low  []string
-	stop func()
-}
-
-func watchServing(f *fixture, size int) *servingWatcher {
-	w := &servingWatcher{f: f, min: size}
-	s := itest.Sample(f.T, 15e6, w.sample)
-	w.stop = s.Stop
-	return w
-}
-
-func (w *servingWatcher) sample(ctx context.Context) {
-	g := w.f.Group()
-	if g == nil {
-		return
-	}
-	ours := map[string]bool{}
-	for _, in := range g.Instances {
-		ours[in.ProviderID] = true
-	}
-	list, err := w.f.CS.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return
-	}
-	var serving []string
-	for i := range list.Items {
-		n := &list.Items[i]
-		if ours[n.Spec.ProviderID] && testenv.NodeReady(n) && !n.Spec.Unschedulable {
-			serving = append(serving, n.Name)
-		}
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.n++
-	if len(serving) < w.min {
-		w.low = append(w.low, strings.Join(serving, ","))
-	}
-}
-
-func (w *servingWatcher) assertAtLeast() {
-	w.f.T.Helper()
-	w.stop()
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.n < 10 {
-		w.f.T.Errorf("serving watcher took only %d samples", w.n)
-	}
-	if len(w.low) > 0 {
-		w.f.T.Errorf("%d samples with fewer than %d Ready schedulable Nodes, first: [%s]", len(w.low), w.min, w.low[0])
-	}
 }

@@ -54,6 +54,13 @@ func TestRolloutHistoryAndUndo(t *testing.T) {
 		}
 	}
 
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { mp.Annotations[preview.AutoRollbackAnnotation] = "true" })
+	if v := f.plan(); v.Revision == nil || v.Revision.Number != 3 || v.Revisions != 3 || v.Stops == nil || !v.Stops.AutoRollback ||
+		v.Stops.RollbackTo == nil || v.Stops.RollbackTo.Number != 2 || v.Stops.RollbackTo.ModelHash != revs[1].ModelHash {
+		t.Errorf("rollout plan: revision %+v of %d, stops %+v; want revision 3 of 3 and an automatic rollback to revision 2", v.Revision, v.Revisions, v.Stops)
+	}
+	f.UpdateMachinePool(func(mp *clusterv1.MachinePool) { delete(mp.Annotations, preview.AutoRollbackAnnotation) })
+
 	t.Log("at rest, the engine records nothing")
 	f.PokeUntilReconciled(t, 3)
 	if got := f.revisions(); len(got) != 3 {

@@ -367,21 +367,12 @@ var conditionAliases = map[string][]kit.ConditionAlias{
 func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
 	a.Instance(m).WriteStatus(r)
-	m.Status.State = ec2State(r.State)
+	m.Status.State = ec2State.Word(r.State)
 	m.Status.AvailabilityZone = r.Zone
 }
 
 // ec2State is the instance's EC2 state from the engine's view of it.
-func ec2State(s contract.InstanceState) string {
-	switch s {
-	case contract.InstancePending, contract.InstanceBooting:
-		return "pending"
-	case contract.InstanceDeleting:
-		return "shutting-down"
-	default:
-		return "running"
-	}
-}
+var ec2State = kit.StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down"}
 
 // ReadPool implements contract.Reader: EKS replaces out-of-date nodes
 // itself, surging and taking down at most spec.updateConfig's

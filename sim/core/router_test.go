@@ -1,0 +1,77 @@
+package core
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRouter: a request is served by the operation its route names, the
+// wrapping and the inner handler applied; one no operation serves is the
+// Unknown operation when it is the API's, else NotServed answers it,
+// unwrapped.
+func TestRouter(t *testing.T) {
+	var wrapped []string
+	env := FaceEnv{Wrap: func(op string, h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { wrapped = append(wrapped, op); h(w, r) }
+	}}
+	answer := func(s string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte(s)) }
+	}
+	inner := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { w.Header().Set("X-Inner", "1"); h(w, r) }
+	}
+	ops := env.WrapOps(inner, map[string]http.HandlerFunc{"get": answer("got"), "unknown": answer("old")},
+		map[string]http.HandlerFunc{"unknown": answer("unknown")})
+	rt := &Router{Ops: ops, Unknown: "unknown",
+		Route: func(r *http.Request) string {
+			switch r.URL.Path {
+			case "/api/thing":
+				return "get"
+			case "/api/gone":
+				return "deleted" // a name Ops does not hold
+			}
+			return ""
+		},
+		IsAPI:     func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/api/") },
+		NotServed: func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "not served", http.StatusNotFound) },
+	}
+	for _, tt := range []struct {
+		path, body, op string
+		inner          bool
+	}{
+		{path: "/api/thing", body: "got", op: "get", inner: true},
+		{path: "/api/other", body: "unknown", op: "unknown", inner: true},
+		{path: "/api/gone", body: "unknown", op: "unknown", inner: true},
+		{path: "/token/other", body: "not served\n"},
+	} {
+		wrapped = nil
+		rec := httptest.NewRecorder()
+		rt.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+		op := strings.Join(wrapped, ",")
+		if rec.Body.String() != tt.body || op != tt.op || (rec.Header().Get("X-Inner") == "1") != tt.inner {
+			t.Errorf("%s: body %q, operation %q, inner %q; want %q, %q, %v", tt.path, rec.Body.String(), op, rec.Header().Get("X-Inner"), tt.body, tt.op, tt.inner)
+		}
+	}
+	// Without IsAPI every request is the API's.
+	rt.IsAPI, rt.NotServed = nil, nil
+	rec := httptest.NewRecorder()
+	rt.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/token/other", nil))
+	if rec.Body.String() != "unknown" {
+		t.Errorf("without IsAPI: %q, want the unknown operation", rec.Body.String())
+	}
+}
+
+func TestFaultRetryAfter(t *testing.T) {
+	h := http.Header{}
+	Fault{Kind: FaultServerError, Status: 503}.SetRetryAfter(h)
+	if h.Get("Retry-After") != "" {
+		t.Errorf("a server error set Retry-After %q", h.Get("Retry-After"))
+	}
+	Fault{Kind: FaultThrottle, Status: 429, RetryAfter: 2500 * time.Millisecond}.SetRetryAfter(h)
+	if h.Get("Retry-After") != "2" {
+		t.Errorf("throttled 2.5s: Retry-After %q, want whole seconds", h.Get("Retry-After"))
+	}
+}
