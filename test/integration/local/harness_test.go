@@ -155,6 +155,20 @@ type poolSpec struct {
 // AzureMachinePool and KubeadmConfig.
 func (f *fixture) createPool(p poolSpec) {
 	f.T.Helper()
+	f.createPoolOf(clusterName, poolName, p)
+}
+
+// createPoolOf is createPool for the pool name of the Cluster cluster.
+func (f *fixture) createPoolOf(cluster, name string, p poolSpec) {
+	f.T.Helper()
+	for _, o := range f.poolObjects(cluster, name, p) {
+		f.Create(o)
+	}
+}
+
+// poolObjects are the LocalMachinePool, KubeadmConfig and MachinePool
+// createPoolOf creates, in that order.
+func (f *fixture) poolObjects(cluster, name string, p poolSpec) []client.Object {
 	if p.version == "" {
 		p.version = v1
 	}
@@ -170,8 +184,8 @@ func (f *fixture) createPool(p poolSpec) {
 	if p.zones == nil {
 		p.zones = []string{"zone-a", "zone-b", "zone-c"}
 	}
-	f.Create(&infrav1.LocalMachinePool{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName},
+	return []client.Object{&infrav1.LocalMachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
 		Spec: infrav1.LocalMachinePoolSpec{
 			Template:   infrav1.LocalMachinePoolMachineTemplate{InstanceType: "sim.small", Image: p.image, Zones: p.zones},
 			Simulation: p.simulation,
@@ -182,33 +196,31 @@ func (f *fixture) createPool(p poolSpec) {
 				},
 			},
 		},
-	})
-	f.Create(&bootstrapv1.KubeadmConfig{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName},
+	}, &bootstrapv1.KubeadmConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
 		Spec: bootstrapv1.KubeadmConfigSpec{
 			JoinConfiguration: bootstrapv1.JoinConfiguration{
 				NodeRegistration: bootstrapv1.NodeRegistrationOptions{
 					Name:             `{{ ds.meta_data["local_hostname"] }}`,
-					KubeletExtraArgs: []bootstrapv1.Arg{{Name: "node-labels", Value: ptr.To("mpool.dev/pool=" + poolName)}},
+					KubeletExtraArgs: []bootstrapv1.Arg{{Name: "node-labels", Value: ptr.To("mpool.dev/pool=" + name)}},
 				},
 			},
 		},
-	})
-	f.Create(&clusterv1.MachinePool{
-		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: poolName},
+	}, &clusterv1.MachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name},
 		Spec: clusterv1.MachinePoolSpec{
-			ClusterName: clusterName,
+			ClusterName: cluster,
 			Replicas:    ptr.To(p.replicas),
 			Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
-				ClusterName: clusterName,
+				ClusterName: cluster,
 				Bootstrap: clusterv1.Bootstrap{ConfigRef: clusterv1.ContractVersionedObjectReference{
-					APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfig", Name: poolName,
+					APIGroup: bootstrapv1.GroupVersion.Group, Kind: "KubeadmConfig", Name: name,
 				}},
-				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "LocalMachinePool", Name: poolName},
+				InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: infrav1.GroupVersion.Group, Kind: "LocalMachinePool", Name: name},
 				Version:           p.version,
 			}},
 		},
-	})
+	}}
 }
 
 // updateLocalPool changes the LocalMachinePool with a merge patch.
