@@ -56,10 +56,7 @@
 //   - Report: one per-instance object per instance (named
 //     "<pool>-<instanceID>", controller-owned by the pool, labelled with the
 //     MachinePool and Cluster names, with the instance's state, readiness,
-//     zone, version, Node and whether it runs the latest model; a new
-//     object's first status waits up to Timing.FirstInstanceStatus for its
-//     Node to be Ready, so that an instance that joins promptly costs one
-//     status write, not one per state it passed through), the pool's
+//     zone, version, Node and whether it runs the latest model), the pool's
 //     spec.providerIDList, status.ready/replicas/instances (at most
 //     MaxReportedInstances, those needing attention first)/
 //     infrastructureMachineKind and its conditions (ScaleGroupReady,

@@ -53,15 +53,6 @@ type Timing struct {
 	// again: the actor scales the group in the cloud, which sends no event
 	// (default 30s).
 	ExternalReplicas time.Duration
-	// FirstInstanceStatus is how long a new per-instance object's first
-	// status waits for its instance's Node to be Ready (default 10s): an
-	// instance that joins within it gets one status write, with its Node,
-	// instead of one per state it passed through (booting, waiting for its
-	// Node, Ready). Meanwhile the object has no status (its Machine none
-	// either, and the pool metrics count the instance as Unknown). A
-	// failed, deleted or timed-out instance is written at once; a negative
-	// value writes every state as it is seen.
-	FirstInstanceStatus time.Duration
 }
 
 func (t *Timing) defaults() {
@@ -76,9 +67,6 @@ func (t *Timing) defaults() {
 	set(&t.QuotaRetry, time.Minute)
 	set(&t.ThrottleRetry, time.Second)
 	set(&t.ExternalReplicas, 30*time.Second)
-	if t.FirstInstanceStatus == 0 {
-		t.FirstInstanceStatus = 10 * time.Second
-	}
 }
 
 // Options configure an Engine.

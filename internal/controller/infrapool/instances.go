@@ -56,10 +56,7 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 		case obj == nil:
 			work = append(work, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
 		default:
-			rep := e.reportOf(s, in)
-			if wait := e.firstStatusWait(s, obj, rep); wait > 0 {
-				s.requeueAfter(wait)
-			} else if w := e.instanceStatusPatch(s, obj, rep); w != nil {
+			if w := e.instanceStatusPatch(s, obj, e.reportOf(s, in)); w != nil {
 				work = append(work, w)
 			}
 			if w := e.zoneLabelPatch(obj, in); w != nil {
@@ -274,26 +271,6 @@ func withEntry(m map[string]string, key, value string) map[string]string {
 	}
 	out[key] = value
 	return out
-}
-
-// firstStatusWait returns how much longer the first status of the
-// per-instance object obj waits (Timing.FirstInstanceStatus), zero when it
-// is written now: obj has a status already, its instance is Ready, failed,
-// being removed or timed out, or obj is older than the wait. Each state an
-// instance passes through on its way to Ready would otherwise cost a
-// status write per instance; the pool's own status does not wait (it is
-// built from the reports, not from these objects).
-func (e *Engine) firstStatusWait(s *pass, obj contract.InstanceObject, rep contract.InstanceReport) time.Duration {
-	if e.timing.FirstInstanceStatus <= 0 || meta.FindStatusCondition(obj.GetConditions(), infrav1.InstanceReadyCondition) != nil {
-		return 0
-	}
-	if rep.Ready || rep.JoinTimedOut || rep.State == contract.InstanceFailed || rep.State == contract.InstanceDeleting {
-		return 0
-	}
-	if _, drained := s.drains[rep.InstanceID]; drained {
-		return 0
-	}
-	return max(0, obj.GetCreationTimestamp().Add(e.timing.FirstInstanceStatus).Sub(s.now))
 }
 
 // instanceStatusPatch returns the write that brings obj's status to rep, nil

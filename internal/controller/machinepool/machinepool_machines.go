@@ -232,7 +232,7 @@ func (r *Reconciler) syncMachine(s *scope, m *clusterv1.Machine, im *unstructure
 	r.setMachineStatus(s, updated, im)
 
 	patchSpec := !equality.Semantic.DeepEqual(m.ObjectMeta, updated.ObjectMeta) || !equality.Semantic.DeepEqual(m.Spec, updated.Spec)
-	patchStatus := !equality.Semantic.DeepEqual(m.Status, updated.Status) && !awaitsInfraStatus(m, im)
+	patchStatus := !equality.Semantic.DeepEqual(m.Status, updated.Status)
 	mark, marked := m.Annotations[clusterv1.DeleteMachineAnnotation]
 	carried, ok := im.GetAnnotations()[clusterv1.DeleteMachineAnnotation]
 	carry := marked && (!ok || carried != mark)
@@ -266,22 +266,6 @@ func (r *Reconciler) syncMachine(s *scope, m *clusterv1.Machine, im *unstructure
 		}
 		return errors.Join(errs...)
 	}
-}
-
-// awaitsInfraStatus reports whether the first status of pool Machine m
-// waits for its infrastructure machine's first: a Machine whose status
-// was never written, of an infrastructure machine that reports no status
-// yet, would only say that it is provisioning, and the infrastructure
-// machine's first status write (the engine writes it once the instance is
-// Ready, or after a short wait) brings the pool back to write the
-// Machine's with what it reports.
-func awaitsInfraStatus(m *clusterv1.Machine, im *unstructured.Unstructured) bool {
-	if len(m.Status.Conditions) > 0 || m.Status.Phase != "" {
-		return false
-	}
-	_, ready, _ := unstructured.NestedFieldNoCopy(im.Object, "status", "ready")
-	_, conds, _ := unstructured.NestedFieldNoCopy(im.Object, "status", "conditions")
-	return !ready && !conds
 }
 
 // carryDeleteAnnotation sets the delete-machine annotation of m on im.

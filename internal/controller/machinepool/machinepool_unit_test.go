@@ -306,28 +306,3 @@ func v1beta1Failure(mp *clusterv1.MachinePool) (reason, message *string) {
 	}
 	return reason, d.FailureMessage
 }
-
-// TestMachineStatusAwaitsTheInfraMachines: a Machine whose status was never
-// written waits for its infrastructure machine's first status; once either
-// has one, the Machine's status is written.
-func TestMachineStatusAwaitsTheInfraMachines(t *testing.T) {
-	bare := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"providerID": "local://g/i-1"}}}
-	reported := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"ready": false}}}
-	withConds := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{}}}}
-	written := &clusterv1.Machine{Status: clusterv1.MachineStatus{Phase: string(clusterv1.MachinePhaseProvisioning)}}
-	for _, tc := range []struct {
-		name string
-		m    *clusterv1.Machine
-		im   *unstructured.Unstructured
-		want bool
-	}{
-		{"new Machine, infrastructure machine without status: wait", &clusterv1.Machine{}, bare, true},
-		{"new Machine, infrastructure machine reports ready: write", &clusterv1.Machine{}, reported, false},
-		{"new Machine, infrastructure machine reports conditions: write", &clusterv1.Machine{}, withConds, false},
-		{"Machine with a status: write", written, bare, false},
-	} {
-		if got := awaitsInfraStatus(tc.m, tc.im); got != tc.want {
-			t.Errorf("%s: awaitsInfraStatus = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
