@@ -1,42 +1,24 @@
 package aws
 
-import "testing"
+import (
+	"testing"
 
-// TestUndrainableScheduleAWS: the engine's Schedule behavior for an
-// undrainable Node on a Auto Scaling group (seed 004 at 2): the
-// version change's first drain is refused by a PodDisruptionBudget until
-// the pool's drain timeout; the rollout pauses with the instance kept, a
-// restarted manager keeps the pause, and resuming once the budget allows
-// completes the roll.
-func TestUndrainableScheduleAWS(t *testing.T) {
-	f, m := start(t, 0)
-	f.ApplySeed()
-	f.waitConverged(2, seedVersion)
-	f.CheckUndrainableSchedule(2, "v1.17.3", converge, func() {
-		m.Stop()
-		m = f.StartManager()
+	"github.com/mpool-dev/mpool/test/integration/itest"
+)
+
+// TestDisruptionControls: the rollout engine's disruption controls on an
+// Auto Scaling group (seed 004, 2 instances, a version change): the
+// Schedule behavior for a Node a PodDisruptionBudget will not let go (the
+// rollout pauses with the instance kept, across a manager restart, and
+// completes once resumed), a maintenance window (a change made outside it
+// waits, across a restart, and rolls once it is open) and the BlueGreen
+// strategy (the full new set beside the old one, Ready schedulable Nodes
+// never below the pool's size).
+func TestDisruptionControls(t *testing.T) {
+	itest.DisruptionChecks(t, 2, "v1.17.3", converge, func(t *testing.T) (*itest.Fixture, *itest.Manager) {
+		f, m := start(t, 0)
+		f.ApplySeed()
+		f.waitConverged(2, seedVersion)
+		return f.Fixture, m
 	})
-}
-
-// TestMaintenanceWindowAWS: a version change on an Auto Scaling group
-// made outside its maintenance window waits, across a manager restart,
-// and rolls once the window is open.
-func TestMaintenanceWindowAWS(t *testing.T) {
-	f, m := start(t, 0)
-	f.ApplySeed()
-	f.waitConverged(2, seedVersion)
-	f.CheckMaintenanceWindow(2, "v1.17.3", converge, func() {
-		m.Stop()
-		m = f.StartManager()
-	})
-}
-
-// TestBlueGreenAWS: the BlueGreen strategy on an Auto Scaling group: the
-// full new set beside the old one, the old drained and, after the soak,
-// terminated; Ready schedulable Nodes never below the pool's size.
-func TestBlueGreenAWS(t *testing.T) {
-	f, _ := start(t, 0)
-	f.ApplySeed()
-	f.waitConverged(2, seedVersion)
-	f.CheckBlueGreen(2, "v1.17.3", converge)
 }

@@ -1,42 +1,24 @@
 package azure
 
-import "testing"
+import (
+	"testing"
 
-// TestUndrainableScheduleUniform: the engine's Schedule behavior for an
-// undrainable Node on a VMSS Uniform pool (seed 000 scaled to 2): the
-// version change's first drain is refused by a PodDisruptionBudget until
-// the pool's drain timeout; the rollout pauses with the VM kept, a
-// restarted manager keeps the pause, and resuming once the budget allows
-// completes the roll.
-func TestUndrainableScheduleUniform(t *testing.T) {
-	f, m := start(t, 0)
-	f.ApplySeed()
-	f.WaitConverged(2, seedVersion, converge)
-	f.CheckUndrainableSchedule(2, "v1.23.1", converge, func() {
-		m.Stop()
-		m = f.StartManager()
+	"github.com/mpool-dev/mpool/test/integration/itest"
+)
+
+// TestDisruptionControls: the rollout engine's disruption controls on a
+// VMSS Uniform pool (seed 000, 2 VMs, a version change): the Schedule
+// behavior for a Node a PodDisruptionBudget will not let go (the rollout
+// pauses with the VM kept, across a manager restart, and completes once
+// resumed), a maintenance window (a change made outside it waits, across a
+// restart, and rolls once it is open) and the BlueGreen strategy (the full
+// new set beside the old one, Ready schedulable Nodes never below the
+// pool's size).
+func TestDisruptionControls(t *testing.T) {
+	itest.DisruptionChecks(t, 2, "v1.23.1", converge, func(t *testing.T) (*itest.Fixture, *itest.Manager) {
+		f, m := start(t, 0)
+		f.ApplySeed()
+		f.WaitConverged(2, seedVersion, converge)
+		return f.Fixture, m
 	})
-}
-
-// TestMaintenanceWindowUniform: a version change on a VMSS Uniform pool
-// made outside its maintenance window waits, across a manager restart,
-// and rolls once the window is open.
-func TestMaintenanceWindowUniform(t *testing.T) {
-	f, m := start(t, 0)
-	f.ApplySeed()
-	f.WaitConverged(2, seedVersion, converge)
-	f.CheckMaintenanceWindow(2, "v1.23.1", converge, func() {
-		m.Stop()
-		m = f.StartManager()
-	})
-}
-
-// TestBlueGreenUniform: the BlueGreen strategy on a VMSS Uniform pool: the
-// full new set beside the old one, the old drained and, after the soak,
-// deleted; Ready schedulable Nodes never below the pool's size.
-func TestBlueGreenUniform(t *testing.T) {
-	f, _ := start(t, 0)
-	f.ApplySeed()
-	f.WaitConverged(2, seedVersion, converge)
-	f.CheckBlueGreen(2, "v1.23.1", converge)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -289,4 +290,29 @@ func (f *Fixture) CheckBlueGreen(n int, to string, timeout time.Duration) {
 	if a := Pool[client.Object](f).GetAnnotations(); a[preview.BlueGreenAnnotation] != "" {
 		f.T.Errorf("the blue-green record is left on the pool: %s", a[preview.BlueGreenAnnotation])
 	}
+}
+
+// DisruptionChecks runs CheckUndrainableSchedule, CheckMaintenanceWindow
+// (each across a manager restart) and CheckBlueGreen as subtests, each on
+// a pool of n instances that start returns converged, rolling to version
+// to.
+func DisruptionChecks(t *testing.T, n int, to string, timeout time.Duration, start func(t *testing.T) (*Fixture, *Manager)) {
+	restarts := func(f *Fixture, m *Manager) func() {
+		return func() {
+			m.Stop()
+			m = f.StartManager()
+		}
+	}
+	t.Run("UndrainableSchedule", func(t *testing.T) {
+		f, m := start(t)
+		f.CheckUndrainableSchedule(n, to, timeout, restarts(f, m))
+	})
+	t.Run("MaintenanceWindow", func(t *testing.T) {
+		f, m := start(t)
+		f.CheckMaintenanceWindow(n, to, timeout, restarts(f, m))
+	})
+	t.Run("BlueGreen", func(t *testing.T) {
+		f, _ := start(t)
+		f.CheckBlueGreen(n, to, timeout)
+	})
 }
