@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -68,7 +66,7 @@ func (e *Engine) planBlueGreen(ctx context.Context, s *pass) {
 		s.blueGreenErr = errors.Join(s.blueGreenErr, err)
 		return
 	}
-	s.blueGreen = &step
+	s.blueGreen, s.blueGreenSettings = &step, *settings
 	if step.Own && !s.input.Paused {
 		p := &s.plan
 		p.TargetCapacity, p.Delete, p.Done = step.TargetCapacity, step.Delete, false
@@ -180,8 +178,8 @@ func (e *Engine) actBlueGreen(ctx context.Context, s *pass) error {
 		return err
 	}
 	r.BatchDrained(s.now)
-	if s.blueGreenSettings().BatchSoak > 0 {
-		s.requeueAfter(s.blueGreenSettings().BatchSoak)
+	if soak := s.blueGreenSettings.BatchSoak; soak > 0 {
+		s.requeueAfter(soak)
 	} else {
 		s.requeueAfter(e.timing.Converging)
 	}
@@ -247,26 +245,15 @@ func (e *Engine) drainBatch(ctx context.Context, s *pass, cs kubernetes.Interfac
 	return true, nil
 }
 
-// blueGreenSettings returns the pool's blue-green settings (defaults when
-// unreadable).
-func (s *pass) blueGreenSettings() rollout.BlueGreenSettings {
-	owner := s.ownerObject()
-	if b, _ := preview.ReadBlueGreen(owner, s.pool); b != nil {
-		return *b
-	}
-	return rollout.BlueGreenSettings{}
-}
-
 // markBlue cordons the Node name and labels it as a blue Node of a
 // blue-green rollout, or makes it schedulable again and removes the label.
 // A Node already gone is fine.
 func markBlue(ctx context.Context, cs kubernetes.Interface, name string, cordon bool) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}},"spec":{"unschedulable":true}}`, preview.BlueGreenNodeLabel, preview.BlueGreenCordonedStatus)
-	if !cordon {
-		patch = fmt.Sprintf(`{"metadata":{"labels":{%q:null}},"spec":{"unschedulable":false}}`, preview.BlueGreenNodeLabel)
+	value := ""
+	if cordon {
+		value = preview.BlueGreenCordonedStatus
 	}
-	_, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
+	if err := markNode(ctx, cs, name, preview.BlueGreenNodeLabel, value); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("marking Node %s blue (cordon %t): %w", name, cordon, err)
 	}
 	return nil

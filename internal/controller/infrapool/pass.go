@@ -103,6 +103,9 @@ type pass struct {
 	// blue-green annotations whose defaults apply.
 	blueGreen    *rollout.BlueGreenStep
 	blueGreenErr error
+	// blueGreenSettings are the pool's blue-green settings, read with
+	// the step (defaults where unreadable).
+	blueGreenSettings rollout.BlueGreenSettings
 	// blueGreenAbandoned: the pool's strategy is no longer BlueGreen while
 	// a blue-green rollout was in progress; its record goes once the blue
 	// Nodes serve again.

@@ -168,9 +168,21 @@ func (e *Engine) pauseForDrain(s *pass, msg string) {
 // quarantineNode labels a workload Node left cordoned by the Cordon
 // behavior, as AKS labels its own (kubernetes.azure.com/upgrade-status).
 func quarantineNode(ctx context.Context, cs kubernetes.Interface, name string) error {
-	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}},"spec":{"unschedulable":true}}`, preview.UpgradeStatusLabel, preview.QuarantinedStatus)
-	if _, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if err := markNode(ctx, cs, name, preview.UpgradeStatusLabel, preview.QuarantinedStatus); err != nil {
 		return fmt.Errorf("labelling Node %s quarantined: %w", name, err)
 	}
 	return nil
+}
+
+// markNode cordons the Node name and sets its label to value, or, with an
+// empty value, makes it schedulable again and removes the label: the
+// rollout's marks on the Nodes it keeps out of service (quarantined,
+// blue). One merge patch, sent whatever a cache says of the Node.
+func markNode(ctx context.Context, cs kubernetes.Interface, name, label, value string) error {
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}},"spec":{"unschedulable":true}}`, label, value)
+	if value == "" {
+		patch = fmt.Sprintf(`{"metadata":{"labels":{%q:null}},"spec":{"unschedulable":false}}`, label)
+	}
+	_, err := cs.CoreV1().Nodes().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	return err
 }
