@@ -72,6 +72,13 @@ replacements start again.`,
 	}
 }
 
+// ResumeRollout resumes, as `mpool rollout resume` does, the rollout of
+// MachinePool ns/name: it removes the pause annotation, and the progress
+// record of a rollout the engine paused itself.
+func ResumeRollout(ctx context.Context, c client.Client, ns, name string, w io.Writer) error {
+	return setRolloutPaused(ctx, c, ns, name, false, w)
+}
+
 // setRolloutPaused sets or removes the pause annotation on the MachinePool
 // ns/name with a merge patch and says what it did. Resuming also lifts a
 // pause the engine set itself (a rollout that stopped making progress): it

@@ -11,13 +11,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/cli"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -127,14 +127,16 @@ func annotate(mp *clusterv1.MachinePool, kv ...string) {
 	}
 }
 
-// ResumeRollout does what 'mpool rollout resume' does to a pool the engine
-// paused: it removes the progress record from the infra pool.
+// ResumeRollout runs 'mpool rollout resume' on the fixture's pool: it
+// lifts a pause the engine set itself (removing the progress record from
+// the infra pool).
 func (f *Fixture) ResumeRollout() {
 	f.T.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, preview.RolloutProgressAnnotation)
-	if err := f.Env.Client.Patch(f.Ctx, f.poolRef(), client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+	var out strings.Builder
+	if err := cli.ResumeRollout(f.Ctx, f.Env.Client, f.NS, f.Provider.PoolName, &out); err != nil {
 		f.T.Fatal(err)
 	}
+	f.T.Logf("rollout resume: %s", out.String())
 }
 
 // CheckUndrainableSchedule proves the Schedule undrainable-node behavior

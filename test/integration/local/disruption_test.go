@@ -52,7 +52,7 @@ func undrainableRollout(t *testing.T, behavior preview.UndrainableNodeBehavior) 
 // kept, its Node schedulable again, and the rollout paused by the engine,
 // naming the Node and the PodDisruptionBudget; a restarted manager keeps
 // the pause (and drains nothing); once the budget allows the eviction,
-// 'mpool rollout resume' (removing the progress record) completes it.
+// 'mpool rollout resume' completes it.
 func TestUndrainableSchedulePausesTheRollout(t *testing.T) {
 	f, first, guarded, before := undrainableRollout(t, preview.UndrainableSchedule)
 	node := f.nodeName(guarded)
@@ -74,9 +74,7 @@ func TestUndrainableSchedulePausesTheRollout(t *testing.T) {
 
 	t.Log("the budget allows the eviction; resume")
 	f.pdb("guarded", 0, -1)
-	itest.Patch(f.Fixture, f.PoolKey(), &infrav1.LocalMachinePool{}, func(p *infrav1.LocalMachinePool) {
-		delete(p.Annotations, preview.RolloutProgressAnnotation)
-	})
+	f.ResumeRollout()
 	f.waitConverged(2, v2, "", 2*converge)
 	f.spy.assertClean()
 }
