@@ -85,10 +85,7 @@ func ReadBlueGreen(objs ...metav1.Object) (*rollout.BlueGreenSettings, error) {
 		if v == "" {
 			return
 		}
-		d, err := time.ParseDuration(v)
-		if v == "0" {
-			d, err = 0, nil
-		}
+		d, err := time.ParseDuration(v) // "0" is a duration: none
 		if err != nil || d < 0 {
 			errs = append(errs, fmt.Sprintf("annotation %s: %q is not a non-negative duration such as \"30m\"", key, v))
 			return
