@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -35,6 +37,10 @@ import (
 // MPOOL_BENCH_N still wins). MPOOL_BENCH_QPS sets the manager's client QPS
 // (burst twice that) instead of the test environment's 200;
 // MPOOL_BENCH_PROGRESS=1 logs progress;
+// MPOOL_BENCH_TIMELINE=1 logs when each stage of the pipeline first had
+// all N (cloud instances Running, joined, Nodes, Nodes Ready and
+// initialized, per-instance objects and their Ready status, Machines and
+// their Running phase, the MachinePool's replica counts);
 // MPOOL_BENCH_UNTIL=joined ends a scale-up once every instance joined and
 // has its LocalMachinePoolMachine, instead of waiting for the MachinePool
 // to be Running; MPOOL_BENCH_APIPROF=file writes a 20 s CPU profile of the
@@ -69,6 +75,7 @@ func newBenchPool(b *testing.B) *benchPool {
 // scaleUp scales the pool from 0 to p.n and waits until it is Running (or
 // every instance joined, with MPOOL_BENCH_UNTIL=joined).
 func (p *benchPool) scaleUp() {
+	defer p.f.timeline(p.n)()
 	p.f.Scale(int32(p.n))
 	if os.Getenv("MPOOL_BENCH_UNTIL") == "joined" {
 		p.f.waitJoined(p.n, 60*time.Minute)
@@ -179,6 +186,101 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 				n, timeout, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// timeline, with MPOOL_BENCH_TIMELINE set, samples the pipeline every
+// 250 ms until the returned stop is called, and logs when each stage first
+// counted n (and the last count of those that did not). Its lists add load
+// to the API server: use it to see where the time goes, not for the
+// figures.
+func (f *fixture) timeline(n int) (stop func()) {
+	if os.Getenv("MPOOL_BENCH_TIMELINE") == "" {
+		return func() {}
+	}
+	stages := []string{"cloud: instances Running", "cloud: instances joined", "Nodes", "Nodes Ready", "Nodes initialized (pool annotation, no taint)",
+		"LocalMachinePoolMachines", "LocalMachinePoolMachines Ready", "Machines", "Machines Running", "MachinePool replicas", "MachinePool readyReplicas"}
+	reached := map[string]time.Duration{}
+	last := map[string]int{}
+	start := time.Now()
+	done, finished := make(chan struct{}), make(chan struct{})
+	sample := func() {
+		counts := map[string]int{}
+		if g := f.Group(); g != nil {
+			for _, in := range g.Instances {
+				if in.State == core.StateRunning {
+					counts[stages[0]]++
+				}
+				if in.Join == core.JoinJoined {
+					counts[stages[1]]++
+				}
+			}
+		}
+		for _, node := range f.PoolNodes() {
+			counts[stages[2]]++
+			for _, c := range node.Status.Conditions {
+				if c.Type == "Ready" && c.Status == "True" {
+					counts[stages[3]]++
+				}
+			}
+			if _, ok := node.Annotations[clusterv1.OwnerNameAnnotation]; ok && !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == clusterv1.NodeUninitializedTaint.Key }) {
+				counts[stages[4]]++
+			}
+		}
+		lpms := &infrav1.LocalMachinePoolMachineList{}
+		if err := env.Client.List(f.Ctx, lpms, client.InNamespace(f.NS)); err == nil {
+			for _, o := range lpms.Items {
+				counts[stages[5]]++
+				if o.Status.Ready {
+					counts[stages[6]]++
+				}
+			}
+		}
+		ms := &clusterv1.MachineList{}
+		if err := env.Client.List(f.Ctx, ms, client.InNamespace(f.NS)); err == nil {
+			for _, m := range ms.Items {
+				counts[stages[7]]++
+				if m.Status.Phase == string(clusterv1.MachinePhaseRunning) {
+					counts[stages[8]]++
+				}
+			}
+		}
+		mp := &clusterv1.MachinePool{}
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err == nil {
+			counts[stages[9]] = int(ptr.Deref(mp.Status.Replicas, 0))
+			counts[stages[10]] = int(ptr.Deref(mp.Status.ReadyReplicas, 0))
+		}
+		at := time.Since(start)
+		for _, st := range stages {
+			last[st] = counts[st]
+			if _, ok := reached[st]; !ok && counts[st] >= n {
+				reached[st] = at
+			}
+		}
+	}
+	go func() {
+		defer close(finished)
+		for {
+			sample()
+			select {
+			case <-done:
+				sample()
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		for _, st := range stages {
+			if at, ok := reached[st]; ok {
+				progressf("timeline: %6.1f s  all %d %s", at.Seconds(), n, st)
+			} else {
+				progressf("timeline:   never  %s: %d of %d", st, last[st], n)
+			}
+		}
+		progressf("timeline: %6.1f s  MachinePool Running (end)", time.Since(start).Seconds())
 	}
 }
 
