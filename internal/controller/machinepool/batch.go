@@ -2,6 +2,7 @@ package machinepool
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,35 @@ const (
 	// write, or that found one changed under it (its cache was behind).
 	batchRequeue = 100 * time.Millisecond
 )
+
+// writeAfterStatus queues writes (one kind of object: a batch of its own)
+// to run once the pool's status is written. Nothing in the pool's status
+// depends on these writes — its replica counts come from the Nodes and the
+// infrastructure pool as read — and at a thousand instances one batch of
+// Node and Machine writes takes seconds: run first, it held the pool's
+// status (readyReplicas, the phase) back by that much on every reconcile.
+// Their outcome, and their errors, reach the status on the next reconcile.
+func (s *scope) writeAfterStatus(writes []write) {
+	if len(writes) > 0 {
+		s.afterStatus = append(s.afterStatus, writes)
+	}
+}
+
+// runAfterStatus runs the batches queued by writeAfterStatus, one after the
+// other (each bounded by writeBatch), and returns the earliest requeue.
+func (s *scope) runAfterStatus(ctx context.Context) (ctrl.Result, error) {
+	var res ctrl.Result
+	var errs []error
+	for _, writes := range s.afterStatus {
+		r, err := writeBatch(ctx, writes)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		res = lowestNonZeroResult(res, r)
+	}
+	s.afterStatus = nil
+	return res, errors.Join(errs...)
+}
 
 // writeBatch runs at most maxWritesPerBatch of writes, writeWorkers at a
 // time. Conflicts are not errors: the cache was behind the object, and a

@@ -198,6 +198,10 @@ type scope struct {
 
 	// deletion
 	deleteStep string
+
+	// afterStatus are the batches of per-object writes to run once the
+	// status is written (writeAfterStatus).
+	afterStatus [][]write
 }
 
 // externalState is what a reconcile learnt about one referenced object.
@@ -221,7 +225,7 @@ func (s *scope) desiredReplicas() int32 {
 }
 
 // Reconcile implements reconcile.Reconciler.
-func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, reterr error) {
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	log := ctrl.LoggerFrom(ctx)
 	pool := &clusterv1.MachinePool{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
@@ -258,6 +262,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if err := r.patch(ctx, s); err != nil {
 			reterr = errors.Join(reterr, err)
 		}
+		wres, err := s.runAfterStatus(ctx)
+		res = lowestNonZeroResult(res, wres)
+		reterr = errors.Join(reterr, err)
 	}()
 	if paused {
 		log.V(1).Info("Reconciliation is paused")

@@ -30,6 +30,7 @@ import (
 // reconcileMachines keeps one Machine per infrastructure machine when the
 // infrastructure pool reports status.infrastructureMachineKind, and finishes
 // the deletion of pool Machines (deleting their infrastructure machines).
+// Its writes run once the pool's status is written (writeAfterStatus).
 func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Result, error) {
 	machines, err := r.listPoolMachines(ctx, s.pool)
 	if err != nil {
@@ -38,7 +39,8 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 	if s.infraMachineKind == "" || s.infra.obj == nil {
 		// No per-instance objects (or the infra pool could not be read):
 		// only finish deletions already under way.
-		return writeBatch(ctx, r.finalizeMachines(s, machines))
+		s.writeAfterStatus(r.finalizeMachines(s, machines))
+		return ctrl.Result{}, nil
 	}
 
 	apiVersion := s.infra.obj.GetAPIVersion()
@@ -91,8 +93,8 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 		})
 	}
 	// Deletions first: they free capacity and finish what a rollout started.
-	writes := slices.Concat(r.finalizeMachines(s, machines), deletes, creates, syncs)
-	return writeBatch(ctx, writes)
+	s.writeAfterStatus(slices.Concat(r.finalizeMachines(s, machines), deletes, creates, syncs))
+	return ctrl.Result{}, nil
 }
 
 // countModel adds im to the pool's UpToDate tally.

@@ -56,17 +56,13 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 			"status.nodeRefs lists the first %d of %d Nodes (an object this large nears etcd's size limit); the replica counts include them all", MaxNodeRefs, s.nodeRefsCut)
 	}
 
-	var errs []error
-	res, err := r.patchNodes(ctx, s, key)
-	if err != nil {
-		errs = append(errs, err)
-	}
+	s.writeAfterStatus(r.patchNodes(ctx, s, key))
 	if s.providerIDsFresh {
 		if err := r.deleteRetiredNodes(ctx, s, key); err != nil {
-			errs = append(errs, err)
+			return ctrl.Result{RequeueAfter: st.nextAvailable}, err
 		}
 	}
-	return lowestNonZeroResult(res, ctrl.Result{RequeueAfter: st.nextAvailable}), errors.Join(errs...)
+	return ctrl.Result{RequeueAfter: st.nextAvailable}, nil
 }
 
 func clusterKey(s *scope) types.NamespacedName {
@@ -160,10 +156,10 @@ func (s *scope) applyNodeStatus(st nodeStatus) {
 	d.UnavailableReplicas = max(0, s.desiredReplicas()-st.available)
 }
 
-// patchNodes annotates each matched Node with its cluster and pool and
-// removes the uninitialized taint, in batches (see writeBatch). Nodes another
-// owner annotated are left alone.
-func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.NamespacedName) (ctrl.Result, error) {
+// patchNodes returns the writes that annotate each matched Node with its
+// cluster and pool and remove the uninitialized taint. Nodes another owner
+// annotated are left alone.
+func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.NamespacedName) []write {
 	owner := s.owner()
 	want := owner.Annotations()
 	var writes []write
@@ -200,7 +196,7 @@ func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.Namespa
 			return nil
 		})
 	}
-	return writeBatch(ctx, writes)
+	return writes
 }
 
 // deleteRetiredNodes deletes the Nodes this pool annotated whose providerID

@@ -190,7 +190,7 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 }
 
 // timeline, with MPOOL_BENCH_TIMELINE set, samples the pipeline every
-// 250 ms until the returned stop is called, and logs when each stage first
+// second until the returned stop is called, and logs when each stage first
 // counted n (and the last count of those that did not). Its lists add load
 // to the API server: use it to see where the time goes, not for the
 // figures.
@@ -266,7 +266,7 @@ func (f *fixture) timeline(n int) (stop func()) {
 			case <-done:
 				sample()
 				return
-			case <-time.After(250 * time.Millisecond):
+			case <-time.After(time.Second):
 			}
 		}
 	}()
