@@ -249,6 +249,9 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 		if err := e.patch(ctx, s); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
+		if s.afterPatch != nil {
+			retErr = errors.Join(retErr, s.afterPatch(ctx))
+		}
 	}()
 
 	if !pool.GetDeletionTimestamp().IsZero() {

@@ -1,6 +1,7 @@
 package infrapool
 
 import (
+	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,9 @@ type pass struct {
 
 	// halt stops the phases after the current one; report still runs.
 	halt bool
+	// afterPatch, when set, runs once the pool is patched: the writes to
+	// the per-instance objects (see report).
+	afterPatch func(context.Context) error
 
 	// From the owner MachinePool.
 	owner     *clusterv1.MachinePool

@@ -19,13 +19,22 @@ import (
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
-// report writes what this reconcile observed and did: the per-instance
-// objects, the pool's contract fields and its conditions, and decides when
-// to look again.
+// report writes what this reconcile observed and did: the pool's contract
+// fields and its conditions, and the per-instance objects, and decides when
+// to look again. The per-instance objects are written once the pool is
+// (pass.afterPatch): nothing in the pool's status depends on them, and at a
+// thousand instances their creates and status patches take seconds, which
+// held back the providerIDList and replica counts the MachinePool follows.
+// A pool being deleted writes them first, as before: its finalizer goes
+// last.
 func (e *Engine) report(ctx context.Context, s *pass) error {
 	var err error
 	if s.observed && s.owner != nil {
-		err = e.syncInstances(ctx, s)
+		if s.pool.GetDeletionTimestamp().IsZero() {
+			s.afterPatch = func(ctx context.Context) error { return e.syncInstances(ctx, s) }
+		} else {
+			err = e.syncInstances(ctx, s)
+		}
 	}
 	setPoolConditions(s, e.skip)
 	if s.owner != nil {
