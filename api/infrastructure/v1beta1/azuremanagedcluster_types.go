@@ -27,14 +27,14 @@ const (
 // AzureManagedClusterSpec is the desired state of an AzureManagedCluster, CAPZ's v1beta1
 // shape: the AKS cluster itself is named by the Cluster's controlPlaneRef, an
 // AzureManagedControlPlane.
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.controlPlaneEndpoint) || !has(oldSelf.controlPlaneEndpoint.host) || oldSelf.controlPlaneEndpoint.host == '' || (has(self.controlPlaneEndpoint) && has(self.controlPlaneEndpoint.host) && self.controlPlaneEndpoint.host == oldSelf.controlPlaneEndpoint.host)",message="spec.controlPlaneEndpoint.host is immutable once set: the AKS cluster's API server does not move; create a new AzureManagedCluster instead",fieldPath=".controlPlaneEndpoint.host"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.controlPlaneEndpoint) || !has(oldSelf.controlPlaneEndpoint.host) || size(oldSelf.controlPlaneEndpoint.host) == 0 || (has(self.controlPlaneEndpoint) && has(self.controlPlaneEndpoint.host) && self.controlPlaneEndpoint.host == oldSelf.controlPlaneEndpoint.host)",message="spec.controlPlaneEndpoint.host is immutable once set: the AKS cluster's API server does not move; create a new AzureManagedCluster instead",fieldPath=".controlPlaneEndpoint.host"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.controlPlaneEndpoint) || !has(oldSelf.controlPlaneEndpoint.port) || oldSelf.controlPlaneEndpoint.port == 0 || (has(self.controlPlaneEndpoint) && has(self.controlPlaneEndpoint.port) && self.controlPlaneEndpoint.port == oldSelf.controlPlaneEndpoint.port)",message="spec.controlPlaneEndpoint.port is immutable once set: the AKS cluster's API server does not move; create a new AzureManagedCluster instead",fieldPath=".controlPlaneEndpoint.port"
 type AzureManagedClusterSpec struct {
 	// ControlPlaneEndpoint is the endpoint of the AKS cluster's API server. CAPZ fills it
 	// in from AKS after creating the cluster; mpool, which creates no AKS cluster, keeps
 	// what is written. Immutable once set.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="!has(self.host) || self.host == '' || (has(self.port) && self.port > 0 && self.port <= 65535)",message="spec.controlPlaneEndpoint.port must be between 1 and 65535 when host is set (AKS serves 443)",fieldPath=".port"
+	// +kubebuilder:validation:XValidation:rule="!has(self.host) || size(self.host) == 0 || (has(self.port) && self.port > 0 && self.port <= 65535)",message="spec.controlPlaneEndpoint.port must be between 1 and 65535 when host is set (AKS serves 443)",fieldPath=".port"
 	ControlPlaneEndpoint clusterv1.APIEndpoint `json:"controlPlaneEndpoint"`
 }
 
