@@ -96,6 +96,9 @@ type Manager struct {
 	// ScaleGroup is the provider's ScaleGroup as its engine calls it
 	// (counting requests by result).
 	ScaleGroup *metrics.Instrumented
+	// ScaleGroups are the ScaleGroups of every provider the manager
+	// started, by provider name (ScaleGroup among them).
+	ScaleGroups map[string]*metrics.Instrumented
 
 	run *background
 }
@@ -110,8 +113,9 @@ func StartManager(t testing.TB, cfg *rest.Config, opts manager.Options, provider
 	if err != nil {
 		t.Fatalf("creating the manager: %v", err)
 	}
-	m := &Manager{}
+	m := &Manager{ScaleGroups: map[string]*metrics.Instrumented{}}
 	for _, p := range mgr.Providers {
+		m.ScaleGroups[p.Provider.Name] = p.ScaleGroup
 		if p.Provider.Name == provider {
 			m.ScaleGroup = p.ScaleGroup
 		}
@@ -195,8 +199,15 @@ func Manifest(t testing.TB, ns string, path ...string) []*unstructured.Unstructu
 // workload cluster of clusterName.
 func CreateCluster(t testing.TB, env *testenv.Env, ns, clusterName string, path ...string) {
 	t.Helper()
+	CreateClusterObjects(t, env, ns, clusterName, Manifest(t, ns, path...))
+}
+
+// CreateClusterObjects is CreateCluster with the manifest's objects read
+// (and changed) by the caller.
+func CreateClusterObjects(t testing.TB, env *testenv.Env, ns, clusterName string, objs []*unstructured.Unstructured) {
+	t.Helper()
 	endpoint := env.ControlPlaneEndpoint(t)
-	for _, obj := range Manifest(t, ns, path...) {
+	for _, obj := range objs {
 		if obj.GetKind() == "Cluster" {
 			_ = unstructured.SetNestedField(obj.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
 			_ = unstructured.SetNestedField(obj.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
