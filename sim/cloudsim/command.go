@@ -140,7 +140,7 @@ No CSR signer runs, so the Node is registered with the credentials of a
 	f.Float64Var(&faults.ErrorRate, "error-rate", 0, "share of API requests answered with a 5xx")
 	f.DurationVar(&faults.Latency, "latency", 0, "latency added to every API request")
 	f.DurationVar(&heartbeat, "heartbeat-interval", 10*time.Second, "node lease renewal interval")
-	f.IntVar(&nodeAgentWorkers, "join-workers", 16, "concurrent node joins")
+	f.IntVar(&nodeAgentWorkers, "join-workers", 64, "concurrent node joins")
 	f.DurationVar(&nodeMonitorGrace, "node-monitor-grace-period", nodeagent.DefaultNodeMonitorGracePeriod, "how long after its last heartbeat a stopped kubelet's Node goes Unknown (kube-controller-manager's flag; no node lifecycle controller runs)")
 	f.StringToStringVar(&faceAddrs, "face-addr", nil, "also serve a face on a listener of its own, at its root: face=address (repeatable; every face is served under /<face>/ of --addr; the azure face always has one, HTTPS, by default the port after --addr's; the aws face, plain HTTP, the port after that; the eks face the one after that)")
 	f.BoolVar(&azureThrottle, "azure-throttle", false, "apply Azure's documented request budgets to the azure face (ARM's per-subscription reads and writes, Compute's per-scale-set writes)")

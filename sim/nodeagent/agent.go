@@ -82,7 +82,9 @@ type Options struct {
 	// server; an instance joins the server whose address matches its join
 	// configuration's apiServerEndpoint.
 	Credentials []*rest.Config
-	// Workers bounds concurrent joins (default 16).
+	// Workers bounds concurrent joins (default 64). Real instances join
+	// each on its own; with 16, a scale-up of a thousand beside a busy
+	// manager waited on the simulator's join queue.
 	Workers int
 	// QPS and Burst limit each API server client (defaults 500 and 1000).
 	QPS   float32
@@ -118,7 +120,7 @@ type Options struct {
 
 func (o *Options) defaults() {
 	if o.Workers <= 0 {
-		o.Workers = 16
+		o.Workers = 64
 	}
 	if o.QPS == 0 {
 		o.QPS = 500
