@@ -2,11 +2,9 @@ package aks
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 
 	azureprovider "github.com/mpool-dev/mpool/internal/provider/azure"
@@ -133,20 +131,9 @@ func (w *writes) failure(ctx context.Context, c *sdkClients, at cluster, ref sca
 	}
 	p, err := c.pools.BeginCreateOrUpdate(ctx, at.resourceGroup, at.name, ref.Name, armcontainerservice.AgentPool{},
 		&armcontainerservice.AgentPoolsClientBeginCreateOrUpdateOptions{ResumeToken: token})
-	if err != nil {
+	msg := azureprovider.OperationFailure(ctx, p, err)
+	if msg == "" {
 		return ""
-	}
-	if _, err := p.Poll(ctx); err != nil || !p.Done() {
-		return ""
-	}
-	_, err = p.Result(ctx)
-	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
-		return ""
-	}
-	msg, why := azureprovider.ErrorBody(re)
-	if why != "" {
-		msg += ": " + why
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
