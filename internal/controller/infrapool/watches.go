@@ -56,7 +56,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		Named(strings.ToLower(e.a.Kinds().Pool)).
 		For(e.a.NewPool(), builder.WithPredicates(changed(func(o, n client.Object) bool {
 			return o.GetGeneration() != n.GetGeneration() ||
-				!equalAnnotations(o, n, AppliedSpecAnnotation, preview.ManagedCapacityAnnotation) ||
+				!equalAnnotations(o, n, AppliedSpecAnnotation, ApplyRetryAnnotation, preview.ManagedCapacityAnnotation) ||
 				!equalOwners(o, n) ||
 				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 		}))).
