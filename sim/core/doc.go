@@ -95,7 +95,10 @@
 //  3. State beyond groups and instances lives in payloads (GroupSpec.Payload
 //     when the group is created or changed, Scope.UpdateGroupPayload,
 //     Scope.UpdateInstancePayload, Cloud.UpdateFaceData), never in the face
-//     value: the cloud restarts and faces are stateless.
+//     value: the cloud restarts and faces are stateless. A face keeps each
+//     as JSON of a type of its own: DecodePayload reads one, EditPayload
+//     (a PayloadFunc) and UpdateFaceDataAs change one, ReplacePayload
+//     writes one.
 //  4. InstanceIdentity: the IDs, providerIDs (azure:///subscriptions/…,
 //     aws:///<zone>/<instance-id>), host names and ds.meta_data the real
 //     cloud gives its VMs. It runs under the core's lock.

@@ -156,15 +156,11 @@ type awsInstancePayload struct {
 }
 
 func readAWSPayload(g *core.Group) awsGroupPayload {
-	var p awsGroupPayload
-	_ = json.Unmarshal(g.Payload, &p)
-	return p
+	return core.DecodePayload[awsGroupPayload](g.Payload)
 }
 
 func readAWSInstance(in core.Instance) awsInstancePayload {
-	var p awsInstancePayload
-	_ = json.Unmarshal(in.Payload, &p)
-	return p
+	return core.DecodePayload[awsInstancePayload](in.Payload)
 }
 
 func validationError(format string, args ...any) *awsError {
@@ -754,7 +750,7 @@ func (h *awsHandler) terminateInstance(w http.ResponseWriter, r *http.Request) {
 		if *dec {
 			p.Desired--
 			act.Cause = fmt.Sprintf("At %s instance %s was taken out of service in response to a user request, shrinking the capacity from %d to %d.", AWSTime(now), id, live, live-1)
-			if _, err := sc.UpdateGroupPayload(g.Name, func(json.RawMessage) (json.RawMessage, error) { return json.Marshal(p) }); err != nil {
+			if _, err := sc.UpdateGroupPayload(g.Name, core.ReplacePayload(p)); err != nil {
 				h.writeAWSError(w, req, err)
 				return
 			}
@@ -830,8 +826,7 @@ func (h *awsHandler) applyModelOnly(req *awsRequest, g *core.Group, p *awsGroupP
 	model, hash, err := h.resolveTemplate(req, p)
 	if err != nil {
 		// The launch template cannot launch any more: keep the model.
-		b, _ := json.Marshal(p)
-		return h.scope(req).UpdateGroupPayload(g.Name, func(json.RawMessage) (json.RawMessage, error) { return b, nil })
+		return h.scope(req).UpdateGroupPayload(g.Name, core.ReplacePayload(p))
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -1022,7 +1017,7 @@ func recordActivities(c *core.Cloud, scope, name string, acts []awsActivity, res
 	if len(acts) == 0 && !reset {
 		return
 	}
-	_, _ = updateAWSData(c, func(d *awsFaceData) error {
+	_ = updateAWSData(c, func(d *awsFaceData) error {
 		if d.Activities == nil {
 			d.Activities = map[string]map[string][]awsActivity{}
 		}
@@ -1059,7 +1054,7 @@ func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRe
 	for _, in := range g.Instances {
 		states[in.ID] = in.State
 	}
-	list := readAWSData(h.env.Cloud.FaceData(AWSFaceName)).Activities[AWSScope(req.account, req.region)][name]
+	list := readAWSData(h.env.Cloud).Activities[AWSScope(req.account, req.region)][name]
 	out := awsapi.DescribeScalingActivitiesResult{Activities: []awsapi.Activity{}}
 	limit := 100
 	if v, ok := qInt(req.form, "MaxRecords"); ok && v != nil && *v > 0 && *v <= 100 {

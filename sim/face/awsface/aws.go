@@ -552,8 +552,7 @@ func AWSTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 // account_id); the instance payload records the launch template version it
 // launched from.
 func (*AWSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
-	var p awsGroupPayload
-	_ = json.Unmarshal(in.GroupPayload, &p)
+	p := core.DecodePayload[awsGroupPayload](in.GroupPayload)
 	account, region, _ := strings.Cut(in.Group.Scope, "/")
 	id := "i-" + AWSHex(17, "instance", in.Group.String(), strconv.FormatUint(in.Seq, 10))
 	sub := defaultSubnetIn(account, region, in.Zone)

@@ -75,14 +75,14 @@ func (t *awsTemplate) wireVersion(v *awsTemplateVersion) awsapi.LaunchTemplateVe
 
 // awsTemplates returns the launch templates of a scope (a copy).
 func (h *awsHandler) templates(scope string) map[string]*awsTemplate {
-	return readAWSData(h.env.Cloud.FaceData(AWSFaceName)).Templates[scope]
+	return readAWSData(h.env.Cloud).Templates[scope]
 }
 
 // AWSLaunchTemplate finds a launch template of account's region of the AWS
 // face of c by ID (else by name), as DescribeLaunchTemplates shows it;
 // false when there is none.
 func AWSLaunchTemplate(c *core.Cloud, account, region, id, name string) (awsapi.LaunchTemplate, bool) {
-	t := findTemplate(readAWSData(c.FaceData(AWSFaceName)).Templates[AWSScope(account, region)], id, name)
+	t := findTemplate(readAWSData(c).Templates[AWSScope(account, region)], id, name)
 	if t == nil {
 		return awsapi.LaunchTemplate{}, false
 	}
@@ -109,7 +109,7 @@ func findTemplate(m map[string]*awsTemplate, id, name string) *awsTemplate {
 func (h *awsHandler) changeTemplate(req *awsRequest, fn func(ts map[string]*awsTemplate, t *awsTemplate) error) error {
 	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
 	scope := AWSScope(req.account, req.region)
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
+	err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
 		t := findTemplate(d.Templates[scope], id, name)
 		if t == nil {
 			return templateNotFound(id, name)
@@ -286,7 +286,7 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 		CreatedBy: "arn:aws:iam::" + req.account + ":root", Default: 1, Latest: 1, Tags: tags,
 		Versions: map[string]*awsTemplateVersion{"1": {Number: 1, Description: req.form.Get("VersionDescription"), CreateTime: now, Data: data}},
 	}
-	_, err = updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
+	err = updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
 		if findTemplate(d.Templates[scope], "", name) != nil {
 			return ec2Err(awsapi.CodeLTNameAlreadyExists, "Launch template name already in use.")
 		}

@@ -183,8 +183,7 @@ type azureVMPayload struct {
 // base-36 digits of n; Flexible VMs are named <vmss>_<8 hex>, host name
 // computerNamePrefix + 6 hex digits.
 func (*AzureFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
-	var p azureGroupPayload
-	_ = json.Unmarshal(in.GroupPayload, &p)
+	p := core.DecodePayload[azureGroupPayload](in.GroupPayload)
 	name := p.Name
 	if name == "" {
 		name = in.Group.Name

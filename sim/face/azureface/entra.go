@@ -49,25 +49,26 @@ func defaultAzureClient() AzureClient {
 }
 
 func readAzureData(raw json.RawMessage) azureFaceData {
-	var d azureFaceData
-	_ = json.Unmarshal(raw, &d)
-	if !d.Initialized {
-		d.Clients = []AzureClient{defaultAzureClient()}
-	}
+	d := core.DecodePayload[azureFaceData](raw)
+	d.defaults()
 	return d
 }
 
+// defaults gives data whose client list was never written the default
+// client.
+func (d *azureFaceData) defaults() {
+	if !d.Initialized {
+		d.Clients = []AzureClient{defaultAzureClient()}
+	}
+}
+
+// updateAzureData changes the face's data atomically; fn's error leaves it
+// unchanged.
 func updateAzureData(c *core.Cloud, fn func(*azureFaceData) error) (azureFaceData, error) {
-	var out azureFaceData
-	_, err := c.UpdateFaceData(AzureFaceName, func(old json.RawMessage) (json.RawMessage, error) {
-		d := readAzureData(old)
-		if err := fn(&d); err != nil {
-			return nil, err
-		}
-		out = d
-		return json.Marshal(d)
+	return core.UpdateFaceDataAs(c, AzureFaceName, func(d *azureFaceData) error {
+		d.defaults()
+		return fn(d)
 	})
-	return out, err
 }
 
 // AzureSetClient registers a service principal with the Azure face of c (or

@@ -50,28 +50,10 @@ type faceData struct {
 	Seq uint64 `json:"seq,omitempty"`
 }
 
-func readData(c *core.Cloud) faceData {
-	var d faceData
-	_ = json.Unmarshal(c.FaceData(GCPFaceName), &d)
-	return d
-}
+func readData(c *core.Cloud) faceData { return core.DecodePayload[faceData](c.FaceData(GCPFaceName)) }
 
 func updateData(c *core.Cloud, fn func(*faceData) error) (faceData, error) {
-	var out faceData
-	_, err := c.UpdateFaceData(GCPFaceName, func(old json.RawMessage) (json.RawMessage, error) {
-		var d faceData
-		if len(old) > 0 {
-			if err := json.Unmarshal(old, &d); err != nil {
-				return nil, err
-			}
-		}
-		if err := fn(&d); err != nil {
-			return nil, err
-		}
-		out = d
-		return json.Marshal(d)
-	})
-	return out, err
+	return core.UpdateFaceDataAs(c, GCPFaceName, fn)
 }
 
 var (

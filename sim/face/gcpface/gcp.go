@@ -115,8 +115,7 @@ type instancePayload struct {
 // (distinct for the first 36^4 instances of the cloud), providerID
 // gce://<project>/<zone>/<name>, the name as host name.
 func (*GCPFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
-	var p groupPayload
-	_ = json.Unmarshal(in.GroupPayload, &p)
+	p := core.DecodePayload[groupPayload](in.GroupPayload)
 	base := p.BaseInstanceName
 	if base == "" {
 		base = in.Group.Name
