@@ -638,11 +638,8 @@ func (h *awsHandler) createASG(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Hooks = hooks
-	if _, err := h.apply(req, name, &p, nil, "a user request created an AutoScalingGroup"); err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, nil)
+	_, err = h.apply(req, name, &p, nil, "a user request created an AutoScalingGroup")
+	h.reply(w, req, nil, err)
 }
 
 // updateASG serves UpdateAutoScalingGroup: the fields sent change; a new
@@ -660,7 +657,7 @@ func (h *awsHandler) updateASG(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		_, err = h.apply(req, name, &p, g, "a user request update of AutoScalingGroup constraints")
 	}
-	h.answer(w, req, err)
+	h.reply(w, req, nil, err)
 }
 
 // setDesiredCapacity serves SetDesiredCapacity.
@@ -682,7 +679,7 @@ func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, req *awsRequest, 
 		p.Desired = int32(*d)
 		_, err = h.apply(req, name, &p, g, "a user request explicitly set group desired capacity")
 	}
-	h.answer(w, req, err)
+	h.reply(w, req, nil, err)
 }
 
 // deleteASG serves DeleteAutoScalingGroup: without ForceDelete a group with
@@ -1087,14 +1084,14 @@ func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRe
 	h.writeResult(w, req, out)
 }
 
-// answer writes err in the request's service's error shape, or else the
-// action's empty result.
-func (h *awsHandler) answer(w http.ResponseWriter, req *awsRequest, err error) {
+// reply writes err in the request's service's error shape, or else the
+// action's result (nil: the action's empty result).
+func (h *awsHandler) reply(w http.ResponseWriter, req *awsRequest, result any, err error) {
 	if err != nil {
 		h.writeAWSError(w, req, err)
 		return
 	}
-	h.writeResult(w, req, nil)
+	h.writeResult(w, req, result)
 }
 
 // errBeingDeleted refuses a change to the group name while it is deleted.

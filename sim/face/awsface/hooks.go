@@ -277,11 +277,7 @@ func (h *awsHandler) putLifecycleHook(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = h.writeHooks(req, name, p.Hooks)
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, struct{}{})
+	h.reply(w, req, struct{}{}, err)
 }
 
 // writeHooks replaces a group's hooks in its payload.
@@ -360,11 +356,7 @@ func (h *awsHandler) completeLifecycleAction(w http.ResponseWriter, r *http.Requ
 	if err == nil {
 		err = h.completeAction(req, name, id, hookName, result)
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, struct{}{})
+	h.reply(w, req, struct{}{}, err)
 }
 
 // recordLifecycleActionHeartbeat serves RecordLifecycleActionHeartbeat: the
@@ -383,11 +375,7 @@ func (h *awsHandler) recordLifecycleActionHeartbeat(w http.ResponseWriter, r *ht
 			return nil
 		}))
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, struct{}{})
+	h.reply(w, req, struct{}{}, err)
 }
 
 // findAction resolves a lifecycle action's group, hook and instance from

@@ -76,11 +76,7 @@ func (h *awsHandler) describeInstances(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	page, next, err := ec2Page(req, res, 5, 1000)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.DescribeInstancesResponse{Reservations: page, NextToken: next})
+	h.reply(w, req, &awsapi.DescribeInstancesResponse{Reservations: page, NextToken: next}, err)
 }
 
 // instanceGroup returns the group of the scope's instance id and the

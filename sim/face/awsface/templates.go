@@ -299,11 +299,7 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 		d.Templates[scope][t.ID] = t
 		return nil
 	})
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: t.wire()})
+	h.reply(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: t.wire()}, err)
 }
 
 // createLaunchTemplateVersion serves CreateLaunchTemplateVersion: a new
@@ -389,11 +385,7 @@ func (h *awsHandler) describeLaunchTemplates(w http.ResponseWriter, r *http.Requ
 		}
 	}
 	page, next, err := ec2Page(req, match, 1, 200)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.DescribeLaunchTemplatesResponse{LaunchTemplates: page, NextToken: next})
+	h.reply(w, req, &awsapi.DescribeLaunchTemplatesResponse{LaunchTemplates: page, NextToken: next}, err)
 }
 
 // ec2Page pages list by the request's MaxResults (lo..hi) and NextToken.
@@ -479,11 +471,7 @@ func (h *awsHandler) describeLaunchTemplateVersions(w http.ResponseWriter, r *ht
 		}
 	}
 	page, next, err := ec2Page(req, out, 1, 200)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.DescribeLaunchTemplateVersionsResponse{LaunchTemplateVersions: page, NextToken: next})
+	h.reply(w, req, &awsapi.DescribeLaunchTemplateVersionsResponse{LaunchTemplateVersions: page, NextToken: next}, err)
 }
 
 // deleteLaunchTemplateVersions serves DeleteLaunchTemplateVersions: the
@@ -513,11 +501,7 @@ func (h *awsHandler) deleteLaunchTemplateVersions(w http.ResponseWriter, r *http
 		}
 		return nil
 	})
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, out)
+	h.reply(w, req, out, err)
 }
 
 // modifyLaunchTemplate serves ModifyLaunchTemplate (SetDefaultVersion);
@@ -554,11 +538,7 @@ func (h *awsHandler) deleteLaunchTemplate(w http.ResponseWriter, r *http.Request
 		delete(ts, t.ID)
 		return nil
 	})
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: out})
+	h.reply(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: out}, err)
 }
 
 // kubernetesVersionOf is the kubelet version of instances of a template
