@@ -858,18 +858,12 @@ func (h *awsHandler) refreshTemplateGroups(req *awsRequest, id string) {
 // (MaxRecords default 50, at most 100).
 func (h *awsHandler) describeASGs(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	max, ok := qInt(req.form, "MaxRecords")
-	if !ok || max != nil && (*max < 1 || *max > 100) {
-		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "1 validation error detected: Value '"+req.form.Get("MaxRecords")+"' at 'maxRecords' failed to satisfy constraint: Member must have value less than or equal to 100")
+	limit, ok := h.asgMaxRecords(w, req, 50)
+	if !ok {
 		return
 	}
-	limit := 50
-	if max != nil {
-		limit = int(*max)
-	}
-	off, ok := parsePageToken(req.form.Get("NextToken"), req.action)
+	off, ok := h.asgPageOffset(w, req, req.action)
 	if !ok {
-		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeInvalidNextToken, "The token '"+req.form.Get("NextToken")+"' is invalid.")
 		return
 	}
 	names := qList(req.form, "AutoScalingGroupNames.member")
@@ -902,14 +896,10 @@ func (h *awsHandler) describeASGs(w http.ResponseWriter, r *http.Request) {
 			match = append(match, g)
 		}
 	}
-	off = min(off, len(match))
-	end := min(len(match), off+limit)
-	out := awsapi.DescribeAutoScalingGroupsResult{AutoScalingGroups: []awsapi.AutoScalingGroup{}}
-	for _, g := range match[off:end] {
+	page, next := pageOf(match, off, limit, req.action)
+	out := awsapi.DescribeAutoScalingGroupsResult{AutoScalingGroups: []awsapi.AutoScalingGroup{}, NextToken: next}
+	for _, g := range page {
 		out.AutoScalingGroups = append(out.AutoScalingGroups, h.wireGroup(h.converge(req, g)))
-	}
-	if end < len(match) {
-		out.NextToken = pageToken(end, req.action)
 	}
 	h.writeResult(w, req, out)
 }
@@ -1052,19 +1042,17 @@ func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRe
 		states[in.ID] = in.State
 	}
 	list := readAWSData(h.env.Cloud).Activities[AWSScope(req.account, req.region)][name]
-	out := awsapi.DescribeScalingActivitiesResult{Activities: []awsapi.Activity{}}
 	limit := 100
 	if v, ok := qInt(req.form, "MaxRecords"); ok && v != nil && *v > 0 && *v <= 100 {
 		limit = int(*v)
 	}
-	off, ok := parsePageToken(req.form.Get("NextToken"), req.action)
+	off, ok := h.asgPageOffset(w, req, req.action)
 	if !ok {
-		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeInvalidNextToken, "The token '"+req.form.Get("NextToken")+"' is invalid.")
 		return
 	}
-	off = min(off, len(list))
-	end := min(len(list), off+limit)
-	for _, a := range list[off:end] {
+	page, next := pageOf(list, off, limit, req.action)
+	out := awsapi.DescribeScalingActivitiesResult{Activities: []awsapi.Activity{}, NextToken: next}
+	for _, a := range page {
 		wa := a.wire(p.Name, p.ARN, awsapi.Activity{})
 		if st, ok := states[a.InstanceID]; ok {
 			switch {
@@ -1077,9 +1065,6 @@ func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRe
 			}
 		}
 		out.Activities = append(out.Activities, wa)
-	}
-	if end < len(list) {
-		out.NextToken = pageToken(end, req.action)
 	}
 	h.writeResult(w, req, out)
 }

@@ -398,16 +398,11 @@ func ec2Page[T any](req *awsRequest, list []T, lo, hi int64) ([]T, string, error
 	if !ok {
 		return nil, "", ec2Err(awsapi.CodeInvalidPaginationToken, "Invalid pagination token")
 	}
-	off = min(off, len(list))
-	end := len(list)
+	limit := len(list)
 	if max != nil {
-		end = min(end, off+int(*max))
+		limit = int(*max)
 	}
-	next := ""
-	if end < len(list) {
-		next = pageToken(end, req.action)
-	}
-	out := list[off:end]
+	out, next := pageOf(list, off, limit, req.action)
 	if out == nil {
 		out = []T{}
 	}
