@@ -473,10 +473,7 @@ func (h *awsHandler) completeAction(req *awsRequest, name, id, hook, result stri
 func (h *awsHandler) expireHooks(req *awsRequest, g *core.Group) *core.Group {
 	now := h.env.Cloud.Clock().Now()
 	changed := false
-	for _, in := range g.Instances {
-		if in.State == core.StateDeleting {
-			continue
-		}
+	for _, in := range g.Live() {
 		for _, wt := range readAWSInstance(in).Waits {
 			if now.Before(wt.deadline(in.CreatedAt)) {
 				continue
