@@ -477,13 +477,7 @@ func (h *azureHandler) arm(fn http.HandlerFunc) http.HandlerFunc {
 
 // baseURL is the face's URL as the client reached it (for nextLink and the
 // operation URLs).
-func (h *azureHandler) baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + h.env.BasePath
-}
+func (h *azureHandler) baseURL(r *http.Request) string { return h.env.BaseURL(r) }
 
 // Kinds of the Azure face's long-running operations.
 const (
