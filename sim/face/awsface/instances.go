@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
@@ -44,7 +45,7 @@ func (h *awsHandler) describeInstances(w http.ResponseWriter, r *http.Request) {
 	var res []awsapi.Reservation
 	for g := range scopeGroups(sc) {
 		for _, in := range g.Instances {
-			if len(ids) > 0 && !containsStr(ids, in.ID) {
+			if len(ids) > 0 && !slices.Contains(ids, in.ID) {
 				continue
 			}
 			found[in.ID] = true
