@@ -3,6 +3,8 @@ package itest
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +48,8 @@ type BudgetWatcher struct {
 	joined     map[string]bool // instances seen with a Node
 	removed    map[string]bool // instances seen cordoned or losing their Node
 	samples    int
+	first      map[string]bool // the instances of the first sample
+	changed    int             // samples whose instances differ from the first's
 	peak       int
 	trough     int
 	violations []string
@@ -67,6 +71,7 @@ func WatchBudgets(f *Fixture, desired, maxSurge, maxUnavailable int) *BudgetWatc
 		f: f, maxCapacity: desired + maxSurge, minAvail: desired - maxUnavailable,
 		trough: 1 << 30, joined: map[string]bool{}, removed: map[string]bool{},
 	}
+	w.sample(context.Background()) // the baseline, before the caller changes anything
 	w.Sampler = Sample(f.T, sampleEvery, w.sample)
 	return w
 }
@@ -107,6 +112,15 @@ func (w *BudgetWatcher) sample(ctx context.Context) {
 			available++
 		}
 		desc = append(desc, fmt.Sprintf("%s:%s:node=%v:removed=%v:ready=%v", in.ID, in.State, node != nil, removed, ready))
+	}
+	ids := map[string]bool{}
+	for _, in := range g.Instances {
+		ids[in.ID] = true
+	}
+	if w.first == nil {
+		w.first = ids
+	} else if !maps.Equal(ids, w.first) {
+		w.changed++
 	}
 	w.samples++
 	w.peak = max(w.peak, capacity)
@@ -225,16 +239,20 @@ func (w *InstanceWatcher) Stop() map[string]int {
 }
 
 // AssertHeld stops the watcher and fails the test with every violation
-// (the first five, and how many more), and when it took fewer than ten
-// samples: a roll it did not see proves nothing.
+// (the first five, and how many more), and when no sample saw the group's
+// instances differ from the first sample's: a roll it did not see proves
+// nothing. (A count of samples would not say that: a roll whose
+// replacements fail at once is over in a few hundred milliseconds, a dozen
+// samples on a loaded machine, and a thousand samples of an unchanged
+// group see nothing.)
 func (w *BudgetWatcher) AssertHeld() {
 	t := w.f.T
 	t.Helper()
 	w.Stop()
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.samples < 10 {
-		t.Errorf("budget watcher took only %d samples", w.samples)
+	if w.changed == 0 {
+		t.Errorf("budget watcher never saw the group change (%d samples, all of instances %v)", w.samples, slices.Sorted(maps.Keys(w.first)))
 	}
 	for i, v := range w.violations {
 		if i == 5 {
@@ -243,8 +261,8 @@ func (w *BudgetWatcher) AssertHeld() {
 		}
 		t.Errorf("budget broken: %s", v)
 	}
-	t.Logf("budget watcher: %d samples, peak capacity %d (max %d), lowest availability %d (min %d)",
-		w.samples, w.peak, w.maxCapacity, w.trough, w.minAvail)
+	t.Logf("budget watcher: %d samples (%d during the change), peak capacity %d (max %d), lowest availability %d (min %d)",
+		w.samples, w.changed, w.peak, w.maxCapacity, w.trough, w.minAvail)
 }
 
 // ServingWatcher samples the workload cluster from outside and records

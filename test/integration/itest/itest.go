@@ -96,6 +96,9 @@ type Manager struct {
 	// ScaleGroup is the provider's ScaleGroup as its engine calls it
 	// (counting requests by result).
 	ScaleGroup *metrics.Instrumented
+	// ScaleGroups are the ScaleGroups of every provider the manager
+	// started, by provider name (ScaleGroup among them).
+	ScaleGroups map[string]*metrics.Instrumented
 
 	run *background
 }
@@ -110,8 +113,9 @@ func StartManager(t testing.TB, cfg *rest.Config, opts manager.Options, provider
 	if err != nil {
 		t.Fatalf("creating the manager: %v", err)
 	}
-	m := &Manager{}
+	m := &Manager{ScaleGroups: map[string]*metrics.Instrumented{}}
 	for _, p := range mgr.Providers {
+		m.ScaleGroups[p.Provider.Name] = p.ScaleGroup
 		if p.Provider.Name == provider {
 			m.ScaleGroup = p.ScaleGroup
 		}

@@ -32,3 +32,30 @@ func SetField(kind string, value any, path ...string) func(*unstructured.Unstruc
 func Replicas(n int) func(*unstructured.Unstructured) {
 	return SetField("MachinePool", int64(n), "spec", "replicas")
 }
+
+// Rename is a seed mutation that replaces every string value of an object
+// (its name, references, clusterName, labels) that is exactly one of the
+// keys of names by that key's value, so that a provider's example can be
+// created many times in one namespace under other names. Strings that only
+// contain a name ("capz-vnet", a file's content) are left as they are.
+func Rename(names map[string]string) func(*unstructured.Unstructured) {
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			if to, ok := names[v]; ok {
+				return to
+			}
+		case map[string]any:
+			for k, e := range v {
+				v[k] = walk(e)
+			}
+		case []any:
+			for i, e := range v {
+				v[i] = walk(e)
+			}
+		}
+		return v
+	}
+	return func(obj *unstructured.Unstructured) { walk(obj.Object) }
+}

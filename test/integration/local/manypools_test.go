@@ -11,17 +11,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/parallel"
-	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
@@ -57,6 +57,14 @@ import (
 // cache holds every pool's Nodes, where a real workload cluster's holds its
 // own: the heap per pool is an upper bound.
 func BenchmarkManyPools(b *testing.B) {
+	b.Run("local", func(b *testing.B) { benchmarkManyPools(b, itest.Local) })
+	b.Run("spread", func(b *testing.B) { benchmarkManyPools(b, itest.Local, itest.Azure, itest.AWS) })
+}
+
+// benchmarkManyPools is BenchmarkManyPools with the Clusters' providers
+// taken in turn from providers (Cluster c is of providers[c mod n], with
+// its provider's example Cluster and pools renamed).
+func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 	small := os.Getenv("MPOOL_BENCH_SMALL") != "" && os.Getenv("MPOOL_BENCH_SMALL") != "0"
 	size := func(env string, full, smallSize int) int {
 		if v, err := strconv.Atoi(os.Getenv(env)); err == nil && v > 0 {
@@ -67,19 +75,24 @@ func BenchmarkManyPools(b *testing.B) {
 		}
 		return full
 	}
-	clusters, perCluster, instances := size("MPOOL_BENCH_CLUSTERS", 100, 2), size("MPOOL_BENCH_POOLS", 10, 2), size("MPOOL_BENCH_INSTANCES", 10, 2)
+	clusters := size("MPOOL_BENCH_CLUSTERS", 100, max(2, len(providers)))
+	perCluster, instances := size("MPOOL_BENCH_POOLS", 10, 2), size("MPOOL_BENCH_INSTANCES", 10, 2)
 	pools := clusters * perCluster
 	if pools < 3 {
 		b.Fatalf("%d pools: the benchmark needs at least 3", pools)
 	}
+	if clusters < len(providers) {
+		b.Fatalf("%d Clusters for %d providers: each needs one", clusters, len(providers))
+	}
 	for range b.N {
 		b.StopTimer()
-		m := newManyPools(b, clusters, perCluster, instances)
-		b.Logf("%d Clusters × %d pools × %d instances: %d pools, %d instances; load average %s", clusters, perCluster, instances, pools, pools*instances, loadAverage())
+		m := newManyPools(b, clusters, perCluster, instances, providers)
+		b.Logf("%d Clusters × %d pools × %d instances: %d pools, %d instances, providers %s; load average %s",
+			clusters, perCluster, instances, pools, pools*instances, m.providerNames(), loadAverage())
 
 		heapBefore, goBefore := heapInUse(), runtime.NumGoroutine()
 		first := m.names[0]
-		m.f.createPoolOf(first.cluster, first.pool, m.spec(instances))
+		m.create(m.names[:1], instances)
 		m.waitRunning([]poolID{first}, instances, 5*time.Minute)
 		alone := m.scaleUp(first, 2*instances)
 		heapAlone := heapInUse()
@@ -87,7 +100,7 @@ func BenchmarkManyPools(b *testing.B) {
 
 		b.StartTimer()
 		start := time.Now()
-		m.createAll(m.names[1:], instances)
+		m.create(m.names[1:], instances)
 		created := time.Since(start)
 		m.waitRunning(m.names[1:], instances, 60*time.Minute)
 		running := time.Since(start)
@@ -129,47 +142,104 @@ func BenchmarkManyPools(b *testing.B) {
 // manyPools is BenchmarkManyPools' fixture: one namespace, one cloud, one
 // manager, and the names of every Cluster's pools.
 type manyPools struct {
-	f     *fixture
-	mgr   *testManager
-	names []poolID
+	f         *fixture
+	mgr       *testManager
+	names     []poolID
+	providers []*itest.Provider
 }
 
-// poolID is one pool of manyPools: its Cluster and its name.
-type poolID struct{ cluster, pool string }
+// poolID is one pool of manyPools: its Cluster, its name and its provider.
+type poolID struct {
+	cluster, pool string
+	provider      *itest.Provider
+}
 
 // newManyPools starts a cloud with zero boot delay, the Clusters (each a
-// workload cluster served by the test API server) and a manager, and names
+// workload cluster served by the test API server; Cluster c of
+// providers[c mod n]) and a manager running every provider, and names
 // every pool; none is created yet.
-func newManyPools(b *testing.B, clusters, perCluster, instances int) *manyPools {
+func newManyPools(b *testing.B, clusters, perCluster, instances int, providers []*itest.Provider) *manyPools {
 	b.Helper()
 	f := newFixture(b, startCloud(b, cloudOptions{instant: true}))
-	m := &manyPools{f: f}
-	groups := map[string]bool{}
+	m := &manyPools{f: f, providers: providers}
 	for c := range clusters {
+		p := providers[c%len(providers)]
 		cluster := fmt.Sprintf("c%03d", c)
-		f.Create(&clusterv1.Cluster{
-			ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: cluster},
-			Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(b)},
-		})
+		if p.ClusterManifest == nil {
+			f.Create(&clusterv1.Cluster{
+				ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: cluster},
+				Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(b)},
+			})
+		} else {
+			m.createClusterOf(p, cluster)
+		}
 		env.RegisterWorkloadCluster(b, f.NS, cluster)
-		for p := range perCluster {
-			n := poolID{cluster: cluster, pool: fmt.Sprintf("%s-p%02d", cluster, p)}
-			m.names = append(m.names, n)
-			groups[contract.GroupName(f.NS, n.pool, 63)] = true
+		for i := range perCluster {
+			m.names = append(m.names, poolID{cluster: cluster, pool: fmt.Sprintf("%s-p%02d", cluster, i), provider: p})
 		}
 	}
 	// Nodes are cluster-scoped: the fixture deletes its one pool's, these
-	// go here, once the cloud (and its node agent) stopped; cleanups run
-	// last first, so this one before the fixture's.
+	// go here (every instance's in the cloud, read before it stops);
+	// cleanups run last first, so this one before the fixture's.
 	b.Cleanup(func() {
+		ids := map[string]bool{}
+		cloud := f.Cloud.Cloud()
+		for _, k := range cloud.Groups() {
+			if g, err := cloud.Scope(k.Face, k.Scope).GetGroup(k.Name); err == nil {
+				for _, in := range g.Instances {
+					ids[in.ProviderID] = true
+				}
+			}
+		}
 		_ = f.Cloud.Stop()
-		env.DeleteNodes(b, func(n *corev1.Node) bool {
-			group, _, ok := strings.Cut(strings.TrimPrefix(n.Spec.ProviderID, "local:///"), "/")
-			return ok && groups[group]
-		})
+		env.DeleteNodes(b, func(n *corev1.Node) bool { return ids[n.Spec.ProviderID] })
+		for _, p := range providers {
+			if p.Cleanup != nil {
+				p.Cleanup(f.Fixture)
+			}
+		}
 	})
-	m.mgr = startManager(b, f, managerOptions{tune: func(o *manager.Options) { o.Concurrency = 10 }})
+	names := make([]string, len(providers))
+	for i, p := range providers {
+		names[i] = p.Name
+	}
+	m.mgr = startManager(b, f, managerOptions{tune: func(o *manager.Options) {
+		o.Concurrency = 10
+		if len(providers) > 1 || providers[0] != itest.Local {
+			o.Providers = itest.Providers(f.Cloud, f.NS, names...)
+		}
+	}})
 	return m
+}
+
+// createClusterOf creates provider p's example Cluster (Provider.ClusterManifest)
+// as the Cluster cluster: the Cluster and its infrastructure cluster are
+// renamed; the identity objects the example shares between Clusters are
+// created once.
+func (m *manyPools) createClusterOf(p *itest.Provider, cluster string) {
+	t := m.f.T
+	t.Helper()
+	endpoint := env.ControlPlaneEndpoint(t)
+	rename := itest.Rename(map[string]string{p.ClusterName: cluster})
+	for _, obj := range itest.Manifest(t, m.f.NS, p.ClusterManifest...) {
+		rename(obj)
+		if obj.GetKind() == "Cluster" {
+			_ = unstructured.SetNestedField(obj.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
+			_ = unstructured.SetNestedField(obj.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
+		}
+		if err := env.Client.Create(m.f.Ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+}
+
+// providerNames lists the benchmark's providers, for its log.
+func (m *manyPools) providerNames() string {
+	var out []string
+	for _, p := range m.providers {
+		out = append(out, p.Name)
+	}
+	return strings.Join(out, ", ")
 }
 
 // spec is each pool's: n replicas, maxSurge 25%, maxUnavailable 0.
@@ -240,17 +310,29 @@ func poolRunning(mp *clusterv1.MachinePool, n int) bool {
 		ptr.Deref(mp.Status.ReadyReplicas, -1) == int32(n) && ptr.Deref(mp.Status.Replicas, -1) == int32(n)
 }
 
-// createAll creates the pools of names, of n instances each, 16 objects at
-// a time: at once, as a client applying many manifests does.
-func (m *manyPools) createAll(names []poolID, n int) {
+// create creates the pools of names, of n instances each, 16 objects at
+// a time: at once, as a client applying many manifests does. A local pool
+// is the tests' (fixture.poolObjects); another provider's is its example
+// (Provider.SeedManifest) renamed.
+func (m *manyPools) create(names []poolID, n int) {
 	m.f.T.Helper()
 	var objs []client.Object
 	for _, p := range names {
-		objs = append(objs, m.f.poolObjects(p.cluster, p.pool, m.spec(n))...)
+		if p.provider == itest.Local {
+			objs = append(objs, m.f.poolObjects(p.cluster, p.pool, m.spec(n))...)
+			continue
+		}
+		rename := itest.Rename(map[string]string{p.provider.ClusterName: p.cluster, p.provider.PoolName: p.pool})
+		replicas := itest.Replicas(n)
+		for _, obj := range itest.Manifest(m.f.T, m.f.NS, p.provider.SeedManifest...) {
+			rename(obj)
+			replicas(obj)
+			objs = append(objs, obj)
+		}
 	}
 	if err := parallel.ForEach(m.f.Ctx, benchWriters, len(objs), func(ctx context.Context, i int) error {
 		if err := env.Client.Create(ctx, objs[i]); err != nil {
-			return fmt.Errorf("creating %T %s: %w", objs[i], objs[i].GetName(), err)
+			return fmt.Errorf("creating %s %s: %w", objs[i].GetObjectKind().GroupVersionKind().Kind, objs[i].GetName(), err)
 		}
 		return nil
 	}); err != nil {
@@ -268,7 +350,9 @@ func (m *manyPools) pokeAll(names []poolID) {
 	m.f.T.Helper()
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"test.mpool.dev/poke":%q}}}`, strconv.FormatInt(time.Now().UnixNano(), 10)))
 	if err := parallel.ForEach(m.f.Ctx, benchWriters, len(names), func(ctx context.Context, i int) error {
-		p := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: m.f.NS, Name: names[i].pool}}
+		p := names[i].provider.NewPool()
+		p.SetNamespace(m.f.NS)
+		p.SetName(names[i].pool)
 		return env.Client.Patch(ctx, p, client.RawPatch(types.MergePatchType, patch))
 	}); err != nil {
 		m.f.T.Errorf("changing the pools: %v", err)
@@ -281,20 +365,29 @@ func (m *manyPools) pokeAll(names []poolID) {
 func (m *manyPools) steadyPass() (reads, writes int64, took time.Duration) {
 	t := m.f.T
 	t.Helper()
-	sg := m.mgr.ScaleGroup
-	sg.ResetCounts()
-	before := m.f.Reconciles()
+	for _, p := range m.providers {
+		m.mgr.ScaleGroups[p.Name].ResetCounts()
+	}
+	count := func() (reads, writes, reconciles int64) {
+		for _, p := range m.providers {
+			c := m.mgr.ScaleGroups[p.Name].Counts()
+			reads, writes = reads+c.Reads(), writes+c.Writes()
+			reconciles += testenv.Reconciles(t, p.Controller())
+		}
+		return reads, writes, reconciles
+	}
+	_, _, before := count()
 	start := time.Now()
 	m.pokeAll(m.names)
 	testenv.Eventually(t, 30*time.Minute, func() error {
-		if r, n := sg.Counts().Reads(), m.f.Reconciles()-before; r < int64(len(m.names)) || n < r {
-			return fmt.Errorf("%d cloud reads, %d reconciles finished, of %d pools", r, n, len(m.names))
+		if r, _, n := count(); r < int64(len(m.names)) || n-before < r {
+			return fmt.Errorf("%d cloud reads, %d reconciles finished, of %d pools", r, n-before, len(m.names))
 		}
 		return nil
 	})
 	took = time.Since(start)
-	c := sg.Counts()
-	return c.Reads(), c.Writes(), took
+	reads, writes, _ = count()
+	return reads, writes, took
 }
 
 func ratio(a, b time.Duration) float64 { return a.Seconds() / b.Seconds() }
