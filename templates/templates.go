@@ -50,8 +50,7 @@ var flavors = []Flavor{
 	{Infrastructure: "azure", Name: "machinepool", LeftOut: azureLeftOut},
 	{Infrastructure: "azure", Name: "machinepool-flex", LeftOut: azureLeftOut},
 	{Infrastructure: "azure", Name: "aks", LeftOut: []string{
-		"AzureManagedCluster, the Cluster's infrastructureRef in CAPZ's: mpool's Cluster names the AzureManagedControlPlane as its infrastructureRef instead",
-		"the Cluster's controlPlaneRef, and the AzureManagedControlPlane's oidcIssuerProfile and sshPublicKey (AZURE_SSH_PUBLIC_KEY_B64) and the AKS cluster it creates: " +
+		"the AzureManagedControlPlane's oidcIssuerProfile and sshPublicKey (AZURE_SSH_PUBLIC_KEY_B64) and the AKS cluster it creates: " +
 			controlPlaneLeftOut + " (the AzureManagedControlPlane names it, ${CLUSTER_NAME} in AZURE_RESOURCE_GROUP; KUBERNETES_VERSION is the pools' version, at most the cluster's)",
 		"Secret ${CLUSTER_NAME}-kubeconfig: AKS writes it in CAPZ's; under `mpool up`, mpool writes it for its own API server; " +
 			"for a cluster that exists, create it (key \"value\": the AKS cluster's kubeconfig) before the pools' nodes are watched",

@@ -78,3 +78,24 @@ func RefGVK(ctx context.Context, c client.Client, ref clusterv1.ContractVersione
 	}
 	return schema.FromAPIVersionAndKind(av, ref.Kind), nil
 }
+
+// RefersTo reports whether ref names an object of gk (its group and kind).
+func RefersTo(ref clusterv1.ContractVersionedObjectReference, gk schema.GroupKind) bool {
+	return ref.Name != "" && ref.Kind == gk.Kind && ref.APIGroup == gk.Group
+}
+
+// PlacementRef returns the Cluster's reference to its object of gk: its
+// spec.infrastructureRef when that names one (mpool's own shape, where the
+// object that places the pools is the infrastructure object), else its
+// spec.controlPlaneRef (the shape of CAPZ's and CAPA's managed clusters,
+// where the infrastructure object is an AzureManagedCluster or
+// AWSManagedCluster and the control plane names the cloud's cluster). ok is
+// false when neither names one.
+func PlacementRef(c *clusterv1.Cluster, gk schema.GroupKind) (ref clusterv1.ContractVersionedObjectReference, ok bool) {
+	for _, r := range []clusterv1.ContractVersionedObjectReference{c.Spec.InfrastructureRef, c.Spec.ControlPlaneRef} {
+		if RefersTo(r, gk) {
+			return r, true
+		}
+	}
+	return clusterv1.ContractVersionedObjectReference{}, false
+}

@@ -85,9 +85,11 @@ use their variable names, but contain only the kinds mpool serves: the
 Cluster and its infrastructure (an AzureCluster with the AzureClusterIdentity
 it authenticates with and that identity's client-secret Secret; an
 AWSCluster, whose pools use the manager's own AWS credentials; an
-AWSManagedControlPlane naming an EKS cluster), the MachinePool, its
-infrastructure pool and its KubeadmConfig (none for EKS, which bootstraps
-its nodes). What the
+AWSManagedControlPlane naming an EKS cluster; for AKS, CAPZ's pair: an
+AzureManagedControlPlane naming the AKS cluster as the Cluster's
+controlPlaneRef and an AzureManagedCluster as its infrastructureRef), the
+MachinePool, its infrastructure pool and its KubeadmConfig (none for EKS and
+AKS, which bootstrap their nodes). What the
 provider's flavor also contains (the control plane) is named on stderr: mpool
 manages worker pools for a control plane that exists.
 

@@ -560,6 +560,11 @@ func TestCloudFlavorDefaults(t *testing.T) {
 		{"subscriptionID", str(cp, "spec", "subscriptionID"), azureface.AzureDefaultSubscriptionID},
 		{"resourceGroupName", str(cp, "spec", "resourceGroupName"), azureface.AKSSampleClusterName},
 		{"location", str(cp, "spec", "location"), azureface.AzureDefaultLocation},
+		{"the Cluster's controlPlaneRef (CAPZ's shape)", str("Cluster/"+azureface.AKSSampleClusterName, "spec", "controlPlaneRef", "kind") + "/" +
+			str("Cluster/"+azureface.AKSSampleClusterName, "spec", "controlPlaneRef", "name"), cp},
+		{"the Cluster's infrastructureRef (CAPZ's shape)", str("Cluster/"+azureface.AKSSampleClusterName, "spec", "infrastructureRef", "kind") + "/" +
+			str("Cluster/"+azureface.AKSSampleClusterName, "spec", "infrastructureRef", "name"), "AzureManagedCluster/" + azureface.AKSSampleClusterName},
+		{"the AzureManagedCluster", str("AzureManagedCluster/"+azureface.AKSSampleClusterName, "kind"), "AzureManagedCluster"},
 		{"the System pool's mode", str("AzureManagedMachinePool/aks-pool0", "spec", "mode"), "System"},
 		{"the User pool's mode", str("AzureManagedMachinePool/aks-pool1", "spec", "mode"), "User"},
 		{"the pool's version", str("MachinePool/aks-pool0", "spec", "template", "spec", "version"), "v" + azureface.AKSDefaultVersion},

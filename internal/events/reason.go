@@ -110,6 +110,10 @@ const (
 	// ScaleGroupApplied: the group was created or its model or capacity
 	// changed.
 	ScaleGroupApplied = "ScaleGroupApplied"
+	// ScaleGroupChangeFailed (Warning): the cloud gave up on the group's
+	// last change (scalegroup.Group.Failed); once per failure, saying why
+	// and when the engine applies the group again.
+	ScaleGroupChangeFailed = "ScaleGroupChangeFailed"
 	// ScaleGroupDeleting: the group's deletion was requested.
 	ScaleGroupDeleting = "ScaleGroupDeleting"
 	// ScaleGroupDeleted: the group is gone and the pool released.

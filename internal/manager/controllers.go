@@ -27,6 +27,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/kubeadmconfig"
 	"github.com/mpool-dev/mpool/internal/controller/machinehealthcheck"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
+	"github.com/mpool-dev/mpool/internal/controller/managedcluster"
 	"github.com/mpool-dev/mpool/internal/features"
 	poolmetrics "github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider"
@@ -105,6 +106,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		if err := machinehealthcheck.Setup(ctx, mgr, copts); err != nil {
 			return nil, err
 		}
+	}
+	// The AKS Cluster's infrastructure object in CAPZ's shape, in every
+	// mode: beside upstream core too, mpool serves the kind.
+	if err := (&managedcluster.Reconciler{Client: mgr.GetClient(), Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+		return nil, fmt.Errorf("setting up the AzureManagedCluster controller: %w", err)
 	}
 	if !poolsOn {
 		log.Info("MachinePool feature gate is off: pool controllers not started")

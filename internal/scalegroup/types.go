@@ -190,6 +190,14 @@ type Group struct {
 	// it: why its last change failed (an EKS update's errors, such as
 	// PodEvictionFailure), its health issues. Empty when all is well.
 	Message string
+	// Failed: the cloud gave up on the group's last change (an AKS agent
+	// pool in provisioningState Failed, an upgrade AKS could not finish),
+	// and Message says why. The group is at rest and serves, but not as
+	// last applied. The engine applies the same spec again with backoff,
+	// recorded on the pool so that a restarted manager keeps it, and at
+	// once when the spec changes; Apply on a Failed group always sends
+	// the change again (the engine calls it only when a retry is due).
+	Failed bool
 	// Template is the cloud object the group launches new instances from
 	// (AWS: its launch template and version), nil when the cloud has none
 	// or did not say.

@@ -419,6 +419,10 @@ func (e *Engine) applyGroup(ctx context.Context, s *pass) error {
 			return nil
 		}
 	}
+	endRetries(s)
+	if g := s.cloud; g != nil && g.Failed {
+		return e.retryFailed(ctx, s, want)
+	}
 	if g := s.cloud; g != nil {
 		have := g.Capacity - s.decremented()
 		last, _ := e.applied.get(s.pool.GetUID())
@@ -459,8 +463,12 @@ func (e *Engine) applySpec(ctx context.Context, s *pass, want int32) error {
 	a[AppliedSpecAnnotation] = s.specHash
 	s.pool.SetAnnotations(a)
 	log.FromContext(ctx).Info("Applied scale group", "group", s.group.String(), "capacity", want, "modelHash", s.modelHash)
+	note := ""
+	if s.retrying > 0 {
+		note = fmt.Sprintf(" (retry %d of the change the cloud gave up on)", s.retrying)
+	}
 	e.rec.Eventf(s.pool, nil, corev1.EventTypeNormal, events.ScaleGroupApplied, events.ActionApply,
-		"Applied scale group %s: capacity %d, model %s", s.group, want, s.modelHash)
+		"Applied scale group %s: capacity %d, model %s%s", s.group, want, s.modelHash, note)
 	return nil
 }
 

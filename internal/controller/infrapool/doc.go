@@ -151,6 +151,17 @@
 // resumes. RolloutProgressing False with reason ProgressDeadlineExceeded or
 // ReplacementsFailing and an event of the same reason say why.
 //
+// A group whose last change the cloud gave up on (scalegroup.Group.Failed:
+// an AKS agent pool left Failed by an upgrade or scale-in it could not
+// drain) is applied again with backoff (retryFailed): Timing.FailedRetry,
+// then twice as long after each retry that failed again, at most
+// Timing.FailedRetryMax, and at once when the pool's spec or replicas
+// change. Between retries it costs one read per pass, no write and no
+// event: one ScaleGroupChangeFailed event per failure, one
+// ScaleGroupApplied per retry, ScaleGroupReady saying "retrying in …,
+// attempt N". The record lives on the pool (ApplyRetryAnnotation), so a
+// restarted manager keeps the time and the count.
+//
 // A throttled request makes every pool of the engine wait for the cloud's
 // Retry-After, including reconciles triggered by events meanwhile. The
 // cache's objects are read without copies and compared by their Spec and

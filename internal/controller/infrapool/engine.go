@@ -29,6 +29,12 @@ const (
 	// rotated bootstrap token is applied once and a steady pool writes
 	// nothing to the cloud.
 	AppliedSpecAnnotation = "mpool.dev/applied-spec-hash"
+	// ApplyRetryAnnotation on a pool is the engine's record of the retries
+	// of a change the cloud gave up on (scalegroup.Group.Failed; JSON, see
+	// applyRetry): the retries sent and when the current failure was first
+	// seen. A restarted manager neither retries at once nor forgets the
+	// count. It goes once the group is at rest and not Failed.
+	ApplyRetryAnnotation = "mpool.dev/apply-retry"
 )
 
 // Timing tunes how often the engine looks again. Zero fields take defaults.
@@ -53,6 +59,12 @@ type Timing struct {
 	// again: the actor scales the group in the cloud, which sends no event
 	// (default 30s).
 	ExternalReplicas time.Duration
+	// FailedRetry is the wait before the first retry of a change the
+	// cloud gave up on (scalegroup.Group.Failed); each retry that fails
+	// again waits twice as long, at most FailedRetryMax (defaults 20s and
+	// 10m: Azure Service Operator's backoff of an AKS agent pool whose
+	// operation failed, which CAPZ relies on).
+	FailedRetry, FailedRetryMax time.Duration
 }
 
 func (t *Timing) defaults() {
@@ -67,6 +79,8 @@ func (t *Timing) defaults() {
 	set(&t.QuotaRetry, time.Minute)
 	set(&t.ThrottleRetry, time.Second)
 	set(&t.ExternalReplicas, 30*time.Second)
+	set(&t.FailedRetry, 20*time.Second)
+	set(&t.FailedRetryMax, 10*time.Minute)
 }
 
 // Options configure an Engine.

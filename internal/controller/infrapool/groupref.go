@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -12,6 +13,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
@@ -100,9 +102,11 @@ func (e *Engine) readInfraCluster(ctx context.Context, s *pass) error {
 	return nil
 }
 
-// infraCluster reads the infrastructure object of the named Cluster, of
-// the adapter's kind. It returns nil and why when the Cluster or the
-// object is not there (yet).
+// infraCluster reads the object that places the pools of the named
+// Cluster, of the adapter's kind: the Cluster's infrastructureRef, or its
+// controlPlaneRef (CAPZ's AKS shape: an AzureManagedCluster as
+// infrastructureRef, the AzureManagedControlPlane as controlPlaneRef). It
+// returns nil and why when the Cluster or the object is not there (yet).
 func (e *Engine) infraCluster(ctx context.Context, cluster types.NamespacedName) (client.Object, string, error) {
 	c := &clusterv1.Cluster{}
 	switch err := e.c.Get(ctx, cluster, c); {
@@ -111,15 +115,14 @@ func (e *Engine) infraCluster(ctx context.Context, cluster types.NamespacedName)
 	case err != nil:
 		return nil, "", fmt.Errorf("reading Cluster %s: %w", cluster.Name, err)
 	}
-	obj := e.a.NewInfraCluster()
-	ref := c.Spec.InfrastructureRef
-	if ref.Name == "" {
-		return nil, fmt.Sprintf("Cluster %s has no spec.infrastructureRef", cluster.Name), nil
-	}
 	want := e.a.Kinds().InfraCluster
-	if ref.Kind != want || ref.APIGroup != infrav1.GroupVersion.Group {
-		return nil, fmt.Sprintf("Cluster %s's spec.infrastructureRef is a %s; %s pools need a %s", cluster.Name, ref.Kind, e.a.Kinds().Pool, want), nil
+	ref, ok := capi.PlacementRef(c, e.placementKind())
+	if !ok {
+		return nil, fmt.Sprintf("Cluster %s names no %s: %s pools need one (%s) as the Cluster's spec.infrastructureRef or spec.controlPlaneRef; "+
+			"its spec.infrastructureRef is %s and its spec.controlPlaneRef is %s",
+			cluster.Name, want, e.a.Kinds().Pool, infrav1.GroupVersion.Group, describeRef(c.Spec.InfrastructureRef), describeRef(c.Spec.ControlPlaneRef)), nil
 	}
+	obj := e.a.NewInfraCluster()
 	switch err := e.c.Get(ctx, types.NamespacedName{Namespace: cluster.Namespace, Name: ref.Name}, obj); {
 	case apierrors.IsNotFound(err):
 		return nil, fmt.Sprintf("%s %s does not exist", want, ref.Name), nil
@@ -127,4 +130,17 @@ func (e *Engine) infraCluster(ctx context.Context, cluster types.NamespacedName)
 		return nil, "", fmt.Errorf("reading %s %s: %w", want, ref.Name, err)
 	}
 	return obj, "", nil
+}
+
+// placementKind is the group and kind of the adapter's InfraCluster.
+func (e *Engine) placementKind() schema.GroupKind {
+	return infrav1.GroupVersion.WithKind(e.a.Kinds().InfraCluster).GroupKind()
+}
+
+// describeRef names a Cluster's reference in a message.
+func describeRef(ref clusterv1.ContractVersionedObjectReference) string {
+	if !ref.IsDefined() {
+		return "not set"
+	}
+	return fmt.Sprintf("a %s (%s) %s", ref.Kind, ref.APIGroup, ref.Name)
 }

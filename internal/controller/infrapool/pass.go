@@ -73,6 +73,12 @@ type pass struct {
 	deletedNow  map[string]bool         // instances deleted from the cloud this reconcile
 	replacedNow map[string]bool         // of those, the ones the cloud replaces (capacity unchanged)
 	latest      *scalegroup.Group       // Apply's answer, newer than cloud
+	// retryNote says when a change the cloud gave up on is applied again
+	// (see retryFailed), "" when the group is not Failed or a retry is
+	// sent now; retrying is the number of the retry this pass sends, 0
+	// when none.
+	retryNote string
+	retrying  int
 
 	// Reporting.
 	reports map[string]contract.InstanceReport // by instance ID, see reportOf

@@ -196,6 +196,10 @@ func scaleGroupReadyCondition(s *pass) metav1.Condition {
 			c.Status, c.Reason = metav1.ConditionFalse, infrav1.ScaleGroupProblemReason
 			c.Message += "; the cloud reports: " + g.Message
 		}
+		if g.Failed && s.retryNote != "" {
+			c.Status, c.Reason = metav1.ConditionFalse, infrav1.ScaleGroupProblemReason
+			c.Message += "; " + s.retryNote
+		}
 		if op := g.Operation; op != nil {
 			c.Message += fmt.Sprintf("; %s operation in progress: %s", op.Type, op.Message)
 		}

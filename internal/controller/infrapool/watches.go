@@ -22,6 +22,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
@@ -55,7 +56,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		Named(strings.ToLower(e.a.Kinds().Pool)).
 		For(e.a.NewPool(), builder.WithPredicates(changed(func(o, n client.Object) bool {
 			return o.GetGeneration() != n.GetGeneration() ||
-				!equalAnnotations(o, n, AppliedSpecAnnotation, preview.ManagedCapacityAnnotation) ||
+				!equalAnnotations(o, n, AppliedSpecAnnotation, ApplyRetryAnnotation, preview.ManagedCapacityAnnotation) ||
 				!equalOwners(o, n) ||
 				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 		}))).
@@ -76,10 +77,17 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(e.secretToPools)).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(e.clusterToPools),
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
-				return o.(*clusterv1.Cluster).Spec.Paused != n.(*clusterv1.Cluster).Spec.Paused ||
-					preview.HasAnnotation(o.GetAnnotations(), clusterv1.PausedAnnotation) != preview.HasAnnotation(n.GetAnnotations(), clusterv1.PausedAnnotation)
+				oc, nc := o.(*clusterv1.Cluster), n.(*clusterv1.Cluster)
+				return oc.Spec.Paused != nc.Spec.Paused ||
+					preview.HasAnnotation(o.GetAnnotations(), clusterv1.PausedAnnotation) != preview.HasAnnotation(n.GetAnnotations(), clusterv1.PausedAnnotation) ||
+					oc.Spec.InfrastructureRef != nc.Spec.InfrastructureRef || oc.Spec.ControlPlaneRef != nc.Spec.ControlPlaneRef
 			}))).
 		WithOptions(opts)
+	if infra := e.a.NewInfraCluster(); infra != nil {
+		// A pool waiting for its placement object goes on when it appears.
+		b = b.Watches(infra, handler.EnqueueRequestsFromMapFunc(e.infraClusterToPools),
+			builder.WithPredicates(changed(func(o, n client.Object) bool { return o.GetGeneration() != n.GetGeneration() })))
+	}
 	if nw, ok := e.w.(NodeWatcher); ok {
 		b = b.WatchesRawSource(nw.NodeSource(e.nodeToPools))
 	}
@@ -135,6 +143,23 @@ func (e *Engine) clusterToPools(ctx context.Context, o client.Object) []reconcil
 	for i := range pools.Items {
 		if pools.Items[i].Spec.ClusterName == o.GetName() {
 			out = append(out, e.machinePoolToPool(ctx, &pools.Items[i])...)
+		}
+	}
+	return out
+}
+
+// infraClusterToPools maps an object of the adapter's InfraCluster kind to
+// the pools of the Clusters it places (as their infrastructureRef or
+// controlPlaneRef).
+func (e *Engine) infraClusterToPools(ctx context.Context, o client.Object) []reconcile.Request {
+	clusters := &clusterv1.ClusterList{}
+	if err := e.c.List(ctx, clusters, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range clusters.Items {
+		if ref, ok := capi.PlacementRef(&clusters.Items[i], e.placementKind()); ok && ref.Name == o.GetName() {
+			out = append(out, e.clusterToPools(ctx, &clusters.Items[i])...)
 		}
 	}
 	return out

@@ -415,34 +415,22 @@ func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	}
 }
 
-// future records an operation in progress as CAPZ does: the service, the
-// resource and the poller's state (its resume token, else the cloud's
-// operation ID).
+// future records an operation in progress as CAPZ does (Future), with
+// the cloud's operation ID, else its type, in place of a resume token
+// the operation has none of.
 func future(pool *infrav1.AzureMachinePool, op *scalegroup.Operation) infrav1.Future {
-	f := infrav1.Future{ServiceName: "scalesets", Data: op.ResumeToken}
-	switch op.Type {
-	case scalegroup.OperationDelete:
-		f.Type = "DELETE"
-	default:
-		f.Type = "PUT"
-	}
+	f := Future(futureService, op, pool.Annotations[contract.GroupRefAnnotation], pool.Name)
 	if f.Data == "" {
 		f.Data = op.ID
 	}
 	if f.Data == "" {
 		f.Data = op.Type
 	}
-	if ref, err := scalegroup.DecodeRef(pool.Annotations[contract.GroupRefAnnotation]); err == nil {
-		f.Name = ref.Name
-		if _, rg, ok := strings.Cut(ref.Scope, "/resourceGroups/"); ok {
-			f.ResourceGroup = rg
-		}
-	}
-	if f.Name == "" {
-		f.Name = pool.Name
-	}
 	return f
 }
+
+// futureService is CAPZ's service name in a Future of a scale set.
+const futureService = "scalesets"
 
 func operationState(t string) infrav1.ProvisioningState {
 	if t == scalegroup.OperationDelete {
@@ -497,10 +485,13 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 }
 
 // ReadPool implements contract.Reader: the pool rolls by its
-// spec.strategy.
+// spec.strategy; the scale set's operation it recorded (its poller's
+// resume token) is handed back to Get after a restart.
 func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 	pool := p.(*infrav1.AzureMachinePool)
-	return kit.SpecStrategy(pool.Spec.Strategy, pool.Status.ObservedGeneration)
+	view, err := kit.SpecStrategy(pool.Spec.Strategy, pool.Status.ObservedGeneration)
+	view.Operation = RecordedOperation(pool.Status.LongRunningOperationStates, futureService)
+	return view, err
 }
 
 // ReadInstance implements contract.Reader. An AzureMachinePoolMachine

@@ -32,4 +32,16 @@
 // (CAPZ does one per VM per reconcile). Apply reads the scale set and
 // writes only when the model, capacity, tags or in-place settings differ,
 // so a pool at rest costs no write.
+//
+// # Operations
+//
+// A write's long-running operation is not waited for: its poller's resume
+// token is reported (scalegroup.Operation.ResumeToken) and recorded on the
+// pool as CAPZ records a future (status.longRunningOperationStates,
+// Future). A restarted manager hands it back (RecordedOperation,
+// scalegroup.WithRecordedOperation) and Get resumes it: the operation is
+// still mpool's, with the same token, and a scale set left Failed says why
+// from it (OperationFailure), without a second write. The AKS provider
+// (package aks) records and resumes its agent pools' operations the same
+// way.
 package azure

@@ -71,9 +71,12 @@ type sdkClients struct {
 	skus      *armcompute.ResourceSKUsClient
 }
 
-// startedOperation is a long-running operation this process started.
+// startedOperation is a long-running operation this process started, or
+// an earlier one (recorded on the pool: scalegroup.RecordedOperation).
 type startedOperation struct {
 	op scalegroup.Operation
+	// failure is why it failed, read once from its operation.
+	failure string
 }
 
 // New returns the Azure ScaleGroup. opts.Credentials is required.
@@ -131,11 +134,18 @@ func ClientOptions(opts Options) (Options, arm.ClientOptions, error) {
 func (*ScaleSets) Capabilities() scalegroup.Capabilities { return scalegroup.Capabilities{} }
 
 // Get implements scalegroup.ScaleGroup: the scale set's GET and its VM
-// list (all pages), never a GET per VM.
+// list (all pages), never a GET per VM. The operation the pool recorded
+// (an earlier process's, by its resume token) is resumed as this
+// process's when it started none: reported with its token while the
+// scale set says it is in progress, and its error read from it (one poll)
+// when the scale set is left Failed, as CAPZ resumes a future.
 func (s *ScaleSets) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Group, error) {
 	at, c, err := s.resolve(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("getting scale set %s: %w", ref, err)
+	}
+	if op, ok := scalegroup.RecordedOperation(ctx); ok && op.ResumeToken != "" {
+		s.resume(ref, op)
 	}
 	res, err := c.scaleSets.Get(ctx, at.resourceGroup, ref.Name, nil)
 	if err != nil {
@@ -150,7 +160,41 @@ func (s *ScaleSets) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Gr
 	if err != nil {
 		return nil, fmt.Errorf("listing the VMs of scale set %s: %w", ref, err)
 	}
-	return s.group(ref, vmss, instances), nil
+	g := s.group(ref, vmss, instances)
+	if g.Message != "" {
+		if why := s.failure(ctx, c, at, ref); why != "" {
+			g.Message += ": " + why
+		}
+	}
+	return g, nil
+}
+
+// failure is why the operation mpool last started on ref failed, read
+// once from its resume token; "" when there is none or it cannot be read.
+func (s *ScaleSets) failure(ctx context.Context, c *sdkClients, at resourceGroup, ref scalegroup.Ref) string {
+	key := opKey(ref)
+	s.mu.Lock()
+	started, ok := s.ops[key]
+	s.mu.Unlock()
+	if !ok || started.failure != "" || started.op.ResumeToken == "" {
+		return started.failure
+	}
+	var msg string
+	if started.op.Type == scalegroup.OperationDelete {
+		p, err := c.scaleSets.BeginDelete(ctx, at.resourceGroup, ref.Name, &armcompute.VirtualMachineScaleSetsClientBeginDeleteOptions{ResumeToken: started.op.ResumeToken})
+		msg = OperationFailure(ctx, p, err)
+	} else {
+		p, err := c.scaleSets.BeginCreateOrUpdate(ctx, at.resourceGroup, ref.Name, armcompute.VirtualMachineScaleSet{},
+			&armcompute.VirtualMachineScaleSetsClientBeginCreateOrUpdateOptions{ResumeToken: started.op.ResumeToken})
+		msg = OperationFailure(ctx, p, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.ops[key]; ok && cur.op.ResumeToken == started.op.ResumeToken {
+		cur.failure = msg
+		s.ops[key] = cur
+	}
+	return msg
 }
 
 // Apply implements scalegroup.ScaleGroup: it reads the scale set and
@@ -495,7 +539,8 @@ func (s *ScaleSets) group(ref scalegroup.Ref, vmss *armcompute.VirtualMachineSca
 	}
 	switch {
 	case typ == "":
-		if ok {
+		if ok && !strings.EqualFold(state, "Failed") {
+			// Done; a failed one is kept for its error (see failure).
 			s.mu.Lock()
 			delete(s.ops, key)
 			s.mu.Unlock()
@@ -524,6 +569,16 @@ func (s *ScaleSets) remember(ref scalegroup.Ref, op scalegroup.Operation) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ops[opKey(ref)] = startedOperation{op: op}
+}
+
+// resume takes op, the operation the pool recorded (an earlier
+// process's), as this process's when it knows of none on ref.
+func (s *ScaleSets) resume(ref scalegroup.Ref, op scalegroup.Operation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.ops[opKey(ref)]; !ok {
+		s.ops[opKey(ref)] = startedOperation{op: op}
+	}
 }
 
 // forget drops the operation recorded for a scale set that is gone.

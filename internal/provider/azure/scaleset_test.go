@@ -33,6 +33,9 @@ type env struct {
 	*cloudtest.Env
 	sg    *azure.ScaleSets
 	creds *testCredentials
+	// restarted returns another ScaleSets of the same cloud: a restarted
+	// manager's.
+	restarted func(t testing.TB) *azure.ScaleSets
 }
 
 // testCredentials resolves every Ref to one client-secret credential of
@@ -100,7 +103,15 @@ func startAzureWith(t testing.TB, face *azureface.AzureFace, sim core.Simulation
 			Transport: hc,
 			Retry:     policy.RetryOptions{MaxRetries: -1},
 		}}
-		e.sg, err = azure.New(azure.Options{ResourceManagerEndpoint: u, AuthorityHost: u, HTTPClient: hc, Credentials: e.creds})
+		opts := azure.Options{ResourceManagerEndpoint: u, AuthorityHost: u, HTTPClient: hc, Credentials: e.creds}
+		e.restarted = func(t testing.TB) *azure.ScaleSets {
+			sg, err := azure.New(opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return sg
+		}
+		e.sg, err = azure.New(opts)
 		return e.sg, err
 	})
 	return e

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
-	"github.com/mpool-dev/mpool/internal/provider/azure/aks"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
@@ -21,6 +20,10 @@ import (
 // aksMinute is the simulated AKS's minute in these tests: AKS's default
 // drainTimeoutInMinutes (30) lasts 3s.
 const aksMinute = 100 * time.Millisecond
+
+// retryBase is the engine's default wait before it sends a Failed agent
+// pool's PUT again (infrapool.Timing.FailedRetry).
+const retryBase = 20 * time.Second
 
 // TestAKSUpgradeBlockedByPDB: a PodDisruptionBudget that blocks every
 // drain makes AKS's own upgrade fail with UpgradeFailed once
@@ -33,7 +36,7 @@ const aksMinute = 100 * time.Millisecond
 // records (status.longRunningOperationStates), so the pool's
 // ScaleGroupReady says why in AKS's words (UpgradeFailed, the node, the
 // budget), not only "Failed". mpool sends the same PUT again after a
-// backoff (RetryBase), as CAPZ does through Azure Service Operator, and
+// backoff (retryBase), as CAPZ does through Azure Service Operator, and
 // the condition says when; once the budget lets the pods go, that retry
 // completes the upgrade with no change of the pool.
 func TestAKSUpgradeBlockedByPDB(t *testing.T) {
@@ -66,7 +69,7 @@ func testUpgradeBlockedByPDB(t *testing.T, behavior string) {
 	f.StartManager()
 	var violation error
 	f.WaitPoolCondition(converge, infrav1.ScaleGroupReadyCondition, metav1.ConditionFalse, azureface.AKSCodeUpgradeFailed, "Disruption Budget",
-		"undrainableNodeBehavior "+behavior, "mpool sends the agent pool's PUT again at", "(retry 1;")
+		"undrainableNodeBehavior "+behavior, "retrying in 20s", "attempt 1")
 	if n := puts() - p0; n != 1 {
 		t.Fatalf("%d agent pool PUTs after the restart; want the one that failed (token %.20s...)", n, token)
 	}
@@ -114,7 +117,7 @@ func testUpgradeBlockedByPDB(t *testing.T, behavior string) {
 
 	// The budget lets the pods go; the retry completes the upgrade.
 	f.Unguard()
-	f.WaitConverged(2, next, converge+aks.RetryBase)
+	f.WaitConverged(2, next, converge+retryBase)
 	if n := puts() - p0; n < 2 {
 		t.Fatalf("%d agent pool PUTs; want the failed one and its retry", n)
 	}

@@ -15,19 +15,48 @@ import (
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"github.com/mpool-dev/mpool/sim/server"
 	"github.com/mpool-dev/mpool/test/integration/itest"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestRestartMidPut: the manager is killed while the scale set's create
-// (a long-running PUT) is in flight; the restarted manager picks the
-// operation up from the scale set and the pool's recorded reference and
-// converges without a second PUT, and nothing is orphaned.
+// (a long-running PUT, slowed by the VMs' boot) is in flight, its poller's
+// resume token recorded on the pool (status.longRunningOperationStates,
+// as CAPZ keeps a future); the restarted manager resumes that operation
+// (the pool keeps the same token while it runs, as the new manager's
+// own) and converges without a second PUT, nothing orphaned. Uniform
+// and Flexible scale sets.
 func TestRestartMidPut(t *testing.T) {
-	f, m := start(t, 3*time.Second)
-	f.ApplySeed()
-	testenv.Eventually(t, converge, func() error {
-		if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n == 0 {
-			return fmt.Errorf("no scale set PUT yet")
+	for _, c := range []struct {
+		mode, version string
+		seed          []func(*unstructured.Unstructured)
+	}{{"Uniform", seedVersion, nil}, {"Flexible", flexibleVersion, []func(*unstructured.Unstructured){flexible}}} {
+		t.Run(c.mode, func(t *testing.T) { testRestartMidPut(t, c.version, c.seed...) })
+	}
+}
+
+func testRestartMidPut(t *testing.T, version string, seed ...func(*unstructured.Unstructured)) {
+	f, m := start(t, 8*time.Second)
+	f.ApplySeed(seed...)
+	future := func() (infrav1.Future, error) {
+		ap := &infrav1.AzureMachinePool{}
+		if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err != nil {
+			return infrav1.Future{}, err
 		}
+		if lro := ap.Status.LongRunningOperationStates; len(lro) == 1 {
+			return lro[0], nil
+		}
+		return infrav1.Future{}, fmt.Errorf("longRunningOperationStates %+v", ap.Status.LongRunningOperationStates)
+	}
+	var token string
+	testenv.Eventually(t, converge, func() error {
+		fu, err := future()
+		if err != nil {
+			return err
+		}
+		if fu.Type != "PUT" || fu.ServiceName != "scalesets" || fu.Name != f.vmss() || !strings.HasPrefix(fu.Data, "{") {
+			return fmt.Errorf("future %+v; want the scale set PUT's resume token", fu)
+		}
+		token = fu.Data
 		return nil
 	})
 	m.Stop()
@@ -35,24 +64,30 @@ func TestRestartMidPut(t *testing.T) {
 		t.Fatalf("the PUT was not in flight when the manager stopped: %+v", g)
 	}
 
-	sawFuture := false
 	f.StartManager()
-	testenv.Eventually(t, converge, func() error {
-		ap := &infrav1.AzureMachinePool{}
-		if err := env.Client.Get(f.Ctx, f.Key(poolName), ap); err == nil && len(ap.Status.LongRunningOperationStates) > 0 {
-			sawFuture = true
+	// The new manager's reconciles keep the operation it resumed, token
+	// and all, while the scale set is still creating.
+	f.PokeUntilReconciled(t, 2)
+	if g := f.Group(); g != nil && itest.Booting(g) {
+		if fu, err := future(); err != nil || fu.Data != token {
+			t.Fatalf("after the restart, mid-operation: future %+v, %v; want the resumed token %.30s...", fu, err, token)
 		}
-		return f.Converged(2, seedVersion)
-	})
+	} else {
+		t.Logf("the operation finished before the new manager's reconciles: its token not checked")
+	}
+	testenv.Eventually(t, converge, func() error { return f.Converged(2, version) })
 	if n := f.ops(azureface.OpAzureVMSSCreateOrUpdate); n != 1 {
 		t.Errorf("the simulated Azure answered %d scale set PUTs, want exactly 1", n)
 	}
 	if n := f.ops(azureface.OpAzureVMSSUpdate); n != 0 {
 		t.Errorf("the simulated Azure answered %d scale set PATCHes, want none", n)
 	}
-	if !sawFuture {
-		t.Error("status.longRunningOperationStates never recorded the operation in flight")
-	}
+	testenv.Eventually(t, converge, func() error {
+		if fu, err := future(); err == nil {
+			return fmt.Errorf("at rest, future %+v", fu)
+		}
+		return nil
+	})
 	k := azureface.AzureGroupKey(azureface.AzureDefaultSubscriptionID, azureface.AzureDefaultResourceGroup, f.vmss())
 	if sets := f.Cloud.Cloud().Scope(k.Face, k.Scope).ListGroups(); len(sets) != 1 {
 		t.Errorf("the resource group holds scale sets %v, want only the pool's", sets)

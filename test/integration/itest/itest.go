@@ -199,8 +199,15 @@ func Manifest(t testing.TB, ns string, path ...string) []*unstructured.Unstructu
 // workload cluster of clusterName.
 func CreateCluster(t testing.TB, env *testenv.Env, ns, clusterName string, path ...string) {
 	t.Helper()
+	CreateClusterObjects(t, env, ns, clusterName, Manifest(t, ns, path...))
+}
+
+// CreateClusterObjects is CreateCluster with the manifest's objects read
+// (and changed) by the caller.
+func CreateClusterObjects(t testing.TB, env *testenv.Env, ns, clusterName string, objs []*unstructured.Unstructured) {
+	t.Helper()
 	endpoint := env.ControlPlaneEndpoint(t)
-	for _, obj := range Manifest(t, ns, path...) {
+	for _, obj := range objs {
 		if obj.GetKind() == "Cluster" {
 			_ = unstructured.SetNestedField(obj.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
 			_ = unstructured.SetNestedField(obj.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")

@@ -198,42 +198,13 @@ func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 	}
 	pool.Status.LongRunningOperationStates = nil
 	if op := r.Operation; op != nil && op.ResumeToken != "" {
-		f := infrav1.Future{Type: futurePut, ServiceName: futureService, Name: AgentPoolName(pool), Data: op.ResumeToken}
-		if op.Type == scalegroup.OperationDelete {
-			f.Type = futureDelete
-		}
-		if ref, err := scalegroup.DecodeRef(pool.Annotations[contract.GroupRefAnnotation]); err == nil {
-			f.Name = ref.Name
-			if at, err := parseRef(ref); err == nil {
-				f.ResourceGroup = at.resourceGroup
-			}
-		}
-		pool.Status.LongRunningOperationStates = []infrav1.Future{f}
+		pool.Status.LongRunningOperationStates = []infrav1.Future{
+			azureprovider.Future(futureService, op, pool.Annotations[contract.GroupRefAnnotation], AgentPoolName(pool))}
 	}
 }
 
-// CAPZ's names in a Future of an agent pool.
-const (
-	futureService = "agentpools"
-	futurePut     = "PUT"
-	futureDelete  = "DELETE"
-)
-
-// recordedOperation is the agent pool operation the pool records, nil
-// when none.
-func recordedOperation(pool *infrav1.AzureManagedMachinePool) *scalegroup.Operation {
-	for _, f := range pool.Status.LongRunningOperationStates {
-		if f.ServiceName != futureService || f.Data == "" {
-			continue
-		}
-		op := &scalegroup.Operation{Type: scalegroup.OperationUpdate, ResumeToken: f.Data}
-		if f.Type == futureDelete {
-			op.Type = scalegroup.OperationDelete
-		}
-		return op
-	}
-	return nil
-}
+// futureService is CAPZ's service name in a Future of an agent pool.
+const futureService = "agentpools"
 
 // WriteInstanceStatus implements contract.Adapter: the provisioning state
 // and the zone.
@@ -269,7 +240,8 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 		Strategy:      rollout.Strategy{MaxSurge: &one, MaxUnavailable: &one},
 		Source:        "AKS's upgradeSettings (maxSurge 1, AKS's default): AKS replaces the nodes itself; marked nodes go one at a time",
 		CloudRollouts: true,
-	}, ObservedGeneration: pool.Status.ObservedGeneration, Operation: recordedOperation(pool)}, nil
+	}, ObservedGeneration: pool.Status.ObservedGeneration,
+		Operation: azureprovider.RecordedOperation(pool.Status.LongRunningOperationStates, futureService)}, nil
 }
 
 // ReadInstance implements contract.Reader.

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -36,7 +35,6 @@ type AgentPools struct {
 	armOpts arm.ClientOptions
 	clients kit.ClientCache[clientKey, *sdkClients]
 	writes  writes
-	now     func() time.Time
 }
 
 var _ scalegroup.ScaleGroup = (*AgentPools)(nil)
@@ -57,7 +55,7 @@ func New(opts azureprovider.Options) (*AgentPools, error) {
 	if err != nil {
 		return nil, fmt.Errorf("aks agent pools: %w", err)
 	}
-	return &AgentPools{opts: opts, armOpts: co, now: time.Now}, nil
+	return &AgentPools{opts: opts, armOpts: co}, nil
 }
 
 // Capabilities implements scalegroup.ScaleGroup: AKS runs its agent pools'
@@ -146,7 +144,7 @@ func (s *AgentPools) group(ctx context.Context, c *sdkClients, at cluster, ref s
 	case "Succeeded", "":
 		s.writes.succeeded(ref)
 	case "Failed":
-		g.Message = s.failedMessage(ctx, c, at, ref)
+		g.Failed, g.Message = true, s.failedMessage(ctx, c, at, ref)
 	default:
 		typ := scalegroup.OperationUpdate
 		switch state {
@@ -169,11 +167,6 @@ func (s *AgentPools) group(ctx context.Context, c *sdkClients, at cluster, ref s
 		g.Instances = append(g.Instances, in)
 	}
 	slices.SortFunc(g.Instances, func(a, b scalegroup.Instance) int { return strings.Compare(a.ID, b.ID) })
-	if ptr.Deref(props.ProvisioningState, "") == "Failed" {
-		// The pool did not reach what was last written: the engine applies
-		// it again, and Apply sends it when its retry is due.
-		g.ModelHash = ""
-	}
 	return g, nil
 }
 
@@ -307,9 +300,9 @@ func inPlaceEqual(cur, want *armcontainerservice.ManagedClusterAgentPoolProfileP
 
 // Apply implements scalegroup.ScaleGroup: it reads the agent pool and
 // writes it (one PUT, whose long-running operation it does not wait for)
-// only when what mpool sets differs, or when the pool is Failed and its
-// retry is due (RetryBase). A change AKS cannot make in place is AKS's to
-// refuse (Invalid, naming the property).
+// only when what mpool sets differs, or when the pool is Failed (the
+// engine retries a Failed group with backoff: Group.Failed). A change AKS
+// cannot make in place is AKS's to refuse (Invalid, naming the property).
 func (s *AgentPools) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.GroupSpec) (*scalegroup.Group, error) {
 	at, c, err := s.resolve(ctx, ref)
 	if err != nil {
@@ -320,15 +313,9 @@ func (s *AgentPools) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegr
 		return nil, fmt.Errorf("applying agent pool %s: %w", ref, err)
 	}
 	res, err := c.pools.Get(ctx, at.resourceGroup, at.name, ref.Name, nil)
-	retry := false
 	switch err = azureprovider.CloudError(err, ref); {
 	case err == nil && res.Properties != nil && ptr.Deref(res.Properties.ProvisioningState, "") == "Failed":
-		// Failed: sent again when its retry is due, or at once when what
-		// mpool sets changed.
-		retry = s.writes.retryDue(ref, s.now())
-		if !retry && inPlaceEqual(res.Properties, want) {
-			return s.group(ctx, c, at, ref, &res.AgentPool)
-		}
+		// Failed: the engine's retry, sent again as it is.
 	case err == nil && res.Properties != nil && inPlaceEqual(res.Properties, want):
 		return s.group(ctx, c, at, ref, &res.AgentPool)
 	case err != nil && !scalegroup.IsNotFound(err):
@@ -337,9 +324,6 @@ func (s *AgentPools) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegr
 	p, err := c.pools.BeginCreateOrUpdate(ctx, at.resourceGroup, at.name, ref.Name, armcontainerservice.AgentPool{Properties: want}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("writing agent pool %s: %w", ref, azureprovider.CloudError(err, ref))
-	}
-	if retry {
-		s.writes.retrying(ref)
 	}
 	if tok, err := p.ResumeToken(); err == nil {
 		s.writes.started(ref, methodPut, tok)

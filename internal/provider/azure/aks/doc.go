@@ -43,7 +43,8 @@
 // CAPZ records it (status.longRunningOperationStates); a restarted manager
 // hands it back (scalegroup.WithRecordedOperation), so the operation is
 // still known as mpool's, and a failed PUT's error is read from its
-// operation. A Failed agent pool is sent the same PUT again after
-// RetryBase, doubling up to RetryMax, as CAPZ's Azure Service Operator
-// reconciles a failed agent pool again with backoff.
+// operation. A Failed agent pool is reported as scalegroup.Group.Failed:
+// the engine sends the same PUT again with backoff (20s, doubling up to
+// 10m, recorded on the pool so that a restart keeps it), as CAPZ's Azure
+// Service Operator reconciles a failed agent pool again with backoff.
 package aks

@@ -2,28 +2,13 @@ package aks
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/containerservice/armcontainerservice/v6"
 
 	azureprovider "github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
-)
-
-// Retries of a failed agent pool PUT (an upgrade AKS gave up on, with
-// UpgradeFailed): the same PUT is sent again after RetryBase, then after
-// twice as long each time, at most RetryMax apart, as CAPZ does through
-// Azure Service Operator, which reconciles an agent pool whose operation
-// failed with a non-fatal error again with backoff. A change of the pool
-// is sent at once.
-const (
-	RetryBase = 20 * time.Second
-	RetryMax  = 10 * time.Minute
 )
 
 // writes remembers, per agent pool, the last operation mpool started on it
@@ -43,10 +28,6 @@ type write struct {
 	// an operation seen afterwards is another client's.
 	done    bool
 	failure string
-	// failedAt is when the failed PUT was first seen failed; attempts
-	// counts the PUTs sent again since the first failure.
-	failedAt time.Time
-	attempts int
 }
 
 func writeKey(ref scalegroup.Ref) string {
@@ -68,16 +49,11 @@ func (w *writes) get(ref scalegroup.Ref, create bool) *write {
 }
 
 // started records the operation a write on ref started, by its poller's
-// resume token. A PUT keeps the count of retries of a failed one.
+// resume token.
 func (w *writes) started(ref scalegroup.Ref, method, token string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	wr := w.get(ref, true)
-	attempts := wr.attempts
-	*wr = write{token: token, method: method}
-	if method == methodPut {
-		wr.attempts = attempts
-	}
+	*w.get(ref, true) = write{token: token, method: method}
 }
 
 // recorded takes the operation the pool recorded (an earlier process's)
@@ -114,7 +90,16 @@ func (w *writes) succeeded(ref scalegroup.Ref) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if wr := w.get(ref, false); wr != nil {
-		wr.done, wr.failure, wr.failedAt, wr.attempts = true, "", time.Time{}, 0
+		wr.done, wr.failure = true, ""
+	}
+}
+
+// settled records that ref is at rest (its operation, if any, is over).
+func (w *writes) settled(ref scalegroup.Ref) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wr := w.get(ref, false); wr != nil {
+		wr.done = true
 	}
 }
 
@@ -123,51 +108,6 @@ func (w *writes) gone(ref scalegroup.Ref) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.m, writeKey(ref))
-}
-
-// failed records that ref is Failed, seen at now, and returns when the
-// agent pool's PUT is sent again (zero after a failed DELETE) and the
-// retry's number.
-func (w *writes) failed(ref scalegroup.Ref, now time.Time) (retryAt time.Time, attempt int) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	wr := w.get(ref, true)
-	if wr.method == methodDelete {
-		return time.Time{}, 0
-	}
-	// A pool mpool manages that failed is sent again, whoever's operation
-	// failed (an earlier process's whose token is lost, the autoscaler's).
-	wr.method, wr.done = methodPut, true
-	if wr.failedAt.IsZero() {
-		wr.failedAt = now
-	}
-	return wr.failedAt.Add(retryBackoff(wr.attempts)), wr.attempts + 1
-}
-
-// retryBackoff is the wait before retry n+1 of a failed PUT.
-func retryBackoff(n int) time.Duration {
-	d := RetryBase
-	for range n {
-		if d *= 2; d >= RetryMax {
-			return RetryMax
-		}
-	}
-	return d
-}
-
-// retryDue reports whether the failed PUT on ref is to be sent again at now.
-func (w *writes) retryDue(ref scalegroup.Ref, now time.Time) bool {
-	retryAt, n := w.failed(ref, now)
-	return n > 0 && !now.Before(retryAt)
-}
-
-// retrying counts a retry of the failed PUT on ref, about to be sent.
-func (w *writes) retrying(ref scalegroup.Ref) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if wr := w.get(ref, false); wr != nil {
-		wr.attempts++
-	}
 }
 
 // failure is why mpool's last PUT on ref failed, read from its operation
@@ -191,20 +131,9 @@ func (w *writes) failure(ctx context.Context, c *sdkClients, at cluster, ref sca
 	}
 	p, err := c.pools.BeginCreateOrUpdate(ctx, at.resourceGroup, at.name, ref.Name, armcontainerservice.AgentPool{},
 		&armcontainerservice.AgentPoolsClientBeginCreateOrUpdateOptions{ResumeToken: token})
-	if err != nil {
+	msg := azureprovider.OperationFailure(ctx, p, err)
+	if msg == "" {
 		return ""
-	}
-	if _, err := p.Poll(ctx); err != nil || !p.Done() {
-		return ""
-	}
-	_, err = p.Result(ctx)
-	var re *azcore.ResponseError
-	if !errors.As(err, &re) {
-		return ""
-	}
-	msg, why := azureprovider.ErrorBody(re)
-	if why != "" {
-		msg += ": " + why
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -215,16 +144,15 @@ func (w *writes) failure(ctx context.Context, c *sdkClients, at cluster, ref sca
 }
 
 // failedMessage is what a Failed agent pool says: why its last operation
-// failed and, for mpool's PUT, when it is sent again.
+// failed. The engine sends a Failed pool again (Group.Failed), whoever's
+// operation failed (an earlier process's whose token is lost, the
+// autoscaler's).
 func (s *AgentPools) failedMessage(ctx context.Context, c *sdkClients, at cluster, ref scalegroup.Ref) string {
 	msg := "the agent pool's last operation failed (provisioningState Failed)"
 	if why := s.writes.failure(ctx, c, at, ref); why != "" {
 		msg += ": " + why
 	}
-	if retryAt, n := s.writes.failed(ref, s.now()); n > 0 {
-		msg += fmt.Sprintf("; mpool sends the agent pool's PUT again at %s (retry %d; then after twice as long each time, at most %s), or at once when the pool changes",
-			retryAt.UTC().Format(time.RFC3339), n, RetryMax)
-	}
+	s.writes.settled(ref)
 	return msg
 }
 

@@ -2,46 +2,38 @@ package aks
 
 import (
 	"testing"
-	"time"
 
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
-// TestFailedPutRetries: a Failed agent pool's PUT is due RetryBase after it
-// was first seen failed, then twice as long after each failed retry, at
-// most RetryMax; a pool that succeeds starts over; a failed DELETE is not
-// retried.
-func TestFailedPutRetries(t *testing.T) {
+// TestWrites: the operation mpool started is in flight until the pool is
+// seen at rest (failed or not); one recorded by an earlier process is
+// taken only when this process knows of none; a deleted pool is
+// forgotten.
+func TestWrites(t *testing.T) {
 	var w writes
 	ref := scalegroup.Ref{Name: "pool1", Scope: "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/aks"}
-	t0 := time.Date(2026, 11, 27, 3, 0, 0, 0, time.UTC)
+	w.recorded(ref, scalegroup.Operation{ResumeToken: "old"})
+	if got := w.inFlight(ref); got != "old" {
+		t.Fatalf("in flight %q, want the recorded operation", got)
+	}
 	w.started(ref, methodPut, "tok1")
+	w.recorded(ref, scalegroup.Operation{ResumeToken: "old"})
 	if got := w.inFlight(ref); got != "tok1" {
-		t.Fatalf("in flight %q", got)
+		t.Fatalf("in flight %q, want this process's", got)
 	}
-	now := t0
-	for i, wait := range []time.Duration{RetryBase, 2 * RetryBase, 4 * RetryBase} {
-		if at, n := w.failed(ref, now); n != i+1 || !at.Equal(now.Add(wait)) {
-			t.Fatalf("failure %d: retry %d at %v; want retry %d at %v", i+1, n, at, i+1, now.Add(wait))
-		}
-		if w.inFlight(ref) != "" || w.retryDue(ref, now.Add(wait-time.Second)) || !w.retryDue(ref, now.Add(wait)) {
-			t.Fatalf("failure %d: in flight %q, due early %v, due on time %v", i+1, w.inFlight(ref),
-				w.retryDue(ref, now.Add(wait-time.Second)), w.retryDue(ref, now.Add(wait)))
-		}
-		w.retrying(ref)
-		w.started(ref, methodPut, "tok")
-		now = now.Add(wait + time.Minute)
+	w.settled(ref)
+	if got := w.inFlight(ref); got != "" {
+		t.Fatalf("in flight %q after the pool was seen Failed", got)
 	}
-	if got := retryBackoff(20); got != RetryMax {
-		t.Fatalf("backoff after 20 retries %v, want %v", got, RetryMax)
-	}
+	w.started(ref, methodPut, "tok2")
 	w.succeeded(ref)
-	if at, n := w.failed(ref, now); n != 1 || !at.Equal(now.Add(RetryBase)) {
-		t.Fatalf("after a success: retry %d at %v; want 1 at %v", n, at, now.Add(RetryBase))
+	if got := w.inFlight(ref); got != "" {
+		t.Fatalf("in flight %q after the pool was seen at rest", got)
 	}
-	w.started(ref, methodDelete, "del")
-	if _, n := w.failed(ref, now); n != 0 || w.retryDue(ref, now.Add(time.Hour)) {
-		t.Fatalf("a failed DELETE is retried (%d)", n)
+	w.gone(ref)
+	if w.get(ref, false) != nil {
+		t.Fatal("a deleted pool is remembered")
 	}
 }
 
