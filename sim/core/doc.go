@@ -91,11 +91,17 @@
 //     its cloud's errors, and validates names as its cloud does (the core
 //     only refuses empty, overlong or control characters). Authentication
 //     (Entra ID tokens, SigV4) is the face's: behind a path prefix,
-//     r.RequestURI keeps the path as signed.
+//     r.RequestURI keeps the path as signed. A face that issues its own
+//     access tokens signs them with FaceKey's key through SignToken and
+//     checks them with VerifyToken; FaceEnv.BaseURL is its URL as a
+//     request reached it, for the links it answers with.
 //  3. State beyond groups and instances lives in payloads (GroupSpec.Payload
 //     when the group is created or changed, Scope.UpdateGroupPayload,
 //     Scope.UpdateInstancePayload, Cloud.UpdateFaceData), never in the face
-//     value: the cloud restarts and faces are stateless.
+//     value: the cloud restarts and faces are stateless. A face keeps each
+//     as JSON of a type of its own: DecodePayload reads one, EditPayload
+//     (a PayloadFunc) and UpdateFaceDataAs change one, ReplacePayload
+//     writes one.
 //  4. InstanceIdentity: the IDs, providerIDs (azure:///subscriptions/…,
 //     aws:///<zone>/<instance-id>), host names and ds.meta_data the real
 //     cloud gives its VMs. It runs under the core's lock.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -31,5 +32,33 @@ func TestFaceKey(t *testing.T) {
 	boom := errors.New("boom")
 	if _, err := FaceKey(func() data { return data{} }, func(func(*data) error) (data, error) { return data{}, boom }, key); !errors.Is(err, boom) {
 		t.Fatalf("FaceKey with a failing update = %v, want %v", err, boom)
+	}
+}
+
+func TestSignToken(t *testing.T) {
+	type claims struct{ Sub string }
+	key, other := []byte("k1"), []byte("k2")
+	for _, prefix := range []string{"", "ya29.x.", "eyJhbGciOiJIUzI1NiJ9."} {
+		tok := SignToken(key, prefix, claims{Sub: "me"})
+		if !strings.HasPrefix(tok, prefix) || strings.Count(tok, ".") != strings.Count(prefix, ".")+1 {
+			t.Fatalf("SignToken(%q) = %q: want the prefix, the claims and one \".\" before the signature", prefix, tok)
+		}
+		var c claims
+		if !VerifyToken(key, prefix, tok, &c) || c.Sub != "me" {
+			t.Errorf("VerifyToken(%q) of its own token = %+v, want its claims", prefix, c)
+		}
+		body, sig, _ := strings.Cut(strings.TrimPrefix(tok, prefix), ".")
+		for name, bad := range map[string]string{
+			"another key's":        SignToken(other, prefix, claims{Sub: "me"}),
+			"another prefix's":     SignToken(key, "p.", claims{Sub: "me"}),
+			"changed claims":       prefix + body + "x." + sig,
+			"without a signature":  prefix + body,
+			"with a second dot":    tok + ".x",
+			"with a bad signature": prefix + body + ".!!",
+		} {
+			if VerifyToken(key, prefix, bad, &claims{}) {
+				t.Errorf("VerifyToken(%q) accepted a token %s: %q", prefix, name, bad)
+			}
+		}
 	}
 }

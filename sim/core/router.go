@@ -62,6 +62,17 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rt.Ops[op](w, r)
 }
 
+// BaseURL is the face's URL as the client of r reached it: its scheme (https
+// on a TLS listener), host and BasePath. A face writes it into the links it
+// answers with (next pages, operations, self links).
+func (env FaceEnv) BaseURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + env.BasePath
+}
+
 // RetrySeconds is f's RetryAfter as a Retry-After header's value: whole
 // seconds.
 func (f Fault) RetrySeconds() string {

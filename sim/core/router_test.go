@@ -75,3 +75,15 @@ func TestFaultRetryAfter(t *testing.T) {
 		t.Errorf("throttled 2.5s: Retry-After %q, want whole seconds", h.Get("Retry-After"))
 	}
 }
+
+func TestFaceEnvBaseURL(t *testing.T) {
+	env := FaceEnv{BasePath: "/acme"}
+	r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:8790/acme/x?y=1", nil)
+	if got, want := env.BaseURL(r), "http://127.0.0.1:8790/acme"; got != want {
+		t.Errorf("BaseURL over plain HTTP = %q, want %q", got, want)
+	}
+	r = httptest.NewRequest(http.MethodGet, "https://cloud.example:443/acme/x", nil)
+	if got, want := env.BaseURL(r), "https://cloud.example:443/acme"; got != want {
+		t.Errorf("BaseURL over TLS = %q, want %q", got, want)
+	}
+}

@@ -31,44 +31,31 @@ type RequestCount struct {
 
 // Count returns the number of requests of op (all faces, all statuses).
 func (s Stats) Count(op string) int64 {
-	var n int64
-	for _, r := range s.Requests {
-		if r.Operation == op {
-			n += r.Count
-		}
-	}
-	return n
+	return s.sum(func(r RequestCount) bool { return r.Operation == op })
 }
 
 // CountStatus returns the number of requests of op (all faces) answered
 // with status.
 func (s Stats) CountStatus(op string, status int) int64 {
-	var n int64
-	for _, r := range s.Requests {
-		if r.Operation == op && r.Status == status {
-			n += r.Count
-		}
-	}
-	return n
+	return s.sum(func(r RequestCount) bool { return r.Operation == op && r.Status == status })
 }
 
 // CountFace returns the number of requests of op served by face (all
 // statuses).
 func (s Stats) CountFace(face, op string) int64 {
-	var n int64
-	for _, r := range s.Requests {
-		if r.Face == face && r.Operation == op {
-			n += r.Count
-		}
-	}
-	return n
+	return s.sum(func(r RequestCount) bool { return r.Face == face && r.Operation == op })
 }
 
 // Total returns the number of requests counted.
-func (s Stats) Total() int64 {
+func (s Stats) Total() int64 { return s.sum(func(RequestCount) bool { return true }) }
+
+// sum is the number of requests of the counters ok accepts.
+func (s Stats) sum(ok func(RequestCount) bool) int64 {
 	var n int64
 	for _, r := range s.Requests {
-		n += r.Count
+		if ok(r) {
+			n += r.Count
+		}
 	}
 	return n
 }

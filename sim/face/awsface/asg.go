@@ -156,15 +156,11 @@ type awsInstancePayload struct {
 }
 
 func readAWSPayload(g *core.Group) awsGroupPayload {
-	var p awsGroupPayload
-	_ = json.Unmarshal(g.Payload, &p)
-	return p
+	return core.DecodePayload[awsGroupPayload](g.Payload)
 }
 
 func readAWSInstance(in core.Instance) awsInstancePayload {
-	var p awsInstancePayload
-	_ = json.Unmarshal(in.Payload, &p)
-	return p
+	return core.DecodePayload[awsInstancePayload](in.Payload)
 }
 
 func validationError(format string, args ...any) *awsError {
@@ -642,11 +638,8 @@ func (h *awsHandler) createASG(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Hooks = hooks
-	if _, err := h.apply(req, name, &p, nil, "a user request created an AutoScalingGroup"); err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, nil)
+	_, err = h.apply(req, name, &p, nil, "a user request created an AutoScalingGroup")
+	h.reply(w, req, nil, err)
 }
 
 // updateASG serves UpdateAutoScalingGroup: the fields sent change; a new
@@ -664,7 +657,7 @@ func (h *awsHandler) updateASG(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		_, err = h.apply(req, name, &p, g, "a user request update of AutoScalingGroup constraints")
 	}
-	h.answer(w, req, err)
+	h.reply(w, req, nil, err)
 }
 
 // setDesiredCapacity serves SetDesiredCapacity.
@@ -686,7 +679,7 @@ func (h *awsHandler) setDesiredCapacity(w http.ResponseWriter, req *awsRequest, 
 		p.Desired = int32(*d)
 		_, err = h.apply(req, name, &p, g, "a user request explicitly set group desired capacity")
 	}
-	h.answer(w, req, err)
+	h.reply(w, req, nil, err)
 }
 
 // deleteASG serves DeleteAutoScalingGroup: without ForceDelete a group with
@@ -754,7 +747,7 @@ func (h *awsHandler) terminateInstance(w http.ResponseWriter, r *http.Request) {
 		if *dec {
 			p.Desired--
 			act.Cause = fmt.Sprintf("At %s instance %s was taken out of service in response to a user request, shrinking the capacity from %d to %d.", AWSTime(now), id, live, live-1)
-			if _, err := sc.UpdateGroupPayload(g.Name, func(json.RawMessage) (json.RawMessage, error) { return json.Marshal(p) }); err != nil {
+			if _, err := sc.UpdateGroupPayload(g.Name, core.ReplacePayload(p)); err != nil {
 				h.writeAWSError(w, req, err)
 				return
 			}
@@ -830,8 +823,7 @@ func (h *awsHandler) applyModelOnly(req *awsRequest, g *core.Group, p *awsGroupP
 	model, hash, err := h.resolveTemplate(req, p)
 	if err != nil {
 		// The launch template cannot launch any more: keep the model.
-		b, _ := json.Marshal(p)
-		return h.scope(req).UpdateGroupPayload(g.Name, func(json.RawMessage) (json.RawMessage, error) { return b, nil })
+		return h.scope(req).UpdateGroupPayload(g.Name, core.ReplacePayload(p))
 	}
 	b, err := json.Marshal(p)
 	if err != nil {
@@ -866,18 +858,12 @@ func (h *awsHandler) refreshTemplateGroups(req *awsRequest, id string) {
 // (MaxRecords default 50, at most 100).
 func (h *awsHandler) describeASGs(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	max, ok := qInt(req.form, "MaxRecords")
-	if !ok || max != nil && (*max < 1 || *max > 100) {
-		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "1 validation error detected: Value '"+req.form.Get("MaxRecords")+"' at 'maxRecords' failed to satisfy constraint: Member must have value less than or equal to 100")
+	limit, ok := h.asgMaxRecords(w, req, 50)
+	if !ok {
 		return
 	}
-	limit := 50
-	if max != nil {
-		limit = int(*max)
-	}
-	off, ok := parsePageToken(req.form.Get("NextToken"), req.action)
+	off, ok := h.asgPageOffset(w, req, req.action)
 	if !ok {
-		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeInvalidNextToken, "The token '"+req.form.Get("NextToken")+"' is invalid.")
 		return
 	}
 	names := qList(req.form, "AutoScalingGroupNames.member")
@@ -910,14 +896,10 @@ func (h *awsHandler) describeASGs(w http.ResponseWriter, r *http.Request) {
 			match = append(match, g)
 		}
 	}
-	off = min(off, len(match))
-	end := min(len(match), off+limit)
-	out := awsapi.DescribeAutoScalingGroupsResult{AutoScalingGroups: []awsapi.AutoScalingGroup{}}
-	for _, g := range match[off:end] {
+	page, next := pageOf(match, off, limit, req.action)
+	out := awsapi.DescribeAutoScalingGroupsResult{AutoScalingGroups: []awsapi.AutoScalingGroup{}, NextToken: next}
+	for _, g := range page {
 		out.AutoScalingGroups = append(out.AutoScalingGroups, h.wireGroup(h.converge(req, g)))
-	}
-	if end < len(match) {
-		out.NextToken = pageToken(end, req.action)
 	}
 	h.writeResult(w, req, out)
 }
@@ -1022,7 +1004,7 @@ func recordActivities(c *core.Cloud, scope, name string, acts []awsActivity, res
 	if len(acts) == 0 && !reset {
 		return
 	}
-	_, _ = updateAWSData(c, func(d *awsFaceData) error {
+	_ = updateAWSData(c, func(d *awsFaceData) error {
 		if d.Activities == nil {
 			d.Activities = map[string]map[string][]awsActivity{}
 		}
@@ -1059,20 +1041,18 @@ func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRe
 	for _, in := range g.Instances {
 		states[in.ID] = in.State
 	}
-	list := readAWSData(h.env.Cloud.FaceData(AWSFaceName)).Activities[AWSScope(req.account, req.region)][name]
-	out := awsapi.DescribeScalingActivitiesResult{Activities: []awsapi.Activity{}}
+	list := readAWSData(h.env.Cloud).Activities[AWSScope(req.account, req.region)][name]
 	limit := 100
 	if v, ok := qInt(req.form, "MaxRecords"); ok && v != nil && *v > 0 && *v <= 100 {
 		limit = int(*v)
 	}
-	off, ok := parsePageToken(req.form.Get("NextToken"), req.action)
+	off, ok := h.asgPageOffset(w, req, req.action)
 	if !ok {
-		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeInvalidNextToken, "The token '"+req.form.Get("NextToken")+"' is invalid.")
 		return
 	}
-	off = min(off, len(list))
-	end := min(len(list), off+limit)
-	for _, a := range list[off:end] {
+	page, next := pageOf(list, off, limit, req.action)
+	out := awsapi.DescribeScalingActivitiesResult{Activities: []awsapi.Activity{}, NextToken: next}
+	for _, a := range page {
 		wa := a.wire(p.Name, p.ARN, awsapi.Activity{})
 		if st, ok := states[a.InstanceID]; ok {
 			switch {
@@ -1086,20 +1066,17 @@ func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRe
 		}
 		out.Activities = append(out.Activities, wa)
 	}
-	if end < len(list) {
-		out.NextToken = pageToken(end, req.action)
-	}
 	h.writeResult(w, req, out)
 }
 
-// answer writes err in the request's service's error shape, or else the
-// action's empty result.
-func (h *awsHandler) answer(w http.ResponseWriter, req *awsRequest, err error) {
+// reply writes err in the request's service's error shape, or else the
+// action's result (nil: the action's empty result).
+func (h *awsHandler) reply(w http.ResponseWriter, req *awsRequest, result any, err error) {
 	if err != nil {
 		h.writeAWSError(w, req, err)
 		return
 	}
-	h.writeResult(w, req, nil)
+	h.writeResult(w, req, result)
 }
 
 // errBeingDeleted refuses a change to the group name while it is deleted.

@@ -4,7 +4,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -45,28 +44,28 @@ func defaultAWSKey() AWSKey {
 	return AWSKey{AccessKeyID: AWSDefaultAccessKeyID, SecretAccessKey: AWSDefaultSecretAccessKey, AccountID: AWSDefaultAccountID}
 }
 
-func readAWSData(raw json.RawMessage) *awsFaceData {
-	d := &awsFaceData{}
-	_ = json.Unmarshal(raw, d)
+// readAWSData is the face's data of c.
+func readAWSData(c *core.Cloud) *awsFaceData {
+	d := core.DecodePayload[awsFaceData](c.FaceData(AWSFaceName))
+	d.defaults()
+	return &d
+}
+
+// defaults gives data whose key list was never written the default key.
+func (d *awsFaceData) defaults() {
 	if !d.Initialized {
 		d.Keys = []AWSKey{defaultAWSKey()}
 	}
-	return d
 }
 
 // updateAWSData changes the face's data atomically; fn's error leaves it
 // unchanged.
-func updateAWSData(c *core.Cloud, fn func(*awsFaceData) error) (*awsFaceData, error) {
-	var out *awsFaceData
-	_, err := c.UpdateFaceData(AWSFaceName, func(old json.RawMessage) (json.RawMessage, error) {
-		d := readAWSData(old)
-		if err := fn(d); err != nil {
-			return nil, err
-		}
-		out = d
-		return json.Marshal(d)
-	})
-	return out, err
+func updateAWSData(c *core.Cloud, fn func(*awsFaceData) error) error {
+	_, err := c.UpdateFaceData(AWSFaceName, core.EditPayload(func(d *awsFaceData) error {
+		d.defaults()
+		return fn(d)
+	}))
+	return err
 }
 
 // AWSSetKey registers an access key with the AWS face of c (or replaces the
@@ -81,28 +80,26 @@ func AWSSetKey(c *core.Cloud, k AWSKey) error {
 	if len(k.AccountID) != 12 || strings.Trim(k.AccountID, "0123456789") != "" {
 		return core.Invalidf("an AWS account ID is 12 digits, got %q", k.AccountID)
 	}
-	_, err := updateAWSData(c, func(d *awsFaceData) error {
+	return updateAWSData(c, func(d *awsFaceData) error {
 		d.Initialized = true
 		d.Keys = slices.DeleteFunc(d.Keys, func(o AWSKey) bool { return o.AccessKeyID == k.AccessKeyID })
 		d.Keys = append(d.Keys, k)
 		return nil
 	})
-	return err
 }
 
 // AWSDeleteKey removes an access key from the AWS face of c (the default
 // one too); requests signed with it are then refused as an unknown key's.
 func AWSDeleteKey(c *core.Cloud, accessKeyID string) error {
-	_, err := updateAWSData(c, func(d *awsFaceData) error {
+	return updateAWSData(c, func(d *awsFaceData) error {
 		d.Initialized = true
 		d.Keys = slices.DeleteFunc(d.Keys, func(o AWSKey) bool { return o.AccessKeyID == accessKeyID })
 		return nil
 	})
-	return err
 }
 
 // AWSKeys returns the access keys the AWS face of c has registered.
-func AWSKeys(c *core.Cloud) []AWSKey { return readAWSData(c.FaceData(AWSFaceName)).Keys }
+func AWSKeys(c *core.Cloud) []AWSKey { return readAWSData(c).Keys }
 
 // key finds an access key: the face's own (Keys), else those registered in
 // c's data.

@@ -533,6 +533,43 @@ func parsePageToken(tok, scope string) (int, bool) {
 	return off, true
 }
 
+// pageOf is the part of list from offset off (past the end: none), of at
+// most limit items, and the token of the next page in scope ("" on the
+// last page).
+func pageOf[T any](list []T, off, limit int, scope string) ([]T, string) {
+	off = min(off, len(list))
+	end := min(len(list), off+limit)
+	if end < len(list) {
+		return list[off:end], pageToken(end, scope)
+	}
+	return list[off:end], ""
+}
+
+// asgPageOffset is the offset an Auto Scaling request's NextToken names in
+// scope (0 without one); an invalid token is answered with
+// InvalidNextToken.
+func (h *awsHandler) asgPageOffset(w http.ResponseWriter, req *awsRequest, scope string) (int, bool) {
+	off, ok := parsePageToken(req.form.Get("NextToken"), scope)
+	if !ok {
+		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeInvalidNextToken, "The token '"+req.form.Get("NextToken")+"' is invalid.")
+	}
+	return off, ok
+}
+
+// asgMaxRecords is an Auto Scaling request's MaxRecords, def when it is not
+// sent; a value outside 1 to 100 is answered with a ValidationError.
+func (h *awsHandler) asgMaxRecords(w http.ResponseWriter, req *awsRequest, def int) (int, bool) {
+	max, ok := qInt(req.form, "MaxRecords")
+	if !ok || max != nil && (*max < 1 || *max > 100) {
+		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "1 validation error detected: Value '"+req.form.Get("MaxRecords")+"' at 'maxRecords' failed to satisfy constraint: Member must have value less than or equal to 100")
+		return 0, false
+	}
+	if max == nil {
+		return def, true
+	}
+	return int(*max), true
+}
+
 // AWSHex returns n hex digits derived from parts: the simulated AWS's
 // stable IDs (instances, AMIs, subnets, ARNs' parts).
 func AWSHex(n int, parts ...string) string {
@@ -552,8 +589,7 @@ func AWSTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 // account_id); the instance payload records the launch template version it
 // launched from.
 func (*AWSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
-	var p awsGroupPayload
-	_ = json.Unmarshal(in.GroupPayload, &p)
+	p := core.DecodePayload[awsGroupPayload](in.GroupPayload)
 	account, region, _ := strings.Cut(in.Group.Scope, "/")
 	id := "i-" + AWSHex(17, "instance", in.Group.String(), strconv.FormatUint(in.Seq, 10))
 	sub := defaultSubnetIn(account, region, in.Zone)

@@ -599,6 +599,22 @@ func TestAWSDescribePagingAndCatalogue(t *testing.T) {
 	}
 	_, err := e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{MaxRecords: aws.Int32(101)})
 	awstest.APIError(t, err, "ValidationError")
+	_, err = e.asg.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String("p1"), MaxRecords: aws.Int32(0)})
+	awstest.APIError(t, err, "ValidationError")
+	// A page token is the action's (and group's) own: another's, or none
+	// the face wrote, is refused.
+	first, err := e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{MaxRecords: aws.Int32(1)})
+	if err != nil || first.NextToken == nil {
+		t.Fatalf("DescribeAutoScalingGroups of one: %v, next token %v", err, first.NextToken)
+	}
+	for _, tok := range []*string{aws.String("garbage"), first.NextToken} {
+		_, err = e.asg.DescribeScalingActivities(ctx, &autoscaling.DescribeScalingActivitiesInput{AutoScalingGroupName: aws.String("p1"), NextToken: tok})
+		awstest.APIError(t, err, "InvalidNextToken")
+		_, err = e.asg.DescribeInstanceRefreshes(ctx, &autoscaling.DescribeInstanceRefreshesInput{AutoScalingGroupName: aws.String("p1"), NextToken: tok})
+		awstest.APIError(t, err, "InvalidNextToken")
+	}
+	_, err = e.asg.DescribeAutoScalingGroups(ctx, &autoscaling.DescribeAutoScalingGroupsInput{NextToken: aws.String("garbage")})
+	awstest.APIError(t, err, "InvalidNextToken")
 
 	// Deleting an empty group needs no force.
 	if _, err := e.asg.DeleteAutoScalingGroup(ctx, &autoscaling.DeleteAutoScalingGroupInput{AutoScalingGroupName: aws.String("p3")}); err != nil {

@@ -1,7 +1,6 @@
 package awsface
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -115,15 +114,13 @@ func (h *awsHandler) setInstanceHealth(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "Instance Id not found - No managed instance found for instance ID: "+id)
 		return
 	}
-	_, err := sc.UpdateInstancePayload(g.Name, id, func(old json.RawMessage) (json.RawMessage, error) {
-		var ip awsInstancePayload
-		_ = json.Unmarshal(old, &ip)
+	_, err := sc.UpdateInstancePayload(g.Name, id, core.EditPayload(func(ip *awsInstancePayload) error {
 		ip.Health, ip.RespectGrace = status, respect
 		if status == awsHealthy {
 			ip.Health, ip.RespectGrace = "", false
 		}
-		return json.Marshal(ip)
-	})
+		return nil
+	}))
 	if err != nil {
 		h.writeAWSError(w, req, err)
 		return

@@ -1,7 +1,6 @@
 package awsface
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -278,23 +277,15 @@ func (h *awsHandler) putLifecycleHook(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = h.writeHooks(req, name, p.Hooks)
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, struct{}{})
+	h.reply(w, req, struct{}{}, err)
 }
 
 // writeHooks replaces a group's hooks in its payload.
 func (h *awsHandler) writeHooks(req *awsRequest, name string, hooks []awsHook) error {
-	_, err := h.scope(req).UpdateGroupPayload(name, func(old json.RawMessage) (json.RawMessage, error) {
-		var p awsGroupPayload
-		if err := json.Unmarshal(old, &p); err != nil {
-			return nil, err
-		}
+	_, err := h.scope(req).UpdateGroupPayload(name, core.EditPayload(func(p *awsGroupPayload) error {
 		p.Hooks = hooks
-		return json.Marshal(p)
-	})
+		return nil
+	}))
 	return err
 }
 
@@ -365,11 +356,7 @@ func (h *awsHandler) completeLifecycleAction(w http.ResponseWriter, r *http.Requ
 	if err == nil {
 		err = h.completeAction(req, name, id, hookName, result)
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, struct{}{})
+	h.reply(w, req, struct{}{}, err)
 }
 
 // recordLifecycleActionHeartbeat serves RecordLifecycleActionHeartbeat: the
@@ -379,22 +366,16 @@ func (h *awsHandler) recordLifecycleActionHeartbeat(w http.ResponseWriter, r *ht
 	name, hookName, id, err := h.findAction(req)
 	if err == nil {
 		now := h.env.Cloud.Clock().Now().UTC()
-		_, err = h.scope(req).UpdateInstancePayload(name, id, func(old json.RawMessage) (json.RawMessage, error) {
-			var ip awsInstancePayload
-			_ = json.Unmarshal(old, &ip)
+		_, err = h.scope(req).UpdateInstancePayload(name, id, core.EditPayload(func(ip *awsInstancePayload) error {
 			for i := range ip.Waits {
 				if ip.Waits[i].Hook == hookName {
 					ip.Waits[i].Start = &now
 				}
 			}
-			return json.Marshal(ip)
-		})
+			return nil
+		}))
 	}
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, struct{}{})
+	h.reply(w, req, struct{}{}, err)
 }
 
 // findAction resolves a lifecycle action's group, hook and instance from
@@ -439,12 +420,10 @@ func (h *awsHandler) completeAction(req *awsRequest, name, id, hook, result stri
 	var left []awsHookWait
 	var transition string
 	abandon := false
-	g, err := sc.UpdateInstancePayload(name, id, func(old json.RawMessage) (json.RawMessage, error) {
-		var ip awsInstancePayload
-		_ = json.Unmarshal(old, &ip)
+	g, err := sc.UpdateInstancePayload(name, id, core.EditPayload(func(ip *awsInstancePayload) error {
 		i := slices.IndexFunc(ip.Waits, func(w awsHookWait) bool { return w.Hook == hook })
 		if i < 0 {
-			return nil, validationError("No active Lifecycle Action found with instance ID %s", id)
+			return validationError("No active Lifecycle Action found with instance ID %s", id)
 		}
 		transition = ip.Waits[i].Transition
 		abandon = result == awsapi.ResultAbandon || slices.ContainsFunc(ip.Waits, func(w awsHookWait) bool { return w.Abandon })
@@ -458,8 +437,8 @@ func (h *awsHandler) completeAction(req *awsRequest, name, id, hook, result stri
 		if len(left) == 0 && transition == awsapi.TransitionLaunching && !abandon {
 			ip.Proceeded = true
 		}
-		return json.Marshal(ip)
-	})
+		return nil
+	}))
 	if err != nil {
 		return err
 	}
@@ -494,10 +473,7 @@ func (h *awsHandler) completeAction(req *awsRequest, name, id, hook, result stri
 func (h *awsHandler) expireHooks(req *awsRequest, g *core.Group) *core.Group {
 	now := h.env.Cloud.Clock().Now()
 	changed := false
-	for _, in := range g.Instances {
-		if in.State == core.StateDeleting {
-			continue
-		}
+	for _, in := range g.Live() {
 		for _, wt := range readAWSInstance(in).Waits {
 			if now.Before(wt.deadline(in.CreatedAt)) {
 				continue
@@ -535,13 +511,11 @@ func (h *awsHandler) holdTermination(req *awsRequest, g *core.Group, id string) 
 	}
 	now := h.env.Cloud.Clock().Now().UTC()
 	waits := p.waits(g.Name, id, awsapi.TransitionTerminating, &now)
-	_, err := h.scope(req).UpdateInstancePayload(g.Name, id, func(old json.RawMessage) (json.RawMessage, error) {
-		var ip awsInstancePayload
-		_ = json.Unmarshal(old, &ip)
+	_, err := h.scope(req).UpdateInstancePayload(g.Name, id, core.EditPayload(func(ip *awsInstancePayload) error {
 		// A launch wait ends here: the instance is leaving.
 		ip.Waits = waits
-		return json.Marshal(ip)
-	})
+		return nil
+	}))
 	return err == nil, err
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"slices"
 
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
@@ -44,7 +45,7 @@ func (h *awsHandler) describeInstances(w http.ResponseWriter, r *http.Request) {
 	var res []awsapi.Reservation
 	for g := range scopeGroups(sc) {
 		for _, in := range g.Instances {
-			if len(ids) > 0 && !containsStr(ids, in.ID) {
+			if len(ids) > 0 && !slices.Contains(ids, in.ID) {
 				continue
 			}
 			found[in.ID] = true
@@ -76,11 +77,7 @@ func (h *awsHandler) describeInstances(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	page, next, err := ec2Page(req, res, 5, 1000)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.DescribeInstancesResponse{Reservations: page, NextToken: next})
+	h.reply(w, req, &awsapi.DescribeInstancesResponse{Reservations: page, NextToken: next}, err)
 }
 
 // instanceGroup returns the group of the scope's instance id and the

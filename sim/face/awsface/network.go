@@ -3,6 +3,7 @@ package awsface
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/mpool-dev/mpool/sim/wire/awsapi"
 )
@@ -49,7 +50,7 @@ func (h *awsHandler) describeNetworkInterfaces(w http.ResponseWriter, r *http.Re
 		for _, in := range g.Instances {
 			ip := readAWSInstance(in)
 			eni := "eni-" + AWSHex(17, "eni", in.ID)
-			if len(ids) > 0 && !containsStr(ids, eni) {
+			if len(ids) > 0 && !slices.Contains(ids, eni) {
 				continue
 			}
 			if !f.match("network-interface-id", eni) || !f.match("attachment.instance-id", in.ID) || !f.match("subnet-id", ip.SubnetID) ||

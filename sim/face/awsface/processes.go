@@ -146,7 +146,7 @@ func (h *awsHandler) changeProcesses(w http.ResponseWriter, r *http.Request, sus
 		// What the suspended processes held back happens now.
 		_, err = h.apply(req, name, &p, g, "an instance was started in response to a difference between desired and actual capacity")
 	}
-	h.answer(w, req, err)
+	h.reply(w, req, nil, err)
 }
 
 // replaceUnhealthy terminates g's Unhealthy instances (health.go:

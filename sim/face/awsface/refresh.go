@@ -435,16 +435,12 @@ func lowerFirst(s string) string {
 // (MaxRecords default 50, at most 100).
 func (h *awsHandler) describeInstanceRefreshes(w http.ResponseWriter, req *awsRequest, g *core.Group, _ awsGroupPayload) {
 	name := g.Name
-	limit := 50
-	if v, ok := qInt(req.form, "MaxRecords"); !ok || v != nil && (*v < 1 || *v > 100) {
-		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeValidationError, "1 validation error detected: Value '"+req.form.Get("MaxRecords")+"' at 'maxRecords' failed to satisfy constraint: Member must have value less than or equal to 100")
-		return
-	} else if v != nil {
-		limit = int(*v)
-	}
-	off, ok := parsePageToken(req.form.Get("NextToken"), req.action+name)
+	limit, ok := h.asgMaxRecords(w, req, 50)
 	if !ok {
-		h.writeError(w, req, http.StatusBadRequest, awsapi.CodeInvalidNextToken, "The token '"+req.form.Get("NextToken")+"' is invalid.")
+		return
+	}
+	off, ok := h.asgPageOffset(w, req, req.action+name)
+	if !ok {
 		return
 	}
 	g = h.converge(req, g)
@@ -456,13 +452,8 @@ func (h *awsHandler) describeInstanceRefreshes(w http.ResponseWriter, req *awsRe
 			list = append(list, p.Refreshes[i].wire(name, p, g))
 		}
 	}
-	off = min(off, len(list))
-	end := min(len(list), off+limit)
-	out := awsapi.DescribeInstanceRefreshesResult{InstanceRefreshes: append([]awsapi.InstanceRefresh{}, list[off:end]...)}
-	if end < len(list) {
-		out.NextToken = pageToken(end, req.action+name)
-	}
-	h.writeResult(w, req, out)
+	page, next := pageOf(list, off, limit, req.action+name)
+	h.writeResult(w, req, awsapi.DescribeInstanceRefreshesResult{InstanceRefreshes: append([]awsapi.InstanceRefresh{}, page...), NextToken: next})
 }
 
 // cancelInstanceRefresh serves CancelInstanceRefresh: the refresh in

@@ -1,7 +1,6 @@
 package awsface
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -278,12 +277,10 @@ func (h *awsHandler) assignMarkets(req *awsRequest, name string, p *awsGroupPayl
 		if market == awsMarketSpot {
 			spotByType[typ]++
 		}
-		ng, err := h.scope(req).UpdateInstancePayload(name, in.ID, func(raw json.RawMessage) (json.RawMessage, error) {
-			var ip awsInstancePayload
-			_ = json.Unmarshal(raw, &ip)
+		ng, err := h.scope(req).UpdateInstancePayload(name, in.ID, core.EditPayload(func(ip *awsInstancePayload) error {
 			ip.Market, ip.Spot, ip.InstanceType = market, market == awsMarketSpot, typ
-			return json.Marshal(ip)
-		})
+			return nil
+		}))
 		if err != nil {
 			h.env.Log.Error(err, "Assigning an instance's market failed", "group", name, "instance", in.ID)
 			continue
@@ -454,8 +451,7 @@ func (h *awsHandler) progressSpot(req *awsRequest, g *core.Group) *core.Group {
 			return ng
 		}
 	}
-	b, _ := json.Marshal(p)
-	if ng, err := sc.UpdateGroupPayload(name, func(json.RawMessage) (json.RawMessage, error) { return b, nil }); err == nil {
+	if ng, err := sc.UpdateGroupPayload(name, core.ReplacePayload(p)); err == nil {
 		g = ng
 	}
 	return g
@@ -484,16 +480,12 @@ func AWSInterruptSpot(c *core.Cloud, account, region, id string) error {
 		return &core.Error{Code: core.CodeConflict, Message: fmt.Sprintf("instance %s is terminating", id)}
 	}
 	now := c.Clock().Now().UTC()
-	g, err := sc.UpdateGroupPayload(g.Name, func(raw json.RawMessage) (json.RawMessage, error) {
-		var p awsGroupPayload
-		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, err
-		}
+	g, err := sc.UpdateGroupPayload(g.Name, core.EditPayload(func(p *awsGroupPayload) error {
 		if !slices.ContainsFunc(p.Interruptions, func(it awsInterruption) bool { return it.InstanceID == id }) {
 			p.Interruptions = append(p.Interruptions, awsInterruption{InstanceID: id, NoticeAt: now})
 		}
-		return json.Marshal(p)
-	})
+		return nil
+	}))
 	if err != nil {
 		return err
 	}

@@ -75,14 +75,14 @@ func (t *awsTemplate) wireVersion(v *awsTemplateVersion) awsapi.LaunchTemplateVe
 
 // awsTemplates returns the launch templates of a scope (a copy).
 func (h *awsHandler) templates(scope string) map[string]*awsTemplate {
-	return readAWSData(h.env.Cloud.FaceData(AWSFaceName)).Templates[scope]
+	return readAWSData(h.env.Cloud).Templates[scope]
 }
 
 // AWSLaunchTemplate finds a launch template of account's region of the AWS
 // face of c by ID (else by name), as DescribeLaunchTemplates shows it;
 // false when there is none.
 func AWSLaunchTemplate(c *core.Cloud, account, region, id, name string) (awsapi.LaunchTemplate, bool) {
-	t := findTemplate(readAWSData(c.FaceData(AWSFaceName)).Templates[AWSScope(account, region)], id, name)
+	t := findTemplate(readAWSData(c).Templates[AWSScope(account, region)], id, name)
 	if t == nil {
 		return awsapi.LaunchTemplate{}, false
 	}
@@ -109,7 +109,7 @@ func findTemplate(m map[string]*awsTemplate, id, name string) *awsTemplate {
 func (h *awsHandler) changeTemplate(req *awsRequest, fn func(ts map[string]*awsTemplate, t *awsTemplate) error) error {
 	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
 	scope := AWSScope(req.account, req.region)
-	_, err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
+	err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
 		t := findTemplate(d.Templates[scope], id, name)
 		if t == nil {
 			return templateNotFound(id, name)
@@ -286,7 +286,7 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 		CreatedBy: "arn:aws:iam::" + req.account + ":root", Default: 1, Latest: 1, Tags: tags,
 		Versions: map[string]*awsTemplateVersion{"1": {Number: 1, Description: req.form.Get("VersionDescription"), CreateTime: now, Data: data}},
 	}
-	_, err = updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
+	err = updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
 		if findTemplate(d.Templates[scope], "", name) != nil {
 			return ec2Err(awsapi.CodeLTNameAlreadyExists, "Launch template name already in use.")
 		}
@@ -299,11 +299,7 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 		d.Templates[scope][t.ID] = t
 		return nil
 	})
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: t.wire()})
+	h.reply(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: t.wire()}, err)
 }
 
 // createLaunchTemplateVersion serves CreateLaunchTemplateVersion: a new
@@ -389,11 +385,7 @@ func (h *awsHandler) describeLaunchTemplates(w http.ResponseWriter, r *http.Requ
 		}
 	}
 	page, next, err := ec2Page(req, match, 1, 200)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.DescribeLaunchTemplatesResponse{LaunchTemplates: page, NextToken: next})
+	h.reply(w, req, &awsapi.DescribeLaunchTemplatesResponse{LaunchTemplates: page, NextToken: next}, err)
 }
 
 // ec2Page pages list by the request's MaxResults (lo..hi) and NextToken.
@@ -406,16 +398,11 @@ func ec2Page[T any](req *awsRequest, list []T, lo, hi int64) ([]T, string, error
 	if !ok {
 		return nil, "", ec2Err(awsapi.CodeInvalidPaginationToken, "Invalid pagination token")
 	}
-	off = min(off, len(list))
-	end := len(list)
+	limit := len(list)
 	if max != nil {
-		end = min(end, off+int(*max))
+		limit = int(*max)
 	}
-	next := ""
-	if end < len(list) {
-		next = pageToken(end, req.action)
-	}
-	out := list[off:end]
+	out, next := pageOf(list, off, limit, req.action)
 	if out == nil {
 		out = []T{}
 	}
@@ -479,11 +466,7 @@ func (h *awsHandler) describeLaunchTemplateVersions(w http.ResponseWriter, r *ht
 		}
 	}
 	page, next, err := ec2Page(req, out, 1, 200)
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.DescribeLaunchTemplateVersionsResponse{LaunchTemplateVersions: page, NextToken: next})
+	h.reply(w, req, &awsapi.DescribeLaunchTemplateVersionsResponse{LaunchTemplateVersions: page, NextToken: next}, err)
 }
 
 // deleteLaunchTemplateVersions serves DeleteLaunchTemplateVersions: the
@@ -513,11 +496,7 @@ func (h *awsHandler) deleteLaunchTemplateVersions(w http.ResponseWriter, r *http
 		}
 		return nil
 	})
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, out)
+	h.reply(w, req, out, err)
 }
 
 // modifyLaunchTemplate serves ModifyLaunchTemplate (SetDefaultVersion);
@@ -554,11 +533,7 @@ func (h *awsHandler) deleteLaunchTemplate(w http.ResponseWriter, r *http.Request
 		delete(ts, t.ID)
 		return nil
 	})
-	if err != nil {
-		h.writeAWSError(w, req, err)
-		return
-	}
-	h.writeResult(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: out})
+	h.reply(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: out}, err)
 }
 
 // kubernetesVersionOf is the kubelet version of instances of a template

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -276,10 +277,10 @@ func (h *awsHandler) describeImages(w http.ResponseWriter, r *http.Request) {
 	out := &awsapi.DescribeImagesResponse{Images: []awsapi.Image{}}
 	for _, im := range awsImages() {
 		id := awsImageID(req.region, im.name)
-		if len(ids) > 0 && !containsStr(ids, id) {
+		if len(ids) > 0 && !slices.Contains(ids, id) {
 			continue
 		}
-		if len(owners) > 0 && !containsStr(owners, im.owner) && !(containsStr(owners, "amazon") && im.owner == AWSCanonicalImageOwner) {
+		if len(owners) > 0 && !slices.Contains(owners, im.owner) && !(slices.Contains(owners, "amazon") && im.owner == AWSCanonicalImageOwner) {
 			continue
 		}
 		if !f.match("name", im.name) || !f.match("image-id", id) || !f.match("owner-id", im.owner) ||
@@ -294,15 +295,6 @@ func (h *awsHandler) describeImages(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	h.writeResult(w, req, out)
-}
-
-func containsStr(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // awsIDRE matches resource IDs of a prefix: 8 or 17 hex digits.
@@ -326,7 +318,7 @@ func (h *awsHandler) describeSubnets(w http.ResponseWriter, r *http.Request) {
 	}
 	out := &awsapi.DescribeSubnetsResponse{Subnets: []awsapi.Subnet{}}
 	for _, s := range defaultSubnets(req.account, req.region) {
-		if len(ids) > 0 && !containsStr(ids, s.id) || !f.match("subnet-id", s.id) || !f.match("vpc-id", vpc) ||
+		if len(ids) > 0 && !slices.Contains(ids, s.id) || !f.match("subnet-id", s.id) || !f.match("vpc-id", vpc) ||
 			!f.match("availability-zone", s.zone) || !f.match("default-for-az", "true") || !f.match("state", "available") || !f.matchTags(nil) {
 			continue
 		}
@@ -367,7 +359,7 @@ func (h *awsHandler) describeAvailabilityZones(w http.ResponseWriter, r *http.Re
 	names := qList(req.form, "ZoneName")
 	out := &awsapi.DescribeAvailabilityZonesResponse{AvailabilityZones: []awsapi.AvailabilityZone{}}
 	for _, s := range defaultSubnets(req.account, req.region) {
-		if len(names) > 0 && !containsStr(names, s.zone) || !f.match("zone-name", s.zone) || !f.match("zone-id", s.zoneID) || !f.match("state", "available") {
+		if len(names) > 0 && !slices.Contains(names, s.zone) || !f.match("zone-name", s.zone) || !f.match("zone-id", s.zoneID) || !f.match("state", "available") {
 			continue
 		}
 		out.AvailabilityZones = append(out.AvailabilityZones, awsapi.AvailabilityZone{

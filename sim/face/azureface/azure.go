@@ -183,8 +183,7 @@ type azureVMPayload struct {
 // base-36 digits of n; Flexible VMs are named <vmss>_<8 hex>, host name
 // computerNamePrefix + 6 hex digits.
 func (*AzureFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
-	var p azureGroupPayload
-	_ = json.Unmarshal(in.GroupPayload, &p)
+	p := core.DecodePayload[azureGroupPayload](in.GroupPayload)
 	name := p.Name
 	if name == "" {
 		name = in.Group.Name
@@ -478,13 +477,7 @@ func (h *azureHandler) arm(fn http.HandlerFunc) http.HandlerFunc {
 
 // baseURL is the face's URL as the client reached it (for nextLink and the
 // operation URLs).
-func (h *azureHandler) baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + h.env.BasePath
-}
+func (h *azureHandler) baseURL(r *http.Request) string { return h.env.BaseURL(r) }
 
 // Kinds of the Azure face's long-running operations.
 const (

@@ -1,8 +1,6 @@
 package azureface
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
@@ -49,25 +47,26 @@ func defaultAzureClient() AzureClient {
 }
 
 func readAzureData(raw json.RawMessage) azureFaceData {
-	var d azureFaceData
-	_ = json.Unmarshal(raw, &d)
-	if !d.Initialized {
-		d.Clients = []AzureClient{defaultAzureClient()}
-	}
+	d := core.DecodePayload[azureFaceData](raw)
+	d.defaults()
 	return d
 }
 
+// defaults gives data whose client list was never written the default
+// client.
+func (d *azureFaceData) defaults() {
+	if !d.Initialized {
+		d.Clients = []AzureClient{defaultAzureClient()}
+	}
+}
+
+// updateAzureData changes the face's data atomically; fn's error leaves it
+// unchanged.
 func updateAzureData(c *core.Cloud, fn func(*azureFaceData) error) (azureFaceData, error) {
-	var out azureFaceData
-	_, err := c.UpdateFaceData(AzureFaceName, func(old json.RawMessage) (json.RawMessage, error) {
-		d := readAzureData(old)
-		if err := fn(&d); err != nil {
-			return nil, err
-		}
-		out = d
-		return json.Marshal(d)
+	return core.UpdateFaceDataAs(c, AzureFaceName, func(d *azureFaceData) error {
+		d.defaults()
+		return fn(d)
 	})
-	return out, err
 }
 
 // AzureSetClient registers a service principal with the Azure face of c (or
@@ -130,33 +129,16 @@ type azureClaims struct {
 
 var b64 = base64.RawURLEncoding
 
-func signToken(key []byte, c azureClaims) string {
-	head := b64.EncodeToString([]byte(`{"typ":"JWT","alg":"HS256","kid":"mpool-simulated"}`))
-	body, _ := json.Marshal(c)
-	msg := head + "." + b64.EncodeToString(body)
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(msg))
-	return msg + "." + b64.EncodeToString(mac.Sum(nil))
-}
+// azureTokenPrefix is the header of the face's access tokens and its ".":
+// they are HS256 JWTs (core.SignToken).
+var azureTokenPrefix = b64.EncodeToString([]byte(`{"typ":"JWT","alg":"HS256","kid":"mpool-simulated"}`)) + "."
+
+func signToken(key []byte, c azureClaims) string { return core.SignToken(key, azureTokenPrefix, c) }
 
 func verifyToken(key []byte, tok string) (azureClaims, bool) {
 	var c azureClaims
-	i := strings.LastIndexByte(tok, '.')
-	if i < 0 || strings.Count(tok, ".") != 2 {
-		return c, false
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(tok[:i]))
-	sig, err := b64.DecodeString(tok[i+1:])
-	if err != nil || !hmac.Equal(sig, mac.Sum(nil)) {
-		return c, false
-	}
-	_, body, _ := strings.Cut(tok[:i], ".")
-	raw, err := b64.DecodeString(body)
-	if err != nil || json.Unmarshal(raw, &c) != nil {
-		return c, false
-	}
-	return c, true
+	ok := core.VerifyToken(key, azureTokenPrefix, tok, &c)
+	return c, ok
 }
 
 func writeEntraError(w http.ResponseWriter, status int, code string, aadsts int, desc string) {

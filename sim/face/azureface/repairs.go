@@ -200,12 +200,10 @@ func (h *azureHandler) repair(sc core.Scope, g *core.Group) *core.Group {
 		}
 	} else {
 		for _, id := range due {
-			_, _ = sc.UpdateInstancePayload(g.Name, id, func(old json.RawMessage) (json.RawMessage, error) {
-				var vp azureVMPayload
-				_ = json.Unmarshal(old, &vp)
+			_, _ = sc.UpdateInstancePayload(g.Name, id, core.EditPayload(func(vp *azureVMPayload) error {
 				vp.RepairedAt = now
-				return json.Marshal(vp)
-			})
+				return nil
+			}))
 			_, _ = sc.SetInstanceFault(g.Name, id, core.FaultNone)
 		}
 	}

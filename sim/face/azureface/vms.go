@@ -29,9 +29,7 @@ func vmProvisioningState(s core.InstanceState) string {
 }
 
 func readVMPayload(in *core.Instance) azureVMPayload {
-	var p azureVMPayload
-	_ = json.Unmarshal(in.Payload, &p)
-	return p
+	return core.DecodePayload[azureVMPayload](in.Payload)
 }
 
 // vmCommon fills what Uniform and Flexible VMs share.

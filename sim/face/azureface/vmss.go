@@ -44,9 +44,7 @@ func (h *azureHandler) scope(r *http.Request) core.Scope {
 func groupName(vmss string) string { return strings.ToLower(vmss) }
 
 func readAzurePayload(g *core.Group) azureGroupPayload {
-	var p azureGroupPayload
-	_ = json.Unmarshal(g.Payload, &p)
-	return p
+	return core.DecodePayload[azureGroupPayload](g.Payload)
 }
 
 func armNotFound(w http.ResponseWriter, typ, name, rg string) {

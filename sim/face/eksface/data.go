@@ -176,11 +176,8 @@ type eksUpdate struct {
 }
 
 func readEKSData(raw json.RawMessage) *eksFaceData {
-	d := &eksFaceData{}
-	if len(raw) > 0 {
-		_ = json.Unmarshal(raw, d)
-	}
-	return d
+	d := core.DecodePayload[eksFaceData](raw)
+	return &d
 }
 
 // eksData returns the face's data.
@@ -188,11 +185,7 @@ func (h *eksHandler) data() *eksFaceData { return readEKSData(h.env.Cloud.FaceDa
 
 // saveEKSData replaces the face's data.
 func saveEKSData(c *core.Cloud, d *eksFaceData) error {
-	b, err := json.Marshal(d)
-	if err != nil {
-		return err
-	}
-	_, err = c.UpdateFaceData(EKSFaceName, func(json.RawMessage) (json.RawMessage, error) { return b, nil })
+	_, err := c.UpdateFaceData(EKSFaceName, core.ReplacePayload(d))
 	return err
 }
 

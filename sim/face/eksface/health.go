@@ -84,13 +84,9 @@ func (f *EKSFace) issues(env core.FaceEnv, n *eksNodegroup, g *core.Group, gerr 
 		return n.Health
 	}
 	var out []eksIssue
-	live := 0
+	live := g.Live()
 	var stuck []string
-	for _, in := range g.Instances {
-		if in.State == core.StateDeleting {
-			continue
-		}
-		live++
+	for _, in := range live {
 		if !eksUp(n, in) && now.Sub(in.CreatedAt) > f.nodeCreationTimeout() {
 			stuck = append(stuck, in.ID)
 		}
@@ -100,7 +96,7 @@ func (f *EKSFace) issues(env core.FaceEnv, n *eksNodegroup, g *core.Group, gerr 
 	case issue == nil:
 	case issue.Code == EKSIssueEc2LaunchTemplateNotFound:
 		out = append(out, *issue)
-	case live < want && fit < want:
+	case len(live) < want && fit < want:
 		out = append(out, *issue)
 	}
 	if len(stuck) > 0 {

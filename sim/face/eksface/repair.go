@@ -116,13 +116,9 @@ func (f *EKSFace) repairNodes(env core.FaceEnv, n *eksNodegroup, now time.Time) 
 	if err != nil || g.Operation != nil && g.Operation.Type == core.OperationDelete {
 		return
 	}
-	live, unhealthy := 0, 0
+	live, unhealthy := g.Live(), 0
 	var due []core.Instance
-	for _, in := range g.Instances {
-		if in.State == core.StateDeleting {
-			continue
-		}
-		live++
+	for _, in := range live {
 		if since, bad := notReady(in); bad {
 			unhealthy++
 			if !now.Before(since.Add(f.nodeRepairWait())) {
@@ -130,7 +126,7 @@ func (f *EKSFace) repairNodes(env core.FaceEnv, n *eksNodegroup, now time.Time) 
 			}
 		}
 	}
-	if len(due) == 0 || !n.Repair.withinThreshold(live, unhealthy) {
+	if len(due) == 0 || !n.Repair.withinThreshold(len(live), unhealthy) {
 		return
 	}
 	due = due[:min(len(due), n.Repair.parallel(unhealthy))]

@@ -154,17 +154,13 @@ func (f *EKSFace) advance(env core.FaceEnv) bool {
 // eksSettled reports whether the node group's ASG has its desired nodes,
 // all of the current release and joined.
 func eksSettled(g *core.Group, n *eksNodegroup) bool {
-	live := 0
-	for _, in := range g.Instances {
-		if in.State == core.StateDeleting {
-			continue
-		}
+	live := g.Live()
+	for _, in := range live {
 		if in.ModelHash != n.release() || !eksUp(n, in) {
 			return false
 		}
-		live++
 	}
-	return live == int(n.DesiredSize)
+	return len(live) == int(n.DesiredSize)
 }
 
 // eksUp reports whether an instance serves: its Node joined, or, for a
@@ -196,13 +192,10 @@ func (f *EKSFace) step(env core.FaceEnv, n *eksNodegroup, u *eksUpdate, now time
 		u.Draining = map[string]time.Time{}
 	}
 	byID := map[string]core.Instance{}
-	var live, old []core.Instance
-	for _, in := range g.Instances {
-		if in.State == core.StateDeleting {
-			continue
-		}
+	live := g.Live()
+	var old []core.Instance
+	for _, in := range live {
 		byID[in.ID] = in
-		live = append(live, in)
 		if in.ModelHash != n.release() {
 			old = append(old, in)
 		}

@@ -2,7 +2,6 @@ package gcpface
 
 import (
 	"crypto"
-	"crypto/hmac"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -50,28 +49,10 @@ type faceData struct {
 	Seq uint64 `json:"seq,omitempty"`
 }
 
-func readData(c *core.Cloud) faceData {
-	var d faceData
-	_ = json.Unmarshal(c.FaceData(GCPFaceName), &d)
-	return d
-}
+func readData(c *core.Cloud) faceData { return core.DecodePayload[faceData](c.FaceData(GCPFaceName)) }
 
 func updateData(c *core.Cloud, fn func(*faceData) error) (faceData, error) {
-	var out faceData
-	_, err := c.UpdateFaceData(GCPFaceName, func(old json.RawMessage) (json.RawMessage, error) {
-		var d faceData
-		if len(old) > 0 {
-			if err := json.Unmarshal(old, &d); err != nil {
-				return nil, err
-			}
-		}
-		if err := fn(&d); err != nil {
-			return nil, err
-		}
-		out = d
-		return json.Marshal(d)
-	})
-	return out, err
+	return core.UpdateFaceDataAs(c, GCPFaceName, fn)
 }
 
 var (
@@ -218,6 +199,10 @@ type assertion struct {
 	Exp   int64  `json:"exp"`
 }
 
+// gcpTokenPrefix begins the face's access tokens (core.SignToken), as
+// "ya29." begins Google's.
+const gcpTokenPrefix = "ya29.mpool."
+
 // accessClaims are the claims of the face's access tokens.
 type accessClaims struct {
 	Email string `json:"email"`
@@ -251,12 +236,8 @@ func (h *gcpHandler) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	life := h.face.tokenLifetime()
-	body, _ := json.Marshal(accessClaims{Email: a.Iss, Scope: a.Scope, Exp: h.env.Cloud.Clock().Now().Add(life).Unix()})
-	msg := "ya29.mpool." + b64.EncodeToString(body)
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(msg))
-	admin.WriteJSON(w, http.StatusOK, gcpapi.TokenResponse{AccessToken: msg + "." + b64.EncodeToString(mac.Sum(nil)),
-		ExpiresIn: int(life / time.Second), TokenType: "Bearer"})
+	tok := core.SignToken(key, gcpTokenPrefix, accessClaims{Email: a.Iss, Scope: a.Scope, Exp: h.env.Cloud.Clock().Now().Add(life).Unix()})
+	admin.WriteJSON(w, http.StatusOK, gcpapi.TokenResponse{AccessToken: tok, ExpiresIn: int(life / time.Second), TokenType: "Bearer"})
 }
 
 // verifyAssertion checks a JWT bearer assertion: RS256, signed by a key of
@@ -329,16 +310,8 @@ func (h *gcpHandler) authorize(w http.ResponseWriter, r *http.Request) bool {
 		writeError(w, http.StatusInternalServerError, gcpapi.ReasonBackendError, "", err.Error())
 		return false
 	}
-	i := strings.LastIndexByte(tok, '.')
-	if i < 0 {
-		return fail("Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
-	}
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte(tok[:i]))
-	sig, err := b64.DecodeString(tok[i+1:])
 	var c accessClaims
-	raw, err2 := b64.DecodeString(strings.TrimPrefix(tok[:i], "ya29.mpool."))
-	if err != nil || err2 != nil || !hmac.Equal(sig, mac.Sum(nil)) || json.Unmarshal(raw, &c) != nil {
+	if !core.VerifyToken(key, gcpTokenPrefix, tok, &c) {
 		return fail("Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
 	}
 	if h.env.Cloud.Clock().Now().Unix() >= c.Exp {

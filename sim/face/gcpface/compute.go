@@ -234,11 +234,7 @@ func (h *gcpHandler) insertTemplate(w http.ResponseWriter, r *http.Request) {
 // template returns the stored template of project named name.
 func (h *gcpHandler) template(project, name string) (json.RawMessage, gcpapi.InstanceTemplate, bool) {
 	raw, ok := readData(h.env.Cloud).Templates[project+"/"+name]
-	var t gcpapi.InstanceTemplate
-	if ok {
-		_ = json.Unmarshal(raw, &t)
-	}
-	return raw, t, ok
+	return raw, core.DecodePayload[gcpapi.InstanceTemplate](raw), ok
 }
 
 func templateNotFound(w http.ResponseWriter, project, name string) {
@@ -309,9 +305,7 @@ func (h *gcpHandler) listTemplates(w http.ResponseWriter, r *http.Request) {
 	out := gcpapi.InstanceTemplateList{Kind: gcpapi.KindInstanceTemplateList, Items: []map[string]any{}, NextPageToken: next,
 		SelfLink: h.projectURL(r, project) + "/global/instanceTemplates"}
 	for _, n := range names[from:to] {
-		var m map[string]any
-		_ = json.Unmarshal(d.Templates[project+"/"+n], &m)
-		out.Items = append(out.Items, m)
+		out.Items = append(out.Items, core.DecodePayload[map[string]any](d.Templates[project+"/"+n]))
 	}
 	admin.WriteJSON(w, http.StatusOK, out)
 }
@@ -341,11 +335,7 @@ func (h *gcpHandler) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 
 // --- instance group managers ---
 
-func payloadOf(g *core.Group) groupPayload {
-	var p groupPayload
-	_ = json.Unmarshal(g.Payload, &p)
-	return p
-}
+func payloadOf(g *core.Group) groupPayload { return core.DecodePayload[groupPayload](g.Payload) }
 
 // igmWritten answers a write to the group p describes: err as Compute
 // Engine's error on it, else the operation of kind on it.
@@ -708,8 +698,7 @@ func (h *gcpHandler) listManagedInstances(w http.ResponseWriter, r *http.Request
 	from, to, next := page(r, len(g.Instances))
 	out := gcpapi.ListManagedInstancesResponse{NextPageToken: next, ManagedInstances: []gcpapi.ManagedInstance{}}
 	for _, in := range g.Instances[from:to] {
-		var ip instancePayload
-		_ = json.Unmarshal(in.Payload, &ip)
+		ip := core.DecodePayload[instancePayload](in.Payload)
 		action, status := actionOf(in)
 		mi := gcpapi.ManagedInstance{
 			Instance:       h.projectURL(r, p.Project) + "/zones/" + in.Zone + "/instances/" + in.ID,

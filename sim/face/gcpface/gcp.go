@@ -115,8 +115,7 @@ type instancePayload struct {
 // (distinct for the first 36^4 instances of the cloud), providerID
 // gce://<project>/<zone>/<name>, the name as host name.
 func (*GCPFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
-	var p groupPayload
-	_ = json.Unmarshal(in.GroupPayload, &p)
+	p := core.DecodePayload[groupPayload](in.GroupPayload)
 	base := p.BaseInstanceName
 	if base == "" {
 		base = in.Group.Name
@@ -309,13 +308,7 @@ func (f *GCPFace) Handler(env core.FaceEnv) http.Handler {
 func isComputePath(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/compute/") }
 
 // baseURL is the face's URL as the client reached it.
-func (h *gcpHandler) baseURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + h.env.BasePath
-}
+func (h *gcpHandler) baseURL(r *http.Request) string { return h.env.BaseURL(r) }
 
 // route returns the operation of r, or "", setting the path values the
 // operations read (project, location, kind: zones, regions or global, and
