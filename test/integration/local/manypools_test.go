@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -170,10 +169,10 @@ func newManyPools(b *testing.B, clusters, perCluster, instances int, providers [
 				ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: cluster},
 				Spec:       clusterv1.ClusterSpec{ControlPlaneEndpoint: env.ControlPlaneEndpoint(b)},
 			})
+			env.RegisterWorkloadCluster(b, f.NS, cluster)
 		} else {
-			m.createClusterOf(p, cluster)
+			m.createClusterOf(p, cluster, c < len(providers))
 		}
-		env.RegisterWorkloadCluster(b, f.NS, cluster)
 		for i := range perCluster {
 			m.names = append(m.names, poolID{cluster: cluster, pool: fmt.Sprintf("%s-p%02d", cluster, i), provider: p})
 		}
@@ -213,24 +212,22 @@ func newManyPools(b *testing.B, clusters, perCluster, instances int, providers [
 }
 
 // createClusterOf creates provider p's example Cluster (Provider.ClusterManifest)
-// as the Cluster cluster: the Cluster and its infrastructure cluster are
-// renamed; the identity objects the example shares between Clusters are
-// created once.
-func (m *manyPools) createClusterOf(p *itest.Provider, cluster string) {
+// as the Cluster cluster (itest.CreateClusterObjects): the Cluster and its
+// infrastructure cluster are renamed; the identity objects the example
+// shares between Clusters are created with the provider's first Cluster
+// only.
+func (m *manyPools) createClusterOf(p *itest.Provider, cluster string, first bool) {
 	t := m.f.T
 	t.Helper()
-	endpoint := env.ControlPlaneEndpoint(t)
 	rename := itest.Rename(map[string]string{p.ClusterName: cluster})
+	var objs []*unstructured.Unstructured
 	for _, obj := range itest.Manifest(t, m.f.NS, p.ClusterManifest...) {
 		rename(obj)
-		if obj.GetKind() == "Cluster" {
-			_ = unstructured.SetNestedField(obj.Object, endpoint.Host, "spec", "controlPlaneEndpoint", "host")
-			_ = unstructured.SetNestedField(obj.Object, int64(endpoint.Port), "spec", "controlPlaneEndpoint", "port")
-		}
-		if err := env.Client.Create(m.f.Ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		if first || obj.GetName() == cluster {
+			objs = append(objs, obj)
 		}
 	}
+	itest.CreateClusterObjects(t, env, m.f.NS, cluster, objs)
 }
 
 // providerNames lists the benchmark's providers, for its log.
