@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -208,24 +209,31 @@ func CheckPlannedBudgets(t *testing.T, f *itest.Fixture, desired, maxSurge, maxU
 // and referring to it, labelled with the pool's and cluster's names.
 func checkMachines(t *testing.T, f *itest.Fixture) {
 	t.Helper()
-	ms := &clusterv1.MachineList{}
-	if err := f.Env.Client.List(f.Ctx, ms, client.InNamespace(f.NS)); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms.Items {
-		ref := m.Spec.InfrastructureRef
-		owner := metav1.GetControllerOf(&m)
-		switch {
-		case ref.Kind != f.Provider.MachineKind() || ref.Name != m.Name:
-			t.Errorf("Machine %s refers to %s %s, want its own %s", m.Name, ref.Kind, ref.Name, f.Provider.MachineKind())
-		case owner == nil || owner.Kind != "MachinePool" || owner.Name != f.Provider.PoolName:
-			t.Errorf("Machine %s is controlled by %+v, want MachinePool %s", m.Name, owner, f.Provider.PoolName)
-		case m.Labels[clusterv1.MachinePoolNameLabel] != f.Provider.PoolName || m.Labels[clusterv1.ClusterNameLabel] != f.Provider.ClusterName:
-			t.Errorf("Machine %s labels %v", m.Name, m.Labels)
-		case !m.Status.NodeRef.IsDefined():
-			t.Errorf("Machine %s has no nodeRef", m.Name)
+	// Upstream's Machine controller sets a Machine's nodeRef on its own
+	// reconcile, after the per-instance object reports the Node that the
+	// convergence waited for: wait for it, bounded.
+	testenv.Eventually(t, converge, func() error {
+		ms := &clusterv1.MachineList{}
+		if err := f.Env.Client.List(f.Ctx, ms, client.InNamespace(f.NS)); err != nil {
+			return err
 		}
-	}
+		var errs []error
+		for _, m := range ms.Items {
+			ref := m.Spec.InfrastructureRef
+			owner := metav1.GetControllerOf(&m)
+			switch {
+			case ref.Kind != f.Provider.MachineKind() || ref.Name != m.Name:
+				errs = append(errs, fmt.Errorf("Machine %s refers to %s %s, want its own %s", m.Name, ref.Kind, ref.Name, f.Provider.MachineKind()))
+			case owner == nil || owner.Kind != "MachinePool" || owner.Name != f.Provider.PoolName:
+				errs = append(errs, fmt.Errorf("Machine %s is controlled by %+v, want MachinePool %s", m.Name, owner, f.Provider.PoolName))
+			case m.Labels[clusterv1.MachinePoolNameLabel] != f.Provider.PoolName || m.Labels[clusterv1.ClusterNameLabel] != f.Provider.ClusterName:
+				errs = append(errs, fmt.Errorf("Machine %s labels %v", m.Name, m.Labels))
+			case !m.Status.NodeRef.IsDefined():
+				errs = append(errs, fmt.Errorf("Machine %s has no nodeRef", m.Name))
+			}
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // poolMachine returns one of the pool's Machines and the ID of the
