@@ -95,7 +95,9 @@ func (w *BudgetWatcher) sample(ctx context.Context) {
 	defer w.mu.Unlock()
 	capacity, available := 0, 0
 	var desc []string
+	ids := make(map[string]bool, len(g.Instances))
 	for _, in := range g.Instances {
+		ids[in.ID] = true
 		node := nodes[in.ProviderID]
 		if node != nil {
 			w.joined[in.ID] = true
@@ -112,10 +114,6 @@ func (w *BudgetWatcher) sample(ctx context.Context) {
 			available++
 		}
 		desc = append(desc, fmt.Sprintf("%s:%s:node=%v:removed=%v:ready=%v", in.ID, in.State, node != nil, removed, ready))
-	}
-	ids := map[string]bool{}
-	for _, in := range g.Instances {
-		ids[in.ID] = true
 	}
 	if w.first == nil {
 		w.first = ids
@@ -282,7 +280,7 @@ type ServingWatcher struct {
 // WatchServing starts a ServingWatcher of f's pool of size instances.
 func WatchServing(f *Fixture, size int) *ServingWatcher {
 	w := &ServingWatcher{f: f, min: size}
-	s := Sample(f.T, 15*time.Millisecond, w.sample)
+	s := Sample(f.T, sampleEvery, w.sample)
 	w.stop = s.Stop
 	return w
 }

@@ -107,11 +107,14 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		b.Logf("running: %d pools created in %s, all Running %s after the first create", pools-1, created.Round(time.Millisecond), running.Round(time.Millisecond))
 		b.ReportMetric(running.Seconds(), "running-s")
 
-		reads, writes, pass := m.steadyPass()
-		b.Logf("steady: one change to each of %d pools: %d cloud reads (%.2f per pool), %d cloud writes, in %s", pools, reads, float64(reads)/float64(pools), writes, pass.Round(time.Millisecond))
+		rest := m.waitAtRest(restWindow, 5*time.Minute)
+		b.Logf("at rest %s after all were Running (no pool reconciled for %s)", rest.Round(time.Millisecond), restWindow)
+		reads, writes, reconciles, pass := m.steadyPass()
+		b.Logf("steady: one change to each of %d pools: %d reconciles, %d cloud reads (%.2f per pool), %d cloud writes, in %s", pools, reconciles, reads, float64(reads)/float64(pools), writes, pass.Round(time.Millisecond))
 		b.ReportMetric(float64(reads)/float64(pools), "cloud-reads/pool")
 		b.ReportMetric(float64(writes), "cloud-writes/pass")
 
+		m.waitAtRest(restWindow, 5*time.Minute)
 		atRest := m.scaleUp(m.names[1], 2*instances)
 		b.Logf("at rest: one pool %d → %d Running in %s while %d others rest: %.2f× alone", instances, 2*instances, atRest.Round(time.Millisecond), pools-1, ratio(atRest, alone))
 		b.ReportMetric(ratio(atRest, alone), "at-rest/alone")
@@ -356,10 +359,43 @@ func (m *manyPools) pokeAll(names []poolID) {
 	}
 }
 
+// restWindow is how long no pool may have reconciled for the pools to be
+// at rest: longer than the engine's requeue while it converges
+// (infrapool.Timing.Converging, 2 s), so a pool still polling its cloud or
+// its Nodes is not taken for one at rest.
+const restWindow = 3 * time.Second
+
+// waitAtRest waits until no infra pool of the benchmark's providers has
+// finished a reconcile for window (the pools are at rest: what is measured
+// next is not the tail of what came before), and returns how long that took.
+func (m *manyPools) waitAtRest(window, timeout time.Duration) time.Duration {
+	t := m.f.T
+	t.Helper()
+	reconciles := func() (n int64) {
+		for _, p := range m.providers {
+			n += testenv.Reconciles(t, p.Controller())
+		}
+		return n
+	}
+	start := time.Now()
+	last, since := reconciles(), start
+	testenv.Eventually(t, timeout, func() error {
+		if n := reconciles(); n != last {
+			last, since = n, time.Now()
+		}
+		if quiet := time.Since(since); quiet < window {
+			return fmt.Errorf("a pool reconciled %s ago", quiet.Round(time.Millisecond))
+		}
+		return nil
+	})
+	return time.Since(start)
+}
+
 // steadyPass changes every pool once (pokeAll) and waits until the engine
 // has read each one's group and finished the reconciles: it returns the
-// cloud reads and writes of the pass and how long it took.
-func (m *manyPools) steadyPass() (reads, writes int64, took time.Duration) {
+// cloud reads and writes of the pass, the reconciles finished and how long
+// it took.
+func (m *manyPools) steadyPass() (reads, writes, reconciles int64, took time.Duration) {
 	t := m.f.T
 	t.Helper()
 	for _, p := range m.providers {
@@ -383,8 +419,8 @@ func (m *manyPools) steadyPass() (reads, writes int64, took time.Duration) {
 		return nil
 	})
 	took = time.Since(start)
-	reads, writes, _ = count()
-	return reads, writes, took
+	reads, writes, reconciles = count()
+	return reads, writes, reconciles - before, took
 }
 
 func ratio(a, b time.Duration) float64 { return a.Seconds() / b.Seconds() }
