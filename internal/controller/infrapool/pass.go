@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -173,7 +174,16 @@ func (s *pass) requeueAfter(d time.Duration) {
 	}
 }
 
-func (s *pass) result() ctrl.Result { return ctrl.Result{RequeueAfter: s.requeue} }
+// result is the pass's requeue. A pool that asks to be looked at again has
+// work under way (the cloud or its Nodes are moving, a drain, a retry): its
+// requeue is at the default priority even when a low-priority event woke it
+// (priority.go).
+func (s *pass) result() ctrl.Result {
+	if s.requeue <= 0 {
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: s.requeue, Priority: ptr.To(0)}
+}
 
 // instances returns the group's instances as last seen: Apply's answer when
 // the group was applied, else Get's, with the instances deleted since marked

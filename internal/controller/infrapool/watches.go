@@ -23,6 +23,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
@@ -56,10 +57,22 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		Named(strings.ToLower(e.a.Kinds().Pool)).
 		For(e.a.NewPool(), builder.WithPredicates(changed(func(o, n client.Object) bool {
 			return o.GetGeneration() != n.GetGeneration() ||
-				!equalAnnotations(o, n, AppliedSpecAnnotation, ApplyRetryAnnotation, preview.ManagedCapacityAnnotation) ||
+				workAnnotationsChanged(o, n, poolOwnAnnotations...) ||
 				!equalOwners(o, n) ||
 				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 		}))).
+		// Any other annotation changed: a reconcile, behind the pools with
+		// work.
+		Watches(e.a.NewPool(), priority.Low(&handler.EnqueueRequestForObject{}), builder.WithPredicates(predicate.Funcs{
+			CreateFunc:  func(event.CreateEvent) bool { return false },
+			DeleteFunc:  func(event.DeleteEvent) bool { return false },
+			GenericFunc: func(event.GenericEvent) bool { return false },
+			UpdateFunc: func(ev event.UpdateEvent) bool {
+				return ev.ObjectOld != nil && ev.ObjectNew != nil &&
+					!equalAnnotations(ev.ObjectOld, ev.ObjectNew, poolOwnAnnotations...) &&
+					!workAnnotationsChanged(ev.ObjectOld, ev.ObjectNew, poolOwnAnnotations...)
+			},
+		})).
 		// Every owner: the pool's reference is not the controller's
 		// (contract.PoolOwner).
 		Owns(e.a.NewInstance(), builder.MatchEveryOwner, builder.WithPredicates(changed(func(o, n client.Object) bool {
@@ -204,6 +217,10 @@ func (e *Engine) nodeToPools(ctx context.Context, cluster types.NamespacedName, 
 	})
 	return out
 }
+
+// poolOwnAnnotations are the pool's annotations the engine writes itself:
+// their changes wake nothing.
+var poolOwnAnnotations = []string{AppliedSpecAnnotation, ApplyRetryAnnotation, preview.ManagedCapacityAnnotation}
 
 // changed is a predicate that passes create, delete and generic events, and
 // the updates for which fn reports a change. It keeps the engine's own

@@ -30,6 +30,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -507,7 +508,9 @@ func (r *Reconciler) ensureWatch(ctx context.Context, apiVersion, kind string, m
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(apiVersion)
 	u.SetKind(kind)
-	if err := r.watchFunc(u, handler.EnqueueRequestsFromMapFunc(mapFn)); err != nil {
+	// An update that changed only the object's annotations (a tool's, a
+	// test's) is reconciled behind the pools with work.
+	if err := r.watchFunc(u, priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), priority.MoreThanMetadata)); err != nil {
 		return fmt.Errorf("watching %s: %w", key, err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Watching an external kind", "kind", key)
