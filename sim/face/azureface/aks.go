@@ -221,37 +221,21 @@ func (*AzureFace) PrepareSandbox(c *core.Cloud, version string) error {
 	return AKSCreateCluster(c, AzureDefaultSubscriptionID, AKSSampleClusterName, AKSSampleClusterName, AzureDefaultLocation, version)
 }
 
-// routeAKS returns the AKS operation of a request under
-// /subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.ContainerService/
-// (rest is what follows), or "".
-func routeAKS(r *http.Request, rest []string) string {
-	eq := strings.EqualFold
-	m := r.Method
-	if len(rest) < 2 || !eq(rest[0], "managedClusters") {
-		return ""
+// aksRoutes are AKS's operations; rg is the path of a resource group's
+// Microsoft.ContainerService provider below /subscriptions/{sub}.
+func aksRoutes(rg string) []armRoute {
+	cluster := rg + "/managedClusters/{cluster}"
+	pool := cluster + "/agentPools/{pool}"
+	return []armRoute{
+		getRoute(cluster, OpAKSManagedClustersGet),
+		getRoute(cluster+"/agentPools", OpAKSAgentPoolsList),
+		{pool, map[string]string{http.MethodPut: OpAKSAgentPoolsCreateOrUpdate, http.MethodGet: OpAKSAgentPoolsGet,
+			http.MethodDelete: OpAKSAgentPoolsDelete}},
+		postRoute(pool+"/deleteMachines", OpAKSAgentPoolsDeleteMachines),
+		postRoute(pool+"/upgradeNodeImageVersion", OpAKSAgentPoolsUpgradeNodeImage),
+		getRoute(pool+"/machines", OpAKSMachinesList),
+		getRoute("providers/"+aksProvider+"/locations/{location}/operations/{operation}", OpAKSOperationStatus),
 	}
-	r.SetPathValue("cluster", rest[1])
-	rest = rest[2:]
-	switch {
-	case len(rest) == 0 && m == http.MethodGet:
-		return OpAKSManagedClustersGet
-	case len(rest) == 1 && eq(rest[0], "agentPools") && m == http.MethodGet:
-		return OpAKSAgentPoolsList
-	case len(rest) == 2 && eq(rest[0], "agentPools"):
-		r.SetPathValue("pool", rest[1])
-		return map[string]string{http.MethodPut: OpAKSAgentPoolsCreateOrUpdate, http.MethodGet: OpAKSAgentPoolsGet,
-			http.MethodDelete: OpAKSAgentPoolsDelete}[m]
-	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "deleteMachines") && m == http.MethodPost:
-		r.SetPathValue("pool", rest[1])
-		return OpAKSAgentPoolsDeleteMachines
-	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "upgradeNodeImageVersion") && m == http.MethodPost:
-		r.SetPathValue("pool", rest[1])
-		return OpAKSAgentPoolsUpgradeNodeImage
-	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "machines") && m == http.MethodGet:
-		r.SetPathValue("pool", rest[1])
-		return OpAKSMachinesList
-	}
-	return ""
 }
 
 func (h *azureHandler) aksHandlers() map[string]http.HandlerFunc {
