@@ -289,6 +289,12 @@ func writeARMError(w http.ResponseWriter, status int, code, message string) {
 	admin.WriteJSON(w, status, azureapi.ErrorResponse{Error: azureapi.ErrorBody{Code: code, Message: message}})
 }
 
+// writeARMTargetError answers status with an ARM error naming the request's
+// property at fault (target), its message formatted.
+func writeARMTargetError(w http.ResponseWriter, status int, code, target, format string, args ...any) {
+	admin.WriteJSON(w, status, azureapi.ErrorResponse{Error: azureapi.ErrorBody{Code: code, Target: target, Message: fmt.Sprintf(format, args...)}})
+}
+
 // writeAzureCloudError maps the core's errors onto ARM's.
 func writeAzureCloudError(w http.ResponseWriter, err error) {
 	var e *core.Error
