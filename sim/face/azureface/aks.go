@@ -221,37 +221,21 @@ func (*AzureFace) PrepareSandbox(c *core.Cloud, version string) error {
 	return AKSCreateCluster(c, AzureDefaultSubscriptionID, AKSSampleClusterName, AKSSampleClusterName, AzureDefaultLocation, version)
 }
 
-// routeAKS returns the AKS operation of a request under
-// /subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.ContainerService/
-// (rest is what follows), or "".
-func routeAKS(r *http.Request, rest []string) string {
-	eq := strings.EqualFold
-	m := r.Method
-	if len(rest) < 2 || !eq(rest[0], "managedClusters") {
-		return ""
+// aksRoutes are AKS's operations; rg is the path of a resource group's
+// Microsoft.ContainerService provider below /subscriptions/{sub}.
+func aksRoutes(rg string) []armRoute {
+	cluster := rg + "/managedClusters/{cluster}"
+	pool := cluster + "/agentPools/{pool}"
+	return []armRoute{
+		getRoute(cluster, OpAKSManagedClustersGet),
+		getRoute(cluster+"/agentPools", OpAKSAgentPoolsList),
+		{pool, map[string]string{http.MethodPut: OpAKSAgentPoolsCreateOrUpdate, http.MethodGet: OpAKSAgentPoolsGet,
+			http.MethodDelete: OpAKSAgentPoolsDelete}},
+		postRoute(pool+"/deleteMachines", OpAKSAgentPoolsDeleteMachines),
+		postRoute(pool+"/upgradeNodeImageVersion", OpAKSAgentPoolsUpgradeNodeImage),
+		getRoute(pool+"/machines", OpAKSMachinesList),
+		getRoute("providers/"+aksProvider+"/locations/{location}/operations/{operation}", OpAKSOperationStatus),
 	}
-	r.SetPathValue("cluster", rest[1])
-	rest = rest[2:]
-	switch {
-	case len(rest) == 0 && m == http.MethodGet:
-		return OpAKSManagedClustersGet
-	case len(rest) == 1 && eq(rest[0], "agentPools") && m == http.MethodGet:
-		return OpAKSAgentPoolsList
-	case len(rest) == 2 && eq(rest[0], "agentPools"):
-		r.SetPathValue("pool", rest[1])
-		return map[string]string{http.MethodPut: OpAKSAgentPoolsCreateOrUpdate, http.MethodGet: OpAKSAgentPoolsGet,
-			http.MethodDelete: OpAKSAgentPoolsDelete}[m]
-	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "deleteMachines") && m == http.MethodPost:
-		r.SetPathValue("pool", rest[1])
-		return OpAKSAgentPoolsDeleteMachines
-	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "upgradeNodeImageVersion") && m == http.MethodPost:
-		r.SetPathValue("pool", rest[1])
-		return OpAKSAgentPoolsUpgradeNodeImage
-	case len(rest) == 3 && eq(rest[0], "agentPools") && eq(rest[2], "machines") && m == http.MethodGet:
-		r.SetPathValue("pool", rest[1])
-		return OpAKSMachinesList
-	}
-	return ""
 }
 
 func (h *azureHandler) aksHandlers() map[string]http.HandlerFunc {
@@ -332,10 +316,6 @@ var aksImmutable = []string{"vmSize", "osDiskSizeGB", "osDiskType", "availabilit
 // aksComputed are the properties AKS computes: dropped from what is stored.
 var aksComputed = []string{"provisioningState", "powerState", "currentOrchestratorVersion", "nodeImageVersion"}
 
-func aksBad(w http.ResponseWriter, status int, code, target, format string, args ...any) {
-	admin.WriteJSON(w, status, azureapi.ErrorResponse{Error: azureapi.ErrorBody{Code: code, Target: target, Message: fmt.Sprintf(format, args...)}})
-}
-
 func numberOf(v any) (int64, bool) {
 	switch n := v.(type) {
 	case json.Number:
@@ -356,7 +336,7 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 	}
 	name := r.PathValue("pool")
 	if !aksPoolNameRE.MatchString(name) {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "name",
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "name",
 			"The agent pool name '%s' is invalid: a Linux agent pool's name is a lowercase letter followed by at most 11 lowercase letters and digits.", name)
 		return
 	}
@@ -376,29 +356,29 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 	vmSize, _ := props["vmSize"].(string)
 	sku := findAzureSku(vmSize)
 	if sku == nil {
-		aksBad(w, http.StatusBadRequest, "VMSizeNotSupported", "properties.vmSize",
+		writeARMTargetError(w, http.StatusBadRequest, "VMSizeNotSupported", "properties.vmSize",
 			"The VM size '%s' is not supported for agent pool '%s'. Choose a size available in the cluster's location, such as Standard_D2s_v5 (see `az vm list-skus`).", vmSize, name)
 		return
 	}
 	zones := aksZones(props)
 	for _, z := range zones {
 		if !slices.Contains(sku.Zones, z) {
-			aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.availabilityZones",
+			writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.availabilityZones",
 				"The VM size '%s' is not available in zone '%s' (available zones: %s).", sku.Name, z, strings.Join(sku.Zones, ", "))
 			return
 		}
 	}
 	if t, _ := props["type"].(string); t != "VirtualMachineScaleSets" {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.type", "The simulated AKS runs VirtualMachineScaleSets agent pools only, not '%s'.", t)
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.type", "The simulated AKS runs VirtualMachineScaleSets agent pools only, not '%s'.", t)
 		return
 	}
 	if os, _ := props["osType"].(string); !strings.EqualFold(os, "Linux") {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.osType", "The simulated AKS runs Linux agent pools only, not '%s'.", os)
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.osType", "The simulated AKS runs Linux agent pools only, not '%s'.", os)
 		return
 	}
 	mode, _ := props["mode"].(string)
 	if mode != NodePoolModeSystem && mode != NodePoolModeUser {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.mode", "The agent pool mode '%s' is not one of System, User.", mode)
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.mode", "The agent pool mode '%s' is not one of System, User.", mode)
 		return
 	}
 	count, hasCount := numberOf(props["count"])
@@ -406,7 +386,7 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 		count = 1
 	}
 	if count < 0 || count > AKSMaxNodesPerPool {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.count",
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.count",
 			"The agent pool count %d is not within 0 and %d.", count, AKSMaxNodesPerPool)
 		return
 	}
@@ -416,30 +396,30 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 	if auto {
 		switch {
 		case !hasMin || !hasMax:
-			aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.minCount",
+			writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.minCount",
 				"minCount and maxCount are required when enableAutoScaling is true.")
 			return
 		case minCount > maxCount || maxCount > AKSMaxNodesPerPool:
-			aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.maxCount",
+			writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.maxCount",
 				"The agent pool's minCount %d must be at most its maxCount %d, at most %d.", minCount, maxCount, AKSMaxNodesPerPool)
 			return
 		case count < minCount || count > maxCount:
-			aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.count",
+			writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.count",
 				"The agent pool's count %d is not within its minCount %d and maxCount %d.", count, minCount, maxCount)
 			return
 		}
 	}
 	if mode == NodePoolModeSystem && (count < 1 || auto && minCount < 1) {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.count",
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.count",
 			"A System agent pool must have at least 1 node (count %d, minCount %d): set count (and minCount) to 1 or more, or use mode User.", count, minCount)
 		return
 	}
 	if k, msg := validUpgradeSettings(props); k != "" {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.upgradeSettings."+k, "%s", msg)
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.upgradeSettings."+k, "%s", msg)
 		return
 	}
 	if p, _ := props["scaleSetPriority"].(string); p == "Spot" && mode == NodePoolModeSystem {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.scaleSetPriority", "A System agent pool cannot use Spot VMs.")
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.scaleSetPriority", "A System agent pool cannot use Spot VMs.")
 		return
 	}
 
@@ -466,11 +446,11 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 	}
 	if p == nil {
 		if len(c.Pools) >= AKSMaxPoolsPerCluster {
-			aksBad(w, http.StatusBadRequest, "AgentPoolCountExceeded", "", "A cluster has at most %d agent pools.", AKSMaxPoolsPerCluster)
+			writeARMTargetError(w, http.StatusBadRequest, "AgentPoolCountExceeded", "", "A cluster has at most %d agent pools.", AKSMaxPoolsPerCluster)
 			return
 		}
 		if !aksVersionAtMost(version, c.Version) {
-			aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
+			writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
 				"The agent pool's orchestratorVersion %s is newer than the control plane's %s.", version, c.Version)
 			return
 		}
@@ -479,24 +459,24 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 	} else {
 		if p.Deleting {
-			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed: agent pool %s is being deleted.", name)
+			writeARMTargetError(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed: agent pool %s is being deleted.", name)
 			return
 		}
 		was, is := aksWithDefaults(p.Properties), aksWithDefaults(props)
 		for _, k := range aksImmutable {
 			if !jsonEqual(was[k], is[k]) {
-				aksBad(w, http.StatusBadRequest, azureapi.CodePropertyChangeNotAllowed, "properties."+k,
+				writeARMTargetError(w, http.StatusBadRequest, azureapi.CodePropertyChangeNotAllowed, "properties."+k,
 					"Changing property '%s' is not allowed: AKS cannot change it on an existing agent pool; create a new agent pool instead.", k)
 				return
 			}
 		}
 		if p.Upgrade != nil && p.Upgrade.Failed == nil {
-			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
+			writeARMTargetError(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
 				"Operation is not allowed because there's an in progress upgrade operation on agent pool %s (%s to %s).", name, p.Upgrade.From, p.Upgrade.To)
 			return
 		}
 		if p.ScaleIn != nil && p.ScaleIn.Failed == nil {
-			aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
+			writeARMTargetError(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
 				"Operation is not allowed because there's an in progress scale operation on agent pool %s (%d node(s) draining).", name, len(p.ScaleIn.Draining))
 			return
 		}
@@ -510,11 +490,11 @@ func (h *azureHandler) putAgentPool(w http.ResponseWriter, r *http.Request) {
 		if old != version {
 			switch {
 			case !aksVersionAtMost(old, version):
-				aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
+				writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
 					"Downgrading an agent pool's orchestratorVersion from %s to %s is not allowed.", old, version)
 				return
 			case !aksVersionAtMost(version, c.Version):
-				aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
+				writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "properties.orchestratorVersion",
 					"The agent pool's orchestratorVersion %s is newer than the control plane's %s: upgrade the control plane first.", version, c.Version)
 				return
 			}
@@ -1033,7 +1013,7 @@ func (h *azureHandler) deleteMachines(w http.ResponseWriter, r *http.Request) {
 		MachineNames []string `json:"machineNames"`
 	}
 	if err := json.NewDecoder(io.LimitReader(r.Body, admin.MaxBody)).Decode(&req); err != nil || len(req.MachineNames) == 0 {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "machineNames", "Required parameter 'machineNames' is missing or empty.")
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "machineNames", "Required parameter 'machineNames' is missing or empty.")
 		return
 	}
 	h.face.aksMu.Lock()
@@ -1043,11 +1023,11 @@ func (h *azureHandler) deleteMachines(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g == nil || p.Deleting {
-		aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed: agent pool %s is being deleted.", p.Name)
+		writeARMTargetError(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed: agent pool %s is being deleted.", p.Name)
 		return
 	}
 	if p.Upgrade != nil && p.Upgrade.Failed == nil || p.ScaleIn != nil && p.ScaleIn.Failed == nil {
-		aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed because there's an in progress operation on agent pool %s.", p.Name)
+		writeARMTargetError(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "", "Operation is not allowed because there's an in progress operation on agent pool %s.", p.Name)
 		return
 	}
 	byName := map[string]core.Instance{}
@@ -1058,7 +1038,7 @@ func (h *azureHandler) deleteMachines(w http.ResponseWriter, r *http.Request) {
 	for _, n := range req.MachineNames {
 		in, ok := byName[strings.ToLower(n)]
 		if !ok {
-			aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "machineNames",
+			writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "machineNames",
 				"The machine '%s' is not a machine of agent pool '%s'.", n, p.Name)
 			return
 		}
@@ -1075,7 +1055,7 @@ func (h *azureHandler) deleteMachines(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if mode == NodePoolModeSystem && live-len(ids) < 1 {
-		aksBad(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "machineNames",
+		writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "machineNames",
 			"A System agent pool must keep at least 1 node: deleting %d of its %d machines is not allowed.", len(ids), live)
 		return
 	}

@@ -354,7 +354,7 @@ func (h *azureHandler) upgradeNodeImage(w http.ResponseWriter, r *http.Request) 
 		return
 	}
 	if p.Deleting || g == nil || p.Upgrade != nil {
-		aksBad(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
+		writeARMTargetError(w, http.StatusConflict, azureapi.CodeOperationNotAllowed, "",
 			"Operation is not allowed: agent pool %s is being deleted, or upgraded, or its last upgrade failed (update the agent pool to retry it).", p.Name)
 		return
 	}

@@ -289,6 +289,12 @@ func writeARMError(w http.ResponseWriter, status int, code, message string) {
 	admin.WriteJSON(w, status, azureapi.ErrorResponse{Error: azureapi.ErrorBody{Code: code, Message: message}})
 }
 
+// writeARMTargetError answers status with an ARM error naming the request's
+// property at fault (target), its message formatted.
+func writeARMTargetError(w http.ResponseWriter, status int, code, target, format string, args ...any) {
+	admin.WriteJSON(w, status, azureapi.ErrorResponse{Error: azureapi.ErrorBody{Code: code, Target: target, Message: fmt.Sprintf(format, args...)}})
+}
+
 // writeAzureCloudError maps the core's errors onto ARM's.
 func writeAzureCloudError(w http.ResponseWriter, err error) {
 	var e *core.Error
@@ -377,84 +383,88 @@ func (f *AzureFace) Handler(env core.FaceEnv) http.Handler {
 		}}
 }
 
-// route returns the operation of r, or "".
+// route returns the operation of r, or "": Entra ID's paths are any but
+// /subscriptions/..., ARM's are under /subscriptions/{sub}.
 func (h *azureHandler) route(r *http.Request) string {
 	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	eq := strings.EqualFold
-	n := len(segs)
-	m := r.Method
-	if n == 0 || !eq(segs[0], "subscriptions") {
-		// Entra ID.
-		switch {
-		case n == 4 && eq(segs[1], "oauth2") && eq(segs[2], "v2.0") && eq(segs[3], "token") && m == http.MethodPost:
-			r.SetPathValue("tenant", segs[0])
-			return OpAzureToken
-		case n == 4 && eq(segs[1], "v2.0") && eq(segs[2], ".well-known") && eq(segs[3], "openid-configuration") && m == http.MethodGet:
-			r.SetPathValue("tenant", segs[0])
-			return OpAzureDiscovery
-		case n == 3 && eq(segs[1], "discovery") && eq(segs[2], "instance") && m == http.MethodGet:
-			return OpAzureDiscovery
-		}
-		return ""
+	if !strings.EqualFold(segs[0], "subscriptions") {
+		return matchRoute(r, segs, entraRoutes)
 	}
-	if n < 2 {
+	if len(segs) < 2 {
 		return ""
 	}
 	r.SetPathValue("sub", segs[1])
-	rest := segs[2:]
-	if len(rest) >= 4 && eq(rest[0], "resourceGroups") && eq(rest[2], "providers") && eq(rest[3], aksProvider) {
-		r.SetPathValue("rg", rest[1])
-		return routeAKS(r, rest[4:])
-	}
-	if len(rest) == 6 && eq(rest[0], "providers") && eq(rest[1], aksProvider) && eq(rest[2], "locations") && eq(rest[4], "operations") && m == http.MethodGet {
-		r.SetPathValue("location", rest[3])
-		r.SetPathValue("operation", rest[5])
-		return OpAKSOperationStatus
-	}
-	if len(rest) >= 4 && eq(rest[0], "resourceGroups") && eq(rest[2], "providers") && eq(rest[3], azureapi.ResourceProvider) {
-		r.SetPathValue("rg", rest[1])
-		rest = rest[4:]
-		switch {
-		case len(rest) == 1 && eq(rest[0], "virtualMachineScaleSets") && m == http.MethodGet:
-			return OpAzureVMSSList
-		case len(rest) == 2 && eq(rest[0], "virtualMachineScaleSets"):
-			r.SetPathValue("vmss", rest[1])
-			return map[string]string{http.MethodPut: OpAzureVMSSCreateOrUpdate, http.MethodPatch: OpAzureVMSSUpdate,
-				http.MethodGet: OpAzureVMSSGet, http.MethodDelete: OpAzureVMSSDelete}[m]
-		case len(rest) == 3 && eq(rest[0], "virtualMachineScaleSets") && eq(rest[2], "delete") && m == http.MethodPost:
-			r.SetPathValue("vmss", rest[1])
-			return OpAzureVMSSDeleteInstances
-		case len(rest) == 3 && eq(rest[0], "virtualMachineScaleSets") && eq(rest[2], "virtualMachines") && m == http.MethodGet:
-			r.SetPathValue("vmss", rest[1])
-			return OpAzureVMSSVMList
-		case len(rest) == 4 && eq(rest[0], "virtualMachineScaleSets") && eq(rest[2], "virtualMachines"):
-			r.SetPathValue("vmss", rest[1])
-			r.SetPathValue("instance", rest[3])
-			return map[string]string{http.MethodGet: OpAzureVMSSVMGet, http.MethodDelete: OpAzureVMSSVMDelete}[m]
-		case len(rest) == 1 && eq(rest[0], "virtualMachines") && m == http.MethodGet:
-			return OpAzureVMList
-		case len(rest) == 2 && eq(rest[0], "virtualMachines"):
-			r.SetPathValue("vm", rest[1])
-			return map[string]string{http.MethodGet: OpAzureVMGet, http.MethodDelete: OpAzureVMDelete}[m]
+	return matchRoute(r, segs[2:], armRoutes)
+}
+
+// armRoute is a path an operation is served at, by method. In path, a
+// segment "{name}" matches any segment and sets the request's path value
+// name, "*" matches any segment; any other segment matches
+// case-insensitively, as ARM and Entra ID match them.
+type armRoute struct {
+	path string
+	ops  map[string]string
+}
+
+// getRoute is a route served to GET only.
+func getRoute(path, op string) armRoute { return armRoute{path, map[string]string{http.MethodGet: op}} }
+
+// postRoute is a route served to POST only.
+func postRoute(path, op string) armRoute {
+	return armRoute{path, map[string]string{http.MethodPost: op}}
+}
+
+// matchRoute returns the operation of the first of routes that serves
+// segs to r's method, setting the path values it names; "" for none.
+func matchRoute(r *http.Request, segs []string, routes []armRoute) string {
+	for _, rt := range routes {
+		op := rt.ops[r.Method]
+		pat := strings.Split(rt.path, "/")
+		if op == "" || !slices.EqualFunc(pat, segs, func(p, s string) bool { return p == "*" || isPathValue(p) || strings.EqualFold(p, s) }) {
+			continue
 		}
-		return ""
-	}
-	if len(rest) >= 3 && eq(rest[0], "providers") && eq(rest[1], azureapi.ResourceProvider) {
-		rest = rest[2:]
-		switch {
-		case len(rest) == 1 && eq(rest[0], "skus") && m == http.MethodGet:
-			return OpAzureSkuList
-		case len(rest) == 1 && eq(rest[0], "virtualMachineScaleSets") && m == http.MethodGet:
-			return OpAzureVMSSList
-		case len(rest) == 1 && eq(rest[0], "virtualMachines") && m == http.MethodGet:
-			return OpAzureVMList
-		case len(rest) == 4 && eq(rest[0], "locations") && eq(rest[2], "operations") && m == http.MethodGet:
-			r.SetPathValue("location", rest[1])
-			r.SetPathValue("operation", rest[3])
-			return OpAzureOperationStatus
+		for i, p := range pat {
+			if isPathValue(p) {
+				r.SetPathValue(p[1:len(p)-1], segs[i])
+			}
 		}
+		return op
 	}
 	return ""
+}
+
+// isPathValue reports whether a route's path segment is "{name}".
+func isPathValue(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
+
+// entraRoutes are Entra ID's operations.
+var entraRoutes = []armRoute{
+	postRoute("{tenant}/oauth2/v2.0/token", OpAzureToken),
+	getRoute("{tenant}/v2.0/.well-known/openid-configuration", OpAzureDiscovery),
+	getRoute("*/discovery/instance", OpAzureDiscovery),
+}
+
+// armRoutes are ARM's operations, by their path below /subscriptions/{sub}.
+var armRoutes = append(aksRoutes("resourceGroups/{rg}/providers/"+aksProvider), computeRoutes(
+	"resourceGroups/{rg}/providers/"+azureapi.ResourceProvider, "providers/"+azureapi.ResourceProvider)...)
+
+// computeRoutes are Microsoft.Compute's operations; rg is the path of a
+// resource group's provider, sub the subscription's.
+func computeRoutes(rg, sub string) []armRoute {
+	vmss := rg + "/virtualMachineScaleSets/{vmss}"
+	return []armRoute{
+		getRoute(rg+"/virtualMachineScaleSets", OpAzureVMSSList),
+		{vmss, map[string]string{http.MethodPut: OpAzureVMSSCreateOrUpdate, http.MethodPatch: OpAzureVMSSUpdate,
+			http.MethodGet: OpAzureVMSSGet, http.MethodDelete: OpAzureVMSSDelete}},
+		postRoute(vmss+"/delete", OpAzureVMSSDeleteInstances),
+		getRoute(vmss+"/virtualMachines", OpAzureVMSSVMList),
+		{vmss + "/virtualMachines/{instance}", map[string]string{http.MethodGet: OpAzureVMSSVMGet, http.MethodDelete: OpAzureVMSSVMDelete}},
+		getRoute(rg+"/virtualMachines", OpAzureVMList),
+		{rg + "/virtualMachines/{vm}", map[string]string{http.MethodGet: OpAzureVMGet, http.MethodDelete: OpAzureVMDelete}},
+		getRoute(sub+"/skus", OpAzureSkuList),
+		getRoute(sub+"/virtualMachineScaleSets", OpAzureVMSSList),
+		getRoute(sub+"/virtualMachines", OpAzureVMList),
+		getRoute(sub+"/locations/{location}/operations/{operation}", OpAzureOperationStatus),
+	}
 }
 
 // arm wraps an ARM operation: it requires api-version and a valid bearer

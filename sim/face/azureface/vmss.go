@@ -175,8 +175,7 @@ func (h *azureHandler) applyVMSS(w http.ResponseWriter, r *http.Request, sc core
 		return
 	}
 	bad := func(code, target, format string, args ...any) {
-		w.Header().Set("Content-Type", "application/json")
-		admin.WriteJSON(w, http.StatusBadRequest, azureapi.ErrorResponse{Error: azureapi.ErrorBody{Code: code, Target: target, Message: fmt.Sprintf(format, args...)}})
+		writeARMTargetError(w, http.StatusBadRequest, code, target, format, args...)
 	}
 	var old *azureGroupPayload
 	if existing != nil {
@@ -665,10 +664,8 @@ func (h *azureHandler) deleteVMs(w http.ResponseWriter, r *http.Request, gname s
 	}
 	for _, id := range ids {
 		if !slices.ContainsFunc(match, func(m string) bool { return strings.EqualFold(id, m) }) {
-			admin.WriteJSON(w, http.StatusBadRequest, azureapi.ErrorResponse{Error: azureapi.ErrorBody{
-				Code: azureapi.CodeInvalidParameter, Target: "instanceIds",
-				Message: fmt.Sprintf("The provided instanceId %s is not an active Virtual Machine Scale Set VM instanceId.", id),
-			}})
+			writeARMTargetError(w, http.StatusBadRequest, azureapi.CodeInvalidParameter, "instanceIds",
+				"The provided instanceId %s is not an active Virtual Machine Scale Set VM instanceId.", id)
 			return
 		}
 	}
