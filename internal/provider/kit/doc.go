@@ -6,7 +6,7 @@
 // allowedNamespaces (CheckAllowedNamespace), reading an identity or its
 // Secret (ReadCredentialsObject) and typed credential resolution
 // (ResolveCredentials), mirroring the engine's conditions under a provider's
-// own names (MirrorConditions), and the Adapter's parts that every kind
+// own names and reasons (MirrorConditions, ReadyAlias), and the Adapter's parts that every kind
 // shares: its objects and kinds from its Go types (Objects), the
 // per-instance and pool fields of the contract, written and read in one
 // place (InstanceFields, PoolFields, InstanceView), the cloud's words for
