@@ -278,3 +278,16 @@ func TestReadyAliasMirrorsTheReasonsItNames(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnCredentials: the manager's own credentials are returned as they
+// are; none is Unauthorized, saying the hint.
+func TestOwnCredentials(t *testing.T) {
+	var none fmt.Stringer
+	if got, err := OwnCredentials(none, "give the manager credentials"); got != nil || !scalegroup.IsUnauthorized(err) || !strings.Contains(err.Error(), "give the manager credentials") {
+		t.Errorf("no credentials: %v, %v; want Unauthorized with the hint", got, err)
+	}
+	own := fmt.Stringer(scalegroup.Ref{Name: "own"})
+	if got, err := OwnCredentials(own, "unused"); got != own || err != nil {
+		t.Errorf("own credentials: %v, %v; want them", got, err)
+	}
+}
