@@ -453,15 +453,8 @@ func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 // (mpool writes the template with the group).
 var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupReadyCondition: {
-		{Type: infrav1.ASGReadyCondition, Reasons: map[string]string{
-			infrav1.ScaleGroupNotFoundReason:        "ASGNotFound",
-			infrav1.ScaleGroupProvisionFailedReason: "ASGProvisionFailed",
-			infrav1.ScaleGroupDeletingReason:        "ASGDeletionInProgress",
-		}},
-		{Type: infrav1.LaunchTemplateReadyCondition, Reasons: map[string]string{
-			infrav1.ScaleGroupNotFoundReason:        "LaunchTemplateNotFound",
-			infrav1.ScaleGroupProvisionFailedReason: "LaunchTemplateCreateFailed",
-		}},
+		kit.ReadyAlias(infrav1.ASGReadyCondition, "ASGNotFound", "ASGProvisionFailed", "ASGDeletionInProgress"),
+		kit.ReadyAlias(infrav1.LaunchTemplateReadyCondition, "LaunchTemplateNotFound", "LaunchTemplateCreateFailed", ""),
 	},
 }
 

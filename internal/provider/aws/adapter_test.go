@@ -12,6 +12,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/rollout"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -139,18 +140,9 @@ func TestDesiredSeed(t *testing.T) {
 			t.Errorf("tag %s = %q, want %q", k, m.Tags[k], v)
 		}
 	}
-	if h1, h2 := mustHash(t, m), mustHash(t, m); h1 != h2 {
+	if h1, h2 := contracttest.ModelHash(t, m), contracttest.ModelHash(t, m); h1 != h2 {
 		t.Errorf("the model hash is not deterministic")
 	}
-}
-
-func mustHash(t *testing.T, m scalegroup.Model) string {
-	t.Helper()
-	h, err := contract.ModelHash(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }
 
 func TestDesiredMapping(t *testing.T) {
@@ -204,19 +196,19 @@ func TestDesiredMapping(t *testing.T) {
 
 	// Every launch template field is in the model hash; the ASG's settings
 	// are not.
-	base := mustHash(t, d.Model)
+	base := contracttest.ModelHash(t, d.Model)
 	changed := d.Model
 	lt2 := got
 	lt2.IAMInstanceProfile = "other"
 	changed.Provider = lt2
-	if mustHash(t, changed) == base {
+	if contracttest.ModelHash(t, changed) == base {
 		t.Errorf("the IAM instance profile is not in the model hash")
 	}
 	changed = d.Model
 	s2 := s
 	s2.MaxSize = 20
 	changed.InPlace = s2
-	if mustHash(t, changed) != base {
+	if contracttest.ModelHash(t, changed) != base {
 		t.Errorf("maxSize changes the model hash")
 	}
 }

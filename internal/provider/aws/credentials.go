@@ -46,13 +46,9 @@ const CredentialsPrefix = infrav1.AWSClusterStaticIdentityKind + "/"
 // CredentialsProvider implements Credentials.
 func (c *IdentityCredentials) CredentialsProvider(ctx context.Context, ref scalegroup.Ref) (aws.CredentialsProvider, error) {
 	if ref.Credentials == "" {
-		if c.Default == nil {
-			return nil, scalegroup.NewUnauthorized(
-				"the AWSCluster names no identityRef and the manager has no AWS credentials of its own: "+
-					"set the AWSCluster's spec.identityRef to an AWSClusterStaticIdentity, or give the manager "+
-					"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a shared config profile)", nil)
-		}
-		return c.Default, nil
+		return kit.OwnCredentials(c.Default, "the AWSCluster names no identityRef and the manager has no AWS credentials of its own: "+
+			"set the AWSCluster's spec.identityRef to an AWSClusterStaticIdentity, or give the manager "+
+			"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or a shared config profile)")
 	}
 	name, ok := strings.CutPrefix(ref.Credentials, CredentialsPrefix)
 	if !ok || name == "" || strings.Contains(name, "/") {

@@ -50,12 +50,8 @@ var _ Credentials = (*IdentityCredentials)(nil)
 // TokenCredential implements Credentials.
 func (c *IdentityCredentials) TokenCredential(ctx context.Context, ref scalegroup.Ref) (azcore.TokenCredential, error) {
 	if ref.Credentials == "" {
-		if c.Default == nil {
-			return nil, scalegroup.NewUnauthorized(fmt.Sprintf(
-				"the AzureCluster names no identityRef and the manager has no credentials of its own: "+
-					"set the AzureCluster's spec.identityRef, or give the manager %s, %s and %s", EnvTenantID, EnvClientID, EnvClientSecret), nil)
-		}
-		return c.Default, nil
+		return kit.OwnCredentials(c.Default, fmt.Sprintf("the AzureCluster names no identityRef and the manager has no credentials of its own: "+
+			"set the AzureCluster's spec.identityRef, or give the manager %s, %s and %s", EnvTenantID, EnvClientID, EnvClientSecret))
 	}
 	ns, name, ok := strings.Cut(ref.Credentials, "/")
 	if !ok || ns == "" || name == "" {

@@ -11,6 +11,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/azure"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 	"github.com/mpool-dev/mpool/internal/testenv/cloudtest"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
@@ -37,25 +38,18 @@ func TestOperationResumesAfterARestart(t *testing.T) {
 
 			g := e.Apply(t, r, spec(2, "h1", mode))
 			op := g.Operation
-			if op == nil || op.ResumeToken == "" {
-				t.Fatalf("the create's PUT: operation %+v, want one with a resume token", op)
-			}
-			azure.Adapter{}.WritePool(pool, contract.PoolReport{Observed: true, Operation: op})
+			read := contracttest.RecordsOperation(t, azure.Adapter{}, pool, "the create's PUT", op)
 			if f := pool.Status.LongRunningOperationStates; len(f) != 1 || f[0] != (infrav1.Future{Type: "PUT", ServiceName: "scalesets",
 				ResourceGroup: azureface.AzureDefaultResourceGroup, Name: r.Name, Data: op.ResumeToken}) {
 				t.Fatalf("longRunningOperationStates %+v", f)
-			}
-			view, err := azure.Adapter{}.ReadPool(pool)
-			if err != nil || view.Operation == nil || view.Operation.ResumeToken != op.ResumeToken {
-				t.Fatalf("ReadPool: %+v, %v; want the recorded token", view.Operation, err)
 			}
 
 			// A restarted manager: told the recorded operation, it is
 			// mpool's, with the same token; nothing is written.
 			restarted := e.restarted(t)
-			recorded := scalegroup.WithRecordedOperation(ctx, *view.Operation)
+			recorded := scalegroup.WithRecordedOperation(ctx, read)
 			e.Srv.ResetStats()
-			g, err = restarted.Get(recorded, r)
+			g, err := restarted.Get(recorded, r)
 			if err != nil || g.Operation == nil || g.Operation.ResumeToken != op.ResumeToken {
 				t.Fatalf("after a restart, with the recorded operation: %+v, %v; want its token", g.Operation, err)
 			}

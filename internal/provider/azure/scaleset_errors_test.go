@@ -20,6 +20,16 @@ func TestErrors(t *testing.T) {
 	e := startAzureWith(t, &azureface.AzureFace{VCPUQuota: map[string]int{"standardDSv3Family": 8}}, cloudtest.DefaultSimulation)
 	ctx := context.Background()
 	e.Apply(t, ref("exists"), spec(1, "h1", "Uniform"))
+	// apply is an Apply of one Uniform VM to the scale set name, ref and
+	// spec edited first.
+	apply := func(name string, edit func(*scalegroup.Ref, *scalegroup.GroupSpec)) func() error {
+		return func() error {
+			r, s := ref(name), spec(1, "h1", "Uniform")
+			edit(&r, &s)
+			_, err := e.sg.Apply(ctx, r, s)
+			return err
+		}
+	}
 
 	for _, tc := range []struct {
 		name string
@@ -33,41 +43,25 @@ func TestErrors(t *testing.T) {
 	}{
 		{
 			name: "unknown VM size", why: "ARM's SkuNotAvailable says what to change",
-			call: func() error {
-				s := spec(1, "h1", "Uniform")
-				s.Model.InstanceType = "Standard_Nope"
-				_, err := e.sg.Apply(ctx, ref("bad-sku"), s)
-				return err
-			},
-			is: scalegroup.IsInvalid, contains: []string{"SkuNotAvailable", "spec.template.vmSize"},
+			call: apply("bad-sku", func(_ *scalegroup.Ref, s *scalegroup.GroupSpec) { s.Model.InstanceType = "Standard_Nope" }),
+			is:   scalegroup.IsInvalid, contains: []string{"SkuNotAvailable", "spec.template.vmSize"},
 		},
 		{
 			name: "zone the size lacks", why: "the size's zones (resourceSkus) are checked before the PUT",
-			call: func() error {
-				s := spec(1, "h1", "Uniform", "1")
-				s.Model.InstanceType = "Standard_NC6s_v3"
-				_, err := e.sg.Apply(ctx, ref("bad-zone"), s)
-				return err
-			},
+			call: apply("bad-zone", func(_ *scalegroup.Ref, s *scalegroup.GroupSpec) {
+				s.Model.InstanceType, s.Model.Zones = "Standard_NC6s_v3", []string{"1"}
+			}),
 			is: scalegroup.IsInvalid, contains: []string{"not offered in zone 1", "spec.failureDomains"},
 		},
 		{
 			name: "size too small", why: "CAPZ requires 2 vCPUs and 2 GiB",
-			call: func() error {
-				s := spec(1, "h1", "Uniform")
-				s.Model.InstanceType = "Standard_B1s"
-				_, err := e.sg.Apply(ctx, ref("too-small"), s)
-				return err
-			},
-			is: scalegroup.IsInvalid, contains: []string{"Standard_B1s has 1 vCPUs and 1 GiB", "spec.template.vmSize"},
+			call: apply("too-small", func(_ *scalegroup.Ref, s *scalegroup.GroupSpec) { s.Model.InstanceType = "Standard_B1s" }),
+			is:   scalegroup.IsInvalid, contains: []string{"Standard_B1s has 1 vCPUs and 1 GiB", "spec.template.vmSize"},
 		},
 		{
 			name: "vCPU quota", why: "409 OperationNotAllowed about quota is QuotaExceeded",
-			call: func() error {
-				_, err := e.sg.Apply(ctx, ref("big"), spec(5, "h1", "Uniform"))
-				return err
-			},
-			is: scalegroup.IsQuotaExceeded, contains: []string{"OperationNotAllowed", "standardDSv3Family Cores quota"},
+			call: apply("big", func(_ *scalegroup.Ref, s *scalegroup.GroupSpec) { s.Capacity = 5 }),
+			is:   scalegroup.IsQuotaExceeded, contains: []string{"OperationNotAllowed", "standardDSv3Family Cores quota"},
 		},
 		{
 			name: "missing scale set", why: "Get of a scale set that does not exist is NotFound",
@@ -91,33 +85,18 @@ func TestErrors(t *testing.T) {
 		},
 		{
 			name: "model without the Azure part", why: "Model.Provider must be an azure.VMModel",
-			call: func() error {
-				s := spec(1, "h1", "Uniform")
-				s.Model.Provider = "nope"
-				_, err := e.sg.Apply(ctx, ref("pool0"), s)
-				return err
-			},
-			is: scalegroup.IsInvalid, contains: []string{"azure.VMModel"}, noRequests: true,
+			call: apply("pool0", func(_ *scalegroup.Ref, s *scalegroup.GroupSpec) { s.Model.Provider = "nope" }),
+			is:   scalegroup.IsInvalid, contains: []string{"azure.VMModel"}, noRequests: true,
 		},
 		{
 			name: "no location to create in", why: "a create needs the Ref's location",
-			call: func() error {
-				r := ref("nowhere")
-				r.Location = ""
-				_, err := e.sg.Apply(ctx, r, spec(1, "h1", "Uniform"))
-				return err
-			},
-			is: scalegroup.IsInvalid, contains: []string{"no location"},
+			call: apply("nowhere", func(r *scalegroup.Ref, _ *scalegroup.GroupSpec) { r.Location = "" }),
+			is:   scalegroup.IsInvalid, contains: []string{"no location"},
 		},
 		{
 			name: "moved location", why: "Azure cannot move a scale set",
-			call: func() error {
-				r := ref("exists")
-				r.Location = "westeurope"
-				_, err := e.sg.Apply(ctx, r, spec(1, "h1", "Uniform"))
-				return err
-			},
-			is: scalegroup.IsInvalid, contains: []string{"cannot move"},
+			call: apply("exists", func(r *scalegroup.Ref, _ *scalegroup.GroupSpec) { r.Location = "westeurope" }),
+			is:   scalegroup.IsInvalid, contains: []string{"cannot move"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -245,15 +245,8 @@ func (a Adapter) WritePool(p contract.Pool, r contract.PoolReport) {
 // conditionAliases are the engine's conditions under GCP's names.
 var conditionAliases = map[string][]kit.ConditionAlias{
 	infrav1.ScaleGroupReadyCondition: {
-		{Type: infrav1.InstanceGroupReadyCondition, Reasons: map[string]string{
-			infrav1.ScaleGroupNotFoundReason:        "InstanceGroupNotFound",
-			infrav1.ScaleGroupProvisionFailedReason: "InstanceGroupProvisionFailed",
-			infrav1.ScaleGroupDeletingReason:        "InstanceGroupDeleting",
-		}},
-		{Type: infrav1.InstanceTemplateReadyCondition, Reasons: map[string]string{
-			infrav1.ScaleGroupNotFoundReason:        "InstanceTemplateNotFound",
-			infrav1.ScaleGroupProvisionFailedReason: "InstanceTemplateCreateFailed",
-		}},
+		kit.ReadyAlias(infrav1.InstanceGroupReadyCondition, "InstanceGroupNotFound", "InstanceGroupProvisionFailed", "InstanceGroupDeleting"),
+		kit.ReadyAlias(infrav1.InstanceTemplateReadyCondition, "InstanceTemplateNotFound", "InstanceTemplateCreateFailed", ""),
 	},
 }
 

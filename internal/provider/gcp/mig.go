@@ -75,8 +75,7 @@ func New(o Options) *MIGs {
 // clients are the Compute Engine clients of one set of credentials.
 type clients struct {
 	templates *compute.InstanceTemplatesClient
-	zonal     zonal
-	regional  regional
+	managers  managers
 }
 
 func (s *MIGs) clientsOf(ctx context.Context, ref scalegroup.Ref) (*clients, error) {
@@ -102,19 +101,12 @@ func (s *MIGs) clientsOf(ctx context.Context, ref scalegroup.Ref) (*clients, err
 		if err != nil {
 			return nil, err
 		}
-		return &clients{templates: t, zonal: zonal{z}, regional: regional{r}}, nil
+		return &clients{templates: t, managers: managers{zonal: z, regional: r}}, nil
 	})
 }
 
 // isZone tells a zone (us-central1-a) from a region (us-central1).
 func isZone(location string) bool { return strings.Count(location, "-") >= 2 }
-
-func (c *clients) igms(ref scalegroup.Ref) igms {
-	if isZone(ref.Location) {
-		return c.zonal
-	}
-	return c.regional
-}
 
 // Capabilities implements scalegroup.ScaleGroup: the engine picks the
 // victims (the group's update policy is OPPORTUNISTIC).
@@ -215,7 +207,7 @@ func (s *MIGs) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Group, 
 	if err != nil {
 		return nil, err
 	}
-	igm, err := c.igms(ref).get(ctx, ref.Scope, ref.Location, ref.Name)
+	igm, err := c.managers.get(ctx, ref.Scope, ref.Location, ref.Name)
 	if isNotFound(err) {
 		left, lerr := s.templates(ctx, c, ref)
 		if lerr != nil {
@@ -229,7 +221,7 @@ func (s *MIGs) Get(ctx context.Context, ref scalegroup.Ref) (*scalegroup.Group, 
 	if err != nil {
 		return nil, cloudError(err, ref)
 	}
-	mis, err := c.igms(ref).list(ctx, ref.Scope, ref.Location, ref.Name)
+	mis, err := c.managers.list(ctx, ref.Scope, ref.Location, ref.Name)
 	if err != nil {
 		return nil, cloudError(err, ref)
 	}
@@ -358,7 +350,7 @@ func (s *MIGs) Apply(ctx context.Context, ref scalegroup.Ref, spec scalegroup.Gr
 	if err != nil {
 		return nil, err
 	}
-	api := c.igms(ref)
+	api := c.managers
 	logger := log.FromContext(ctx).WithValues("group", ref.String())
 	want := templateName(ref.Name, spec.ModelHash, spec.Model.CustomData)
 	igm, err := api.get(ctx, ref.Scope, ref.Location, ref.Name)
@@ -573,7 +565,7 @@ func (s *MIGs) DeleteInstances(ctx context.Context, ref scalegroup.Ref, ids []st
 	if err != nil {
 		return err
 	}
-	api := c.igms(ref)
+	api := c.managers
 	mis, err := api.list(ctx, ref.Scope, ref.Location, ref.Name)
 	if isNotFound(err) {
 		return nil
@@ -613,7 +605,7 @@ func (s *MIGs) Delete(ctx context.Context, ref scalegroup.Ref) error {
 	if err != nil {
 		return err
 	}
-	err = c.igms(ref).delete(ctx, ref.Scope, ref.Location, ref.Name)
+	err = c.managers.delete(ctx, ref.Scope, ref.Location, ref.Name)
 	switch {
 	case err == nil:
 		return nil

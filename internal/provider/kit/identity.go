@@ -70,3 +70,14 @@ func ResolveCredentials[T any](ctx context.Context, ref scalegroup.Ref, name str
 	}
 	return creds, nil
 }
+
+// OwnCredentials returns def, the manager's own credentials, for a Ref that
+// names no identity; none (def the zero value) is Unauthorized, hint saying
+// how to name an identity or give the manager credentials.
+func OwnCredentials[T comparable](def T, hint string) (T, error) {
+	var none T
+	if def == none {
+		return none, scalegroup.NewUnauthorized(hint, nil)
+	}
+	return def, nil
+}

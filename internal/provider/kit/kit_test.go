@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
@@ -253,5 +254,40 @@ func TestReadCredentialsObject(t *testing.T) {
 		if scalegroup.ReasonOf(err) != tc.reason || (tc.err == nil) != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.mentions) {
 			t.Errorf("read failing with %v: %v, want %q mentioning %q", tc.err, err, tc.reason, tc.mentions)
 		}
+	}
+}
+
+// TestReadyAliasMirrorsTheReasonsItNames: a pool's ScaleGroupReady is
+// mirrored under the alias's type with its reasons; a reason the alias
+// leaves empty keeps the engine's.
+func TestReadyAliasMirrorsTheReasonsItNames(t *testing.T) {
+	aliases := map[string][]ConditionAlias{infrav1.ScaleGroupReadyCondition: {
+		ReadyAlias("GroupReady", "GroupNotFound", "GroupFailed", ""),
+	}}
+	for engine, want := range map[string]string{
+		infrav1.ScaleGroupNotFoundReason:        "GroupNotFound",
+		infrav1.ScaleGroupProvisionFailedReason: "GroupFailed",
+		infrav1.ScaleGroupDeletingReason:        infrav1.ScaleGroupDeletingReason,
+	} {
+		pool := &infrav1.LocalMachinePool{}
+		pool.SetConditions([]metav1.Condition{{Type: infrav1.ScaleGroupReadyCondition, Status: metav1.ConditionFalse, Reason: engine, Message: "m"}})
+		MirrorConditions(pool, aliases)
+		got := meta.FindStatusCondition(pool.GetConditions(), "GroupReady")
+		if got == nil || got.Reason != want || got.Status != metav1.ConditionFalse || got.Message != "m" {
+			t.Errorf("engine reason %s: mirrored %+v, want reason %s", engine, got, want)
+		}
+	}
+}
+
+// TestOwnCredentials: the manager's own credentials are returned as they
+// are; none is Unauthorized, saying the hint.
+func TestOwnCredentials(t *testing.T) {
+	var none fmt.Stringer
+	if got, err := OwnCredentials(none, "give the manager credentials"); got != nil || !scalegroup.IsUnauthorized(err) || !strings.Contains(err.Error(), "give the manager credentials") {
+		t.Errorf("no credentials: %v, %v; want Unauthorized with the hint", got, err)
+	}
+	own := fmt.Stringer(scalegroup.Ref{Name: "own"})
+	if got, err := OwnCredentials(own, "unused"); got != own || err != nil {
+		t.Errorf("own credentials: %v, %v; want them", got, err)
 	}
 }

@@ -3,6 +3,7 @@ package kit
 import (
 	"k8s.io/apimachinery/pkg/api/meta"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
@@ -33,4 +34,22 @@ func MirrorConditions(pool contract.Pool, aliases map[string][]ConditionAlias) {
 		}
 	}
 	pool.SetConditions(conds)
+}
+
+// ReadyAlias is the engine's ScaleGroupReady condition under a provider's
+// name typ for its group or a part of it (an ASG, its launch template, a
+// node group), with the provider's reasons for a group not found, a failed
+// provisioning and a deletion; an empty reason keeps the engine's.
+func ReadyAlias(typ, notFound, provisionFailed, deleting string) ConditionAlias {
+	reasons := map[string]string{}
+	for engine, own := range map[string]string{
+		infrav1.ScaleGroupNotFoundReason:        notFound,
+		infrav1.ScaleGroupProvisionFailedReason: provisionFailed,
+		infrav1.ScaleGroupDeletingReason:        deleting,
+	} {
+		if own != "" {
+			reasons[engine] = own
+		}
+	}
+	return ConditionAlias{Type: typ, Reasons: reasons}
 }

@@ -13,9 +13,9 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/rollout"
-	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
 func pool() *infrav1.LocalMachinePool {
@@ -91,14 +91,14 @@ func TestSimulationKnobsAreAppliedInPlace(t *testing.T) {
 	if !ok || *sim.BootDelay != 3*time.Second || *sim.BootJitter != time.Second || *sim.FailureRate != 0.25 {
 		t.Errorf("knobs not mapped: %#v", d.Model.InPlace)
 	}
-	if mustHash(t, d.Model) != mustHash(t, base.Model) {
+	if contracttest.ModelHash(t, d.Model) != contracttest.ModelHash(t, base.Model) {
 		t.Error("simulation knobs change the model hash: tuning the simulation would roll the pool")
 	}
 }
 
 func TestVersionAndTemplateChangeTheHash(t *testing.T) {
 	base, _ := Adapter{}.Desired(pool(), owner())
-	h := mustHash(t, base.Model)
+	h := contracttest.ModelHash(t, base.Model)
 	for _, tc := range []struct {
 		name   string
 		change func(*infrav1.LocalMachinePool, *contract.Owner)
@@ -118,7 +118,7 @@ func TestVersionAndTemplateChangeTheHash(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if mustHash(t, d.Model) == h {
+			if contracttest.ModelHash(t, d.Model) == h {
 				t.Error("hash unchanged")
 			}
 		})
@@ -126,7 +126,7 @@ func TestVersionAndTemplateChangeTheHash(t *testing.T) {
 	o := owner()
 	o.BootstrapData = joinData("ghijkl.fedcba9876543210", "--node-labels=a=b")
 	d, _ := Adapter{}.Desired(pool(), o)
-	if mustHash(t, d.Model) != h {
+	if contracttest.ModelHash(t, d.Model) != h {
 		t.Error("a new bootstrap token changes the hash")
 	}
 }
@@ -164,13 +164,4 @@ func TestGroupRefIsADNSLabelInTheOnlyScope(t *testing.T) {
 	if len(ref.Name) > 63 || ref.Name == "" || ref.Scope != "" || ref != again {
 		t.Errorf("group ref %+v, then %+v", ref, again)
 	}
-}
-
-func mustHash(t *testing.T, m scalegroup.Model) string {
-	t.Helper()
-	h, err := contract.ModelHash(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }

@@ -351,11 +351,8 @@ func setTemplateCondition(pool *infrav1.AWSManagedMachinePool) {
 
 // nodegroupAlias is EKSNodegroupReady, the engine's ScaleGroupReady under
 // CAPA's name and reasons.
-var nodegroupAlias = kit.ConditionAlias{Type: infrav1.EKSNodegroupReadyCondition, Reasons: map[string]string{
-	infrav1.ScaleGroupNotFoundReason:        "EKSNodegroupNotFound",
-	infrav1.ScaleGroupProvisionFailedReason: "EKSNodegroupReconciliationFailed",
-	infrav1.ScaleGroupDeletingReason:        "EKSNodegroupDeletionInProgress",
-}}
+var nodegroupAlias = kit.ReadyAlias(infrav1.EKSNodegroupReadyCondition,
+	"EKSNodegroupNotFound", "EKSNodegroupReconciliationFailed", "EKSNodegroupDeletionInProgress")
 
 // conditionAliases are the engine's conditions under CAPA's names.
 var conditionAliases = map[string][]kit.ConditionAlias{

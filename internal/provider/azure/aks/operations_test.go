@@ -14,6 +14,7 @@ import (
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/provider/azure/aks"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/provider/contract/contracttest"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
@@ -73,22 +74,15 @@ func TestOperationResumesAfterARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	op := g.Operation
-	if op == nil || op.ResumeToken == "" {
-		t.Fatalf("the scale-out's PUT: operation %+v, want one with a resume token", op)
-	}
-	aks.Adapter{}.WritePool(pool, contract.PoolReport{Observed: true, Operation: op})
+	read := contracttest.RecordsOperation(t, aks.Adapter{}, pool, "the scale-out's PUT", op)
 	if f := pool.Status.LongRunningOperationStates; len(f) != 1 || f[0] != (infrav1.Future{Type: "PUT", ServiceName: "agentpools",
 		ResourceGroup: azureface.AzureDefaultResourceGroup, Name: ref.Name, Data: op.ResumeToken}) {
 		t.Fatalf("longRunningOperationStates %+v", f)
 	}
-	view, err := aks.Adapter{}.ReadPool(pool)
-	if err != nil || view.Operation == nil || view.Operation.ResumeToken != op.ResumeToken {
-		t.Fatalf("ReadPool: %+v, %v; want the recorded token", view.Operation, err)
-	}
 
 	// A restarted manager: told the recorded operation, it is mpool's.
 	restarted := newAgentPools(t, srv)
-	g, err = restarted.Get(scalegroup.WithRecordedOperation(ctx, *view.Operation), ref)
+	g, err = restarted.Get(scalegroup.WithRecordedOperation(ctx, read), ref)
 	if err != nil || g.Operation == nil || g.Operation.ResumeToken != op.ResumeToken {
 		t.Fatalf("after a restart, with the recorded operation: %+v, %v; want its token", g.Operation, err)
 	}

@@ -1,7 +1,8 @@
 // Package contracttest holds the suites every provider passes: an Adapter
 // reads back what it writes, in the contract's one vocabulary. A provider
 // is not done until its registry entry passes them (internal/provider's
-// tests run them for every entry).
+// tests run them for every entry). ModelHash and RecordsOperation serve
+// the providers' own tests.
 package contracttest
 
 import (
