@@ -110,15 +110,22 @@ func TestEKSLaunchTemplate(t *testing.T) {
 		if err := f.Converged(2, "v1.31.0"); err != nil {
 			return err
 		}
-		return f.templateReady("2")
+		if err := f.templateReady("2"); err != nil {
+			return err
+		}
+		// The replaced instances' Nodes go after their instances have
+		// (as the cloud's node lifecycle deletes them): wait for it.
+		for _, n := range f.PoolNodes() {
+			if before[n.Name] {
+				return fmt.Errorf("Node %s of the first template version is still there", n.Name)
+			}
+		}
+		return nil
 	})
 	if violation != nil {
 		t.Fatal(violation)
 	}
 	for _, n := range f.PoolNodes() {
-		if before[n.Name] {
-			t.Errorf("Node %s of the first template version is still there", n.Name)
-		}
 		if n.Labels["eks.amazonaws.com/sourceLaunchTemplateVersion"] != "2" {
 			t.Errorf("Node %s labels %v: want launch template version 2", n.Name, n.Labels)
 		}
