@@ -8,10 +8,12 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -47,12 +49,20 @@ import (
 // API server taken during the scale-up (start the package with
 // MPOOL_TEST_APISERVER_ARGS=--profiling=true).
 
-// benchPool is one benchmark's pool: cloud, fixture and manager.
+// benchPool is one benchmark's pool: cloud, fixture and manager; reqs
+// counts the API server requests of the manager and of the node agent.
 type benchPool struct {
-	n int
-	f *fixture
-	m *testManager
+	n    int
+	f    *fixture
+	m    *testManager
+	reqs *itest.RequestCounter
 }
+
+// The clients benchPool.reqs counts.
+const (
+	managerClient   = "manager"
+	nodeAgentClient = "node agent"
+)
 
 // newBenchPool starts a cloud with zero boot delay, a manager, and a pool of
 // 0 replicas (maxSurge 25%, maxUnavailable 0) that is Running.
@@ -63,13 +73,15 @@ func newBenchPool(b *testing.B) *benchPool {
 		mo.qps, mo.burst = float32(v), int(2*v)
 		b.Logf("manager client: QPS %v, burst %d", mo.qps, mo.burst)
 	}
-	f, m := start(b, cloudOptions{instant: true}, mo)
+	reqs := itest.NewRequestCounter()
+	mo.wrap = reqs.Wrap(managerClient)
+	f, m := start(b, cloudOptions{instant: true, nodeAgentTransport: reqs.Wrap(nodeAgentClient)}, mo)
 	// Nodes are cluster-scoped: the namespace's deletion leaves them, and
 	// the next benchmark in this process would start with a thousand stale
 	// Nodes in every Node informer; the fixture deletes them when it ends.
 	f.createPool(poolSpec{replicas: 0, maxSurge: intstr.FromString("25%"), maxUnavailable: intstr.FromInt32(0)})
 	f.waitRunning(0, time.Minute)
-	return &benchPool{n: testenv.BenchN(), f: f, m: m}
+	return &benchPool{n: testenv.BenchN(), f: f, m: m, reqs: reqs}
 }
 
 // scaleUp scales the pool from 0 to p.n and waits until it is Running (or
@@ -91,12 +103,16 @@ func BenchmarkPoolScaleUp(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		p := newBenchPool(b)
-		reqs := apiRequests(b)
+		reqs, byClient := apiRequests(b), p.reqs.Counts()
 		profiled := profileAPIServer(b, os.Getenv("MPOOL_BENCH_APIPROF"), 20*time.Second)
+		start := time.Now()
 		b.StartTimer()
 		p.scaleUp()
 		b.StopTimer()
 		b.ReportMetric(logAPIRequests(b, reqs), "apireqs/op")
+		p.f.waitSettled(p.n, 30*time.Minute)
+		b.ReportMetric(time.Since(start).Seconds(), "settled-s")
+		p.reportRequestsByClient(b, reqs, byClient)
 		<-profiled
 		p.m.Stop()
 	}
@@ -148,6 +164,99 @@ func BenchmarkPoolSteadyState(b *testing.B) {
 			p.n, float64(with-without)/(1<<20), float64(with)/(1<<20), float64(without)/(1<<20))
 		b.ReportMetric(float64(with-without)/(1<<20), "manager-heap-MiB")
 	}
+}
+
+// reportRequestsByClient reports the requests per instance made since
+// before (the API server's count) and byClient (the clients' own): the
+// manager's, the node agent's, the rest (the test's polling and the API
+// server's own loopback requests: the API server's count less the two
+// clients') and all of them. It logs the manager's by verb and resource,
+// with the answers that were not a success, on standard error (a
+// benchmark's own log is cut after a few lines).
+func (p *benchPool) reportRequestsByClient(b *testing.B, before map[string]float64, byClient map[string]int64) {
+	b.Helper()
+	var total float64
+	for k, v := range apiRequests(b) {
+		total += v - before[k]
+	}
+	after := p.reqs.Counts()
+	delta := func(key string) float64 { return float64(after[key] - byClient[key]) }
+	mgr, agent := delta(managerClient), delta(nodeAgentClient)
+	n := float64(p.n)
+	progressf("API requests until settled, per instance: manager %.2f, node agent %.2f, test and API server %.2f, total %.2f (%.0f requests)",
+		mgr/n, agent/n, (total-mgr-agent)/n, total/n, total)
+	type row struct {
+		key string
+		n   float64
+	}
+	var rows []row
+	for k := range after {
+		if strings.HasPrefix(k, managerClient+" ") || strings.HasPrefix(k, nodeAgentClient+" ") {
+			if d := delta(k); d > 0 {
+				rows = append(rows, row{k, d})
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].n > rows[j].n })
+	for _, r := range rows[:min(len(rows), 30)] {
+		progressf("  %7.0f %s", r.n, r.key)
+	}
+	b.ReportMetric(mgr/n, "mgr-reqs/inst")
+	b.ReportMetric(agent/n, "agent-reqs/inst")
+	b.ReportMetric((total-mgr-agent)/n, "other-reqs/inst")
+	b.ReportMetric(total/n, "reqs/inst")
+}
+
+// waitSettled waits until the pool has settled with n instances: the
+// MachinePool Running with n Ready replicas, every Node initialized (the
+// pool's annotation, no uninitialized taint), every LocalMachinePoolMachine
+// Ready, and every Machine Running with its Node and Ready, Available and
+// UpToDate: the final state of each object the manager writes, so that
+// writes that come after Running are counted too.
+func (f *fixture) waitSettled(n int, timeout time.Duration) {
+	f.T.Helper()
+	f.waitRunning(n, timeout)
+	testenv.Eventually(f.T, timeout, func() error {
+		initialized := 0
+		for _, node := range f.PoolNodes() {
+			if _, ok := node.Annotations[clusterv1.OwnerNameAnnotation]; ok && !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == clusterv1.NodeUninitializedTaint.Key }) {
+				initialized++
+			}
+		}
+		if initialized != n {
+			return fmt.Errorf("%d of %d Nodes initialized", initialized, n)
+		}
+		lpms := &infrav1.LocalMachinePoolMachineList{}
+		if err := env.Client.List(f.Ctx, lpms, client.InNamespace(f.NS)); err != nil {
+			return err
+		}
+		ready := 0
+		for _, o := range lpms.Items {
+			if o.Status.Ready && meta.IsStatusConditionTrue(o.Status.Conditions, infrav1.InstanceReadyCondition) {
+				ready++
+			}
+		}
+		if len(lpms.Items) != n || ready != n {
+			return fmt.Errorf("%d LocalMachinePoolMachines, %d Ready, want %d", len(lpms.Items), ready, n)
+		}
+		ms := &clusterv1.MachineList{}
+		if err := env.Client.List(f.Ctx, ms, client.InNamespace(f.NS)); err != nil {
+			return err
+		}
+		settled := 0
+		for _, m := range ms.Items {
+			if m.Status.Phase == string(clusterv1.MachinePhaseRunning) && m.Status.NodeRef.IsDefined() &&
+				meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.MachineReadyCondition) &&
+				meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.MachineAvailableCondition) &&
+				meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.MachineUpToDateCondition) {
+				settled++
+			}
+		}
+		if len(ms.Items) != n || settled != n {
+			return fmt.Errorf("%d Machines, %d Running, Ready, Available and UpToDate, want %d", len(ms.Items), settled, n)
+		}
+		return nil
+	})
 }
 
 // heapInUse returns the heap in use after a full collection.
