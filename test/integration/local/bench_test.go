@@ -98,7 +98,11 @@ func (p *benchPool) scaleUp() {
 
 // BenchmarkPoolScaleUp measures 0 → N replicas with zero boot delay until
 // the MachinePool is Running (target ≤ 20 s for 1,000 on 2 cores), and the
-// API server requests it took.
+// API server requests it took (apireqs/op); then, once the pool has
+// settled (waitSettled; settled-s from the scale), the requests per
+// instance by client: the manager's (mgr-reqs/inst), the node agent's
+// (agent-reqs/inst), the rest (other-reqs/inst: the test's polling and the
+// API server's own) and all of them (reqs/inst).
 func BenchmarkPoolScaleUp(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
