@@ -42,7 +42,9 @@ import (
 // MPOOL_BENCH_TIMELINE=1 logs when each stage of the pipeline first had
 // all N (cloud instances Running, joined, Nodes, Nodes Ready and
 // initialized, per-instance objects and their Ready status, Machines and
-// their Running phase, the MachinePool's replica counts);
+// their Running phase, the MachinePool's replica counts), and for a roll
+// when each wave of maxSurge new instances was created and joined and its
+// old ones were draining and gone;
 // MPOOL_BENCH_UNTIL=joined ends a scale-up once every instance joined and
 // has its LocalMachinePoolMachine, instead of waiting for the MachinePool
 // to be Running; MPOOL_BENCH_APIPROF=file writes a 20 s CPU profile of the
@@ -132,10 +134,12 @@ func BenchmarkPoolRoll(b *testing.B) {
 		p.scaleUp()
 		p.f.waitModel(p.n, 10*time.Minute)
 		old := p.f.Group().ModelHash
+		stop := p.f.rollTimeline(p.n, (p.n+3)/4, old) // maxSurge 25%, rounded up
 		b.StartTimer()
 		p.f.SetVersion(v2)
 		p.f.waitRolled(p.n, old, 60*time.Minute)
 		b.StopTimer()
+		stop()
 		p.m.Stop()
 	}
 }
@@ -316,7 +320,6 @@ func (f *fixture) timeline(n int) (stop func()) {
 	reached := map[string]time.Duration{}
 	last := map[string]int{}
 	start := time.Now()
-	done, finished := make(chan struct{}), make(chan struct{})
 	sample := func() {
 		counts := map[string]int{}
 		if g := f.Group(); g != nil {
@@ -371,6 +374,25 @@ func (f *fixture) timeline(n int) (stop func()) {
 			}
 		}
 	}
+	stopSampling := sampleEverySecond(sample)
+	return func() {
+		stopSampling()
+		for _, st := range stages {
+			if at, ok := reached[st]; ok {
+				progressf("timeline: %6.1f s  all %d %s", at.Seconds(), n, st)
+			} else {
+				progressf("timeline:   never  %s: %d of %d", st, last[st], n)
+			}
+		}
+		progressf("timeline: %6.1f s  MachinePool Running (end)", time.Since(start).Seconds())
+	}
+}
+
+// sampleEverySecond calls sample at once and every second until the
+// returned stop is called, and once more then; stop returns after that
+// last call.
+func sampleEverySecond(sample func()) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
 		for {
@@ -386,14 +408,72 @@ func (f *fixture) timeline(n int) (stop func()) {
 	return func() {
 		close(done)
 		<-finished
-		for _, st := range stages {
-			if at, ok := reached[st]; ok {
-				progressf("timeline: %6.1f s  all %d %s", at.Seconds(), n, st)
-			} else {
-				progressf("timeline:   never  %s: %d of %d", st, last[st], n)
+	}
+}
+
+// rollTimeline, with MPOOL_BENCH_TIMELINE set, samples the cloud every
+// second during a roll of n instances away from oldModel in waves of wave
+// instances, until the returned stop is called, and logs when each wave's
+// new instances were all created and joined and its old ones all draining
+// (deleting in the cloud) and gone: where the roll's time goes.
+func (f *fixture) rollTimeline(n, wave int, oldModel string) (stop func()) {
+	if os.Getenv("MPOOL_BENCH_TIMELINE") == "" || wave <= 0 {
+		return func() {}
+	}
+	stages := []string{"new created", "new joined", "old draining", "old gone"}
+	waves := (n + wave - 1) / wave
+	reached := map[string][]time.Duration{}
+	for _, st := range stages {
+		reached[st] = make([]time.Duration, waves)
+	}
+	start := time.Now()
+	sample := func() {
+		g := f.Group()
+		if g == nil {
+			return
+		}
+		counts := map[string]int{}
+		old := 0
+		for _, in := range g.Instances {
+			switch {
+			case in.ModelHash == oldModel:
+				old++
+				if in.State == core.StateDeleting {
+					counts[stages[2]]++
+				}
+			case in.State != core.StateDeleting:
+				counts[stages[0]]++
+				if in.Join == core.JoinJoined {
+					counts[stages[1]]++
+				}
 			}
 		}
-		progressf("timeline: %6.1f s  MachinePool Running (end)", time.Since(start).Seconds())
+		counts[stages[2]] += n - old // gone ones drained first
+		counts[stages[3]] = n - old
+		at := time.Since(start)
+		for _, st := range stages {
+			for k := range waves {
+				if reached[st][k] == 0 && counts[st] >= min(n, (k+1)*wave) {
+					reached[st][k] = at
+				}
+			}
+		}
+	}
+	stopSampling := sampleEverySecond(sample)
+	return func() {
+		stopSampling()
+		for k := range waves {
+			line := fmt.Sprintf("roll timeline: wave %d (%d instances):", k+1, min(n, (k+1)*wave))
+			for _, st := range stages {
+				if at := reached[st][k]; at > 0 {
+					line += fmt.Sprintf("  %s %6.1f s", st, at.Seconds())
+				} else {
+					line += fmt.Sprintf("  %s never", st)
+				}
+			}
+			progressf("%s", line)
+		}
+		progressf("roll timeline: %6.1f s  MachinePool Running on the new model (end)", time.Since(start).Seconds())
 	}
 }
 
