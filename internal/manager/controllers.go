@@ -79,7 +79,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 	}
 
 	workloads, err := workload.New(workload.Options{SecretReader: mgr.GetClient(), Scheme: mgr.GetScheme(),
-		QPS: opts.WorkloadQPS, Burst: opts.WorkloadBurst})
+		QPS: opts.WorkloadQPS, Burst: opts.WorkloadBurst, WrapTransport: opts.WorkloadWrapTransport})
 	if err != nil {
 		return nil, err
 	}

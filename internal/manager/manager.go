@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -87,6 +88,11 @@ type Options struct {
 	// defaults, sized for a remote cluster shared with other clients.
 	WorkloadQPS   float32
 	WorkloadBurst int
+	// WorkloadWrapTransport, when set, wraps the HTTP transport of every
+	// workload cluster client (the benchmarks count the manager's requests
+	// with it; its management cluster requests go through the rest.Config
+	// the manager is built with).
+	WorkloadWrapTransport transport.WrapperFunc
 	// Clock is the time source; nil means the real clock.
 	Clock clock.WithTicker
 

@@ -72,6 +72,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 )
@@ -116,6 +117,10 @@ type Options struct {
 	// Unknown, as kube-controller-manager's node lifecycle controller does
 	// after its --node-monitor-grace-period (default 50s, its default).
 	NodeMonitorGracePeriod time.Duration
+	// WrapTransport, when set, wraps the HTTP transport of every request
+	// the agent makes to an API server (the bootstrap token's check, Nodes,
+	// Leases, pods), for example to count them.
+	WrapTransport transport.WrapperFunc
 }
 
 func (o *Options) defaults() {

@@ -315,15 +315,16 @@ func (a *Agent) authClient(endpoint string, ca *x509.Certificate) *http.Client {
 			tlsCfg.ServerName = host
 		}
 	}
-	c := &http.Client{
-		Timeout: requestTimeout,
-		Transport: &http.Transport{
-			TLSClientConfig:     tlsCfg,
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     90 * time.Second,
-			ForceAttemptHTTP2:   true,
-		},
+	var rt http.RoundTripper = &http.Transport{
+		TLSClientConfig:     tlsCfg,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
 	}
+	if a.opts.WrapTransport != nil {
+		rt = a.opts.WrapTransport(rt)
+	}
+	c := &http.Client{Timeout: requestTimeout, Transport: rt}
 	a.authClients[key] = c
 	return c
 }
@@ -373,6 +374,7 @@ func (a *Agent) client(endpoint string) (kubernetes.Interface, error) {
 	cfg.QPS, cfg.Burst = a.opts.QPS, a.opts.Burst
 	cfg.UserAgent = "mpool-cloudsim-node-agent"
 	cfg.Timeout = requestTimeout
+	cfg.Wrap(a.opts.WrapTransport)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, permanentf("Creating a client for %s: %v", endpoint, err)

@@ -186,6 +186,7 @@ func (a *Agent) watchClient(endpoint string) (kubernetes.Interface, error) {
 	cfg.QPS, cfg.Burst = a.opts.QPS, a.opts.Burst
 	cfg.UserAgent = "mpool-cloudsim-node-agent"
 	cfg.Timeout = 0
+	cfg.Wrap(a.opts.WrapTransport)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("creating a pod watch client for %s: %w", endpoint, err)

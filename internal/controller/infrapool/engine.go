@@ -17,6 +17,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -153,6 +154,10 @@ type Engine struct {
 	// from then.
 	held    *instanceTimes
 	applied *poolMemo[string] // spec hash last applied
+	// written remembers the per-instance status patches made until the
+	// cache shows them, so that a pass from a cache behind them does not
+	// repeat them.
+	written lastwrite.Memo
 	// pausedSince is when this process first saw a pool's reconciliation
 	// paused (its Cluster or its own paused annotation): the time paused
 	// is not counted against the rollout's progress deadline.

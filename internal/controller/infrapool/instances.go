@@ -22,6 +22,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/capi"
+	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -54,8 +55,12 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 				}
 			}
 		case obj == nil:
+			if e.written.Latest(instanceCreateKey(s, in.ID), "") != nil {
+				continue // created: the cache has not shown it yet
+			}
 			work = append(work, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
 		default:
+			e.written.Forget(instanceCreateKey(s, in.ID))
 			if w := e.instanceStatusPatch(s, obj, e.reportOf(s, in)); w != nil {
 				work = append(work, w)
 			}
@@ -200,7 +205,14 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegrou
 		}
 		return fmt.Errorf("creating %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 	}
+	e.written.Wrote(instanceCreateKey(s, in.ID), "", obj)
 	return nil
+}
+
+// instanceCreateKey is the key of the create of the per-instance object of
+// instance id in Engine.written.
+func instanceCreateKey(s *pass, id string) lastwrite.Key {
+	return lastwrite.Key{UID: s.pool.GetUID(), Part: "create " + id}
 }
 
 // zoneLabel is the value of contract.ZoneLabel for an instance in zone,
@@ -277,8 +289,16 @@ func withEntry(m map[string]string, key, value string) map[string]string {
 // when it already matches. obj is the cache's: the desired status is built
 // on a shallow copy of its status (the adapter assigns fields, the
 // conditions are cloned), and the object is deep-copied only when it must be
-// patched.
+// patched. While the cache has not shown the engine's last status patch of
+// obj, the patch's answer stands for obj (Engine.written).
 func (e *Engine) instanceStatusPatch(s *pass, obj contract.InstanceObject, rep contract.InstanceReport) func(context.Context) error {
+	key := lastwrite.Key{UID: obj.GetUID(), Part: "status"}
+	if last, ok := e.written.Latest(key, obj.GetResourceVersion()).(contract.InstanceObject); ok {
+		// The cache has not shown the engine's last status patch: work
+		// from its answer, as if it had (the same status is not written
+		// again).
+		obj = last
+	}
 	want := e.a.NewInstance()
 	copyField(want, obj, "Status")
 	e.a.WriteInstanceStatus(want, rep)
@@ -292,7 +312,10 @@ func (e *Engine) instanceStatusPatch(s *pass, obj contract.InstanceObject, rep c
 	after := obj.DeepCopyObject().(contract.InstanceObject)
 	copyField(after, want, "Status")
 	return func(ctx context.Context) error {
-		if err := e.c.Status().Patch(ctx, after, client.MergeFrom(before)); client.IgnoreNotFound(err) != nil {
+		switch err := e.c.Status().Patch(ctx, after, client.MergeFrom(before)); {
+		case err == nil:
+			e.written.Wrote(key, before.GetResourceVersion(), after)
+		case !kerrors.IsNotFound(err):
 			return fmt.Errorf("updating the status of %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 		}
 		return nil

@@ -31,6 +31,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/internal/controller/priority"
+	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -81,6 +82,11 @@ type Reconciler struct {
 	watching       map[string]bool
 	// watchFunc adds a watch to the running controller.
 	watchFunc func(obj client.Object, h handler.EventHandler) error
+	// written remembers the Machine creates and status patches made until
+	// the cache shows them, so that a reconcile from a cache behind them
+	// does not make them again (a create refused as AlreadyExists, a
+	// status patch locked on a stale resourceVersion that conflicts).
+	written lastwrite.Memo
 }
 
 // SetupWithManager registers the field indexes and the controller with mgr.

@@ -25,6 +25,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/condition"
 	"github.com/mpool-dev/mpool/internal/events"
+	"github.com/mpool-dev/mpool/internal/lastwrite"
 )
 
 // reconcileMachines keeps one Machine per infrastructure machine when the
@@ -66,8 +67,15 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 		m := byName[im.GetName()]
 		switch {
 		case m == nil && im.GetDeletionTimestamp() == nil:
+			if r.written.Latest(machineCreateKey(im), "") != nil {
+				continue // created: the cache has not shown it yet
+			}
 			creates = append(creates, func(ctx context.Context) error { return r.createMachine(ctx, s, im) })
-		case m != nil && m.DeletionTimestamp.IsZero():
+		case m != nil:
+			r.written.Forget(machineCreateKey(im))
+			if !m.DeletionTimestamp.IsZero() {
+				continue
+			}
 			if w := r.syncMachine(s, m, im); w != nil {
 				syncs = append(syncs, w)
 			}
@@ -183,6 +191,12 @@ func desiredMachine(pool *clusterv1.MachinePool, im *unstructured.Unstructured) 
 	return m
 }
 
+// machineCreateKey is the key of the create of the Machine of
+// infrastructure machine im in Reconciler.written.
+func machineCreateKey(im *unstructured.Unstructured) lastwrite.Key {
+	return lastwrite.Key{UID: im.GetUID(), Part: "Machine create"}
+}
+
 func (r *Reconciler) createMachine(ctx context.Context, s *scope, im *unstructured.Unstructured) error {
 	m := desiredMachine(s.pool, im)
 	if err := r.Client.Create(ctx, m); err != nil {
@@ -191,6 +205,7 @@ func (r *Reconciler) createMachine(ctx context.Context, s *scope, im *unstructur
 		}
 		return fmt.Errorf("creating Machine %s for %s %s: %w", m.Name, im.GetKind(), im.GetName(), err)
 	}
+	r.written.Wrote(machineCreateKey(im), "", m)
 	ctrl.LoggerFrom(ctx).Info("Created a Machine for an infrastructure machine", "Machine", klog.KObj(m))
 	r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.MachineCreated, events.ActionCreate, "Created Machine %s for %s %s", m.Name, im.GetKind(), im.GetName())
 	return nil
@@ -201,6 +216,14 @@ func (r *Reconciler) createMachine(ctx context.Context, s *scope, im *unstructur
 // delete-machine annotation (carried to the infrastructure machine) — or nil
 // when it is in line.
 func (r *Reconciler) syncMachine(s *scope, m *clusterv1.Machine, im *unstructured.Unstructured) write {
+	statusKey := lastwrite.Key{UID: m.UID, Part: "Machine status"}
+	if last, ok := r.written.Latest(statusKey, m.ResourceVersion).(*clusterv1.Machine); ok {
+		// The cache has not shown this controller's last status patch:
+		// work from its answer, as if it had (the same status is not
+		// written again, a new one is locked on the answer's version).
+		m = last
+	}
+	cachedRV := m.ResourceVersion
 	want := desiredMachine(s.pool, im)
 	updated := m.DeepCopy()
 	if updated.Labels == nil {
@@ -256,9 +279,12 @@ func (r *Reconciler) syncMachine(s *scope, m *clusterv1.Machine, im *unstructure
 			base := m.DeepCopy()
 			base.ObjectMeta = *updated.ObjectMeta.DeepCopy()
 			base.Spec = *updated.Spec.DeepCopy()
-			if err := r.Client.Status().Patch(ctx, updated.DeepCopy(),
+			answer := updated.DeepCopy()
+			if err := r.Client.Status().Patch(ctx, answer,
 				client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 				errs = append(errs, fmt.Errorf("patching the status of Machine %s: %w", klog.KObj(m), err))
+			} else {
+				r.written.Wrote(statusKey, cachedRV, answer)
 			}
 		}
 		if carry {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,6 +45,9 @@ type CloudOptions struct {
 	// Version is the Kubernetes version of the provider's managed control
 	// plane, for providers that have one (EKS).
 	Version string
+	// NodeAgentTransport, when set, wraps the transport of every request
+	// the node agent makes to the API server (RequestCounter.Wrap).
+	NodeAgentTransport transport.WrapperFunc
 }
 
 // StartCloud starts the simulated cloud of a test of p (StartCloud's), with
@@ -53,12 +57,14 @@ func (p *Provider) StartCloud(t testing.TB, env *testenv.Env, o CloudOptions) *s
 	if o.Seed == 0 {
 		o.Seed = p.Seed
 	}
-	srv := StartCloud(t, env, core.Options{
+	opts := core.Options{
 		Seed:              o.Seed,
 		DefaultSimulation: &core.Simulation{BootDelay: o.BootDelay, BootJitter: o.BootJitter},
 		Faults:            o.Faults,
 		Faces:             o.Faces,
-	})
+	}
+	opts.NodeAgent.WrapTransport = o.NodeAgentTransport
+	srv := StartCloud(t, env, opts)
 	if p.PrepareCloud != nil {
 		if err := p.PrepareCloud(srv, o); err != nil {
 			t.Fatalf("preparing the simulated cloud: %v", err)

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -40,19 +42,29 @@ import (
 // MPOOL_BENCH_TIMELINE=1 logs when each stage of the pipeline first had
 // all N (cloud instances Running, joined, Nodes, Nodes Ready and
 // initialized, per-instance objects and their Ready status, Machines and
-// their Running phase, the MachinePool's replica counts);
+// their Running phase, the MachinePool's replica counts), and for a roll
+// when each wave of maxSurge new instances was created and joined and its
+// old ones were draining and gone;
 // MPOOL_BENCH_UNTIL=joined ends a scale-up once every instance joined and
 // has its LocalMachinePoolMachine, instead of waiting for the MachinePool
 // to be Running; MPOOL_BENCH_APIPROF=file writes a 20 s CPU profile of the
 // API server taken during the scale-up (start the package with
 // MPOOL_TEST_APISERVER_ARGS=--profiling=true).
 
-// benchPool is one benchmark's pool: cloud, fixture and manager.
+// benchPool is one benchmark's pool: cloud, fixture and manager; reqs
+// counts the API server requests of the manager and of the node agent.
 type benchPool struct {
-	n int
-	f *fixture
-	m *testManager
+	n    int
+	f    *fixture
+	m    *testManager
+	reqs *itest.RequestCounter
 }
+
+// The clients benchPool.reqs counts.
+const (
+	managerClient   = "manager"
+	nodeAgentClient = "node agent"
+)
 
 // newBenchPool starts a cloud with zero boot delay, a manager, and a pool of
 // 0 replicas (maxSurge 25%, maxUnavailable 0) that is Running.
@@ -63,13 +75,15 @@ func newBenchPool(b *testing.B) *benchPool {
 		mo.qps, mo.burst = float32(v), int(2*v)
 		b.Logf("manager client: QPS %v, burst %d", mo.qps, mo.burst)
 	}
-	f, m := start(b, cloudOptions{instant: true}, mo)
+	reqs := itest.NewRequestCounter()
+	mo.wrap = reqs.Wrap(managerClient)
+	f, m := start(b, cloudOptions{instant: true, nodeAgentTransport: reqs.Wrap(nodeAgentClient)}, mo)
 	// Nodes are cluster-scoped: the namespace's deletion leaves them, and
 	// the next benchmark in this process would start with a thousand stale
 	// Nodes in every Node informer; the fixture deletes them when it ends.
 	f.createPool(poolSpec{replicas: 0, maxSurge: intstr.FromString("25%"), maxUnavailable: intstr.FromInt32(0)})
 	f.waitRunning(0, time.Minute)
-	return &benchPool{n: testenv.BenchN(), f: f, m: m}
+	return &benchPool{n: testenv.BenchN(), f: f, m: m, reqs: reqs}
 }
 
 // scaleUp scales the pool from 0 to p.n and waits until it is Running (or
@@ -86,17 +100,25 @@ func (p *benchPool) scaleUp() {
 
 // BenchmarkPoolScaleUp measures 0 → N replicas with zero boot delay until
 // the MachinePool is Running (target ≤ 20 s for 1,000 on 2 cores), and the
-// API server requests it took.
+// API server requests it took (apireqs/op); then, once the pool has
+// settled (waitSettled; settled-s from the scale), the requests per
+// instance by client: the manager's (mgr-reqs/inst), the node agent's
+// (agent-reqs/inst), the rest (other-reqs/inst: the test's polling and the
+// API server's own) and all of them (reqs/inst).
 func BenchmarkPoolScaleUp(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		p := newBenchPool(b)
-		reqs := apiRequests(b)
+		reqs, byClient := apiRequests(b), p.reqs.Counts()
 		profiled := profileAPIServer(b, os.Getenv("MPOOL_BENCH_APIPROF"), 20*time.Second)
+		start := time.Now()
 		b.StartTimer()
 		p.scaleUp()
 		b.StopTimer()
 		b.ReportMetric(logAPIRequests(b, reqs), "apireqs/op")
+		p.f.waitSettled(p.n, 30*time.Minute)
+		b.ReportMetric(time.Since(start).Seconds(), "settled-s")
+		p.reportRequestsByClient(b, reqs, byClient)
 		<-profiled
 		p.m.Stop()
 	}
@@ -112,10 +134,12 @@ func BenchmarkPoolRoll(b *testing.B) {
 		p.scaleUp()
 		p.f.waitModel(p.n, 10*time.Minute)
 		old := p.f.Group().ModelHash
+		stop := p.f.rollTimeline(p.n, (p.n+3)/4, old) // maxSurge 25%, rounded up
 		b.StartTimer()
 		p.f.SetVersion(v2)
 		p.f.waitRolled(p.n, old, 60*time.Minute)
 		b.StopTimer()
+		stop()
 		p.m.Stop()
 	}
 }
@@ -148,6 +172,99 @@ func BenchmarkPoolSteadyState(b *testing.B) {
 			p.n, float64(with-without)/(1<<20), float64(with)/(1<<20), float64(without)/(1<<20))
 		b.ReportMetric(float64(with-without)/(1<<20), "manager-heap-MiB")
 	}
+}
+
+// reportRequestsByClient reports the requests per instance made since
+// before (the API server's count) and byClient (the clients' own): the
+// manager's, the node agent's, the rest (the test's polling and the API
+// server's own loopback requests: the API server's count less the two
+// clients') and all of them. It logs the manager's by verb and resource,
+// with the answers that were not a success, on standard error (a
+// benchmark's own log is cut after a few lines).
+func (p *benchPool) reportRequestsByClient(b *testing.B, before map[string]float64, byClient map[string]int64) {
+	b.Helper()
+	var total float64
+	for k, v := range apiRequests(b) {
+		total += v - before[k]
+	}
+	after := p.reqs.Counts()
+	delta := func(key string) float64 { return float64(after[key] - byClient[key]) }
+	mgr, agent := delta(managerClient), delta(nodeAgentClient)
+	n := float64(p.n)
+	progressf("API requests until settled, per instance: manager %.2f, node agent %.2f, test and API server %.2f, total %.2f (%.0f requests)",
+		mgr/n, agent/n, (total-mgr-agent)/n, total/n, total)
+	type row struct {
+		key string
+		n   float64
+	}
+	var rows []row
+	for k := range after {
+		if strings.HasPrefix(k, managerClient+" ") || strings.HasPrefix(k, nodeAgentClient+" ") {
+			if d := delta(k); d > 0 {
+				rows = append(rows, row{k, d})
+			}
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].n > rows[j].n })
+	for _, r := range rows[:min(len(rows), 30)] {
+		progressf("  %7.0f %s", r.n, r.key)
+	}
+	b.ReportMetric(mgr/n, "mgr-reqs/inst")
+	b.ReportMetric(agent/n, "agent-reqs/inst")
+	b.ReportMetric((total-mgr-agent)/n, "other-reqs/inst")
+	b.ReportMetric(total/n, "reqs/inst")
+}
+
+// waitSettled waits until the pool has settled with n instances: the
+// MachinePool Running with n Ready replicas, every Node initialized (the
+// pool's annotation, no uninitialized taint), every LocalMachinePoolMachine
+// Ready, and every Machine Running with its Node and Ready, Available and
+// UpToDate: the final state of each object the manager writes, so that
+// writes that come after Running are counted too.
+func (f *fixture) waitSettled(n int, timeout time.Duration) {
+	f.T.Helper()
+	f.waitRunning(n, timeout)
+	testenv.Eventually(f.T, timeout, func() error {
+		initialized := 0
+		for _, node := range f.PoolNodes() {
+			if _, ok := node.Annotations[clusterv1.OwnerNameAnnotation]; ok && !slices.ContainsFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == clusterv1.NodeUninitializedTaint.Key }) {
+				initialized++
+			}
+		}
+		if initialized != n {
+			return fmt.Errorf("%d of %d Nodes initialized", initialized, n)
+		}
+		lpms := &infrav1.LocalMachinePoolMachineList{}
+		if err := env.Client.List(f.Ctx, lpms, client.InNamespace(f.NS)); err != nil {
+			return err
+		}
+		ready := 0
+		for _, o := range lpms.Items {
+			if o.Status.Ready && meta.IsStatusConditionTrue(o.Status.Conditions, infrav1.InstanceReadyCondition) {
+				ready++
+			}
+		}
+		if len(lpms.Items) != n || ready != n {
+			return fmt.Errorf("%d LocalMachinePoolMachines, %d Ready, want %d", len(lpms.Items), ready, n)
+		}
+		ms := &clusterv1.MachineList{}
+		if err := env.Client.List(f.Ctx, ms, client.InNamespace(f.NS)); err != nil {
+			return err
+		}
+		settled := 0
+		for _, m := range ms.Items {
+			if m.Status.Phase == string(clusterv1.MachinePhaseRunning) && m.Status.NodeRef.IsDefined() &&
+				meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.MachineReadyCondition) &&
+				meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.MachineAvailableCondition) &&
+				meta.IsStatusConditionTrue(m.Status.Conditions, clusterv1.MachineUpToDateCondition) {
+				settled++
+			}
+		}
+		if len(ms.Items) != n || settled != n {
+			return fmt.Errorf("%d Machines, %d Running, Ready, Available and UpToDate, want %d", len(ms.Items), settled, n)
+		}
+		return nil
+	})
 }
 
 // heapInUse returns the heap in use after a full collection.
@@ -203,7 +320,6 @@ func (f *fixture) timeline(n int) (stop func()) {
 	reached := map[string]time.Duration{}
 	last := map[string]int{}
 	start := time.Now()
-	done, finished := make(chan struct{}), make(chan struct{})
 	sample := func() {
 		counts := map[string]int{}
 		if g := f.Group(); g != nil {
@@ -258,6 +374,25 @@ func (f *fixture) timeline(n int) (stop func()) {
 			}
 		}
 	}
+	stopSampling := sampleEverySecond(sample)
+	return func() {
+		stopSampling()
+		for _, st := range stages {
+			if at, ok := reached[st]; ok {
+				progressf("timeline: %6.1f s  all %d %s", at.Seconds(), n, st)
+			} else {
+				progressf("timeline:   never  %s: %d of %d", st, last[st], n)
+			}
+		}
+		progressf("timeline: %6.1f s  MachinePool Running (end)", time.Since(start).Seconds())
+	}
+}
+
+// sampleEverySecond calls sample at once and every second until the
+// returned stop is called, and once more then; stop returns after that
+// last call.
+func sampleEverySecond(sample func()) (stop func()) {
+	done, finished := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(finished)
 		for {
@@ -273,14 +408,72 @@ func (f *fixture) timeline(n int) (stop func()) {
 	return func() {
 		close(done)
 		<-finished
-		for _, st := range stages {
-			if at, ok := reached[st]; ok {
-				progressf("timeline: %6.1f s  all %d %s", at.Seconds(), n, st)
-			} else {
-				progressf("timeline:   never  %s: %d of %d", st, last[st], n)
+	}
+}
+
+// rollTimeline, with MPOOL_BENCH_TIMELINE set, samples the cloud every
+// second during a roll of n instances away from oldModel in waves of wave
+// instances, until the returned stop is called, and logs when each wave's
+// new instances were all created and joined and its old ones all draining
+// (deleting in the cloud) and gone: where the roll's time goes.
+func (f *fixture) rollTimeline(n, wave int, oldModel string) (stop func()) {
+	if os.Getenv("MPOOL_BENCH_TIMELINE") == "" || wave <= 0 {
+		return func() {}
+	}
+	stages := []string{"new created", "new joined", "old draining", "old gone"}
+	waves := (n + wave - 1) / wave
+	reached := map[string][]time.Duration{}
+	for _, st := range stages {
+		reached[st] = make([]time.Duration, waves)
+	}
+	start := time.Now()
+	sample := func() {
+		g := f.Group()
+		if g == nil {
+			return
+		}
+		counts := map[string]int{}
+		old := 0
+		for _, in := range g.Instances {
+			switch {
+			case in.ModelHash == oldModel:
+				old++
+				if in.State == core.StateDeleting {
+					counts[stages[2]]++
+				}
+			case in.State != core.StateDeleting:
+				counts[stages[0]]++
+				if in.Join == core.JoinJoined {
+					counts[stages[1]]++
+				}
 			}
 		}
-		progressf("timeline: %6.1f s  MachinePool Running (end)", time.Since(start).Seconds())
+		counts[stages[2]] += n - old // gone ones drained first
+		counts[stages[3]] = n - old
+		at := time.Since(start)
+		for _, st := range stages {
+			for k := range waves {
+				if reached[st][k] == 0 && counts[st] >= min(n, (k+1)*wave) {
+					reached[st][k] = at
+				}
+			}
+		}
+	}
+	stopSampling := sampleEverySecond(sample)
+	return func() {
+		stopSampling()
+		for k := range waves {
+			line := fmt.Sprintf("roll timeline: wave %d (%d instances):", k+1, min(n, (k+1)*wave))
+			for _, st := range stages {
+				if at := reached[st][k]; at > 0 {
+					line += fmt.Sprintf("  %s %6.1f s", st, at.Seconds())
+				} else {
+					line += fmt.Sprintf("  %s never", st)
+				}
+			}
+			progressf("%s", line)
+		}
+		progressf("roll timeline: %6.1f s  MachinePool Running on the new model (end)", time.Since(start).Seconds())
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 	"k8s.io/utils/ptr"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -51,6 +52,8 @@ type cloudOptions struct {
 	bootJitter time.Duration
 	faults     core.Faults
 	seed       uint64
+	// nodeAgentTransport wraps the node agent's API server transport.
+	nodeAgentTransport transport.WrapperFunc
 }
 
 // startCloud starts a simulated cloud whose node agent joins instances to
@@ -62,7 +65,8 @@ func startCloud(t testing.TB, o cloudOptions) *server.Server {
 		o.bootDelay = 150 * time.Millisecond
 		o.bootJitter = 100 * time.Millisecond
 	}
-	return itest.Local.StartCloud(t, env, itest.CloudOptions{Seed: o.seed, BootDelay: o.bootDelay, BootJitter: o.bootJitter, Faults: o.faults})
+	return itest.Local.StartCloud(t, env, itest.CloudOptions{Seed: o.seed, BootDelay: o.bootDelay, BootJitter: o.bootJitter, Faults: o.faults,
+		NodeAgentTransport: o.nodeAgentTransport})
 }
 
 // managerOptions tune a test's manager.
@@ -79,6 +83,9 @@ type managerOptions struct {
 	// tune, when set, adjusts the manager's options (the engine's join
 	// timeout, timing, ...) before it is built.
 	tune func(*manager.Options)
+	// wrap, when set, wraps the transport of every client of the manager
+	// (management and workload cluster).
+	wrap transport.WrapperFunc
 }
 
 // testManager is a running mpool manager (itest.Manager): its ScaleGroup is
@@ -103,6 +110,7 @@ func startManager(t testing.TB, f *fixture, o managerOptions) *testManager {
 	if o.qps != 0 {
 		cfg.QPS, cfg.Burst = o.qps, o.burst
 	}
+	cfg.Wrap(o.wrap)
 	gates := features.NewGate()
 	if err := gates.SetFromMap(map[string]bool{string(features.SkipMachinePoolModelReconciliation): o.skipModelReconciliation}); err != nil {
 		t.Fatal(err)
@@ -115,6 +123,7 @@ func startManager(t testing.TB, f *fixture, o managerOptions) *testManager {
 			mopts.CloudHTTPClient = &http.Client{Timeout: 30 * time.Second, Transport: f.spy}
 		}
 		mopts.WorkloadQPS, mopts.WorkloadBurst = cfg.QPS, cfg.Burst
+		mopts.WorkloadWrapTransport = o.wrap
 	}, o.tune)
 }
 
