@@ -366,9 +366,14 @@ func setInstanceConditions(conds *[]metav1.Condition, s *pass, rep contract.Inst
 }
 
 // releaseInstanceObject finishes a per-instance object whose instance is
-// gone: its Node is deleted, then its finalizer removed and the object
-// deleted. Unless force is set, it waits while the workload cluster's Nodes
-// are unknown, so that the Node is not leaked.
+// gone: its Node is deleted, then the Machine that controls it (if any),
+// then its finalizer removed and the object deleted. Each step is done
+// before the one that would lose track of it: a manager stopped between two
+// steps finds the object again on its next reconcile and goes on, where
+// deleting the object before its Machine left the Machine behind for good
+// (nothing names it once the object is gone). Unless force is set, it waits
+// while the workload cluster's Nodes are unknown, so that the Node is not
+// leaked.
 func (e *Engine) releaseInstanceObject(ctx context.Context, s *pass, obj contract.InstanceObject, force bool) error {
 	if s.nodesKnown {
 		if node := s.nodes[e.a.ReadInstance(obj).ProviderID]; node != nil {
@@ -378,6 +383,9 @@ func (e *Engine) releaseInstanceObject(ctx context.Context, s *pass, obj contrac
 		}
 	} else if !force {
 		return nil
+	}
+	if err := e.deleteMachineOf(ctx, obj); err != nil {
+		return err
 	}
 	if controllerutil.ContainsFinalizer(obj, e.a.Kinds().InstanceFinalizer) {
 		if err := e.patchInstanceMeta(ctx, obj, "removing the finalizer of", func(after contract.InstanceObject) {
@@ -391,7 +399,7 @@ func (e *Engine) releaseInstanceObject(ctx context.Context, s *pass, obj contrac
 			return fmt.Errorf("deleting %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 		}
 	}
-	return e.deleteMachineOf(ctx, obj)
+	return nil
 }
 
 // deleteMachineOf deletes the Machine that controls obj, if any: under

@@ -36,3 +36,5 @@ var (
 func TestMain(m *testing.M) { interop.Main(m, &env, &up, manager.ModeProviders) }
 
 func TestSeeds(t *testing.T) { interop.RunSeeds(t, env, up) }
+
+func TestMachineOutlivesNoInstance(t *testing.T) { interop.RunMachineOutlivesNoInstance(t, env, up) }
