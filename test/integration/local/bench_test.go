@@ -296,11 +296,11 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 			joined, lpm := f.joined()
 			ms := f.count(&clusterv1.MachineList{}, client.InNamespace(f.NS))
 			progressf("%s: %d joined, %d LocalMachinePoolMachines, %d Machines, MachinePool %s replicas %d ready %d",
-				time.Since(start).Round(100*time.Millisecond), joined, lpm, ms, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
+				time.Since(start).Round(100*time.Millisecond), joined, lpm, ms, mp.Status.Phase, ptr.Deref(mp.Status.Replicas, -1), ptr.Deref(mp.Status.ReadyReplicas, -1))
 		}
 		if time.Now().After(deadline) {
 			f.T.Fatalf("MachinePool not Running with %d replicas within %s: phase %s, replicas %d, ready %d",
-				n, timeout, mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
+				n, timeout, mp.Status.Phase, ptr.Deref(mp.Status.Replicas, -1), ptr.Deref(mp.Status.ReadyReplicas, -1))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -557,7 +557,7 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 			mp := &clusterv1.MachinePool{}
 			_ = env.Client.Get(f.Ctx, f.Key(poolName), mp)
 			progressf("%s: %v; MachinePool %s, replicas %d, ready %d, nodeRefs %d", time.Since(start).Round(100*time.Millisecond), count,
-				mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas, len(mp.Status.NodeRefs))
+				mp.Status.Phase, ptr.Deref(mp.Status.Replicas, -1), ptr.Deref(mp.Status.ReadyReplicas, -1), len(mp.Status.NodeRefs))
 		}
 		if g != nil && g.ModelHash == oldModel {
 			return fmt.Errorf("the group still has model %s", oldModel)
@@ -575,7 +575,7 @@ func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 			return err
 		}
 		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.ReadyReplicas, -1) != int32(n) || ptr.Deref(mp.Status.Replicas, -1) != int32(n) {
-			return fmt.Errorf("MachinePool %s, replicas %v, ready %v", mp.Status.Phase, mp.Status.Replicas, mp.Status.ReadyReplicas)
+			return fmt.Errorf("MachinePool %s, replicas %v, ready %v", mp.Status.Phase, ptr.Deref(mp.Status.Replicas, -1), ptr.Deref(mp.Status.ReadyReplicas, -1))
 		}
 		return nil
 	})
