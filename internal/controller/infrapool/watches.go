@@ -139,7 +139,7 @@ func (e *Engine) machineToPool(ctx context.Context, o client.Object) []reconcile
 	}
 	name := owner.Name
 	mp := &clusterv1.MachinePool{}
-	if err := e.c.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: name}, mp); err != nil {
+	if err := e.c.Get(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: name}, mp, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	return e.machinePoolToPool(ctx, mp)
@@ -149,7 +149,7 @@ func (e *Engine) machineToPool(ctx context.Context, o client.Object) []reconcile
 // unpausing it resumes them.
 func (e *Engine) clusterToPools(ctx context.Context, o client.Object) []reconcile.Request {
 	pools := &clusterv1.MachinePoolList{}
-	if err := e.c.List(ctx, pools, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := e.c.List(ctx, pools, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
@@ -166,7 +166,7 @@ func (e *Engine) clusterToPools(ctx context.Context, o client.Object) []reconcil
 // controlPlaneRef).
 func (e *Engine) infraClusterToPools(ctx context.Context, o client.Object) []reconcile.Request {
 	clusters := &clusterv1.ClusterList{}
-	if err := e.c.List(ctx, clusters, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := e.c.List(ctx, clusters, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
@@ -183,7 +183,7 @@ func (e *Engine) infraClusterToPools(ctx context.Context, o client.Object) []rec
 func (e *Engine) secretToPools(ctx context.Context, o client.Object) []reconcile.Request {
 	pools := &clusterv1.MachinePoolList{}
 	if err := e.c.List(ctx, pools, client.InNamespace(o.GetNamespace()),
-		client.MatchingFields{e.bootstrapSecretIndex(): o.GetName()}); err != nil {
+		client.MatchingFields{e.bootstrapSecretIndex(): o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
@@ -201,7 +201,7 @@ func (e *Engine) nodeToPools(ctx context.Context, cluster types.NamespacedName, 
 	}
 	list := e.a.NewInstanceList()
 	if err := e.c.List(ctx, list, client.InNamespace(cluster.Namespace),
-		client.MatchingFields{e.providerIDIndex(): node.Spec.ProviderID}); err != nil {
+		client.MatchingFields{e.providerIDIndex(): node.Spec.ProviderID}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request

@@ -284,7 +284,7 @@ func machinePoolToConfig(_ context.Context, o client.Object) []reconcile.Request
 // clusterToConfigs enqueues the KubeadmConfigs of a Cluster's MachinePools.
 func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
 	pools := &clusterv1.MachinePoolList{}
-	if err := r.Client.List(ctx, pools, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.Client.List(ctx, pools, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing MachinePools to enqueue their KubeadmConfigs", "Cluster", klog.KObj(o))
 		return nil
 	}

@@ -419,7 +419,7 @@ func (r *Reconciler) secretToMachinePools(ctx context.Context, o client.Object) 
 // workloadClusterToMachinePools maps a Cluster key to its pools.
 func (r *Reconciler) workloadClusterToMachinePools(ctx context.Context, cluster types.NamespacedName) []reconcile.Request {
 	list := &clusterv1.MachinePoolList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), client.MatchingFields{IndexClusterName: cluster.Name}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), client.MatchingFields{IndexClusterName: cluster.Name}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of a Cluster", "Cluster", klog.KRef(cluster.Namespace, cluster.Name))
 		return nil
 	}
@@ -437,7 +437,7 @@ func (r *Reconciler) nodeToMachinePools(ctx context.Context, cluster types.Names
 		return reqs
 	}
 	list := &clusterv1.MachinePoolList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), client.MatchingFields{IndexProviderID: node.Spec.ProviderID}); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), client.MatchingFields{IndexProviderID: node.Spec.ProviderID}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of a Node", "node", node.Name)
 		return reqs
 	}
@@ -455,7 +455,7 @@ func (r *Reconciler) externalToMachinePools(ctx context.Context, o client.Object
 	gvk := o.GetObjectKind().GroupVersionKind()
 	list := &clusterv1.MachinePoolList{}
 	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()),
-		client.MatchingFields{IndexExternalRef: refKey(gvk.Group, gvk.Kind, o.GetName())}); err != nil {
+		client.MatchingFields{IndexExternalRef: refKey(gvk.Group, gvk.Kind, o.GetName())}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of an external object", "object", klog.KObj(o))
 		return nil
 	}
@@ -475,7 +475,7 @@ func (r *Reconciler) infraMachineToMachinePool(ctx context.Context, o client.Obj
 		}
 		list := &clusterv1.MachinePoolList{}
 		if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()),
-			client.MatchingFields{IndexExternalRef: refKey(gv.Group, owner.Kind, owner.Name)}); err != nil {
+			client.MatchingFields{IndexExternalRef: refKey(gv.Group, owner.Kind, owner.Name)}, client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of an infrastructure machine", "object", klog.KObj(o))
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -166,6 +167,9 @@ func BenchmarkPoolSteadyState(b *testing.B) {
 		// heap once it is stopped (the cloud, its node agent and the
 		// benchmark's clients stay).
 		with := heapInUse()
+		if path := os.Getenv("MPOOL_BENCH_HEAPPROFILE"); path != "" {
+			writeHeapProfile(b, path)
+		}
 		p.m.Stop()
 		without := heapInUse()
 		b.Logf("manager heap at %d instances: %.1f MiB (process heap in use %.1f MiB with the manager, %.1f MiB without)",
@@ -265,6 +269,22 @@ func (f *fixture) waitSettled(n int, timeout time.Duration) {
 		}
 		return nil
 	})
+}
+
+// writeHeapProfile writes the process's heap profile to path (set
+// MPOOL_BENCH_HEAPPROFILE on BenchmarkPoolSteadyState; read it with
+// go tool pprof -sample_index=inuse_space).
+func writeHeapProfile(b *testing.B, path string) {
+	b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("heap profile written to %s", path)
 }
 
 // heapInUse returns the heap in use after a full collection.
