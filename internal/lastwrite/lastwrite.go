@@ -105,6 +105,23 @@ func (m *Memo) Latest(key Key, rv string) client.Object {
 	return e.obj.DeepCopyObject().(client.Object)
 }
 
+// Pending reports whether the last write key has not reached the cache,
+// whose copy is at resourceVersion rv ("" for a create: the cache has no
+// copy): Latest without the copy, for callers that only skip the write.
+func (m *Memo) Pending(key Key, rv string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[key]
+	if !ok {
+		return false
+	}
+	if !slices.Contains(e.stale, rv) || m.now().Sub(e.at) >= m.ttl() {
+		delete(m.entries, key)
+		return false
+	}
+	return true
+}
+
 // Forget drops the record of the write key.
 func (m *Memo) Forget(key Key) {
 	m.mu.Lock()

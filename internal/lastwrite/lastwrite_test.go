@@ -69,3 +69,23 @@ func TestARecordExpires(t *testing.T) {
 		t.Fatal("a record older than the TTL is trusted")
 	}
 }
+
+func TestPendingUntilTheCacheCatchesUp(t *testing.T) {
+	var m Memo
+	create := Key{UID: "u", Part: "create"}
+	if m.Pending(create, "") {
+		t.Fatal("nothing written, but pending")
+	}
+	m.Wrote(create, "", node("1", "a"))
+	if !m.Pending(create, "") {
+		t.Fatal("a create the cache has not shown is not pending")
+	}
+	release := Key{UID: "u", Part: "release"}
+	m.Wrote(release, "1", node("1", "a"))
+	if !m.Pending(release, "1") {
+		t.Fatal("cache still at the released copy: not pending")
+	}
+	if m.Pending(release, "2") || m.Pending(release, "1") {
+		t.Fatal("the cache moved on: still pending")
+	}
+}

@@ -236,8 +236,10 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	if err := e.c.Get(ctx, req.NamespacedName, pool); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	var took phaseTimes
 	defer func() {
-		log.FromContext(ctx).V(1).Info("Reconciled", "duration", e.clock.Since(start).String(), "requeueAfter", res.RequeueAfter.String(), "failed", retErr != nil)
+		log.FromContext(ctx).V(1).Info("Reconciled", "duration", e.clock.Since(start).String(), "phases", took.String(),
+			"requeueAfter", res.RequeueAfter.String(), "failed", retErr != nil)
 	}()
 	logger := log.FromContext(ctx).WithValues(e.a.Kinds().Pool, klog.KObj(pool))
 	ctx = log.IntoContext(ctx, logger)
@@ -265,11 +267,14 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 
 	s := e.newPass(pool)
 	defer func() {
-		if err := e.patch(ctx, s); err != nil {
+		if err := took.time(e.clock, "patch", func() error { return e.patch(ctx, s) }); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 		if s.afterPatch != nil {
-			retErr = errors.Join(retErr, s.afterPatch(ctx))
+			retErr = errors.Join(retErr, took.time(e.clock, "instances", func() error { return s.afterPatch(ctx) }))
+			if s.moreWrites && retErr == nil {
+				res = s.result()
+			}
 		}
 	}()
 
@@ -286,8 +291,11 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	}
 
 	var errs []error
-	for _, phase := range []func(context.Context, *pass) error{e.observe, e.planRollout, e.act} {
-		if err := phase(ctx, s); err != nil {
+	for _, phase := range []struct {
+		name string
+		run  func(context.Context, *pass) error
+	}{{"observe", e.observe}, {"plan", e.planRollout}, {"act", e.act}} {
+		if err := took.time(e.clock, phase.name, func() error { return phase.run(ctx, s) }); err != nil {
 			errs = append(errs, err)
 			break
 		}
@@ -295,7 +303,7 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 			break
 		}
 	}
-	errs = append(errs, e.report(ctx, s))
+	errs = append(errs, took.time(e.clock, "report", func() error { return e.report(ctx, s) }))
 	return s.result(), errors.Join(errs...)
 }
 

@@ -55,7 +55,7 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 				}
 			}
 		case obj == nil:
-			if e.written.Latest(instanceCreateKey(s, in.ID), "") != nil {
+			if e.written.Pending(instanceCreateKey(s, in.ID), "") {
 				continue // created: the cache has not shown it yet
 			}
 			work = append(work, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
@@ -72,22 +72,56 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			}
 		}
 	}
+	// The objects of instances that left go first: their Machines with
+	// them, and the MachinePool's counts.
+	var releases []func(context.Context) error
 	for id, obj := range s.objects {
 		if !present[id] {
+			key := lastwrite.Key{UID: obj.GetUID(), Part: "release"}
+			if e.written.Pending(key, obj.GetResourceVersion()) {
+				continue // released: the cache has not shown it yet
+			}
 			status := e.notJoinedStatus(s, obj, id)
-			work = append(work, func(ctx context.Context) error {
+			releases = append(releases, func(ctx context.Context) error {
 				if status != nil {
 					if err := status(ctx); err != nil {
 						return err
 					}
 				}
-				return e.releaseInstanceObject(ctx, s, obj, false)
+				if err := e.releaseInstanceObject(ctx, s, obj, false); err != nil {
+					return err
+				}
+				if s.nodesKnown { // else it waited for the Nodes
+					e.written.Wrote(key, obj.GetResourceVersion(), obj)
+				}
+				return nil
 			})
 		}
 	}
 	e.tracker.retain(s.pool.GetUID(), present)
 	e.held.retain(s.pool.GetUID(), present)
+	work = slices.Concat(releases, work)
+	if limit := e.writesPerPass(); len(work) > limit {
+		// The rest in the next pass, at once: a pass waits for its writes,
+		// and a thousand of them (the first pass of a roll marks every
+		// instance out of date) would hold back the next decision by
+		// seconds, such as deleting the old instances of a wave whose new
+		// ones just became Ready.
+		work = work[:limit]
+		s.moreWrites = true
+		s.requeueAfter(moreWritesDelay)
+	}
 	return e.parallel(ctx, len(work), func(ctx context.Context, i int) error { return work[i](ctx) })
+}
+
+// moreWritesDelay is how soon a pass that left per-instance writes for the
+// next one is followed by it.
+const moreWritesDelay = time.Millisecond
+
+// writesPerPass bounds the per-instance writes of one pass: four rounds of
+// its workers.
+func (e *Engine) writesPerPass() int {
+	return 4 * e.workers
 }
 
 // notJoinedStatus returns the write that records, on the per-instance

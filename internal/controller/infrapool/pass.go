@@ -123,6 +123,8 @@ type pass struct {
 	blueGreenAbandoned bool
 
 	requeue time.Duration
+	// moreWrites: syncInstances left per-instance writes for the next pass.
+	moreWrites bool
 }
 
 // drainOutcome is what happened to one victim's Node this reconcile.

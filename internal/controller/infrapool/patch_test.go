@@ -2,11 +2,13 @@ package infrapool
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -107,5 +109,68 @@ func TestZoneLabelBackfill(t *testing.T) {
 	}
 	if w := e.zoneLabelPatch(got, scalegroup.Instance{ID: "1", Zone: "zone-2"}); w != nil {
 		t.Error("a labelled object: a write, want none")
+	}
+}
+
+// TestSyncInstancesBoundedPerPass: a pass makes at most writesPerPass
+// per-instance writes and asks for the next pass at once; the passes that
+// follow, reading a cache that may not show the earlier creates yet, make
+// the rest without repeating any. Against a real API server.
+func TestSyncInstancesBoundedPerPass(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	env, err := testenv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ns := env.NewNamespace(t)
+
+	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: ns}}
+	if err := env.Client.Create(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10
+	group := &scalegroup.Group{}
+	for i := range n {
+		id := fmt.Sprintf("i-%d", i)
+		group.Instances = append(group.Instances, scalegroup.Instance{ID: id, ProviderID: "local:///g/" + id, State: scalegroup.StateRunning})
+	}
+	e := &Engine{c: env.Client, a: local.Adapter{}, workers: 1, tracker: newInstanceTimes(), held: newInstanceTimes()}
+	owner := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp", Namespace: ns}}
+
+	created := func() int {
+		t.Helper()
+		list := &infrav1.LocalMachinePoolMachineList{}
+		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items)
+	}
+	// Each pass reads no objects (a cache that has shown none of the
+	// creates): the memo keeps the passes from repeating them.
+	var passes int
+	for {
+		s := &pass{pool: pool, owner: owner, cloud: group, objects: map[string]contract.InstanceObject{}}
+		if err := e.syncInstances(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		passes++
+		got := created()
+		if want := min(n, passes*e.writesPerPass()); got != want {
+			t.Fatalf("after pass %d: %d objects, want %d (at most %d writes a pass)", passes, got, want, e.writesPerPass())
+		}
+		if !s.moreWrites {
+			if got != n {
+				t.Fatalf("pass %d left no writes with %d of %d objects", passes, got, n)
+			}
+			break
+		}
+		if s.requeue != moreWritesDelay {
+			t.Fatalf("pass %d left writes and requeues after %v, want %v", passes, s.requeue, moreWritesDelay)
+		}
+	}
+	if want := (n + e.writesPerPass() - 1) / e.writesPerPass(); passes != want {
+		t.Errorf("%d passes, want %d", passes, want)
 	}
 }

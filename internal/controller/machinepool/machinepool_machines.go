@@ -67,7 +67,7 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 		m := byName[im.GetName()]
 		switch {
 		case m == nil && im.GetDeletionTimestamp() == nil:
-			if r.written.Latest(machineCreateKey(im), "") != nil {
+			if r.written.Pending(machineCreateKey(im), "") {
 				continue // created: the cache has not shown it yet
 			}
 			creates = append(creates, func(ctx context.Context) error { return r.createMachine(ctx, s, im) })

@@ -2,7 +2,6 @@ package machinepool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -58,9 +57,11 @@ func (r *Reconciler) reconcileNodes(ctx context.Context, s *scope) (ctrl.Result,
 
 	s.writeAfterStatus(r.patchNodes(ctx, s, key))
 	if s.providerIDsFresh {
-		if err := r.deleteRetiredNodes(ctx, s, key); err != nil {
+		writes, err := r.deleteRetiredNodes(ctx, s, key)
+		if err != nil {
 			return ctrl.Result{RequeueAfter: st.nextAvailable}, err
 		}
+		s.writeAfterStatus(writes)
 	}
 	return ctrl.Result{RequeueAfter: st.nextAvailable}, nil
 }
@@ -199,42 +200,37 @@ func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.Namespa
 	return writes
 }
 
-// deleteRetiredNodes deletes the Nodes this pool annotated whose providerID
-// is no longer in the (freshly synced) providerIDList.
-func (r *Reconciler) deleteRetiredNodes(ctx context.Context, s *scope, key types.NamespacedName) error {
+// deleteRetiredNodes returns the deletes of the Nodes this pool annotated
+// whose providerID is no longer in the (freshly synced) providerIDList. They
+// run after the pool's status, as a batch: a roll retires a whole wave of
+// Nodes at once, and deleting them first held the status back by seconds.
+func (r *Reconciler) deleteRetiredNodes(ctx context.Context, s *scope, key types.NamespacedName) ([]write, error) {
 	owned, err := r.ClusterCache.NodesOwnedBy(ctx, key, s.owner())
 	if err != nil {
-		return fmt.Errorf("listing the pool's Nodes: %w", err)
-	}
-	if len(owned) == 0 {
-		return nil
+		return nil, fmt.Errorf("listing the pool's Nodes: %w", err)
 	}
 	// s.nodes has a key for every listed providerID that has a Node, so an
 	// owned Node whose providerID is listed is always found there.
-	var retired []*corev1.Node
+	var writes []write
 	for _, n := range owned {
-		if _, listed := s.nodes[n.Spec.ProviderID]; !listed && n.DeletionTimestamp.IsZero() {
-			retired = append(retired, n)
-		}
-	}
-	if len(retired) == 0 {
-		return nil
-	}
-	c, err := r.ClusterCache.Client(ctx, key)
-	if err != nil {
-		return fmt.Errorf("deleting retired Nodes: %w", err)
-	}
-	var errs []error
-	for _, n := range retired {
-		if err := deleteNode(ctx, c, n); err != nil {
-			r.Recorder.Eventf(s.pool, nil, corev1.EventTypeWarning, events.NodeDeleteFailed, events.ActionDelete, "Deleting Node %s: %v", n.Name, err)
-			errs = append(errs, err)
+		if _, listed := s.nodes[n.Spec.ProviderID]; listed || !n.DeletionTimestamp.IsZero() {
 			continue
 		}
-		ctrl.LoggerFrom(ctx).Info("Deleted a Node whose instance left the pool", "node", n.Name, "providerID", n.Spec.ProviderID)
-		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.NodeDeleted, events.ActionDelete, "Deleted Node %s: its instance %s left the pool", n.Name, n.Spec.ProviderID)
+		writes = append(writes, func(ctx context.Context) error {
+			c, err := r.ClusterCache.Client(ctx, key)
+			if err != nil {
+				return fmt.Errorf("deleting retired Node %s: %w", n.Name, err)
+			}
+			if err := deleteNode(ctx, c, n); err != nil {
+				r.Recorder.Eventf(s.pool, nil, corev1.EventTypeWarning, events.NodeDeleteFailed, events.ActionDelete, "Deleting Node %s: %v", n.Name, err)
+				return err
+			}
+			ctrl.LoggerFrom(ctx).Info("Deleted a Node whose instance left the pool", "node", n.Name, "providerID", n.Spec.ProviderID)
+			r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.NodeDeleted, events.ActionDelete, "Deleted Node %s: its instance %s left the pool", n.Name, n.Spec.ProviderID)
+			return nil
+		})
 	}
-	return errors.Join(errs...)
+	return writes, nil
 }
 
 // deleteNode deletes n, only if it is still the same Node (UID).
