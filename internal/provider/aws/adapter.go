@@ -529,18 +529,16 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AWSMachinePoolMachine)
 	st := &m.Status
-	var state contract.InstanceState
-	switch cloud := st.LifecycleState; {
-	case cloud == "Pending":
-		state = contract.InstancePending
-	case strings.HasPrefix(cloud, "Pending:"):
-		state = contract.InstanceBooting
-	case strings.HasPrefix(cloud, "Terminat"):
-		state = contract.InstanceDeleting
-	case cloud != "":
-		state = contract.InstanceRunning
-	}
+	state := lifecycleState.State(st.LifecycleState, otherLifecycleStates, contract.InstanceRunning)
 	return a.Instance(m).View(st.LifecycleState, state, st.AvailabilityZone)
+}
+
+// otherLifecycleStates are the ASG's lifecycle states of an instance
+// coming or going that the engine does not write, by what they mean; the
+// others (Standby, Detaching, Warmed:*, ...) are an instance in service.
+var otherLifecycleStates = map[string]contract.InstanceState{
+	"Pending:Proceed":  contract.InstanceBooting,
+	"Terminating:Wait": contract.InstanceDeleting, "Terminating:Proceed": contract.InstanceDeleting, "Terminated": contract.InstanceDeleting,
 }
 
 // durationOr is d's duration, or def when d is unset (the CRD defaults both

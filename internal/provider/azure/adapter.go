@@ -504,16 +504,7 @@ func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView
 	m := obj.(*infrav1.AzureMachinePoolMachine)
 	st := &m.Status
 	cloud := string(ptr.Deref(st.ProvisioningState, ""))
-	var state contract.InstanceState
-	switch infrav1.ProvisioningState(cloud) {
-	case infrav1.Creating:
-		state = contract.InstancePending
-	case infrav1.Failed:
-		state = contract.InstanceFailed
-	case infrav1.Deleting:
-		state = contract.InstanceDeleting
-	case infrav1.Succeeded, infrav1.Updating:
-		state = contract.InstanceRunning
-	}
+	state := instanceState.State(infrav1.ProvisioningState(cloud),
+		map[infrav1.ProvisioningState]contract.InstanceState{infrav1.Updating: contract.InstanceRunning}, "")
 	return a.Instance(m).View(cloud, state, m.Labels[contract.ZoneLabel])
 }

@@ -276,20 +276,14 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.GCPMachinePoolMachine)
 	st := &m.Status
-	var state contract.InstanceState
-	switch st.CurrentAction {
-	case "CREATING", "CREATING_WITHOUT_RETRIES", "RECREATING":
-		state = contract.InstancePending
-	case "VERIFYING", "STARTING", "RESTARTING", "REFRESHING":
-		state = contract.InstanceBooting
-	case "DELETING", "ABANDONING":
-		state = contract.InstanceDeleting
-	case "":
-	default:
-		state = contract.InstanceRunning
-		if st.FailureReason != nil {
-			state = contract.InstanceFailed
-		}
-	}
+	state := currentAction.State(st.CurrentAction, otherActions, contract.InstanceRunning)
 	return a.Instance(m).View(st.CurrentAction, state, st.Zone)
+}
+
+// otherActions are the managed instance's current actions the engine does
+// not write, by what they mean.
+var otherActions = map[string]contract.InstanceState{
+	"CREATING_WITHOUT_RETRIES": contract.InstancePending, "RECREATING": contract.InstancePending,
+	"STARTING": contract.InstanceBooting, "RESTARTING": contract.InstanceBooting, "REFRESHING": contract.InstanceBooting,
+	"ABANDONING": contract.InstanceDeleting,
 }

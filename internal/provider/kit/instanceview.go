@@ -95,3 +95,27 @@ func (w StateWords[W]) Word(s contract.InstanceState) W {
 		return w.Running
 	}
 }
+
+// State is what the cloud's word means, the reverse of Word: the state
+// whose word it is, else the state also gives it (the cloud's other words
+// for mpool's states), else other (what the cloud's remaining words mean
+// to the provider). No word ("", before the engine's first report) is no
+// state: the view says Unknown.
+func (w StateWords[W]) State(word W, also map[W]contract.InstanceState, other contract.InstanceState) contract.InstanceState {
+	if word == "" {
+		return ""
+	}
+	for _, ws := range []struct {
+		word  W
+		state contract.InstanceState
+	}{{w.Pending, contract.InstancePending}, {w.Booting, contract.InstanceBooting}, {w.Running, contract.InstanceRunning},
+		{w.Failed, contract.InstanceFailed}, {w.Deleting, contract.InstanceDeleting}} {
+		if ws.word == word {
+			return ws.state
+		}
+	}
+	if s, ok := also[word]; ok {
+		return s
+	}
+	return other
+}

@@ -398,15 +398,8 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
 	st := &m.Status
-	var state contract.InstanceState
-	switch st.State {
-	case "pending":
-		state = contract.InstancePending
-	case "shutting-down", "stopping", "stopped", "terminated":
-		state = contract.InstanceDeleting
-	case "":
-	default:
-		state = contract.InstanceRunning
-	}
+	state := ec2State.State(st.State, map[string]contract.InstanceState{
+		"stopping": contract.InstanceDeleting, "stopped": contract.InstanceDeleting, "terminated": contract.InstanceDeleting,
+	}, contract.InstanceRunning)
 	return a.Instance(m).View(st.State, state, st.AvailabilityZone)
 }
