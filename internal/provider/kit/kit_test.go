@@ -232,20 +232,21 @@ func TestStateWords(t *testing.T) {
 			case s == contract.InstanceBooting && tc.words.Booting == "":
 				want = contract.InstancePending
 			}
-			if got := tc.words.State(tc.words.Word(s), nil, ""); got != want {
+			if got := tc.words.State(tc.words.Word(s)); got != want {
 				t.Errorf("%+v.State(%q) = %s, want %s", tc.words, tc.words.Word(s), got, want)
 			}
 		}
 	}
-	words := StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down"}
-	also := map[string]contract.InstanceState{"stopped": contract.InstanceDeleting}
+	words := StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down",
+		Also: map[string]contract.InstanceState{"stopped": contract.InstanceDeleting}, Other: contract.InstanceRunning}
 	for word, want := range map[string]contract.InstanceState{"": "", "pending": contract.InstancePending, "stopped": contract.InstanceDeleting,
 		"hibernating": contract.InstanceRunning} {
-		if got := words.State(word, also, contract.InstanceRunning); got != want {
+		if got := words.State(word); got != want {
 			t.Errorf("State(%q) = %q, want %q", word, got, want)
 		}
 	}
-	if got := words.State("hibernating", also, ""); got != "" {
+	words.Other = ""
+	if got := words.State("hibernating"); got != "" {
 		t.Errorf("State of another word with no other state = %q, want none", got)
 	}
 }

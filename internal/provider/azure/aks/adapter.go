@@ -216,7 +216,9 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 }
 
 // provisioningState is a machine's state in ARM's terms.
-var provisioningState = kit.StateWords[string]{Pending: "Creating", Running: "Succeeded", Failed: "Failed", Deleting: "Deleting"}
+// Any other state is a machine in service.
+var provisioningState = kit.StateWords[string]{Pending: "Creating", Running: "Succeeded", Failed: "Failed", Deleting: "Deleting",
+	Other: contract.InstanceRunning}
 
 // ReadPool implements contract.Reader: AKS replaces out-of-date nodes
 // itself (upgradeSettings.maxSurge, one node by default); the engine
@@ -236,7 +238,5 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // ReadInstance implements contract.Reader.
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AzureManagedMachinePoolMachine)
-	st := &m.Status
-	state := provisioningState.State(st.ProvisioningState, nil, contract.InstanceRunning)
-	return a.Instance(m).View(st.ProvisioningState, state, st.AvailabilityZone)
+	return a.Instance(m).View(m.Status.ProvisioningState, provisioningState.State(m.Status.ProvisioningState), m.Status.AvailabilityZone)
 }
