@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpool-dev/mpool/sim/core/coretest"
 )
 
 // TestRouter: a request is served by the operation its route names, the
@@ -124,14 +126,6 @@ func TestRouteTable(t *testing.T) {
 		{false, http.MethodGet, "/tags", "", nil},
 	}
 	for _, tt := range tests {
-		r := httptest.NewRequest(tt.method, tt.path, nil)
-		if got := (RouteTable{Routes: routes, FoldCase: tt.fold}).Route(r); got != tt.want {
-			t.Errorf("%s %s (fold %v): operation %q, want %q", tt.method, tt.path, tt.fold, got, tt.want)
-		}
-		for k, v := range tt.values {
-			if got := r.PathValue(k); got != v {
-				t.Errorf("%s %s: path value %s = %q, want %q", tt.method, tt.path, k, got, v)
-			}
-		}
+		coretest.CheckRoute(t, RouteTable{Routes: routes, FoldCase: tt.fold}.Route, tt.method, tt.path, tt.want, tt.values)
 	}
 }

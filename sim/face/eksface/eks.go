@@ -246,7 +246,7 @@ func (f *EKSFace) Handler(env core.FaceEnv) http.Handler {
 	f.kickLocked(env)
 	f.mu.Unlock()
 	return &core.Router{Ops: env.WrapOps(nil, ops), Unknown: OpEKSUnknown,
-		Route: func(r *http.Request) string { return eksRoutes.Match(r, pathSegments(r)) }}
+		Route: eksRoute}
 }
 
 // pathSegments are the request's path segments (after the base path),
@@ -262,6 +262,9 @@ func pathSegments(r *http.Request) []string {
 	}
 	return segs
 }
+
+// eksRoute names the operation of r by its method and unescaped path.
+func eksRoute(r *http.Request) string { return eksRoutes.Match(r, pathSegments(r)) }
 
 // eksRoutes are the face's operations, by method and path (its segments
 // unescaped, matched case-sensitively).

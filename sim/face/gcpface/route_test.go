@@ -2,8 +2,9 @@ package gcpface
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
+
+	"github.com/mpool-dev/mpool/sim/core/coretest"
 )
 
 // TestGCPRoute: the face's route table names each operation by method and
@@ -33,14 +34,6 @@ func TestGCPRoute(t *testing.T) {
 		{http.MethodPost, p + "/global/instanceGroupManagers", "", nil},
 	}
 	for _, tt := range tests {
-		r := httptest.NewRequest(tt.method, tt.path, nil)
-		if got := gcpRoutes.Route(r); got != tt.want {
-			t.Errorf("%s %s: operation %q, want %q", tt.method, tt.path, got, tt.want)
-		}
-		for k, v := range tt.values {
-			if got := r.PathValue(k); got != v {
-				t.Errorf("%s %s: path value %s = %q, want %q", tt.method, tt.path, k, got, v)
-			}
-		}
+		coretest.CheckRoute(t, gcpRoutes.Route, tt.method, tt.path, tt.want, tt.values)
 	}
 }
