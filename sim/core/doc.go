@@ -83,7 +83,9 @@
 //     operation wrapped with FaceEnv.Wrap(op, h) so it is counted and
 //     faulted (FaceEnv.WrapOps wraps a table of them; Router serves it,
 //     answering what no operation serves with the face's unknown
-//     operation, or in another shape off the API's paths). Each request maps its cloud's scoping (subscription and
+//     operation, or in another shape off the API's paths; a RouteTable
+//     names a request's operation by method and path, setting the path
+//     values the operations read). Each request maps its cloud's scoping (subscription and
 //     resource group; account and region) onto a scope string and calls
 //     FaceEnv.Cloud.Scope(name, scope): ApplyGroup, GetGroup, SetCapacity,
 //     DeleteInstances, DeleteGroup, ListGroups. The face maps the core's

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpool-dev/mpool/sim/core/coretest"
 )
 
 // TestRouter: a request is served by the operation its route names, the
@@ -85,5 +87,45 @@ func TestFaceEnvBaseURL(t *testing.T) {
 	r = httptest.NewRequest(http.MethodGet, "https://cloud.example:443/acme/x", nil)
 	if got, want := env.BaseURL(r), "https://cloud.example:443/acme"; got != want {
 		t.Errorf("BaseURL over TLS = %q, want %q", got, want)
+	}
+}
+
+// TestRouteTable: a route matches by method and every segment, literal
+// ones exactly unless the table folds case; it sets the path values it
+// names ("{name}", "{name=word}", "{name...}" for the rest), none when no
+// route matches, and the first route that matches wins.
+func TestRouteTable(t *testing.T) {
+	routes := []Route{
+		GetRoute("a/{x}/b", "ab"),
+		{Path: "a/{x}", Ops: map[string]string{http.MethodGet: "get", http.MethodDelete: "delete"}},
+		PostRoute("p/{where=zones}/{loc}", "zone"),
+		PostRoute("p/{where=regions}/{loc}", "region"),
+		GetRoute("*/w", "any"),
+		GetRoute("tags/{arn...}", "tags"),
+		GetRoute("a/first/b", "never"),
+	}
+	tests := []struct {
+		fold               bool
+		method, path, want string
+		values             map[string]string
+	}{
+		{false, http.MethodGet, "/a/1/b", "ab", map[string]string{"x": "1"}},
+		{false, http.MethodGet, "/A/1/b", "", map[string]string{"x": ""}},
+		{true, http.MethodGet, "/A/1/B", "ab", map[string]string{"x": "1"}},
+		{false, http.MethodGet, "/a/first/b", "ab", map[string]string{"x": "first"}},
+		{false, http.MethodDelete, "/a/2", "delete", map[string]string{"x": "2"}},
+		{false, http.MethodPut, "/a/2", "", map[string]string{"x": ""}},
+		{false, http.MethodGet, "/a/2/b/c", "", nil},
+		{false, http.MethodGet, "/a", "", nil},
+		{false, http.MethodPost, "/p/regions/r1", "region", map[string]string{"where": "regions", "loc": "r1"}},
+		{false, http.MethodPost, "/p/Regions/r1", "", map[string]string{"where": ""}},
+		{true, http.MethodPost, "/p/ZONES/z1", "zone", map[string]string{"where": "ZONES", "loc": "z1"}},
+		{false, http.MethodPost, "/p/global/g", "", nil},
+		{false, http.MethodGet, "/anything/w", "any", nil},
+		{false, http.MethodGet, "/tags/arn:x/y", "tags", map[string]string{"arn": "arn:x/y"}},
+		{false, http.MethodGet, "/tags", "", nil},
+	}
+	for _, tt := range tests {
+		coretest.CheckRoute(t, RouteTable{Routes: routes, FoldCase: tt.fold}.Route, tt.method, tt.path, tt.want, tt.values)
 	}
 }

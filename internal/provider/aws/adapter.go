@@ -480,7 +480,13 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 // lifecycleState is the instance's state in Auto Scaling's terms, from
 // the engine's view of it (InService covers a failed instance the ASG
 // still holds: its failure is in failureReason).
-var lifecycleState = kit.StateWords[string]{Pending: "Pending", Booting: "Pending:Wait", Running: "InService", Deleting: "Terminating"}
+// Of the others, those of an instance coming or going say so; the rest
+// (Standby, Detaching, Warmed:*, ...) are an instance in service.
+var lifecycleState = kit.StateWords[string]{Pending: "Pending", Booting: "Pending:Wait", Running: "InService", Deleting: "Terminating",
+	Also: map[string]contract.InstanceState{
+		"Pending:Proceed":  contract.InstanceBooting,
+		"Terminating:Wait": contract.InstanceDeleting, "Terminating:Proceed": contract.InstanceDeleting, "Terminated": contract.InstanceDeleting,
+	}, Other: contract.InstanceRunning}
 
 // ReadPool implements contract.Reader: the engine replaces instances as
 // an instance refresh with the pool's refreshPreferences would (see
@@ -528,19 +534,7 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // Deleting.
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AWSMachinePoolMachine)
-	st := &m.Status
-	var state contract.InstanceState
-	switch cloud := st.LifecycleState; {
-	case cloud == "Pending":
-		state = contract.InstancePending
-	case strings.HasPrefix(cloud, "Pending:"):
-		state = contract.InstanceBooting
-	case strings.HasPrefix(cloud, "Terminat"):
-		state = contract.InstanceDeleting
-	case cloud != "":
-		state = contract.InstanceRunning
-	}
-	return a.Instance(m).View(st.LifecycleState, state, st.AvailabilityZone)
+	return a.Instance(m).View(m.Status.LifecycleState, lifecycleState.State(m.Status.LifecycleState), m.Status.AvailabilityZone)
 }
 
 // durationOr is d's duration, or def when d is unset (the CRD defaults both

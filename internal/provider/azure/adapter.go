@@ -440,7 +440,10 @@ func operationState(t string) infrav1.ProvisioningState {
 }
 
 // instanceState is the VM's provisioningState in Azure's terms.
-var instanceState = kit.StateWords[infrav1.ProvisioningState]{Pending: infrav1.Creating, Running: infrav1.Succeeded, Failed: infrav1.Failed, Deleting: infrav1.Deleting}
+// Updating is Running too; the other states (Deleted, Canceled) say nothing
+// of the VM.
+var instanceState = kit.StateWords[infrav1.ProvisioningState]{Pending: infrav1.Creating, Running: infrav1.Succeeded, Failed: infrav1.Failed, Deleting: infrav1.Deleting,
+	Also: map[infrav1.ProvisioningState]contract.InstanceState{infrav1.Updating: contract.InstanceRunning}}
 
 // instanceName is the VM's name from its providerID: <vmss>_<n> for a
 // Uniform VM, the VM's name for a Flexible one.
@@ -502,18 +505,6 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // puts on the object.
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AzureMachinePoolMachine)
-	st := &m.Status
-	cloud := string(ptr.Deref(st.ProvisioningState, ""))
-	var state contract.InstanceState
-	switch infrav1.ProvisioningState(cloud) {
-	case infrav1.Creating:
-		state = contract.InstancePending
-	case infrav1.Failed:
-		state = contract.InstanceFailed
-	case infrav1.Deleting:
-		state = contract.InstanceDeleting
-	case infrav1.Succeeded, infrav1.Updating:
-		state = contract.InstanceRunning
-	}
-	return a.Instance(m).View(cloud, state, m.Labels[contract.ZoneLabel])
+	cloud := ptr.Deref(m.Status.ProvisioningState, "")
+	return a.Instance(m).View(string(cloud), instanceState.State(cloud), m.Labels[contract.ZoneLabel])
 }

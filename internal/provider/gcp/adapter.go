@@ -261,7 +261,13 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 
 // currentAction is an instance's state as a managed instance's current
 // action (a failed instance is NONE: its failure is in failureReason).
-var currentAction = kit.StateWords[string]{Pending: "CREATING", Booting: "VERIFYING", Running: "NONE", Deleting: "DELETING"}
+// The engine writes none of the others: they are the group's.
+var currentAction = kit.StateWords[string]{Pending: "CREATING", Booting: "VERIFYING", Running: "NONE", Deleting: "DELETING",
+	Also: map[string]contract.InstanceState{
+		"CREATING_WITHOUT_RETRIES": contract.InstancePending, "RECREATING": contract.InstancePending,
+		"STARTING": contract.InstanceBooting, "RESTARTING": contract.InstanceBooting, "REFRESHING": contract.InstanceBooting,
+		"ABANDONING": contract.InstanceDeleting,
+	}, Other: contract.InstanceRunning}
 
 // ReadPool implements contract.Reader: the pool rolls by its
 // spec.strategy.
@@ -275,21 +281,5 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // when the object records a failure.
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.GCPMachinePoolMachine)
-	st := &m.Status
-	var state contract.InstanceState
-	switch st.CurrentAction {
-	case "CREATING", "CREATING_WITHOUT_RETRIES", "RECREATING":
-		state = contract.InstancePending
-	case "VERIFYING", "STARTING", "RESTARTING", "REFRESHING":
-		state = contract.InstanceBooting
-	case "DELETING", "ABANDONING":
-		state = contract.InstanceDeleting
-	case "":
-	default:
-		state = contract.InstanceRunning
-		if st.FailureReason != nil {
-			state = contract.InstanceFailed
-		}
-	}
-	return a.Instance(m).View(st.CurrentAction, state, st.Zone)
+	return a.Instance(m).View(m.Status.CurrentAction, currentAction.State(m.Status.CurrentAction), m.Status.Zone)
 }

@@ -78,6 +78,12 @@ func InstanceView(obj metav1.Object, r InstanceRecord) contract.InstanceView {
 // service says so only in failureReason). W is the field's type.
 type StateWords[W ~string] struct {
 	Pending, Booting, Running, Failed, Deleting W
+	// Also are the cloud's other words for mpool's states (words the
+	// engine does not write but the cloud has), by the state they mean.
+	Also map[W]contract.InstanceState
+	// Other is what any other word means to the provider; "" for none
+	// (the view says Unknown).
+	Other contract.InstanceState
 }
 
 // Word is the cloud's word for s: Running's for Running and Unknown.
@@ -94,4 +100,27 @@ func (w StateWords[W]) Word(s contract.InstanceState) W {
 	default:
 		return w.Running
 	}
+}
+
+// State is what the cloud's word means, the reverse of Word: the state
+// whose word it is, else the state Also gives it, else Other. No word
+// ("", before the engine's first report) is no state: the view says
+// Unknown.
+func (w StateWords[W]) State(word W) contract.InstanceState {
+	if word == "" {
+		return ""
+	}
+	for _, ws := range []struct {
+		word  W
+		state contract.InstanceState
+	}{{w.Pending, contract.InstancePending}, {w.Booting, contract.InstanceBooting}, {w.Running, contract.InstanceRunning},
+		{w.Failed, contract.InstanceFailed}, {w.Deleting, contract.InstanceDeleting}} {
+		if ws.word == word {
+			return ws.state
+		}
+	}
+	if s, ok := w.Also[word]; ok {
+		return s
+	}
+	return w.Other
 }

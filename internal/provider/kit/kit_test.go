@@ -224,7 +224,30 @@ func TestStateWords(t *testing.T) {
 			if got := tc.words.Word(s); got != tc.want[s] {
 				t.Errorf("%+v.Word(%s) = %q, want %q", tc.words, s, got, tc.want[s])
 			}
+			// State reverses Word, but for the states that share a word.
+			want := s
+			switch {
+			case s == contract.InstanceUnknown || s == contract.InstanceFailed && tc.words.Failed == "":
+				want = contract.InstanceRunning
+			case s == contract.InstanceBooting && tc.words.Booting == "":
+				want = contract.InstancePending
+			}
+			if got := tc.words.State(tc.words.Word(s)); got != want {
+				t.Errorf("%+v.State(%q) = %s, want %s", tc.words, tc.words.Word(s), got, want)
+			}
 		}
+	}
+	words := StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down",
+		Also: map[string]contract.InstanceState{"stopped": contract.InstanceDeleting}, Other: contract.InstanceRunning}
+	for word, want := range map[string]contract.InstanceState{"": "", "pending": contract.InstancePending, "stopped": contract.InstanceDeleting,
+		"hibernating": contract.InstanceRunning} {
+		if got := words.State(word); got != want {
+			t.Errorf("State(%q) = %q, want %q", word, got, want)
+		}
+	}
+	words.Other = ""
+	if got := words.State("hibernating"); got != "" {
+		t.Errorf("State of another word with no other state = %q, want none", got)
 	}
 }
 

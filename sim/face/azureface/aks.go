@@ -223,18 +223,18 @@ func (*AzureFace) PrepareSandbox(c *core.Cloud, version string) error {
 
 // aksRoutes are AKS's operations; rg is the path of a resource group's
 // Microsoft.ContainerService provider below /subscriptions/{sub}.
-func aksRoutes(rg string) []armRoute {
+func aksRoutes(rg string) []core.Route {
 	cluster := rg + "/managedClusters/{cluster}"
 	pool := cluster + "/agentPools/{pool}"
-	return []armRoute{
-		getRoute(cluster, OpAKSManagedClustersGet),
-		getRoute(cluster+"/agentPools", OpAKSAgentPoolsList),
-		{pool, map[string]string{http.MethodPut: OpAKSAgentPoolsCreateOrUpdate, http.MethodGet: OpAKSAgentPoolsGet,
+	return []core.Route{
+		core.GetRoute(cluster, OpAKSManagedClustersGet),
+		core.GetRoute(cluster+"/agentPools", OpAKSAgentPoolsList),
+		{Path: pool, Ops: map[string]string{http.MethodPut: OpAKSAgentPoolsCreateOrUpdate, http.MethodGet: OpAKSAgentPoolsGet,
 			http.MethodDelete: OpAKSAgentPoolsDelete}},
-		postRoute(pool+"/deleteMachines", OpAKSAgentPoolsDeleteMachines),
-		postRoute(pool+"/upgradeNodeImageVersion", OpAKSAgentPoolsUpgradeNodeImage),
-		getRoute(pool+"/machines", OpAKSMachinesList),
-		getRoute("providers/"+aksProvider+"/locations/{location}/operations/{operation}", OpAKSOperationStatus),
+		core.PostRoute(pool+"/deleteMachines", OpAKSAgentPoolsDeleteMachines),
+		core.PostRoute(pool+"/upgradeNodeImageVersion", OpAKSAgentPoolsUpgradeNodeImage),
+		core.GetRoute(pool+"/machines", OpAKSMachinesList),
+		core.GetRoute("providers/"+aksProvider+"/locations/{location}/operations/{operation}", OpAKSOperationStatus),
 	}
 }
 

@@ -386,84 +386,45 @@ func (f *AzureFace) Handler(env core.FaceEnv) http.Handler {
 // route returns the operation of r, or "": Entra ID's paths are any but
 // /subscriptions/..., ARM's are under /subscriptions/{sub}.
 func (h *azureHandler) route(r *http.Request) string {
-	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	segs := core.SplitPath(r.URL.Path)
 	if !strings.EqualFold(segs[0], "subscriptions") {
-		return matchRoute(r, segs, entraRoutes)
+		return entraRoutes.Match(r, segs)
 	}
 	if len(segs) < 2 {
 		return ""
 	}
 	r.SetPathValue("sub", segs[1])
-	return matchRoute(r, segs[2:], armRoutes)
+	return armRoutes.Match(r, segs[2:])
 }
-
-// armRoute is a path an operation is served at, by method. In path, a
-// segment "{name}" matches any segment and sets the request's path value
-// name, "*" matches any segment; any other segment matches
-// case-insensitively, as ARM and Entra ID match them.
-type armRoute struct {
-	path string
-	ops  map[string]string
-}
-
-// getRoute is a route served to GET only.
-func getRoute(path, op string) armRoute { return armRoute{path, map[string]string{http.MethodGet: op}} }
-
-// postRoute is a route served to POST only.
-func postRoute(path, op string) armRoute {
-	return armRoute{path, map[string]string{http.MethodPost: op}}
-}
-
-// matchRoute returns the operation of the first of routes that serves
-// segs to r's method, setting the path values it names; "" for none.
-func matchRoute(r *http.Request, segs []string, routes []armRoute) string {
-	for _, rt := range routes {
-		op := rt.ops[r.Method]
-		pat := strings.Split(rt.path, "/")
-		if op == "" || !slices.EqualFunc(pat, segs, func(p, s string) bool { return p == "*" || isPathValue(p) || strings.EqualFold(p, s) }) {
-			continue
-		}
-		for i, p := range pat {
-			if isPathValue(p) {
-				r.SetPathValue(p[1:len(p)-1], segs[i])
-			}
-		}
-		return op
-	}
-	return ""
-}
-
-// isPathValue reports whether a route's path segment is "{name}".
-func isPathValue(seg string) bool { return strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") }
 
 // entraRoutes are Entra ID's operations.
-var entraRoutes = []armRoute{
-	postRoute("{tenant}/oauth2/v2.0/token", OpAzureToken),
-	getRoute("{tenant}/v2.0/.well-known/openid-configuration", OpAzureDiscovery),
-	getRoute("*/discovery/instance", OpAzureDiscovery),
-}
+var entraRoutes = core.RouteTable{FoldCase: true, Routes: []core.Route{
+	core.PostRoute("{tenant}/oauth2/v2.0/token", OpAzureToken),
+	core.GetRoute("{tenant}/v2.0/.well-known/openid-configuration", OpAzureDiscovery),
+	core.GetRoute("*/discovery/instance", OpAzureDiscovery),
+}}
 
 // armRoutes are ARM's operations, by their path below /subscriptions/{sub}.
-var armRoutes = append(aksRoutes("resourceGroups/{rg}/providers/"+aksProvider), computeRoutes(
-	"resourceGroups/{rg}/providers/"+azureapi.ResourceProvider, "providers/"+azureapi.ResourceProvider)...)
+var armRoutes = core.RouteTable{FoldCase: true, Routes: append(aksRoutes("resourceGroups/{rg}/providers/"+aksProvider), computeRoutes(
+	"resourceGroups/{rg}/providers/"+azureapi.ResourceProvider, "providers/"+azureapi.ResourceProvider)...)}
 
 // computeRoutes are Microsoft.Compute's operations; rg is the path of a
 // resource group's provider, sub the subscription's.
-func computeRoutes(rg, sub string) []armRoute {
+func computeRoutes(rg, sub string) []core.Route {
 	vmss := rg + "/virtualMachineScaleSets/{vmss}"
-	return []armRoute{
-		getRoute(rg+"/virtualMachineScaleSets", OpAzureVMSSList),
-		{vmss, map[string]string{http.MethodPut: OpAzureVMSSCreateOrUpdate, http.MethodPatch: OpAzureVMSSUpdate,
+	return []core.Route{
+		core.GetRoute(rg+"/virtualMachineScaleSets", OpAzureVMSSList),
+		{Path: vmss, Ops: map[string]string{http.MethodPut: OpAzureVMSSCreateOrUpdate, http.MethodPatch: OpAzureVMSSUpdate,
 			http.MethodGet: OpAzureVMSSGet, http.MethodDelete: OpAzureVMSSDelete}},
-		postRoute(vmss+"/delete", OpAzureVMSSDeleteInstances),
-		getRoute(vmss+"/virtualMachines", OpAzureVMSSVMList),
-		{vmss + "/virtualMachines/{instance}", map[string]string{http.MethodGet: OpAzureVMSSVMGet, http.MethodDelete: OpAzureVMSSVMDelete}},
-		getRoute(rg+"/virtualMachines", OpAzureVMList),
-		{rg + "/virtualMachines/{vm}", map[string]string{http.MethodGet: OpAzureVMGet, http.MethodDelete: OpAzureVMDelete}},
-		getRoute(sub+"/skus", OpAzureSkuList),
-		getRoute(sub+"/virtualMachineScaleSets", OpAzureVMSSList),
-		getRoute(sub+"/virtualMachines", OpAzureVMList),
-		getRoute(sub+"/locations/{location}/operations/{operation}", OpAzureOperationStatus),
+		core.PostRoute(vmss+"/delete", OpAzureVMSSDeleteInstances),
+		core.GetRoute(vmss+"/virtualMachines", OpAzureVMSSVMList),
+		{Path: vmss + "/virtualMachines/{instance}", Ops: map[string]string{http.MethodGet: OpAzureVMSSVMGet, http.MethodDelete: OpAzureVMSSVMDelete}},
+		core.GetRoute(rg+"/virtualMachines", OpAzureVMList),
+		{Path: rg + "/virtualMachines/{vm}", Ops: map[string]string{http.MethodGet: OpAzureVMGet, http.MethodDelete: OpAzureVMDelete}},
+		core.GetRoute(sub+"/skus", OpAzureSkuList),
+		core.GetRoute(sub+"/virtualMachineScaleSets", OpAzureVMSSList),
+		core.GetRoute(sub+"/virtualMachines", OpAzureVMList),
+		core.GetRoute(sub+"/locations/{location}/operations/{operation}", OpAzureOperationStatus),
 	}
 }
 

@@ -2,8 +2,9 @@ package azureface
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
+
+	"github.com/mpool-dev/mpool/sim/core/coretest"
 )
 
 // TestAzureRoute: the face's route tables name each operation by method
@@ -40,14 +41,6 @@ func TestAzureRoute(t *testing.T) {
 	}
 	h := &azureHandler{}
 	for _, tt := range tests {
-		r := httptest.NewRequest(tt.method, tt.path, nil)
-		if got := h.route(r); got != tt.want {
-			t.Errorf("%s %s: operation %q, want %q", tt.method, tt.path, got, tt.want)
-		}
-		for k, v := range tt.values {
-			if got := r.PathValue(k); got != v {
-				t.Errorf("%s %s: path value %s = %q, want %q", tt.method, tt.path, k, got, v)
-			}
-		}
+		coretest.CheckRoute(t, h.route, tt.method, tt.path, tt.want, tt.values)
 	}
 }

@@ -246,7 +246,7 @@ func (f *EKSFace) Handler(env core.FaceEnv) http.Handler {
 	f.kickLocked(env)
 	f.mu.Unlock()
 	return &core.Router{Ops: env.WrapOps(nil, ops), Unknown: OpEKSUnknown,
-		Route: func(r *http.Request) string { return eksRoute(r.Method, pathSegments(r)) }}
+		Route: eksRoute}
 }
 
 // pathSegments are the request's path segments (after the base path),
@@ -263,40 +263,26 @@ func pathSegments(r *http.Request) []string {
 	return segs
 }
 
-// eksRoute names the operation of a method and path.
-func eksRoute(method string, p []string) string {
-	n := len(p)
-	switch {
-	case n == 1 && p[0] == "clusters":
-		return byMethod(method, map[string]string{http.MethodGet: OpEKSListClusters, http.MethodPost: OpEKSCreateCluster})
-	case n == 2 && p[0] == "clusters" && method == http.MethodGet:
-		return OpEKSDescribeCluster
-	case n == 3 && p[0] == "clusters" && p[2] == "node-groups":
-		return byMethod(method, map[string]string{http.MethodGet: OpEKSListNodegroups, http.MethodPost: OpEKSCreateNodegroup})
-	case n == 4 && p[0] == "clusters" && p[2] == "node-groups":
-		return byMethod(method, map[string]string{http.MethodGet: OpEKSDescribeNodegroup, http.MethodDelete: OpEKSDeleteNodegroup})
-	case n == 5 && p[0] == "clusters" && p[2] == "node-groups" && p[4] == "update-config" && method == http.MethodPost:
-		return OpEKSUpdateNodegroupConfig
-	case n == 5 && p[0] == "clusters" && p[2] == "node-groups" && p[4] == "update-version" && method == http.MethodPost:
-		return OpEKSUpdateNodegroupVersion
-	case n == 3 && p[0] == "clusters" && p[2] == "updates" && method == http.MethodGet:
-		return OpEKSListUpdates
-	case n == 4 && p[0] == "clusters" && p[2] == "updates" && method == http.MethodGet:
-		return OpEKSDescribeUpdate
-	case n >= 2 && p[0] == "tags":
-		return byMethod(method, map[string]string{http.MethodGet: OpEKSListTagsForResource, http.MethodPost: OpEKSTagResource, http.MethodDelete: OpEKSUntagResource})
-	}
-	return OpEKSUnknown
-}
+// eksRoute names the operation of r by its method and unescaped path.
+func eksRoute(r *http.Request) string { return eksRoutes.Match(r, pathSegments(r)) }
 
-// byMethod is the operation ops names for method, OpEKSUnknown for
-// another method.
-func byMethod(method string, ops map[string]string) string {
-	if op, ok := ops[method]; ok {
-		return op
-	}
-	return OpEKSUnknown
-}
+// eksRoutes are the face's operations, by method and path (its segments
+// unescaped, matched case-sensitively).
+var eksRoutes = core.RouteTable{Routes: []core.Route{
+	{Path: "clusters", Ops: map[string]string{http.MethodGet: OpEKSListClusters, http.MethodPost: OpEKSCreateCluster}},
+	core.GetRoute("clusters/{name}", OpEKSDescribeCluster),
+	{Path: "clusters/{name}/node-groups", Ops: map[string]string{http.MethodGet: OpEKSListNodegroups, http.MethodPost: OpEKSCreateNodegroup}},
+	{Path: nodegroupPath, Ops: map[string]string{http.MethodGet: OpEKSDescribeNodegroup, http.MethodDelete: OpEKSDeleteNodegroup}},
+	core.PostRoute(nodegroupPath+"/update-config", OpEKSUpdateNodegroupConfig),
+	core.PostRoute(nodegroupPath+"/update-version", OpEKSUpdateNodegroupVersion),
+	core.GetRoute("clusters/{name}/updates", OpEKSListUpdates),
+	core.GetRoute("clusters/{name}/updates/{updateId}", OpEKSDescribeUpdate),
+	{Path: "tags/{resourceArn...}", Ops: map[string]string{http.MethodGet: OpEKSListTagsForResource, http.MethodPost: OpEKSTagResource,
+		http.MethodDelete: OpEKSUntagResource}},
+}}
+
+// nodegroupPath is a node group's path.
+const nodegroupPath = "clusters/{name}/node-groups/{nodegroupName}"
 
 // authenticated parses the request, verifies its SigV4 signature with the
 // AWS face's access keys and runs fn.

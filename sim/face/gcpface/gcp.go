@@ -296,7 +296,7 @@ func (f *GCPFace) Handler(env core.FaceEnv) http.Handler {
 			writeError(w, http.StatusNotFound, gcpapi.ReasonNotFound, "", fmt.Sprintf("The simulated Compute Engine does not serve %s %s.", r.Method, r.URL.Path))
 		}),
 	})
-	return &core.Router{Ops: ops, Route: h.route, Unknown: OpGCPUnknown, IsAPI: isComputePath,
+	return &core.Router{Ops: ops, Route: gcpRoutes.Route, Unknown: OpGCPUnknown, IsAPI: isComputePath,
 		NotServed: func(w http.ResponseWriter, r *http.Request) {
 			writeTokenError(w, http.StatusNotFound, "invalid_request",
 				fmt.Sprintf("The simulated Google OAuth 2.0 server does not serve %s %s.", r.Method, r.URL.Path))
@@ -310,79 +310,42 @@ func isComputePath(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, 
 // baseURL is the face's URL as the client reached it.
 func (h *gcpHandler) baseURL(r *http.Request) string { return h.env.BaseURL(r) }
 
-// route returns the operation of r, or "", setting the path values the
-// operations read (project, location, kind: zones, regions or global, and
-// name, action).
-func (h *gcpHandler) route(r *http.Request) string {
-	segs := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
-	m := r.Method
-	if len(segs) == 1 && segs[0] == "token" && m == http.MethodPost {
-		return OpGCPToken
-	}
-	if len(segs) < 6 || segs[0] != "compute" || segs[1] != "v1" || segs[2] != "projects" {
-		return ""
-	}
-	r.SetPathValue("project", segs[3])
-	rest := segs[4:]
-	if rest[0] == "global" {
-		r.SetPathValue("where", "global")
-		switch {
-		case rest[1] == "instanceTemplates" && len(rest) == 2:
-			return map[string]string{http.MethodPost: OpGCPTemplatesInsert, http.MethodGet: OpGCPTemplatesList}[m]
-		case rest[1] == "instanceTemplates" && len(rest) == 3:
-			r.SetPathValue("name", rest[2])
-			return map[string]string{http.MethodGet: OpGCPTemplatesGet, http.MethodDelete: OpGCPTemplatesDelete}[m]
-		case rest[1] == "operations" && len(rest) >= 3:
-			return h.routeOperation(r, rest[2:])
-		}
-		return ""
-	}
-	if (rest[0] != "zones" && rest[0] != "regions") || len(rest) < 3 {
-		return ""
-	}
-	r.SetPathValue("where", rest[0])
-	r.SetPathValue("location", rest[1])
-	rest = rest[2:]
-	switch rest[0] {
-	case "operations":
-		if len(rest) >= 2 {
-			return h.routeOperation(r, rest[1:])
-		}
-	case "machineTypes":
-		if rest[0] == "machineTypes" && r.PathValue("where") == "zones" {
-			switch {
-			case len(rest) == 1 && m == http.MethodGet:
-				return OpGCPMachineTypesList
-			case len(rest) == 2 && m == http.MethodGet:
-				r.SetPathValue("name", rest[1])
-				return OpGCPMachineTypesGet
-			}
-		}
-	case "instanceGroupManagers":
-		switch {
-		case len(rest) == 1 && m == http.MethodPost:
-			return OpGCPIGMInsert
-		case len(rest) == 2:
-			r.SetPathValue("name", rest[1])
-			return map[string]string{http.MethodGet: OpGCPIGMGet, http.MethodDelete: OpGCPIGMDelete}[m]
-		case len(rest) == 3 && m == http.MethodPost:
-			r.SetPathValue("name", rest[1])
-			return map[string]string{"resize": OpGCPIGMResize, "setInstanceTemplate": OpGCPIGMSetInstanceTemplate,
-				"deleteInstances": OpGCPIGMDeleteInstances, "listManagedInstances": OpGCPIGMListManagedInstances}[rest[2]]
-		}
-	}
-	return ""
-}
+// gcpRoutes are the face's operations: the token server's, and Compute
+// Engine's below /compute/v1/projects/{project}, each setting the path
+// values the operations read (project, location, where: zones, regions or
+// global, and name). Paths match case-sensitively, as Google's do.
+var gcpRoutes = core.RouteTable{Routes: append([]core.Route{
+	core.PostRoute("token", OpGCPToken),
+	{Path: gcpGlobal + "/instanceTemplates", Ops: map[string]string{http.MethodPost: OpGCPTemplatesInsert, http.MethodGet: OpGCPTemplatesList}},
+	{Path: gcpGlobal + "/instanceTemplates/{name}", Ops: map[string]string{http.MethodGet: OpGCPTemplatesGet, http.MethodDelete: OpGCPTemplatesDelete}},
+	core.GetRoute(gcpGlobal+"/operations/{name}", OpGCPOperationsGet),
+	core.PostRoute(gcpGlobal+"/operations/{name}/wait", OpGCPOperationsWait),
+	core.GetRoute(gcpZone+"/machineTypes", OpGCPMachineTypesList),
+	core.GetRoute(gcpZone+"/machineTypes/{name}", OpGCPMachineTypesGet),
+}, append(locationRoutes(gcpZone), locationRoutes(gcpRegion)...)...)}
 
-func (h *gcpHandler) routeOperation(r *http.Request, rest []string) string {
-	r.SetPathValue("name", rest[0])
-	switch {
-	case len(rest) == 1 && r.Method == http.MethodGet:
-		return OpGCPOperationsGet
-	case len(rest) == 2 && rest[1] == "wait" && r.Method == http.MethodPost:
-		return OpGCPOperationsWait
+// The paths of a project's global, zonal and regional resources.
+const (
+	gcpProject = "compute/v1/projects/{project}"
+	gcpGlobal  = gcpProject + "/{where=global}"
+	gcpZone    = gcpProject + "/{where=zones}/{location}"
+	gcpRegion  = gcpProject + "/{where=regions}/{location}"
+)
+
+// locationRoutes are the operations on a zone's or a region's resources,
+// loc the path of either.
+func locationRoutes(loc string) []core.Route {
+	igm := loc + "/instanceGroupManagers/{name}"
+	return []core.Route{
+		core.GetRoute(loc+"/operations/{name}", OpGCPOperationsGet),
+		core.PostRoute(loc+"/operations/{name}/wait", OpGCPOperationsWait),
+		core.PostRoute(loc+"/instanceGroupManagers", OpGCPIGMInsert),
+		{Path: igm, Ops: map[string]string{http.MethodGet: OpGCPIGMGet, http.MethodDelete: OpGCPIGMDelete}},
+		core.PostRoute(igm+"/resize", OpGCPIGMResize),
+		core.PostRoute(igm+"/setInstanceTemplate", OpGCPIGMSetInstanceTemplate),
+		core.PostRoute(igm+"/deleteInstances", OpGCPIGMDeleteInstances),
+		core.PostRoute(igm+"/listManagedInstances", OpGCPIGMListManagedInstances),
 	}
-	return ""
 }
 
 // api checks a compute request's bearer token and, for writes, the

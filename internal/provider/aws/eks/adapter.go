@@ -369,7 +369,10 @@ func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.Ins
 }
 
 // ec2State is the instance's EC2 state from the engine's view of it.
-var ec2State = kit.StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down"}
+var ec2State = kit.StateWords[string]{Pending: "pending", Running: "running", Deleting: "shutting-down",
+	Also: map[string]contract.InstanceState{
+		"stopping": contract.InstanceDeleting, "stopped": contract.InstanceDeleting, "terminated": contract.InstanceDeleting,
+	}, Other: contract.InstanceRunning}
 
 // ReadPool implements contract.Reader: EKS replaces out-of-date nodes
 // itself, surging and taking down at most spec.updateConfig's
@@ -397,16 +400,5 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // and terminated Deleting.
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AWSManagedMachinePoolMachine)
-	st := &m.Status
-	var state contract.InstanceState
-	switch st.State {
-	case "pending":
-		state = contract.InstancePending
-	case "shutting-down", "stopping", "stopped", "terminated":
-		state = contract.InstanceDeleting
-	case "":
-	default:
-		state = contract.InstanceRunning
-	}
-	return a.Instance(m).View(st.State, state, st.AvailabilityZone)
+	return a.Instance(m).View(m.Status.State, ec2State.State(m.Status.State), m.Status.AvailabilityZone)
 }

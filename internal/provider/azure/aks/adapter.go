@@ -211,23 +211,14 @@ const futureService = "agentpools"
 func (a Adapter) WriteInstanceStatus(obj contract.InstanceObject, r contract.InstanceReport) {
 	m := obj.(*infrav1.AzureManagedMachinePoolMachine)
 	a.Instance(m).WriteStatus(r)
-	m.Status.ProvisioningState = provisioningState(r.State)
+	m.Status.ProvisioningState = provisioningState.Word(r.State)
 	m.Status.AvailabilityZone = r.Zone
 }
 
 // provisioningState is a machine's state in ARM's terms.
-func provisioningState(s contract.InstanceState) string {
-	switch s {
-	case contract.InstancePending, contract.InstanceBooting:
-		return "Creating"
-	case contract.InstanceDeleting:
-		return "Deleting"
-	case contract.InstanceFailed:
-		return "Failed"
-	default:
-		return "Succeeded"
-	}
-}
+// Any other state is a machine in service.
+var provisioningState = kit.StateWords[string]{Pending: "Creating", Running: "Succeeded", Failed: "Failed", Deleting: "Deleting",
+	Other: contract.InstanceRunning}
 
 // ReadPool implements contract.Reader: AKS replaces out-of-date nodes
 // itself (upgradeSettings.maxSurge, one node by default); the engine
@@ -247,18 +238,5 @@ func (Adapter) ReadPool(p contract.Pool) (contract.PoolView, error) {
 // ReadInstance implements contract.Reader.
 func (a Adapter) ReadInstance(obj contract.InstanceObject) contract.InstanceView {
 	m := obj.(*infrav1.AzureManagedMachinePoolMachine)
-	st := &m.Status
-	var state contract.InstanceState
-	switch st.ProvisioningState {
-	case "Creating":
-		state = contract.InstancePending
-	case "Deleting":
-		state = contract.InstanceDeleting
-	case "Failed":
-		state = contract.InstanceFailed
-	case "":
-	default:
-		state = contract.InstanceRunning
-	}
-	return a.Instance(m).View(st.ProvisioningState, state, st.AvailabilityZone)
+	return a.Instance(m).View(m.Status.ProvisioningState, provisioningState.State(m.Status.ProvisioningState), m.Status.AvailabilityZone)
 }
