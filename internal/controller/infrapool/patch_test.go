@@ -157,8 +157,8 @@ func TestSyncInstancesBoundedPerPass(t *testing.T) {
 		}
 		passes++
 		got := created()
-		if want := min(n, passes*e.writesPerPass()); got != want {
-			t.Fatalf("after pass %d: %d objects, want %d (at most %d writes a pass)", passes, got, want, e.writesPerPass())
+		if want := min(n, passes*e.writesPerPass(n)); got != want {
+			t.Fatalf("after pass %d: %d objects, want %d (at most %d writes a pass)", passes, got, want, e.writesPerPass(n))
 		}
 		if !s.moreWrites {
 			if got != n {
@@ -170,7 +170,7 @@ func TestSyncInstancesBoundedPerPass(t *testing.T) {
 			t.Fatalf("pass %d left writes and requeues after %v, want %v", passes, s.requeue, moreWritesDelay)
 		}
 	}
-	if want := (n + e.writesPerPass() - 1) / e.writesPerPass(); passes != want {
+	if want := (n + e.writesPerPass(n) - 1) / e.writesPerPass(n); passes != want {
 		t.Errorf("%d passes, want %d", passes, want)
 	}
 }
