@@ -92,34 +92,35 @@ func (m *Memo) Wrote(key Key, base string, obj client.Object) {
 // the cache shows it (or something newer), and then the record is
 // forgotten.
 func (m *Memo) Latest(key Key, rv string) client.Object {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	e, ok := m.entries[key]
-	if !ok {
+	obj := m.pending(key, rv)
+	if obj == nil {
 		return nil
 	}
-	if !slices.Contains(e.stale, rv) || m.now().Sub(e.at) >= m.ttl() {
-		delete(m.entries, key)
-		return nil
-	}
-	return e.obj.DeepCopyObject().(client.Object)
+	return obj.DeepCopyObject().(client.Object)
 }
 
 // Pending reports whether the last write key has not reached the cache,
 // whose copy is at resourceVersion rv ("" for a create: the cache has no
 // copy): Latest without the copy, for callers that only skip the write.
 func (m *Memo) Pending(key Key, rv string) bool {
+	return m.pending(key, rv) != nil
+}
+
+// pending returns the Memo's own copy of the object the last write key
+// left, when the cache's copy at rv predates it; else nil, forgetting the
+// record.
+func (m *Memo) pending(key Key, rv string) client.Object {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.entries[key]
 	if !ok {
-		return false
+		return nil
 	}
 	if !slices.Contains(e.stale, rv) || m.now().Sub(e.at) >= m.ttl() {
 		delete(m.entries, key)
-		return false
+		return nil
 	}
-	return true
+	return e.obj
 }
 
 // Forget drops the record of the write key.

@@ -18,6 +18,30 @@ import (
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
+// startEnv starts (or reuses) the test API server and returns a context
+// bounded by ten minutes and a fresh namespace.
+func startEnv(t *testing.T) (context.Context, *testenv.Env, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	t.Cleanup(cancel)
+	env, err := testenv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return ctx, env, env.NewNamespace(t)
+}
+
+// createPool creates the LocalMachinePool "pool" in ns.
+func createPool(ctx context.Context, t *testing.T, env *testenv.Env, ns string) *infrav1.LocalMachinePool {
+	t.Helper()
+	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: ns}}
+	if err := env.Client.Create(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	return pool
+}
+
 // TestPatchAfterStaleRead: a reconcile reads the pool from a cache that has
 // not caught up with the engine's own last status write and computes the
 // status the cache still holds. The engine must still write it: diffing
@@ -25,19 +49,8 @@ import (
 // status on the server, and the engine's watch ignores status-only changes,
 // so nothing would correct it. Against a real API server.
 func TestPatchAfterStaleRead(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	env, err := testenv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	ns := env.NewNamespace(t)
-
-	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: ns}}
-	if err := env.Client.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	ctx, env, ns := startEnv(t)
+	pool := createPool(ctx, t, env, ns)
 	converged := metav1.Condition{Type: infrav1.RolloutProgressingCondition, Status: metav1.ConditionFalse, Reason: infrav1.ConvergedReason, Message: "converged"}
 	unobserved := metav1.Condition{Type: infrav1.RolloutProgressingCondition, Status: metav1.ConditionUnknown, Reason: "ScaleGroupProvisionFailed", Message: "The instances have not been observed"}
 
@@ -74,14 +87,7 @@ func TestPatchAfterStaleRead(t *testing.T) {
 // it, or whose zone is unknown or no label value, gets no write. Against a
 // real API server.
 func TestZoneLabelBackfill(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	env, err := testenv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	ns := env.NewNamespace(t)
+	ctx, env, ns := startEnv(t)
 	obj := &infrav1.LocalMachinePoolMachine{ObjectMeta: metav1.ObjectMeta{Name: "pool-1", Namespace: ns, Labels: map[string]string{"keep": "me"}},
 		Spec: infrav1.LocalMachinePoolMachineSpec{InstanceID: "1", ProviderID: "local:///g/1"}}
 	if err := env.Client.Create(ctx, obj); err != nil {
@@ -117,19 +123,8 @@ func TestZoneLabelBackfill(t *testing.T) {
 // follow, reading a cache that may not show the earlier creates yet, make
 // the rest without repeating any. Against a real API server.
 func TestSyncInstancesBoundedPerPass(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	env, err := testenv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	ns := env.NewNamespace(t)
-
-	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: ns}}
-	if err := env.Client.Create(ctx, pool); err != nil {
-		t.Fatal(err)
-	}
+	ctx, env, ns := startEnv(t)
+	pool := createPool(ctx, t, env, ns)
 	const n = 10
 	group := &scalegroup.Group{}
 	for i := range n {
