@@ -409,7 +409,7 @@ func (c *ClusterCache) connect(ctx context.Context, cluster types.NamespacedName
 		Scheme:                      c.opts.Scheme,
 		Mapper:                      mapper,
 		ReaderFailOnMissingInformer: true,
-		DefaultTransform:            cache.TransformStripManagedFields(),
+		DefaultTransform:            trimNode,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the Node cache of the workload cluster of Cluster %s: %w", cluster, err)

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -142,4 +143,32 @@ func oldestOf(nodes []*corev1.Node) *corev1.Node {
 func older(a, b *corev1.Node) bool {
 	return a.CreationTimestamp.Before(&b.CreationTimestamp) ||
 		(a.CreationTimestamp.Equal(&b.CreationTimestamp) && a.Name < b.Name)
+}
+
+// stripManagedFields is the cache's transform that drops managed fields.
+var stripManagedFields = cache.TransformStripManagedFields()
+
+// trimNode is the Node cache's transform: it keeps of a Node what mpool
+// reads (metadata without managed fields, the spec, the conditions and the
+// kubelet's version) and drops the rest of its status. A real kubelet
+// reports up to 50 container images, the capacity and allocatable
+// resources and the attached volumes: most of a Node's size, held once per
+// Node of every workload cluster. Nodes are only ever patched (merge
+// patches of the changed fields) or deleted, never updated whole from the
+// cache, so what is dropped here is never written back.
+func trimNode(obj any) (any, error) {
+	obj, err := stripManagedFields(obj)
+	if err != nil {
+		return obj, err
+	}
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	n.Status = corev1.NodeStatus{
+		Phase:      n.Status.Phase,
+		Conditions: n.Status.Conditions,
+		NodeInfo:   corev1.NodeSystemInfo{KubeletVersion: n.Status.NodeInfo.KubeletVersion},
+	}
+	return n, nil
 }
