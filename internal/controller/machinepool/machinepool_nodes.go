@@ -211,16 +211,22 @@ func (r *Reconciler) deleteRetiredNodes(ctx context.Context, s *scope, key types
 	}
 	// s.nodes has a key for every listed providerID that has a Node, so an
 	// owned Node whose providerID is listed is always found there.
-	var writes []write
+	var retired []*corev1.Node
 	for _, n := range owned {
-		if _, listed := s.nodes[n.Spec.ProviderID]; listed || !n.DeletionTimestamp.IsZero() {
-			continue
+		if _, listed := s.nodes[n.Spec.ProviderID]; !listed && n.DeletionTimestamp.IsZero() {
+			retired = append(retired, n)
 		}
+	}
+	if len(retired) == 0 {
+		return nil, nil
+	}
+	c, err := r.ClusterCache.Client(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("deleting retired Nodes: %w", err)
+	}
+	writes := make([]write, 0, len(retired))
+	for _, n := range retired {
 		writes = append(writes, func(ctx context.Context) error {
-			c, err := r.ClusterCache.Client(ctx, key)
-			if err != nil {
-				return fmt.Errorf("deleting retired Node %s: %w", n.Name, err)
-			}
 			if err := deleteNode(ctx, c, n); err != nil {
 				r.Recorder.Eventf(s.pool, nil, corev1.EventTypeWarning, events.NodeDeleteFailed, events.ActionDelete, "Deleting Node %s: %v", n.Name, err)
 				return err
