@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
@@ -130,34 +133,80 @@ func (o *Options) defaults() {
 
 // ClusterCache hands out clients for workload clusters, one per Cluster,
 // built from the Cluster's kubeconfig Secret and reused until the Cluster is
-// disconnected or the Secret's content changes. It is safe for concurrent
-// use. Add it to a manager (it is a manager.Runnable) or call Stop when done.
+// disconnected or the Secret's content changes. Clusters whose kubeconfig
+// Secrets hold the same kubeconfig (the same API server reached with the
+// same credentials: the same view) share one connection and one Node cache;
+// each keeps a client of its own, with its own request rate limits. It is
+// safe for concurrent use. Add it to a manager (it is a manager.Runnable) or
+// call Stop when done.
 type ClusterCache struct {
 	opts Options
 
 	mu        sync.Mutex
 	accessors map[types.NamespacedName]*accessor
-	locks     map[types.NamespacedName]*sync.Mutex
-	sources   map[*nodeSource]struct{}
+	// conns are the live connections by the hash of their kubeconfig.
+	conns   map[[sha256.Size]byte]*conn
+	locks   map[string]*sync.Mutex
+	sources map[*nodeSource]struct{}
 	// clusterSources hear about connects and disconnects.
 	clusterSources map[*clusterSource]struct{}
 	stopped        bool
 }
 
-// accessor is one connected workload cluster.
+// accessor is one connected Cluster: its own client over a connection it may
+// share with other Clusters.
 type accessor struct {
-	cluster    types.NamespacedName
-	secretHash [sha256.Size]byte
+	cluster types.NamespacedName
+	*conn
+	client client.Client
+}
 
-	config    *rest.Config // direct requests: bounded by RequestTimeout
-	client    client.Client
-	cache     cache.Cache
-	informer  cache.Informer
-	indexer   toolscache.Indexer // nil if the informer does not expose it
-	discovery discovery.DiscoveryInterface
+// conn is one connection to a workload API server: its Node cache, its
+// discovery and the HTTP client of its direct requests.
+type conn struct {
+	hash [sha256.Size]byte
+
+	direct     *rest.Config // direct requests: bounded by RequestTimeout
+	directHTTP *http.Client
+	mapper     meta.RESTMapper
+	cache      cache.Cache
+	informer   cache.Informer
+	indexer    toolscache.Indexer // nil if the informer does not expose it
+	discovery  discovery.DiscoveryInterface
+
+	// clusters are the Clusters using the connection, replaced (never
+	// changed in place) under ClusterCache.mu; the Node event handlers read
+	// it without a lock.
+	clusters atomic.Pointer[[]types.NamespacedName]
 
 	ctx    context.Context
 	cancel context.CancelFunc
+}
+
+// users returns the Clusters using cn.
+func (cn *conn) users() []types.NamespacedName {
+	if p := cn.clusters.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// setUsers replaces the Clusters using cn with those of old that keep passes,
+// plus add when it is set. Call it with ClusterCache.mu held. It returns how
+// many use cn now.
+func (cn *conn) setUsers(keep func(types.NamespacedName) bool, add *types.NamespacedName) int {
+	old := cn.users()
+	next := make([]types.NamespacedName, 0, len(old)+1)
+	for _, cl := range old {
+		if keep(cl) {
+			next = append(next, cl)
+		}
+	}
+	if add != nil {
+		next = append(next, *add)
+	}
+	cn.clusters.Store(&next)
+	return len(next)
 }
 
 // New returns a ClusterCache.
@@ -169,7 +218,8 @@ func New(opts Options) (*ClusterCache, error) {
 	return &ClusterCache{
 		opts:      opts,
 		accessors: map[types.NamespacedName]*accessor{},
-		locks:     map[types.NamespacedName]*sync.Mutex{},
+		conns:     map[[sha256.Size]byte]*conn{},
+		locks:     map[string]*sync.Mutex{},
 		sources:   map[*nodeSource]struct{}{},
 
 		clusterSources: map[*clusterSource]struct{}{},
@@ -192,11 +242,12 @@ func (c *ClusterCache) NeedLeaderElection() bool { return false }
 func (c *ClusterCache) Stop() {
 	c.mu.Lock()
 	c.stopped = true
-	accs := c.accessors
+	conns := c.conns
 	c.accessors = map[types.NamespacedName]*accessor{}
+	c.conns = map[[sha256.Size]byte]*conn{}
 	c.mu.Unlock()
-	for _, a := range accs {
-		a.cancel()
+	for _, cn := range conns {
+		cn.cancel()
 	}
 }
 
@@ -222,7 +273,7 @@ func (c *ClusterCache) RESTConfig(ctx context.Context, cluster types.NamespacedN
 	if err != nil {
 		return nil, err
 	}
-	return rest.CopyConfig(a.config), nil
+	return rest.CopyConfig(a.direct), nil
 }
 
 // Connected reports whether the workload cluster of cluster has a live
@@ -234,48 +285,77 @@ func (c *ClusterCache) Connected(cluster types.NamespacedName) bool {
 	return ok
 }
 
-// Disconnect drops the client of the workload cluster of cluster and stops
-// its cache. The next Client call connects again. Call it when the Cluster
-// is deleted.
+// Disconnect drops the client of the workload cluster of cluster, and stops
+// its connection and Node cache unless other Clusters share them. The next
+// Client call connects again. Call it when the Cluster is deleted.
 func (c *ClusterCache) Disconnect(cluster types.NamespacedName) {
 	c.mu.Lock()
 	a := c.accessors[cluster]
-	delete(c.accessors, cluster)
 	c.mu.Unlock()
 	if a != nil {
-		a.cancel()
-		c.notifyClusterSources(cluster)
+		c.release(a)
 	}
 }
 
-// disconnectIf drops a only when it is still the cluster's accessor.
-func (c *ClusterCache) disconnectIf(a *accessor) {
+// release drops a, when it is still its Cluster's accessor, and stops its
+// connection when no Cluster uses it any more.
+func (c *ClusterCache) release(a *accessor) {
 	c.mu.Lock()
 	current := c.accessors[a.cluster] == a
+	last := false
 	if current {
 		delete(c.accessors, a.cluster)
+		last = a.setUsers(func(cl types.NamespacedName) bool { return cl != a.cluster }, nil) == 0
+		if last && c.conns[a.hash] == a.conn {
+			delete(c.conns, a.hash)
+		}
 	}
 	c.mu.Unlock()
-	a.cancel()
+	if last {
+		a.cancel()
+	}
 	if current {
 		c.notifyClusterSources(a.cluster)
 	}
 }
 
-// keyLock returns the mutex that serialises connecting to cluster.
-func (c *ClusterCache) keyLock(cluster types.NamespacedName) *sync.Mutex {
+// drop stops cn and disconnects every Cluster that uses it.
+func (c *ClusterCache) drop(cn *conn) {
+	c.mu.Lock()
+	var gone []types.NamespacedName
+	for _, cl := range cn.users() {
+		if a := c.accessors[cl]; a != nil && a.conn == cn {
+			delete(c.accessors, cl)
+			gone = append(gone, cl)
+		}
+	}
+	cn.setUsers(func(types.NamespacedName) bool { return false }, nil)
+	if c.conns[cn.hash] == cn {
+		delete(c.conns, cn.hash)
+	}
+	c.mu.Unlock()
+	cn.cancel()
+	for _, cl := range gone {
+		c.notifyClusterSources(cl)
+	}
+}
+
+// keyLock returns the mutex that serialises connecting to key (a Cluster, or
+// a kubeconfig's hash).
+func (c *ClusterCache) keyLock(key string) *sync.Mutex {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l, ok := c.locks[cluster]
+	l, ok := c.locks[key]
 	if !ok {
 		l = &sync.Mutex{}
-		c.locks[cluster] = l
+		c.locks[key] = l
 	}
 	return l
 }
 
 // accessor returns the live accessor of cluster, connecting (or
-// reconnecting, when the kubeconfig changed) as needed.
+// reconnecting, when the kubeconfig changed) as needed: to the live
+// connection of the same kubeconfig if there is one, else to a new one.
 func (c *ClusterCache) accessor(ctx context.Context, cluster types.NamespacedName) (*accessor, error) {
 	kubeconfig, err := c.readKubeconfig(ctx, cluster)
 	if err != nil {
@@ -286,55 +366,107 @@ func (c *ClusterCache) accessor(ctx context.Context, cluster types.NamespacedNam
 	}
 	hash := sha256.Sum256(kubeconfig)
 
-	l := c.keyLock(cluster)
+	l := c.keyLock("cluster/" + cluster.String())
 	l.Lock()
 	defer l.Unlock()
 
 	c.mu.Lock()
 	if c.stopped {
 		c.mu.Unlock()
-		return nil, fmt.Errorf("workload cluster cache is stopped")
+		return nil, errStopped
 	}
 	existing := c.accessors[cluster]
 	c.mu.Unlock()
 	if existing != nil {
-		if existing.secretHash == hash && existing.ctx.Err() == nil {
+		if existing.hash == hash && existing.ctx.Err() == nil {
 			return existing, nil
 		}
 		log.FromContext(ctx).Info("Kubeconfig changed, reconnecting to the workload cluster", "cluster", klog.KRef(cluster.Namespace, cluster.Name))
-		c.disconnectIf(existing)
+		c.release(existing)
 	}
 
-	a, err := c.connect(ctx, cluster, kubeconfig)
+	// Clusters are locked before kubeconfigs, never the other way round.
+	hl := c.keyLock(fmt.Sprintf("kubeconfig/%x", hash))
+	hl.Lock()
+	defer hl.Unlock()
+	c.mu.Lock()
+	cn := c.conns[hash]
+	c.mu.Unlock()
+	fresh := cn == nil || cn.ctx.Err() != nil
+	if fresh {
+		if cn, err = c.connect(ctx, cluster, kubeconfig); err != nil {
+			return nil, err
+		}
+		cn.hash = hash
+	}
+	a, err := c.clientOf(cluster, cn)
 	if err != nil {
+		if fresh {
+			cn.cancel()
+		}
 		return nil, err
 	}
-	a.secretHash = hash
 
 	c.mu.Lock()
-	if c.stopped {
+	if c.stopped || cn.ctx.Err() != nil {
 		c.mu.Unlock()
-		a.cancel()
-		return nil, fmt.Errorf("workload cluster cache is stopped")
-	}
-	// Sources are registered under c.mu so that a source starting now sees
-	// this accessor exactly once.
-	for s := range c.sources {
-		if err := s.register(a); err != nil {
-			c.mu.Unlock()
-			a.cancel()
-			return nil, fmt.Errorf("watching Nodes of the workload cluster of Cluster %s: %w", cluster, err)
+		if fresh {
+			cn.cancel()
 		}
+		if c.stopped {
+			return nil, errStopped
+		}
+		return nil, &ConnectionError{Cluster: cluster, Reason: ReasonUnreachable, Err: errors.New("the shared connection to the workload cluster was just dropped")}
 	}
 	c.accessors[cluster] = a
+	cn.setUsers(func(types.NamespacedName) bool { return true }, &cluster)
+	var replay []*nodeSource
+	if fresh {
+		// Sources are registered under c.mu so that a source starting now
+		// sees this connection exactly once; each new handler is handed
+		// every existing Node.
+		c.conns[hash] = cn
+		for s := range c.sources {
+			if err := s.register(cn); err != nil {
+				delete(c.accessors, cluster)
+				delete(c.conns, hash)
+				c.mu.Unlock()
+				cn.cancel()
+				return nil, fmt.Errorf("watching Nodes of the workload cluster of Cluster %s: %w", cluster, err)
+			}
+		}
+	} else {
+		for s := range c.sources {
+			replay = append(replay, s)
+		}
+	}
 	c.mu.Unlock()
+	// A Cluster joining a live connection is handed its existing Nodes,
+	// as a new connection's handlers are.
+	for _, s := range replay {
+		s.replay(cn, cluster)
+	}
 	c.notifyClusterSources(cluster)
 
-	if c.opts.HealthCheckInterval > 0 {
-		go c.healthCheck(a)
+	if fresh && c.opts.HealthCheckInterval > 0 {
+		go c.healthCheck(cn)
 	}
-	log.FromContext(ctx).V(1).Info("Connected to the workload cluster", "cluster", klog.KRef(cluster.Namespace, cluster.Name))
+	log.FromContext(ctx).V(1).Info("Connected to the workload cluster", "cluster", klog.KRef(cluster.Namespace, cluster.Name), "sharedConnection", !fresh)
 	return a, nil
+}
+
+// errStopped is returned once the cache is stopped.
+var errStopped = errors.New("workload cluster cache is stopped")
+
+// clientOf returns cluster's accessor over cn: a client of its own (each of
+// controller-runtime's clients limits its request rate itself) over cn's
+// HTTP client, mapper and Node cache.
+func (c *ClusterCache) clientOf(cluster types.NamespacedName, cn *conn) (*accessor, error) {
+	directClient, err := client.New(cn.direct, client.Options{HTTPClient: cn.directHTTP, Scheme: c.opts.Scheme, Mapper: cn.mapper})
+	if err != nil {
+		return nil, fmt.Errorf("creating the client of the workload cluster of Cluster %s: %w", cluster, err)
+	}
+	return &accessor{cluster: cluster, conn: cn, client: &workloadClient{Client: directClient, nodes: cn.cache}}, nil
 }
 
 // readKubeconfig returns the kubeconfig of cluster from its Secret. Never log
@@ -357,8 +489,8 @@ func (c *ClusterCache) readKubeconfig(ctx context.Context, cluster types.Namespa
 	return data, nil
 }
 
-// connect builds and starts a new accessor.
-func (c *ClusterCache) connect(ctx context.Context, cluster types.NamespacedName, kubeconfig []byte) (*accessor, error) {
+// connect builds and starts a new connection; cluster names it in errors.
+func (c *ClusterCache) connect(ctx context.Context, cluster types.NamespacedName, kubeconfig []byte) (*conn, error) {
 	base, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
 	if err != nil {
 		// The parse error may quote the kubeconfig: do not wrap it.
@@ -395,11 +527,6 @@ func (c *ClusterCache) connect(ctx context.Context, cluster types.NamespacedName
 	if err != nil {
 		return nil, fmt.Errorf("creating the REST mapper of the workload cluster of Cluster %s: %w", cluster, err)
 	}
-	directClient, err := client.New(direct, client.Options{HTTPClient: directHTTP, Scheme: c.opts.Scheme, Mapper: mapper})
-	if err != nil {
-		return nil, fmt.Errorf("creating the client of the workload cluster of Cluster %s: %w", cluster, err)
-	}
-
 	cacheHTTP, err := rest.HTTPClientFor(base)
 	if err != nil {
 		return nil, fmt.Errorf("creating the HTTP client of the workload cluster of Cluster %s: %w", cluster, err)
@@ -415,7 +542,7 @@ func (c *ClusterCache) connect(ctx context.Context, cluster types.NamespacedName
 		return nil, fmt.Errorf("creating the Node cache of the workload cluster of Cluster %s: %w", cluster, err)
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
-	a := &accessor{cluster: cluster, config: direct, cache: nodeCache, discovery: disc, ctx: runCtx, cancel: cancel}
+	a := &conn{direct: direct, directHTTP: directHTTP, mapper: mapper, cache: nodeCache, discovery: disc, ctx: runCtx, cancel: cancel}
 	ok := false
 	defer func() {
 		if !ok {
@@ -447,7 +574,6 @@ func (c *ClusterCache) connect(ctx context.Context, cluster types.NamespacedName
 	if !nodeCache.WaitForCacheSync(syncCtx) {
 		return nil, unreachable(fmt.Errorf("the Node cache did not sync within %s", c.opts.SyncTimeout))
 	}
-	a.client = &workloadClient{Client: directClient, nodes: nodeCache}
 	ok = true
 	return a, nil
 }
@@ -463,9 +589,9 @@ func probe(ctx context.Context, disc discovery.DiscoveryInterface, timeout time.
 }
 
 // healthCheck probes a's API server every HealthCheckInterval and
-// disconnects it after HealthCheckFailureThreshold failures in a row.
-func (c *ClusterCache) healthCheck(a *accessor) {
-	logger := c.opts.Logger.WithValues("cluster", klog.KRef(a.cluster.Namespace, a.cluster.Name))
+// disconnects every Cluster using it after HealthCheckFailureThreshold
+// failures in a row.
+func (c *ClusterCache) healthCheck(a *conn) {
 	t := c.opts.Clock.NewTicker(c.opts.HealthCheckInterval)
 	defer t.Stop()
 	failures := 0
@@ -480,14 +606,24 @@ func (c *ClusterCache) healthCheck(a *accessor) {
 				return
 			}
 			failures++
+			logger := c.opts.Logger.WithValues("clusters", clusterRefs(a.users()))
 			logger.V(1).Info("Workload cluster health check failed", "failures", failures, "error", err.Error())
 			if failures >= c.opts.HealthCheckFailureThreshold {
 				logger.Info("Disconnecting from an unhealthy workload cluster", "failures", failures)
-				c.disconnectIf(a)
+				c.drop(a)
 				return
 			}
 			continue
 		}
 		failures = 0
 	}
+}
+
+// clusterRefs names clusters for a log line.
+func clusterRefs(clusters []types.NamespacedName) []klog.ObjectRef {
+	out := make([]klog.ObjectRef, len(clusters))
+	for i, cl := range clusters {
+		out[i] = klog.KRef(cl.Namespace, cl.Name)
+	}
+	return out
 }

@@ -272,8 +272,8 @@ func TestNodeSourceEnqueuesMappedRequests(t *testing.T) {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
 	prefix := ns + "-"
-	src := cc.NodeSource(func(_ context.Context, c types.NamespacedName, n *corev1.Node) []reconcile.Request {
-		if c != cluster || len(n.Name) < len(prefix) || n.Name[:len(prefix)] != prefix {
+	src := cc.NodeSource(func(_ context.Context, c []types.NamespacedName, n *corev1.Node) []reconcile.Request {
+		if len(c) != 1 || c[0] != cluster || len(n.Name) < len(prefix) || n.Name[:len(prefix)] != prefix {
 			return nil // Nodes of other tests
 		}
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: "pool-of-" + n.Name}}}
@@ -301,6 +301,131 @@ func TestNodeSourceEnqueuesMappedRequests(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no request for the new Node")
+	}
+}
+
+// TestClustersOfOneKubeconfigShareOneConnection: Clusters whose kubeconfig
+// Secrets hold the same kubeconfig share one connection and Node cache, each
+// with a client of its own; every Node event reaches each of them, a Cluster
+// joining later is handed the Nodes already there, and the connection
+// stops with the last Cluster using it.
+func TestClustersOfOneKubeconfigShareOneConnection(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := env.NewNamespace(t)
+	c1 := types.NamespacedName{Namespace: ns, Name: "c1"}
+	c2 := types.NamespacedName{Namespace: ns, Name: "c2"}
+	c3 := types.NamespacedName{Namespace: ns, Name: "c3"}
+	putKubeconfig(t, c1, env.Kubeconfig)
+	putKubeconfig(t, c2, env.Kubeconfig)
+	putKubeconfig(t, c3, append(append([]byte{}, env.Kubeconfig...), []byte("\n# another user's copy\n")...))
+	cc := newCache(t, Options{})
+
+	// Requests name the Cluster (as the namespace) and the Node.
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	prefix := ns + "-"
+	src := cc.NodeSource(func(_ context.Context, clusters []types.NamespacedName, n *corev1.Node) []reconcile.Request {
+		if len(n.Name) < len(prefix) || n.Name[:len(prefix)] != prefix {
+			return nil // Nodes of other tests
+		}
+		var out []reconcile.Request
+		for _, c := range clusters {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: c.Name, Name: n.Name}})
+		}
+		return out
+	})
+	if err := src.Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[types.NamespacedName]bool{}
+	go func() {
+		for {
+			item, shutdown := q.Get()
+			if shutdown {
+				return
+			}
+			mu.Lock()
+			seen[item.NamespacedName] = true
+			mu.Unlock()
+			q.Done(item)
+		}
+	}()
+	heard := func(cluster types.NamespacedName, node string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[types.NamespacedName{Namespace: cluster.Name, Name: node}]
+	}
+	waitHeard := func(node string, clusters ...types.NamespacedName) {
+		t.Helper()
+		for _, c := range clusters {
+			testenv.Eventually(t, 10*time.Second, func() error {
+				if !heard(c, node) {
+					return fmt.Errorf("%s has not heard of Node %s", c.Name, node)
+				}
+				return nil
+			})
+		}
+	}
+	connect := func(c types.NamespacedName) client.Client {
+		t.Helper()
+		cl, err := cc.Client(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+
+	cl1 := connect(c1)
+	x := prefix + "x"
+	createNode(t, x, "test:///"+ns+"/x")
+	waitHeard(x, c1)
+	cl2 := connect(c2) // joins c1's connection: handed Node x
+	waitHeard(x, c2)
+	connect(c3)
+	waitHeard(x, c3)
+	cc.mu.Lock()
+	a1, a2, a3, conns := cc.accessors[c1], cc.accessors[c2], cc.accessors[c3], len(cc.conns)
+	cc.mu.Unlock()
+	if a1.conn != a2.conn || a1.conn == a3.conn || conns != 2 {
+		t.Fatalf("c1 and c2 must share one connection, c3 (another kubeconfig) have its own: %d connections", conns)
+	}
+	if cl1 == cl2 {
+		t.Fatal("each Cluster must have a client of its own (its own rate limits)")
+	}
+
+	y := prefix + "y"
+	createNode(t, y, "test:///"+ns+"/y")
+	waitHeard(y, c1, c2, c3)
+
+	cc.Disconnect(c1)
+	if a1.ctx.Err() != nil {
+		t.Fatal("the connection must live on while c2 uses it")
+	}
+	n := &corev1.Node{}
+	if err := cl2.Get(ctx, client.ObjectKey{Name: y}, n); err != nil {
+		t.Fatalf("c2 reading a Node from the shared cache after c1 left: %v", err)
+	}
+	z := prefix + "z"
+	createNode(t, z, "test:///"+ns+"/z")
+	waitHeard(z, c2, c3) // c1's and c2's requests come from one mapping
+	if heard(c1, z) {
+		t.Fatal("a disconnected Cluster must hear no more Node events")
+	}
+
+	cc.Disconnect(c2)
+	if a2.ctx.Err() == nil {
+		t.Fatal("the connection must stop with the last Cluster using it")
+	}
+	if a3.ctx.Err() != nil || !cc.Connected(c3) {
+		t.Fatal("c3's own connection must be untouched")
+	}
+	cc.mu.Lock()
+	conns = len(cc.conns)
+	cc.mu.Unlock()
+	if conns != 1 {
+		t.Fatalf("%d connections left, want c3's only", conns)
 	}
 }
 

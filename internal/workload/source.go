@@ -11,13 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 )
 
-// NodeMapFunc maps a Node of the workload cluster of cluster to the requests
-// it should trigger. It must not modify node.
-type NodeMapFunc func(ctx context.Context, cluster types.NamespacedName, node *corev1.Node) []reconcile.Request
+// NodeMapFunc maps a Node of a workload cluster to the requests it should
+// trigger. clusters are the Clusters that reach that workload cluster: one,
+// unless several Clusters' kubeconfig Secrets hold the same kubeconfig (they
+// then share one connection, and a Node event is mapped once for all of
+// them). It must not modify node or clusters.
+type NodeMapFunc func(ctx context.Context, clusters []types.NamespacedName, node *corev1.Node) []reconcile.Request
 
 // NodeSource returns a controller source that feeds Node events from every
 // workload cluster this cache connects to through fn. A cluster's Nodes are
@@ -48,10 +52,10 @@ func (s *nodeSource) Start(ctx context.Context, queue workqueue.TypedRateLimitin
 	}
 	s.cc.mu.Lock()
 	s.cc.sources[s] = struct{}{}
-	for _, a := range s.cc.accessors {
-		if err := s.register(a); err != nil {
+	for _, cn := range s.cc.conns {
+		if err := s.register(cn); err != nil {
 			s.cc.mu.Unlock()
-			return fmt.Errorf("watching Nodes of the workload cluster of Cluster %s: %w", a.cluster, err)
+			return fmt.Errorf("watching Nodes of the workload cluster of Clusters %v: %w", clusterRefs(cn.users()), err)
 		}
 	}
 	s.cc.mu.Unlock()
@@ -59,13 +63,14 @@ func (s *nodeSource) Start(ctx context.Context, queue workqueue.TypedRateLimitin
 	return nil
 }
 
-// register adds s's event handler to a's Node informer. The handler goes away
-// with the informer when a is disconnected.
-func (s *nodeSource) register(a *accessor) error {
-	_, err := a.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+// register adds s's event handler to cn's Node informer; each event is
+// mapped for the Clusters using cn at that moment. The handler goes away
+// with the informer when cn is stopped.
+func (s *nodeSource) register(cn *conn) error {
+	_, err := cn.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if n, ok := obj.(*corev1.Node); ok {
-				s.enqueue(a.cluster, n)
+				s.enqueue(cn.users(), n)
 			}
 		},
 		UpdateFunc: func(oldObj, newObj any) {
@@ -74,9 +79,10 @@ func (s *nodeSource) register(a *accessor) error {
 			if !ok1 || !ok2 || !NodeChanged(o, n) {
 				return
 			}
-			s.enqueue(a.cluster, n)
+			clusters := cn.users()
+			s.enqueue(clusters, n)
 			if o.Spec.ProviderID != n.Spec.ProviderID || ownerKey(o) != ownerKey(n) {
-				s.enqueue(a.cluster, o)
+				s.enqueue(clusters, o)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -84,15 +90,58 @@ func (s *nodeSource) register(a *accessor) error {
 				obj = t.Obj
 			}
 			if n, ok := obj.(*corev1.Node); ok {
-				s.enqueue(a.cluster, n)
+				s.enqueue(cn.users(), n)
 			}
 		},
 	})
 	return err
 }
 
-func (s *nodeSource) enqueue(cluster types.NamespacedName, node *corev1.Node) {
-	s.add(func(ctx context.Context) []reconcile.Request { return s.fn(ctx, cluster, node) })
+// replay hands every Node in cn's cache to s for cluster alone: cluster
+// has just joined a connection whose handlers are already running.
+func (s *nodeSource) replay(cn *conn, cluster types.NamespacedName) {
+	var nodes []*corev1.Node
+	if cn.indexer != nil {
+		for _, obj := range cn.indexer.List() {
+			if n, ok := obj.(*corev1.Node); ok {
+				nodes = append(nodes, n)
+			}
+		}
+	} else {
+		list := &corev1.NodeList{}
+		if err := cn.cache.List(cn.ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+			return // cn is stopping: the Cluster is disconnected with it
+		}
+		for i := range list.Items {
+			nodes = append(nodes, &list.Items[i])
+		}
+	}
+	clusters := []types.NamespacedName{cluster}
+	for _, n := range nodes {
+		s.enqueue(clusters, n)
+	}
+}
+
+// InNamespaceOf restricts a list to the namespace of clusters when they
+// share one, as a NodeMapFunc's clusters nearly always do; Clusters in
+// several namespaces sharing one connection are listed across namespaces.
+func InNamespaceOf(clusters []types.NamespacedName) []client.ListOption {
+	if len(clusters) == 0 {
+		return nil
+	}
+	for _, c := range clusters[1:] {
+		if c.Namespace != clusters[0].Namespace {
+			return nil
+		}
+	}
+	return []client.ListOption{client.InNamespace(clusters[0].Namespace)}
+}
+
+func (s *nodeSource) enqueue(clusters []types.NamespacedName, node *corev1.Node) {
+	if len(clusters) == 0 {
+		return
+	}
+	s.add(func(ctx context.Context) []reconcile.Request { return s.fn(ctx, clusters, node) })
 }
 
 func ownerKey(n *corev1.Node) string {

@@ -3,6 +3,7 @@ package infrapool
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
+	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 // SetupWithManager registers the engine as the controller of the adapter's
@@ -195,19 +197,19 @@ func (e *Engine) secretToPools(ctx context.Context, o client.Object) []reconcile
 
 // nodeToPools maps a workload-cluster Node to the pool whose per-instance
 // object has the Node's providerID.
-func (e *Engine) nodeToPools(ctx context.Context, cluster types.NamespacedName, node *corev1.Node) []reconcile.Request {
+func (e *Engine) nodeToPools(ctx context.Context, clusters []types.NamespacedName, node *corev1.Node) []reconcile.Request {
 	if node.Spec.ProviderID == "" {
 		return nil
 	}
 	list := e.a.NewInstanceList()
-	if err := e.c.List(ctx, list, client.InNamespace(cluster.Namespace),
-		client.MatchingFields{e.providerIDIndex(): node.Spec.ProviderID}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := e.c.List(ctx, list, append(workload.InNamespaceOf(clusters),
+		client.MatchingFields{e.providerIDIndex(): node.Spec.ProviderID}, client.UnsafeDisableDeepCopy)...); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
 	_ = meta.EachListItem(list, func(o runtime.Object) error {
 		obj, ok := o.(client.Object)
-		if !ok {
+		if !ok || !slices.ContainsFunc(clusters, func(c types.NamespacedName) bool { return c.Namespace == obj.GetNamespace() }) {
 			return nil
 		}
 		if ref := contract.PoolOwner(obj, e.a.Kinds().Pool); ref != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -428,21 +429,21 @@ func (r *Reconciler) workloadClusterToMachinePools(ctx context.Context, cluster 
 
 // nodeToMachinePools maps a workload-cluster Node to the pools that own it
 // (annotations) or list its providerID.
-func (r *Reconciler) nodeToMachinePools(ctx context.Context, cluster types.NamespacedName, node *corev1.Node) []reconcile.Request {
+func (r *Reconciler) nodeToMachinePools(ctx context.Context, clusters []types.NamespacedName, node *corev1.Node) []reconcile.Request {
 	var reqs []reconcile.Request
-	if o, ok := workload.OwnerOf(node); ok && o.Kind == "MachinePool" && o.Namespace == cluster.Namespace && o.ClusterName == cluster.Name {
+	if o, ok := workload.OwnerOf(node); ok && o.Kind == "MachinePool" && slices.Contains(clusters, types.NamespacedName{Namespace: o.Namespace, Name: o.ClusterName}) {
 		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.Namespace, Name: o.Name}})
 	}
 	if node.Spec.ProviderID == "" {
 		return reqs
 	}
 	list := &clusterv1.MachinePoolList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(cluster.Namespace), client.MatchingFields{IndexProviderID: node.Spec.ProviderID}, client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.Client.List(ctx, list, append(workload.InNamespaceOf(clusters), client.MatchingFields{IndexProviderID: node.Spec.ProviderID}, client.UnsafeDisableDeepCopy)...); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing the MachinePools of a Node", "node", node.Name)
 		return reqs
 	}
 	for i := range list.Items {
-		if list.Items[i].Spec.ClusterName == cluster.Name {
+		if slices.Contains(clusters, types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Spec.ClusterName}) {
 			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
