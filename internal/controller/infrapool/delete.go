@@ -32,9 +32,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *pass) error {
 		return err
 	}
 	s.owner = owner
-	ownerName := ""
 	if owner != nil {
-		ownerName = owner.Name
 		s.cluster = types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}
 	}
 
@@ -62,7 +60,7 @@ func (e *Engine) reconcileDelete(ctx context.Context, s *pass) error {
 		}
 	}
 	s.observed = true
-	if s.objects, err = e.instanceObjects(ctx, s.pool, ownerName); err != nil {
+	if s.objects, err = e.instanceObjects(ctx, s.pool); err != nil {
 		return err
 	}
 	if owner != nil {

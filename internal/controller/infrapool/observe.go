@@ -179,7 +179,7 @@ func (e *Engine) observeCloud(ctx context.Context, s *pass) error {
 // observeObjects reads the per-instance objects, their Machines and the
 // Nodes of the instances.
 func (e *Engine) observeObjects(ctx context.Context, s *pass) error {
-	objects, err := e.instanceObjects(ctx, s.pool, s.owner.Name)
+	objects, err := e.instanceObjects(ctx, s.pool)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (e *Engine) observeObjects(ctx context.Context, s *pass) error {
 	// Read-only: the cache's objects are shared, not copied.
 	machines := &clusterv1.MachineList{}
 	if err := e.c.List(ctx, machines, client.InNamespace(s.pool.GetNamespace()), client.UnsafeDisableDeepCopy,
-		client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(s.owner.Name)}); err != nil {
+		client.MatchingFields{e.machineIndex(): capi.LabelValue(s.owner.Name)}); err != nil {
 		return fmt.Errorf("listing the Machines of MachinePool %s: %w", s.owner.Name, err)
 	}
 	s.machines = make(map[string]*clusterv1.Machine, len(machines.Items))
@@ -221,16 +221,12 @@ func (e *Engine) observeObjects(ctx context.Context, s *pass) error {
 }
 
 // instanceObjects returns the per-instance objects controlled by pool, by
-// instance ID. ownerName, when known, narrows the list to the objects
-// labelled with the owner MachinePool's name. The objects are the cache's
-// own: read them, and deep-copy before changing anything.
-func (e *Engine) instanceObjects(ctx context.Context, pool contract.Pool, ownerName string) (map[string]contract.InstanceObject, error) {
+// instance ID, from the pool-owner index. The objects are the cache's own:
+// read them, and deep-copy before changing anything.
+func (e *Engine) instanceObjects(ctx context.Context, pool contract.Pool) (map[string]contract.InstanceObject, error) {
 	list := e.a.NewInstanceList()
-	opts := []client.ListOption{client.InNamespace(pool.GetNamespace()), client.UnsafeDisableDeepCopy}
-	if ownerName != "" {
-		opts = append(opts, client.MatchingLabels{clusterv1.MachinePoolNameLabel: capi.LabelValue(ownerName)})
-	}
-	if err := e.c.List(ctx, list, opts...); err != nil {
+	if err := e.c.List(ctx, list, client.InNamespace(pool.GetNamespace()),
+		client.MatchingFields{e.poolOwnerIndex(): pool.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing %s objects: %w", e.a.Kinds().Instance, err)
 	}
 	items, err := meta.ExtractList(list)

@@ -44,6 +44,24 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 	}); err != nil {
 		return err
 	}
+	if err := idx.IndexField(ctx, e.a.NewInstance(), e.poolOwnerIndex(), func(o client.Object) []string {
+		if ref := contract.PoolOwner(o, e.a.Kinds().Pool); ref != nil {
+			return []string{ref.Name}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, e.machineIndex(), func(o client.Object) []string {
+		m := o.(*clusterv1.Machine)
+		pool, ok := m.Labels[clusterv1.MachinePoolNameLabel]
+		if !ok || m.Spec.InfrastructureRef.Kind != e.a.Kinds().Instance {
+			return nil
+		}
+		return []string{pool}
+	}); err != nil {
+		return err
+	}
 	if err := idx.IndexField(ctx, &clusterv1.MachinePool{}, e.bootstrapSecretIndex(), func(o client.Object) []string {
 		mp := o.(*clusterv1.MachinePool)
 		name := ptr.Deref(mp.Spec.Template.Spec.Bootstrap.DataSecretName, "")
@@ -111,6 +129,19 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 
 func (e *Engine) providerIDIndex() string {
 	return "infrapool.mpool.dev/" + strings.ToLower(e.a.Kinds().Instance) + ".providerID"
+}
+
+// poolOwnerIndex indexes the per-instance objects by the name of the pool
+// that controls them: a pass lists its own pool's objects, not every one
+// of its namespace.
+func (e *Engine) poolOwnerIndex() string {
+	return "infrapool.mpool.dev/" + strings.ToLower(e.a.Kinds().Instance) + ".pool"
+}
+
+// machineIndex indexes the Machines of the adapter's per-instance kind by
+// their pool-name label.
+func (e *Engine) machineIndex() string {
+	return "infrapool.mpool.dev/" + strings.ToLower(e.a.Kinds().Instance) + ".machinePool"
 }
 
 func (e *Engine) bootstrapSecretIndex() string {

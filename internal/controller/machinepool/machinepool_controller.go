@@ -57,6 +57,14 @@ const (
 	// IndexExternalRef indexes MachinePools by the objects they reference
 	// (bootstrap configRef and infrastructureRef), as "<group>/<kind>/<name>".
 	IndexExternalRef = "mpool.machinepool.externalRef"
+	// IndexPoolMember indexes Machines, and the infrastructure machines of
+	// the kinds the pools report, by the pool they belong to: their
+	// cluster-name and pool-name labels, as "<cluster>/<pool>"
+	// (poolMemberKey). A pool's reconcile lists its own members instead of
+	// every object of its namespace: with many pools in one namespace the
+	// label selector alone made each pass cost as much as all the pools'
+	// objects together.
+	IndexPoolMember = "mpool.machinepool.poolMember"
 )
 
 // workloadRetryInterval is how soon a pool whose workload cluster cannot be
@@ -79,8 +87,16 @@ type Reconciler struct {
 	// externalReader reads bootstrap and infrastructure objects
 	// (unstructured) from the manager's cache.
 	externalReader client.Reader
-	watchMu        sync.Mutex
-	watching       map[string]bool
+	// fieldIndexer registers the IndexPoolMember index of each
+	// infrastructure machine kind as it is first watched; nil when the
+	// Reconciler is not set up with a manager (members are then listed by
+	// their labels).
+	fieldIndexer client.FieldIndexer
+	watchMu      sync.Mutex
+	watching     map[string]bool
+	// indexed are the infrastructure machine kinds indexed by
+	// IndexPoolMember, by "<apiVersion>/<kind>".
+	indexed map[string]bool
 	// watchFunc adds a watch to the running controller.
 	watchFunc func(obj client.Object, h handler.EventHandler) error
 	// written remembers the Machine creates and status patches made until
@@ -105,6 +121,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		return err
 	}
 	r.externalReader = mgr.GetCache()
+	r.fieldIndexer = mgr.GetFieldIndexer()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&clusterv1.MachinePool{}).
 		Owns(&clusterv1.Machine{}).
@@ -127,7 +144,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 }
 
 // IndexMachinePools registers the MachinePool field indexes (IndexClusterName,
-// IndexProviderID, IndexExternalRef) with mgr.
+// IndexProviderID, IndexExternalRef) and the Machines' IndexPoolMember with
+// mgr.
 func IndexMachinePools(ctx context.Context, mgr ctrl.Manager) error {
 	idx := mgr.GetFieldIndexer()
 	indexes := map[string]client.IndexerFunc{
@@ -164,6 +182,9 @@ func IndexMachinePools(ctx context.Context, mgr ctrl.Manager) error {
 		if err := idx.IndexField(ctx, &clusterv1.MachinePool{}, name, fn); err != nil {
 			return fmt.Errorf("indexing MachinePools by %s: %w", name, err)
 		}
+	}
+	if err := idx.IndexField(ctx, &clusterv1.Machine{}, IndexPoolMember, poolMemberIndex); err != nil {
+		return fmt.Errorf("indexing Machines by %s: %w", IndexPoolMember, err)
 	}
 	return nil
 }
@@ -515,6 +536,15 @@ func (r *Reconciler) ensureWatch(ctx context.Context, apiVersion, kind string, m
 	u := &unstructured.Unstructured{}
 	u.SetAPIVersion(apiVersion)
 	u.SetKind(kind)
+	if r.fieldIndexer != nil && !r.indexed[key] {
+		if err := r.fieldIndexer.IndexField(ctx, u, IndexPoolMember, poolMemberIndex); err != nil {
+			return fmt.Errorf("indexing %s by %s: %w", key, IndexPoolMember, err)
+		}
+		if r.indexed == nil {
+			r.indexed = map[string]bool{}
+		}
+		r.indexed[key] = true
+	}
 	// An update that changed only the object's annotations (a tool's, a
 	// test's) is reconciled behind the pools with work.
 	if err := r.watchFunc(u, priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), priority.MoreThanMetadata)); err != nil {

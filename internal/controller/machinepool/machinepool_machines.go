@@ -123,7 +123,7 @@ func (s *scope) countModel(im *unstructured.Unstructured) {
 // listPoolMachines lists the Machines labelled as belonging to pool.
 func (r *Reconciler) listPoolMachines(ctx context.Context, pool *clusterv1.MachinePool) ([]clusterv1.Machine, error) {
 	list := &clusterv1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(pool.Namespace), client.MatchingLabels(poolLabels(pool))); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(pool.Namespace), r.members(pool, "")); err != nil {
 		return nil, fmt.Errorf("listing the Machines of MachinePool %s: %w", klog.KObj(pool), err)
 	}
 	return list.Items, nil
@@ -136,10 +136,26 @@ func (r *Reconciler) listInfraMachines(ctx context.Context, pool *clusterv1.Mach
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion(apiVersion)
 	list.SetKind(kind + "List")
-	if err := r.reader().List(ctx, list, client.InNamespace(pool.Namespace), client.MatchingLabels(poolLabels(pool)), client.UnsafeDisableDeepCopy); err != nil {
+	if err := r.reader().List(ctx, list, client.InNamespace(pool.Namespace), r.members(pool, apiVersion+"/"+kind), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing the %s objects of MachinePool %s: %w", kind, klog.KObj(pool), err)
 	}
 	return list.Items, nil
+}
+
+// members selects pool's members among the Machines (kind "") or the
+// infrastructure machines of kind ("<apiVersion>/<kind>"): by
+// IndexPoolMember where it is registered, else by their labels.
+func (r *Reconciler) members(pool *clusterv1.MachinePool, kind string) client.ListOption {
+	indexed := r.fieldIndexer != nil
+	if kind != "" {
+		r.watchMu.Lock()
+		indexed = r.indexed[kind]
+		r.watchMu.Unlock()
+	}
+	if indexed {
+		return client.MatchingFields{IndexPoolMember: poolMemberKey(pool)}
+	}
+	return client.MatchingLabels(poolLabels(pool))
 }
 
 func poolLabels(pool *clusterv1.MachinePool) map[string]string {
@@ -156,6 +172,24 @@ func (r *Reconciler) getInfraMachine(ctx context.Context, m *clusterv1.Machine) 
 		return nil, err
 	}
 	return r.getExternal(ctx, apiVersion, m.Spec.InfrastructureRef, m.Namespace)
+}
+
+// poolMemberIndex is IndexPoolMember's function: the key of an object that
+// carries both the cluster-name and the pool-name label.
+func poolMemberIndex(o client.Object) []string {
+	labels := o.GetLabels()
+	pool, ok1 := labels[clusterv1.MachinePoolNameLabel]
+	cluster, ok2 := labels[clusterv1.ClusterNameLabel]
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return []string{cluster + "/" + pool}
+}
+
+// poolMemberKey is the IndexPoolMember key of pool's members: the values of
+// the labels poolLabels gives them.
+func poolMemberKey(pool *clusterv1.MachinePool) string {
+	return capi.LabelValue(pool.Spec.ClusterName) + "/" + capi.LabelValue(pool.Name)
 }
 
 // desiredMachine is the Machine that mirrors infrastructure machine im.

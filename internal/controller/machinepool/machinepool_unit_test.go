@@ -3,6 +3,7 @@ package machinepool
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -305,4 +306,33 @@ func v1beta1Failure(mp *clusterv1.MachinePool) (reason, message *string) {
 		reason = ptr.To(string(*d.FailureReason))
 	}
 	return reason, d.FailureMessage
+}
+
+// TestPoolMemberIndexFindsWhatTheLabelsSelect: the index key of a member,
+// computed from the labels a pool gives its members, is the pool's key, for
+// names short and long (hashed label values), and differs between pools of
+// one name in two Clusters; an object without both labels is not indexed.
+func TestPoolMemberIndexFindsWhatTheLabelsSelect(t *testing.T) {
+	long := strings.Repeat("p", 70)
+	pools := []*clusterv1.MachinePool{
+		{ObjectMeta: metav1.ObjectMeta{Name: "mp-0"}, Spec: clusterv1.MachinePoolSpec{ClusterName: "a"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "mp-0"}, Spec: clusterv1.MachinePoolSpec{ClusterName: "b"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: long}, Spec: clusterv1.MachinePoolSpec{ClusterName: long}},
+	}
+	seen := map[string]bool{}
+	for _, pool := range pools {
+		member := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: poolLabels(pool)}}
+		keys := poolMemberIndex(member)
+		if len(keys) != 1 || keys[0] != poolMemberKey(pool) {
+			t.Fatalf("pool %s/%s: member indexed as %v, the pool lists %q", pool.Spec.ClusterName, pool.Name, keys, poolMemberKey(pool))
+		}
+		if seen[keys[0]] {
+			t.Fatalf("two pools share the key %q", keys[0])
+		}
+		seen[keys[0]] = true
+	}
+	half := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{clusterv1.MachinePoolNameLabel: "mp-0"}}}
+	if keys := poolMemberIndex(half); keys != nil {
+		t.Fatalf("an object with only the pool-name label is indexed as %v", keys)
+	}
 }

@@ -99,13 +99,19 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 
 		b.StartTimer()
 		start := time.Now()
+		reqsBefore := m.reqs.Counts()
 		m.create(m.names[1:], instances)
 		created := time.Since(start)
 		m.waitRunning(m.names[1:], instances, 60*time.Minute)
 		running := time.Since(start)
 		b.StopTimer()
-		b.Logf("running: %d pools created in %s, all Running %s after the first create", pools-1, created.Round(time.Millisecond), running.Round(time.Millisecond))
+		reqsAfter := m.reqs.Counts()
+		perPool := float64(reqsAfter[managerClient]-reqsBefore[managerClient]) / float64(pools-1)
+		b.Logf("running: %d pools created in %s, all Running %s after the first create; the manager's API requests until then: %.1f per pool (%.0f per second)",
+			pools-1, created.Round(time.Millisecond), running.Round(time.Millisecond), perPool, perPool*float64(pools-1)/running.Seconds())
 		b.ReportMetric(running.Seconds(), "running-s")
+		b.ReportMetric(perPool, "mgr-reqs/pool")
+		logRequestsByKind(reqsBefore, reqsAfter, 25, managerClient)
 
 		rest := m.waitAtRest(restWindow, 5*time.Minute)
 		b.Logf("at rest %s after all were Running (no pool reconciled for %s)", rest.Round(time.Millisecond), restWindow)
@@ -148,6 +154,9 @@ type manyPools struct {
 	mgr       *testManager
 	names     []poolID
 	providers []*itest.Provider
+	// reqs counts the manager's API requests (its own client and its
+	// workload clients).
+	reqs *itest.RequestCounter
 }
 
 // poolID is one pool of manyPools: its Cluster, its name and its provider.
@@ -205,12 +214,16 @@ func newManyPools(b *testing.B, clusters, perCluster, instances int, providers [
 	for i, p := range providers {
 		names[i] = p.Name
 	}
-	m.mgr = startManager(b, f, managerOptions{tune: func(o *manager.Options) {
+	mo := benchManagerOptions(b)
+	m.reqs = itest.NewRequestCounter()
+	mo.wrap = m.reqs.Wrap(managerClient)
+	mo.tune = func(o *manager.Options) {
 		o.Concurrency = 10
 		if len(providers) > 1 || providers[0] != itest.Local {
 			o.Providers = itest.Providers(f.Cloud, f.NS, names...)
 		}
-	}})
+	}
+	m.mgr = startManager(b, f, mo)
 	return m
 }
 
