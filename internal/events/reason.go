@@ -41,7 +41,8 @@ const (
 	// NodeRefsTruncated: a pool has more Nodes than status.nodeRefs lists
 	// (machinepool.MaxNodeRefs).
 	NodeRefsTruncated = "NodeRefsTruncated"
-	// MachineCreated: a pool Machine was created for an infrastructure machine.
+	// MachineCreated: pool Machines were created for infrastructure machines
+	// (one event per reconcile, naming the first few).
 	MachineCreated = "MachineCreated"
 	// MachineDeleted: a pool Machine whose infrastructure machine is gone was
 	// deleted, or its deletion finished.

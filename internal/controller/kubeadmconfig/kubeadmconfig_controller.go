@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,17 +22,22 @@ import (
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
+	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 // Finalizer is set on pool-owned KubeadmConfigs so that their bootstrap
@@ -45,6 +53,12 @@ const ControllerName = "kubeadmconfig"
 // implements it.
 type WorkloadClients interface {
 	Client(ctx context.Context, cluster types.NamespacedName) (client.Client, error)
+}
+
+// connectionSource is what a WorkloadClients that tells of connects and
+// disconnects offers (workload.ClusterCache does).
+type connectionSource interface {
+	ClusterSource(fn workload.ClusterMapFunc) source.Source
 }
 
 // +kubebuilder:rbac:groups=bootstrap.cluster.x-k8s.io,resources=kubeadmconfigs,verbs=get;list;watch;update;patch
@@ -71,6 +85,10 @@ type Reconciler struct {
 	// TokenTTL is how long a bootstrap token is valid. Defaults to
 	// DefaultTokenTTL.
 	TokenTTL time.Duration
+
+	// tokenChecks remembers each config's last look at its tokens in the
+	// workload cluster (types.UID → tokenCheck).
+	tokenChecks sync.Map
 }
 
 // SetupWithManager registers the reconciler with mgr. It watches
@@ -97,12 +115,27 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if r.TokenTTL <= 0 {
 		r.TokenTTL = DefaultTokenTTL
 	}
-	err := ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if cs, ok := r.Workload.(connectionSource); ok {
+		// A config that could not reach its workload cluster goes on when
+		// the cluster connects, not at the end of its error backoff: the
+		// Cluster's own status writes no longer wake it.
+		b = b.WatchesRawSource(cs.ClusterSource(func(ctx context.Context, cluster types.NamespacedName) []reconcile.Request {
+			return r.clusterToConfigs(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace, Name: cluster.Name}})
+		}))
+	}
+	err := b.
 		Named(ControllerName).
 		For(&bootstrapv1.KubeadmConfig{}).
 		Owns(&corev1.Secret{}).
-		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToConfig)).
-		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs)).
+		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(machinePoolToConfig),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+				return poolChangedForConfig(e.ObjectOld, e.ObjectNew)
+			}})).
+		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToConfigs),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+				return clusterChangedForConfig(e.ObjectOld, e.ObjectNew)
+			}})).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToConfigs)).
 		WithOptions(options).
 		Complete(r)
@@ -279,6 +312,50 @@ func machinePoolToConfig(_ context.Context, o client.Object) []reconcile.Request
 		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: mp.Namespace, Name: name}}}
 	}
 	return nil
+}
+
+// poolChangedForConfig reports whether a MachinePool update changes what
+// its KubeadmConfig reads of it: its template (the version, the config's
+// reference), replicas and Cluster, whether it is joining instances
+// (poolJoining: the token is extended while it is), its metadata (pausing,
+// deletion). Its other writes — the status, and spec.providerIDList, which
+// follows the instances — several for each pool that scales, each cost the
+// config's reconcile a request to the workload cluster for nothing.
+func poolChangedForConfig(oldObj, newObj client.Object) bool {
+	o, ok1 := oldObj.(*clusterv1.MachinePool)
+	n, ok2 := newObj.(*clusterv1.MachinePool)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !ptr.Equal(o.Spec.Replicas, n.Spec.Replicas) || o.Spec.ClusterName != n.Spec.ClusterName ||
+		!equality.Semantic.DeepEqual(&o.Spec.Template, &n.Spec.Template) || poolJoining(o) != poolJoining(n) ||
+		!metadataEqual(o, n)
+}
+
+// clusterChangedForConfig reports whether a Cluster update changes what the
+// KubeadmConfigs of its pools read of it: its spec (pausing, the control
+// plane endpoint), its metadata, and its infrastructure and control plane
+// becoming ready (as upstream's kubeadm bootstrap provider watches them).
+// Every other status write of a Cluster reconciled every config of its
+// pools, each with a request to the workload cluster.
+func clusterChangedForConfig(oldObj, newObj client.Object) bool {
+	o, ok1 := oldObj.(*clusterv1.Cluster)
+	n, ok2 := newObj.(*clusterv1.Cluster)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return !equality.Semantic.DeepEqual(&o.Spec, &n.Spec) ||
+		!ptr.Equal(o.Status.Initialization.InfrastructureProvisioned, n.Status.Initialization.InfrastructureProvisioned) ||
+		!ptr.Equal(o.Status.Initialization.ControlPlaneInitialized, n.Status.Initialization.ControlPlaneInitialized) ||
+		!metadataEqual(o, n)
+}
+
+// metadataEqual reports whether two objects have the same deletion,
+// annotations, labels and finalizers.
+func metadataEqual(o, n client.Object) bool {
+	return o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) &&
+		maps.Equal(o.GetAnnotations(), n.GetAnnotations()) && maps.Equal(o.GetLabels(), n.GetLabels()) &&
+		slices.Equal(o.GetFinalizers(), n.GetFinalizers())
 }
 
 // clusterToConfigs enqueues the KubeadmConfigs of a Cluster's MachinePools.

@@ -24,6 +24,7 @@ import (
 // expired, since deleted configs' tokens are no longer extended.
 func (r *Reconciler) reconcileDelete(ctx context.Context, s *scope) (ctrl.Result, error) {
 	cfg := s.config
+	r.tokenChecks.Delete(cfg.UID)
 	if !controllerutil.ContainsFinalizer(cfg, Finalizer) {
 		return ctrl.Result{}, nil
 	}

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +44,17 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 		}
 		return ctrl.Result{}, nil
 	}
+	now := r.Clock.Now()
+	joining := poolJoining(s.pool)
+	touch := configTouch(s.config)
+	if c, ok := r.tokenChecks.Load(s.config.UID); ok && c.(tokenCheck).touch == touch {
+		if wait, fresh := c.(tokenCheck).stillHolds(current, now, r.TokenTTL, joining); fresh {
+			s.token = available(conditions.TokenValidReason, "Bootstrap token Secret %s/%s expires at %s",
+				metav1.NamespaceSystem, current, c.(tokenCheck).expiration.UTC().Format(time.RFC3339))
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	r.tokenChecks.Delete(s.config.UID)
 	wl, err := r.workloadClient(ctx, s)
 	if err != nil {
 		s.token = unknown(conditions.WaitingForWorkloadClusterReason, "Cannot reach the workload cluster to check bootstrap token Secret %s", current)
@@ -57,8 +72,6 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 		}
 	}
 
-	now := r.Clock.Now()
-	joining := poolJoining(s.pool)
 	var expiration time.Time
 	switch {
 	case cur == nil:
@@ -93,8 +106,13 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 	}
 
 	var errs []error
+	kept := false
 	for _, t := range tokens {
-		if t.Name == current || (joining && tokenExpiration(&t).After(now)) {
+		if t.Name == current {
+			continue
+		}
+		if joining && tokenExpiration(&t).After(now) {
+			kept = true
 			continue
 		}
 		if err := deleteToken(ctx, wl, t.Name); err != nil {
@@ -108,7 +126,52 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 	if err := errors.Join(errs...); err != nil {
 		return ctrl.Result{}, err
 	}
+	if !kept {
+		r.tokenChecks.Store(s.config.UID, tokenCheck{name: current, expiration: expiration, at: now, joining: joining, touch: touch})
+	}
 	return ctrl.Result{RequeueAfter: tokenCheckInterval(r.TokenTTL)}, nil
+}
+
+// tokenCheck is what a config's last look at its tokens in the workload
+// cluster found: its current token's Secret and expiration, no other token
+// left, when, whether the pool was joining instances, and the config's
+// configTouch then.
+type tokenCheck struct {
+	name       string
+	expiration time.Time
+	at         time.Time
+	joining    bool
+	touch      string
+}
+
+// configTouch is what a user changes to make a config look at its tokens
+// again: its spec (generation) or its annotations (as any annotation
+// written to it does).
+func configTouch(cfg *bootstrapv1.KubeadmConfig) string {
+	keys := slices.Sorted(maps.Keys(cfg.Annotations))
+	var b strings.Builder
+	b.WriteString(strconv.FormatInt(cfg.Generation, 10))
+	for _, k := range keys {
+		b.WriteString("\x00" + k + "=" + cfg.Annotations[k])
+	}
+	return b.String()
+}
+
+// stillHolds reports whether c answers for a config carrying token Secret
+// current at now without looking again, and how long until the next look:
+// the same token, the pool still (or still not) joining, no action due
+// (decideTokenAction), and a look no older than tokenCheckInterval. A config
+// is reconciled for many reasons (its own status writes, its pool's, its
+// Secrets'), and each look is a request to the workload cluster; a token
+// Secret deleted there by hand is replaced at the next look, or at once when
+// the config is touched (configTouch).
+func (c tokenCheck) stillHolds(current string, now time.Time, ttl time.Duration, joining bool) (time.Duration, bool) {
+	wait := c.at.Add(tokenCheckInterval(ttl)).Sub(now)
+	if c.name != current || c.joining != joining || wait <= 0 || now.Before(c.at) ||
+		decideTokenAction(now, c.expiration, ttl, joining) != tokenKeep {
+		return 0, false
+	}
+	return wait, true
 }
 
 // rotateToken creates a new token, switches the data Secret to it in place

@@ -231,6 +231,10 @@ type scope struct {
 	// afterStatus are the batches of per-object writes to run once the
 	// status is written (writeAfterStatus).
 	afterStatus [][]write
+	// created are the Machines this reconcile created, by name, for one
+	// event (reportCreatedMachines); the writes add to it concurrently.
+	created   []string
+	createdMu sync.Mutex
 }
 
 // externalState is what a reconcile learnt about one referenced object.
@@ -294,6 +298,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		wres, err := s.runAfterStatus(ctx)
 		res = lowestNonZeroResult(res, wres)
 		reterr = errors.Join(reterr, err)
+		r.reportCreatedMachines(s)
 	}()
 	if paused {
 		log.V(1).Info("Reconciliation is paused")

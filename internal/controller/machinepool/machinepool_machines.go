@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -242,9 +243,42 @@ func (r *Reconciler) createMachine(ctx context.Context, s *scope, im *unstructur
 		return fmt.Errorf("creating Machine %s for %s %s: %w", m.Name, im.GetKind(), im.GetName(), err)
 	}
 	r.written.Wrote(machineCreateKey(im), "", m)
-	ctrl.LoggerFrom(ctx).Info("Created a Machine for an infrastructure machine", "Machine", klog.KObj(m))
-	r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.MachineCreated, events.ActionCreate, "Created Machine %s for %s %s", m.Name, im.GetKind(), im.GetName())
+	ctrl.LoggerFrom(ctx).Info("Created a Machine for an infrastructure machine", "Machine", klog.KObj(m), "kind", im.GetKind())
+	s.createdMu.Lock()
+	s.created = append(s.created, m.Name)
+	s.createdMu.Unlock()
 	return nil
+}
+
+// maxNamesInEvent bounds the Machine names one event lists.
+const maxNamesInEvent = 5
+
+// reportCreatedMachines records one event for the Machines the reconcile
+// created, naming the first few: an event per Machine was most of a small
+// pool's events and a tenth of its API requests, and the event recorder
+// drops a burst of them from one pool anyway.
+func (r *Reconciler) reportCreatedMachines(s *scope) {
+	s.createdMu.Lock()
+	names := slices.Clone(s.created)
+	s.created = nil
+	s.createdMu.Unlock()
+	if len(names) == 0 {
+		return
+	}
+	slices.Sort(names)
+	kind := "an infrastructure machine"
+	if s.infraMachineKind != "" {
+		kind = s.infraMachineKind
+	}
+	if len(names) == 1 {
+		r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.MachineCreated, events.ActionCreate, "Created Machine %s for its %s", names[0], kind)
+		return
+	}
+	list := strings.Join(names[:min(len(names), maxNamesInEvent)], ", ")
+	if more := len(names) - maxNamesInEvent; more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	r.Recorder.Eventf(s.pool, nil, corev1.EventTypeNormal, events.MachineCreated, events.ActionCreate, "Created %d Machines, one for each new %s: %s", len(names), kind, list)
 }
 
 // syncMachine returns the writes that bring an existing pool Machine in

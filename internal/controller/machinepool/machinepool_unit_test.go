@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -334,5 +335,35 @@ func TestPoolMemberIndexFindsWhatTheLabelsSelect(t *testing.T) {
 	half := &clusterv1.Machine{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{clusterv1.MachinePoolNameLabel: "mp-0"}}}
 	if keys := poolMemberIndex(half); keys != nil {
 		t.Fatalf("an object with only the pool-name label is indexed as %v", keys)
+	}
+}
+
+// eventLog records events (reason and note) for unit tests.
+type eventLog struct{ notes []string }
+
+func (l *eventLog) Eventf(_, _ runtime.Object, _, reason, _, note string, args ...any) {
+	l.notes = append(l.notes, reason+": "+fmt.Sprintf(note, args...))
+}
+
+// TestReportCreatedMachinesIsOneEvent: the Machines one reconcile created
+// make one event naming the first few, not an event each.
+func TestReportCreatedMachinesIsOneEvent(t *testing.T) {
+	log := &eventLog{}
+	r := &Reconciler{Recorder: log}
+	s := &scope{pool: &clusterv1.MachinePool{}, infraMachineKind: "LocalMachinePoolMachine"}
+	r.reportCreatedMachines(s)
+	if len(log.notes) != 0 {
+		t.Fatalf("no Machine created, events %q", log.notes)
+	}
+	s.created = []string{"m-7", "m-1", "m-3", "m-2", "m-6", "m-5", "m-4"}
+	r.reportCreatedMachines(s)
+	want := "MachineCreated: Created 7 Machines, one for each new LocalMachinePoolMachine: m-1, m-2, m-3, m-4, m-5 and 2 more"
+	if len(log.notes) != 1 || log.notes[0] != want {
+		t.Fatalf("events %q, want [%q]", log.notes, want)
+	}
+	s.created = []string{"m-8"}
+	r.reportCreatedMachines(s)
+	if want := "MachineCreated: Created Machine m-8 for its LocalMachinePoolMachine"; len(log.notes) != 2 || log.notes[1] != want {
+		t.Fatalf("events %q, want %q last", log.notes, want)
 	}
 }
