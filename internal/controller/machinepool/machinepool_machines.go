@@ -121,10 +121,12 @@ func (s *scope) countModel(im *unstructured.Unstructured) {
 	}
 }
 
-// listPoolMachines lists the Machines labelled as belonging to pool.
+// listPoolMachines lists the Machines labelled as belonging to pool. They
+// are the cache's own objects, not copies (a pool of 10,000 copied them all
+// on every reconcile): read them, and deep-copy one before changing it.
 func (r *Reconciler) listPoolMachines(ctx context.Context, pool *clusterv1.MachinePool) ([]clusterv1.Machine, error) {
 	list := &clusterv1.MachineList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(pool.Namespace), r.members(pool, "")); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(pool.Namespace), r.members(pool, ""), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing the Machines of MachinePool %s: %w", klog.KObj(pool), err)
 	}
 	return list.Items, nil
@@ -472,7 +474,8 @@ func (r *Reconciler) finalizeMachine(ctx context.Context, s *scope, m *clusterv1
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("reading the infrastructure machine of Machine %s: %w", klog.KObj(m), err)
 	}
-	orig := m.DeepCopy()
+	orig := m // the cache's own object: patch a copy
+	m = m.DeepCopy()
 	controllerutil.RemoveFinalizer(m, clusterv1.MachineFinalizer)
 	if err := r.Client.Patch(ctx, m, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("removing the finalizer of Machine %s: %w", klog.KObj(m), err)
