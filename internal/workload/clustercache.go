@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,20 +192,16 @@ func (cn *conn) users() []types.NamespacedName {
 	return nil
 }
 
-// setUsers replaces the Clusters using cn with those of old that keep passes,
-// plus add when it is set. Call it with ClusterCache.mu held. It returns how
-// many use cn now.
-func (cn *conn) setUsers(keep func(types.NamespacedName) bool, add *types.NamespacedName) int {
-	old := cn.users()
-	next := make([]types.NamespacedName, 0, len(old)+1)
-	for _, cl := range old {
-		if keep(cl) {
-			next = append(next, cl)
-		}
-	}
-	if add != nil {
-		next = append(next, *add)
-	}
+// addUser records that cluster uses cn. Call it with ClusterCache.mu held.
+func (cn *conn) addUser(cluster types.NamespacedName) {
+	next := append(slices.Clone(cn.users()), cluster)
+	cn.clusters.Store(&next)
+}
+
+// removeUser records that cluster no longer uses cn, and returns how many
+// Clusters still do. Call it with ClusterCache.mu held.
+func (cn *conn) removeUser(cluster types.NamespacedName) int {
+	next := slices.DeleteFunc(slices.Clone(cn.users()), func(cl types.NamespacedName) bool { return cl == cluster })
 	cn.clusters.Store(&next)
 	return len(next)
 }
@@ -305,7 +302,7 @@ func (c *ClusterCache) release(a *accessor) {
 	last := false
 	if current {
 		delete(c.accessors, a.cluster)
-		last = a.setUsers(func(cl types.NamespacedName) bool { return cl != a.cluster }, nil) == 0
+		last = a.removeUser(a.cluster) == 0
 		if last && c.conns[a.hash] == a.conn {
 			delete(c.conns, a.hash)
 		}
@@ -329,7 +326,7 @@ func (c *ClusterCache) drop(cn *conn) {
 			gone = append(gone, cl)
 		}
 	}
-	cn.setUsers(func(types.NamespacedName) bool { return false }, nil)
+	cn.clusters.Store(nil)
 	if c.conns[cn.hash] == cn {
 		delete(c.conns, cn.hash)
 	}
@@ -419,7 +416,7 @@ func (c *ClusterCache) accessor(ctx context.Context, cluster types.NamespacedNam
 		return nil, &ConnectionError{Cluster: cluster, Reason: ReasonUnreachable, Err: errors.New("the shared connection to the workload cluster was just dropped")}
 	}
 	c.accessors[cluster] = a
-	cn.setUsers(func(types.NamespacedName) bool { return true }, &cluster)
+	cn.addUser(cluster)
 	var replay []*nodeSource
 	if fresh {
 		// Sources are registered under c.mu so that a source starting now
@@ -588,29 +585,29 @@ func probe(ctx context.Context, disc discovery.DiscoveryInterface, timeout time.
 	return nil
 }
 
-// healthCheck probes a's API server every HealthCheckInterval and
+// healthCheck probes cn's API server every HealthCheckInterval and
 // disconnects every Cluster using it after HealthCheckFailureThreshold
 // failures in a row.
-func (c *ClusterCache) healthCheck(a *conn) {
+func (c *ClusterCache) healthCheck(cn *conn) {
 	t := c.opts.Clock.NewTicker(c.opts.HealthCheckInterval)
 	defer t.Stop()
 	failures := 0
 	for {
 		select {
-		case <-a.ctx.Done():
+		case <-cn.ctx.Done():
 			return
 		case <-t.C():
 		}
-		if err := probe(a.ctx, a.discovery, c.opts.RequestTimeout); err != nil {
-			if a.ctx.Err() != nil {
+		if err := probe(cn.ctx, cn.discovery, c.opts.RequestTimeout); err != nil {
+			if cn.ctx.Err() != nil {
 				return
 			}
 			failures++
-			logger := c.opts.Logger.WithValues("clusters", clusterRefs(a.users()))
+			logger := c.opts.Logger.WithValues("clusters", clusterRefs(cn.users()))
 			logger.V(1).Info("Workload cluster health check failed", "failures", failures, "error", err.Error())
 			if failures >= c.opts.HealthCheckFailureThreshold {
 				logger.Info("Disconnecting from an unhealthy workload cluster", "failures", failures)
-				c.drop(a)
+				c.drop(cn)
 				return
 			}
 			continue

@@ -193,10 +193,8 @@ func (e *Engine) observeObjects(ctx context.Context, s *pass) error {
 	}
 	s.machines = make(map[string]*clusterv1.Machine, len(machines.Items))
 	for i := range machines.Items {
-		m := &machines.Items[i]
-		if ref := m.Spec.InfrastructureRef; ref.Kind == e.a.Kinds().Instance {
-			s.machines[ref.Name] = m
-		}
+		m := &machines.Items[i] // the index holds only Machines of the adapter's instance kind
+		s.machines[m.Spec.InfrastructureRef.Name] = m
 	}
 
 	ids := make([]string, 0, len(s.objects))

@@ -47,10 +47,11 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 	now := r.Clock.Now()
 	joining := poolJoining(s.pool)
 	touch := configTouch(s.config)
-	if c, ok := r.tokenChecks.Load(s.config.UID); ok && c.(tokenCheck).touch == touch {
-		if wait, fresh := c.(tokenCheck).stillHolds(current, now, r.TokenTTL, joining); fresh {
+	if v, ok := r.tokenChecks.Load(s.config.UID); ok {
+		c := v.(tokenCheck)
+		if wait, fresh := c.stillHolds(current, now, r.TokenTTL, joining); fresh && c.touch == touch {
 			s.token = available(conditions.TokenValidReason, "Bootstrap token Secret %s/%s expires at %s",
-				metav1.NamespaceSystem, current, c.(tokenCheck).expiration.UTC().Format(time.RFC3339))
+				metav1.NamespaceSystem, current, c.expiration.UTC().Format(time.RFC3339))
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}

@@ -261,7 +261,7 @@ const maxNamesInEvent = 5
 // drops a burst of them from one pool anyway.
 func (r *Reconciler) reportCreatedMachines(s *scope) {
 	s.createdMu.Lock()
-	names := slices.Clone(s.created)
+	names := s.created
 	s.created = nil
 	s.createdMu.Unlock()
 	if len(names) == 0 {
