@@ -426,7 +426,7 @@ func (c *Cloud) changeGroup(k GroupKey, fn func(g *groupState) error) (*Group, e
 	if err := fn(g); err != nil {
 		return nil, err
 	}
-	c.dirty = true
+	c.changed(g)
 	return c.snapshot(g), nil
 }
 
@@ -794,7 +794,14 @@ func (c *Cloud) reportJoin(r nodeagent.Result) {
 	if r.Endpoint != "" {
 		in.Endpoint = r.Endpoint
 	}
+	c.changed(g)
+}
+
+// changed marks g for the next flush: its encoding is redone. Callers hold
+// c.mu.
+func (c *Cloud) changed(g *groupState) {
 	c.dirty = true
+	g.enc = nil
 }
 
 // snapshot copies g for callers, without custom data. Callers hold c.mu.
@@ -849,7 +856,7 @@ func (c *Cloud) snapshot(g *groupState) *Group {
 // node agent and wakes the background loop.
 func (c *Cloud) commitLocked(g *groupState, now time.Time) *Group {
 	c.refresh(g, now)
-	c.dirty = true
+	c.changed(g)
 	out := c.snapshot(g)
 	events := c.takeEvents()
 	c.mu.Unlock()

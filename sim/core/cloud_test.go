@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -451,5 +452,57 @@ func TestFlushBatchesWrites(t *testing.T) {
 			t.Fatalf("state not written after the flush interval")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestFlushEncodesOnlyChangedGroups: a flush re-encodes the groups that
+// changed since the last one and reuses the others' encoding, and the state
+// file still holds every group as it is (a fresh cloud reads it back).
+func TestFlushEncodesOnlyChangedGroups(t *testing.T) {
+	dir := t.TempDir()
+	clk := clocktesting.NewFakeClock(t0)
+	c := newTestCloud(t, clk, dir, Simulation{})
+	mustApply(t, c, "a", GroupSpec{Capacity: 2, ModelHash: "h1"})
+	mustApply(t, c, "b", GroupSpec{Capacity: 3, ModelHash: "h1"})
+	settle := func() { // every instance Running: no transition due to change a group behind the test's back
+		for _, g := range []string{"a", "b"} {
+			if st := countStates(mustGet(t, c, g)); st[StateRunning] != len(mustGet(t, c, g).Instances) {
+				t.Fatalf("group %s: %v, want all Running", g, st)
+			}
+		}
+	}
+	settle()
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	enc := func(name string) json.RawMessage {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.st.Groups[LocalKey(name)].enc
+	}
+	a1, b1 := enc("a"), enc("b")
+	if a1 == nil || b1 == nil {
+		t.Fatalf("after a flush both groups keep their encoding: a %d bytes, b %d bytes", len(a1), len(b1))
+	}
+
+	mustApply(t, c, "a", GroupSpec{Capacity: 4, ModelHash: "h2"})
+	if enc("a") != nil {
+		t.Fatalf("group a changed but kept its old encoding")
+	}
+	settle()
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if b2 := enc("b"); &b2[0] != &b1[0] {
+		t.Errorf("group b did not change but was encoded again")
+	}
+
+	c2 := newTestCloud(t, clk, dir, Simulation{})
+	a, b := mustGet(t, c2, "a"), mustGet(t, c2, "b")
+	if a.Capacity != 4 || a.ModelHash != "h2" || len(a.Instances) != 4 {
+		t.Errorf("group a read back: capacity %d, hash %s, %d instances; want 4, h2, 4", a.Capacity, a.ModelHash, len(a.Instances))
+	}
+	if b.Capacity != 3 || b.ModelHash != "h1" || len(b.Instances) != 3 {
+		t.Errorf("group b read back: capacity %d, hash %s, %d instances; want 3, h1, 3", b.Capacity, b.ModelHash, len(b.Instances))
 	}
 }

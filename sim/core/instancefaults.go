@@ -236,7 +236,7 @@ func (c *Cloud) setFaultLocked(g *groupState, in *instanceState, f InstanceFault
 	if f == FaultNone {
 		in.FaultSince = time.Time{}
 	}
-	c.dirty = true
+	c.changed(g)
 	if in.State != StateRunning || in.Join == JoinFailed || c.agent == nil {
 		return nil
 	}

@@ -110,7 +110,7 @@ func (c *Cloud) advance(g *groupState, now time.Time) {
 	clear(g.Instances[len(kept):])
 	g.Instances = kept
 	if changed {
-		c.dirty = true
+		c.changed(g)
 		g.gcModels()
 	}
 	if g.Deleting && len(g.Instances) == 0 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/face/awsface"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -112,11 +113,11 @@ func measureScenario(b *testing.B, sys *System, n int) scenarioResult {
 
 // managersUsage sums the usage of sys's managers (peak RSS summed over the
 // processes).
-func managersUsage(b *testing.B, sys *System) Usage {
+func managersUsage(b *testing.B, sys *System) kubeenv.Usage {
 	b.Helper()
-	var sum Usage
+	var sum kubeenv.Usage
 	for _, pid := range sys.Pids() {
-		u, err := ReadUsage(pid)
+		u, err := kubeenv.ReadUsage(pid)
 		if err != nil {
 			b.Fatalf("reading the managers' usage: %v", err)
 		}

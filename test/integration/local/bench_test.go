@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/testenv"
 	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/test/integration/itest"
@@ -689,4 +691,46 @@ func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{
 // a benchmark's own log is cut after a few lines.
 func progressf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "progress: "+format+"\n", args...)
+}
+
+// cpuTimes reads the CPU time each process of the benchmark has used so
+// far: the control plane's (kube-apiserver, etcd, kube-controller-manager)
+// and this one's ("test process": the manager, the simulated cloud and its
+// node agent, and the benchmark itself). Nil where /proc cannot be read.
+func cpuTimes(tb testing.TB) map[string]float64 {
+	tb.Helper()
+	usage, err := env.ControlPlane.Usage()
+	if err != nil {
+		tb.Logf("not reporting CPU time: %v", err)
+		return nil
+	}
+	self, err := kubeenv.ReadUsage(os.Getpid())
+	if err != nil {
+		tb.Logf("not reporting CPU time: %v", err)
+		return nil
+	}
+	out := map[string]float64{"test process": self.CPUSeconds}
+	for name, u := range usage {
+		out[name] = u.CPUSeconds
+	}
+	return out
+}
+
+// logCPU logs the CPU time each process used between before and after
+// (cpuTimes), over a phase of took on a machine of runtime.NumCPU() cores,
+// and returns kube-apiserver's.
+func logCPU(tb testing.TB, phase string, before, after map[string]float64, took time.Duration) float64 {
+	tb.Helper()
+	if before == nil || after == nil {
+		return 0
+	}
+	names := slices.Sorted(maps.Keys(after))
+	sort.SliceStable(names, func(i, j int) bool { return after[names[i]]-before[names[i]] > after[names[j]]-before[names[j]] })
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		d := after[n] - before[n]
+		parts = append(parts, fmt.Sprintf("%s %.1f s (%.0f%%)", n, d, 100*d/took.Seconds()))
+	}
+	tb.Logf("CPU during %s (%s, %d cores; a core's share in brackets): %s", phase, took.Round(time.Second), runtime.NumCPU(), strings.Join(parts, ", "))
+	return after["kube-apiserver"] - before["kube-apiserver"]
 }

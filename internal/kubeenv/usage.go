@@ -1,4 +1,4 @@
-package peer
+package kubeenv
 
 import (
 	"fmt"
@@ -51,4 +51,26 @@ func ReadUsage(pid int) (Usage, error) {
 		}
 	}
 	return u, nil
+}
+
+// Usage reads the process's usage (Linux only).
+func (p *Process) Usage() (Usage, error) { return ReadUsage(p.Pid()) }
+
+// Usage reads the usage of each of the control plane's processes, by name:
+// "etcd", "kube-apiserver" and, when it runs, "kube-controller-manager"
+// (Linux only). Benchmarks read it before and after a phase to say where
+// the machine's CPU went.
+func (c *ControlPlane) Usage() (map[string]Usage, error) {
+	out := map[string]Usage{}
+	for name, p := range map[string]*Process{"etcd": c.etcd, "kube-apiserver": c.api, "kube-controller-manager": c.kcm} {
+		if p == nil {
+			continue
+		}
+		u, err := p.Usage()
+		if err != nil {
+			return nil, fmt.Errorf("reading the usage of %s: %w", name, err)
+		}
+		out[name] = u
+	}
+	return out, nil
 }
