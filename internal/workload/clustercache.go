@@ -152,6 +152,8 @@ type ClusterCache struct {
 	// clusterSources hear about connects and disconnects.
 	clusterSources map[*clusterSource]struct{}
 	stopped        bool
+	// nodeDeletes is shared by the controllers that delete Nodes.
+	nodeDeletes *NodeDeletes
 }
 
 // accessor is one connected Cluster: its own client over a connection it may
@@ -220,6 +222,7 @@ func New(opts Options) (*ClusterCache, error) {
 		sources:   map[*nodeSource]struct{}{},
 
 		clusterSources: map[*clusterSource]struct{}{},
+		nodeDeletes:    NewNodeDeletes(time.Minute),
 	}, nil
 }
 

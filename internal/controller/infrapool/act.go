@@ -305,12 +305,14 @@ func (e *Engine) replaceInstances(ctx context.Context, s *pass, ids []string) er
 
 // prepareRemoval marks inst as being removed and drains its Node. It
 // reports whether the instance can be deleted from the cloud now: its Node
-// is drained, or gone, or the drain timed out.
+// is drained, or gone, or the drain timed out. When it cannot, the start of
+// the removal is recorded on the per-instance object, so that a manager
+// restarted meanwhile keeps the drain's deadline; a removal that finishes
+// in its first pass (no Node, or nothing to evict) deletes the instance
+// without that write: a roll of a thousand spent a write per instance on it,
+// a quarter of each wave's time behind the client's rate limit.
 func (e *Engine) prepareRemoval(ctx context.Context, s *pass, inst scalegroup.Instance, reason rollout.DeleteReason, mu *sync.Mutex) (bool, error) {
-	started, err := e.markRemoval(ctx, s, inst.ID, mu)
-	if err != nil {
-		return false, err
-	}
+	started := e.markRemoval(s, inst.ID, mu)
 	node := s.nodes[inst.ProviderID]
 	if node == nil {
 		return true, nil
@@ -330,7 +332,7 @@ func (e *Engine) prepareRemoval(ctx context.Context, s *pass, inst scalegroup.In
 		mu.Lock()
 		s.requeueAfter(e.timing.Drain)
 		mu.Unlock()
-		return false, nil
+		return false, e.recordRemoval(ctx, obj, started)
 	case (err != nil || res.TimedOut) && e.voluntary(s, inst.ID, reason) && s.undrainable != preview.UndrainableDelete && obj != nil:
 		return false, e.keepUndrainable(ctx, s, inst, node, drainMessage(res, err), res, mu)
 	case err != nil || res.TimedOut:
@@ -343,14 +345,15 @@ func (e *Engine) prepareRemoval(ctx context.Context, s *pass, inst scalegroup.In
 		mu.Lock()
 		s.requeueAfter(e.timing.Drain)
 		mu.Unlock()
-		return false, nil
+		return false, e.recordRemoval(ctx, obj, started)
 	}
 	return true, nil
 }
 
-// markRemoval records on the instance's per-instance object (and in memory)
-// that its removal started, once, and returns when it started.
-func (e *Engine) markRemoval(ctx context.Context, s *pass, id string, mu *sync.Mutex) (time.Time, error) {
+// markRemoval notes in memory that the removal of instance id started (at
+// the recorded start when there is one) and returns when it started; the
+// first time, it says so in an event on the per-instance object.
+func (e *Engine) markRemoval(s *pass, id string, mu *sync.Mutex) time.Time {
 	started, known := e.removalStart(s, id)
 	if !known {
 		started = s.now
@@ -359,17 +362,18 @@ func (e *Engine) markRemoval(ctx context.Context, s *pass, id string, mu *sync.M
 	mu.Lock()
 	s.removing[id] = started
 	mu.Unlock()
-	obj := s.objects[id]
-	if obj == nil || preview.HasAnnotation(obj.GetAnnotations(), preview.DrainStartedAnnotation) {
-		return started, nil
-	}
-	if err := e.annotateRemoval(ctx, obj, started); err != nil {
-		return started, err
-	}
-	if !known {
+	if obj := s.objects[id]; !known && obj != nil {
 		e.rec.Eventf(obj, nil, corev1.EventTypeNormal, events.DrainStarted, events.ActionDrain, "Removing instance %s: cordoning and draining its Node", id)
 	}
-	return started, nil
+	return started
+}
+
+// recordRemoval records on obj when its instance's removal started, once.
+func (e *Engine) recordRemoval(ctx context.Context, obj contract.InstanceObject, started time.Time) error {
+	if obj == nil || preview.HasAnnotation(obj.GetAnnotations(), preview.DrainStartedAnnotation) {
+		return nil
+	}
+	return e.annotateRemoval(ctx, obj, started)
 }
 
 func (e *Engine) annotateRemoval(ctx context.Context, obj contract.InstanceObject, started time.Time) error {

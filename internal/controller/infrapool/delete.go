@@ -162,14 +162,14 @@ func (e *Engine) deleteNodesOfDeletedInstances(ctx context.Context, s *pass) err
 	if !s.nodesKnown {
 		return nil
 	}
-	var names []string
+	var nodes []*corev1.Node
 	for _, in := range s.cloud.Instances {
 		if node := s.nodes[in.ProviderID]; node != nil && in.State == scalegroup.StateDeleting {
-			names = append(names, node.Name)
+			nodes = append(nodes, node)
 		}
 	}
-	return e.parallel(ctx, len(names), func(ctx context.Context, i int) error {
-		return e.deleteWorkloadNode(ctx, s, names[i])
+	return e.parallel(ctx, len(nodes), func(ctx context.Context, i int) error {
+		return e.deleteWorkloadNode(ctx, s, nodes[i])
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
+	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 // Annotations the engine reads or writes.
@@ -148,7 +149,11 @@ type Engine struct {
 	omitFailureFields bool
 
 	clientsets *clientsets
-	tracker    *instanceTimes
+	// nodeDeletes skips deleting a Node this process deleted a moment ago:
+	// the Workload's, shared with the MachinePool controller, when it has
+	// one.
+	nodeDeletes *workload.NodeDeletes
+	tracker     *instanceTimes
 	// held records when each instance the cloud held before its boot was
 	// last seen held (scalegroup.Instance.Held): its join timeout counts
 	// from then.
@@ -219,6 +224,7 @@ func New(opts Options) (*Engine, error) {
 		workers:           opts.Workers,
 		joinTimeout:       opts.JoinTimeout,
 		clientsets:        newClientsets(opts.Workload),
+		nodeDeletes:       nodeDeletesOf(opts.Workload),
 		tracker:           newInstanceTimes(),
 		held:              newInstanceTimes(),
 		applied:           newPoolMemo[string](),

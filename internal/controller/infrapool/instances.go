@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -42,7 +43,7 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 		obj := s.objects[in.ID]
 		if in.State == scalegroup.StateDeleting {
 			if node := s.nodes[in.ProviderID]; node != nil && s.nodesKnown {
-				work = append(work, func(ctx context.Context) error { return e.deleteWorkloadNode(ctx, s, node.Name) })
+				work = append(work, func(ctx context.Context) error { return e.deleteWorkloadNode(ctx, s, node) })
 			}
 		}
 		switch {
@@ -111,8 +112,33 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 		s.moreWrites = true
 		s.requeueAfter(moreWritesDelay)
 	}
-	return e.parallel(ctx, len(work), func(ctx context.Context, i int) error { return work[i](ctx) })
+	if s.plan.Counts.Stale == 0 {
+		return e.parallel(ctx, len(work), func(ctx context.Context, i int) error { return work[i](ctx) })
+	}
+	// While a roll replaces instances, a pass starts no write after
+	// rollWriteBudget: the next decision (deleting the old instances of a
+	// wave whose replacements just became Ready) waits for this pass, and
+	// the writes of a wave of 250 took 2–3 s behind the client's rate limit.
+	// The rest go in the next pass.
+	deadline := time.Now().Add(rollWriteBudget)
+	var skipped atomic.Bool
+	err := e.parallel(ctx, len(work), func(ctx context.Context, i int) error {
+		if time.Now().After(deadline) {
+			skipped.Store(true)
+			return nil
+		}
+		return work[i](ctx)
+	})
+	if skipped.Load() {
+		s.moreWrites = true
+		s.requeueAfter(moreWritesDelay)
+	}
+	return err
 }
+
+// rollWriteBudget is how long a pass of a rolling pool goes on starting
+// per-instance writes.
+const rollWriteBudget = time.Second
 
 // moreWritesDelay is how soon a pass that left per-instance writes for the
 // next one is followed by it.
@@ -416,7 +442,7 @@ func setInstanceConditions(conds *[]metav1.Condition, s *pass, rep contract.Inst
 func (e *Engine) releaseInstanceObject(ctx context.Context, s *pass, obj contract.InstanceObject, force bool) error {
 	if s.nodesKnown {
 		if node := s.nodes[e.a.ReadInstance(obj).ProviderID]; node != nil {
-			if err := e.deleteWorkloadNode(ctx, s, node.Name); err != nil {
+			if err := e.deleteWorkloadNode(ctx, s, node); err != nil {
 				return err
 			}
 		}
@@ -462,13 +488,17 @@ func (e *Engine) deleteMachineOf(ctx context.Context, obj contract.InstanceObjec
 	return nil
 }
 
-// deleteWorkloadNode deletes a Node of the pool's workload cluster.
-func (e *Engine) deleteWorkloadNode(ctx context.Context, s *pass, name string) error {
-	cs, err := e.clientsets.get(ctx, s.cluster)
-	if err != nil {
-		return fmt.Errorf("deleting Node %s: %w", name, err)
-	}
-	return deleteNode(ctx, cs, name)
+// deleteWorkloadNode deletes a Node of the pool's workload cluster, unless
+// this process deleted it a moment ago (workload.NodeDeletes): the cache
+// shows a deleted Node until its watch event arrives.
+func (e *Engine) deleteWorkloadNode(ctx context.Context, s *pass, node *corev1.Node) error {
+	return e.nodeDeletes.Delete(node, func() error {
+		cs, err := e.clientsets.get(ctx, s.cluster)
+		if err != nil {
+			return fmt.Errorf("deleting Node %s: %w", node.Name, err)
+		}
+		return deleteNode(ctx, cs, node.Name)
+	})
 }
 
 // notJoinedMessage says that inst has not joined within the join timeout

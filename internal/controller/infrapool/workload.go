@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +33,15 @@ type Workload interface {
 // implement it, the engine polls while a pool converges.
 type NodeWatcher interface {
 	NodeSource(fn workload.NodeMapFunc) source.Source
+}
+
+// nodeDeletesOf returns w's memo of deleted Nodes, or one of the engine's
+// own when w keeps none.
+func nodeDeletesOf(w Workload) *workload.NodeDeletes {
+	if m, ok := w.(interface{ NodeDeletes() *workload.NodeDeletes }); ok && m.NodeDeletes() != nil {
+		return m.NodeDeletes()
+	}
+	return workload.NewNodeDeletes(time.Minute)
 }
 
 // clientsets keeps one clientset per workload cluster for draining, rebuilt

@@ -230,7 +230,7 @@ func (r *Reconciler) deletePoolNodes(ctx context.Context, s *scope) error {
 		if !n.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if err := deleteNode(ctx, c, n); err != nil {
+		if err := r.deleteNode(ctx, c, n); err != nil {
 			errs = append(errs, err)
 			continue
 		}

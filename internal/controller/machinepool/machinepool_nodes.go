@@ -227,7 +227,7 @@ func (r *Reconciler) deleteRetiredNodes(ctx context.Context, s *scope, key types
 	writes := make([]write, 0, len(retired))
 	for _, n := range retired {
 		writes = append(writes, func(ctx context.Context) error {
-			if err := deleteNode(ctx, c, n); err != nil {
+			if err := r.deleteNode(ctx, c, n); err != nil {
 				r.Recorder.Eventf(s.pool, nil, corev1.EventTypeWarning, events.NodeDeleteFailed, events.ActionDelete, "Deleting Node %s: %v", n.Name, err)
 				return err
 			}
@@ -239,15 +239,18 @@ func (r *Reconciler) deleteRetiredNodes(ctx context.Context, s *scope, key types
 	return writes, nil
 }
 
-// deleteNode deletes n, only if it is still the same Node (UID).
-func deleteNode(ctx context.Context, c client.Client, n *corev1.Node) error {
-	uid := n.UID
-	// n may be shared with the cache: delete through a fresh object.
-	err := c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}, client.Preconditions{UID: &uid})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("deleting Node %s: %w", n.Name, err)
-	}
-	return nil
+// deleteNode deletes n, only if it is still the same Node (UID), unless
+// this process deleted it a moment ago (workload.NodeDeletes).
+func (r *Reconciler) deleteNode(ctx context.Context, c client.Client, n *corev1.Node) error {
+	return r.ClusterCache.NodeDeletes().Delete(n, func() error {
+		uid := n.UID
+		// n may be shared with the cache: delete through a fresh object.
+		err := c.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name}}, client.Preconditions{UID: &uid})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("deleting Node %s: %w", n.Name, err)
+		}
+		return nil
+	})
 }
 
 func hasTaint(n *corev1.Node, key string) bool {

@@ -137,7 +137,10 @@ func BenchmarkPoolScaleUp(b *testing.B) {
 
 // BenchmarkPoolRoll measures rolling N instances with maxSurge 25% and
 // maxUnavailable 0 until the MachinePool is Running on the new version
-// (target ≤ 60 s for 1,000).
+// (target ≤ 60 s for 1,000), then reports when every per-instance object
+// and Machine was on it too (settled-s, from the start of the roll), the
+// manager's requests per instance until then
+// (mgr-reqs/inst) and each process's CPU time.
 func BenchmarkPoolRoll(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
@@ -146,11 +149,25 @@ func BenchmarkPoolRoll(b *testing.B) {
 		p.f.waitModel(p.n, 10*time.Minute)
 		old := p.f.Group().ModelHash
 		stop := p.f.rollTimeline(p.n, (p.n+3)/4, old) // maxSurge 25%, rounded up
+		reqs, cpu := p.reqs.Counts(), cpuTimes(b)
 		b.StartTimer()
+		start := time.Now()
 		p.f.SetVersion(v2)
 		p.f.waitRolled(p.n, old, 60*time.Minute)
 		b.StopTimer()
+		took := time.Since(start)
 		stop()
+		// The per-instance objects and Machines follow the cloud: the roll
+		// is over once every one of them is on the new model and Ready.
+		p.f.waitSettled(p.n, 10*time.Minute)
+		settled := time.Since(start)
+		b.ReportMetric(settled.Seconds(), "settled-s")
+		after := p.reqs.Counts()
+		b.ReportMetric(float64(after[managerClient]-reqs[managerClient])/float64(p.n), "mgr-reqs/inst")
+		logCPU(b, "the roll", cpu, cpuTimes(b), took)
+		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
+			logRequestsByKind(reqs, after, 30, managerClient, nodeAgentClient)
+		}
 		p.m.Stop()
 	}
 }
