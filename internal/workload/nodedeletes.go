@@ -23,6 +23,10 @@ type NodeDeletes struct {
 
 	mu      sync.Mutex
 	deleted map[types.UID]time.Time
+	// pruned is when deletes older than the TTL were last forgotten: at
+	// most once per TTL, so that a burst of deletes (a roll of 10,000) does
+	// not scan the whole memo on each.
+	pruned time.Time
 }
 
 // NewNodeDeletes returns a memo that remembers a delete for ttl.
@@ -50,7 +54,8 @@ func (d *NodeDeletes) Delete(node *corev1.Node, del func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.deleted[node.UID] = now
-	if len(d.deleted) > 1024 {
+	if now.Sub(d.pruned) >= d.ttl {
+		d.pruned = now
 		for uid, at := range d.deleted {
 			if now.Sub(at) >= d.ttl {
 				delete(d.deleted, uid)

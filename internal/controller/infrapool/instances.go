@@ -112,19 +112,19 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 		s.moreWrites = true
 		s.requeueAfter(moreWritesDelay)
 	}
-	if s.plan.Counts.Stale == 0 || e.skip {
-		return e.parallel(ctx, len(work), func(ctx context.Context, i int) error { return work[i](ctx) })
-	}
 	// While a roll replaces stale instances (unless the
 	// SkipMachinePoolModelReconciliation gate leaves them), a pass starts no
 	// write after rollWriteBudget: the next decision (deleting the old
 	// instances of a wave whose replacements just became Ready) waits for
 	// this pass, and the writes of a wave of 250 took 2–3 s behind the
 	// client's rate limit. The rest go in the next pass.
-	deadline := time.Now().Add(rollWriteBudget)
+	var deadline time.Time
+	if s.plan.Counts.Stale > 0 && !e.skip {
+		deadline = time.Now().Add(rollWriteBudget)
+	}
 	var skipped atomic.Bool
 	err := e.parallel(ctx, len(work), func(ctx context.Context, i int) error {
-		if time.Now().After(deadline) {
+		if !deadline.IsZero() && time.Now().After(deadline) {
 			skipped.Store(true)
 			return nil
 		}
