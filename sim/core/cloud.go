@@ -82,8 +82,12 @@ type Cloud struct {
 	defaultSim   Simulation
 	maxInstances int
 	scopeQuotas  map[scopeID]int
-	dirty        bool
-	events       []agentEvent
+	// addrs counts the live instances by face, scope and private address
+	// (NewInstance.AddressInUse); nil until first needed, then kept as
+	// instances come and go.
+	addrs  map[addrKey]int
+	dirty  bool
+	events []agentEvent
 
 	flushMu sync.Mutex
 	kick    chan struct{}
@@ -369,6 +373,40 @@ func (c *Cloud) setCapacity(k GroupKey, capacity int32) (*Group, error) {
 
 // scopeID is a face's scope, the unit of per-scope quotas.
 type scopeID struct{ face, scope string }
+
+// addrKey is one private address in a face's scope.
+type addrKey struct {
+	scopeID
+	ip string
+}
+
+// addressIndex returns c.addrs, counting the live instances of every group
+// the first time. Callers hold c.mu.
+func (c *Cloud) addressIndex() map[addrKey]int {
+	if c.addrs == nil {
+		c.addrs = map[addrKey]int{}
+		for _, g := range c.st.Groups {
+			for _, in := range g.Instances {
+				c.addrs[addrKey{scopeID{g.Face, g.Scope}, in.PrivateIP}]++
+			}
+		}
+	}
+	return c.addrs
+}
+
+// addressGone forgets one live instance of g with address ip. Callers hold
+// c.mu.
+func (c *Cloud) addressGone(g *groupState, ip string) {
+	if c.addrs == nil {
+		return
+	}
+	k := addrKey{scopeID{g.Face, g.Scope}, ip}
+	if c.addrs[k] <= 1 {
+		delete(c.addrs, k)
+		return
+	}
+	c.addrs[k]--
+}
 
 // checkQuota refuses a capacity for group k (g, nil when it does not exist
 // yet) that would take the instances of all groups above the instance quota,

@@ -126,6 +126,10 @@ type NewInstance struct {
 	Model *Model
 	// GroupPayload is the group's face payload.
 	GroupPayload json.RawMessage
+	// AddressInUse reports whether a live instance of the group's face and
+	// scope has private address ip, so that a face choosing addresses from
+	// a subnet can give each live instance its own, as a cloud does.
+	AddressInUse func(ip string) bool
 }
 
 // InstanceIdentity is what a face chooses for a new instance. The core

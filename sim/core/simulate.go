@@ -103,6 +103,7 @@ func (c *Cloud) advance(g *groupState, now time.Time) {
 			if g.index != nil {
 				delete(g.index, in.ID)
 			}
+			c.addressGone(g, in.PrivateIP)
 			continue
 		}
 		kept = append(kept, in)
@@ -229,9 +230,12 @@ func (c *Cloud) newInstance(g *groupState, model *Model, zone string, now time.T
 	id := fmt.Sprintf("i-%08x", seq)
 	ip := fmt.Sprintf("10.%d.%d.%d", (seq>>16)&0xff, (seq>>8)&0xff, seq&0xff)
 	var ident InstanceIdentity
+	addrs := c.addressIndex()
+	scope := scopeID{g.Face, g.Scope}
 	if f := c.faces[g.Face]; f != nil {
 		ident = f.InstanceIdentity(NewInstance{
 			Group: g.key(), Seq: seq, Ordinal: g.Created, ID: id, Zone: zone, PrivateIP: ip, Model: model, GroupPayload: g.Payload,
+			AddressInUse: func(ip string) bool { return addrs[addrKey{scope, ip}] > 0 },
 		})
 	}
 	g.Created++
@@ -241,6 +245,7 @@ func (c *Cloud) newInstance(g *groupState, model *Model, zone string, now time.T
 	if ident.PrivateIP != "" {
 		ip = ident.PrivateIP
 	}
+	addrs[addrKey{scope, ip}]++
 	if ident.Hostname == "" {
 		ident.Hostname = hostname(g.Name, id)
 	}

@@ -601,12 +601,7 @@ func (*AWSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
 	}
 	var ip string
 	if sub != nil {
-		// The subnet's /20 less AWS's 4 reserved addresses at its start,
-		// by the cloud's instance sequence: unique among the subnet's
-		// last 4,000 instances (a random pick collides, and two instances
-		// with one address would register one Node).
-		off := 4 + int(in.Seq%4000)
-		ip = fmt.Sprintf("10.0.%d.%d", sub.third+off/256, off%256)
+		ip = subnetAddress(sub, in.Seq, in.AddressInUse)
 	}
 	host := ""
 	if ip != "" {
@@ -649,6 +644,28 @@ func (*AWSFace) InstanceIdentity(in core.NewInstance) core.InstanceIdentity {
 		Payload:    payload,
 		Hold:       len(inst.Waits) > 0,
 	}
+}
+
+// subnetHosts is how many addresses of a subnet's /20 instances can have:
+// AWS reserves the first four and the last.
+const subnetHosts = 4096 - 5
+
+// subnetAddress picks sub's address for the instance of cloud sequence seq:
+// the first free one (inUse, nil: all free) from the one the sequence
+// points at, as AWS gives each live instance of a subnet its own address. A
+// full subnet (4,091 live instances) gets the sequence's address again; AWS
+// would refuse the launch (InsufficientFreeAddressesInSubnet).
+func subnetAddress(sub *awsSubnet, seq uint64, inUse func(string) bool) string {
+	at := func(i int) string {
+		off := 4 + (int(seq%subnetHosts)+i)%subnetHosts
+		return fmt.Sprintf("10.0.%d.%d", sub.third+off/256, off%256)
+	}
+	for i := range subnetHosts {
+		if ip := at(i); inUse == nil || !inUse(ip) {
+			return ip
+		}
+	}
+	return at(0)
 }
 
 // awsDNSSuffix is the private DNS suffix of a region's instances.
