@@ -221,9 +221,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 
 	if controllerutil.AddFinalizer(cfg, Finalizer) {
-		// Persist the finalizer (deferred patch) before creating any token
-		// it must clean up; the update brings the config back here.
-		return ctrl.Result{}, nil
+		// The finalizer is written before any token it must clean up is
+		// created, and the reconcile goes on: one status write and one
+		// reconcile fewer than waiting for the update to bring it back.
+		if err := r.Client.Patch(ctx, cfg, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding the finalizer to KubeadmConfig %s: %w", client.ObjectKeyFromObject(cfg), err)
+		}
+		before = cfg.DeepCopy()
 	}
 
 	res, err := r.reconcileDataSecret(ctx, s)

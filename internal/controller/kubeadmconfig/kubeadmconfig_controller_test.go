@@ -612,3 +612,50 @@ func TestAdoptsExistingDataSecret(t *testing.T) {
 		t.Errorf("adopting created %d tokens (%v)", len(tokens), err)
 	}
 }
+
+// TestFinalizerThenDataInOnePass: the reconcile that writes a pool config's
+// finalizer goes on to render its data, so the config's first status already
+// names its data Secret (no status write in between to wait for).
+func TestFinalizerThenDataInOnePass(t *testing.T) {
+	ctx := context.Background()
+	ns := env.NewNamespace(t)
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := &bootstrapv1.KubeadmConfigList{}
+	if err := wc.List(ctx, list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &bootstrapv1.KubeadmConfigList{}, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	startController(t, ns, DefaultTokenTTL)
+	f := &fixture{ns: ns}
+	f.create(t)
+
+	timeout := time.After(pollTimeout)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended")
+			}
+			cfg, ok := ev.Object.(*bootstrapv1.KubeadmConfig)
+			if !ok || len(cfg.Status.Conditions) == 0 {
+				continue
+			}
+			if cfg.Status.DataSecretName == "" {
+				t.Fatalf("the first status has no data Secret: %+v", cfg.Status.Conditions)
+			}
+			if !controllerutil.ContainsFinalizer(cfg, Finalizer) {
+				t.Fatalf("the first status came before the finalizer: %v", cfg.Finalizers)
+			}
+			return
+		case <-timeout:
+			t.Fatalf("no status within %s", pollTimeout)
+		}
+	}
+}

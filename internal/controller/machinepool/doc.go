@@ -5,10 +5,12 @@
 // infrastructure provider (spec.template.spec.infrastructureRef).
 //
 // Each reconcile fetches the pool and its Cluster, stops when either is
-// paused, adds the finalizer, then runs ordered phase functions over a
-// shared scope — replicas defaulting, bootstrap, infrastructure, Nodes,
-// pool Machines — and patches the pool once, in a deferred function that
-// also computes the phase, the conditions and the events.
+// paused, adds the finalizer (written at once, with the Cluster label and
+// owner reference, before anything is created; the reconcile goes on), then
+// runs ordered phase functions over a shared scope — replicas defaulting,
+// bootstrap, infrastructure, Nodes, pool Machines — and patches the pool
+// once, in a deferred function that also computes the phase, the conditions
+// and the events.
 //
 // Phases (status.phase), from observed state only:
 //

@@ -309,25 +309,48 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return r.reconcileDelete(ctx, s)
 	}
 	if controllerutil.AddFinalizer(pool, clusterv1.MachinePoolFinalizer) {
-		// Patch the finalizer before creating anything; the update event
-		// brings the pool back.
-		return ctrl.Result{}, nil
+		// The finalizer is written before anything is created, with the
+		// Cluster's label and owner reference, and the reconcile goes on:
+		// one write and one reconcile fewer than writing it and waiting for
+		// the update event to bring the pool back.
+		setClusterMeta(pool, s.cluster)
+		if err := r.patchMeta(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	return r.reconcileNormal(ctx, s)
+}
+
+// setClusterMeta gives pool the Cluster's name label and an owner reference
+// to it.
+func setClusterMeta(pool *clusterv1.MachinePool, cluster *clusterv1.Cluster) {
+	if pool.Labels == nil {
+		pool.Labels = map[string]string{}
+	}
+	pool.Labels[clusterv1.ClusterNameLabel] = pool.Spec.ClusterName
+	pool.OwnerReferences = ensureOwnerRef(pool.OwnerReferences, metav1.OwnerReference{
+		APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: cluster.Name, UID: cluster.UID,
+	})
+}
+
+// patchMeta writes the pool's metadata now (finalizers, labels, owner
+// references) and makes it the base the end of the reconcile diffs against.
+func (r *Reconciler) patchMeta(ctx context.Context, s *scope) error {
+	obj := s.orig.DeepCopy()
+	obj.ObjectMeta = *s.pool.ObjectMeta.DeepCopy()
+	if err := r.Client.Patch(ctx, obj, client.MergeFrom(s.orig)); err != nil {
+		return fmt.Errorf("adding the finalizer to MachinePool %s: %w", klog.KObj(s.pool), err)
+	}
+	s.orig.ObjectMeta = *obj.ObjectMeta.DeepCopy()
+	s.pool.ObjectMeta = obj.ObjectMeta
+	return nil
 }
 
 // phaseFunc is one ordered step of a normal reconcile.
 type phaseFunc func(context.Context, *scope) (ctrl.Result, error)
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
-	pool := s.pool
-	if pool.Labels == nil {
-		pool.Labels = map[string]string{}
-	}
-	pool.Labels[clusterv1.ClusterNameLabel] = pool.Spec.ClusterName
-	pool.OwnerReferences = ensureOwnerRef(pool.OwnerReferences, metav1.OwnerReference{
-		APIVersion: clusterv1.GroupVersion.String(), Kind: "Cluster", Name: s.cluster.Name, UID: s.cluster.UID,
-	})
+	setClusterMeta(s.pool, s.cluster)
 
 	phases := []phaseFunc{
 		r.reconcileBootstrap,

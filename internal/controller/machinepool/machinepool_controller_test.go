@@ -641,3 +641,68 @@ func TestDeletionWithAnUnreachableWorkloadClusterIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFirstReconcileWritesItsMetadataOnce: a new pool's finalizer, Cluster
+// label and owner reference are written in one patch, and the reconcile goes
+// on in the same pass: no version of the pool carries the finalizer without
+// the rest, and its first status already says why it is Pending.
+func TestFirstReconcileWritesItsMetadataOnce(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.providers("mp")
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := &clusterv1.MachinePoolList{}
+	if err := wc.List(ctx, list, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &clusterv1.MachinePoolList{}, client.InNamespace(f.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	f.pool("mp", ptr.To[int32](2))
+	f.waitPhase("mp", clusterv1.MachinePoolPhasePending)
+
+	// Every version up to the first with a status, in order.
+	var versions []*clusterv1.MachinePool
+	timeout := time.After(30 * time.Second)
+	for len(versions) == 0 || versions[len(versions)-1].Status.Phase == "" {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended")
+			}
+			if mp, ok := ev.Object.(*clusterv1.MachinePool); ok && mp.Name == "mp" {
+				versions = append(versions, mp)
+			}
+		case <-timeout:
+			t.Fatalf("no version of the pool with a phase within 30s; saw %d versions", len(versions))
+		}
+	}
+	metaWrites := 0
+	for i, mp := range versions {
+		hasFinalizer := strings.Contains(strings.Join(mp.Finalizers, ","), clusterv1.MachinePoolFinalizer)
+		if !hasFinalizer {
+			continue
+		}
+		if mp.Labels[clusterv1.ClusterNameLabel] != f.cluster || len(mp.OwnerReferences) != 1 || mp.OwnerReferences[0].Kind != "Cluster" {
+			t.Errorf("version %d carries the finalizer without the Cluster label and owner reference: labels %v, owners %+v", i, mp.Labels, mp.OwnerReferences)
+		}
+		if i == 0 || !strings.Contains(strings.Join(versions[i-1].Finalizers, ","), clusterv1.MachinePoolFinalizer) {
+			metaWrites++
+		}
+	}
+	if metaWrites != 1 {
+		t.Errorf("the finalizer appeared in %d writes, want 1", metaWrites)
+	}
+	first := versions[len(versions)-1]
+	if len(first.Status.Conditions) == 0 {
+		t.Errorf("the first status (phase %s) has no conditions: the reconcile that wrote the finalizer did not go on", first.Status.Phase)
+	}
+	if n := len(versions); n != 3 {
+		t.Errorf("saw %d versions before the first status (created, metadata, status), want 3", n)
+	}
+}
