@@ -25,6 +25,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/parallel"
 	"github.com/mpool-dev/mpool/internal/testenv"
+	"github.com/mpool-dev/mpool/sim/core"
 	"github.com/mpool-dev/mpool/test/integration/itest"
 )
 
@@ -54,6 +55,12 @@ import (
 //     caches hold every Node once per workload cluster, since all the
 //     Clusters are this one API server) and goroutines, in all and per
 //     pool.
+//
+// With MPOOL_BENCH_PROGRESS=1 it logs a progress line a second and, when no
+// pool came to Running for a minute, why the pools still waiting wait (their
+// status and their cloud groups' instances). MPOOL_BENCH_TOKEN_TTL (a Go
+// duration) sets the manager's bootstrap token lifetime, to see a long run's
+// token rotations in a short one.
 //
 // Every workload cluster is the test API server, so each Cluster's Node
 // cache holds every pool's Nodes, where a real workload cluster's holds its
@@ -230,8 +237,15 @@ func newManyPools(b *testing.B, clusters, perCluster, instances int, providers [
 	mo := benchManagerOptions(b)
 	m.reqs = itest.NewRequestCounter()
 	mo.wrap = m.reqs.Wrap(managerClient)
+	ttl, err := time.ParseDuration(os.Getenv("MPOOL_BENCH_TOKEN_TTL"))
+	if err != nil && os.Getenv("MPOOL_BENCH_TOKEN_TTL") != "" {
+		b.Fatalf("MPOOL_BENCH_TOKEN_TTL: %v", err)
+	}
 	mo.tune = func(o *manager.Options) {
 		o.Concurrency = 10
+		if ttl > 0 {
+			o.BootstrapTokenTTL = ttl
+		}
 		if len(providers) > 1 || providers[0] != itest.Local {
 			o.Providers = itest.Providers(f.Cloud, f.NS, names...)
 		}
@@ -336,28 +350,93 @@ func (m *manyPools) waitRunning(names []poolID, n int, timeout time.Duration) {
 	}
 	start, reported := time.Now(), time.Now()
 	progress := os.Getenv("MPOOL_BENCH_PROGRESS") != ""
+	last, lastChange, described := -1, time.Now(), time.Time{}
 	for {
 		list := &clusterv1.MachinePoolList{}
 		if err := m.pools.List(m.f.Ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			m.f.T.Fatal(err)
 		}
 		running := 0
+		var waiting []*clusterv1.MachinePool
 		for i := range list.Items {
-			if want[list.Items[i].Name] && poolRunning(&list.Items[i], n) {
+			if !want[list.Items[i].Name] {
+				continue
+			}
+			if poolRunning(&list.Items[i], n) {
 				running++
+			} else {
+				waiting = append(waiting, &list.Items[i])
 			}
 		}
 		if running == len(names) {
 			return
 		}
+		if running != last {
+			last, lastChange = running, time.Now()
+		}
 		if progress && len(names) > 1 && time.Since(reported) >= time.Second {
 			progressf("%s: %d of %d pools Running", time.Since(start).Round(100*time.Millisecond), running, len(names))
 			reported = time.Now()
 		}
+		// No pool came to Running for a minute: say why the pools still
+		// waiting wait, once a minute, so a stalled run explains itself.
+		if progress && len(names) > 1 && time.Since(lastChange) >= stallWindow && time.Since(described) >= stallWindow {
+			m.describeWaiting(waiting, 5)
+			described = time.Now()
+		}
 		if time.Since(start) > timeout {
+			m.describeWaiting(waiting, 5)
 			m.f.T.Fatalf("%d of %d pools Running with %d replicas after %s", running, len(names), n, timeout)
 		}
 		time.Sleep(every)
+	}
+}
+
+// stallWindow is how long waitRunning waits without a pool coming to
+// Running before it describes the pools still waiting.
+const stallWindow = time.Minute
+
+// describeWaiting logs, on standard error, the pools still waiting (at most
+// limit of them, and how many there are by provider and phase): each one's
+// status and its cloud group's instances by state and join phase, with the
+// message of one that has not joined.
+func (m *manyPools) describeWaiting(waiting []*clusterv1.MachinePool, limit int) {
+	byKind := map[string]int{}
+	for _, mp := range waiting {
+		byKind[mp.Spec.Template.Spec.InfrastructureRef.Kind+" "+mp.Status.Phase]++
+	}
+	for _, k := range slices.Sorted(maps.Keys(byKind)) {
+		progressf("  waiting: %d pools %s", byKind[k], k)
+	}
+	cloud := m.f.Cloud.Cloud()
+	keys := cloud.Groups()
+	for _, mp := range waiting[:min(limit, len(waiting))] {
+		var conds []string
+		for _, c := range mp.Status.Conditions {
+			if c.Status != metav1.ConditionTrue {
+				conds = append(conds, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+			}
+		}
+		progressf("  pool %s (%s): phase %q, replicas %d, ready %d, nodeRefs %d, providerIDs %d; not true: %s",
+			mp.Name, mp.Spec.Template.Spec.InfrastructureRef.Kind, mp.Status.Phase, ptr.Deref(mp.Status.Replicas, -1),
+			ptr.Deref(mp.Status.ReadyReplicas, -1), len(mp.Status.NodeRefs), len(mp.Spec.ProviderIDList), strings.Join(conds, "; "))
+		for _, k := range keys {
+			if !strings.Contains(k.Name, mp.Name) {
+				continue
+			}
+			g, err := cloud.Scope(k.Face, k.Scope).GetGroup(k.Name)
+			if err != nil {
+				continue
+			}
+			states, msg := map[string]int{}, ""
+			for _, in := range g.Instances {
+				states[string(in.State)+"/"+string(in.Join)]++
+				if in.Join != core.JoinJoined && in.Message != "" && msg == "" {
+					msg = in.ID + ": " + in.Message
+				}
+			}
+			progressf("    cloud group %s/%s: %d instances %v; %s", k.Face, k.Name, len(g.Instances), states, msg)
+		}
 	}
 }
 
