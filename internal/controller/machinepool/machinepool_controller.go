@@ -308,12 +308,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if !pool.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, s)
 	}
+	setClusterMeta(pool, s.cluster)
 	if controllerutil.AddFinalizer(pool, clusterv1.MachinePoolFinalizer) {
 		// The finalizer is written before anything is created, with the
 		// Cluster's label and owner reference, and the reconcile goes on:
 		// one write and one reconcile fewer than writing it and waiting for
 		// the update event to bring the pool back.
-		setClusterMeta(pool, s.cluster)
 		if err := r.patchMeta(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -350,8 +350,6 @@ func (r *Reconciler) patchMeta(ctx context.Context, s *scope) error {
 type phaseFunc func(context.Context, *scope) (ctrl.Result, error)
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, s *scope) (ctrl.Result, error) {
-	setClusterMeta(s.pool, s.cluster)
-
 	phases := []phaseFunc{
 		r.reconcileBootstrap,
 		r.reconcileInfrastructure,
