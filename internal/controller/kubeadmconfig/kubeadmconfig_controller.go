@@ -224,10 +224,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// The finalizer is written before any token it must clean up is
 		// created, and the reconcile goes on: one status write and one
 		// reconcile fewer than waiting for the update to bring it back.
-		if err := r.Client.Patch(ctx, cfg, client.MergeFrom(before)); err != nil {
+		// Only the metadata is written and taken back: the status this
+		// reconcile has observed so far (an adopted data Secret) stays in
+		// cfg for the status write at the end.
+		obj := before.DeepCopy()
+		obj.ObjectMeta = *cfg.ObjectMeta.DeepCopy()
+		if err := r.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding the finalizer to KubeadmConfig %s: %w", client.ObjectKeyFromObject(cfg), err)
 		}
-		before = cfg.DeepCopy()
+		before.ObjectMeta = *obj.ObjectMeta.DeepCopy()
+		cfg.ObjectMeta = obj.ObjectMeta
 	}
 
 	res, err := r.reconcileDataSecret(ctx, s)

@@ -581,15 +581,22 @@ func TestDeleteWhenClusterGone(t *testing.T) {
 func TestAdoptsExistingDataSecret(t *testing.T) {
 	ctx := context.Background()
 	ns := env.NewNamespace(t)
-	startController(t, ns, DefaultTokenTTL)
 	existing := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "capa-mp-0", Namespace: ns, Labels: map[string]string{clusterv1.ClusterNameLabel: clusterName}},
 		Type:       ClusterSecretType,
 		Data:       map[string][]byte{"value": []byte("#cloud-config\n"), "format": []byte("cloud-config")},
 	}
-	mustCreate(t, existing)
 	f := &fixture{ns: ns}
-	f.create(t)
+	// The first status already names the adopted Secret: the reconcile
+	// that writes the finalizer keeps what it observed before.
+	first := firstStatus(t, ns, func() {
+		startController(t, ns, DefaultTokenTTL)
+		mustCreate(t, existing)
+		f.create(t)
+	})
+	if !ptr.Deref(first.Status.Initialization.DataSecretCreated, false) || first.Status.DataSecretName != existing.Name {
+		t.Errorf("first status: dataSecretCreated %v dataSecretName %q, want true and %q", ptr.Deref(first.Status.Initialization.DataSecretCreated, false), first.Status.DataSecretName, existing.Name)
+	}
 	key := client.ObjectKeyFromObject(f.config)
 	testenv.Eventually(t, pollTimeout, func() error {
 		s := &corev1.Secret{}
@@ -617,8 +624,24 @@ func TestAdoptsExistingDataSecret(t *testing.T) {
 // finalizer goes on to render its data, so the config's first status already
 // names its data Secret (no status write in between to wait for).
 func TestFinalizerThenDataInOnePass(t *testing.T) {
-	ctx := context.Background()
 	ns := env.NewNamespace(t)
+	cfg := firstStatus(t, ns, func() {
+		startController(t, ns, DefaultTokenTTL)
+		(&fixture{ns: ns}).create(t)
+	})
+	if cfg.Status.DataSecretName == "" {
+		t.Fatalf("the first status has no data Secret: %+v", cfg.Status.Conditions)
+	}
+	if !controllerutil.ContainsFinalizer(cfg, Finalizer) {
+		t.Fatalf("the first status came before the finalizer: %v", cfg.Finalizers)
+	}
+}
+
+// firstStatus runs create and returns the first version of a KubeadmConfig
+// of namespace ns with conditions, from a watch started before.
+func firstStatus(t *testing.T, ns string, create func()) *bootstrapv1.KubeadmConfig {
+	t.Helper()
+	ctx := context.Background()
 	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		t.Fatal(err)
@@ -632,10 +655,7 @@ func TestFinalizerThenDataInOnePass(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	startController(t, ns, DefaultTokenTTL)
-	f := &fixture{ns: ns}
-	f.create(t)
-
+	create()
 	timeout := time.After(pollTimeout)
 	for {
 		select {
@@ -643,17 +663,9 @@ func TestFinalizerThenDataInOnePass(t *testing.T) {
 			if !ok {
 				t.Fatal("the watch ended")
 			}
-			cfg, ok := ev.Object.(*bootstrapv1.KubeadmConfig)
-			if !ok || len(cfg.Status.Conditions) == 0 {
-				continue
+			if cfg, ok := ev.Object.(*bootstrapv1.KubeadmConfig); ok && len(cfg.Status.Conditions) > 0 {
+				return cfg
 			}
-			if cfg.Status.DataSecretName == "" {
-				t.Fatalf("the first status has no data Secret: %+v", cfg.Status.Conditions)
-			}
-			if !controllerutil.ContainsFinalizer(cfg, Finalizer) {
-				t.Fatalf("the first status came before the finalizer: %v", cfg.Finalizers)
-			}
-			return
 		case <-timeout:
 			t.Fatalf("no status within %s", pollTimeout)
 		}
