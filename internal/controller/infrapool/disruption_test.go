@@ -13,6 +13,7 @@ import (
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/preview"
+	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/rollout"
 )
 
@@ -136,5 +137,27 @@ func TestQuarantinedInstanceKeptInTheCapacity(t *testing.T) {
 	}
 	if c := rolloutProgressingCondition(s); !strings.Contains(c.Message, "1 instance quarantined") {
 		t.Errorf("RolloutProgressing %q does not mention the quarantined instance", c.Message)
+	}
+}
+
+// TestKeptInstanceReportedLive: the pass that keeps an undrainable
+// instance (quarantined, or its Node schedulable again) reports it Running,
+// though the object it read at its start still carries the drain-started
+// annotation the pass removed. Reported Deleting, it stayed so until
+// something else woke the pool, and a manager stopped in between left it
+// to the next one.
+func TestKeptInstanceReportedLive(t *testing.T) {
+	q := running("q", 3*time.Hour, "old")
+	q.ready = true
+	q.objMark = map[string]string{preview.DrainStartedAnnotation: t0.Add(-time.Minute).Format(time.RFC3339)}
+	e, s := glueScope([]fixture{q}, 1, rollout.Strategy{})
+	s.kept = map[string]bool{}
+	inst := s.cloud.Instances[0]
+	if got := e.instanceReport(s, inst).State; got != contract.InstanceDeleting {
+		t.Fatalf("while its removal is recorded: reported %s, want %s", got, contract.InstanceDeleting)
+	}
+	s.kept["q"] = true
+	if got := e.instanceReport(s, inst).State; got != contract.InstanceRunning {
+		t.Errorf("kept this pass: reported %s, want %s", got, contract.InstanceRunning)
 	}
 }

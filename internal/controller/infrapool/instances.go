@@ -227,15 +227,22 @@ func (e *Engine) instanceReport(s *pass, in scalegroup.Instance) contract.Instan
 }
 
 // removalStarted reports whether the removal of instance id started: the
-// engine marked it, or its per-instance object is being deleted.
+// engine marked it, or its per-instance object is being deleted. A removal
+// this pass ended (an undrainable instance kept) has not: the object read
+// at the start of the pass still carries the drain-started annotation the
+// pass removed, and reporting the instance Deleting from it would leave
+// that in its status until something else wakes the pool.
 func (e *Engine) removalStarted(s *pass, id string) bool {
 	if _, ok := s.removing[id]; ok {
 		return true
 	}
+	obj := s.objects[id]
+	if s.kept[id] {
+		return obj != nil && !obj.GetDeletionTimestamp().IsZero()
+	}
 	if _, ok := e.removalStart(s, id); ok {
 		return true
 	}
-	obj := s.objects[id]
 	return obj != nil && !obj.GetDeletionTimestamp().IsZero()
 }
 

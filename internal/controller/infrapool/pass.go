@@ -74,6 +74,7 @@ type pass struct {
 	remediation remediation             // see remediate
 	skipRemoval map[string]bool         // victims not removed this pass (their Machine could not be marked)
 	removing    map[string]time.Time    // instance ID → removal start, for victims marked
+	kept        map[string]bool         // victims whose removal ended this pass (undrainable, kept): objects' drain-started annotation gone
 	drains      map[string]drainOutcome // victims drained this reconcile
 	deletedNow  map[string]bool         // instances deleted from the cloud this reconcile
 	replacedNow map[string]bool         // of those, the ones the cloud replaces (capacity unchanged)
@@ -149,6 +150,7 @@ func (e *Engine) newPass(pool contract.Pool) *pass {
 		refKnown:     known,
 		refErr:       err,
 		removing:     map[string]time.Time{},
+		kept:         map[string]bool{},
 		remediation:  remediation{inFlight: map[string]string{}},
 		skipRemoval:  map[string]bool{},
 		drains:       map[string]drainOutcome{},

@@ -128,6 +128,7 @@ func (e *Engine) keepUndrainable(ctx context.Context, s *pass, inst scalegroup.I
 	e.tracker.drop(s.pool.GetUID(), inst.ID)
 	mu.Lock()
 	delete(s.removing, inst.ID)
+	s.kept[inst.ID] = true
 	mu.Unlock()
 	return nil
 }

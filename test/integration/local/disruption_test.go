@@ -101,6 +101,9 @@ func (f *fixture) assertKeptSchedulable(id string) {
 		if _, ok := m.Annotations[preview.DrainStartedAnnotation]; ok {
 			return fmt.Errorf("the removal of %s is still recorded", id)
 		}
+		if m.Status.State != infrav1.LocalInstanceRunning {
+			return fmt.Errorf("%s reports its instance %s, want %s (kept, not being removed)", m.Name, m.Status.State, infrav1.LocalInstanceRunning)
+		}
 		return nil
 	})
 }
@@ -184,6 +187,9 @@ func (f *fixture) waitQuarantined(q string, before []string) {
 		}
 		if m.Annotations[preview.QuarantinedAnnotation] == "" || m.Annotations[preview.DrainStartedAnnotation] != "" {
 			return fmt.Errorf("%s's annotations %v: want quarantined, no removal", m.Name, m.Annotations)
+		}
+		if m.Status.State != infrav1.LocalInstanceRunning {
+			return fmt.Errorf("%s reports its instance %s, want %s (kept, not being removed)", m.Name, m.Status.State, infrav1.LocalInstanceRunning)
 		}
 		return f.PoolConverged()
 	})
