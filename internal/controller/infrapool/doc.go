@@ -92,7 +92,10 @@
 // a victim, a model change), never on its own. A token rotation on a pool at
 // rest therefore costs no cloud write — no scale set model update, no launch
 // template version every 15 minutes (CAPZ issue #4958; CAPA made a launch
-// template version per rotation) — and the group may hold data with a token
+// template version per rotation), nor even a reconcile: a Secret update
+// wakes the pools that use it only when its data with the tokens masked
+// changes (at a thousand pools at rest, 15-minute tokens woke one pool every
+// half second, each a cloud read) — and the group may hold data with a token
 // that has since been deleted. An instance the cloud creates from such data
 // by itself (a replacement of an unhealthy instance, within the same
 // capacity) cannot join; it is replaced after the join timeout, with the

@@ -1,6 +1,7 @@
 package infrapool
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"slices"
@@ -23,6 +24,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/internal/bootstrap"
 	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/preview"
@@ -107,7 +109,11 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
 				return !equalAnnotations(o, n, "") || !o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 			}))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(e.secretToPools)).
+		// A token rotation alone (see "Bootstrap data" in the package doc)
+		// wakes no pool: at a thousand pools at rest with a 15-minute token
+		// it was a reconcile and a cloud read every 7.5 minutes per pool.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(e.secretToPools),
+			builder.WithPredicates(changed(bootstrapDataChanged))).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(e.clusterToPools),
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
 				oc, nc := o.(*clusterv1.Cluster), n.(*clusterv1.Cluster)
@@ -224,6 +230,28 @@ func (e *Engine) secretToPools(ctx context.Context, o client.Object) []reconcile
 		out = append(out, e.machinePoolToPool(ctx, &pools.Items[i])...)
 	}
 	return out
+}
+
+// bootstrapDataChanged reports whether an update of a Secret changes what a
+// pool reads from it as bootstrap data: its BootstrapDataKey with the
+// bootstrap tokens masked, or its deletion. Every other change — a rotated
+// token, the bootstrap provider's annotations — leaves the pools' model and
+// what they would create unchanged; the next pass that creates instances
+// reads the current data anyway.
+func bootstrapDataChanged(o, n client.Object) bool {
+	os, ok1 := o.(*corev1.Secret)
+	ns, ok2 := n.(*corev1.Secret)
+	if !ok1 || !ok2 {
+		return true
+	}
+	if !os.DeletionTimestamp.Equal(ns.DeletionTimestamp) {
+		return true
+	}
+	od, nd := os.Data[BootstrapDataKey], ns.Data[BootstrapDataKey]
+	if bytes.Equal(od, nd) {
+		return false
+	}
+	return !bytes.Equal(bootstrap.MaskBootstrapTokens(od), bootstrap.MaskBootstrapTokens(nd))
 }
 
 // nodeToPools maps a workload-cluster Node to the pool whose per-instance
