@@ -176,6 +176,13 @@
 // cloud no longer knows it, deletes the Nodes and per-instance objects and
 // only then releases the pool's finalizer.
 //
+// What wakes a pool: a change to it or to what it reads (its MachinePool,
+// Machines, per-instance objects, Nodes, bootstrap data, Cluster), never its
+// own status and annotation writes; while it converges, its requeues; at
+// rest, only the cache's resync, the manager's --sync-period (10 minutes),
+// which a change made in the cloud alone (an instance terminated outside
+// mpool) waits for. That pass reads the cloud once and writes nothing.
+//
 // Errors: throttling requeues after the cloud's Retry-After; quota and
 // invalid-spec errors become conditions and events and are retried slowly
 // or not at all (a refused capacity sets ScaleGroupReady False with reason

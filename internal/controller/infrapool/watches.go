@@ -77,12 +77,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(strings.ToLower(e.a.Kinds().Pool)).
-		For(e.a.NewPool(), builder.WithPredicates(changed(func(o, n client.Object) bool {
-			return o.GetGeneration() != n.GetGeneration() ||
-				workAnnotationsChanged(o, n, poolOwnAnnotations...) ||
-				!equalOwners(o, n) ||
-				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
-		}))).
+		For(e.a.NewPool(), builder.WithPredicates(changed(poolChanged))).
 		// Any other annotation changed: a reconcile, behind the pools with
 		// work.
 		Watches(e.a.NewPool(), priority.Low(&handler.EnqueueRequestForObject{}), builder.WithPredicates(predicate.Funcs{
@@ -230,6 +225,21 @@ func (e *Engine) secretToPools(ctx context.Context, o client.Object) []reconcile
 		out = append(out, e.machinePoolToPool(ctx, &pools.Items[i])...)
 	}
 	return out
+}
+
+// poolChanged reports whether an update of a pool is work for the engine:
+// its generation, an annotation it acts on, its owners or its deletion
+// changed — not its status or the engine's own annotations, which it wrote
+// itself — or it is the cache's resync (the same resourceVersion): the
+// manager's --sync-period pass, which looks at every pool's cloud group
+// again (controller-runtime queues it at low priority), so that a change
+// made in the cloud alone is seen within that period.
+func poolChanged(o, n client.Object) bool {
+	return o.GetResourceVersion() == n.GetResourceVersion() ||
+		o.GetGeneration() != n.GetGeneration() ||
+		workAnnotationsChanged(o, n, poolOwnAnnotations...) ||
+		!equalOwners(o, n) ||
+		!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 }
 
 // bootstrapDataChanged reports whether an update of a Secret changes what a

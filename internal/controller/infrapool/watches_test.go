@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 )
 
 // TestBootstrapDataChanged: an update of a bootstrap data Secret wakes its
@@ -40,6 +42,36 @@ func TestBootstrapDataChanged(t *testing.T) {
 		{"being deleted", gone, true},
 	} {
 		if got := bootstrapDataChanged(old, c.new); got != c.want {
+			t.Errorf("%s: changed %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPoolChanged: the engine's own writes to a pool (its status, its own
+// annotations) wake it not; a new spec, an annotation it acts on, and the
+// cache's resync (the --sync-period pass: no other event looks at the
+// cloud of a pool at rest) do.
+func TestPoolChanged(t *testing.T) {
+	old := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", ResourceVersion: "7", Generation: 2}}
+	status := old.DeepCopy()
+	status.ResourceVersion = "8"
+	status.Status.Replicas = 3
+	own := old.DeepCopy()
+	own.ResourceVersion = "8"
+	own.Annotations = map[string]string{AppliedSpecAnnotation: "abc"}
+	spec := old.DeepCopy()
+	spec.ResourceVersion, spec.Generation = "8", 3
+	for _, c := range []struct {
+		name string
+		new  *infrav1.LocalMachinePool
+		want bool
+	}{
+		{"resync", old.DeepCopy(), true},
+		{"its status written", status, false},
+		{"its own annotation written", own, false},
+		{"spec changed", spec, true},
+	} {
+		if got := poolChanged(old, c.new); got != c.want {
 			t.Errorf("%s: changed %v, want %v", c.name, got, c.want)
 		}
 	}
