@@ -152,6 +152,27 @@ func Reconciles(t testing.TB, controller string) int64 {
 	return int64(n)
 }
 
+// QueueDepth returns how many requests wait in the work queues of every
+// controller of this process (controller-runtime's workqueue_depth): zero
+// when no controller has work ready, whatever it will requeue later.
+func QueueDepth(t testing.TB) int64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, mf := range families {
+		if mf.GetName() != "workqueue_depth" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			n += m.GetGauge().GetValue()
+		}
+	}
+	return int64(n)
+}
+
 // PokeUntilReconciled annotates obj (a fresh copy read by its key) until
 // the controller named controller has finished n more reconciles.
 func (e *Env) PokeUntilReconciled(t testing.TB, obj client.Object, controller string, n int64) {
