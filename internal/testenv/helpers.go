@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,24 +134,9 @@ func NodeReady(n *corev1.Node) bool {
 // (controller-runtime's reconcile_total).
 func Reconciles(t testing.TB, controller string) int64 {
 	t.Helper()
-	families, err := crmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n float64
-	for _, mf := range families {
-		if mf.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "controller" && l.GetValue() == controller {
-					n += m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return int64(n)
+	return int64(metricSum(t, "controller_runtime_reconcile_total", func(l *dto.LabelPair) bool {
+		return l.GetName() == "controller" && l.GetValue() == controller
+	}))
 }
 
 // QueueDepth returns how many requests wait in the work queues of every
@@ -157,20 +144,30 @@ func Reconciles(t testing.TB, controller string) int64 {
 // when no controller has work ready, whatever it will requeue later.
 func QueueDepth(t testing.TB) int64 {
 	t.Helper()
+	return int64(metricSum(t, "workqueue_depth", nil))
+}
+
+// metricSum sums the counters and gauges of the metric family name in
+// controller-runtime's registry that have a label for which match reports
+// true (every one when match is nil).
+func metricSum(t testing.TB, name string, match func(*dto.LabelPair) bool) float64 {
+	t.Helper()
 	families, err := crmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var n float64
 	for _, mf := range families {
-		if mf.GetName() != "workqueue_depth" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			n += m.GetGauge().GetValue()
+			if match == nil || slices.ContainsFunc(m.GetLabel(), match) {
+				n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+			}
 		}
 	}
-	return int64(n)
+	return n
 }
 
 // PokeUntilReconciled annotates obj (a fresh copy read by its key) until
