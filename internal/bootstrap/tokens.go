@@ -89,6 +89,13 @@ func MaskBootstrapTokens(data []byte) []byte {
 	return append(out, data[last:]...)
 }
 
+// SameContent reports whether two renderings of bootstrap data differ at
+// most in their bootstrap tokens: equal once masked (MaskBootstrapTokens),
+// which equal bytes are without masking them.
+func SameContent(a, b []byte) bool {
+	return bytes.Equal(a, b) || bytes.Equal(MaskBootstrapTokens(a), MaskBootstrapTokens(b))
+}
+
 // endsValue reports whether a plain YAML value that reaches data[i] ends there,
 // so that it is a token and does not just begin with one
 // ("abcdef.0123456789abcdef.example"): at the end of the data, a blank or a

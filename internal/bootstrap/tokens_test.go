@@ -242,3 +242,20 @@ func FuzzMaskRenderedTokens(f *testing.F) {
 		}
 	})
 }
+
+// TestSameContent: renderings that differ only in their tokens have the
+// same content; any other difference does not.
+func TestSameContent(t *testing.T) {
+	a := []byte("discovery:\n  bootstrapToken:\n    token: abcdef.0123456789abcdef\n# v1\n")
+	rotated := []byte("discovery:\n  bootstrapToken:\n    token: ghijkl.0123456789ghijkl\n# v1\n")
+	changed := []byte("discovery:\n  bootstrapToken:\n    token: abcdef.0123456789abcdef\n# v2\n")
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want bool
+	}{{"equal", a, true}, {"token rotated", rotated, true}, {"content changed", changed, false}, {"empty", nil, false}} {
+		if got := SameContent(a, c.b); got != c.want {
+			t.Errorf("%s: same %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package infrapool
 
 import (
-	"bytes"
 	"context"
 	"maps"
 	"slices"
@@ -257,11 +256,7 @@ func bootstrapDataChanged(o, n client.Object) bool {
 	if !os.DeletionTimestamp.Equal(ns.DeletionTimestamp) {
 		return true
 	}
-	od, nd := os.Data[BootstrapDataKey], ns.Data[BootstrapDataKey]
-	if bytes.Equal(od, nd) {
-		return false
-	}
-	return !bytes.Equal(bootstrap.MaskBootstrapTokens(od), bootstrap.MaskBootstrapTokens(nd))
+	return !bootstrap.SameContent(os.Data[BootstrapDataKey], ns.Data[BootstrapDataKey])
 }
 
 // nodeToPools maps a workload-cluster Node to the pool whose per-instance

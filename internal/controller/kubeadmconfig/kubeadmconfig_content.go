@@ -75,7 +75,7 @@ func (r *Reconciler) reconcileDataContent(ctx context.Context, s *scope) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 
-	contentChanged := !bytes.Equal(bootstrap.MaskBootstrapTokens(old), bootstrap.MaskBootstrapTokens(data))
+	contentChanged := !bootstrap.SameContent(old, data)
 	before := secret.DeepCopy()
 	if secret.Data == nil {
 		secret.Data = map[string][]byte{}

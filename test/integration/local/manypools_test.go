@@ -242,9 +242,12 @@ func newManyPools(b *testing.B, clusters, perCluster, instances int, providers [
 	mo := benchManagerOptions(b)
 	m.reqs = itest.NewRequestCounter()
 	mo.wrap = m.reqs.Wrap(managerClient)
-	ttl, err := time.ParseDuration(os.Getenv("MPOOL_BENCH_TOKEN_TTL"))
-	if err != nil && os.Getenv("MPOOL_BENCH_TOKEN_TTL") != "" {
-		b.Fatalf("MPOOL_BENCH_TOKEN_TTL: %v", err)
+	var ttl time.Duration
+	if v := os.Getenv("MPOOL_BENCH_TOKEN_TTL"); v != "" {
+		var err error
+		if ttl, err = time.ParseDuration(v); err != nil {
+			b.Fatalf("MPOOL_BENCH_TOKEN_TTL: %v", err)
+		}
 	}
 	mo.tune = func(o *manager.Options) {
 		o.Concurrency = 10
