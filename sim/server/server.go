@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,10 @@ type Server struct {
 	servers   []*httpServer
 	certs     *cloudCerts
 	faces     map[string]core.Face
+	// reqs are the requests being served, on every listener.
+	reqs *inflight
+	// stopGrace is how long Stop lets requests finish (default 5 s).
+	stopGrace time.Duration
 
 	stopOnce sync.Once
 	stopErr  error
@@ -156,7 +161,7 @@ func Start(ctx context.Context, opts core.Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cloud: cloud, inj: newInjector(opts.Clock, opts.Seed, opts.Faults), faces: byName}
+	s := &Server{cloud: cloud, inj: newInjector(opts.Clock, opts.Seed, opts.Faults), faces: byName, reqs: newInflight(), stopGrace: 5 * time.Second}
 	fail := func(err error) (*Server, error) {
 		for _, hs := range s.servers {
 			_ = hs.lis.Close()
@@ -173,7 +178,7 @@ func Start(ctx context.Context, opts core.Options) (*Server, error) {
 		}
 	}
 	mux := http.NewServeMux()
-	root, err := listen(opts.Addr, mux)
+	root, err := listen(opts.Addr, s.reqs.wrap(mux))
 	if err != nil {
 		return fail(err)
 	}
@@ -197,7 +202,7 @@ func Start(ctx context.Context, opts core.Options) (*Server, error) {
 			addr, ok = "127.0.0.1:0", true
 		}
 		if ok {
-			own, err := listen(addr, f.Handler(s.faceEnv(f, "")))
+			own, err := listen(addr, s.reqs.wrap(f.Handler(s.faceEnv(f, ""))))
 			if err != nil {
 				return fail(fmt.Errorf("face %s: %w", name, err))
 			}
@@ -367,15 +372,35 @@ func (s *Server) ResetStats() { s.inj.reset() }
 
 // Stop stops serving, stops the cloud's loops and writes its state. It is
 // safe to call more than once.
+//
+// The requests being served get stopGrace to finish. Then every connection
+// is closed, which cancels the contexts of the requests still running, and
+// they get as long again to return before the cloud writes its state; those
+// that do not are named in the error. A connection that has sent no request
+// is not waited on: a client keeps the connection it dialed for a request
+// cancelled meanwhile, and http.Server.Shutdown would wait 5 s on it.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		var errs []error
-		for _, hs := range s.servers {
-			errs = append(errs, hs.http.Shutdown(ctx))
-			if serr := <-hs.serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-				errs = append(errs, serr)
+		ctx, cancel := context.WithCancel(context.Background())
+		errs := make([]error, len(s.servers))
+		var wg sync.WaitGroup
+		for i, hs := range s.servers {
+			wg.Go(func() {
+				if hs.http.Shutdown(ctx) != nil {
+					_ = hs.http.Close()
+				}
+				if serr := <-hs.serveErr; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+					errs[i] = serr
+				}
+			})
+		}
+		left := s.reqs.wait(s.stopGrace)
+		cancel()
+		wg.Wait()
+		if len(left) > 0 {
+			if left = s.reqs.wait(s.stopGrace); len(left) > 0 {
+				errs = append(errs, fmt.Errorf("%d requests still running %s after the cloud began to stop: %s",
+					len(left), 2*s.stopGrace, strings.Join(left, ", ")))
 			}
 		}
 		errs = append(errs, s.cloud.Stop())
