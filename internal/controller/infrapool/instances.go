@@ -385,10 +385,10 @@ func (e *Engine) instanceStatusPatch(s *pass, obj contract.InstanceObject, rep c
 	after := obj.DeepCopyObject().(contract.InstanceObject)
 	copyField(after, want, "Status")
 	return func(ctx context.Context) error {
-		switch err := e.c.Status().Patch(ctx, after, client.MergeFrom(before)); {
-		case err == nil:
+		switch sent, err := mergePatch(ctx, e.c, after, before, true); {
+		case err == nil && sent:
 			e.written.Wrote(key, before.GetResourceVersion(), after)
-		case !kerrors.IsNotFound(err):
+		case err != nil && !kerrors.IsNotFound(err):
 			return fmt.Errorf("updating the status of %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 		}
 		return nil

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/internal/provider/contract"
@@ -37,17 +38,23 @@ func (e *Engine) patch(ctx context.Context, s *pass) error {
 	}
 	patchMeta := func() {
 		if !equalMeta(s.before, s.pool) || !equalField(s.before, s.pool, "Spec") {
+			// The status goes in a patch of its own: the API server
+			// ignores it here, and would still parse and merge it.
 			obj := s.pool.DeepCopyObject().(client.Object)
-			if err := e.c.Patch(ctx, obj, client.MergeFrom(s.before)); client.IgnoreNotFound(err) != nil {
+			copyField(obj, s.before.DeepCopyObject().(client.Object), "Status")
+			if _, err := mergePatch(ctx, e.c, obj, s.before, false); client.IgnoreNotFound(err) != nil {
 				errs = append(errs, fmt.Errorf("patching %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
 			}
 		}
 	}
 	patchStatus := func() {
 		if !equalField(base, s.pool, "Status") {
-			obj := s.pool.DeepCopyObject().(contract.Pool)
-			switch err := e.c.Status().Patch(ctx, obj, client.MergeFrom(base)); {
-			case err == nil:
+			// Only the status: the metadata and spec went in their own
+			// patch, and the status subresource ignores them.
+			obj := base.DeepCopyObject().(contract.Pool)
+			copyField(obj, s.pool.DeepCopyObject().(client.Object), "Status")
+			switch sent, err := mergePatch(ctx, e.c, obj, base, true); {
+			case err == nil && sent:
 				e.status.set(s.pool.GetUID(), obj)
 			case client.IgnoreNotFound(err) != nil:
 				errs = append(errs, fmt.Errorf("patching the status of %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
@@ -62,6 +69,26 @@ func (e *Engine) patch(ctx context.Context, s *pass) error {
 		patchMeta()
 	}
 	return errors.Join(errs...)
+}
+
+// mergePatch sends the merge patch that takes base to obj, to obj's status
+// when status is set, and reports whether it sent one: a patch that would
+// be empty (the two differ only where JSON does not show it, such as a
+// time's fraction of a second or a nil and an empty list) is not sent. obj
+// takes the API server's answer.
+func mergePatch(ctx context.Context, c client.Client, obj, base client.Object, status bool) (bool, error) {
+	data, err := client.MergeFrom(base).Data(obj)
+	if err != nil {
+		return false, err
+	}
+	if string(data) == "{}" {
+		return false, nil
+	}
+	p := client.RawPatch(types.MergePatchType, data)
+	if status {
+		return true, c.Status().Patch(ctx, obj, p)
+	}
+	return true, c.Patch(ctx, obj, p)
 }
 
 // equalField compares the named top-level field (Spec or Status) of two

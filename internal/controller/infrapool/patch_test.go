@@ -1,13 +1,20 @@
 package infrapool
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,6 +88,77 @@ func TestPatchAfterStaleRead(t *testing.T) {
 		t.Fatalf("after a reconcile that read a stale pool and converged, the server holds %+v, want reason %s", c, infrav1.ConvergedReason)
 	}
 }
+
+// TestPatchSendsEachPartOnce: a pass that changed the metadata, the spec
+// and the status sends the metadata and spec in one patch and the status
+// alone in the other; a status that differs only where JSON does not show
+// it (a condition's time within the same second) sends nothing. Against a
+// real API server.
+func TestPatchSendsEachPartOnce(t *testing.T) {
+	ctx, env, ns := startEnv(t)
+	pool := createPool(ctx, t, env, ns)
+	var mu sync.Mutex
+	var sent []string
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPatch {
+				body, err := io.ReadAll(r.Body)
+				if err != nil {
+					return nil, err
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				mu.Lock()
+				sent = append(sent, path.Base(r.URL.Path)+" "+string(body))
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{c: c, a: local.Adapter{}, status: newPoolMemo[contract.Pool]()}
+	at := time.Date(2026, 11, 29, 1, 2, 3, 0, time.UTC)
+	s := &pass{pool: pool.DeepCopy(), before: pool.DeepCopy()}
+	p := s.pool.(*infrav1.LocalMachinePool)
+	p.Annotations = map[string]string{"mpool.dev/revision": "r1"}
+	p.Spec.ProviderIDList = []string{"local:///g/1"}
+	meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", LastTransitionTime: metav1.NewTime(at)})
+	if err := e.patch(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 2 {
+		t.Fatalf("sent %d patches, want 2: %q", len(sent), sent)
+	}
+	if meta := sent[0]; !strings.HasPrefix(meta, "pool ") || !strings.Contains(meta, "r1") || !strings.Contains(meta, "local:///g/1") || strings.Contains(meta, `"status"`) {
+		t.Errorf("the first patch %q: want the annotation and the spec, and no status", meta)
+	}
+	if status := sent[1]; !strings.HasPrefix(status, "status ") || !strings.Contains(status, `"Ready"`) || strings.Contains(status, "r1") || strings.Contains(status, "local:///g/1") {
+		t.Errorf("the second patch %q: want the status alone", status)
+	}
+
+	got := &infrav1.LocalMachinePool{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pool), got); err != nil {
+		t.Fatal(err)
+	}
+	sent = nil
+	s = &pass{pool: got.DeepCopy(), before: got.DeepCopy()}
+	s.pool.(*infrav1.LocalMachinePool).Status.Conditions[0].LastTransitionTime = metav1.NewTime(at.Add(time.Millisecond))
+	if err := e.patch(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if len(sent) != 0 {
+		t.Errorf("a status that differs by a millisecond: sent %q, want nothing", sent)
+	}
+}
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+// RoundTrip implements http.RoundTripper.
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestZoneLabelBackfill: a per-instance object the engine created before
 // it labelled objects with their zone gets the label once; one that has
