@@ -398,6 +398,7 @@ func (r *Reconciler) patch(ctx context.Context, s *scope) error {
 			}
 			return fmt.Errorf("patching MachinePool %s: %w", klog.KObj(pool), err)
 		}
+		observeOwnSpecWrite(pool, orig.Generation, obj.Generation)
 	}
 	if !equality.Semantic.DeepEqual(orig.Status, pool.Status) {
 		base := orig.DeepCopy()
@@ -409,6 +410,28 @@ func (r *Reconciler) patch(ctx context.Context, s *scope) error {
 		}
 	}
 	return nil
+}
+
+// observeOwnSpecWrite moves the status computed at generation from to
+// generation to, when to is the generation this reconcile's own spec patch
+// made (from+1): the spec it wrote (dataSecretName, providerIDList) is what
+// the status was computed with, so the status observes it. Without this, the
+// update event of that patch brings the pool back only to rewrite every
+// condition's observedGeneration. A larger step means someone else changed
+// the spec meanwhile, which this status has not observed.
+func observeOwnSpecWrite(pool *clusterv1.MachinePool, from, to int64) {
+	if to != from+1 {
+		return
+	}
+	if pool.Status.ObservedGeneration == from {
+		pool.Status.ObservedGeneration = to
+	}
+	for i := range pool.Status.Conditions {
+		if pool.Status.Conditions[i].ObservedGeneration == from {
+			pool.Status.Conditions[i].ObservedGeneration = to
+		}
+	}
+	pool.Generation = to
 }
 
 // lowestNonZeroResult keeps the earliest requeue.

@@ -367,3 +367,27 @@ func TestReportCreatedMachinesIsOneEvent(t *testing.T) {
 		t.Fatalf("events %q, want %q last", log.notes, want)
 	}
 }
+
+func TestObserveOwnSpecWrite(t *testing.T) {
+	pool := func() *clusterv1.MachinePool {
+		return &clusterv1.MachinePool{
+			ObjectMeta: metav1.ObjectMeta{Generation: 4},
+			Status: clusterv1.MachinePoolStatus{ObservedGeneration: 4, Conditions: []metav1.Condition{
+				{Type: "Ready", ObservedGeneration: 4},
+				{Type: "Paused", ObservedGeneration: 3}, // set by an earlier reconcile: left as it is
+			}},
+		}
+	}
+	p := pool()
+	observeOwnSpecWrite(p, 4, 5)
+	if p.Status.ObservedGeneration != 5 || p.Status.Conditions[0].ObservedGeneration != 5 || p.Status.Conditions[1].ObservedGeneration != 3 || p.Generation != 5 {
+		t.Errorf("after its own spec patch (4 → 5): observedGeneration %d, conditions at %d and %d, generation %d; want 5, 5 and 3, 5",
+			p.Status.ObservedGeneration, p.Status.Conditions[0].ObservedGeneration, p.Status.Conditions[1].ObservedGeneration, p.Generation)
+	}
+	p = pool()
+	observeOwnSpecWrite(p, 4, 6)
+	if p.Status.ObservedGeneration != 4 || p.Status.Conditions[0].ObservedGeneration != 4 {
+		t.Errorf("someone else changed the spec too (4 → 6): observedGeneration %d, Ready at %d; want both left at 4",
+			p.Status.ObservedGeneration, p.Status.Conditions[0].ObservedGeneration)
+	}
+}
