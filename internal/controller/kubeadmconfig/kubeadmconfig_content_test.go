@@ -260,6 +260,63 @@ func TestSteadyConfigWritesNothing(t *testing.T) {
 	}
 }
 
+// TestStaleReadWritesNothingTwice: a reconcile that reads the config as it
+// was before this controller's last writes (a cache that has not caught up)
+// works from what those writes left, and writes neither the finalizer nor
+// the status again. Against the API server.
+func TestStaleReadWritesNothingTwice(t *testing.T) {
+	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log)
+	ns := env.NewNamespace(t)
+	f := &fixture{ns: ns}
+	f.create(t)
+	key := client.ObjectKeyFromObject(f.config)
+	stale := getConfig(t, key)
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := &Reconciler{
+		Client:    staleConfigClient{Client: env.Client, stale: stale},
+		APIReader: env.Client,
+		Workload:  kubeconfigClients{},
+		Clock:     clk,
+		Recorder:  kevents.NewFakeRecorder(100),
+		TokenTTL:  DefaultTokenTTL,
+	}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("Reconcile: %v", err)
+		}
+	}
+	// The first pass reads the config as created: finalizer, data, status.
+	reconcile()
+	written := getConfig(t, key)
+	if !ptr.Deref(written.Status.Initialization.DataSecretCreated, false) || written.ResourceVersion == stale.ResourceVersion {
+		t.Fatalf("the first pass wrote no status (dataSecretCreated %v)", ptr.Deref(written.Status.Initialization.DataSecretCreated, false))
+	}
+	// The next reads the same copy again, a second later.
+	clk.Step(time.Second)
+	reconcile()
+	if got := getConfig(t, key); got.ResourceVersion != written.ResourceVersion {
+		t.Errorf("a pass that read the config from before the last writes wrote it again (version %s -> %s): conditions %+v",
+			written.ResourceVersion, got.ResourceVersion, got.Status.Conditions)
+	}
+}
+
+// staleConfigClient reads one KubeadmConfig as it was at some point, as a
+// cache that has not caught up would; everything else goes to Client.
+type staleConfigClient struct {
+	client.Client
+	stale *bootstrapv1.KubeadmConfig
+}
+
+// Get implements client.Reader.
+func (c staleConfigClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if cfg, ok := obj.(*bootstrapv1.KubeadmConfig); ok && key == client.ObjectKeyFromObject(c.stale) {
+		c.stale.DeepCopyInto(cfg)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
 // drain returns the events recorded so far.
 func drain(r *kevents.FakeRecorder) []string {
 	var out []string

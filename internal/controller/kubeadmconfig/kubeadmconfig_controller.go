@@ -37,6 +37,7 @@ import (
 
 	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
+	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -89,6 +90,11 @@ type Reconciler struct {
 	// tokenChecks remembers each config's last look at its tokens in the
 	// workload cluster (types.UID → tokenCheck).
 	tokenChecks sync.Map
+	// written remembers this controller's writes to each config until the
+	// cache shows them: a reconcile in between works from the last write's
+	// answer, and does not write the same status again with new transition
+	// times.
+	written lastwrite.Memo
 }
 
 // SetupWithManager registers the reconciler with mgr. It watches
@@ -165,6 +171,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	if err := r.Client.Get(ctx, req.NamespacedName, cfg); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if last, ok := r.written.Latest(writeKey(cfg), cfg.ResourceVersion).(*bootstrapv1.KubeadmConfig); ok {
+		// The cache has not shown this controller's last write: work from
+		// its answer, as if it had.
+		cfg = last
+	}
 	log := ctrl.LoggerFrom(ctx).WithValues("KubeadmConfig", klog.KObj(cfg))
 	ctx = ctrl.LoggerInto(ctx, log)
 
@@ -232,6 +243,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		if err := r.Client.Patch(ctx, obj, client.MergeFrom(before)); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding the finalizer to KubeadmConfig %s: %w", client.ObjectKeyFromObject(cfg), err)
 		}
+		r.written.Wrote(writeKey(cfg), before.ResourceVersion, obj.DeepCopy())
 		before.ObjectMeta = *obj.ObjectMeta.DeepCopy()
 		cfg.ObjectMeta = obj.ObjectMeta
 	}
@@ -263,12 +275,14 @@ func earliest(a, b ctrl.Result) ctrl.Result {
 func (r *Reconciler) patch(ctx context.Context, before, cfg *bootstrapv1.KubeadmConfig) error {
 	status := cfg.Status.DeepCopy()
 	if !equality.Semantic.DeepEqual(before.ObjectMeta, cfg.ObjectMeta) {
+		rv := cfg.ResourceVersion
 		if err := r.Client.Patch(ctx, cfg, client.MergeFrom(before)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
 			return fmt.Errorf("patching KubeadmConfig %s: %w", client.ObjectKeyFromObject(cfg), err)
 		}
+		r.written.Wrote(writeKey(cfg), rv, cfg.DeepCopy())
 	}
 	if equality.Semantic.DeepEqual(before.Status, *status) {
 		return nil
@@ -282,7 +296,13 @@ func (r *Reconciler) patch(ctx context.Context, before, cfg *bootstrapv1.Kubeadm
 		}
 		return fmt.Errorf("patching the status of KubeadmConfig %s: %w", client.ObjectKeyFromObject(cfg), err)
 	}
+	r.written.Wrote(writeKey(cfg), base.ResourceVersion, cfg.DeepCopy())
 	return nil
+}
+
+// writeKey names this controller's writes to cfg in Reconciler.written.
+func writeKey(cfg *bootstrapv1.KubeadmConfig) lastwrite.Key {
+	return lastwrite.Key{UID: cfg.UID, Part: "config"}
 }
 
 // machinePoolOwner returns cfg's owner reference to a MachinePool, or nil.
