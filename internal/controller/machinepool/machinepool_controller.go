@@ -99,10 +99,11 @@ type Reconciler struct {
 	indexed map[string]bool
 	// watchFunc adds a watch to the running controller.
 	watchFunc func(obj client.Object, h handler.EventHandler) error
-	// written remembers the Machine creates and status patches made until
-	// the cache shows them, so that a reconcile from a cache behind them
-	// does not make them again (a create refused as AlreadyExists, a
-	// status patch locked on a stale resourceVersion that conflicts).
+	// written remembers the pools' own writes and the Machine creates and
+	// status patches made until the cache shows them, so that a reconcile
+	// from a cache behind them does not make them again (the same status
+	// once more, a create refused as AlreadyExists, a status patch locked
+	// on a stale resourceVersion that conflicts).
 	written lastwrite.Memo
 }
 
@@ -267,6 +268,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		return ctrl.Result{}, fmt.Errorf("reading MachinePool %s: %w", req.NamespacedName, err)
 	}
+	if last, ok := r.written.Latest(poolWriteKey(pool), pool.ResourceVersion).(*clusterv1.MachinePool); ok {
+		// The cache has not shown this controller's last write to the
+		// pool: work from its answer, as if it had.
+		pool = last
+	}
 
 	cluster := &clusterv1.Cluster{}
 	clusterKey := types.NamespacedName{Namespace: pool.Namespace, Name: pool.Spec.ClusterName}
@@ -341,6 +347,7 @@ func (r *Reconciler) patchMeta(ctx context.Context, s *scope) error {
 	if err := r.Client.Patch(ctx, obj, client.MergeFrom(s.orig)); err != nil {
 		return fmt.Errorf("adding the finalizer to MachinePool %s: %w", klog.KObj(s.pool), err)
 	}
+	r.written.Wrote(poolWriteKey(obj), s.orig.ResourceVersion, obj.DeepCopy())
 	s.orig.ObjectMeta = *obj.ObjectMeta.DeepCopy()
 	s.pool.ObjectMeta = obj.ObjectMeta
 	return nil
@@ -388,6 +395,7 @@ func isPaused(cluster *clusterv1.Cluster, pool *clusterv1.MachinePool) bool {
 // removal lets the pool go, the status patch finds nothing, which is fine.
 func (r *Reconciler) patch(ctx context.Context, s *scope) error {
 	pool, orig := s.pool, s.orig
+	rv := orig.ResourceVersion // of the copy the next write is computed from
 	if !equality.Semantic.DeepEqual(orig.ObjectMeta, pool.ObjectMeta) || !equality.Semantic.DeepEqual(orig.Spec, pool.Spec) {
 		// The status goes through its own endpoint: keep it out of this diff.
 		obj := pool.DeepCopy()
@@ -399,17 +407,28 @@ func (r *Reconciler) patch(ctx context.Context, s *scope) error {
 			return fmt.Errorf("patching MachinePool %s: %w", klog.KObj(pool), err)
 		}
 		observeOwnSpecWrite(pool, orig.Generation, obj.Generation)
+		r.written.Wrote(poolWriteKey(obj), rv, obj.DeepCopy())
+		rv = obj.ResourceVersion
 	}
 	if !equality.Semantic.DeepEqual(orig.Status, pool.Status) {
 		base := orig.DeepCopy()
 		base.ObjectMeta = *pool.ObjectMeta.DeepCopy()
 		base.Spec = *pool.Spec.DeepCopy()
 		obj := pool.DeepCopy()
-		if err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(base)); err != nil && !apierrors.IsNotFound(err) {
+		switch err := r.Client.Status().Patch(ctx, obj, client.MergeFrom(base)); {
+		case err == nil:
+			r.written.Wrote(poolWriteKey(obj), rv, obj.DeepCopy())
+		case !apierrors.IsNotFound(err):
 			return fmt.Errorf("patching the status of MachinePool %s: %w", klog.KObj(pool), err)
 		}
 	}
 	return nil
+}
+
+// poolWriteKey names the controller's own writes to pool in
+// Reconciler.written.
+func poolWriteKey(pool *clusterv1.MachinePool) lastwrite.Key {
+	return lastwrite.Key{UID: pool.UID, Part: "MachinePool"}
 }
 
 // observeOwnSpecWrite moves the status computed at generation from to
