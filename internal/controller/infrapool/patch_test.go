@@ -101,7 +101,7 @@ func TestPatchSendsEachPartOnce(t *testing.T) {
 	var sent []string
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 			if r.Method == http.MethodPatch {
 				body, err := io.ReadAll(r.Body)
 				if err != nil {
@@ -153,12 +153,6 @@ func TestPatchSendsEachPartOnce(t *testing.T) {
 		t.Errorf("a status that differs by a millisecond: sent %q, want nothing", sent)
 	}
 }
-
-// roundTripFunc is an http.RoundTripper of a function.
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-// RoundTrip implements http.RoundTripper.
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestZoneLabelBackfill: a per-instance object the engine created before
 // it labelled objects with their zone gets the label once; one that has

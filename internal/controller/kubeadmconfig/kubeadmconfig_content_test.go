@@ -273,7 +273,7 @@ func TestStaleReadWritesNothingTwice(t *testing.T) {
 	stale := getConfig(t, key)
 	clk := clocktesting.NewFakeClock(time.Now())
 	r := &Reconciler{
-		Client:    staleConfigClient{Client: env.Client, stale: stale},
+		Client:    testenv.StaleClient{Client: env.Client, Stale: stale},
 		APIReader: env.Client,
 		Workload:  kubeconfigClients{},
 		Clock:     clk,
@@ -299,22 +299,6 @@ func TestStaleReadWritesNothingTwice(t *testing.T) {
 		t.Errorf("a pass that read the config from before the last writes wrote it again (version %s -> %s): conditions %+v",
 			written.ResourceVersion, got.ResourceVersion, got.Status.Conditions)
 	}
-}
-
-// staleConfigClient reads one KubeadmConfig as it was at some point, as a
-// cache that has not caught up would; everything else goes to Client.
-type staleConfigClient struct {
-	client.Client
-	stale *bootstrapv1.KubeadmConfig
-}
-
-// Get implements client.Reader.
-func (c staleConfigClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if cfg, ok := obj.(*bootstrapv1.KubeadmConfig); ok && key == client.ObjectKeyFromObject(c.stale) {
-		c.stale.DeepCopyInto(cfg)
-		return nil
-	}
-	return c.Client.Get(ctx, key, obj, opts...)
 }
 
 // drain returns the events recorded so far.

@@ -730,7 +730,7 @@ func TestStaleReadWritesNothingTwice(t *testing.T) {
 	var patches atomic.Int32
 	cfg := rest.CopyConfig(env.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		return testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 			if r.Method == http.MethodPatch && strings.Contains(r.URL.Path, "/machinepools/") {
 				patches.Add(1)
 			}
@@ -742,7 +742,7 @@ func TestStaleReadWritesNothingTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Reconciler{
-		Client:         stalePoolClient{Client: c, stale: stale},
+		Client:         testenv.StaleClient{Client: c, Stale: stale},
 		ClusterCache:   f.h.cc,
 		Clock:          f.h.clock,
 		Recorder:       kevents.NewFakeRecorder(100),
@@ -764,25 +764,3 @@ func TestStaleReadWritesNothingTwice(t *testing.T) {
 		t.Errorf("a reconcile that read the pool from before the last writes wrote it %d times again", n)
 	}
 }
-
-// stalePoolClient reads one MachinePool as it was at some point, as a cache
-// that has not caught up would; everything else goes to Client.
-type stalePoolClient struct {
-	client.Client
-	stale *clusterv1.MachinePool
-}
-
-// Get implements client.Reader.
-func (c stalePoolClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if mp, ok := obj.(*clusterv1.MachinePool); ok && key == client.ObjectKeyFromObject(c.stale) {
-		c.stale.DeepCopyInto(mp)
-		return nil
-	}
-	return c.Client.Get(ctx, key, obj, opts...)
-}
-
-// roundTripFunc is an http.RoundTripper of a function.
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-// RoundTrip implements http.RoundTripper.
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
