@@ -201,6 +201,9 @@ type scope struct {
 	now     time.Time
 	// observed is set once the phase functions ran.
 	observed bool
+	// generationObserved is set when the reconcile succeeded and its status
+	// observes the pool's generation.
+	generationObserved bool
 
 	// bootstrap
 	bootstrap      externalState
@@ -295,6 +298,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			r.recordEvents(s)
 			if reterr == nil {
 				pool.Status.ObservedGeneration = pool.Generation
+				s.generationObserved = true
 			}
 		}
 		setPausedCondition(s, paused)
@@ -400,15 +404,24 @@ func (r *Reconciler) patch(ctx context.Context, s *scope) error {
 		// The status goes through its own endpoint: keep it out of this diff.
 		obj := pool.DeepCopy()
 		obj.Status = *orig.Status.DeepCopy()
-		if err := r.Client.Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+		data, err := client.MergeFrom(orig).Data(obj)
+		if err != nil {
+			return fmt.Errorf("patching MachinePool %s: %w", klog.KObj(pool), err)
+		}
+		// The answer goes to an object of its own: decoded onto a copy of
+		// the pool it would keep what the answer leaves out.
+		answer := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Namespace: pool.Namespace, Name: pool.Name}}
+		if err := r.Client.Patch(ctx, answer, client.RawPatch(types.MergePatchType, data)); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
 			return fmt.Errorf("patching MachinePool %s: %w", klog.KObj(pool), err)
 		}
-		observeOwnSpecWrite(pool, orig.Generation, obj.Generation)
-		r.written.Wrote(poolWriteKey(obj), rv, obj.DeepCopy())
-		rv = obj.ResourceVersion
+		if !equality.Semantic.DeepEqual(orig.Spec, pool.Spec) && equality.Semantic.DeepEqual(answer.Spec, pool.Spec) {
+			observeOwnSpecWrite(pool, orig.Generation, answer.Generation, s.generationObserved)
+		}
+		r.written.Wrote(poolWriteKey(answer), rv, answer.DeepCopy())
+		rv = answer.ResourceVersion
 	}
 	if !equality.Semantic.DeepEqual(orig.Status, pool.Status) {
 		base := orig.DeepCopy()
@@ -432,17 +445,17 @@ func poolWriteKey(pool *clusterv1.MachinePool) lastwrite.Key {
 }
 
 // observeOwnSpecWrite moves the status computed at generation from to
-// generation to, when to is the generation this reconcile's own spec patch
-// made (from+1): the spec it wrote (dataSecretName, providerIDList) is what
-// the status was computed with, so the status observes it. Without this, the
-// update event of that patch brings the pool back only to rewrite every
-// condition's observedGeneration. A larger step means someone else changed
-// the spec meanwhile, which this status has not observed.
-func observeOwnSpecWrite(pool *clusterv1.MachinePool, from, to int64) {
-	if to != from+1 {
+// generation to, the generation of the answer to this reconcile's own spec
+// patch (dataSecretName, providerIDList), which the caller has checked holds
+// the very spec the status was computed with: without this, the update
+// event of that patch brings the pool back only to rewrite every
+// condition's observedGeneration. status.observedGeneration moves only when
+// this reconcile set it (observed: it succeeded).
+func observeOwnSpecWrite(pool *clusterv1.MachinePool, from, to int64, observed bool) {
+	if to <= from {
 		return
 	}
-	if pool.Status.ObservedGeneration == from {
+	if observed && pool.Status.ObservedGeneration == from {
 		pool.Status.ObservedGeneration = to
 	}
 	for i := range pool.Status.Conditions {

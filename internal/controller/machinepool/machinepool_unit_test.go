@@ -379,15 +379,20 @@ func TestObserveOwnSpecWrite(t *testing.T) {
 		}
 	}
 	p := pool()
-	observeOwnSpecWrite(p, 4, 5)
+	observeOwnSpecWrite(p, 4, 5, true)
 	if p.Status.ObservedGeneration != 5 || p.Status.Conditions[0].ObservedGeneration != 5 || p.Status.Conditions[1].ObservedGeneration != 3 || p.Generation != 5 {
 		t.Errorf("after its own spec patch (4 → 5): observedGeneration %d, conditions at %d and %d, generation %d; want 5, 5 and 3, 5",
 			p.Status.ObservedGeneration, p.Status.Conditions[0].ObservedGeneration, p.Status.Conditions[1].ObservedGeneration, p.Generation)
 	}
 	p = pool()
-	observeOwnSpecWrite(p, 4, 6)
-	if p.Status.ObservedGeneration != 4 || p.Status.Conditions[0].ObservedGeneration != 4 {
-		t.Errorf("someone else changed the spec too (4 → 6): observedGeneration %d, Ready at %d; want both left at 4",
+	observeOwnSpecWrite(p, 4, 5, false)
+	if p.Status.ObservedGeneration != 4 || p.Status.Conditions[0].ObservedGeneration != 5 {
+		t.Errorf("a failed reconcile's spec patch: observedGeneration %d, Ready at %d; want 4 (not observed by this reconcile) and 5",
 			p.Status.ObservedGeneration, p.Status.Conditions[0].ObservedGeneration)
+	}
+	p = pool()
+	observeOwnSpecWrite(p, 4, 4, true)
+	if p.Status.ObservedGeneration != 4 || p.Generation != 4 {
+		t.Errorf("a patch that did not move the generation: observedGeneration %d, generation %d; want 4, 4", p.Status.ObservedGeneration, p.Generation)
 	}
 }
