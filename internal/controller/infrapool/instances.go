@@ -383,7 +383,9 @@ func (e *Engine) instanceStatusPatch(s *pass, obj contract.InstanceObject, rep c
 	}
 	before := obj
 	after := obj.DeepCopyObject().(contract.InstanceObject)
-	copyField(after, want, "Status")
+	// A deep copy: want's status shares the cache's memory, and the
+	// patch's answer is decoded into after.
+	copyField(after, want.DeepCopyObject().(client.Object), "Status")
 	return func(ctx context.Context) error {
 		switch sent, err := mergePatch(ctx, e.c, after, before, true); {
 		case err == nil && sent:
