@@ -19,6 +19,9 @@ type inflight struct {
 	reqs map[uint64]request
 	// idle is closed while no request is being served.
 	idle chan struct{}
+	// stopping is set once the server stops: a request that comes after
+	// is answered 503 and not served.
+	stopping bool
 }
 
 // request is one request being served.
@@ -36,21 +39,36 @@ func newInflight() *inflight {
 // wrap counts h's requests while they are served.
 func (f *inflight) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := f.begin(request{method: r.Method, path: r.URL.Path, start: time.Now()})
+		id, ok := f.begin(request{method: r.Method, path: r.URL.Path, start: time.Now()})
+		if !ok {
+			http.Error(w, "the simulated cloud is stopping", http.StatusServiceUnavailable)
+			return
+		}
 		defer f.end(id)
 		h.ServeHTTP(w, r)
 	})
 }
 
-func (f *inflight) begin(r request) uint64 {
+// stop refuses the requests that come from now on.
+func (f *inflight) stop() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.stopping = true
+}
+
+// begin records r, or reports false once the server is stopping.
+func (f *inflight) begin(r request) (uint64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stopping {
+		return 0, false
+	}
 	if len(f.reqs) == 0 {
 		f.idle = make(chan struct{})
 	}
 	f.next++
 	f.reqs[f.next] = r
-	return f.next
+	return f.next, true
 }
 
 func (f *inflight) end(id uint64) {

@@ -373,10 +373,11 @@ func (s *Server) ResetStats() { s.inj.reset() }
 // Stop stops serving, stops the cloud's loops and writes its state. It is
 // safe to call more than once.
 //
-// The requests being served get stopGrace to finish. Then every connection
-// is closed, which cancels the contexts of the requests still running, and
-// they get as long again to return before the cloud writes its state; those
-// that do not are named in the error. A connection that has sent no request
+// The requests being served get stopGrace to finish; one that comes after
+// Stop began is answered 503. Then every connection is closed, which
+// cancels the contexts of the requests still running, and they get as long
+// again to return before the cloud writes its state; those that do not are
+// named in the error. A connection that has sent no request
 // is not waited on: a client keeps the connection it dialed for a request
 // cancelled meanwhile, and http.Server.Shutdown would wait 5 s on it.
 func (s *Server) Stop() error {
@@ -394,14 +395,13 @@ func (s *Server) Stop() error {
 				}
 			})
 		}
-		left := s.reqs.wait(s.stopGrace)
+		s.reqs.stop()
+		s.reqs.wait(s.stopGrace)
 		cancel()
 		wg.Wait()
-		if len(left) > 0 {
-			if left = s.reqs.wait(s.stopGrace); len(left) > 0 {
-				errs = append(errs, fmt.Errorf("%d requests still running %s after the cloud began to stop: %s",
-					len(left), 2*s.stopGrace, strings.Join(left, ", ")))
-			}
+		if left := s.reqs.wait(s.stopGrace); len(left) > 0 {
+			errs = append(errs, fmt.Errorf("%d requests still running %s after the cloud began to stop: %s",
+				len(left), 2*s.stopGrace, strings.Join(left, ", ")))
 		}
 		errs = append(errs, s.cloud.Stop())
 		s.stopErr = errors.Join(errs...)

@@ -29,8 +29,8 @@ func TestInflightNamesRequestsStillRunning(t *testing.T) {
 	if left := f.wait(0); left != nil {
 		t.Fatalf("no request: wait returned %v", left)
 	}
-	a := f.begin(request{method: "PUT", path: "/groups/a", start: time.Now().Add(-time.Second)})
-	b := f.begin(request{method: "GET", path: "/groups/b", start: time.Now()})
+	a, _ := f.begin(request{method: "PUT", path: "/groups/a", start: time.Now().Add(-time.Second)})
+	b, _ := f.begin(request{method: "GET", path: "/groups/b", start: time.Now()})
 	left := f.wait(time.Millisecond)
 	if len(left) != 2 || !strings.HasPrefix(left[0], "PUT /groups/a (running ") || !strings.HasPrefix(left[1], "GET /groups/b (running ") {
 		t.Fatalf("two requests running: wait returned %q, want the PUT then the GET", left)
@@ -41,5 +41,9 @@ func TestInflightNamesRequestsStillRunning(t *testing.T) {
 	f.end(b)
 	if left := <-done; left != nil {
 		t.Fatalf("the last request ended: wait returned %v", left)
+	}
+	f.stop()
+	if _, ok := f.begin(request{method: "GET", path: "/groups/c", start: time.Now()}); ok {
+		t.Error("a request after stop was let in")
 	}
 }
