@@ -40,6 +40,20 @@ func TestEKSReplicasManagedByAnAutoscaler(t *testing.T) {
 		return f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupConfig) + f.Ops(eksface.EKSFaceName, eksface.OpEKSUpdateNodegroupVersion) +
 			f.Ops(eksface.EKSFaceName, eksface.OpEKSTagResource) + f.Ops(eksface.EKSFaceName, eksface.OpEKSCreateNodegroup)
 	}
+	// The autoscaler acts on a node group EKS has finished creating: the
+	// pool converges once its nodes are Ready, which can be before EKS
+	// says ACTIVE, and EKS refuses an update until then
+	// (ResourceInUseException).
+	testenv.Eventually(t, converge, func() error {
+		out, err := f.describe()
+		if err != nil {
+			return err
+		}
+		if out.Nodegroup.Status != ekstypes.NodegroupStatusActive {
+			return fmt.Errorf("node group %s, want %s", out.Nodegroup.Status, ekstypes.NodegroupStatusActive)
+		}
+		return nil
+	})
 	if _, err := f.eks.UpdateNodegroupConfig(f.Ctx, &awseks.UpdateNodegroupConfigInput{ClusterName: aws.String(eksface.EKSDefaultClusterName),
 		NodegroupName: aws.String(f.nodegroup()), ScalingConfig: &ekstypes.NodegroupScalingConfig{DesiredSize: aws.Int32(4)}}); err != nil {
 		t.Fatal(err)
