@@ -175,7 +175,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 		RenewDeadline:                 nonZero(opts.RenewDeadline),
 		RetryPeriod:                   nonZero(opts.RetryPeriod),
 		Cache:                         cacheOptions(syncPeriod, opts.CacheNamespaces),
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipNameValidation)},
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipNameValidation), ReconciliationTimeout: ReconcileTimeout},
 		WebhookServer:                 webhooks,
 	})
 	if err != nil {
@@ -196,6 +196,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 	}
 	return &Manager{Manager: mgr, Providers: running}, nil
 }
+
+// ReconcileTimeout bounds each reconcile of every controller of the
+// manager, as Cluster API v1.14 bounds its own (one minute by default): a
+// reconcile blocked on something unbounded fails and is retried instead of
+// holding its object forever. It is longer than a cloud request may take
+// (kit.RequestTimeout), so that a request that timed out reports itself.
+const ReconcileTimeout = 2 * time.Minute
 
 // nonZero is d, nil when it is zero (controller-runtime's default).
 func nonZero(d time.Duration) *time.Duration {

@@ -95,6 +95,9 @@ func TestAddingAToyProvider(t *testing.T) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+	if got := mgr.GetControllerOptions().ReconciliationTimeout; got != manager.ReconcileTimeout {
+		t.Fatalf("a reconcile is bounded by %s, want %s", got, manager.ReconcileTimeout)
+	}
 	if len(mgr.Providers) != 1 || mgr.Providers[0].Provider.Name != "toy" {
 		t.Fatalf("the manager runs %v, want the toy provider alone", mgr.Providers)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/mpool-dev/mpool/internal/provider/kit"
@@ -58,6 +59,8 @@ func (c *Clients[C]) For(region string, creds aws.CredentialsProvider) C {
 // per call, never the default chain's by accident.
 func NewSDKConfig(region string, hc *http.Client, extra ...func(*config.LoadOptions) error) (aws.Config, error) {
 	lo := append([]func(*config.LoadOptions) error{
+		// The SDK's own client (AWS_CA_BUNDLE applies to it), bounded.
+		config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(kit.RequestTimeout)),
 		config.WithRetryer(func() aws.Retryer { return aws.NopRetryer{} }),
 		config.WithRetryMaxAttempts(1),
 		config.WithCredentialsProvider(aws.AnonymousCredentials{}),

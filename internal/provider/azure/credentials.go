@@ -119,7 +119,7 @@ func NewDefaultCredential(opts Options, getenv func(string) string) (azcore.Toke
 func (o Options) identityClientOptions() azcore.ClientOptions {
 	// As for ARM, the engine retries (with backoff): a throttled or
 	// failing Entra ID must not hold a reconcile in the SDK's retries.
-	co := azcore.ClientOptions{Cloud: o.cloudConfig(), Retry: policy.RetryOptions{MaxRetries: -1}}
+	co := azcore.ClientOptions{Cloud: o.cloudConfig(), Retry: policy.RetryOptions{MaxRetries: -1, TryTimeout: kit.RequestTimeout}}
 	if o.HTTPClient != nil {
 		co.Transport = o.HTTPClient
 	}

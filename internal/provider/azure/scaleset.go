@@ -116,7 +116,7 @@ func ClientOptions(opts Options) (Options, arm.ClientOptions, error) {
 			Cloud: opts.cloudConfig(),
 			// The engine retries, honouring the Retry-After of our typed
 			// errors: one logical call is one request.
-			Retry:     policy.RetryOptions{MaxRetries: -1},
+			Retry:     policy.RetryOptions{MaxRetries: -1, TryTimeout: kit.RequestTimeout},
 			Telemetry: policy.TelemetryOptions{ApplicationID: "mpool"},
 		},
 		// Registering a resource provider is the subscription owner's

@@ -17,6 +17,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
 	"github.com/mpool-dev/mpool/internal/provider/azure"
+	"github.com/mpool-dev/mpool/internal/provider/kit"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 	"github.com/mpool-dev/mpool/internal/testenv/cloudtest"
 	"github.com/mpool-dev/mpool/sim/core"
@@ -471,5 +472,17 @@ func TestCapabilities(t *testing.T) {
 	e := startAzure(t)
 	if c := e.sg.Capabilities(); c != (scalegroup.Capabilities{}) {
 		t.Fatalf("capabilities %+v: the engine picks the victims", c)
+	}
+}
+
+// TestRequestsAreBounded: the SDK bounds no request by default; each try
+// of ours carries kit.RequestTimeout, with the SDK's retries off.
+func TestRequestsAreBounded(t *testing.T) {
+	_, co, err := azure.ClientOptions(azure.Options{Credentials: &testCredentials{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if co.Retry.TryTimeout != kit.RequestTimeout || co.Retry.MaxRetries != -1 {
+		t.Fatalf("retry options %+v, want one try bounded by %s", co.Retry, kit.RequestTimeout)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -82,7 +81,7 @@ func (c *Config) ScaleGroup(_ context.Context, env kit.Env) (scalegroup.ScaleGro
 		return nil, fmt.Errorf("GCP provider: %w", err)
 	}
 	if base == nil {
-		base = &http.Client{Timeout: 60 * time.Second}
+		base = &http.Client{Timeout: kit.RequestTimeout}
 	}
 	key := c.CredentialsJSON
 	if c.CredentialsFile != "" {

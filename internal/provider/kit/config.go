@@ -35,6 +35,14 @@ type Config interface {
 	ScaleGroup(ctx context.Context, env Env) (scalegroup.ScaleGroup, error)
 }
 
+// RequestTimeout bounds each request a provider sends its cloud, its
+// answer read whole. Every provider's client carries it: the cloud SDKs'
+// own clients have no bound, and one request that never answers (a
+// connection dropped silently on the way) would hold its pool's reconcile,
+// and so the pool, forever. The engine retries a request that timed out,
+// as any other transient failure.
+const RequestTimeout = 60 * time.Second
+
 // Env is what a provider's ScaleGroup is built with besides its Config.
 type Env struct {
 	// Reader reads the management cluster: cluster identities and their
@@ -99,7 +107,7 @@ func HTTPClientTrusting(caFile string) (*http.Client, error) {
 		return nil, fmt.Errorf("the CA file %s holds no PEM certificate", caFile)
 	}
 	return &http.Client{
-		Timeout: 60 * time.Second,
+		Timeout: RequestTimeout,
 		Transport: &http.Transport{
 			TLSClientConfig:     &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12},
 			MaxIdleConnsPerHost: 32,
