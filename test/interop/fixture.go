@@ -57,13 +57,17 @@ func ControlPlaneCRD() *apiextensionsv1.CustomResourceDefinition {
 	}
 }
 
+// ManagerLog keeps the last lines mpool's controllers logged (unless
+// MPOOL_TEST_LOG sends them to stderr), for a failing test to print.
+var ManagerLog = testenv.NewRing(20000)
+
 // Main runs a package's tests beside upstream Cluster API in mode: one
 // control plane with mpool's infrastructure CRDs, the control plane
 // stand-in's CRD, and upstream's managers (Start), stored in env and up.
 // setup, when set, runs next (building what the package's tests share);
 // the teardown it returns runs after the tests, before upstream stops.
 func Main(m *testing.M, env **testenv.Env, up **Upstream, mode manager.Mode, setup ...func(*testenv.Env) (func(), error)) {
-	ctrl.SetLogger(testenv.Logger())
+	ctrl.SetLogger(testenv.RecordingLogger(ManagerLog))
 	os.Exit(testenv.RunWithOptions(m, env, testenv.Options{CRDs: InfrastructureOnly}, func(e *testenv.Env) (func(), error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 		defer cancel()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -130,14 +131,31 @@ func RunSeeds(t *testing.T, env *testenv.Env, up *Upstream) {
 func runSeed(t *testing.T, env *testenv.Env, up *Upstream, s Seed) {
 	cloud := s.Provider.StartCloud(t, env, itest.CloudOptions{BootDelay: 300 * time.Millisecond, BootJitter: 200 * time.Millisecond})
 	f := NewFixture(t, env, s.Provider, cloud)
+	// What mpool's engine was blocked on, if anything, read before the
+	// manager stops (cleanups run last first) and printed last.
+	var engine string
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the pool's objects:\n%s", Dump(f))
 			t.Logf("upstream core's log:\n%s", up.Logs("core", 40))
 			t.Logf("upstream kubeadm bootstrap's log:\n%s", up.Logs("kubeadm", 20))
+			// Last: a failure's output is read from its end.
+			ns := f.NS + "/"
+			t.Logf("mpool's last reconciles of namespace %s:\n%s", f.NS, ManagerLog.Last(5, func(l string) bool {
+				return strings.Contains(l, ns) && strings.Contains(l, `"Reconciled"`)
+			}))
+			t.Logf("mpool's log for namespace %s, but reconciles and API warnings:\n%s", f.NS, ManagerLog.Last(40, func(l string) bool {
+				return strings.Contains(l, ns) && !strings.Contains(l, `"Reconciled"`) && !strings.Contains(l, "warning_handler.go")
+			}))
+			t.Logf("mpool's engine reconciles running when the test failed:\n%s", engine)
 		}
 	})
 	f.StartManager(func(o *manager.Options) { o.Mode = up.Mode })
+	t.Cleanup(func() {
+		if t.Failed() {
+			engine = testenv.Goroutines("infrapool.(*Engine).Reconcile", 5)
+		}
+	})
 	f.ApplySeed(s.Mutate)
 	f.WaitConverged(s.Replicas, s.Version, converge)
 	checkMachines(t, f)
@@ -169,8 +187,16 @@ func runSeed(t *testing.T, env *testenv.Env, up *Upstream, s Seed) {
 		t.Fatal(err)
 	}
 	testenv.Eventually(t, converge, func() error {
-		if err := env.Client.Get(f.Ctx, client.ObjectKeyFromObject(victim), &clusterv1.Machine{}); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleted Machine %s: %v, want it gone", victim.Name, err)
+		m := &clusterv1.Machine{}
+		if err := env.Client.Get(f.Ctx, client.ObjectKeyFromObject(victim), m); err == nil {
+			// Upstream's Machine controller says where its deletion is.
+			c := conditions.Get(m, clusterv1.MachineDeletingCondition)
+			if c == nil {
+				c = &metav1.Condition{}
+			}
+			return fmt.Errorf("deleted Machine %s is still there: Deleting %s %s %q, finalizers %v", victim.Name, c.Status, c.Reason, c.Message, m.Finalizers)
+		} else if !apierrors.IsNotFound(err) {
+			return err
 		}
 		ids := f.InstanceIDs()
 		for _, id := range rest {
