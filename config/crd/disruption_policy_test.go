@@ -2,6 +2,7 @@ package crd
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,5 +58,43 @@ func TestDisruptionPolicyScheduleRegex(t *testing.T) {
 		if _, err := preview.ParseMaintenanceWindow(s, "1h"); err == nil && s != "" {
 			t.Errorf("engine accepts %q", s)
 		}
+	}
+}
+
+// TestDisruptionPolicyCoversEveryPoolKind: the disruption annotations'
+// policy is evaluated for every infrastructure pool CRD (plural
+// "…machinepools") and for nothing else of the infrastructure group, so
+// that a new provider's pool is not left unchecked and no per-instance
+// object pays for the evaluation.
+func TestDisruptionPolicyCoversEveryPoolKind(t *testing.T) {
+	crds, err := CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pools []string
+	for _, c := range crds {
+		if c.Spec.Group == "infrastructure.cluster.x-k8s.io" && strings.HasSuffix(c.Spec.Names.Plural, "machinepools") {
+			pools = append(pools, c.Spec.Names.Plural)
+		}
+	}
+	pols, _, err := AdmissionPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pols {
+		if p.Name != "mpool-disruption-annotations" {
+			continue
+		}
+		for _, r := range p.Spec.MatchConstraints.ResourceRules {
+			if slices.Contains(r.APIGroups, "infrastructure.cluster.x-k8s.io") {
+				got = append(got, r.Resources...)
+			}
+		}
+	}
+	slices.Sort(pools)
+	slices.Sort(got)
+	if len(pools) == 0 || !slices.Equal(got, pools) {
+		t.Fatalf("the policy matches infrastructure resources %v, want the pool CRDs %v", got, pools)
 	}
 }
