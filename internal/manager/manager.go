@@ -200,9 +200,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 // ReconcileTimeout bounds each reconcile of every controller of the
 // manager, as Cluster API v1.14 bounds its own (one minute by default): a
 // reconcile blocked on something unbounded fails and is retried instead of
-// holding its object forever. It is longer than a cloud request may take
-// (kit.RequestTimeout), so that a request that timed out reports itself.
-const ReconcileTimeout = 2 * time.Minute
+// holding its object forever. It is a backstop, not a pace: a pass over a
+// pool of 10,000 instances may write 2,500 per-instance objects
+// (infrapool's writesPerPass), seconds on a quiet API server and minutes
+// behind a loaded one; and it is longer than a cloud
+// request may take (kit.RequestTimeout), so that a request that timed out
+// reports itself.
+const ReconcileTimeout = 5 * time.Minute
 
 // nonZero is d, nil when it is zero (controller-runtime's default).
 func nonZero(d time.Duration) *time.Duration {
