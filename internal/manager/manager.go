@@ -203,9 +203,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 // holding its object forever. It is a backstop, not a pace: a pass over a
 // pool of 10,000 instances may write 2,500 per-instance objects
 // (infrapool's writesPerPass), seconds on a quiet API server and minutes
-// behind a loaded one; and it is longer than a cloud
-// request may take (kit.RequestTimeout), so that a request that timed out
-// reports itself.
+// behind a loaded one; and it is longer than a cloud request may take
+// (kit.RequestTimeout), so that a request that timed out reports itself.
 const ReconcileTimeout = 5 * time.Minute
 
 // nonZero is d, nil when it is zero (controller-runtime's default).
