@@ -716,9 +716,14 @@ func (f *Fixture) SteadyState(t testing.TB, m *Manager, pokes int) int64 {
 	t.Helper()
 	testenv.Eventually(t, 5*time.Minute, f.PoolConverged)
 	sg := m.ScaleGroup
+	// The reconciles are counted from before the reads are reset: a
+	// reconcile still running from the convergence that read the cloud
+	// after the reset and returned before the count was taken would leave
+	// a read no finished reconcile answers for, and the wait below would
+	// never end.
+	before := f.Reconciles()
 	sg.ResetCounts()
 	f.Cloud.ResetStats()
-	before := f.Reconciles()
 	b, timed := t.(*testing.B)
 	if timed {
 		b.StartTimer()
