@@ -139,11 +139,12 @@ type AzureMachinePoolSpec struct {
 	// mpool makes it without a webhook with the ValidatingAdmissionPolicies of
 	// config/crd/policies (crd.AdmissionPolicies), one on MachinePools and one on
 	// AzureMachinePools, each taking the objects of the other kind in the namespace as
-	// parameters, so that whichever of the pair is written second is refused. Their
-	// parameters come from the API server's informer cache, so two writes in the same
-	// instant can both be admitted, and a management cluster may lack the policies:
-	// the provider enforces the rule too, refusing to provision such a pool and saying
-	// why in a condition.
+	// parameters, so that whichever of the pair is created second is refused. They
+	// judge creations only (on updates each write would cost one evaluation per pool of
+	// the namespace), their parameters come from the API server's informer cache, so
+	// two creations in the same instant can both be admitted, and a management cluster
+	// may lack the policies: the provider enforces the rule too, on every change,
+	// refusing to provision such a pool and saying why in a condition.
 	// +optional
 	// +kubebuilder:default=Uniform
 	OrchestrationMode OrchestrationModeType `json:"orchestrationMode,omitempty"`

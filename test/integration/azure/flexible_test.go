@@ -2,9 +2,11 @@ package azure
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/sim/face/azureface"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -48,5 +50,22 @@ func TestSeedFlexible(t *testing.T) {
 	f.WaitConverged(3, flexibleVersion, converge)
 	f.Scale(1)
 	f.WaitConverged(1, flexibleVersion, converge)
+
+	// Admission judges the pair only when created (config/crd/policies/
+	// azure-flexible-version.yaml): lowering the version below v1.26 is
+	// admitted, and the provider refuses it without touching the VMs.
+	t.Log("the MachinePool lowered to v1.25.9")
+	before := f.InstanceIDs()
+	f.SetVersion("v1.25.9")
+	f.WaitCondition(converge, infrav1.ScaleSetRunningCondition, infrav1.InvalidSpecReason,
+		"orchestrationMode Flexible needs Kubernetes v1.26.0 or later", `"v1.25.9"`, "raise the version or use orchestrationMode Uniform")
+	if got := f.InstanceIDs(); !slices.Equal(got, before) {
+		t.Fatalf("VMs %v became %v while the spec was refused", before, got)
+	}
+	f.SetVersion(flexibleVersion)
+	f.WaitConverged(1, flexibleVersion, converge)
+	if got := f.InstanceIDs(); !slices.Equal(got, before) {
+		t.Fatalf("VMs %v became %v once the version was restored: nothing was to roll", before, got)
+	}
 	f.DeletePoolAndWaitGone(converge)
 }
