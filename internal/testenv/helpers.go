@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -134,9 +132,7 @@ func NodeReady(n *corev1.Node) bool {
 // (controller-runtime's reconcile_total).
 func Reconciles(t testing.TB, controller string) int64 {
 	t.Helper()
-	return int64(metricSum(t, "controller_runtime_reconcile_total", func(l *dto.LabelPair) bool {
-		return l.GetName() == "controller" && l.GetValue() == controller
-	}))
+	return ReadControllerMetrics(t).Reconciles(controller)
 }
 
 // QueueDepth returns how many requests wait in the work queues of every
@@ -144,30 +140,51 @@ func Reconciles(t testing.TB, controller string) int64 {
 // when no controller has work ready, whatever it will requeue later.
 func QueueDepth(t testing.TB) int64 {
 	t.Helper()
-	return int64(metricSum(t, "workqueue_depth", nil))
+	return ReadControllerMetrics(t).QueueDepth
 }
 
-// metricSum sums the counters and gauges of the metric family name in
-// controller-runtime's registry that have a label for which match reports
-// true (every one when match is nil).
-func metricSum(t testing.TB, name string, match func(*dto.LabelPair) bool) float64 {
+// ControllerMetrics is one read of the controllers' metrics of this
+// process: what Reconciles and QueueDepth report, from a single gather of
+// controller-runtime's registry. A gather runs every collector registered
+// there, the manager's pool collector among them, which reads every pool
+// and per-instance object: a loop that needs several figures at once takes
+// them from one read.
+type ControllerMetrics struct {
+	// reconciles is the finished reconciles by controller name.
+	reconciles map[string]int64
+	// QueueDepth is the requests waiting in every controller's work queue.
+	QueueDepth int64
+}
+
+// Reconciles is how many reconciles the controller named controller had
+// finished.
+func (m ControllerMetrics) Reconciles(controller string) int64 { return m.reconciles[controller] }
+
+// ReadControllerMetrics gathers controller-runtime's registry once.
+func ReadControllerMetrics(t testing.TB) ControllerMetrics {
 	t.Helper()
 	families, err := crmetrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n float64
+	out := ControllerMetrics{reconciles: map[string]int64{}}
 	for _, mf := range families {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			if match == nil || slices.ContainsFunc(m.GetLabel(), match) {
-				n += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+		switch mf.GetName() {
+		case "controller_runtime_reconcile_total":
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "controller" {
+						out.reconciles[l.GetValue()] += int64(m.GetCounter().GetValue())
+					}
+				}
+			}
+		case "workqueue_depth":
+			for _, m := range mf.GetMetric() {
+				out.QueueDepth += int64(m.GetGauge().GetValue())
 			}
 		}
 	}
-	return n
+	return out
 }
 
 // PokeUntilReconciled annotates obj (a fresh copy read by its key) until

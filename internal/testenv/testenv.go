@@ -166,6 +166,14 @@ func (e *Env) NewNamespace(t testing.TB) string {
 // last error once timeout has passed.
 func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 	t.Helper()
+	EventuallyEvery(t, timeout, 50*time.Millisecond, cond)
+}
+
+// EventuallyEvery is Eventually polling every interval: for a condition
+// whose check costs the process under test (a metrics gather reads every
+// pool).
+func EventuallyEvery(t testing.TB, timeout, interval time.Duration, cond func() error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		err := cond()
@@ -175,6 +183,6 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("condition not met within %s: %v", timeout, err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
