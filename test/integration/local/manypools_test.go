@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +65,9 @@ import (
 // pool came to Running for a minute, why the pools still waiting wait (their
 // status and their cloud groups' instances). MPOOL_BENCH_TOKEN_TTL (a Go
 // duration) sets the manager's bootstrap token lifetime, to see a long run's
-// token rotations in a short one.
+// token rotations in a short one. MPOOL_BENCH_RESTPROFILE=<file> writes a CPU
+// profile of the benchmark's process (manager, cloud, node agents) during
+// the at-rest scale-ups.
 //
 // Every workload cluster is the test API server, so each Cluster's Node
 // cache holds every pool's Nodes, where a real workload cluster's holds its
@@ -154,10 +157,15 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		b.ReportMetric(float64(writes), "cloud-writes/pass")
 
 		var restTimes []time.Duration
+		m.waitAtRest(restWindow, 5*time.Minute)
+		restFrom, restCPU := time.Now(), cpuTimes(b)
+		stopProfile := startCPUProfile(b, os.Getenv("MPOOL_BENCH_RESTPROFILE"))
 		for _, n := range m.names[1 : 1+samples] {
 			m.waitAtRest(restWindow, 5*time.Minute)
 			restTimes = append(restTimes, m.scaleUp(n, 2*instances))
 		}
+		stopProfile()
+		logCPU(b, "the at-rest scale-ups and the rests before them", restCPU, cpuTimes(b), time.Since(restFrom))
 		atRest := median(restTimes)
 		b.Logf("at rest: one pool %d → %d Running in %s while %d others rest (median of %s): %.2f× alone", instances, 2*instances, atRest.Round(time.Millisecond), pools-1, roundAll(restTimes), ratio(atRest, alone))
 		b.ReportMetric(ratio(atRest, alone), "at-rest/alone")
@@ -349,6 +357,28 @@ func (m *manyPools) scaleUp(n poolID, replicas int) time.Duration {
 func (m *manyPools) scaleTo(n poolID, replicas int) {
 	itest.Patch(m.f.Fixture, m.f.Key(n.pool), &clusterv1.MachinePool{}, func(mp *clusterv1.MachinePool) { mp.Spec.Replicas = ptr.To(int32(replicas)) })
 	m.waitRunning([]poolID{n}, replicas, 10*time.Minute)
+}
+
+// startCPUProfile profiles this process's CPU into file until the returned
+// func is called; with file "" it does nothing.
+func startCPUProfile(tb testing.TB, file string) func() {
+	tb.Helper()
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		tb.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			tb.Error(err)
+		}
+	}
 }
 
 // samples is how many scale-ups each of the alone and at-rest figures is
