@@ -135,7 +135,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		adapters = append(adapters, p.Adapter)
 	}
 	// Pool metrics read what the MachinePool controller caches.
-	if err := poolmetrics.AddToManager(mgr, crmetrics.Registry, adapters); err != nil {
+	poolReg := opts.PoolMetricsRegistry
+	if poolReg == nil {
+		poolReg = crmetrics.Registry
+	}
+	if err := poolmetrics.AddToManager(mgr, poolReg, adapters); err != nil {
 		return nil, err
 	}
 	if err := poolmetrics.RegisterScaleGroupMetrics(crmetrics.Registry); err != nil {
