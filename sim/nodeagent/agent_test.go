@@ -1,11 +1,13 @@
 package nodeagent
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/mpool-dev/mpool/sim/cloudinit"
+	corev1 "k8s.io/api/core/v1"
 )
 
 func TestNormalizeEndpoint(t *testing.T) {
@@ -62,6 +64,55 @@ func TestHeartbeatIntervalIsBounded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLeaseRenewalsStayUnderTheCap grows a pool to 10,000 Nodes at 16 a
+// second, as the many-pools benchmark does, and keeps it five minutes more:
+// no second starts more Lease renewals than MaxHeartbeatQPS allows (the
+// interval alone let the renewals of Nodes that joined early, when it was
+// short, bunch to 73 in a second), the renewals keep up with the cap, and
+// no Node goes longer than its Lease's duration without a renewal.
+func TestLeaseRenewalsStayUnderTheCap(t *testing.T) {
+	const qps, joinsPerSecond, nodes = 50, 16, 10000
+	a, err := New(Options{HeartbeatInterval: 5 * time.Second, MaxHeartbeatQPS: qps}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.beats = map[string]*beat{}
+	renewed := map[*beat]time.Time{}
+	now := time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)
+	var busiest, total, seconds int
+	for sec := 0; sec < nodes/joinsPerSecond+300; sec++ {
+		now = now.Add(time.Second)
+		for i := 0; i < joinsPerSecond && len(a.beats) < nodes; i++ {
+			key := fmt.Sprintf("pool/i-%d", len(a.beats))
+			b := &beat{key: key, nodeName: key, next: now.Add(a.jitter(a.interval())), health: HealthOK, posted: corev1.ConditionTrue}
+			a.beats[key] = b
+			renewed[b] = now
+		}
+		for b, at := range renewed {
+			if lease := time.Duration(a.leaseDuration()) * time.Second; now.Sub(at) > lease {
+				t.Fatalf("second %d: node %s last renewed %s ago, beyond its %s lease", sec, b.nodeName, now.Sub(at), lease)
+			}
+		}
+		due := a.takeDue(now)
+		for _, b := range due {
+			renewed[b] = now
+			b.inflight = false
+		}
+		busiest = max(busiest, len(due))
+		if len(a.beats) == nodes {
+			total += len(due)
+			seconds++
+		}
+	}
+	if busiest > qps+1 {
+		t.Errorf("the busiest second started %d Lease renewals, want at most %d", busiest, qps+1)
+	}
+	if rate := float64(total) / float64(seconds); rate < qps*0.9 {
+		t.Errorf("with all %d Nodes joined, %.1f renewals a second, want about %d (the cap, which the interval keeps full)", nodes, rate, qps)
+	}
+	t.Logf("busiest second %d renewals; %.1f a second with all %d Nodes joined", busiest, float64(total)/float64(seconds), nodes)
 }
 
 func TestMetadata(t *testing.T) {
