@@ -663,13 +663,13 @@ func (c *Cloud) Flush() error {
 		c.mu.Unlock()
 		return nil
 	}
-	data, err := c.st.encode()
+	parts, err := c.st.encodeParts()
 	c.dirty = false
 	c.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("encoding cloud state: %w", err)
 	}
-	if err := c.store.write(data); err != nil {
+	if err := c.store.write(parts.join()); err != nil {
 		c.mu.Lock()
 		c.dirty = true
 		c.mu.Unlock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -504,5 +505,50 @@ func TestFlushEncodesOnlyChangedGroups(t *testing.T) {
 	}
 	if b.Capacity != 3 || b.ModelHash != "h1" || len(b.Instances) != 3 {
 		t.Errorf("group b read back: capacity %d, hash %s, %d instances; want 3, h1, 3", b.Capacity, b.ModelHash, len(b.Instances))
+	}
+}
+
+// TestStateFileIsTheMarshalledState checks that the state file, put together
+// from each group's kept encoding, is byte for byte json.Marshal of the
+// state file struct, with and without face data, and that it loads back.
+func TestStateFileIsTheMarshalledState(t *testing.T) {
+	for _, faces := range []bool{false, true} {
+		t.Run(fmt.Sprintf("face data %t", faces), func(t *testing.T) {
+			dir := t.TempDir()
+			c := newTestCloud(t, clocktesting.NewFakeClock(t0), dir, Simulation{})
+			mustApply(t, c, "b-pool", GroupSpec{Capacity: 2, Model: Model{Zones: []string{"z1"}, CustomData: []byte(`{"quoted":"data"}`)}})
+			mustApply(t, c, "a-pool", GroupSpec{Capacity: 1, Model: Model{Zones: []string{"z2"}}})
+			c.mu.Lock()
+			if faces {
+				c.st.FaceData["aws"] = json.RawMessage(`{"launchTemplates":{"lt-1":{"version":2}}}`)
+			}
+			parts, err := c.st.encodeParts()
+			groups := slices.Collect(maps.Values(c.st.Groups))
+			slices.SortFunc(groups, func(x, y *groupState) int {
+				if x.key().less(y.key()) {
+					return -1
+				}
+				return 1
+			})
+			want, werr := json.Marshal(stateFileV2{Version: stateVersion, NextSeq: c.st.NextSeq, NextOp: c.st.NextOp, Groups: groups, FaceData: c.st.FaceData})
+			c.mu.Unlock()
+			if err != nil || werr != nil {
+				t.Fatalf("encoding: %v, %v", err, werr)
+			}
+			if got := parts.join(); string(got) != string(want) {
+				t.Fatalf("state file:\n%s\nwant json.Marshal's:\n%s", got, want)
+			}
+			st := &store{dir: dir}
+			if err := st.write(parts.join()); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := st.load()
+			if err != nil {
+				t.Fatalf("loading the state file: %v", err)
+			}
+			if len(loaded.Groups) != 2 || loaded.NextSeq != c.st.NextSeq || (faces && string(loaded.FaceData["aws"]) != `{"launchTemplates":{"lt-1":{"version":2}}}`) {
+				t.Fatalf("loaded %d groups, nextSeq %d, face data %s", len(loaded.Groups), loaded.NextSeq, loaded.FaceData)
+			}
+		})
 	}
 }

@@ -136,32 +136,75 @@ func newState() *cloudState {
 
 func (g *groupState) key() GroupKey { return GroupKey{Face: g.Face, Scope: g.Scope, Name: g.Name} }
 
-// encode returns the state file's content. Each group is encoded once
-// per change (groupState.enc).
-func (st *cloudState) encode() ([]byte, error) {
+// stateParts is the state file in pieces: what encodeParts takes under the
+// cloud's lock (each group encoded once per change, groupState.enc), and
+// join puts together after it.
+type stateParts struct {
+	head   []byte            // {"version":…,"nextSeq":…,"nextOp":… without the closing brace
+	groups []json.RawMessage // each group's encoding, sorted by key
+	faces  []byte            // the faceData object, nil when there is none
+}
+
+// encodeParts encodes what changed since the last flush and collects the
+// groups' encodings. The groups' bytes are json.Marshal's output, compact
+// and valid, so join copies them as they are: marshalling them again as
+// json.RawMessage would validate and compact the whole state each time
+// (at 10,000 instances most of a flush, with the lock held).
+func (st *cloudState) encodeParts() (stateParts, error) {
 	groups := make([]*groupState, 0, len(st.Groups))
 	for _, g := range st.Groups {
 		groups = append(groups, g)
 	}
 	sort.Slice(groups, func(i, j int) bool { return groups[i].key().less(groups[j].key()) })
-	f := struct {
-		Version  int                        `json:"version"`
-		NextSeq  uint64                     `json:"nextSeq"`
-		NextOp   uint64                     `json:"nextOp"`
-		Groups   []json.RawMessage          `json:"groups"`
-		FaceData map[string]json.RawMessage `json:"faceData,omitempty"`
-	}{Version: stateVersion, NextSeq: st.NextSeq, NextOp: st.NextOp, Groups: make([]json.RawMessage, len(groups)), FaceData: st.FaceData}
+	head, err := json.Marshal(struct {
+		Version int    `json:"version"`
+		NextSeq uint64 `json:"nextSeq"`
+		NextOp  uint64 `json:"nextOp"`
+	}{Version: stateVersion, NextSeq: st.NextSeq, NextOp: st.NextOp})
+	if err != nil {
+		return stateParts{}, err
+	}
+	p := stateParts{head: head[:len(head)-1], groups: make([]json.RawMessage, len(groups))}
 	for i, g := range groups {
 		if g.enc == nil {
 			b, err := json.Marshal(g)
 			if err != nil {
-				return nil, err
+				return stateParts{}, err
 			}
 			g.enc = b
 		}
-		f.Groups[i] = g.enc
+		p.groups[i] = g.enc
 	}
-	return json.Marshal(f)
+	if len(st.FaceData) > 0 {
+		if p.faces, err = json.Marshal(st.FaceData); err != nil {
+			return stateParts{}, err
+		}
+	}
+	return p, nil
+}
+
+// join returns the state file: the same bytes as json.Marshal of a
+// stateFileV2 holding the parts.
+func (p stateParts) join() []byte {
+	n := len(p.head) + len(p.faces) + 32
+	for _, g := range p.groups {
+		n += len(g) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, p.head...)
+	out = append(out, `,"groups":[`...)
+	for i, g := range p.groups {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, g...)
+	}
+	out = append(out, ']')
+	if p.faces != nil {
+		out = append(out, `,"faceData":`...)
+		out = append(out, p.faces...)
+	}
+	return append(out, '}')
 }
 
 // decodeState parses a state file of any version this cloud reads.
