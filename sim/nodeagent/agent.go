@@ -562,10 +562,10 @@ func (a *Agent) takeDue(now time.Time) []*beat {
 		if b.inflight || !a.beatDue(b, now) {
 			continue
 		}
-		if b.health == HealthKubeletStopped || b.posted != readyStatus(b.health) {
-			due = append(due, b)
-		} else {
+		if b.renewalOnly() {
 			renew = append(renew, b)
+		} else {
+			due = append(due, b)
 		}
 	}
 	a.budget -= float64(len(due))

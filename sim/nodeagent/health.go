@@ -102,6 +102,13 @@ func (a *Agent) beatDue(b *beat, now time.Time) bool {
 	return !now.Before(b.next)
 }
 
+// renewalOnly reports whether b's beat is only a Lease renewal, which
+// takeDue holds to MaxHeartbeatQPS, rather than a change beatDue lets
+// through at once. Callers hold a.mu.
+func (b *beat) renewalOnly() bool {
+	return b.health != HealthKubeletStopped && b.posted == readyStatus(b.health)
+}
+
 // beat renews b's Lease and posts its Node's status when it changed, or
 // marks a stopped kubelet's Node Unknown.
 func (a *Agent) beat(ctx context.Context, b *beat) {
