@@ -165,7 +165,7 @@ func BenchmarkPoolRoll(b *testing.B) {
 		after := p.reqs.Counts()
 		b.ReportMetric(float64(after[managerClient]-reqs[managerClient])/float64(p.n), "mgr-reqs/inst")
 		logCPU(b, "the roll", cpu, cpuTimes(b), took)
-		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
+		if progressOn() {
 			logRequestsByKind(reqs, after, 30, managerClient, nodeAgentClient)
 		}
 		p.m.Stop()
@@ -339,7 +339,7 @@ func (f *fixture) waitRunning(n int, timeout time.Duration) {
 	f.T.Helper()
 	start := time.Now()
 	deadline, lastLog := start.Add(timeout), start
-	progress := os.Getenv("MPOOL_BENCH_PROGRESS") != ""
+	progress := progressOn()
 	for {
 		mp := &clusterv1.MachinePool{}
 		if err := env.Client.Get(f.Ctx, f.Key(poolName), mp); err != nil {
@@ -545,7 +545,7 @@ func (f *fixture) waitJoined(n int, timeout time.Duration) {
 		}
 		lastLog = time.Now()
 		joined, objects := f.joined()
-		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
+		if progressOn() {
 			progressf("%s: %d joined, %d LocalMachinePoolMachines", time.Since(start).Round(100*time.Millisecond), joined, objects)
 		}
 		if joined != n || objects != n {
@@ -593,7 +593,7 @@ func (f *fixture) waitModel(n int, timeout time.Duration) string {
 func (f *fixture) waitRolled(n int, oldModel string, timeout time.Duration) {
 	f.T.Helper()
 	start, lastLog := time.Now(), time.Now()
-	progress := os.Getenv("MPOOL_BENCH_PROGRESS") != ""
+	progress := progressOn()
 	testenv.Eventually(f.T, timeout, func() error {
 		g := f.Group()
 		if progress && g != nil && time.Since(lastLog) > time.Second {
@@ -703,6 +703,9 @@ func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{
 	}()
 	return done
 }
+
+// progressOn reports whether MPOOL_BENCH_PROGRESS asks for progress lines.
+func progressOn() bool { return os.Getenv("MPOOL_BENCH_PROGRESS") != "" }
 
 // progressf writes a progress line to standard error (MPOOL_BENCH_PROGRESS):
 // a benchmark's own log is cut after a few lines.

@@ -138,7 +138,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		b.ReportMetric(running.Seconds(), "running-s")
 		b.ReportMetric(perPool, "mgr-reqs/pool")
 		logRequestsByKind(reqsBefore, reqsAfter, 25, managerClient)
-		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
+		if progressOn() {
 			m.logEventsByReason(pools)
 		}
 		if api := logCPU(b, "the creation until all were Running", cpuBefore, cpuAfter, running); api > 0 {
@@ -147,7 +147,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 
 		rest := m.waitAtRest(restWindow, 5*time.Minute)
 		b.Logf("at rest %s after all were Running (for %s no pool reconciled and no controller had work queued)", rest.Round(time.Millisecond), restWindow)
-		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
+		if progressOn() {
 			readStart := time.Now()
 			testenv.ReadControllerMetrics(b)
 			progressf("one read of the controllers' metrics (a gather of the manager's registry): %s", time.Since(readStart).Round(10*time.Microsecond))
@@ -161,7 +161,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		m.waitAtRest(restWindow, 5*time.Minute)
 		restFrom, restCPU := time.Now(), cpuTimes(b)
 		stopProfile := startCPUProfile(b, os.Getenv("MPOOL_BENCH_RESTPROFILE"))
-		if os.Getenv("MPOOL_BENCH_PROGRESS") != "" {
+		if progressOn() {
 			progressf("the at-rest scale-ups begin (%d pools at rest)", pools-1)
 		}
 		for i, n := range m.names[1 : 1+samples] {
@@ -445,7 +445,7 @@ func (m *manyPools) waitRunning(names []poolID, n int, timeout time.Duration) {
 		every = 10 * time.Millisecond
 	}
 	start, reported := time.Now(), time.Now()
-	progress := os.Getenv("MPOOL_BENCH_PROGRESS") != ""
+	progress := progressOn()
 	last, lastChange, described := -1, time.Now(), time.Time{}
 	for {
 		list := &clusterv1.MachinePoolList{}
