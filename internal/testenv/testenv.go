@@ -122,6 +122,10 @@ func RunWith(m *testing.M, env **Env, setup func(*Env) (teardown func(), err err
 
 // RunWithOptions is RunWith with a control plane tuned by o.
 func RunWithOptions(m *testing.M, env **Env, o Options, setup func(*Env) (teardown func(), err error)) int {
+	if err := serveDebug(); err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	e, err := StartWith(ctx, o)
 	cancel()
