@@ -68,7 +68,8 @@ import (
 // duration) sets the manager's bootstrap token lifetime, to see a long run's
 // token rotations in a short one. MPOOL_BENCH_RESTPROFILE=<file> writes a CPU
 // profile of the benchmark's process (manager, cloud, node agents) during
-// the at-rest scale-ups.
+// the at-rest scale-ups, MPOOL_BENCH_RUNPROFILE=<file> one from the first
+// create until all are Running.
 //
 // Every workload cluster is the test API server, so each Cluster's Node
 // cache holds every pool's Nodes, where a real workload cluster's holds its
@@ -126,11 +127,13 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		b.StartTimer()
 		start := time.Now()
 		reqsBefore, cpuBefore := m.reqs.Counts(), cpuTimes(b)
+		stopProfile := startCPUProfile(b, os.Getenv("MPOOL_BENCH_RUNPROFILE"))
 		m.create(m.names[1:], instances)
 		created := time.Since(start)
 		m.waitRunning(m.names[1:], instances, 60*time.Minute)
 		running := time.Since(start)
 		b.StopTimer()
+		stopProfile()
 		reqsAfter, cpuAfter := m.reqs.Counts(), cpuTimes(b)
 		perPool := float64(reqsAfter[managerClient]-reqsBefore[managerClient]) / float64(pools-1)
 		b.Logf("running: %d pools created in %s, all Running %s after the first create; the manager's API requests until then: %.1f per pool (%.0f per second)",
@@ -145,8 +148,16 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 			b.ReportMetric(api/float64(pools-1), "apiserver-cpu-s/pool")
 		}
 
-		rest := m.waitAtRest(restWindow, 5*time.Minute)
-		b.Logf("at rest %s after all were Running (for %s no pool reconciled and no controller had work queued)", rest.Round(time.Millisecond), restWindow)
+		// The per-instance objects and Machines are written behind the
+		// pools' own progress (package priority's bulk writes): at rest,
+		// every instance has its Machine.
+		rest := m.waitAtRest(restWindow, 15*time.Minute)
+		machines := m.countMachines()
+		b.Logf("at rest %s after all were Running (for %s no pool reconciled and no controller had work queued), with %d Machines", rest.Round(time.Millisecond), restWindow, machines)
+		if machines != pools*instances {
+			b.Errorf("at rest with %d Machines for %d instances", machines, pools*instances)
+		}
+		b.ReportMetric(rest.Seconds(), "settled-after-running-s")
 		if progressOn() {
 			readStart := time.Now()
 			testenv.ReadControllerMetrics(b)
@@ -160,7 +171,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		var restTimes []time.Duration
 		m.waitAtRest(restWindow, 5*time.Minute)
 		restFrom, restCPU := time.Now(), cpuTimes(b)
-		stopProfile := startCPUProfile(b, os.Getenv("MPOOL_BENCH_RESTPROFILE"))
+		stopProfile = startCPUProfile(b, os.Getenv("MPOOL_BENCH_RESTPROFILE"))
 		if progressOn() {
 			progressf("the at-rest scale-ups begin (%d pools at rest)", pools-1)
 		}
@@ -639,6 +650,18 @@ func (m *manyPools) waitAtRest(window, timeout time.Duration) time.Duration {
 		return nil
 	})
 	return time.Since(start)
+}
+
+// countMachines counts the Machines of the benchmark's namespace (their
+// metadata only).
+func (m *manyPools) countMachines() int {
+	m.f.T.Helper()
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("MachineList"))
+	if err := env.Client.List(m.f.Ctx, list, client.InNamespace(m.f.NS)); err != nil {
+		m.f.T.Fatalf("listing the Machines: %v", err)
+	}
+	return len(list.Items)
 }
 
 // steadyPass changes every pool once (pokeAll) and waits until the engine
