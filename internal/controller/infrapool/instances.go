@@ -33,11 +33,14 @@ import (
 // instance, controller-owned by the pool, with the instance's status. An
 // object whose instance is gone loses its Node and then its finalizer, and
 // is deleted. Nodes of instances the cloud is deleting (powered off) are
-// deleted too.
+// deleted too. The creates and the status, label and owner patches are bulk
+// writes (package priority): a pass that may not do them now
+// (pass.bulkLater) leaves them to a low-priority one (pass.bulkDeferred); the
+// releases and Node deletions are done by every pass.
 func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 	instances := s.instances()
 	present := make(map[string]bool, len(instances))
-	var work []func(context.Context) error
+	var work, bulk []func(context.Context) error
 	for _, in := range instances {
 		present[in.ID] = true
 		obj := s.objects[in.ID]
@@ -59,17 +62,17 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			if e.written.Pending(instanceCreateKey(s, in.ID), "") {
 				continue // created: the cache has not shown it yet
 			}
-			work = append(work, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
+			bulk = append(bulk, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
 		default:
 			e.written.Forget(instanceCreateKey(s, in.ID))
 			if w := e.instanceStatusPatch(s, obj, e.reportOf(s, in)); w != nil {
-				work = append(work, w)
+				bulk = append(bulk, w)
 			}
 			if w := e.zoneLabelPatch(obj, in); w != nil {
-				work = append(work, w)
+				bulk = append(bulk, w)
 			}
 			if w := e.ownerPatch(obj); w != nil {
-				work = append(work, w)
+				bulk = append(bulk, w)
 			}
 		}
 	}
@@ -101,7 +104,11 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 	}
 	e.tracker.retain(s.pool.GetUID(), present)
 	e.held.retain(s.pool.GetUID(), present)
-	work = slices.Concat(releases, work)
+	if len(bulk) > 0 && s.bulkLater {
+		s.bulkDeferred = true
+		bulk = nil
+	}
+	work = slices.Concat(releases, work, bulk)
 	if limit := e.writesPerPass(len(instances)); len(work) > limit {
 		// The rest in the next pass, at once: a pass waits for its writes,
 		// and a thousand of them (the first pass of a roll marks every

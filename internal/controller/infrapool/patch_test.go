@@ -241,3 +241,43 @@ func TestSyncInstancesBoundedPerPass(t *testing.T) {
 		t.Errorf("%d passes, want %d", passes, want)
 	}
 }
+
+// TestSyncInstancesLeavesBulkWritesToALowPriorityPass: a pass at the default
+// priority (pass.bulkLater) creates no per-instance object and says it left
+// them (bulkDeferred); the low-priority pass that follows creates them all.
+// Against a real API server.
+func TestSyncInstancesLeavesBulkWritesToALowPriorityPass(t *testing.T) {
+	ctx, env, ns := startEnv(t)
+	pool := createPool(ctx, t, env, ns)
+	const n = 3
+	group := &scalegroup.Group{}
+	for i := range n {
+		id := fmt.Sprintf("i-%d", i)
+		group.Instances = append(group.Instances, scalegroup.Instance{ID: id, ProviderID: "local:///g/" + id, State: scalegroup.StateRunning})
+	}
+	e := &Engine{c: env.Client, a: local.Adapter{}, workers: 4, tracker: newInstanceTimes(), held: newInstanceTimes()}
+	owner := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp", Namespace: ns}}
+	created := func() int {
+		t.Helper()
+		list := &infrav1.LocalMachinePoolMachineList{}
+		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		return len(list.Items)
+	}
+
+	busy := &pass{pool: pool, owner: owner, cloud: group, objects: map[string]contract.InstanceObject{}, bulkLater: true}
+	if err := e.syncInstances(ctx, busy); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(); got != 0 || !busy.bulkDeferred {
+		t.Fatalf("a pass at the default priority: %d objects created, bulkDeferred %v; want 0 and true", got, busy.bulkDeferred)
+	}
+	low := &pass{pool: pool, owner: owner, cloud: group, objects: map[string]contract.InstanceObject{}}
+	if err := e.syncInstances(ctx, low); err != nil {
+		t.Fatal(err)
+	}
+	if got := created(); got != n || low.bulkDeferred {
+		t.Fatalf("the low-priority pass: %d objects created, bulkDeferred %v; want %d and false", got, low.bulkDeferred, n)
+	}
+}

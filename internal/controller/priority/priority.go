@@ -41,6 +41,15 @@ func LowUnless(h handler.EventHandler, work func(oldObj, newObj client.Object) b
 	return lowUnless{EventHandler: h, work: work}
 }
 
+// LowCreates returns h with the requests of every create at
+// handler.LowPriority; every other event keeps h's priority. It is for the
+// objects a controller creates as bookkeeping of the one it reconciles (a
+// pool's per-instance objects, its Machines): their creation, seen again,
+// is bulk work (Tracker), not work of the pool's own.
+func LowCreates(h handler.EventHandler) handler.EventHandler {
+	return lowUnless{EventHandler: h, work: func(_, _ client.Object) bool { return true }, creates: true}
+}
+
 // MoreThanMetadata reports whether oldObj and newObj differ in more than
 // their annotations, managed fields and resource version: in their spec,
 // status, labels, owners, finalizers or deletion. For a controller that
@@ -66,11 +75,13 @@ type lowUnless struct {
 	handler.EventHandler
 	work func(oldObj, newObj client.Object) bool
 	all  bool // every event, not only updates
+	// creates: every create as well as the updates work rejects
+	creates bool
 }
 
 // Create implements handler.EventHandler.
 func (h lowUnless) Create(ctx context.Context, ev event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if h.all {
+	if h.all || h.creates {
 		q = lowQueue(q)
 	}
 	h.EventHandler.Create(ctx, ev, q)
