@@ -33,10 +33,12 @@ import (
 // instance, controller-owned by the pool, with the instance's status. An
 // object whose instance is gone loses its Node and then its finalizer, and
 // is deleted. Nodes of instances the cloud is deleting (powered off) are
-// deleted too. The creates and the status, label and owner patches are bulk
-// writes (package priority): a pass that may not do them now
-// (pass.bulkLater) leaves them to a low-priority one (pass.bulkDeferred); the
-// releases and Node deletions are done by every pass.
+// deleted too. The creates, and the patches of instances on their way up
+// (routineReport) with their zone labels and owners, are bulk writes
+// (package priority): a pass that may not do them now (pass.bulkLater)
+// leaves them to a low-priority one (pass.bulkDeferred). The status of an
+// instance leaving, failed or not joined in time, the releases and the Node
+// deletions are done by every pass.
 func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 	instances := s.instances()
 	present := make(map[string]bool, len(instances))
@@ -65,8 +67,12 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			bulk = append(bulk, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
 		default:
 			e.written.Forget(instanceCreateKey(s, in.ID))
-			if w := e.instanceStatusPatch(s, obj, e.reportOf(s, in)); w != nil {
-				bulk = append(bulk, w)
+			if rep := e.reportOf(s, in); routineReport(rep) {
+				if w := e.instanceStatusPatch(s, obj, rep); w != nil {
+					bulk = append(bulk, w)
+				}
+			} else if w := e.instanceStatusPatch(s, obj, rep); w != nil {
+				work = append(work, w)
 			}
 			if w := e.zoneLabelPatch(obj, in); w != nil {
 				bulk = append(bulk, w)
@@ -151,6 +157,17 @@ const rollWriteBudget = time.Second
 // moreWritesDelay is how soon a pass that left per-instance writes for the
 // next one is followed by it.
 const moreWritesDelay = time.Millisecond
+
+// routineReport reports whether rep is of an instance on its way up or
+// serving (Pending, Booting, Running): its per-instance object's status is
+// bookkeeping, where an instance leaving or failed is news.
+func routineReport(rep contract.InstanceReport) bool {
+	switch rep.State {
+	case contract.InstancePending, contract.InstanceBooting, contract.InstanceRunning:
+		return !rep.JoinTimedOut && rep.FailureReason == nil
+	}
+	return false
+}
 
 // writesPerPass bounds the per-instance writes of one pass over a group of
 // n instances: four rounds of its workers, or a quarter of the group when
