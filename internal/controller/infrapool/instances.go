@@ -67,12 +67,13 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			bulk = append(bulk, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
 		default:
 			e.written.Forget(instanceCreateKey(s, in.ID))
-			if rep := e.reportOf(s, in); routineReport(rep) {
-				if w := e.instanceStatusPatch(s, obj, rep); w != nil {
+			rep := e.reportOf(s, in)
+			if w := e.instanceStatusPatch(s, obj, rep); w != nil {
+				if routineReport(rep) {
 					bulk = append(bulk, w)
+				} else {
+					work = append(work, w)
 				}
-			} else if w := e.instanceStatusPatch(s, obj, rep); w != nil {
-				work = append(work, w)
 			}
 			if w := e.zoneLabelPatch(obj, in); w != nil {
 				bulk = append(bulk, w)
