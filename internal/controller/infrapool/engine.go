@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -245,6 +246,9 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	start := e.clock.Now()
 	pool := e.a.NewPool()
 	if err := e.c.Get(ctx, req.NamespacedName, pool); err != nil {
+		if kerrors.IsNotFound(err) {
+			e.bulk.Forget(req)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	var took phaseTimes

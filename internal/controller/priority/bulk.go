@@ -103,6 +103,16 @@ func (t *Tracker) Defer(req reconcile.Request) reconcile.Result {
 	return reconcile.Result{RequeueAfter: deferredDelay, Priority: ptr.To(handler.LowPriority)}
 }
 
+// Forget drops what t remembers of req's deferred bulk writes: its object
+// is gone, and no pass will do them.
+func (t *Tracker) Forget(req reconcile.Request) {
+	if t != nil {
+		t.mu.Lock()
+		delete(t.deferred, req)
+		t.mu.Unlock()
+	}
+}
+
 // deferredDelay is how soon the pass that does the bulk writes may come.
 const deferredDelay = time.Millisecond
 

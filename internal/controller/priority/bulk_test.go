@@ -116,3 +116,18 @@ func TestBulkWritesWaitAtMostMaxBulkDelay(t *testing.T) {
 		t.Fatal("once done, the next pass at priority 0 does them at once again: the wait did not start anew")
 	}
 }
+
+// TestForgetDropsADeferral: the deferral of a request whose object is gone
+// is not kept.
+func TestForgetDropsADeferral(t *testing.T) {
+	tr := NewTracker()
+	tr.Watch(controller.Options{})
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "gone"}}
+	tr.handedOut(req, 0)
+	tr.Defer(req)
+	tr.done(req)
+	tr.Forget(req)
+	if len(tr.deferred) != 0 {
+		t.Errorf("after Forget the tracker still holds %d deferrals", len(tr.deferred))
+	}
+}
