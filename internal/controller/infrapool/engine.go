@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -17,6 +18,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/preview"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
@@ -163,6 +165,10 @@ type Engine struct {
 	// cache shows them, so that a pass from a cache behind them does not
 	// repeat them.
 	written lastwrite.Memo
+	// bulk knows the priority of each pass, for the per-instance writes
+	// (package priority's bulk writes); nil until SetupWithManager, when
+	// every pass does them.
+	bulk *priority.Tracker
 	// pausedSince is when this process first saw a pool's reconciliation
 	// paused (its Cluster or its own paused annotation): the time paused
 	// is not counted against the rollout's progress deadline.
@@ -240,6 +246,9 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	start := e.clock.Now()
 	pool := e.a.NewPool()
 	if err := e.c.Get(ctx, req.NamespacedName, pool); err != nil {
+		if kerrors.IsNotFound(err) {
+			e.bulk.Forget(req)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	var took phaseTimes
@@ -272,13 +281,21 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	}
 
 	s := e.newPass(pool)
+	// A pool being deleted writes its per-instance objects first (see
+	// report): nothing to put behind other pools.
+	s.bulkLater = !e.bulk.Bulk(req) && pool.GetDeletionTimestamp().IsZero()
 	defer func() {
 		if err := took.time(e.clock, "patch", func() error { return e.patch(ctx, s) }); err != nil {
 			retErr = errors.Join(retErr, err)
 		}
 		if s.afterPatch != nil {
 			retErr = errors.Join(retErr, took.time(e.clock, "instances", func() error { return s.afterPatch(ctx) }))
-			if s.moreWrites && retErr == nil {
+			switch {
+			case retErr != nil:
+			case s.bulkDeferred:
+				// The pass that does them looks again anyway.
+				res = e.bulk.Defer(req)
+			case s.moreWrites:
 				res = s.result()
 			}
 		}

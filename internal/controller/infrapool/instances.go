@@ -33,11 +33,16 @@ import (
 // instance, controller-owned by the pool, with the instance's status. An
 // object whose instance is gone loses its Node and then its finalizer, and
 // is deleted. Nodes of instances the cloud is deleting (powered off) are
-// deleted too.
+// deleted too. The creates, and the patches of instances on their way up
+// (routineReport) with their zone labels and owners, are bulk writes
+// (package priority): a pass that may not do them now (pass.bulkLater)
+// leaves them to a low-priority one (pass.bulkDeferred). The status of an
+// instance leaving, failed or not joined in time, the releases and the Node
+// deletions are done by every pass.
 func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 	instances := s.instances()
 	present := make(map[string]bool, len(instances))
-	var work []func(context.Context) error
+	var work, bulk []func(context.Context) error
 	for _, in := range instances {
 		present[in.ID] = true
 		obj := s.objects[in.ID]
@@ -59,17 +64,22 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			if e.written.Pending(instanceCreateKey(s, in.ID), "") {
 				continue // created: the cache has not shown it yet
 			}
-			work = append(work, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
+			bulk = append(bulk, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
 		default:
 			e.written.Forget(instanceCreateKey(s, in.ID))
-			if w := e.instanceStatusPatch(s, obj, e.reportOf(s, in)); w != nil {
-				work = append(work, w)
+			rep := e.reportOf(s, in)
+			if w := e.instanceStatusPatch(s, obj, rep); w != nil {
+				if routineReport(rep) {
+					bulk = append(bulk, w)
+				} else {
+					work = append(work, w)
+				}
 			}
 			if w := e.zoneLabelPatch(obj, in); w != nil {
-				work = append(work, w)
+				bulk = append(bulk, w)
 			}
 			if w := e.ownerPatch(obj); w != nil {
-				work = append(work, w)
+				bulk = append(bulk, w)
 			}
 		}
 	}
@@ -101,7 +111,11 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 	}
 	e.tracker.retain(s.pool.GetUID(), present)
 	e.held.retain(s.pool.GetUID(), present)
-	work = slices.Concat(releases, work)
+	if len(bulk) > 0 && s.bulkLater {
+		s.bulkDeferred = true
+		bulk = nil
+	}
+	work = slices.Concat(releases, work, bulk)
 	if limit := e.writesPerPass(len(instances)); len(work) > limit {
 		// The rest in the next pass, at once: a pass waits for its writes,
 		// and a thousand of them (the first pass of a roll marks every
@@ -144,6 +158,17 @@ const rollWriteBudget = time.Second
 // moreWritesDelay is how soon a pass that left per-instance writes for the
 // next one is followed by it.
 const moreWritesDelay = time.Millisecond
+
+// routineReport reports whether rep is of an instance on its way up or
+// serving (Pending, Booting, Running): its per-instance object's status is
+// bookkeeping, where an instance leaving or failed is news.
+func routineReport(rep contract.InstanceReport) bool {
+	switch rep.State {
+	case contract.InstancePending, contract.InstanceBooting, contract.InstanceRunning:
+		return !rep.JoinTimedOut && rep.FailureReason == nil
+	}
+	return false
+}
 
 // writesPerPass bounds the per-instance writes of one pass over a group of
 // n instances: four rounds of its workers, or a quarter of the group when

@@ -126,6 +126,9 @@ type pass struct {
 	requeue time.Duration
 	// moreWrites: syncInstances left per-instance writes for the next pass.
 	moreWrites bool
+	// bulkLater: this pass leaves the bulk per-instance writes (see
+	// syncInstances) to a pass at low priority; bulkDeferred: it had some.
+	bulkLater, bulkDeferred bool
 }
 
 // drainOutcome is what happened to one victim's Node this reconcile.

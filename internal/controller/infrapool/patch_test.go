@@ -190,40 +190,64 @@ func TestZoneLabelBackfill(t *testing.T) {
 	}
 }
 
+// syncFixture is a pool, its MachinePool and a group of n Running
+// instances, with an engine of workers writers, against a real API server.
+type syncFixture struct {
+	ctx   context.Context
+	env   *testenv.Env
+	ns    string
+	e     *Engine
+	pool  *infrav1.LocalMachinePool
+	owner *clusterv1.MachinePool
+	group *scalegroup.Group
+}
+
+func newSyncFixture(t *testing.T, n, workers int) *syncFixture {
+	t.Helper()
+	ctx, env, ns := startEnv(t)
+	f := &syncFixture{ctx: ctx, env: env, ns: ns, pool: createPool(ctx, t, env, ns), group: &scalegroup.Group{},
+		e:     &Engine{c: env.Client, a: local.Adapter{}, workers: workers, tracker: newInstanceTimes(), held: newInstanceTimes()},
+		owner: &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp", Namespace: ns}}}
+	for i := range n {
+		id := fmt.Sprintf("i-%d", i)
+		f.group.Instances = append(f.group.Instances, scalegroup.Instance{ID: id, ProviderID: "local:///g/" + id, State: scalegroup.StateRunning})
+	}
+	return f
+}
+
+// pass is a pass that reads no per-instance objects (a cache that has shown
+// none of the creates) and leaves its bulk writes for later or not.
+func (f *syncFixture) pass(bulkLater bool) *pass {
+	return &pass{pool: f.pool, owner: f.owner, cloud: f.group, objects: map[string]contract.InstanceObject{}, bulkLater: bulkLater}
+}
+
+// created counts the per-instance objects in the API server.
+func (f *syncFixture) created(t *testing.T) int {
+	t.Helper()
+	list := &infrav1.LocalMachinePoolMachineList{}
+	if err := f.env.Client.List(f.ctx, list, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	return len(list.Items)
+}
+
 // TestSyncInstancesBoundedPerPass: a pass makes at most writesPerPass
 // per-instance writes and asks for the next pass at once; the passes that
 // follow, reading a cache that may not show the earlier creates yet, make
 // the rest without repeating any. Against a real API server.
 func TestSyncInstancesBoundedPerPass(t *testing.T) {
-	ctx, env, ns := startEnv(t)
-	pool := createPool(ctx, t, env, ns)
 	const n = 10
-	group := &scalegroup.Group{}
-	for i := range n {
-		id := fmt.Sprintf("i-%d", i)
-		group.Instances = append(group.Instances, scalegroup.Instance{ID: id, ProviderID: "local:///g/" + id, State: scalegroup.StateRunning})
-	}
-	e := &Engine{c: env.Client, a: local.Adapter{}, workers: 1, tracker: newInstanceTimes(), held: newInstanceTimes()}
-	owner := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp", Namespace: ns}}
-
-	created := func() int {
-		t.Helper()
-		list := &infrav1.LocalMachinePoolMachineList{}
-		if err := env.Client.List(ctx, list, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		return len(list.Items)
-	}
-	// Each pass reads no objects (a cache that has shown none of the
-	// creates): the memo keeps the passes from repeating them.
+	f := newSyncFixture(t, n, 1)
+	e := f.e
+	// The memo keeps the passes from repeating the creates.
 	var passes int
 	for {
-		s := &pass{pool: pool, owner: owner, cloud: group, objects: map[string]contract.InstanceObject{}}
-		if err := e.syncInstances(ctx, s); err != nil {
+		s := f.pass(false)
+		if err := e.syncInstances(f.ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		passes++
-		got := created()
+		got := f.created(t)
 		if want := min(n, passes*e.writesPerPass(n)); got != want {
 			t.Fatalf("after pass %d: %d objects, want %d (at most %d writes a pass)", passes, got, want, e.writesPerPass(n))
 		}
@@ -239,5 +263,28 @@ func TestSyncInstancesBoundedPerPass(t *testing.T) {
 	}
 	if want := (n + e.writesPerPass(n) - 1) / e.writesPerPass(n); passes != want {
 		t.Errorf("%d passes, want %d", passes, want)
+	}
+}
+
+// TestSyncInstancesLeavesBulkWritesToALowPriorityPass: a pass at the default
+// priority (pass.bulkLater) creates no per-instance object and says it left
+// them (bulkDeferred); the low-priority pass that follows creates them all.
+// Against a real API server.
+func TestSyncInstancesLeavesBulkWritesToALowPriorityPass(t *testing.T) {
+	const n = 3
+	f := newSyncFixture(t, n, 4)
+	busy := f.pass(true)
+	if err := f.e.syncInstances(f.ctx, busy); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.created(t); got != 0 || !busy.bulkDeferred {
+		t.Fatalf("a pass at the default priority: %d objects created, bulkDeferred %v; want 0 and true", got, busy.bulkDeferred)
+	}
+	low := f.pass(false)
+	if err := f.e.syncInstances(f.ctx, low); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.created(t); got != n || low.bulkDeferred {
+		t.Fatalf("the low-priority pass: %d objects created, bulkDeferred %v; want %d and false", got, low.bulkDeferred, n)
 	}
 }

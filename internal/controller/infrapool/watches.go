@@ -74,6 +74,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		return err
 	}
 
+	e.bulk = priority.NewTracker()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(strings.ToLower(e.a.Kinds().Pool)).
 		For(e.a.NewPool(), builder.WithPredicates(changed(poolChanged))).
@@ -90,16 +91,19 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 			},
 		})).
 		// Every owner: the pool's reference is not the controller's
-		// (contract.PoolOwner).
-		Owns(e.a.NewInstance(), builder.MatchEveryOwner, builder.WithPredicates(changed(func(o, n client.Object) bool {
-			return !equalAnnotations(o, n, preview.DrainStartedAnnotation) ||
-				!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
-		}))).
+		// (contract.PoolOwner). Their creation is this engine's own bulk
+		// work, seen again (priority.LowCreates).
+		Watches(e.a.NewInstance(), priority.LowCreates(handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), e.a.NewPool())),
+			builder.WithPredicates(changed(func(o, n client.Object) bool {
+				return !equalAnnotations(o, n, preview.DrainStartedAnnotation) ||
+					!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+			}))).
 		Watches(&clusterv1.MachinePool{}, handler.EnqueueRequestsFromMapFunc(e.machinePoolToPool),
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
 				return o.GetGeneration() != n.GetGeneration() || !equalAnnotations(o, n, "")
 			}))).
-		Watches(&clusterv1.Machine{}, handler.EnqueueRequestsFromMapFunc(e.machineToPool),
+		// A Machine created is the MachinePool controller's bulk work.
+		Watches(&clusterv1.Machine{}, priority.LowCreates(handler.EnqueueRequestsFromMapFunc(e.machineToPool)),
 			builder.WithPredicates(changed(func(o, n client.Object) bool {
 				return !equalAnnotations(o, n, "") || !o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
 			}))).
@@ -115,7 +119,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 					preview.HasAnnotation(o.GetAnnotations(), clusterv1.PausedAnnotation) != preview.HasAnnotation(n.GetAnnotations(), clusterv1.PausedAnnotation) ||
 					oc.Spec.InfrastructureRef != nc.Spec.InfrastructureRef || oc.Spec.ControlPlaneRef != nc.Spec.ControlPlaneRef
 			}))).
-		WithOptions(opts)
+		WithOptions(e.bulk.Watch(opts))
 	if infra := e.a.NewInfraCluster(); infra != nil {
 		// A pool waiting for its placement object goes on when it appears.
 		b = b.Watches(infra, handler.EnqueueRequestsFromMapFunc(e.infraClusterToPools),

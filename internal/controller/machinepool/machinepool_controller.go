@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -105,6 +106,10 @@ type Reconciler struct {
 	// once more, a create refused as AlreadyExists, a status patch locked
 	// on a stale resourceVersion that conflicts).
 	written lastwrite.Memo
+	// bulk knows the priority of each reconcile, for the Machine creates
+	// and syncs (package priority's bulk writes); nil until
+	// SetupWithManager, when every reconcile does them.
+	bulk *priority.Tracker
 }
 
 // SetupWithManager registers the field indexes and the controller with mgr.
@@ -123,15 +128,22 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	r.externalReader = mgr.GetCache()
 	r.fieldIndexer = mgr.GetFieldIndexer()
+	r.bulk = priority.NewTracker()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&clusterv1.MachinePool{}).
-		Owns(&clusterv1.Machine{}).
+		// Creating and syncing the pool's Machines is bulk work (see
+		// reconcileMachines): seen again, it is reconciled behind the pools
+		// with work, unless it is a deletion or a change of the Machine's
+		// labels or annotations (the delete-machine mark).
+		Watches(&clusterv1.Machine{}, priority.LowCreates(priority.LowUnless(
+			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1.MachinePool{}, handler.OnlyControllerOwner()),
+			metadataOrDeletionChanged))).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMachinePools)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToMachinePools),
 			builder.WithPredicates(predicate.NewPredicateFuncs(workload.IsKubeconfigSecret))).
 		WatchesRawSource(r.ClusterCache.NodeSource(r.nodeToMachinePools)).
 		WatchesRawSource(r.ClusterCache.ClusterSource(r.workloadClusterToMachinePools)).
-		WithOptions(options).
+		WithOptions(r.bulk.Watch(options)).
 		Named(ControllerName).
 		Build(r)
 	if err != nil {
@@ -235,6 +247,10 @@ type scope struct {
 	// afterStatus are the batches of per-object writes to run once the
 	// status is written (writeAfterStatus).
 	afterStatus [][]write
+	// bulkLater: this reconcile leaves the Machine creates and syncs (see
+	// reconcileMachines) to a reconcile at low priority; bulkDeferred: it
+	// had some.
+	bulkLater, bulkDeferred bool
 	// created are the Machines this reconcile created, by name, for one
 	// event (reportCreatedMachines); the writes add to it concurrently.
 	created   []string
@@ -267,6 +283,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	pool := &clusterv1.MachinePool{}
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.bulk.Forget(req)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading MachinePool %s: %w", req.NamespacedName, err)
@@ -290,7 +307,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		ctx = ctrl.LoggerInto(ctx, log)
 	}
 
-	s := &scope{pool: pool, orig: pool.DeepCopy(), cluster: cluster, now: r.Clock.Now()}
+	s := &scope{pool: pool, orig: pool.DeepCopy(), cluster: cluster, now: r.Clock.Now(), bulkLater: !r.bulk.Bulk(req)}
 	paused := isPaused(cluster, pool)
 	defer func() {
 		if !paused {
@@ -308,6 +325,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		wres, err := s.runAfterStatus(ctx)
 		res = lowestNonZeroResult(res, wres)
 		reterr = errors.Join(reterr, err)
+		if s.bulkDeferred && reterr == nil {
+			// The reconcile that does them looks again anyway.
+			res = r.bulk.Defer(req)
+		}
 		r.reportCreatedMachines(s)
 	}()
 	if paused {
@@ -626,12 +647,28 @@ func (r *Reconciler) ensureWatch(ctx context.Context, apiVersion, kind string, m
 		}
 		r.indexed[key] = true
 	}
-	// An update that changed only the object's annotations (a tool's, a
-	// test's) is reconciled behind the pools with work.
-	if err := r.watchFunc(u, priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), priority.MoreThanMetadata)); err != nil {
+	// An infrastructure machine created, or its status written, is the
+	// infrastructure provider's bulk work, and the Machines that follow it
+	// are this controller's: reconciled behind the pools with work. Its
+	// deletion, or its labels changed (whose pool it is), are not.
+	if err := r.watchFunc(u, priority.LowCreates(priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), labelsOrDeletionChanged))); err != nil {
 		return fmt.Errorf("watching %s: %w", key, err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Watching an external kind", "kind", key)
 	r.watching[key] = true
 	return nil
+}
+
+// metadataOrDeletionChanged reports whether a pool Machine's labels,
+// annotations or deletion changed: what this controller acts on, where its
+// own spec and status syncs are bulk work.
+func metadataOrDeletionChanged(oldObj, newObj client.Object) bool {
+	return labelsOrDeletionChanged(oldObj, newObj) || !maps.Equal(oldObj.GetAnnotations(), newObj.GetAnnotations())
+}
+
+// labelsOrDeletionChanged reports whether an infrastructure machine's labels
+// (the pool it belongs to) or deletion changed.
+func labelsOrDeletionChanged(oldObj, newObj client.Object) bool {
+	return !maps.Equal(oldObj.GetLabels(), newObj.GetLabels()) ||
+		!oldObj.GetDeletionTimestamp().Equal(newObj.GetDeletionTimestamp())
 }

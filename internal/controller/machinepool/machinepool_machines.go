@@ -32,7 +32,10 @@ import (
 // reconcileMachines keeps one Machine per infrastructure machine when the
 // infrastructure pool reports status.infrastructureMachineKind, and finishes
 // the deletion of pool Machines (deleting their infrastructure machines).
-// Its writes run once the pool's status is written (writeAfterStatus).
+// Its writes run once the pool's status is written (writeAfterStatus). The
+// creates, and the syncs of Machines not marked for deletion, are bulk
+// writes (package priority): a reconcile that may not do them now
+// (scope.bulkLater) leaves them to one at low priority (scope.bulkDeferred).
 func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Result, error) {
 	machines, err := r.listPoolMachines(ctx, s.pool)
 	if err != nil {
@@ -60,7 +63,7 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 		byName[machines[i].Name] = &machines[i]
 	}
 	infraByName := make(map[string]*unstructured.Unstructured, len(infraMachines))
-	var creates, syncs []write
+	var creates, syncs, marked []write
 	for i := range infraMachines {
 		im := &infraMachines[i]
 		infraByName[im.GetName()] = im
@@ -77,7 +80,13 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 			if !m.DeletionTimestamp.IsZero() {
 				continue
 			}
-			if w := r.syncMachine(s, m, im); w != nil {
+			w := r.syncMachine(s, m, im)
+			_, deleteMarked := m.Annotations[clusterv1.DeleteMachineAnnotation]
+			switch {
+			case w == nil:
+			case deleteMarked: // a scale-down may be waiting for it
+				marked = append(marked, w)
+			default:
 				syncs = append(syncs, w)
 			}
 		}
@@ -101,8 +110,12 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 			return nil
 		})
 	}
+	if len(creates)+len(syncs) > 0 && s.bulkLater {
+		s.bulkDeferred = true
+		creates, syncs = nil, nil
+	}
 	// Deletions first: they free capacity and finish what a rollout started.
-	s.writeAfterStatus(slices.Concat(r.finalizeMachines(s, machines), deletes, creates, syncs))
+	s.writeAfterStatus(slices.Concat(r.finalizeMachines(s, machines), deletes, marked, creates, syncs))
 	return ctrl.Result{}, nil
 }
 

@@ -10,15 +10,14 @@
 // updates that changed nothing a controller acts on, so that a pool with
 // work (a new spec, a MachinePool scaled, a Node gone) is not queued behind
 // every other pool. A low-priority request is still reconciled, after the
-// others.
+// others. A pool's bookkeeping writes (its per-instance objects and
+// Machines) go there too: see Tracker.
 package priority
 
 import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,36 +40,26 @@ func LowUnless(h handler.EventHandler, work func(oldObj, newObj client.Object) b
 	return lowUnless{EventHandler: h, work: work}
 }
 
-// MoreThanMetadata reports whether oldObj and newObj differ in more than
-// their annotations, managed fields and resource version: in their spec,
-// status, labels, owners, finalizers or deletion. For a controller that
-// reads another controller's object (an infrastructure pool, a per-instance
-// object), an annotation alone is rarely work.
-func MoreThanMetadata(oldObj, newObj client.Object) bool {
-	o, okO := oldObj.(*unstructured.Unstructured)
-	n, okN := newObj.(*unstructured.Unstructured)
-	if !okO || !okN {
-		return true // typed objects: no cheap generic comparison
-	}
-	strip := func(u *unstructured.Unstructured) map[string]any {
-		c := u.DeepCopy()
-		c.SetAnnotations(nil)
-		c.SetManagedFields(nil)
-		c.SetResourceVersion("")
-		return c.Object
-	}
-	return !equality.Semantic.DeepEqual(strip(o), strip(n))
+// LowCreates returns h with the requests of every create at
+// handler.LowPriority; every other event keeps h's priority. It is for the
+// objects a controller creates as bookkeeping of the one it reconciles (a
+// pool's per-instance objects, its Machines): their creation, seen again,
+// is bulk work (Tracker), not work of the pool's own.
+func LowCreates(h handler.EventHandler) handler.EventHandler {
+	return lowUnless{EventHandler: h, work: func(_, _ client.Object) bool { return true }, creates: true}
 }
 
 type lowUnless struct {
 	handler.EventHandler
 	work func(oldObj, newObj client.Object) bool
 	all  bool // every event, not only updates
+	// creates: every create as well as the updates work rejects
+	creates bool
 }
 
 // Create implements handler.EventHandler.
 func (h lowUnless) Create(ctx context.Context, ev event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	if h.all {
+	if h.all || h.creates {
 		q = lowQueue(q)
 	}
 	h.EventHandler.Create(ctx, ev, q)

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -68,7 +70,8 @@ func TestLow(t *testing.T) {
 }
 
 // TestLowUnless: an update that is work keeps the default priority, one
-// that is not goes low, and a create keeps the handler's.
+// that is not goes low, and a create keeps the handler's; under LowCreates
+// a create goes low too.
 func TestLowUnless(t *testing.T) {
 	ctx := context.Background()
 	u := func(name, rv, phase, note string) *unstructured.Unstructured {
@@ -83,45 +86,29 @@ func TestLowUnless(t *testing.T) {
 	}
 	q := priorityqueue.New[reconcile.Request]("test")
 	defer q.ShutDown()
-	h := LowUnless(&handler.EnqueueRequestForObject{}, MoreThanMetadata)
+	phaseChanged := func(o, n client.Object) bool {
+		return !equality.Semantic.DeepEqual(o.(*unstructured.Unstructured).Object["status"], n.(*unstructured.Unstructured).Object["status"])
+	}
+	h := LowUnless(&handler.EnqueueRequestForObject{}, phaseChanged)
 	h.Update(ctx, event.UpdateEvent{ObjectOld: u("noted", "1", "Running", ""), ObjectNew: u("noted", "2", "Running", "x")}, q)
 	h.Update(ctx, event.UpdateEvent{ObjectOld: u("status", "1", "Provisioning", ""), ObjectNew: u("status", "2", "Running", "")}, q)
 	h.Create(ctx, event.CreateEvent{Object: u("created", "1", "Running", "")}, q)
+	// LowCreates over it: its creates go low, its updates as they were.
+	lc := LowCreates(h)
+	lc.Create(ctx, event.CreateEvent{Object: u("bookkept", "1", "Running", "")}, q)
+	lc.Update(ctx, event.UpdateEvent{ObjectOld: u("moved", "1", "Provisioning", ""), ObjectNew: u("moved", "2", "Running", "")}, q)
+	lc.Update(ctx, event.UpdateEvent{ObjectOld: u("renoted", "1", "Running", ""), ObjectNew: u("renoted", "2", "Running", "x")}, q)
 	got := map[string]int{}
-	for range 3 {
+	for range 6 {
 		item, prio, _ := q.GetWithPriority()
 		got[item.Name] = prio
 		q.Done(item)
 	}
-	want := map[string]int{"noted": handler.LowPriority, "status": 0, "created": 0}
+	want := map[string]int{"noted": handler.LowPriority, "status": 0, "created": 0,
+		"bookkept": handler.LowPriority, "moved": 0, "renoted": handler.LowPriority}
 	for name, p := range want {
 		if got[name] != p {
 			t.Errorf("%s: priority %d, want %d (all: %v)", name, got[name], p, got)
 		}
-	}
-}
-
-func TestMoreThanMetadata(t *testing.T) {
-	base := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": int64(3)}}}
-	base.SetResourceVersion("1")
-	annotated := base.DeepCopy()
-	annotated.SetResourceVersion("2")
-	annotated.SetAnnotations(map[string]string{"example.com/x": "y"})
-	labelled := base.DeepCopy()
-	labelled.SetLabels(map[string]string{"a": "b"})
-	scaled := base.DeepCopy()
-	_ = unstructured.SetNestedField(scaled.Object, int64(4), "spec", "replicas")
-	if MoreThanMetadata(base, annotated) {
-		t.Error("an annotation and a resource version: reported as more")
-	}
-	if !MoreThanMetadata(base, labelled) {
-		t.Error("a label: not reported")
-	}
-	if !MoreThanMetadata(base, scaled) {
-		t.Error("a spec change: not reported")
-	}
-	typed := &corev1.ConfigMap{}
-	if !MoreThanMetadata(typed, typed) {
-		t.Error("typed objects: want true (no cheap comparison)")
 	}
 }

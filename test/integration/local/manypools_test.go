@@ -148,9 +148,10 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 			b.ReportMetric(api/float64(pools-1), "apiserver-cpu-s/pool")
 		}
 
-		// At rest every instance has its Machine (the first pool's 2I, the
-		// others' I): the per-instance objects and Machines may be written
-		// after a pool is Running.
+		// The per-instance objects and Machines are written behind the
+		// pools' own progress (package priority's bulk writes): at rest,
+		// every instance has its Machine (the first pool's 2I, the others'
+		// I).
 		rest := m.waitAtRest(restWindow, 15*time.Minute)
 		machines, want := m.countMachines(), (pools+1)*instances
 		b.Logf("at rest %s after all were Running (for %s no pool reconciled and no controller had work queued), with %d Machines", rest.Round(time.Millisecond), restWindow, machines)
