@@ -50,7 +50,9 @@ func (e *Engine) act(ctx context.Context, s *pass) error {
 			return errors.Join(remErr, err)
 		}
 	}
-	if err := e.removeVictims(ctx, s); err != nil {
+	if err := e.removeVictims(ctx, s); err != nil || s.halt {
+		// A deletion the cloud refused (throttled, over quota) stops the
+		// pass: the capacity still counts those instances.
 		return errors.Join(remErr, err)
 	}
 	if s.blocked != nil {
@@ -286,11 +288,9 @@ func (e *Engine) replaces(reason rollout.DeleteReason) bool {
 // with these IDs (scalegroup.Replacer), the group's capacity unchanged.
 func (e *Engine) replaceInstances(ctx context.Context, s *pass, ids []string) error {
 	slices.Sort(ids)
-	r, ok := e.sg.(scalegroup.Replacer)
-	if !ok {
-		return fmt.Errorf("replacing instances %s of scale group %s: the scale group cannot replace chosen instances", strings.Join(ids, ", "), s.group)
-	}
-	if err := r.ReplaceInstances(ctx, s.group, ids); err != nil {
+	if err := e.sg.ReplaceInstances(ctx, s.group, ids); errors.Is(err, errCannotReplace) {
+		return fmt.Errorf("replacing instances %s of scale group %s: %w", strings.Join(ids, ", "), s.group, err)
+	} else if err != nil {
 		return e.cloudError(ctx, s, events.ActionDelete, fmt.Errorf("replacing instances %s of scale group %s: %w", strings.Join(ids, ", "), s.group, err))
 	}
 	for _, id := range ids {

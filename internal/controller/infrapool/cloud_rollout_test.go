@@ -48,7 +48,7 @@ func cloudRollingEngine(t *testing.T, fx []fixture, desired int32) (*Engine, *pa
 	budget := rollout.Strategy{MaxSurge: ptr.To(intstr.FromInt32(1)), MaxUnavailable: ptr.To(intstr.FromInt32(1))}
 	e, s := glueScope(fx, desired, budget)
 	cg := &cloudGroup{group: s.cloud}
-	e.sg, e.caps = cg, cg.Capabilities()
+	e.setScaleGroup(cg)
 	e.rec, e.applied, e.workers = nopRecorder{}, newPoolMemo[string](), 4
 	e.timing.defaults()
 	s.cloudRollouts = true

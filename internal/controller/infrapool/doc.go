@@ -166,7 +166,9 @@
 // restarted manager keeps the time and the count.
 //
 // A throttled request makes every pool of the engine wait for the cloud's
-// Retry-After, including reconciles triggered by events meanwhile. The
+// Retry-After, including reconciles triggered by events meanwhile: every
+// call goes through one gate, which fails it as throttled without sending
+// it until then, whichever pass or step makes it. The
 // cache's objects are read without copies and compared by their Spec and
 // Status fields only, so a reconcile of a 10,000-instance pool stays cheap.
 //

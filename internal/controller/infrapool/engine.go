@@ -137,7 +137,7 @@ type Engine struct {
 	a       contract.Adapter
 	c       client.Client
 	reader  client.Reader // Options.APIReader
-	sg      scalegroup.ScaleGroup
+	sg      *gatedGroup
 	caps    scalegroup.Capabilities // sg's, read once
 	w       Workload
 	rec     kevents.EventRecorder
@@ -215,12 +215,10 @@ func New(opts Options) (*Engine, error) {
 	case opts.JoinTimeout < 0:
 		opts.JoinTimeout = 0
 	}
-	return &Engine{
+	e := &Engine{
 		a:                 opts.Adapter,
 		c:                 opts.Client,
 		reader:            opts.APIReader,
-		sg:                opts.ScaleGroup,
-		caps:              opts.ScaleGroup.Capabilities(),
 		omitFailureFields: opts.OmitFailureFields,
 		w:                 opts.Workload,
 		rec:               opts.Recorder,
@@ -238,7 +236,15 @@ func New(opts Options) (*Engine, error) {
 		startedAt:         opts.Clock.Now(),
 		managed:           newPoolMemo[preview.ManagedCapacity](),
 		status:            newPoolMemo[contract.Pool](),
-	}, nil
+	}
+	e.setScaleGroup(opts.ScaleGroup)
+	return e, nil
+}
+
+// setScaleGroup makes sg the engine's cloud, behind its throttle gate.
+func (e *Engine) setScaleGroup(sg scalegroup.ScaleGroup) {
+	e.sg = &gatedGroup{ScaleGroup: sg, e: e}
+	e.caps = sg.Capabilities()
 }
 
 // Reconcile implements reconcile.Reconciler for the adapter's pool kind.

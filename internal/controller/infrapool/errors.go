@@ -26,7 +26,8 @@ func (e *Engine) cloudError(ctx context.Context, s *pass, action string, err err
 		}
 		logger.V(1).Info("Throttled by the cloud", "retryAfter", after, "error", err.Error())
 		s.problem = &problem{reason: infrav1.ThrottledReason, message: err.Error()}
-		e.throttle.hold(e.clock.Now(), after) // from the answer, not from the reconcile's start
+		// The gate is closed (gatedGroup): no call goes to the cloud
+		// before then.
 		s.requeueAfter(after)
 		return nil
 	}

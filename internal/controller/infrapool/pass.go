@@ -32,7 +32,8 @@ type pass struct {
 	refKnown bool
 	refErr   error
 
-	// halt stops the phases after the current one; report still runs.
+	// halt stops the phases after the current one (and act after a
+	// refused deletion); report still runs.
 	halt bool
 	// afterPatch, when set, runs once the pool is patched: the writes to
 	// the per-instance objects (see report).

@@ -112,7 +112,7 @@ func TestNothingDeletedForAModelTheCloudCannotCreate(t *testing.T) {
 			s.owner = &clusterv1.MachinePool{}
 			s.cloud.ModelHash = tc.groupHas
 			rg := &refusingGroup{group: s.cloud, applyErr: tc.applyErr}
-			e.sg, e.caps = rg, rg.Capabilities()
+			e.setScaleGroup(rg)
 			e.rec, e.applied, e.workers = nopRecorder{}, newPoolMemo[string](), 4
 			e.timing.defaults()
 			s.skipRemoval, s.drains = map[string]bool{}, map[string]drainOutcome{}
@@ -165,7 +165,8 @@ func TestRefusedSpecOfANewGroupIsInvalid(t *testing.T) {
 	s.cloud = nil
 	s.owner = &clusterv1.MachinePool{}
 	rg := &refusingGroup{group: &scalegroup.Group{}, applyErr: scalegroup.NewInvalid("no AMI")}
-	e.sg, e.rec, e.applied = rg, nopRecorder{}, newPoolMemo[string]()
+	e.rec, e.applied = nopRecorder{}, newPoolMemo[string]()
+	e.setScaleGroup(rg)
 	s.plan = rollout.Result{TargetCapacity: 2}
 	if err := e.applyGroup(context.Background(), s); err != nil {
 		t.Fatal(err)
@@ -196,7 +197,7 @@ func TestBlockedRolloutIsNotPausedByTheDeadline(t *testing.T) {
 		s.cloud.ModelHash = "old"
 		s.pool.SetAnnotations(annotations)
 		rg := &refusingGroup{group: s.cloud, applyErr: applyErr}
-		e.sg, e.caps = rg, rg.Capabilities()
+		e.setScaleGroup(rg)
 		e.rec, e.applied, e.workers = nopRecorder{}, newPoolMemo[string](), 4
 		e.timing.defaults()
 		s.skipRemoval, s.drains = map[string]bool{}, map[string]drainOutcome{}

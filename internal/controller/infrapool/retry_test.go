@@ -77,7 +77,7 @@ func TestFailedGroupRetriesOnBackoff(t *testing.T) {
 		t.Fatalf("at 30s: %d applies, note %q", n, s.retryNote)
 	}
 	restarted, _, _ := cloudRollingEngine(t, fx, 2)
-	restarted.sg, restarted.caps = cg, cg.Capabilities()
+	restarted.setScaleGroup(cg)
 	for _, at := range []time.Duration{31 * time.Second, 69 * time.Second} {
 		if n := pass(restarted, at); n != 0 || !strings.Contains(s.retryNote, "attempt 2") {
 			t.Fatalf("restarted, at %v: %d applies, note %q; want none before 70s", at, n, s.retryNote)

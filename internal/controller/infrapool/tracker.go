@@ -118,28 +118,3 @@ func (p *poolMemo[V]) forget(pool types.UID) {
 	defer p.mu.Unlock()
 	delete(p.m, pool)
 }
-
-// throttleGate holds every call to the cloud until the Retry-After of the
-// last throttled request has passed. Clouds throttle per account rather
-// than per group, so one throttled pool makes all pools of the engine wait,
-// including reconciles triggered by events in the meantime.
-type throttleGate struct {
-	mu    sync.Mutex
-	until time.Time
-}
-
-// wait returns how long callers must still wait at now.
-func (g *throttleGate) wait(now time.Time) time.Duration {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return max(g.until.Sub(now), 0)
-}
-
-// hold makes callers wait until now + d, keeping a later deadline.
-func (g *throttleGate) hold(now time.Time, d time.Duration) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if t := now.Add(d); t.After(g.until) {
-		g.until = t
-	}
-}

@@ -29,6 +29,10 @@ type FaultSpy struct {
 	requests, succeeded, throttled int
 	notBefore                      time.Time
 	early                          []string
+	// lastThrottled names the request whose answer set notBefore, and
+	// when that answer arrived, for the Early messages.
+	lastThrottled   string
+	lastThrottledAt time.Time
 }
 
 // FaultCounts are what a FaultSpy saw.
@@ -48,7 +52,8 @@ func (s *FaultSpy) RoundTrip(req *http.Request) (*http.Response, error) {
 	s.mu.Lock()
 	s.requests++
 	if now := time.Now(); now.Before(s.notBefore) {
-		s.early = append(s.early, fmt.Sprintf("%s %s sent %s before Retry-After expired", req.Method, req.URL.Path, s.notBefore.Sub(now).Round(time.Millisecond)))
+		s.early = append(s.early, fmt.Sprintf("%s %s sent %s before Retry-After expired (%s was answered 429 %s before)",
+			req.Method, req.URL.Path, s.notBefore.Sub(now).Round(time.Millisecond), s.lastThrottled, now.Sub(s.lastThrottledAt).Round(time.Millisecond)))
 	}
 	s.mu.Unlock()
 	resp, err := s.Next.RoundTrip(req)
@@ -65,6 +70,7 @@ func (s *FaultSpy) RoundTrip(req *http.Request) (*http.Response, error) {
 			// the answer arrived.
 			if until := time.Now().Add(time.Duration(secs)*time.Second - 50*time.Millisecond); until.After(s.notBefore) {
 				s.notBefore = until
+				s.lastThrottled, s.lastThrottledAt = req.Method+" "+req.URL.Path, time.Now()
 			}
 		}
 	case resp.StatusCode < 500:
