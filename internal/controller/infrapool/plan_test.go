@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
@@ -35,7 +36,7 @@ type fixture struct {
 }
 
 func glueScope(fx []fixture, desired int32, strategy rollout.Strategy) (*Engine, *pass) {
-	e := &Engine{tracker: newInstanceTimes(), held: newInstanceTimes()}
+	e := &Engine{tracker: newInstanceTimes(), held: newInstanceTimes(), clock: clocktesting.NewFakePassiveClock(t0)}
 	pool := &infrav1.LocalMachinePool{ObjectMeta: metav1.ObjectMeta{Name: "pool", Namespace: "ns", UID: "uid-1"}}
 	s := &pass{
 		pool: pool, now: t0, replicas: desired, modelHash: "new",
