@@ -3,6 +3,7 @@ package infrapool
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -12,6 +13,16 @@ import (
 	"github.com/mpool-dev/mpool/internal/scalegroup"
 )
 
+// throttled reports whether err is the cloud's throttling and, if so, how
+// long to wait: its Retry-After, or Timing.ThrottleRetry when it has none.
+func (e *Engine) throttled(err error) (time.Duration, bool) {
+	after, ok := scalegroup.IsThrottled(err)
+	if ok && after <= 0 {
+		after = e.timing.ThrottleRetry
+	}
+	return after, ok
+}
+
 // cloudError records a failed ScaleGroup call on the pass and decides how
 // the reconcile ends: throttling requeues after the cloud's Retry-After,
 // quota, credential and invalid-spec errors are reported (condition and event) and
@@ -20,10 +31,7 @@ import (
 // exponential backoff.
 func (e *Engine) cloudError(ctx context.Context, s *pass, action string, err error) error {
 	logger := log.FromContext(ctx)
-	if after, ok := scalegroup.IsThrottled(err); ok {
-		if after <= 0 {
-			after = e.timing.ThrottleRetry
-		}
+	if after, ok := e.throttled(err); ok {
 		logger.V(1).Info("Throttled by the cloud", "retryAfter", after, "error", err.Error())
 		s.problem = &problem{reason: infrav1.ThrottledReason, message: err.Error()}
 		// The gate is closed (gatedGroup): no call goes to the cloud

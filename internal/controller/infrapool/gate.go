@@ -59,10 +59,7 @@ func (g *gatedGroup) pass() error {
 
 // answered closes the gate when err is a throttled answer.
 func (g *gatedGroup) answered(err error) error {
-	if after, ok := scalegroup.IsThrottled(err); ok {
-		if after <= 0 {
-			after = g.e.timing.ThrottleRetry
-		}
+	if after, ok := g.e.throttled(err); ok {
 		g.e.throttle.hold(g.e.clock.Now(), after) // from the answer, not from the call
 	}
 	return err

@@ -52,7 +52,7 @@ func (s *FaultSpy) RoundTrip(req *http.Request) (*http.Response, error) {
 	s.mu.Lock()
 	s.requests++
 	if now := time.Now(); now.Before(s.notBefore) {
-		s.early = append(s.early, fmt.Sprintf("%s %s sent %s before Retry-After expired (%s was answered 429 %s before)",
+		s.early = append(s.early, fmt.Sprintf("%s %s sent %s before Retry-After expired (%s was throttled %s before)",
 			req.Method, req.URL.Path, s.notBefore.Sub(now).Round(time.Millisecond), s.lastThrottled, now.Sub(s.lastThrottledAt).Round(time.Millisecond)))
 	}
 	s.mu.Unlock()
@@ -68,9 +68,10 @@ func (s *FaultSpy) RoundTrip(req *http.Request) (*http.Response, error) {
 		if secs, perr := strconv.Atoi(resp.Header.Get("Retry-After")); perr == nil {
 			// A margin for the request in flight on another worker when
 			// the answer arrived.
-			if until := time.Now().Add(time.Duration(secs)*time.Second - 50*time.Millisecond); until.After(s.notBefore) {
+			now := time.Now()
+			if until := now.Add(time.Duration(secs)*time.Second - 50*time.Millisecond); until.After(s.notBefore) {
 				s.notBefore = until
-				s.lastThrottled, s.lastThrottledAt = req.Method+" "+req.URL.Path, time.Now()
+				s.lastThrottled, s.lastThrottledAt = req.Method+" "+req.URL.Path, now
 			}
 		}
 	case resp.StatusCode < 500:
