@@ -16,6 +16,7 @@ import (
 
 	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/events"
+	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -176,6 +177,13 @@ func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.Namespa
 		if owner.OwnedBy(n) && !hasTaint(n, UninitializedTaint) {
 			continue
 		}
+		memo := nodeAnnotateKey(n)
+		if r.written.Pending(memo, n.ResourceVersion) {
+			// Annotated from this copy already: the cache has not shown
+			// the patch yet. Sending it again is one more Node write, and
+			// every Node write goes to every watcher of Nodes.
+			continue
+		}
 		writes = append(writes, func(ctx context.Context) error {
 			c, err := r.ClusterCache.Client(ctx, key)
 			if err != nil {
@@ -191,13 +199,22 @@ func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.Namespa
 				patched.Spec.Taints = withoutTaint(n.Spec.Taints, UninitializedTaint)
 				opts = append(opts, client.MergeFromWithOptimisticLock{}) // taints is a list: do not drop a concurrent change
 			}
-			if err := c.Patch(ctx, patched, client.MergeFromWithOptions(n, opts...)); err != nil && !apierrors.IsNotFound(err) {
+			switch err := c.Patch(ctx, patched, client.MergeFromWithOptions(n, opts...)); {
+			case err == nil:
+				r.written.Wrote(memo, n.ResourceVersion, patched)
+			case !apierrors.IsNotFound(err):
 				return fmt.Errorf("annotating Node %s: %w", n.Name, err)
 			}
 			return nil
 		})
 	}
 	return writes
+}
+
+// nodeAnnotateKey is the key of the patch that annotates n (and removes its
+// uninitialized taint) in Reconciler.written.
+func nodeAnnotateKey(n *corev1.Node) lastwrite.Key {
+	return lastwrite.Key{UID: n.UID, Part: "Node annotations"}
 }
 
 // deleteRetiredNodes returns the deletes of the Nodes this pool annotated
