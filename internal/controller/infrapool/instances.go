@@ -64,7 +64,8 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			if e.written.Pending(instanceCreateKey(s, in.ID), "") {
 				continue // created: the cache has not shown it yet
 			}
-			bulk = append(bulk, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in) })
+			rep := e.reportOf(s, in) // here: the writes run in parallel
+			bulk = append(bulk, func(ctx context.Context) error { return e.createInstanceObject(ctx, s, in, rep) })
 		default:
 			e.written.Forget(instanceCreateKey(s, in.ID))
 			rep := e.reportOf(s, in)
@@ -271,11 +272,14 @@ func (e *Engine) removalStarted(s *pass, id string) bool {
 	return obj != nil && !obj.GetDeletionTimestamp().IsZero()
 }
 
-// createInstanceObject creates the per-instance object of in. Its status is
-// written by the next reconcile, which its creation triggers: by then the
-// instance has usually moved on. An object the cache has not shown yet
-// already exists: fine.
-func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegroup.Instance) error {
+// createInstanceObject creates the per-instance object of in and writes its
+// status (rep) from the create's answer. An object without a status reports no
+// status.latestModelApplied, and the MachinePool's UpToDate condition turned
+// Unknown ("n of n machines do not report ...") for every new object and
+// True again once the next reconcile wrote its status: two more writes of
+// the MachinePool's status per batch of creates. An object the cache has
+// not shown yet already exists: fine.
+func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegroup.Instance, rep contract.InstanceReport) error {
 	obj := e.a.NewInstance()
 	obj.SetNamespace(s.pool.GetNamespace())
 	obj.SetName(contract.InstanceObjectName(s.pool.GetName(), in.ID))
@@ -304,6 +308,9 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegrou
 		return fmt.Errorf("creating %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 	}
 	e.written.Wrote(instanceCreateKey(s, in.ID), "", obj)
+	if w := e.instanceStatusPatch(s, obj, rep); w != nil {
+		return w(ctx)
+	}
 	return nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	kevents "k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -25,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -651,12 +653,33 @@ func (r *Reconciler) ensureWatch(ctx context.Context, apiVersion, kind string, m
 	// infrastructure provider's bulk work, and the Machines that follow it
 	// are this controller's: reconciled behind the pools with work. Its
 	// deletion, or its labels changed (whose pool it is), are not.
-	if err := r.watchFunc(u, priority.LowCreates(priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), labelsOrDeletionChanged))); err != nil {
+	h := priority.LowCreates(priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), labelsOrDeletionChanged))
+	if err := r.watchFunc(u, statusFollows{h}); err != nil {
 		return fmt.Errorf("watching %s: %w", key, err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Watching an external kind", "kind", key)
 	r.watching[key] = true
 	return nil
+}
+
+// statusFollows drops the create of an infrastructure machine that has no
+// status yet: its provider writes the status right after (mpool's engine
+// with the create's answer), and that update wakes the pool. Seen before
+// it, the machine reports no status.latestModelApplied, and the pool's
+// UpToDate condition went Unknown for the moment between the two: two more
+// writes of the MachinePool's status for nothing. Objects listed when the
+// watch starts come as creates too; their pools are reconciled at start
+// anyway.
+type statusFollows struct{ handler.EventHandler }
+
+// Create implements handler.EventHandler.
+func (h statusFollows) Create(ctx context.Context, ev event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if u, ok := ev.Object.(*unstructured.Unstructured); ok {
+		if _, has := u.Object["status"]; !has {
+			return
+		}
+	}
+	h.EventHandler.Create(ctx, ev, q)
 }
 
 // metadataOrDeletionChanged reports whether a pool Machine's labels,
