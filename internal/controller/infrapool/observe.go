@@ -3,6 +3,7 @@ package infrapool
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,6 +38,10 @@ func (e *Engine) observe(ctx context.Context, s *pass) error {
 	if owner == nil {
 		log.FromContext(ctx).V(1).Info("Waiting for the owner MachinePool to set an ownerReference")
 		s.halt = true
+		if age := s.now.Sub(s.pool.GetCreationTimestamp().Time); age >= 0 && age < ownerQuiet && len(s.pool.GetConditions()) == 0 {
+			s.quiet = true
+			s.requeueAfter(ownerQuiet - age)
+		}
 		return nil
 	}
 	s.cluster = types.NamespacedName{Namespace: owner.Namespace, Name: owner.Spec.ClusterName}
@@ -59,6 +64,14 @@ func (e *Engine) observe(ctx context.Context, s *pass) error {
 	e.externalReplicas(s)
 	return e.observeObjects(ctx, s)
 }
+
+// ownerQuiet is how long a new pool that never reported waits for its owner
+// MachinePool's ownerReference without writing its status. Cluster API's
+// MachinePool controller sets it moments after both are created, and the
+// "waiting for the owner" status a pool wrote meanwhile was replaced a
+// second later: a write of every pool's status, to no one's use, in a burst
+// of new pools. A pool still without an owner after this says so.
+const ownerQuiet = 10 * time.Second
 
 // clusterPaused reports whether the Cluster of pool's owner MachinePool is
 // paused: spec.paused, or the cluster.x-k8s.io/paused annotation, as the

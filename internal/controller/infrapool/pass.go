@@ -35,6 +35,9 @@ type pass struct {
 	// halt stops the phases after the current one (and act after a
 	// refused deletion); report still runs.
 	halt bool
+	// quiet: the pass writes no status (a new pool waiting for its
+	// owner, ownerQuiet).
+	quiet bool
 	// afterPatch, when set, runs once the pool is patched: the writes to
 	// the per-instance objects (see report).
 	afterPatch func(context.Context) error

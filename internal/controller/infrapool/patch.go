@@ -48,7 +48,7 @@ func (e *Engine) patch(ctx context.Context, s *pass) error {
 		}
 	}
 	patchStatus := func() {
-		if !equalField(base, s.pool, "Status") {
+		if !s.quiet && !equalField(base, s.pool, "Status") {
 			// Only the status: the metadata and spec went in their own
 			// patch, and the status subresource ignores them.
 			obj := base.DeepCopyObject().(contract.Pool)

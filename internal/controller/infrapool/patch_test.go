@@ -288,3 +288,51 @@ func TestSyncInstancesLeavesBulkWritesToALowPriorityPass(t *testing.T) {
 		t.Fatalf("the low-priority pass: %d objects created, bulkDeferred %v; want %d and false", got, low.bulkDeferred, n)
 	}
 }
+
+// TestNewPoolWaitsForItsOwnerQuietly: a pool created moments ago whose
+// owner MachinePool has not set its ownerReference yet writes no status (in
+// a burst of new pools, each would write "waiting for the owner" only to
+// replace it a second later) and looks again when ownerQuiet is over; a
+// pool still without an owner then says so. Against a real API server.
+func TestNewPoolWaitsForItsOwnerQuietly(t *testing.T) {
+	ctx, env, ns := startEnv(t)
+	created := createPool(ctx, t, env, ns)
+	e := &Engine{c: env.Client, status: newPoolMemo[contract.Pool]()}
+	reconcileAt := func(age time.Duration) *pass {
+		t.Helper()
+		read := &infrav1.LocalMachinePool{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(created), read); err != nil {
+			t.Fatal(err)
+		}
+		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy(), now: read.CreationTimestamp.Add(age)}
+		if err := e.observe(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if !s.halt {
+			t.Fatalf("at %s: a pool without an owner went on past observe", age)
+		}
+		setPoolConditions(s, false)
+		if err := e.patch(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(created), read); err != nil {
+			t.Fatal(err)
+		}
+		s.pool = read
+		return s
+	}
+
+	s := reconcileAt(2 * time.Second)
+	if got := s.pool.GetConditions(); len(got) != 0 {
+		t.Errorf("2s after its creation, without an owner: the pool's status was written: %v", got)
+	}
+	if got, want := s.result().RequeueAfter, ownerQuiet-2*time.Second; got != want {
+		t.Errorf("2s after its creation, without an owner: requeue after %s, want %s (the end of ownerQuiet)", got, want)
+	}
+
+	s = reconcileAt(ownerQuiet + time.Second)
+	c := meta.FindStatusCondition(s.pool.GetConditions(), infrav1.ScaleGroupReadyCondition)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.WaitingForOwnerReason {
+		t.Errorf("after ownerQuiet, still without an owner: ScaleGroupReady is %+v, want False/%s", c, infrav1.WaitingForOwnerReason)
+	}
+}
