@@ -112,6 +112,9 @@ type Reconciler struct {
 	// and syncs (package priority's bulk writes); nil until
 	// SetupWithManager, when every reconcile does them.
 	bulk *priority.Tracker
+	// Load is shared by the bookkeeping trackers of the manager's
+	// controllers (priority.Load); nil: the controller's own.
+	Load *priority.Load
 }
 
 // SetupWithManager registers the field indexes and the controller with mgr.
@@ -130,7 +133,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	r.externalReader = mgr.GetCache()
 	r.fieldIndexer = mgr.GetFieldIndexer()
-	r.bulk = priority.NewTracker()
+	r.bulk = priority.NewTracker().Share(r.Load)
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&clusterv1.MachinePool{}).
 		// Creating and syncing the pool's Machines is bulk work (see
@@ -328,8 +331,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		res = lowestNonZeroResult(res, wres)
 		reterr = errors.Join(reterr, err)
 		if s.bulkDeferred && reterr == nil {
-			// The reconcile that does them looks again anyway.
-			res = r.bulk.Defer(req)
+			// The reconcile that does them looks again anyway; a parked
+			// request (no requeue) keeps this reconcile's own.
+			if d := r.bulk.Defer(req); d.RequeueAfter > 0 {
+				res = d
+			}
 		}
 		r.reportCreatedMachines(s)
 	}()

@@ -131,3 +131,107 @@ func TestForgetDropsADeferral(t *testing.T) {
 		t.Errorf("after Forget the tracker still holds %d deferrals", len(tr.deferred))
 	}
 }
+
+// TestDeferParksWhileAnotherControllerHasWork: two controllers share a
+// Load. A request of one that leaves its bulk writes while a reconcile of
+// the other has work is parked (no requeue), and goes back to its queue at
+// handler.LowPriority when that reconcile is done; once there, its pass
+// does the bulk writes. With no other work, Defer requeues at once.
+func TestDeferParksWhileAnotherControllerHasWork(t *testing.T) {
+	load := &Load{}
+	newQueue := func(tr *Tracker) priorityqueue.PriorityQueue[reconcile.Request] {
+		t.Helper()
+		q := tr.Share(load).Watch(controller.Options{}).NewQueue("test", workqueue.DefaultTypedItemBasedRateLimiter[reconcile.Request]())
+		t.Cleanup(q.ShutDown)
+		return q.(priorityqueue.PriorityQueue[reconcile.Request])
+	}
+	pools, machines := NewTracker(), NewTracker()
+	pq, mq := newQueue(pools), newQueue(machines)
+	req := func(name string) reconcile.Request {
+		return reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	}
+	get := func(q priorityqueue.PriorityQueue[reconcile.Request], want reconcile.Request, wantPrio int) {
+		t.Helper()
+		got, prio, _ := q.GetWithPriority()
+		if got != want || prio != wantPrio {
+			t.Fatalf("handed out %v at priority %d, want %v at %d", got, prio, want, wantPrio)
+		}
+	}
+
+	mq.AddWithOpts(priorityqueue.AddOpts{}, req("other"))
+	get(mq, req("other"), 0)
+	pq.AddWithOpts(priorityqueue.AddOpts{}, req("pool"))
+	get(pq, req("pool"), 0)
+	if pools.Bulk(req("pool")) {
+		t.Fatal("a pass at priority 0 may do its bulk writes")
+	}
+	if res := pools.Defer(req("pool")); res.RequeueAfter != 0 || res.Priority != nil {
+		t.Fatalf("Defer while another controller has work = %+v, want no requeue (parked)", res)
+	}
+	pq.Done(req("pool"))
+	pools.mu.Lock()
+	parked := pools.parked[req("pool")]
+	pools.mu.Unlock()
+	if !parked {
+		t.Fatal("the request is not parked while the other controller's reconcile has work")
+	}
+
+	mq.Done(req("other")) // no work left anywhere: the parked request goes back
+	get(pq, req("pool"), handler.LowPriority)
+	if !pools.Bulk(req("pool")) {
+		t.Error("the pass of a request handed back at LowPriority may not do its bulk writes")
+	}
+	pq.Done(req("pool"))
+
+	pq.AddWithOpts(priorityqueue.AddOpts{}, req("alone"))
+	get(pq, req("alone"), 0)
+	if res := pools.Defer(req("alone")); res.RequeueAfter <= 0 || res.Priority == nil || *res.Priority != handler.LowPriority {
+		t.Errorf("Defer with no other work = %+v, want a prompt requeue at LowPriority", res)
+	}
+	pq.Done(req("alone"))
+}
+
+// TestParkedRequestsComeBackAfterMaxBulkDelay: however long the others
+// have work, a parked request is handed back once its bulk writes have
+// waited MaxBulkDelay.
+func TestParkedRequestsComeBackAfterMaxBulkDelay(t *testing.T) {
+	load := &Load{}
+	tr := NewTracker().Share(load)
+	q := tr.Watch(controller.Options{}).NewQueue("test", workqueue.DefaultTypedItemBasedRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	pq := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	tr.now = func() time.Time { return now }
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "pool"}}
+	load.add(1) // another controller's reconcile, never done
+
+	pq.AddWithOpts(priorityqueue.AddOpts{}, req)
+	if got, _, _ := pq.GetWithPriority(); got != req {
+		t.Fatalf("handed out %v", got)
+	}
+	tr.Defer(req)
+	pq.Done(req)
+	now = now.Add(MaxBulkDelay - time.Second)
+	tr.expire()
+	tr.mu.Lock()
+	parked := tr.parked[req]
+	tr.mu.Unlock()
+	if !parked {
+		t.Fatalf("handed back after %s, before MaxBulkDelay", MaxBulkDelay-time.Second)
+	}
+	now = now.Add(time.Second)
+	tr.expire()
+	got, prio, _ := pq.GetWithPriority()
+	if got != req || prio != handler.LowPriority {
+		t.Fatalf("after MaxBulkDelay: handed out %v at %d, want %v at LowPriority", got, prio, req)
+	}
+	if !tr.Bulk(req) {
+		t.Error("the pass of a request handed back after MaxBulkDelay may not do its bulk writes")
+	}
+	pq.Done(req)
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.timer != nil {
+		t.Error("a timer is left with nothing parked")
+	}
+}
