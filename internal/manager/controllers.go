@@ -28,7 +28,6 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/machinehealthcheck"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
 	"github.com/mpool-dev/mpool/internal/controller/managedcluster"
-	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/features"
 	poolmetrics "github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider"
@@ -57,9 +56,6 @@ func cacheOptions(syncPeriod time.Duration, namespaces []string) cache.Options {
 // that the gates turn off are not registered at all.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Running, error) {
 	copts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
-	// The MachinePool controller and the providers' engines hold their
-	// pools' bookkeeping while any of them has work.
-	load := &priority.Load{}
 	poolsOn := opts.Gates.Enabled(features.MachinePool)
 
 	// The gate is also enforced at admission: with MachinePool off, creating
@@ -129,7 +125,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		}
 	}
 	if opts.Mode.RunsMachinePools() {
-		if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock, Load: load}).SetupWithManager(ctx, mgr, copts); err != nil {
+		if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
 			return nil, fmt.Errorf("setting up the MachinePool controller: %w", err)
 		}
 	}
@@ -157,7 +153,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		OmitFailureFields:       opts.Mode == ModeProviders,
 		Clock:                   opts.Clock,
 		Timing:                  opts.EngineTiming,
-		Load:                    load,
 	}, copts)
 	if err != nil {
 		return nil, err

@@ -128,9 +128,6 @@ type Options struct {
 	// (kubernetes-sigs/cluster-api#14234, inverted nil guards in
 	// reconcileExternal, present since v1.11).
 	OmitFailureFields bool
-	// Load is shared by the bookkeeping trackers of the manager's
-	// controllers (priority.Load); nil: the engine's own.
-	Load *priority.Load
 }
 
 // Engine reconciles infra pools of one kind: observe the group, plan with
@@ -172,7 +169,6 @@ type Engine struct {
 	// (package priority's bulk writes); nil until SetupWithManager, when
 	// every pass does them.
 	bulk *priority.Tracker
-	load *priority.Load // bulk's, when shared
 	// pausedSince is when this process first saw a pool's reconciliation
 	// paused (its Cluster or its own paused annotation): the time paused
 	// is not counted against the rollout's progress deadline.
@@ -240,7 +236,6 @@ func New(opts Options) (*Engine, error) {
 		startedAt:         opts.Clock.Now(),
 		managed:           newPoolMemo[preview.ManagedCapacity](),
 		status:            newPoolMemo[contract.Pool](),
-		load:              opts.Load,
 	}
 	e.setScaleGroup(opts.ScaleGroup)
 	return e, nil
@@ -304,11 +299,8 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 			switch {
 			case retErr != nil:
 			case s.bulkDeferred:
-				// The pass that does them looks again anyway; a parked
-				// request (no requeue) keeps this pass's own.
-				if d := e.bulk.Defer(req); d.RequeueAfter > 0 {
-					res = d
-				}
+				// The pass that does them looks again anyway.
+				res = e.bulk.Defer(req)
 			case s.moreWrites:
 				res = s.result()
 			}

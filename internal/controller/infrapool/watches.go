@@ -74,7 +74,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 		return err
 	}
 
-	e.bulk = priority.NewTracker().Share(e.load)
+	e.bulk = priority.NewTracker()
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(strings.ToLower(e.a.Kinds().Pool)).
 		For(e.a.NewPool(), builder.WithPredicates(changed(poolChanged))).

@@ -112,9 +112,6 @@ type Reconciler struct {
 	// and syncs (package priority's bulk writes); nil until
 	// SetupWithManager, when every reconcile does them.
 	bulk *priority.Tracker
-	// Load is shared by the bookkeeping trackers of the manager's
-	// controllers (priority.Load); nil: the controller's own.
-	Load *priority.Load
 }
 
 // SetupWithManager registers the field indexes and the controller with mgr.
@@ -133,7 +130,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	r.externalReader = mgr.GetCache()
 	r.fieldIndexer = mgr.GetFieldIndexer()
-	r.bulk = priority.NewTracker().Share(r.Load)
+	r.bulk = priority.NewTracker()
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&clusterv1.MachinePool{}).
 		// Creating and syncing the pool's Machines is bulk work (see
@@ -331,11 +328,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		res = lowestNonZeroResult(res, wres)
 		reterr = errors.Join(reterr, err)
 		if s.bulkDeferred && reterr == nil {
-			// The reconcile that does them looks again anyway; a parked
-			// request (no requeue) keeps this reconcile's own.
-			if d := r.bulk.Defer(req); d.RequeueAfter > 0 {
-				res = d
-			}
+			// The reconcile that does them looks again anyway.
+			res = r.bulk.Defer(req)
 		}
 		r.reportCreatedMachines(s)
 	}()
