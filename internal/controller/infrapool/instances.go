@@ -36,7 +36,8 @@ import (
 // deleted too. The creates, and the patches of instances on their way up
 // (routineReport) with their zone labels and owners, are bulk writes
 // (package priority): a pass that may not do them now (pass.bulkLater)
-// leaves them to a low-priority one (pass.bulkDeferred). The status of an
+// leaves them to a low-priority one (pass.bulkDeferred); a status that
+// changes the instance's model (modelNews) is not bulk. The status of an
 // instance leaving, failed or not joined in time, the releases and the Node
 // deletions are done by every pass.
 func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
@@ -70,7 +71,7 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			e.written.Forget(instanceCreateKey(s, in.ID))
 			rep := e.reportOf(s, in)
 			if w := e.instanceStatusPatch(s, obj, rep); w != nil {
-				if routineReport(rep) {
+				if routineReport(rep) && !modelNews(e.a.ReadInstance(obj), rep) {
 					bulk = append(bulk, w)
 				} else {
 					work = append(work, w)
@@ -169,6 +170,17 @@ func routineReport(rep contract.InstanceReport) bool {
 		return !rep.JoinTimedOut && rep.FailureReason == nil
 	}
 	return false
+}
+
+// modelNews reports whether rep changes whether an instance that has
+// reported runs the pool's current model (status.latestModelApplied): a
+// rollout starting or an instance brought up to date. That is the pool's
+// own progress, not bookkeeping: 'mpool rollout plan' and the MachinePool's
+// UpToDate condition count stale instances from it, and left to a
+// low-priority pass (which a busy manager holds back for minutes) they
+// showed a pool waiting for its maintenance window as all up to date.
+func modelNews(v contract.InstanceView, rep contract.InstanceReport) bool {
+	return v.Reported && v.UpToDate != rep.LatestModelApplied
 }
 
 // writesPerPass bounds the per-instance writes of one pass over a group of
