@@ -201,7 +201,11 @@ func (r *Reconciler) patchNodes(ctx context.Context, s *scope, key types.Namespa
 			}
 			switch err := c.Patch(ctx, patched, client.MergeFromWithOptions(n, opts...)); {
 			case err == nil:
-				r.written.Wrote(memo, n.ResourceVersion, patched)
+				// Only Pending is asked of this record: it keeps the
+				// cache's trimmed copy, not the answer (a whole Node,
+				// managed fields and all, thousands of them in a
+				// scale-up until the Memo sweeps them).
+				r.written.Wrote(memo, n.ResourceVersion, n)
 			case !apierrors.IsNotFound(err):
 				return fmt.Errorf("annotating Node %s: %w", n.Name, err)
 			}
