@@ -79,6 +79,7 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 		return res, err
 	}
 	var tokenSecret string
+	var tokenExpires time.Time
 	if plan.managedToken {
 		wl, err := r.workloadClient(ctx, s)
 		if err != nil {
@@ -90,7 +91,8 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 		if err := deleteTokens(ctx, wl, cfg, ""); err != nil {
 			return ctrl.Result{}, err
 		}
-		token, name, err := createToken(ctx, wl, cfg, client.ObjectKeyFromObject(s.pool), r.Clock.Now().Add(r.TokenTTL))
+		tokenExpires = r.Clock.Now().Add(r.TokenTTL)
+		token, name, err := createToken(ctx, wl, cfg, client.ObjectKeyFromObject(s.pool), tokenExpires)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -111,6 +113,13 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 	ctrl.LoggerFrom(ctx).Info("Created bootstrap data Secret", "Secret", secret.Name)
 	r.Recorder.Eventf(cfg, secret, corev1.EventTypeNormal, events.DataSecretCreated, events.ActionCreate, "Created bootstrap data Secret %s", secret.Name)
 	r.markDataSecret(s, secret)
+	if tokenSecret != "" {
+		// The tokens were just listed (the leftovers deleted) and this one
+		// created: that is the look reconcileToken would take next, in this
+		// same reconcile.
+		r.tokenChecks.Store(cfg.UID, tokenCheck{name: tokenSecret, expiration: tokenExpires, at: r.Clock.Now(),
+			joining: poolJoining(s.pool), touch: configTouch(cfg)})
+	}
 	return ctrl.Result{}, nil
 }
 

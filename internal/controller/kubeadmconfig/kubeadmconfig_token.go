@@ -160,15 +160,18 @@ func configTouch(cfg *bootstrapv1.KubeadmConfig) string {
 
 // stillHolds reports whether c answers for a config carrying token Secret
 // current at now without looking again, and how long until the next look:
-// the same token, the pool still (or still not) joining, no action due
-// (decideTokenAction), and a look no older than tokenCheckInterval. A config
-// is reconciled for many reasons (its own status writes, its pool's, its
-// Secrets'), and each look is a request to the workload cluster; a token
-// Secret deleted there by hand is replaced at the next look, or at once when
-// the config is touched (configTouch).
+// the same token, the pool not started joining since (a scale-up makes sure
+// its instances' token is still there), no action due (decideTokenAction),
+// and a look no older than tokenCheckInterval. A pool that stopped joining
+// needs no look: a check is only kept when no other token was left, so
+// there is nothing to delete, and the token's expiry is judged here. A
+// config is reconciled for many reasons (its own status writes, its pool's,
+// its Secrets'), and each look is a request to the workload cluster; a
+// token Secret deleted there by hand is replaced at the next look, or at
+// once when the config is touched (configTouch).
 func (c tokenCheck) stillHolds(current string, now time.Time, ttl time.Duration, joining bool) (time.Duration, bool) {
 	wait := c.at.Add(tokenCheckInterval(ttl)).Sub(now)
-	if c.name != current || c.joining != joining || wait <= 0 || now.Before(c.at) ||
+	if c.name != current || (joining && !c.joining) || wait <= 0 || now.Before(c.at) ||
 		decideTokenAction(now, c.expiration, ttl, joining) != tokenKeep {
 		return 0, false
 	}

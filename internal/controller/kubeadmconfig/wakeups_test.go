@@ -123,6 +123,11 @@ func TestTokenCheckStillHolds(t *testing.T) {
 	if _, ok := j.stillHolds("bootstrap-token-abc", at.Add(time.Second), ttl, true); !ok {
 		t.Fatal("a fresh token of a joining pool needs no look")
 	}
+	// A pool that stopped joining keeps its token: the look taken while it
+	// joined left no other token to delete.
+	if _, ok := j.stillHolds("bootstrap-token-abc", at.Add(time.Second), ttl, false); !ok {
+		t.Fatal("a pool that stopped joining needs no look")
+	}
 }
 
 // TestConfigTouch: a config's spec or annotations changing makes its next

@@ -66,24 +66,33 @@ func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if err == nil {
 		code = resp.StatusCode
 	}
-	t.c.add(t.client, requestVerb(req), requestResource(req.URL.Path), code)
+	resource, named := requestResource(req.URL.Path)
+	t.c.add(t.client, requestVerb(req, named), resource, code)
 	return resp, err
 }
 
-// requestVerb is the API server's verb of req, roughly: list and watch are
-// told apart by the watch parameter only, get and list not at all (both
-// "GET").
-func requestVerb(req *http.Request) string {
-	if req.Method == http.MethodGet && req.URL.Query().Get("watch") == "true" {
+// requestVerb is the API server's verb of req, roughly: a GET is a WATCH
+// with the watch parameter, a LIST of a collection (named false) and a GET
+// of one object.
+func requestVerb(req *http.Request, named bool) string {
+	if req.Method != http.MethodGet {
+		return req.Method
+	}
+	switch {
+	case req.URL.Query().Get("watch") == "true":
 		return "WATCH"
+	case !named:
+		return "LIST"
 	}
 	return req.Method
 }
 
-// requestResource is the resource (and subresource) of an API path:
-// /api/v1/namespaces/ns/pods/p/status is "pods/status",
-// /apis/g/v/nodes is "nodes".
-func requestResource(path string) string {
+// requestResource is the resource (and subresource) of an API path, and
+// whether the path names one object:
+// /api/v1/namespaces/ns/pods/p/status is "pods/status", named;
+// /apis/g/v/nodes is "nodes", a collection. A path outside the resource
+// APIs (/version) is itself, named.
+func requestResource(path string) (string, bool) {
 	parts := strings.Split(strings.Trim(path, "/"), "/")
 	switch {
 	case len(parts) >= 2 && parts[0] == "api":
@@ -91,17 +100,19 @@ func requestResource(path string) string {
 	case len(parts) >= 3 && parts[0] == "apis":
 		parts = parts[3:]
 	default:
-		return path
+		return path, true
 	}
 	if len(parts) >= 3 && parts[0] == "namespaces" {
 		parts = parts[2:]
 	}
 	switch len(parts) {
 	case 0:
-		return "namespaces"
-	case 1, 2:
-		return parts[0]
+		return "namespaces", false
+	case 1:
+		return parts[0], false
+	case 2:
+		return parts[0], true
 	default:
-		return parts[0] + "/" + parts[2]
+		return parts[0] + "/" + parts[2], true
 	}
 }
