@@ -57,10 +57,10 @@ import (
 //     second moved from 0.55× to 1.78× alone between runs);
 //   - during a pass: another pool's I → 2I scale-up while every other pool
 //     is queued for a reconcile (the steady pass again), against alone;
-//   - the manager's heap in use (with it running, less without; its
-//     caches hold every Node once per workload cluster, since all the
-//     Clusters are this one API server) and goroutines, in all and per
-//     pool.
+//   - the manager's heap in use once the pools are at rest again (with it
+//     running, less without; its caches hold every Node once per workload
+//     cluster, since all the Clusters are this one API server) and
+//     goroutines, in all and per pool.
 //
 // With MPOOL_BENCH_PROGRESS=1 it logs a progress line a second and, when no
 // pool came to Running for a minute, why the pools still waiting wait (their
@@ -198,6 +198,10 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		b.Logf("during a pass: one pool %d → %d Running in %s while %d other pools were each changed once: %.2f× alone", instances, 2*instances, duringPass.Round(time.Millisecond), pools-samples-2, ratio(duringPass, alone))
 		b.ReportMetric(ratio(duringPass, alone), "during-pass/alone")
 
+		// The heap of the pools at rest: the pass's reconciles (the pool
+		// scaled during it is Running long before the last of them) are
+		// over, so what is measured is what idle pools hold.
+		m.waitAtRest(restWindow, 10*time.Minute)
 		with, goWith := heapInUse(), runtime.NumGoroutine()
 		m.mgr.Stop()
 		without, goWithout := heapInUse(), runtime.NumGoroutine()
