@@ -71,7 +71,8 @@ func (e *Engine) syncInstances(ctx context.Context, s *pass) error {
 			e.written.Forget(instanceCreateKey(s, in.ID))
 			rep := e.reportOf(s, in)
 			if w := e.instanceStatusPatch(s, obj, rep); w != nil {
-				if routineReport(rep) && !modelNews(e.a.ReadInstance(obj), rep) {
+				// Judged against the status the patch is computed from.
+				if routineReport(rep) && !modelNews(e.a.ReadInstance(e.statusBase(obj)), rep) {
 					bulk = append(bulk, w)
 				} else {
 					work = append(work, w)
@@ -402,6 +403,21 @@ func withEntry(m map[string]string, key, value string) map[string]string {
 	return out
 }
 
+// statusKey names the engine's status patches of obj in Engine.written.
+func statusKey(obj contract.InstanceObject) lastwrite.Key {
+	return lastwrite.Key{UID: obj.GetUID(), Part: "status"}
+}
+
+// statusBase is the status obj is taken to have: while the cache has not
+// shown the engine's last status patch of it, that patch's answer, as if it
+// had (the same status is not written again); otherwise obj.
+func (e *Engine) statusBase(obj contract.InstanceObject) contract.InstanceObject {
+	if last, ok := e.written.Latest(statusKey(obj), obj.GetResourceVersion()).(contract.InstanceObject); ok {
+		return last
+	}
+	return obj
+}
+
 // instanceStatusPatch returns the write that brings obj's status to rep, nil
 // when it already matches. obj is the cache's: the desired status is built
 // on a shallow copy of its status (the adapter assigns fields, the
@@ -409,13 +425,8 @@ func withEntry(m map[string]string, key, value string) map[string]string {
 // patched. While the cache has not shown the engine's last status patch of
 // obj, the patch's answer stands for obj (Engine.written).
 func (e *Engine) instanceStatusPatch(s *pass, obj contract.InstanceObject, rep contract.InstanceReport) func(context.Context) error {
-	key := lastwrite.Key{UID: obj.GetUID(), Part: "status"}
-	if last, ok := e.written.Latest(key, obj.GetResourceVersion()).(contract.InstanceObject); ok {
-		// The cache has not shown the engine's last status patch: work
-		// from its answer, as if it had (the same status is not written
-		// again).
-		obj = last
-	}
+	key := statusKey(obj)
+	obj = e.statusBase(obj)
 	want := e.a.NewInstance()
 	copyField(want, obj, "Status")
 	e.a.WriteInstanceStatus(want, rep)

@@ -117,8 +117,7 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 		// The tokens were just listed (the leftovers deleted) and this one
 		// created: that is the look reconcileToken would take next, in this
 		// same reconcile.
-		r.tokenChecks.Store(cfg.UID, tokenCheck{name: tokenSecret, expiration: tokenExpires, at: r.Clock.Now(),
-			joining: poolJoining(s.pool), touch: configTouch(cfg)})
+		r.rememberTokenCheck(s, tokenSecret, tokenExpires, r.Clock.Now())
 	}
 	return ctrl.Result{}, nil
 }

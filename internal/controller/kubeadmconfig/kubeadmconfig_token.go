@@ -128,7 +128,7 @@ func (r *Reconciler) reconcileToken(ctx context.Context, s *scope) (ctrl.Result,
 		return ctrl.Result{}, err
 	}
 	if !kept {
-		r.tokenChecks.Store(s.config.UID, tokenCheck{name: current, expiration: expiration, at: now, joining: joining, touch: touch})
+		r.rememberTokenCheck(s, current, expiration, now)
 	}
 	return ctrl.Result{RequeueAfter: tokenCheckInterval(r.TokenTTL)}, nil
 }
@@ -143,6 +143,13 @@ type tokenCheck struct {
 	at         time.Time
 	joining    bool
 	touch      string
+}
+
+// rememberTokenCheck records a look at s's config's tokens taken at: its
+// token Secret name, valid until expiration, and no other token left.
+func (r *Reconciler) rememberTokenCheck(s *scope, name string, expiration, at time.Time) {
+	r.tokenChecks.Store(s.config.UID, tokenCheck{name: name, expiration: expiration, at: at,
+		joining: poolJoining(s.pool), touch: configTouch(s.config)})
 }
 
 // configTouch is what a user changes to make a config look at its tokens
