@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpool-dev/mpool/config/crd"
@@ -23,6 +24,8 @@ type conversionServer struct {
 	srv  *http.Server
 	done chan struct{}
 	url  string
+	// requests counts the conversion requests served (ConversionRequests).
+	requests atomic.Int64
 }
 
 // startConversion serves h at conversion.Path on a free loopback port.
@@ -36,7 +39,6 @@ func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error
 		return nil, fmt.Errorf("listening for the conversion webhook: %w", err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(conversion.Path, h)
 	s := &conversionServer{
 		srv: &http.Server{
 			Handler:           mux,
@@ -46,11 +48,28 @@ func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error
 		done: make(chan struct{}),
 		url:  "https://" + ln.Addr().String() + conversion.Path,
 	}
+	mux.Handle(conversion.Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		h.ServeHTTP(w, r)
+	}))
 	go func() {
 		defer close(s.done)
 		_ = s.srv.ServeTLS(ln, "", "")
 	}()
 	return s, nil
+}
+
+// ConversionRequests returns how many requests the embedded conversion
+// webhook has served (0 without one). The API server converts to a CRD's
+// other served versions on every write of one of its objects (for the
+// watch cache of each served version) and, with nothing written, while it
+// checks such a watch cache against etcd: a count that moves while no one
+// writes is the API server at work of its own.
+func (c *ControlPlane) ConversionRequests() int64 {
+	if c.conversion == nil {
+		return 0
+	}
+	return c.conversion.requests.Load()
 }
 
 // stop closes the server and waits for it.

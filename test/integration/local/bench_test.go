@@ -683,6 +683,11 @@ func logAPIRequests(t testing.TB, before map[string]float64) float64 {
 // profileAPIServer writes a CPU profile of the API server over d to path
 // (nothing when path is empty); the channel closes when it is written.
 func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{} {
+	return profileAPIServerAfter(t, path, 0, d)
+}
+
+// profileAPIServerAfter is profileAPIServer over d from after on.
+func profileAPIServerAfter(t testing.TB, path string, after, d time.Duration) <-chan struct{} {
 	done := make(chan struct{})
 	if path == "" {
 		close(done)
@@ -694,6 +699,7 @@ func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{
 	}
 	go func() {
 		defer close(done)
+		time.Sleep(after)
 		raw, err := cs.RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", strconv.Itoa(int(d.Seconds()))).Timeout(d + time.Minute).DoRaw(context.Background())
 		if err != nil {
 			t.Errorf("profiling the API server: %v", err)
@@ -704,6 +710,20 @@ func profileAPIServer(t testing.TB, path string, d time.Duration) <-chan struct{
 		}
 	}()
 	return done
+}
+
+// envDuration reads the Go duration in the environment variable name
+// (zero when it is unset).
+func envDuration(t testing.TB, name string) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return d
 }
 
 // progressOn reports whether MPOOL_BENCH_PROGRESS asks for progress lines.

@@ -36,7 +36,7 @@ import (
 // cloud and one manager with the production defaults' concurrency (10 per
 // controller). Sizes: MPOOL_BENCH_CLUSTERS, MPOOL_BENCH_POOLS (per Cluster)
 // and MPOOL_BENCH_INSTANCES (per pool), full size 100 × 10 × 10 (1,000
-// pools, 10,000 instances), 3 × 2 × 2 with MPOOL_BENCH_SMALL=1:
+// pools, 10,000 instances), 3 × 3 × 2 with MPOOL_BENCH_SMALL=1:
 //
 //	MPOOL_BENCH_CLUSTERS=10 MPOOL_BENCH_POOLS=10 MPOOL_BENCH_INSTANCES=10 go test -p 1 -run '^$' -bench BenchmarkManyPools -benchtime 1x -timeout 60m -v ./test/integration/local/
 //
@@ -44,8 +44,8 @@ import (
 //
 //   - alone: one pool of I instances is created and Running, then scaled
 //     to 2I until Running, with nothing else in the manager (the baseline
-//     of the same run); the median of three, the pool scaled back to I and
-//     at rest before each;
+//     of the same run); the median of five (samples), the pool scaled back to I and
+//     at rest, the API server too (waitQuiet), before each;
 //   - running: every other pool created at once, until all are Running
 //     (the timed part of the op, reported as ns/op and running-s);
 //   - steady: once every pool and controller is at rest (waitAtRest), one
@@ -53,8 +53,12 @@ import (
 //     reads and writes per pool (target ≤ 1 read, 0 writes);
 //   - at rest: another pool's I → 2I scale-up while the others are at
 //     rest, against alone (head-of-line blocking: ratio ≈ 1); the median of
-//     three pools' scale-ups, each from rest (a single scale-up of half a
+//     five pools' scale-ups, each from rest (a single scale-up of half a
 //     second moved from 0.55× to 1.78× alone between runs);
+//   - quiet: the same five scale-ups, each from a rest of the API server
+//     too (waitQuiet: no conversion webhook call for the window, as the
+//     alone ones), against alone: what a pool at rest beside 999 others
+//     costs the manager, without the API server's own background checks;
 //   - during a pass: another pool's I → 2I scale-up while every other pool
 //     is queued for a reconcile (the steady pass again), against alone;
 //   - the manager's heap in use once the pools are at rest again (with it
@@ -69,7 +73,13 @@ import (
 // token rotations in a short one. MPOOL_BENCH_RESTPROFILE=<file> writes a CPU
 // profile of the benchmark's process (manager, cloud, node agents) during
 // the at-rest scale-ups, MPOOL_BENCH_RUNPROFILE=<file> one from the first
-// create until all are Running.
+// create until all are Running. MPOOL_BENCH_APIPROF=<file> (with
+// MPOOL_TEST_APISERVER_ARGS=--profiling=true) writes a 50 s CPU profile of
+// kube-apiserver during the creation, MPOOL_BENCH_APIPROF_AFTER (a Go
+// duration, default 0) after the first create. MPOOL_BENCH_TIMELINE=1
+// traces every single pool's scale-up (alone, at rest, during a pass): when
+// its MachinePool, LocalMachinePool and each of its Nodes changed, as a
+// cache of the benchmark's own saw it (scaleTrace).
 //
 // Every workload cluster is the test API server, so each Cluster's Node
 // cache holds every pool's Nodes, where a real workload cluster's holds its
@@ -94,7 +104,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		return full
 	}
 	clusters := size("MPOOL_BENCH_CLUSTERS", 100, max(3, len(providers)))
-	perCluster, instances := size("MPOOL_BENCH_POOLS", 10, 2), size("MPOOL_BENCH_INSTANCES", 10, 2)
+	perCluster, instances := size("MPOOL_BENCH_POOLS", 10, 3), size("MPOOL_BENCH_INSTANCES", 10, 2)
 	pools := clusters * perCluster
 	if pools < samples+2 {
 		b.Fatalf("%d pools: the benchmark needs at least %d", pools, samples+2)
@@ -117,7 +127,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 			if i > 0 {
 				m.scaleTo(first, instances)
 			}
-			m.waitAtRest(restWindow, 5*time.Minute)
+			m.waitQuiet(restWindow, 5*time.Minute)
 			aloneTimes = append(aloneTimes, m.scaleUp(first, 2*instances))
 		}
 		alone := median(aloneTimes)
@@ -128,6 +138,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		start := time.Now()
 		reqsBefore, cpuBefore := m.reqs.Counts(), cpuTimes(b)
 		stopProfile := startCPUProfile(b, os.Getenv("MPOOL_BENCH_RUNPROFILE"))
+		apiProfiled := profileAPIServerAfter(b, os.Getenv("MPOOL_BENCH_APIPROF"), envDuration(b, "MPOOL_BENCH_APIPROF_AFTER"), 50*time.Second)
 		m.create(m.names[1:], instances)
 		created := time.Since(start)
 		m.waitRunning(m.names[1:], instances, 60*time.Minute)
@@ -135,6 +146,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		b.StopTimer()
 		stopProfile()
 		reqsAfter, cpuAfter := m.reqs.Counts(), cpuTimes(b)
+		<-apiProfiled
 		perPool := float64(reqsAfter[managerClient]-reqsBefore[managerClient]) / float64(pools-1)
 		b.Logf("running: %d pools created in %s, all Running %s after the first create; the manager's API requests until then: %.1f per pool (%.0f per second)",
 			pools-1, created.Round(time.Millisecond), running.Round(time.Millisecond), perPool, perPool*float64(pools-1)/running.Seconds())
@@ -170,6 +182,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		b.ReportMetric(float64(writes), "cloud-writes/pass")
 
 		var restTimes []time.Duration
+		var restConversions []int64
 		m.waitAtRest(restWindow, 5*time.Minute)
 		restFrom, restCPU := time.Now(), cpuTimes(b)
 		stopProfile = startCPUProfile(b, os.Getenv("MPOOL_BENCH_RESTPROFILE"))
@@ -180,13 +193,42 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 			if i > 0 {
 				m.waitAtRest(restWindow, 5*time.Minute)
 			}
+			conversions := env.ControlPlane.ConversionRequests()
 			restTimes = append(restTimes, m.scaleUp(n, 2*instances))
+			restConversions = append(restConversions, env.ControlPlane.ConversionRequests()-conversions)
 		}
 		stopProfile()
 		logCPU(b, "the at-rest scale-ups and the rests between them", restCPU, cpuTimes(b), time.Since(restFrom))
 		atRest := median(restTimes)
-		b.Logf("at rest: one pool %d → %d Running in %s while %d others rest (median of %s): %.2f× alone", instances, 2*instances, atRest.Round(time.Millisecond), pools-1, roundAll(restTimes), ratio(atRest, alone))
+		b.Logf("at rest: one pool %d → %d Running in %s while %d others rest (median of %s; conversion requests during each %v): %.2f× alone",
+			instances, 2*instances, atRest.Round(time.Millisecond), pools-1, roundAll(restTimes), restConversions, ratio(atRest, alone))
 		b.ReportMetric(ratio(atRest, alone), "at-rest/alone")
+
+		// The same scale-ups (each pool back to I first) from a rest of the
+		// API server too, as the alone ones were: no conversion request
+		// for restWindow. With every other pool at rest the API server
+		// still checks each watch cache against etcd every 5 to 7.5
+		// minutes (Kubernetes 1.34's DetectCacheInconsistency, on by
+		// default), and for a CRD served at two versions it converts every
+		// object for the other version's cache, one webhook call each:
+		// tens of seconds of a core for 10,000 Machines. A scale-up that
+		// falls in one took 1.9 to 4.8× alone; with the check turned off
+		// (--feature-gates=DetectCacheInconsistency=false) 1.00×.
+		var quietTimes []time.Duration
+		var quietConversions []int64
+		quietFrom, quietCPU := time.Now(), cpuTimes(b)
+		for _, n := range m.names[1 : 1+samples] {
+			m.scaleTo(n, instances)
+			m.waitQuiet(restWindow, 5*time.Minute)
+			conversions := env.ControlPlane.ConversionRequests()
+			quietTimes = append(quietTimes, m.scaleUp(n, 2*instances))
+			quietConversions = append(quietConversions, env.ControlPlane.ConversionRequests()-conversions)
+		}
+		logCPU(b, "the quiet scale-ups and the rests between them", quietCPU, cpuTimes(b), time.Since(quietFrom))
+		quiet := median(quietTimes)
+		b.Logf("at rest, the API server too: one pool %d → %d Running in %s (median of %s; conversion requests during each %v): %.2f× alone",
+			instances, 2*instances, quiet.Round(time.Millisecond), roundAll(quietTimes), quietConversions, ratio(quiet, alone))
+		b.ReportMetric(ratio(quiet, alone), "quiet/alone")
 
 		busy := make(chan struct{})
 		go func() {
@@ -232,6 +274,9 @@ type manyPools struct {
 	// started: what the managers of earlier benchmarks in this process
 	// left in the shared gauges when they stopped (waitAtRest).
 	idleDepth int64
+	// trace, with MPOOL_BENCH_TIMELINE set, records each single pool's
+	// scale-up (scaleUp).
+	trace *scaleTrace
 }
 
 // poolID is one pool of manyPools: its Cluster, its name and its provider.
@@ -292,13 +337,7 @@ func newManyPools(b *testing.B, clusters, perCluster, instances int, providers [
 	mo := benchManagerOptions(b)
 	m.reqs = itest.NewRequestCounter()
 	mo.wrap = m.reqs.Wrap(managerClient)
-	var ttl time.Duration
-	if v := os.Getenv("MPOOL_BENCH_TOKEN_TTL"); v != "" {
-		var err error
-		if ttl, err = time.ParseDuration(v); err != nil {
-			b.Fatalf("MPOOL_BENCH_TOKEN_TTL: %v", err)
-		}
-	}
+	ttl := envDuration(b, "MPOOL_BENCH_TOKEN_TTL")
 	mo.tune = func(o *manager.Options) {
 		o.Concurrency = 10
 		// The pool metrics apart from the controllers' metrics, which
@@ -316,6 +355,7 @@ func newManyPools(b *testing.B, clusters, perCluster, instances int, providers [
 	}
 	m.mgr = startManager(b, f, mo)
 	m.pools = watchPools(b, f.NS)
+	m.trace = startScaleTrace(b, f.NS)
 	return m
 }
 
@@ -375,9 +415,12 @@ func (m *manyPools) spec(n int) poolSpec {
 // scaleUp scales pool n to replicas and returns how long it took to be
 // Running with them.
 func (m *manyPools) scaleUp(n poolID, replicas int) time.Duration {
+	m.trace.begin(n.pool)
 	start := time.Now()
 	m.scaleTo(n, replicas)
-	return time.Since(start)
+	took := time.Since(start)
+	m.trace.end(fmt.Sprintf("%s → %d (%s)", n.pool, replicas, took.Round(time.Millisecond)))
+	return took
 }
 
 // scaleTo sets pool n's replicas and waits until it is Running with as many
@@ -409,9 +452,12 @@ func startCPUProfile(tb testing.TB, file string) func() {
 	}
 }
 
-// samples is how many scale-ups each of the alone and at-rest figures is
-// the median of.
-const samples = 3
+// samples is how many scale-ups each of the alone, at-rest and quiet
+// figures is the median of. One scale-up of 10 → 20 takes about 150 ms, and
+// single ones moved by half of that and more (an alone one took 377 ms
+// where its two others took 121 and 137 ms): five keep one outlier from
+// being the figure.
+const samples = 5
 
 // median returns the median of ds (the upper one of an even count).
 func median(ds []time.Duration) time.Duration {
@@ -464,8 +510,16 @@ func (m *manyPools) waitRunning(names []poolID, n int, timeout time.Duration) {
 	progress := progressOn()
 	last, lastChange, described := -1, time.Now(), time.Time{}
 	for {
+		// One pool is read alone: a list of every pool each 10 ms was an
+		// eighth of this process's CPU through the at-rest samples at
+		// 1,000 pools, beside the scale-up it timed.
 		list := &clusterv1.MachinePoolList{}
-		if err := m.pools.List(m.f.Ctx, list, client.UnsafeDisableDeepCopy); err != nil {
+		if len(names) == 1 {
+			list.Items = make([]clusterv1.MachinePool, 1)
+			if err := m.pools.Get(m.f.Ctx, m.f.Key(names[0].pool), &list.Items[0], client.UnsafeDisableDeepCopy); err != nil {
+				m.f.T.Fatal(err)
+			}
+		} else if err := m.pools.List(m.f.Ctx, list, client.UnsafeDisableDeepCopy); err != nil {
 			m.f.T.Fatal(err)
 		}
 		running := 0
@@ -630,6 +684,19 @@ const metricsPoll = 250 * time.Millisecond
 // controller's timed requeues (a bootstrap token's check) are not work
 // waiting until they are due.
 func (m *manyPools) waitAtRest(window, timeout time.Duration) time.Duration {
+	return m.waitRest(window, timeout, false)
+}
+
+// waitQuiet is waitAtRest with the API server at rest too: for window it
+// also sent the conversion webhook nothing (no object of a CRD served at
+// two versions was written, and no consistency check of such a CRD's watch
+// cache ran).
+func (m *manyPools) waitQuiet(window, timeout time.Duration) time.Duration {
+	return m.waitRest(window, timeout, true)
+}
+
+// waitRest is waitAtRest, and waitQuiet when apiServer is set.
+func (m *manyPools) waitRest(window, timeout time.Duration, apiServer bool) time.Duration {
 	t := m.f.T
 	t.Helper()
 	reconciles := func(c testenv.ControllerMetrics) (n int64) {
@@ -640,17 +707,21 @@ func (m *manyPools) waitAtRest(window, timeout time.Duration) time.Duration {
 	}
 	start := time.Now()
 	last, since := reconciles(testenv.ReadControllerMetrics(t)), start
+	conversions := env.ControlPlane.ConversionRequests()
 	testenv.EventuallyEvery(t, timeout, metricsPoll, func() error {
 		c := testenv.ReadControllerMetrics(t)
 		if n := reconciles(c); n != last {
 			last, since = n, time.Now()
+		}
+		if n := env.ControlPlane.ConversionRequests(); apiServer && n != conversions {
+			conversions, since = n, time.Now()
 		}
 		if d := c.QueueDepth - m.idleDepth; d > 0 {
 			since = time.Now()
 			return fmt.Errorf("%d requests queued for the manager's controllers", d)
 		}
 		if quiet := time.Since(since); quiet < window {
-			return fmt.Errorf("a pool reconciled or a controller had work %s ago", quiet.Round(time.Millisecond))
+			return fmt.Errorf("a pool reconciled, a controller had work or (waitQuiet) the API server converted an object %s ago", quiet.Round(time.Millisecond))
 		}
 		return nil
 	})
