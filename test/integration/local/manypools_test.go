@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -515,8 +516,12 @@ func (m *manyPools) waitRunning(names []poolID, n int, timeout time.Duration) {
 		// 1,000 pools, beside the scale-up it timed.
 		list := &clusterv1.MachinePoolList{}
 		if len(names) == 1 {
-			list.Items = make([]clusterv1.MachinePool, 1)
-			if err := m.pools.Get(m.f.Ctx, m.f.Key(names[0].pool), &list.Items[0], client.UnsafeDisableDeepCopy); err != nil {
+			// Not found: just created, and the watch has not shown it yet.
+			mp := &clusterv1.MachinePool{}
+			switch err := m.pools.Get(m.f.Ctx, m.f.Key(names[0].pool), mp, client.UnsafeDisableDeepCopy); {
+			case err == nil:
+				list.Items = append(list.Items, *mp)
+			case !apierrors.IsNotFound(err):
 				m.f.T.Fatal(err)
 			}
 		} else if err := m.pools.List(m.f.Ctx, list, client.UnsafeDisableDeepCopy); err != nil {
