@@ -194,9 +194,8 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 			if i > 0 {
 				m.waitAtRest(restWindow, 5*time.Minute)
 			}
-			conversions := env.ControlPlane.ConversionRequests()
-			restTimes = append(restTimes, m.scaleUp(n, 2*instances))
-			restConversions = append(restConversions, env.ControlPlane.ConversionRequests()-conversions)
+			took, conversions := m.scaleUpCounted(n, 2*instances)
+			restTimes, restConversions = append(restTimes, took), append(restConversions, conversions)
 		}
 		stopProfile()
 		logCPU(b, "the at-rest scale-ups and the rests between them", restCPU, cpuTimes(b), time.Since(restFrom))
@@ -221,9 +220,8 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		for _, n := range m.names[1 : 1+samples] {
 			m.scaleTo(n, instances)
 			m.waitQuiet(restWindow, 5*time.Minute)
-			conversions := env.ControlPlane.ConversionRequests()
-			quietTimes = append(quietTimes, m.scaleUp(n, 2*instances))
-			quietConversions = append(quietConversions, env.ControlPlane.ConversionRequests()-conversions)
+			took, conversions := m.scaleUpCounted(n, 2*instances)
+			quietTimes, quietConversions = append(quietTimes, took), append(quietConversions, conversions)
 		}
 		logCPU(b, "the quiet scale-ups and the rests between them", quietCPU, cpuTimes(b), time.Since(quietFrom))
 		quiet := median(quietTimes)
@@ -422,6 +420,14 @@ func (m *manyPools) scaleUp(n poolID, replicas int) time.Duration {
 	took := time.Since(start)
 	m.trace.end(fmt.Sprintf("%s → %d (%s)", n.pool, replicas, took.Round(time.Millisecond)))
 	return took
+}
+
+// scaleUpCounted is scaleUp, and also returns how many conversion requests
+// the API server sent meanwhile (waitQuiet).
+func (m *manyPools) scaleUpCounted(n poolID, replicas int) (time.Duration, int64) {
+	before := env.ControlPlane.ConversionRequests()
+	took := m.scaleUp(n, replicas)
+	return took, env.ControlPlane.ConversionRequests() - before
 }
 
 // scaleTo sets pool n's replicas and waits until it is Running with as many
@@ -718,8 +724,10 @@ func (m *manyPools) waitRest(window, timeout time.Duration, apiServer bool) time
 		if n := reconciles(c); n != last {
 			last, since = n, time.Now()
 		}
-		if n := env.ControlPlane.ConversionRequests(); apiServer && n != conversions {
-			conversions, since = n, time.Now()
+		if apiServer {
+			if n := env.ControlPlane.ConversionRequests(); n != conversions {
+				conversions, since = n, time.Now()
+			}
 		}
 		if d := c.QueueDepth - m.idleDepth; d > 0 {
 			since = time.Now()

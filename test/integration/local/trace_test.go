@@ -11,11 +11,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/testenv"
 )
 
 // scaleTrace records when one pool's MachinePool, LocalMachinePool and
@@ -114,8 +116,8 @@ func (t *scaleTrace) observe(obj any) {
 		}
 		key = "MachinePool"
 		line = fmt.Sprintf("gen %d/%d replicas %d status %d ready %d available %d upToDate %d phase %s providerIDs %d",
-			o.Generation, o.Status.ObservedGeneration, deref(o.Spec.Replicas), deref(o.Status.Replicas),
-			deref(o.Status.ReadyReplicas), deref(o.Status.AvailableReplicas), deref(o.Status.UpToDateReplicas),
+			o.Generation, o.Status.ObservedGeneration, ptr.Deref(o.Spec.Replicas, 0), ptr.Deref(o.Status.Replicas, 0),
+			ptr.Deref(o.Status.ReadyReplicas, 0), ptr.Deref(o.Status.AvailableReplicas, 0), ptr.Deref(o.Status.UpToDateReplicas, 0),
 			o.Status.Phase, len(o.Spec.ProviderIDList))
 	case *infrav1.LocalMachinePool:
 		if o.Name != t.pool {
@@ -128,10 +130,8 @@ func (t *scaleTrace) observe(obj any) {
 			return
 		}
 		ready := "NotReady"
-		for _, c := range o.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				ready = "Ready"
-			}
+		if testenv.NodeReady(o) {
+			ready = "Ready"
 		}
 		key = "Node " + o.Name[strings.LastIndex(o.Name, "-")+1:]
 		line = fmt.Sprintf("%s annotations %d taints %d", ready, len(o.Annotations), len(o.Spec.Taints))
@@ -143,12 +143,4 @@ func (t *scaleTrace) observe(obj any) {
 	}
 	t.seen[key] = line
 	t.lines = append(t.lines, fmt.Sprintf("%7.1f ms  %-16s %s", float64(at.Sub(t.start).Microseconds())/1000, key, line))
-}
-
-// deref is *p, or 0 for nil.
-func deref(p *int32) int32 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
