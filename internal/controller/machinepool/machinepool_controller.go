@@ -622,9 +622,38 @@ func poolRequests(pools []clusterv1.MachinePool) []reconcile.Request {
 	return reqs
 }
 
-// ensureWatch starts watching the kind of obj (once per kind), mapping its
-// events with mapFn.
+// ensureWatch starts watching a kind the pool references itself (its
+// infrastructure pool, its bootstrap config), once per kind, mapping its
+// events with mapFn. Their events are the pool's own work, at the default
+// priority: the infrastructure pool created, ready or reporting its
+// providerIDs is what the MachinePool waits for. (Behind the pools' bulk
+// work, a pool whose infrastructure pool was created before the watch saw
+// it, or became ready, waited for its turn at low priority: at a thousand
+// pools the last ones came to Running minutes after their instances had
+// joined, BENCHMARKS.md "Many pools".)
 func (r *Reconciler) ensureWatch(ctx context.Context, apiVersion, kind string, mapFn handler.MapFunc) error {
+	return r.watchKind(ctx, apiVersion, kind, handler.EnqueueRequestsFromMapFunc(mapFn))
+}
+
+// ensureMachineWatch starts watching a kind of infrastructure machine, once
+// per kind. An infrastructure machine created, or its status written, is
+// the infrastructure provider's bulk work, and the Machines that follow it
+// are this controller's: reconciled behind the pools with work. Its
+// deletion, or its labels changed (whose pool it is), are not. Its create
+// without a status wakes no pool (statusFollows).
+func (r *Reconciler) ensureMachineWatch(ctx context.Context, apiVersion, kind string) error {
+	return r.watchKind(ctx, apiVersion, kind, machineHandler(r.infraMachineToMachinePool))
+}
+
+// machineHandler maps an infrastructure machine's events with mapFn at the
+// priorities ensureMachineWatch describes.
+func machineHandler(mapFn handler.MapFunc) handler.EventHandler {
+	return statusFollows{priority.LowCreates(priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), labelsOrDeletionChanged))}
+}
+
+// watchKind starts watching kind with h, once per kind, and indexes its
+// objects by IndexPoolMember.
+func (r *Reconciler) watchKind(ctx context.Context, apiVersion, kind string, h handler.EventHandler) error {
 	if r.watchFunc == nil {
 		return nil // not set up with a manager (unit tests)
 	}
@@ -649,12 +678,7 @@ func (r *Reconciler) ensureWatch(ctx context.Context, apiVersion, kind string, m
 		}
 		r.indexed[key] = true
 	}
-	// An infrastructure machine created, or its status written, is the
-	// infrastructure provider's bulk work, and the Machines that follow it
-	// are this controller's: reconciled behind the pools with work. Its
-	// deletion, or its labels changed (whose pool it is), are not.
-	h := priority.LowCreates(priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), labelsOrDeletionChanged))
-	if err := r.watchFunc(u, statusFollows{h}); err != nil {
+	if err := r.watchFunc(u, h); err != nil {
 		return fmt.Errorf("watching %s: %w", key, err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("Watching an external kind", "kind", key)

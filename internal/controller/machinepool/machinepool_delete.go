@@ -128,7 +128,7 @@ func (r *Reconciler) deleteMachines(ctx context.Context, s *scope) (int, error) 
 		m := &machines[i]
 		if apiVersion, err := r.refAPIVersion(ctx, m.Spec.InfrastructureRef); err != nil {
 			errs = append(errs, err)
-		} else if err := r.ensureWatch(ctx, apiVersion, m.Spec.InfrastructureRef.Kind, r.infraMachineToMachinePool); err != nil {
+		} else if err := r.ensureMachineWatch(ctx, apiVersion, m.Spec.InfrastructureRef.Kind); err != nil {
 			errs = append(errs, err)
 		}
 		if !m.DeletionTimestamp.IsZero() {

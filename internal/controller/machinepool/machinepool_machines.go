@@ -49,7 +49,7 @@ func (r *Reconciler) reconcileMachines(ctx context.Context, s *scope) (ctrl.Resu
 	}
 
 	apiVersion := s.infra.obj.GetAPIVersion()
-	if err := r.ensureWatch(ctx, apiVersion, s.infraMachineKind, r.infraMachineToMachinePool); err != nil {
+	if err := r.ensureMachineWatch(ctx, apiVersion, s.infraMachineKind); err != nil {
 		return ctrl.Result{}, err
 	}
 	infraMachines, err := r.listInfraMachines(ctx, s.pool, apiVersion, s.infraMachineKind)
