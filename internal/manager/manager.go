@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"sigs.k8s.io/cluster-api/util/apiwarnings"
+
 	"github.com/mpool-dev/mpool/internal/controller/infrapool"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/provider"
@@ -171,6 +173,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 			}
 		}()
 	}
+	cfg = withWarningHandler(cfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: opts.MetricsBindAddress},
@@ -221,4 +224,20 @@ func nonZero(d time.Duration) *time.Duration {
 		return nil
 	}
 	return &d
+}
+
+// withWarningHandler returns a copy of cfg whose clients log the API server's
+// warnings as upstream Cluster API's managers do (util/apiwarnings), unless
+// cfg has a handler of its own: the warnings that Cluster API's finalizer
+// names are not domain-qualified ("machinepool.cluster.x-k8s.io", which the
+// contract fixes) and that a served version is deprecated are dropped.
+// Without it, controller-runtime logged one line for every object created
+// with such a finalizer: ten thousand lines for ten thousand instances.
+func withWarningHandler(cfg *rest.Config) *rest.Config {
+	if cfg.WarningHandler != nil || cfg.WarningHandlerWithContext != nil {
+		return cfg
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = apiwarnings.DefaultHandler(ctrl.Log.WithName("API Server Warning"))
+	return cfg
 }
