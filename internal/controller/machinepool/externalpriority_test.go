@@ -2,6 +2,7 @@ package machinepool
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -96,7 +97,7 @@ func TestPoolObjectEventsAreNotBulk(t *testing.T) {
 		}, []int{handler.LowPriority}},
 	} {
 		got := queued(tc.kind, tc.send)
-		if len(got) != len(tc.want) || (len(got) == 1 && got[0] != tc.want[0]) {
+		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: queued at priorities %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -642,13 +642,8 @@ func (r *Reconciler) ensureWatch(ctx context.Context, apiVersion, kind string, m
 // deletion, or its labels changed (whose pool it is), are not. Its create
 // without a status wakes no pool (statusFollows).
 func (r *Reconciler) ensureMachineWatch(ctx context.Context, apiVersion, kind string) error {
-	return r.watchKind(ctx, apiVersion, kind, machineHandler(r.infraMachineToMachinePool))
-}
-
-// machineHandler maps an infrastructure machine's events with mapFn at the
-// priorities ensureMachineWatch describes.
-func machineHandler(mapFn handler.MapFunc) handler.EventHandler {
-	return statusFollows{priority.LowCreates(priority.LowUnless(handler.EnqueueRequestsFromMapFunc(mapFn), labelsOrDeletionChanged))}
+	h := priority.LowCreates(priority.LowUnless(handler.EnqueueRequestsFromMapFunc(r.infraMachineToMachinePool), labelsOrDeletionChanged))
+	return r.watchKind(ctx, apiVersion, kind, statusFollows{h})
 }
 
 // watchKind starts watching kind with h, once per kind, and indexes its
