@@ -121,6 +121,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	if r.TokenTTL <= 0 {
 		r.TokenTTL = DefaultTokenTTL
 	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &bootstrapv1.KubeadmConfig{}, IndexSecretRef, secretRefIndex); err != nil {
+		return fmt.Errorf("indexing KubeadmConfigs by %s: %w", IndexSecretRef, err)
+	}
 	b := ctrl.NewControllerManagedBy(mgr)
 	if cs, ok := r.Workload.(connectionSource); ok {
 		// A config that could not reach its workload cluster goes on when
@@ -408,27 +411,47 @@ func (r *Reconciler) clusterToConfigs(ctx context.Context, o client.Object) []re
 	return reqs
 }
 
+// IndexSecretRef indexes KubeadmConfigs by the names of the Secrets their
+// files and users render from (bootstrap.SecretKeys), so that a Secret's
+// event finds the configs that read it without looking at every config.
+const IndexSecretRef = "kubeadmconfig.secretRef"
+
+// secretRefIndex is the IndexSecretRef of o.
+func secretRefIndex(o client.Object) []string {
+	cfg, ok := o.(*bootstrapv1.KubeadmConfig)
+	if !ok {
+		return nil
+	}
+	keys := bootstrap.SecretKeys(&cfg.Spec)
+	names := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if !slices.Contains(names, k.Name) {
+			names = append(names, k.Name)
+		}
+	}
+	return names
+}
+
 // secretToConfigs enqueues the KubeadmConfigs that render from a Secret: for
 // a "<cluster>-ca" Secret the configs of the Cluster's pools, and the configs
-// whose files or users reference the Secret.
+// whose files or users reference the Secret (IndexSecretRef). Every Secret
+// of the namespace passes here, most of them read by no config (each
+// pool's data Secret, the kubeconfigs): the index keeps that a lookup, where
+// listing the namespace's configs made a management cluster of N pools do N
+// copies per Secret written.
 func (r *Reconciler) secretToConfigs(ctx context.Context, o client.Object) []reconcile.Request {
 	var reqs []reconcile.Request
 	if cluster, ok := strings.CutSuffix(o.GetName(), ClusterCASecretName("")); ok {
 		reqs = r.clusterToConfigs(ctx, &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: cluster}})
 	}
 	configs := &bootstrapv1.KubeadmConfigList{}
-	if err := r.Client.List(ctx, configs, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.Client.List(ctx, configs, client.InNamespace(o.GetNamespace()),
+		client.MatchingFields{IndexSecretRef: o.GetName()}, client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "Listing KubeadmConfigs to enqueue those that reference a Secret", "Secret", klog.KObj(o))
 		return reqs
 	}
 	for i := range configs.Items {
-		cfg := &configs.Items[i]
-		for _, k := range bootstrap.SecretKeys(&cfg.Spec) {
-			if k.Name == o.GetName() {
-				reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(cfg)})
-				break
-			}
-		}
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&configs.Items[i])})
 	}
 	return reqs
 }
