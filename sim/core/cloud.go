@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,6 +22,23 @@ import (
 // flushInterval bounds how often the state file is rewritten: changes are
 // batched, so 10,000 instances booting cost a handful of writes.
 const flushInterval = 200 * time.Millisecond
+
+// flushShare and maxFlushInterval stretch the interval for a large state:
+// after a write that took d, the next waits d×flushShare (at least
+// flushInterval, at most maxFlushInterval), so rewriting the state keeps
+// to about 1/flushShare of a core. Every write is the whole state: at
+// 10,000 instances (tens of megabytes) a write every 200 ms took 5% of
+// the process that serves the cloud, the manager and the node agent.
+const (
+	flushShare       = 40
+	maxFlushInterval = 2 * time.Second
+)
+
+// nextFlushWait is the wait after a flush that took took (0: nothing was
+// written).
+func nextFlushWait(took time.Duration) time.Duration {
+	return min(max(flushInterval, took*flushShare), maxFlushInterval)
+}
 
 // minWake is the shortest time the simulation loop sleeps between two due
 // transitions; transitions due within it are processed together.
@@ -85,9 +103,14 @@ type Cloud struct {
 	// addrs counts the live instances by face, scope and private address
 	// (NewInstance.AddressInUse); nil until first needed, then kept as
 	// instances come and go.
-	addrs  map[addrKey]int
-	dirty  bool
-	events []agentEvent
+	addrs map[addrKey]int
+	// faceGen counts the changes of each face's data, and views holds
+	// each face's data decoded as its face reads it (FaceDataAs), valid
+	// while faceGen has not moved.
+	faceGen map[string]uint64
+	views   map[string]faceView
+	dirty   bool
+	events  []agentEvent
 
 	flushMu sync.Mutex
 	kick    chan struct{}
@@ -579,8 +602,122 @@ func (c *Cloud) UpdateFaceData(face string, fn PayloadFunc) (json.RawMessage, er
 	} else {
 		c.st.FaceData[face] = p
 	}
+	c.st.facesEnc = nil
+	if c.faceGen == nil {
+		c.faceGen = map[string]uint64{}
+	}
+	c.faceGen[face]++
 	c.dirty = true
 	return clonePayload(p), nil
+}
+
+// FaceRecord returns a copy of the record key of face's own records (nil
+// when there is none). A face keeps in records what it has one of per
+// object (a launch template, a group's scaling activities), so that reading
+// or changing one costs that one, not everything the face keeps.
+func (c *Cloud) FaceRecord(face, key string) json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return clonePayload(c.st.FaceRecords[face][key])
+}
+
+// FaceRecords returns copies of face's records whose keys begin with
+// prefix, by key.
+func (c *Cloud) FaceRecords(face, prefix string) map[string]json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]json.RawMessage{}
+	for k, d := range c.st.FaceRecords[face] {
+		if strings.HasPrefix(k, prefix) {
+			out[k] = clonePayload(d)
+		}
+	}
+	return out
+}
+
+// UpdateFaceRecord changes the record key of face's own records, persisted
+// with the cloud's state and opaque to the core: fn gets the record (nil
+// when there is none) and returns the new one, nil to delete it. fn runs
+// with the core's lock held (see PayloadFunc); its error leaves the record
+// unchanged. It returns the new record.
+func (c *Cloud) UpdateFaceRecord(face, key string, fn PayloadFunc) (json.RawMessage, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p, err := runPayloadFunc(fn, c.st.FaceRecords[face][key])
+	if err != nil {
+		return nil, err
+	}
+	recs := c.st.FaceRecords[face]
+	switch {
+	case p == nil && recs == nil:
+		return nil, nil
+	case p == nil:
+		delete(recs, key)
+		if len(recs) == 0 {
+			delete(c.st.FaceRecords, face)
+		}
+	default:
+		if recs == nil {
+			recs = map[string]json.RawMessage{}
+			c.st.FaceRecords[face] = recs
+		}
+		recs[key] = compactPayload(p)
+	}
+	c.st.recordsEnc = nil
+	c.dirty = true
+	return clonePayload(p), nil
+}
+
+// compactPayload is p without insignificant space (p is valid JSON): how
+// records are kept, so the state file copies them as they are.
+func compactPayload(p json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, p); err != nil {
+		return p
+	}
+	if b.Len() == len(p) {
+		return p
+	}
+	return b.Bytes()
+}
+
+// faceView is a face's data decoded (FaceDataAs) and the count of the
+// data's changes it was decoded at.
+type faceView struct {
+	gen uint64
+	v   any
+}
+
+// FaceDataAs returns face's own data decoded as a T (DecodePayload),
+// decoded once per change of the data and shared by every caller until the
+// next change: a face reads its data on every request (its keys, to check
+// a signature), and decoding all of it each time made a request's cost
+// grow with everything the face keeps. The T returned is shared: read it,
+// never change anything it holds (copy first, or change the data through
+// UpdateFaceData).
+func FaceDataAs[T any](c *Cloud, face string) T {
+	c.mu.Lock()
+	gen := c.faceGen[face]
+	if v, ok := c.views[face]; ok && v.gen == gen {
+		if t, ok := v.v.(T); ok {
+			c.mu.Unlock()
+			return t
+		}
+	}
+	// The stored bytes are never changed in place (UpdateFaceData
+	// replaces them), so they are decoded outside the lock.
+	raw := c.st.FaceData[face]
+	c.mu.Unlock()
+	t := DecodePayload[T](raw)
+	c.mu.Lock()
+	if c.faceGen[face] == gen {
+		if c.views == nil {
+			c.views = map[string]faceView{}
+		}
+		c.views[face] = faceView{gen: gen, v: t}
+	}
+	c.mu.Unlock()
+	return t
 }
 
 func runPayloadFunc(fn PayloadFunc, old json.RawMessage) (json.RawMessage, error) {
@@ -653,45 +790,55 @@ func (c *Cloud) SetMaxInstances(n int) error {
 
 // Flush writes the state file now if anything changed.
 func (c *Cloud) Flush() error {
+	_, err := c.flush()
+	return err
+}
+
+// flush is Flush, and how long it took when it wrote (0 when there was
+// nothing to write).
+func (c *Cloud) flush() (time.Duration, error) {
 	if c.store == nil {
-		return nil
+		return 0, nil
 	}
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
+	start := time.Now()
 	c.mu.Lock()
 	if !c.dirty {
 		c.mu.Unlock()
-		return nil
+		return 0, nil
 	}
 	parts, err := c.st.encodeParts()
 	c.dirty = false
 	c.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("encoding cloud state: %w", err)
+		return 0, fmt.Errorf("encoding cloud state: %w", err)
 	}
 	if err := c.store.write(parts.join()); err != nil {
 		c.mu.Lock()
 		c.dirty = true
 		c.mu.Unlock()
-		return err
+		return 0, err
 	}
-	return nil
+	return time.Since(start), nil
 }
 
 func (c *Cloud) flushLoop(ctx context.Context) {
 	if c.store == nil {
 		return
 	}
-	t := c.clock.NewTicker(flushInterval)
+	t := c.clock.NewTimer(flushInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-			if err := c.Flush(); err != nil {
+			took, err := c.flush()
+			if err != nil {
 				c.log.Error(err, "Writing cloud state")
 			}
+			t.Reset(nextFlushWait(took))
 		}
 	}
 }

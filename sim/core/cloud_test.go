@@ -552,3 +552,20 @@ func TestStateFileIsTheMarshalledState(t *testing.T) {
 		})
 	}
 }
+
+// TestNextFlushWait: a quick write keeps the flush interval; a slow one
+// (a large state) stretches the wait so that rewriting the state keeps to
+// 1/flushShare of a core, up to maxFlushInterval.
+func TestNextFlushWait(t *testing.T) {
+	for _, tt := range []struct{ took, want time.Duration }{
+		{0, flushInterval},
+		{time.Millisecond, flushInterval},
+		{10 * time.Millisecond, 400 * time.Millisecond},
+		{25 * time.Millisecond, time.Second},
+		{time.Second, maxFlushInterval},
+	} {
+		if got := nextFlushWait(tt.took); got != tt.want {
+			t.Errorf("nextFlushWait(%v) = %v, want %v", tt.took, got, tt.want)
+		}
+	}
+}

@@ -53,3 +53,23 @@ func UpdateFaceDataAs[T any](c *Cloud, face string, edit func(*T) error) (T, err
 	}))
 	return out, err
 }
+
+// FaceRecordAs is the record key of face's records decoded as a T (the
+// zero T when there is none).
+func FaceRecordAs[T any](c *Cloud, face, key string) T {
+	return DecodePayload[T](c.FaceRecord(face, key))
+}
+
+// UpdateFaceRecordAs changes the record key of face's records kept as a T,
+// as EditPayload does, and returns it as written.
+func UpdateFaceRecordAs[T any](c *Cloud, face, key string, edit func(*T) error) (T, error) {
+	var out T
+	_, err := c.UpdateFaceRecord(face, key, EditPayload(func(d *T) error {
+		if err := edit(d); err != nil {
+			return err
+		}
+		out = *d
+		return nil
+	}))
+	return out, err
+}

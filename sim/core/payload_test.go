@@ -1,8 +1,11 @@
 package core
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	clocktesting "k8s.io/utils/clock/testing"
@@ -71,5 +74,122 @@ func TestUpdateFaceDataAs(t *testing.T) {
 	}
 	if got := DecodePayload[testPayload](c.FaceData("acme")); got.N != 2 {
 		t.Errorf("face data after a failed edit = %+v, want n 2 (unchanged)", got)
+	}
+}
+
+func TestFaceDataAsDecodesOncePerChange(t *testing.T) {
+	dir := t.TempDir()
+	c := newTestCloud(t, clocktesting.NewFakeClock(t0), dir, Simulation{})
+	if got := FaceDataAs[testPayload](c, "acme"); got.N != 0 || got.Tags != nil {
+		t.Fatalf("FaceDataAs before any data = %+v, want the zero value", got)
+	}
+	if _, err := UpdateFaceDataAs(c, "acme", func(p *testPayload) error { p.N, p.Tags = 1, []string{"a"}; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	first := FaceDataAs[testPayload](c, "acme")
+	if first.N != 1 || len(first.Tags) != 1 {
+		t.Fatalf("FaceDataAs after a change = %+v, want n 1 and one tag (the view before it was kept)", first)
+	}
+	// Unchanged data is the same decoded value, not a decode again.
+	if again := FaceDataAs[testPayload](c, "acme"); &again.Tags[0] != &first.Tags[0] {
+		t.Error("FaceDataAs decoded unchanged data again")
+	}
+	// Another face's change leaves this one's view alone; its own change
+	// replaces it.
+	if _, err := UpdateFaceDataAs(c, "other", func(p *testPayload) error { p.N = 5; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if again := FaceDataAs[testPayload](c, "acme"); &again.Tags[0] != &first.Tags[0] {
+		t.Error("another face's change decoded this face's data again")
+	}
+	if _, err := UpdateFaceDataAs(c, "acme", func(p *testPayload) error { p.N = 2; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := FaceDataAs[testPayload](c, "acme"); got.N != 2 || &got.Tags[0] == &first.Tags[0] {
+		t.Errorf("FaceDataAs after the face's own change = %+v, want n 2 decoded anew", got)
+	}
+	// The state file's face data is encoded again after each change, and
+	// kept in between.
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UpdateFaceDataAs(c, "acme", func(p *testPayload) error { p.N = 3; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newTestCloud(t, clocktesting.NewFakeClock(t0), dir, Simulation{})
+	if got := FaceDataAs[testPayload](c2, "acme"); got.N != 3 {
+		t.Errorf("face data after a restart = %+v, want n 3 (the last change flushed)", got)
+	}
+	if got := FaceDataAs[testPayload](c2, "other"); got.N != 5 {
+		t.Errorf("the other face's data after a restart = %+v, want n 5", got)
+	}
+}
+
+// TestFaceRecords: records are read, listed, changed and deleted one at a
+// time, kept across a restart, and the state file holds them as
+// json.Marshal would.
+func TestFaceRecords(t *testing.T) {
+	dir := t.TempDir()
+	c := newTestCloud(t, clocktesting.NewFakeClock(t0), dir, Simulation{})
+	for _, k := range []string{"t/b", "t/a", "u/x"} {
+		if _, err := UpdateFaceRecordAs(c, "acme", k, func(p *testPayload) error { p.N = len(k); p.Tags = []string{k}; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Not compact: kept compact, so the state file can copy it.
+	if _, err := c.UpdateFaceRecord("other", "k", ReplacePayload(json.RawMessage(`{ "n" : 1 }`))); err != nil {
+		t.Fatal(err)
+	}
+	if got := FaceRecordAs[testPayload](c, "acme", "t/a"); got.N != 3 || got.Tags[0] != "t/a" {
+		t.Errorf("FaceRecordAs(t/a) = %+v", got)
+	}
+	if got := c.FaceRecords("acme", "t/"); len(got) != 2 || got["t/a"] == nil || got["t/b"] == nil {
+		t.Errorf("FaceRecords(t/) = %s, want t/a and t/b", got)
+	}
+	if _, err := UpdateFaceRecordAs(c, "acme", "t/a", func(p *testPayload) error { return errors.New("no") }); err == nil {
+		t.Error("a failing edit succeeded")
+	}
+	if _, err := c.UpdateFaceRecord("acme", "t/b", func(json.RawMessage) (json.RawMessage, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.FaceRecord("acme", "t/b"); got != nil {
+		t.Errorf("deleted record = %s, want none", got)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, stateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f stateFileV2
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("state file: %v", err)
+	}
+	want, _ := json.Marshal(map[string]map[string]json.RawMessage{
+		"acme":  {"t/a": json.RawMessage(`{"n":3,"tags":["t/a"]}`), "u/x": json.RawMessage(`{"n":3,"tags":["u/x"]}`)},
+		"other": {"k": json.RawMessage(`{"n":1}`)},
+	})
+	if got, _ := json.Marshal(f.FaceRecords); string(got) != string(want) {
+		t.Errorf("state file's records = %s, want %s", got, want)
+	}
+	if !bytes.Contains(b, []byte(`"faceRecords":`+string(want))) {
+		t.Errorf("state file does not hold the records as json.Marshal encodes them: %s", b)
+	}
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newTestCloud(t, clocktesting.NewFakeClock(t0), dir, Simulation{})
+	if got := FaceRecordAs[testPayload](c2, "acme", "u/x"); got.N != 3 {
+		t.Errorf("record after a restart = %+v, want n 3", got)
+	}
+	if got := c2.FaceRecords("acme", ""); len(got) != 2 {
+		t.Errorf("records after a restart = %s, want 2", got)
 	}
 }

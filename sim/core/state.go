@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 )
@@ -33,6 +34,18 @@ type cloudState struct {
 	Groups map[GroupKey]*groupState
 	// FaceData is each face's own opaque data, by face name.
 	FaceData map[string]json.RawMessage
+	// facesEnc is FaceData's encoding in the state file, kept until the
+	// data changes (nil then): a face's data can be megabytes (the AWS
+	// face's launch templates and scaling activities), and encoding it
+	// again validates and compacts every byte of every flush.
+	facesEnc []byte
+	// FaceRecords are the faces' keyed records (Cloud.UpdateFaceRecord),
+	// by face and key: data a face keeps per object (a launch template, a
+	// group's activities), each read and changed alone.
+	FaceRecords map[string]map[string]json.RawMessage
+	// recordsEnc is FaceRecords' encoding in the state file, kept until a
+	// record changes (nil then).
+	recordsEnc []byte
 }
 
 // stateFileV2 is the state file: groups in a list sorted by key.
@@ -42,6 +55,8 @@ type stateFileV2 struct {
 	NextOp   uint64                     `json:"nextOp"`
 	Groups   []*groupState              `json:"groups"`
 	FaceData map[string]json.RawMessage `json:"faceData,omitempty"`
+	// FaceRecords are the faces' records by face and key.
+	FaceRecords map[string]map[string]json.RawMessage `json:"faceRecords,omitempty"`
 }
 
 // stateFileV1 is the state file before faces: the local face's groups by
@@ -131,7 +146,7 @@ type instanceState struct {
 }
 
 func newState() *cloudState {
-	return &cloudState{Groups: map[GroupKey]*groupState{}, FaceData: map[string]json.RawMessage{}}
+	return &cloudState{Groups: map[GroupKey]*groupState{}, FaceData: map[string]json.RawMessage{}, FaceRecords: map[string]map[string]json.RawMessage{}}
 }
 
 func (g *groupState) key() GroupKey { return GroupKey{Face: g.Face, Scope: g.Scope, Name: g.Name} }
@@ -143,6 +158,7 @@ type stateParts struct {
 	head   []byte            // {"version":…,"nextSeq":…,"nextOp":… without the closing brace
 	groups []json.RawMessage // each group's encoding, sorted by key
 	faces  []byte            // the faceData object, nil when there is none
+	recs   []byte            // the faceRecords object, nil when there is none
 }
 
 // encodeParts encodes what changed since the last flush and collects the
@@ -176,17 +192,51 @@ func (st *cloudState) encodeParts() (stateParts, error) {
 		p.groups[i] = g.enc
 	}
 	if len(st.FaceData) > 0 {
-		if p.faces, err = json.Marshal(st.FaceData); err != nil {
-			return stateParts{}, err
+		if st.facesEnc == nil {
+			if st.facesEnc, err = json.Marshal(st.FaceData); err != nil {
+				return stateParts{}, err
+			}
 		}
+		p.faces = st.facesEnc
+	}
+	if len(st.FaceRecords) > 0 {
+		if st.recordsEnc == nil {
+			st.recordsEnc = encodeRecords(st.FaceRecords)
+		}
+		p.recs = st.recordsEnc
 	}
 	return p, nil
+}
+
+// encodeRecords is json.Marshal's encoding of recs, its keys sorted, with
+// the records copied as they are (each is compact JSON, UpdateFaceRecord):
+// marshalling them as json.RawMessage would validate and compact them all.
+func encodeRecords(recs map[string]map[string]json.RawMessage) []byte {
+	var out []byte
+	out = append(out, '{')
+	for i, face := range slices.Sorted(maps.Keys(recs)) {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		k, _ := json.Marshal(face)
+		out = append(append(out, k...), ':', '{')
+		for j, key := range slices.Sorted(maps.Keys(recs[face])) {
+			if j > 0 {
+				out = append(out, ',')
+			}
+			k, _ := json.Marshal(key)
+			out = append(append(out, k...), ':')
+			out = append(out, recs[face][key]...)
+		}
+		out = append(out, '}')
+	}
+	return append(out, '}')
 }
 
 // join returns the state file: the same bytes as json.Marshal of a
 // stateFileV2 holding the parts.
 func (p stateParts) join() []byte {
-	n := len(p.head) + len(p.faces) + 32
+	n := len(p.head) + len(p.faces) + len(p.recs) + 48
 	for _, g := range p.groups {
 		n += len(g) + 1
 	}
@@ -203,6 +253,10 @@ func (p stateParts) join() []byte {
 	if p.faces != nil {
 		out = append(out, `,"faceData":`...)
 		out = append(out, p.faces...)
+	}
+	if p.recs != nil {
+		out = append(out, `,"faceRecords":`...)
+		out = append(out, p.recs...)
 	}
 	return append(out, '}')
 }
@@ -240,6 +294,17 @@ func decodeState(b []byte) (*cloudState, error) {
 		groups = f.Groups
 		for k, d := range f.FaceData {
 			st.FaceData[k] = d
+		}
+		for face, recs := range f.FaceRecords {
+			m := map[string]json.RawMessage{}
+			for k, d := range recs {
+				if len(d) > 0 {
+					m[k] = compactPayload(d)
+				}
+			}
+			if len(m) > 0 {
+				st.FaceRecords[face] = m
+			}
 		}
 	default:
 		return nil, fmt.Errorf("version %d is not one of 1, %d", v.Version, stateVersion)
