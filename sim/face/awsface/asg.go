@@ -327,7 +327,7 @@ func setTag(tags []AWSGroupTag, t AWSGroupTag) []AWSGroupTag {
 // ValidationError, as CreateAutoScalingGroup answers it.
 func (h *awsHandler) resolveTemplate(req *awsRequest, p *awsGroupPayload) (core.Model, string, error) {
 	spec := p.LaunchTemplate
-	t := findTemplate(h.templates(AWSScope(req.account, req.region)), spec.LaunchTemplateID, spec.LaunchTemplateName)
+	t := findTemplate(h.env.Cloud, AWSScope(req.account, req.region), spec.LaunchTemplateID, spec.LaunchTemplateName)
 	const bad = "You must use a valid fully-formed launch template. "
 	if t == nil {
 		if spec.LaunchTemplateID != "" {
@@ -1004,30 +1004,22 @@ func recordActivities(c *core.Cloud, scope, name string, acts []awsActivity, res
 	if len(acts) == 0 && !reset {
 		return
 	}
-	_ = updateAWSData(c, func(d *awsFaceData) error {
-		if d.Activities == nil {
-			d.Activities = map[string]map[string][]awsActivity{}
-		}
-		if d.Activities[scope] == nil {
-			d.Activities[scope] = map[string][]awsActivity{}
-		}
-		list := d.Activities[scope][name]
+	_, _ = core.UpdateFaceRecordAs(c, AWSFaceName, activitiesKey(scope, name), func(list *[]awsActivity) error {
 		if reset {
-			list = nil
+			*list = nil
 		}
 		for _, a := range acts {
 			if a.ID == "" {
 				a.ID = NewRequestID()
 			}
-			if a.Kind == "failed" && len(list) > 0 && list[0].Kind == "failed" && list[0].Message == a.Message {
+			if a.Kind == "failed" && len(*list) > 0 && (*list)[0].Kind == "failed" && (*list)[0].Message == a.Message {
 				continue
 			}
-			list = append([]awsActivity{a}, list...)
+			*list = append([]awsActivity{a}, *list...)
 		}
-		if len(list) > awsMaxActivities {
-			list = list[:awsMaxActivities]
+		if len(*list) > awsMaxActivities {
+			*list = (*list)[:awsMaxActivities]
 		}
-		d.Activities[scope][name] = list
 		return nil
 	})
 }
@@ -1041,7 +1033,7 @@ func (h *awsHandler) describeScalingActivities(w http.ResponseWriter, req *awsRe
 	for _, in := range g.Instances {
 		states[in.ID] = in.State
 	}
-	list := readAWSData(h.env.Cloud).Activities[AWSScope(req.account, req.region)][name]
+	list := core.FaceRecordAs[[]awsActivity](h.env.Cloud, AWSFaceName, activitiesKey(AWSScope(req.account, req.region), name))
 	limit := 100
 	if v, ok := qInt(req.form, "MaxRecords"); ok && v != nil && *v > 0 && *v <= 100 {
 		limit = int(*v)

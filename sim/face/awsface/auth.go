@@ -33,20 +33,63 @@ type awsFaceData struct {
 	// the default key.
 	Initialized bool     `json:"initialized,omitempty"`
 	Keys        []AWSKey `json:"keys,omitempty"`
-	// Templates are the launch templates by scope (account/region) and ID.
-	Templates map[string]map[string]*awsTemplate `json:"templates,omitempty"`
-	// Activities are the scaling activities by scope and group name,
-	// newest first (at most awsMaxActivities per group).
+	// Templates and Activities are where a state written before the face
+	// kept its launch templates and scaling activities as records
+	// (templateKey, activitiesKey) held them: by scope (account/region)
+	// and ID or group name. migrateRecords moves them.
+	Templates  map[string]map[string]*awsTemplate  `json:"templates,omitempty"`
 	Activities map[string]map[string][]awsActivity `json:"activities,omitempty"`
+}
+
+// The keys of the face's records (core.Cloud.UpdateFaceRecord): one per
+// launch template, one per template name (its ID), one per group's
+// scaling activities. Kept one per object, a request reads and changes
+// only its own: in the face's data, every request decoded every launch
+// template's user data and every group's activities to check its
+// signature, and every new activity encoded them all again.
+func templateKey(scope, id string) string       { return "lt/" + scope + "/" + id }
+func templateNameKey(scope, name string) string { return "ltname/" + scope + "/" + name }
+func activitiesKey(scope, group string) string  { return "activities/" + scope + "/" + group }
+
+// migrateRecords moves the launch templates and activities a state of an
+// earlier version kept in the face's data to their records.
+func migrateRecords(c *core.Cloud) error {
+	d := readAWSData(c)
+	if len(d.Templates) == 0 && len(d.Activities) == 0 {
+		return nil
+	}
+	for scope, ts := range d.Templates {
+		for id, t := range ts {
+			if _, err := c.UpdateFaceRecord(AWSFaceName, templateKey(scope, id), core.ReplacePayload(t)); err != nil {
+				return err
+			}
+			if _, err := c.UpdateFaceRecord(AWSFaceName, templateNameKey(scope, t.Name), core.ReplacePayload(id)); err != nil {
+				return err
+			}
+		}
+	}
+	for scope, gs := range d.Activities {
+		for name, list := range gs {
+			if _, err := c.UpdateFaceRecord(AWSFaceName, activitiesKey(scope, name), core.ReplacePayload(list)); err != nil {
+				return err
+			}
+		}
+	}
+	return updateAWSData(c, func(d *awsFaceData) error {
+		d.Templates, d.Activities = nil, nil
+		return nil
+	})
 }
 
 func defaultAWSKey() AWSKey {
 	return AWSKey{AccessKeyID: AWSDefaultAccessKeyID, SecretAccessKey: AWSDefaultSecretAccessKey, AccountID: AWSDefaultAccountID}
 }
 
-// readAWSData is the face's data of c.
+// readAWSData is the face's data of c, shared with every other reader
+// until it changes (core.FaceDataAs): read it, never change it; changes go
+// through updateAWSData.
 func readAWSData(c *core.Cloud) *awsFaceData {
-	d := core.DecodePayload[awsFaceData](c.FaceData(AWSFaceName))
+	d := core.FaceDataAs[awsFaceData](c, AWSFaceName)
 	d.defaults()
 	return &d
 }
@@ -99,7 +142,7 @@ func AWSDeleteKey(c *core.Cloud, accessKeyID string) error {
 }
 
 // AWSKeys returns the access keys the AWS face of c has registered.
-func AWSKeys(c *core.Cloud) []AWSKey { return readAWSData(c).Keys }
+func AWSKeys(c *core.Cloud) []AWSKey { return slices.Clone(readAWSData(c).Keys) }
 
 // key finds an access key: the face's own (Keys), else those registered in
 // c's data.
@@ -112,7 +155,7 @@ func (f *AWSFace) key(c *core.Cloud, id string) (AWSKey, bool) {
 			return k, true
 		}
 	}
-	for _, k := range AWSKeys(c) {
+	for _, k := range readAWSData(c).Keys {
 		if k.AccessKeyID == id {
 			return k, true
 		}

@@ -190,6 +190,9 @@ type awsHandler struct {
 // Handler implements Face.
 func (f *AWSFace) Handler(env core.FaceEnv) http.Handler {
 	h := &awsHandler{face: f, env: env}
+	if err := migrateRecords(env.Cloud); err != nil {
+		env.Cloud.Log().Error(err, "Moving the AWS face's launch templates and scaling activities to their records")
+	}
 	h.ops = env.WrapOps(h.authenticated, map[string]http.HandlerFunc{
 		OpAWSCreateAutoScalingGroup:         h.createASG,
 		OpAWSUpdateAutoScalingGroup:         h.updateASG,

@@ -113,7 +113,7 @@ func launchData(templates map[string]*awsTemplate, ip awsInstancePayload) *awsap
 	if ip.LaunchTemplate == nil {
 		return nil
 	}
-	t := findTemplate(templates, ip.LaunchTemplate.LaunchTemplateID, ip.LaunchTemplate.LaunchTemplateName)
+	t := findTemplateIn(templates, ip.LaunchTemplate.LaunchTemplateID, ip.LaunchTemplate.LaunchTemplateName)
 	if t == nil {
 		return nil
 	}

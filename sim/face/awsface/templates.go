@@ -2,6 +2,7 @@ package awsface
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -73,24 +74,48 @@ func (t *awsTemplate) wireVersion(v *awsTemplateVersion) awsapi.LaunchTemplateVe
 		DefaultVersion: v.Number == t.Default, LaunchTemplateData: v.Data}
 }
 
-// awsTemplates returns the launch templates of a scope (a copy).
+// templates returns the launch templates of a scope, by ID.
 func (h *awsHandler) templates(scope string) map[string]*awsTemplate {
-	return readAWSData(h.env.Cloud).Templates[scope]
+	out := map[string]*awsTemplate{}
+	for _, raw := range h.env.Cloud.FaceRecords(AWSFaceName, templateKey(scope, "")) {
+		t := core.DecodePayload[awsTemplate](raw)
+		out[t.ID] = &t
+	}
+	return out
 }
 
 // AWSLaunchTemplate finds a launch template of account's region of the AWS
 // face of c by ID (else by name), as DescribeLaunchTemplates shows it;
 // false when there is none.
 func AWSLaunchTemplate(c *core.Cloud, account, region, id, name string) (awsapi.LaunchTemplate, bool) {
-	t := findTemplate(readAWSData(c).Templates[AWSScope(account, region)], id, name)
+	t := findTemplate(c, AWSScope(account, region), id, name)
 	if t == nil {
 		return awsapi.LaunchTemplate{}, false
 	}
 	return t.wire(), true
 }
 
-// findTemplate finds a template by ID or name in m.
-func findTemplate(m map[string]*awsTemplate, id, name string) *awsTemplate {
+// findTemplate reads a launch template of scope by ID, else by name; nil
+// when there is none.
+func findTemplate(c *core.Cloud, scope, id, name string) *awsTemplate {
+	if id == "" {
+		if name == "" {
+			return nil
+		}
+		if id = core.FaceRecordAs[string](c, AWSFaceName, templateNameKey(scope, name)); id == "" {
+			return nil
+		}
+	}
+	raw := c.FaceRecord(AWSFaceName, templateKey(scope, id))
+	if raw == nil {
+		return nil
+	}
+	t := core.DecodePayload[awsTemplate](raw)
+	return &t
+}
+
+// findTemplateIn finds a template by ID or name in m.
+func findTemplateIn(m map[string]*awsTemplate, id, name string) *awsTemplate {
 	if id != "" {
 		return m[id]
 	}
@@ -103,18 +128,21 @@ func findTemplate(m map[string]*awsTemplate, id, name string) *awsTemplate {
 }
 
 // changeTemplate changes the launch template the request names
-// (LaunchTemplateId, else LaunchTemplateName) with fn, in the face's data,
-// atomically (ts are the templates of its scope); a missing template is
-// EC2's error for it, and fn's error leaves the data unchanged.
-func (h *awsHandler) changeTemplate(req *awsRequest, fn func(ts map[string]*awsTemplate, t *awsTemplate) error) error {
+// (LaunchTemplateId, else LaunchTemplateName) with fn, atomically; a
+// missing template is EC2's error for it, and fn's error leaves the
+// template unchanged.
+func (h *awsHandler) changeTemplate(req *awsRequest, fn func(t *awsTemplate) error) error {
 	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
 	scope := AWSScope(req.account, req.region)
-	err := updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		t := findTemplate(d.Templates[scope], id, name)
-		if t == nil {
-			return templateNotFound(id, name)
+	t := findTemplate(h.env.Cloud, scope, id, name)
+	if t == nil {
+		return templateNotFound(id, name)
+	}
+	_, err := h.env.Cloud.UpdateFaceRecord(AWSFaceName, templateKey(scope, t.ID), func(old json.RawMessage) (json.RawMessage, error) {
+		if old == nil {
+			return nil, templateNotFound(id, name)
 		}
-		return fn(d.Templates[scope], t)
+		return core.EditPayload(fn)(old)
 	})
 	return err
 }
@@ -286,19 +314,16 @@ func (h *awsHandler) createLaunchTemplate(w http.ResponseWriter, r *http.Request
 		CreatedBy: "arn:aws:iam::" + req.account + ":root", Default: 1, Latest: 1, Tags: tags,
 		Versions: map[string]*awsTemplateVersion{"1": {Number: 1, Description: req.form.Get("VersionDescription"), CreateTime: now, Data: data}},
 	}
-	err = updateAWSData(h.env.Cloud, func(d *awsFaceData) error {
-		if findTemplate(d.Templates[scope], "", name) != nil {
-			return ec2Err(awsapi.CodeLTNameAlreadyExists, "Launch template name already in use.")
+	// The name is claimed first: of two creates of one name, one wins.
+	_, err = h.env.Cloud.UpdateFaceRecord(AWSFaceName, templateNameKey(scope, name), func(old json.RawMessage) (json.RawMessage, error) {
+		if old != nil {
+			return nil, ec2Err(awsapi.CodeLTNameAlreadyExists, "Launch template name already in use.")
 		}
-		if d.Templates == nil {
-			d.Templates = map[string]map[string]*awsTemplate{}
-		}
-		if d.Templates[scope] == nil {
-			d.Templates[scope] = map[string]*awsTemplate{}
-		}
-		d.Templates[scope][t.ID] = t
-		return nil
+		return json.Marshal(t.ID)
 	})
+	if err == nil {
+		_, err = h.env.Cloud.UpdateFaceRecord(AWSFaceName, templateKey(scope, t.ID), core.ReplacePayload(t))
+	}
 	h.reply(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: t.wire()}, err)
 }
 
@@ -314,7 +339,7 @@ func (h *awsHandler) createLaunchTemplateVersion(w http.ResponseWriter, r *http.
 	now := h.env.Cloud.Clock().Now().UTC()
 	var out awsapi.LaunchTemplateVersion
 	var tid string
-	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
+	err := h.changeTemplate(req, func(t *awsTemplate) error {
 		var base awsapi.LaunchTemplateData
 		if sv := req.form.Get("SourceVersion"); sv != "" {
 			n := t.resolve(sv)
@@ -350,12 +375,11 @@ func (h *awsHandler) createLaunchTemplateVersion(w http.ResponseWriter, r *http.
 func (h *awsHandler) describeLaunchTemplates(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
 	scope := AWSScope(req.account, req.region)
-	all := h.templates(scope)
 	ids, names := qList(req.form, "LaunchTemplateId"), qList(req.form, "LaunchTemplateName")
 	f := ec2Filters(req)
 	var list []*awsTemplate
 	for _, id := range ids {
-		t := findTemplate(all, id, "")
+		t := findTemplate(h.env.Cloud, scope, id, "")
 		if t == nil {
 			h.writeAWSError(w, req, templateNotFound(id, ""))
 			return
@@ -363,7 +387,7 @@ func (h *awsHandler) describeLaunchTemplates(w http.ResponseWriter, r *http.Requ
 		list = append(list, t)
 	}
 	for _, n := range names {
-		t := findTemplate(all, "", n)
+		t := findTemplate(h.env.Cloud, scope, "", n)
 		if t == nil {
 			h.writeError(w, req, http.StatusBadRequest, awsapi.CodeLTNameNotFound, "At least one of the launch templates specified in the request does not exist.")
 			return
@@ -371,7 +395,7 @@ func (h *awsHandler) describeLaunchTemplates(w http.ResponseWriter, r *http.Requ
 		list = append(list, t)
 	}
 	if len(ids) == 0 && len(names) == 0 {
-		for _, t := range all {
+		for _, t := range h.templates(scope) {
 			list = append(list, t)
 		}
 	}
@@ -415,12 +439,12 @@ func ec2Page[T any](req *awsRequest, list []T, lo, hi int64) ([]T, string, error
 // $Default versions of all; paged.
 func (h *awsHandler) describeLaunchTemplateVersions(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
-	all := h.templates(AWSScope(req.account, req.region))
+	scope := AWSScope(req.account, req.region)
 	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
 	wanted := qList(req.form, "LaunchTemplateVersion")
 	var templates []*awsTemplate
 	if id != "" || name != "" {
-		t := findTemplate(all, id, name)
+		t := findTemplate(h.env.Cloud, scope, id, name)
 		if t == nil {
 			h.writeAWSError(w, req, templateNotFound(id, name))
 			return
@@ -433,7 +457,7 @@ func (h *awsHandler) describeLaunchTemplateVersions(w http.ResponseWriter, r *ht
 				return
 			}
 		}
-		for _, t := range all {
+		for _, t := range h.templates(scope) {
 			templates = append(templates, t)
 		}
 		sort.Slice(templates, func(i, j int) bool { return templates[i].ID < templates[j].ID })
@@ -479,7 +503,7 @@ func (h *awsHandler) deleteLaunchTemplateVersions(w http.ResponseWriter, r *http
 		return
 	}
 	out := &awsapi.DeleteLaunchTemplateVersionsResponse{}
-	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
+	err := h.changeTemplate(req, func(t *awsTemplate) error {
 		for _, v := range versions {
 			n, _ := strconv.ParseInt(v, 10, 64)
 			switch {
@@ -504,7 +528,7 @@ func (h *awsHandler) deleteLaunchTemplateVersions(w http.ResponseWriter, r *http
 func (h *awsHandler) modifyLaunchTemplate(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
 	var out awsapi.LaunchTemplate
-	err := h.changeTemplate(req, func(_ map[string]*awsTemplate, t *awsTemplate) error {
+	err := h.changeTemplate(req, func(t *awsTemplate) error {
 		if v := req.form.Get("SetDefaultVersion"); v != "" {
 			n := t.resolve(v)
 			if n == 0 {
@@ -528,11 +552,24 @@ func (h *awsHandler) modifyLaunchTemplate(w http.ResponseWriter, r *http.Request
 func (h *awsHandler) deleteLaunchTemplate(w http.ResponseWriter, r *http.Request) {
 	req := awsReq(r)
 	var out awsapi.LaunchTemplate
-	err := h.changeTemplate(req, func(ts map[string]*awsTemplate, t *awsTemplate) error {
+	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
+	scope := AWSScope(req.account, req.region)
+	var err error
+	if t := findTemplate(h.env.Cloud, scope, id, name); t == nil {
+		err = templateNotFound(id, name)
+	} else {
 		out = t.wire()
-		delete(ts, t.ID)
-		return nil
-	})
+		_, err = h.env.Cloud.UpdateFaceRecord(AWSFaceName, templateKey(scope, t.ID), func(json.RawMessage) (json.RawMessage, error) { return nil, nil })
+		if err == nil {
+			// The name is free again, unless a new template took it.
+			_, err = h.env.Cloud.UpdateFaceRecord(AWSFaceName, templateNameKey(scope, t.Name), func(old json.RawMessage) (json.RawMessage, error) {
+				if core.DecodePayload[string](old) != t.ID {
+					return old, nil
+				}
+				return nil, nil
+			})
+		}
+	}
 	h.reply(w, req, &awsapi.CreateLaunchTemplateResponse{LaunchTemplate: out}, err)
 }
 

@@ -52,6 +52,17 @@ func readAzureData(raw json.RawMessage) azureFaceData {
 	return d
 }
 
+// azureView is the face's data of c, shared with every other reader until
+// it changes (core.FaceDataAs): what a request reads to authenticate (the
+// clients, the token key), never changed; changes go through
+// updateAzureData, and code that changes what it read decodes its own copy
+// (readAzureData).
+func azureView(c *core.Cloud) azureFaceData {
+	d := core.FaceDataAs[azureFaceData](c, AzureFaceName)
+	d.defaults()
+	return d
+}
+
 // defaults gives data whose client list was never written the default
 // client.
 func (d *azureFaceData) defaults() {
@@ -102,12 +113,12 @@ func AzureDeleteClient(c *core.Cloud, tenantID, clientID string) error {
 
 // AzureClients returns the service principals the Azure face of c accepts.
 func AzureClients(c *core.Cloud) []AzureClient {
-	return readAzureData(c.FaceData(AzureFaceName)).Clients
+	return slices.Clone(azureView(c).Clients)
 }
 
 // tokenKey returns the face's token signing key, creating it on first use.
 func (h *azureHandler) tokenKey() ([]byte, error) {
-	return core.FaceKey(func() azureFaceData { return readAzureData(h.env.Cloud.FaceData(AzureFaceName)) },
+	return core.FaceKey(func() azureFaceData { return azureView(h.env.Cloud) },
 		func(fn func(*azureFaceData) error) (azureFaceData, error) { return updateAzureData(h.env.Cloud, fn) },
 		func(d *azureFaceData) *string { return &d.TokenKey })
 }
@@ -190,7 +201,7 @@ func (h *azureHandler) token(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("The provided value for scope %s is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).", scope))
 		return
 	}
-	clients := append(readAzureData(h.env.Cloud.FaceData(AzureFaceName)).Clients, h.face.Clients...)
+	clients := slices.Concat(azureView(h.env.Cloud).Clients, h.face.Clients)
 	var cl *AzureClient
 	tenantKnown := false
 	for i, c := range clients {

@@ -49,7 +49,10 @@ type faceData struct {
 	Seq uint64 `json:"seq,omitempty"`
 }
 
-func readData(c *core.Cloud) faceData { return core.DecodePayload[faceData](c.FaceData(GCPFaceName)) }
+// readData is the face's data of c, shared with every other reader until
+// it changes (core.FaceDataAs): read it, never change it; changes go
+// through updateData.
+func readData(c *core.Cloud) faceData { return core.FaceDataAs[faceData](c, GCPFaceName) }
 
 func updateData(c *core.Cloud, fn func(*faceData) error) (faceData, error) {
 	return core.UpdateFaceDataAs(c, GCPFaceName, fn)
