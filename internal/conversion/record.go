@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -135,11 +137,27 @@ func keepSpokeSpec(b []byte, dst runtime.Object, dstObj client.Object) error {
 }
 
 // specJSON returns obj's spec as the API server keeps it, decoded and as
-// JSON: obj's own JSON encoding (which honours omitzero, unlike the
+// JSON: the spec's own JSON encoding (which honours omitzero, unlike the
 // unstructured converter), normalised and re-encoded with sorted keys; nil
-// and nil when obj has no spec.
+// and nil when obj has no spec. Only the spec is encoded: a read of every
+// object written in v1beta1 hashes it (specHash), and the object's
+// metadata (its managed fields) and status are most of its bytes.
 func specJSON(obj runtime.Object) (any, []byte, error) {
-	b, err := json.Marshal(obj)
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil, nil, fmt.Errorf("%T is not a pointer to a struct", obj)
+	}
+	f, ok := v.Elem().Type().FieldByName("Spec")
+	name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if !ok || name != "spec" {
+		return nil, nil, nil
+	}
+	fv := v.Elem().FieldByIndex(f.Index)
+	if fv.IsZero() && (slices.Contains(strings.Split(opts, ","), "omitzero") || fv.Kind() == reflect.Pointer) {
+		// Left out of the object's encoding, as json.Marshal leaves it.
+		return nil, nil, nil
+	}
+	b, err := json.Marshal(fv.Interface())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -147,24 +165,22 @@ func specJSON(obj runtime.Object) (any, []byte, error) {
 	// stored, and a typed decode of that can encode differently (an empty
 	// but non-nil list inside an omitzero struct is written as {} the first
 	// time and left out the next); the second encoding is a fixed point.
-	fresh := reflect.New(reflect.TypeOf(obj).Elem()).Interface()
+	fresh := reflect.New(f.Type).Interface()
 	if err := json.Unmarshal(b, fresh); err != nil {
 		return nil, nil, err
 	}
 	if b, err = json.Marshal(fresh); err != nil {
 		return nil, nil, err
 	}
-	var u struct {
-		Spec any `json:"spec"`
-	}
-	if err := json.Unmarshal(b, &u); err != nil {
+	var spec any
+	if err := json.Unmarshal(b, &spec); err != nil {
 		return nil, nil, err
 	}
-	if u.Spec == nil {
+	if spec == nil {
 		return nil, nil, nil
 	}
-	b, err = json.Marshal(u.Spec)
-	return u.Spec, b, err
+	b, err = json.Marshal(spec)
+	return spec, b, err
 }
 
 // specHash is the SHA-256 of specJSON.
