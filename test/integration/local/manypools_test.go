@@ -77,7 +77,8 @@ import (
 // create until all are Running. MPOOL_BENCH_APIPROF=<file> (with
 // MPOOL_TEST_APISERVER_ARGS=--profiling=true) writes a 50 s CPU profile of
 // kube-apiserver during the creation, MPOOL_BENCH_APIPROF_AFTER (a Go
-// duration, default 0) after the first create. MPOOL_BENCH_TIMELINE=1
+// duration, default 0) after the first create; MPOOL_BENCH_QUIETAPIPROF=<file>
+// one of the first 60 s of the quiet scale-ups. MPOOL_BENCH_TIMELINE=1
 // traces every single pool's scale-up (alone, at rest, during a pass): when
 // its MachinePool, LocalMachinePool and each of its Nodes changed, as a
 // cache of the benchmark's own saw it (scaleTrace).
@@ -217,6 +218,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		var quietTimes []time.Duration
 		var quietConversions []int64
 		quietFrom, quietCPU := time.Now(), cpuTimes(b)
+		quietProfiled := profileAPIServerAfter(b, os.Getenv("MPOOL_BENCH_QUIETAPIPROF"), 0, 60*time.Second)
 		for _, n := range m.names[1 : 1+samples] {
 			m.scaleTo(n, instances)
 			m.waitQuiet(restWindow, 5*time.Minute)
@@ -224,6 +226,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 			quietTimes, quietConversions = append(quietTimes, took), append(quietConversions, conversions)
 		}
 		logCPU(b, "the quiet scale-ups and the rests between them", quietCPU, cpuTimes(b), time.Since(quietFrom))
+		<-quietProfiled
 		quiet := median(quietTimes)
 		b.Logf("at rest, the API server too: one pool %d → %d Running in %s (median of %s; conversion requests during each %v): %.2f× alone",
 			instances, 2*instances, quiet.Round(time.Millisecond), roundAll(quietTimes), quietConversions, ratio(quiet, alone))
