@@ -98,13 +98,8 @@ func AWSLaunchTemplate(c *core.Cloud, account, region, id, name string) (awsapi.
 // findTemplate reads a launch template of scope by ID, else by name; nil
 // when there is none.
 func findTemplate(c *core.Cloud, scope, id, name string) *awsTemplate {
-	if id == "" {
-		if name == "" {
-			return nil
-		}
-		if id = core.FaceRecordAs[string](c, AWSFaceName, templateNameKey(scope, name)); id == "" {
-			return nil
-		}
+	if id = templateID(c, scope, id, name); id == "" {
+		return nil
 	}
 	raw := c.FaceRecord(AWSFaceName, templateKey(scope, id))
 	if raw == nil {
@@ -112,6 +107,15 @@ func findTemplate(c *core.Cloud, scope, id, name string) *awsTemplate {
 	}
 	t := core.DecodePayload[awsTemplate](raw)
 	return &t
+}
+
+// templateID is id, else the ID of scope's template named name (its name
+// index); "" when neither names one.
+func templateID(c *core.Cloud, scope, id, name string) string {
+	if id != "" || name == "" {
+		return id
+	}
+	return core.FaceRecordAs[string](c, AWSFaceName, templateNameKey(scope, name))
 }
 
 // findTemplateIn finds a template by ID or name in m.
@@ -134,11 +138,11 @@ func findTemplateIn(m map[string]*awsTemplate, id, name string) *awsTemplate {
 func (h *awsHandler) changeTemplate(req *awsRequest, fn func(t *awsTemplate) error) error {
 	id, name := req.form.Get("LaunchTemplateId"), req.form.Get("LaunchTemplateName")
 	scope := AWSScope(req.account, req.region)
-	t := findTemplate(h.env.Cloud, scope, id, name)
-	if t == nil {
+	tid := templateID(h.env.Cloud, scope, id, name)
+	if tid == "" {
 		return templateNotFound(id, name)
 	}
-	_, err := h.env.Cloud.UpdateFaceRecord(AWSFaceName, templateKey(scope, t.ID), func(old json.RawMessage) (json.RawMessage, error) {
+	_, err := h.env.Cloud.UpdateFaceRecord(AWSFaceName, templateKey(scope, tid), func(old json.RawMessage) (json.RawMessage, error) {
 		if old == nil {
 			return nil, templateNotFound(id, name)
 		}
