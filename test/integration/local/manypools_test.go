@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -77,7 +78,8 @@ import (
 // create until all are Running. MPOOL_BENCH_APIPROF=<file> (with
 // MPOOL_TEST_APISERVER_ARGS=--profiling=true) writes a 50 s CPU profile of
 // kube-apiserver during the creation, MPOOL_BENCH_APIPROF_AFTER (a Go
-// duration, default 0) after the first create; MPOOL_BENCH_QUIETAPIPROF=<file>
+// duration, default 0) after the first create, MPOOL_BENCH_APIPROF_FOR (a Go
+// duration, default 50 s) long; MPOOL_BENCH_QUIETAPIPROF=<file>
 // one of the first 60 s of the quiet scale-ups. MPOOL_BENCH_TIMELINE=1
 // traces every single pool's scale-up (alone, at rest, during a pass): when
 // its MachinePool, LocalMachinePool and each of its Nodes changed, as a
@@ -140,7 +142,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		start := time.Now()
 		reqsBefore, cpuBefore := m.reqs.Counts(), cpuTimes(b)
 		stopProfile := startCPUProfile(b, os.Getenv("MPOOL_BENCH_RUNPROFILE"))
-		apiProfiled := profileAPIServerAfter(b, os.Getenv("MPOOL_BENCH_APIPROF"), envDuration(b, "MPOOL_BENCH_APIPROF_AFTER"), 50*time.Second)
+		apiProfiled := profileAPIServerAfter(b, os.Getenv("MPOOL_BENCH_APIPROF"), envDuration(b, "MPOOL_BENCH_APIPROF_AFTER"), cmp.Or(envDuration(b, "MPOOL_BENCH_APIPROF_FOR"), 50*time.Second))
 		m.create(m.names[1:], instances)
 		created := time.Since(start)
 		m.waitRunning(m.names[1:], instances, 60*time.Minute)
