@@ -1,13 +1,17 @@
 package kubeenv
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,6 +30,11 @@ type conversionServer struct {
 	url  string
 	// requests counts the conversion requests served (ConversionRequests).
 	requests atomic.Int64
+	// tracked counts, per namespace TrackConversionsIn named, the objects
+	// of that namespace converted (*atomic.Int64 by namespace); tracking
+	// says whether any is, so that no other run reads a request's body.
+	tracked  sync.Map
+	tracking atomic.Bool
 }
 
 // startConversion serves h at conversion.Path on a free loopback port.
@@ -50,6 +59,9 @@ func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error
 	}
 	mux.Handle(conversion.Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		if s.tracking.Load() {
+			s.track(r)
+		}
 		h.ServeHTTP(w, r)
 	}))
 	go func() {
@@ -70,6 +82,58 @@ func (c *ControlPlane) ConversionRequests() int64 {
 		return 0
 	}
 	return c.conversion.requests.Load()
+}
+
+// TrackConversionsIn starts counting the objects of namespace ns that the
+// embedded conversion webhook converts (ConversionsIn): what a test that
+// writes in ns costs the webhook, without what other namespaces' writes
+// and the API server's own checks cost it meanwhile.
+func (c *ControlPlane) TrackConversionsIn(ns string) {
+	if c.conversion == nil {
+		return
+	}
+	c.conversion.tracked.LoadOrStore(ns, new(atomic.Int64))
+	c.conversion.tracking.Store(true)
+}
+
+// ConversionsIn returns how many objects of namespace ns the conversion
+// webhook converted since TrackConversionsIn(ns) (0 before it).
+func (c *ControlPlane) ConversionsIn(ns string) int64 {
+	if c.conversion == nil {
+		return 0
+	}
+	n, ok := c.conversion.tracked.Load(ns)
+	if !ok {
+		return 0
+	}
+	return n.(*atomic.Int64).Load()
+}
+
+// track counts the objects of r's ConversionReview by namespace, for the
+// tracked ones, and leaves r's body as it was.
+func (s *conversionServer) track(r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	var review struct {
+		Request struct {
+			Objects []struct {
+				Metadata struct {
+					Namespace string `json:"namespace"`
+				} `json:"metadata"`
+			} `json:"objects"`
+		} `json:"request"`
+	}
+	if json.Unmarshal(body, &review) != nil {
+		return
+	}
+	for _, o := range review.Request.Objects {
+		if n, ok := s.tracked.Load(o.Metadata.Namespace); ok {
+			n.(*atomic.Int64).Add(1)
+		}
+	}
 }
 
 // stop closes the server and waits for it.

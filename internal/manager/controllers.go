@@ -7,11 +7,15 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/admission"
+	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -29,16 +33,18 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
 	"github.com/mpool-dev/mpool/internal/controller/managedcluster"
 	"github.com/mpool-dev/mpool/internal/features"
+	"github.com/mpool-dev/mpool/internal/fieldowners"
 	poolmetrics "github.com/mpool-dev/mpool/internal/metrics"
 	"github.com/mpool-dev/mpool/internal/provider"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
 // cacheOptions are the manager cache's options. The cache keeps no managed
-// fields: nothing reads them from it, and at 10,000 instances they are a
-// large part of the Machines and per-instance objects it holds.
-func cacheOptions(syncPeriod time.Duration, namespaces []string) cache.Options {
-	o := cache.Options{DefaultTransform: cache.TransformStripManagedFields()}
+// fields (at 10,000 instances they are a large part of the Machines and
+// per-instance objects it holds), but for the objects owners would move
+// (package fieldowners): their controllers read them to move them once.
+func cacheOptions(syncPeriod time.Duration, namespaces []string, owners *fieldowners.Upgrader) cache.Options {
+	o := cache.Options{DefaultTransform: owners.Transform()}
 	if syncPeriod > 0 {
 		o.SyncPeriod = &syncPeriod
 	}
@@ -54,7 +60,7 @@ func cacheOptions(syncPeriod time.Duration, namespaces []string) cache.Options {
 // setupControllers registers each controller with mgr, the providers' through
 // the provider registry, and returns the providers it started. Controllers
 // that the gates turn off are not registered at all.
-func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Running, error) {
+func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, owners *fieldowners.Upgrader) ([]Running, error) {
 	copts := controller.Options{MaxConcurrentReconciles: opts.Concurrency}
 	poolsOn := opts.Gates.Enabled(features.MachinePool)
 
@@ -120,12 +126,12 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options) ([]Ru
 		return nil, nil
 	}
 	if opts.Mode.RunsClusters() {
-		if err := (&kubeadmconfig.Reconciler{Workload: workloads, Clock: opts.Clock, TokenTTL: opts.BootstrapTokenTTL}).SetupWithManager(ctx, mgr, copts); err != nil {
+		if err := (&kubeadmconfig.Reconciler{Workload: workloads, Clock: opts.Clock, TokenTTL: opts.BootstrapTokenTTL, FieldOwners: owners}).SetupWithManager(ctx, mgr, copts); err != nil {
 			return nil, fmt.Errorf("setting up the KubeadmConfig controller: %w", err)
 		}
 	}
 	if opts.Mode.RunsMachinePools() {
-		if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock}).SetupWithManager(ctx, mgr, copts); err != nil {
+		if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock, FieldOwners: owners}).SetupWithManager(ctx, mgr, copts); err != nil {
 			return nil, fmt.Errorf("setting up the MachinePool controller: %w", err)
 		}
 	}
@@ -200,4 +206,24 @@ func split[T any](s []T, drop func(T) bool) (kept, dropped []T) {
 		}
 	}
 	return kept, dropped
+}
+
+// fieldOwners returns the Upgrader of the kinds mpool's controllers write
+// that clients create in v1beta1 (the seeds' manifests): MachinePool and
+// KubeadmConfig, moved to v1beta2 with the conversion webhook's converters
+// and the schemas of the CRDs mpool installs.
+func fieldOwners(s *runtime.Scheme) (*fieldowners.Upgrader, error) {
+	reg, err := conversion.Registry(s)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := crd.CRDs()
+	if err != nil {
+		return nil, err
+	}
+	u, err := fieldowners.New(s, reg, crds, clusterv1.GroupVersion.WithKind("MachinePool"), bootstrapv1.GroupVersion.WithKind("KubeadmConfig"))
+	if err != nil {
+		return nil, fmt.Errorf("moving managed fields to v1beta2: %w", err)
+	}
+	return u, nil
 }

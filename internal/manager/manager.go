@@ -162,6 +162,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 		return nil, err
 	}
 	syncPeriod := opts.SyncPeriod
+	owners, err := fieldOwners(scheme)
+	if err != nil {
+		return nil, err
+	}
 	webhooks, certDir, err := webhookServer(opts)
 	if err != nil {
 		return nil, err
@@ -185,7 +189,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 		LeaseDuration:                 nonZero(opts.LeaseDuration),
 		RenewDeadline:                 nonZero(opts.RenewDeadline),
 		RetryPeriod:                   nonZero(opts.RetryPeriod),
-		Cache:                         cacheOptions(syncPeriod, opts.CacheNamespaces),
+		Cache:                         cacheOptions(syncPeriod, opts.CacheNamespaces, owners),
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipNameValidation), ReconciliationTimeout: ReconcileTimeout},
 		WebhookServer:                 webhooks,
 	})
@@ -201,7 +205,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 	if err := setupConversionWebhook(ctx, mgr, opts, certDir); err != nil {
 		return nil, err
 	}
-	running, err := setupControllers(ctx, mgr, opts)
+	running, err := setupControllers(ctx, mgr, opts, owners)
 	if err != nil {
 		return nil, err
 	}

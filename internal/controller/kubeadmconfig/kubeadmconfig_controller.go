@@ -37,6 +37,7 @@ import (
 
 	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/bootstrap"
+	"github.com/mpool-dev/mpool/internal/fieldowners"
 	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
@@ -74,6 +75,11 @@ type Reconciler struct {
 	// Client reads and writes the management cluster. Defaults to the
 	// manager's (cached) client.
 	Client client.Client
+	// FieldOwners, when set, moves the managed fields entries that clients
+	// wrote in v1beta1 to v1beta2 before the first write, so that no write
+	// of the controller makes the API server convert the object twice
+	// through the conversion webhook (package fieldowners).
+	FieldOwners *fieldowners.Upgrader
 	// APIReader reads the management cluster without a cache. Defaults to
 	// the manager's API reader.
 	APIReader client.Reader
@@ -181,6 +187,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("KubeadmConfig", klog.KObj(cfg))
 	ctx = ctrl.LoggerInto(ctx, log)
+	if r.FieldOwners.Outdated(cfg) {
+		if _, err := r.FieldOwners.Ensure(ctx, r.Client, r.APIReader, cfg); err != nil {
+			log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the object", "err", err.Error())
+		}
+	}
 
 	before := cfg.DeepCopy()
 	s := &scope{config: cfg}

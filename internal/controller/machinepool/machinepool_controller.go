@@ -35,6 +35,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
 	"github.com/mpool-dev/mpool/internal/controller/priority"
+	"github.com/mpool-dev/mpool/internal/fieldowners"
 	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
@@ -77,6 +78,15 @@ const workloadRetryInterval = 15 * time.Second
 // Reconciler reconciles MachinePools. Build it with its exported fields set,
 // then call SetupWithManager.
 type Reconciler struct {
+	// FieldOwners, when set, moves the managed fields entries that clients
+	// wrote in v1beta1 to v1beta2 before the pool's first write, so that no
+	// write of the controller makes the API server convert the pool twice
+	// through the conversion webhook (package fieldowners). It reads
+	// through APIReader.
+	FieldOwners *fieldowners.Upgrader
+	// APIReader reads the management cluster without a cache (FieldOwners).
+	// Defaults to the manager's.
+	APIReader client.Reader
 	// Client is the manager's client (cached reads, direct writes). Required.
 	Client client.Client
 	// ClusterCache reaches the workload clusters. Required; the Cluster
@@ -121,6 +131,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(ControllerName + "-controller")
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -294,6 +307,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// The cache has not shown this controller's last write to the
 		// pool: work from its answer, as if it had.
 		pool = last
+	}
+	if r.FieldOwners.Outdated(pool) {
+		if _, err := r.FieldOwners.Ensure(ctx, r.Client, r.APIReader, pool); err != nil {
+			log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the pool", "err", err.Error())
+		}
 	}
 
 	cluster := &clusterv1.Cluster{}
