@@ -161,9 +161,9 @@ type Engine struct {
 	// from then.
 	held    *instanceTimes
 	applied *poolMemo[string] // spec hash last applied
-	// written remembers the per-instance status patches made until the
-	// cache shows them, so that a pass from a cache behind them does not
-	// repeat them.
+	// written remembers the pools' finalizer patches and the per-instance
+	// status patches made until the cache shows them, so that a pass from
+	// a cache behind them does not repeat them.
 	written lastwrite.Memo
 	// bulk knows the priority of each pass, for the per-instance writes
 	// (package priority's bulk writes); nil until SetupWithManager, when
@@ -311,12 +311,8 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 		err := e.reconcileDelete(ctx, s)
 		return s.result(), err
 	}
-	if controllerutil.AddFinalizer(pool, e.a.Kinds().PoolFinalizer) {
-		// The finalizer must be stored before anything exists in the cloud.
-		if err := e.c.Patch(ctx, pool, client.MergeFrom(s.before)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("adding the finalizer: %w", err)
-		}
-		s.before = pool.DeepCopyObject().(contract.Pool)
+	if err := e.ensureFinalizer(ctx, s); err != nil {
+		return ctrl.Result{}, err
 	}
 
 	var errs []error
@@ -334,6 +330,30 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	}
 	errs = append(errs, took.time(e.clock, "report", func() error { return e.report(ctx, s) }))
 	return s.result(), errors.Join(errs...)
+}
+
+// ensureFinalizer stores the pool's finalizer, which must be stored before
+// anything exists in the cloud, unless the pool has it or a pass added it
+// and the cache has not shown that write yet (a second patch would only
+// repeat it). Either way s.pool and s.before have it after.
+func (e *Engine) ensureFinalizer(ctx context.Context, s *pass) error {
+	pool, fin := s.pool, e.a.Kinds().PoolFinalizer
+	key := lastwrite.Key{UID: pool.GetUID(), Part: "finalizer"}
+	base := pool.GetResourceVersion()
+	switch {
+	case controllerutil.ContainsFinalizer(pool, fin):
+		return nil
+	case e.written.Pending(key, base):
+		controllerutil.AddFinalizer(pool, fin)
+	default:
+		controllerutil.AddFinalizer(pool, fin)
+		if err := e.c.Patch(ctx, pool, client.MergeFrom(s.before)); err != nil {
+			return fmt.Errorf("adding the finalizer: %w", err)
+		}
+		e.written.Wrote(key, base, pool.DeepCopyObject().(client.Object))
+	}
+	s.before = pool.DeepCopyObject().(contract.Pool)
+	return nil
 }
 
 // nopRecorder drops events.

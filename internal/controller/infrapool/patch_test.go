@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -334,5 +335,69 @@ func TestNewPoolWaitsForItsOwnerQuietly(t *testing.T) {
 	c := meta.FindStatusCondition(s.pool.GetConditions(), infrav1.ScaleGroupReadyCondition)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.WaitingForOwnerReason {
 		t.Errorf("after ownerQuiet, still without an owner: ScaleGroupReady is %+v, want False/%s", c, infrav1.WaitingForOwnerReason)
+	}
+}
+
+// TestFinalizerIsStoredOnce: a pass adds the pool's finalizer, and the pass
+// after it reads the pool from a cache that has not shown that write yet.
+// The second must not patch the finalizer again (it did, for most pools,
+// when many were created at once); a pass of another engine, which made no
+// such write, must. Against a real API server.
+func TestFinalizerIsStoredOnce(t *testing.T) {
+	ctx, env, ns := startEnv(t)
+	stale := createPool(ctx, t, env, ns)
+	var mu sync.Mutex
+	patches := 0
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPatch {
+				mu.Lock()
+				patches++
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass := func(e *Engine, read *infrav1.LocalMachinePool) (int, *pass) {
+		t.Helper()
+		mu.Lock()
+		before := patches
+		mu.Unlock()
+		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy()}
+		if err := e.ensureFinalizer(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return patches - before, s
+	}
+	fin := local.Adapter{}.Kinds().PoolFinalizer
+	e := &Engine{c: c, a: local.Adapter{}}
+	if n, _ := pass(e, stale); n != 1 {
+		t.Fatalf("the first pass sent %d patches, want 1", n)
+	}
+	n, s := pass(e, stale)
+	if n != 0 {
+		t.Errorf("a pass from the cache before the finalizer's write sent %d patches, want 0", n)
+	}
+	for _, obj := range []client.Object{s.pool, s.before} {
+		if !slices.Contains(obj.GetFinalizers(), fin) {
+			t.Errorf("after the pass from the stale cache the pool has no finalizer: %v", obj.GetFinalizers())
+		}
+	}
+	if n, _ := pass(&Engine{c: c, a: local.Adapter{}}, stale); n != 1 {
+		t.Errorf("another engine's pass from the stale cache sent %d patches, want 1 (it wrote nothing)", n)
+	}
+	fresh := &infrav1.LocalMachinePool{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(stale), fresh); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := pass(e, fresh); n != 0 {
+		t.Errorf("a pass that reads the finalizer sent %d patches, want 0", n)
 	}
 }
