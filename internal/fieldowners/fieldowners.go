@@ -33,6 +33,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -57,6 +58,9 @@ import (
 type Upgrader struct {
 	scheme *runtime.Scheme
 	kinds  map[schema.GroupKind]*kind
+	// byType finds the kind of a typed object of the hub version without
+	// the scheme's lookup: the cache's transform asks of every object.
+	byType map[reflect.Type]*kind
 }
 
 // kind is what an Upgrader knows of one kind.
@@ -75,7 +79,7 @@ type kind struct {
 // converters of reg and typing objects with the schemas of crds. s must
 // hold every served version of each kind.
 func New(s *runtime.Scheme, reg conversion.Registry, crds []*apiextensionsv1.CustomResourceDefinition, hubs ...schema.GroupVersionKind) (*Upgrader, error) {
-	u := &Upgrader{scheme: s, kinds: map[schema.GroupKind]*kind{}}
+	u := &Upgrader{scheme: s, kinds: map[schema.GroupKind]*kind{}, byType: map[reflect.Type]*kind{}}
 	for _, hub := range hubs {
 		c, ok := reg.GetConverter(hub.GroupKind())
 		if !ok {
@@ -107,6 +111,11 @@ func New(s *runtime.Scheme, reg conversion.Registry, crds []*apiextensionsv1.Cus
 			return nil, fmt.Errorf("the CustomResourceDefinition of %s does not serve %s", hub.GroupKind(), hub.Version)
 		}
 		u.kinds[hub.GroupKind()] = k
+		obj, err := s.New(hub)
+		if err != nil {
+			return nil, err
+		}
+		u.byType[reflect.TypeOf(obj)] = k
 	}
 	return u, nil
 }
@@ -167,6 +176,10 @@ func (k *kind) moves(e metav1.ManagedFieldsEntry) bool {
 func (u *Upgrader) kindOf(obj runtime.Object) *kind {
 	if u == nil {
 		return nil
+	}
+	if _, ok := obj.(runtime.Unstructured); !ok {
+		// A typed object: of a hub kind, or of a kind not moved.
+		return u.byType[reflect.TypeOf(obj)]
 	}
 	gvk, err := apiutil.GVKForObject(obj, u.scheme)
 	if err != nil {
