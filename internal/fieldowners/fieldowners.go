@@ -255,6 +255,8 @@ func (u *Upgrader) Upgrade(ctx context.Context, r client.Reader, obj client.Obje
 			if err != nil {
 				return nil, "", false, fmt.Errorf("moving the fields of %s (%s) to %s: %w", e.Manager, e.APIVersion, k.hub.GroupVersion(), err)
 			}
+			// liveSet has no metadata (typed without it): the entry's is
+			// kept as it was.
 			raw, err := set.Intersection(liveSet).Union(metadataOf(set)).ToJSON()
 			if err != nil {
 				return nil, "", false, err
@@ -327,7 +329,6 @@ func (u *Upgrader) upgradeSet(ctx context.Context, k *kind, obj client.Object, o
 	if err != nil {
 		return nil, err
 	}
-	// The field manager never records these (stripMetaManager).
 	// Conversion fills in fields of its own (a status of zero values): of
 	// the result, only what lies under the entry's own top-level fields.
 	tops := map[string]fieldpath.PathElement{}
@@ -339,6 +340,8 @@ func (u *Upgrader) upgradeSet(ctx context.Context, k *kind, obj client.Object, o
 	kept := metadataOf(set)
 	for name, pe := range tops {
 		if name == "metadata" || name == "apiVersion" || name == "kind" {
+			// Metadata is kept as it was; the field manager never records
+			// apiVersion and kind (stripMetaManager).
 			continue
 		}
 		kept = kept.Union(prefixed(pe, out.WithPrefix(pe)))
@@ -421,8 +424,10 @@ func unionFields(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
 
 // Ensure writes Upgrade's managed fields to obj through c, on the condition
 // that the object is unchanged since Upgrade read it through r (its
-// resourceVersion), and reports whether it wrote. On success obj is what the API server returned. A conflict is
-// not an error: the next read has the object's new state.
+// resourceVersion), and reports whether it wrote; with nothing to move (no
+// Upgrader, a kind it does not move, no older entry) it does nothing. On
+// success obj is what the API server returned. A conflict is not an error:
+// the next read has the object's new state.
 func (u *Upgrader) Ensure(ctx context.Context, c client.Client, r client.Reader, obj client.Object) (bool, error) {
 	entries, resourceVersion, moved, err := u.Upgrade(ctx, r, obj)
 	if err != nil || !moved {
@@ -439,7 +444,8 @@ func (u *Upgrader) Ensure(ctx context.Context, c client.Client, r client.Reader,
 		if apierrors.IsConflict(err) {
 			return false, nil
 		}
-		return false, fmt.Errorf("moving the managed fields of %s %s to %s: %w", u.kindOf(obj).hub.Kind, client.ObjectKeyFromObject(obj), u.kindOf(obj).hub.GroupVersion(), err)
+		hub := u.kindOf(obj).hub
+		return false, fmt.Errorf("moving the managed fields of %s %s to %s: %w", hub.Kind, client.ObjectKeyFromObject(obj), hub.GroupVersion(), err)
 	}
 	return true, nil
 }

@@ -187,10 +187,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("KubeadmConfig", klog.KObj(cfg))
 	ctx = ctrl.LoggerInto(ctx, log)
-	if r.FieldOwners.Outdated(cfg) {
-		if _, err := r.FieldOwners.Ensure(ctx, r.Client, r.APIReader, cfg); err != nil {
-			log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the object", "err", err.Error())
-		}
+	if _, err := r.FieldOwners.Ensure(ctx, r.Client, r.APIReader, cfg); err != nil {
+		log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the object", "err", err.Error())
 	}
 
 	before := cfg.DeepCopy()

@@ -308,10 +308,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// pool: work from its answer, as if it had.
 		pool = last
 	}
-	if r.FieldOwners.Outdated(pool) {
-		if _, err := r.FieldOwners.Ensure(ctx, r.Client, r.APIReader, pool); err != nil {
-			log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the pool", "err", err.Error())
-		}
+	if _, err := r.FieldOwners.Ensure(ctx, r.Client, r.APIReader, pool); err != nil {
+		log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the pool", "err", err.Error())
 	}
 
 	cluster := &clusterv1.Cluster{}
