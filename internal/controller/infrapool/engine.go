@@ -311,10 +311,6 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 		err := e.reconcileDelete(ctx, s)
 		return s.result(), err
 	}
-	if err := e.ensureFinalizer(ctx, s); err != nil {
-		return ctrl.Result{}, err
-	}
-
 	var errs []error
 	for _, phase := range []struct {
 		name string
@@ -332,27 +328,50 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 	return s.result(), errors.Join(errs...)
 }
 
-// ensureFinalizer stores the pool's finalizer, which must be stored before
-// anything exists in the cloud, unless the pool has it or a pass added it
-// and the cache has not shown that write yet (a second patch would only
-// repeat it). Either way s.pool and s.before have it after.
-func (e *Engine) ensureFinalizer(ctx context.Context, s *pass) error {
+// storeBeforeCloud stores what must be on the pool before anything of it
+// exists in the cloud: its finalizer, and the reference of its scale group
+// when this pass placed it (resolveRef). They go in one patch, with
+// whatever else the pass has set on the pool's metadata by then (the
+// revision's record), so a new pool costs one metadata write, not three.
+// Nothing is sent when the pool has its finalizer and a recorded group, or
+// when a pass sent them and the cache does not show that write yet (a
+// second patch would only repeat it). Either way s.pool and s.before have
+// both after.
+func (e *Engine) storeBeforeCloud(ctx context.Context, s *pass) error {
 	pool, fin := s.pool, e.a.Kinds().PoolFinalizer
-	key := lastwrite.Key{UID: pool.GetUID(), Part: "finalizer"}
-	base := pool.GetResourceVersion()
-	switch {
-	case controllerutil.ContainsFinalizer(pool, fin):
+	if controllerutil.ContainsFinalizer(pool, fin) && !s.placed {
 		return nil
-	case e.written.Pending(key, base):
-		controllerutil.AddFinalizer(pool, fin)
-	default:
-		controllerutil.AddFinalizer(pool, fin)
-		if err := e.c.Patch(ctx, pool, client.MergeFrom(s.before)); err != nil {
-			return fmt.Errorf("adding the finalizer: %w", err)
-		}
-		e.written.Wrote(key, base, pool.DeepCopyObject().(client.Object))
 	}
-	s.before = pool.DeepCopyObject().(contract.Pool)
+	key := lastwrite.Key{UID: pool.GetUID(), Part: "before-cloud"}
+	base := pool.GetResourceVersion()
+	controllerutil.AddFinalizer(pool, fin)
+	if e.written.Pending(key, base) {
+		// As if the cache showed the write: the finalizer and the
+		// reference, which resolveRef derived the same way again.
+		controllerutil.AddFinalizer(s.before, fin)
+		if s.placed {
+			s.before.SetAnnotations(withEntry(s.before.GetAnnotations(), contract.GroupRefAnnotation, pool.GetAnnotations()[contract.GroupRefAnnotation]))
+		}
+		return nil
+	}
+	obj := pool.DeepCopyObject().(contract.Pool)
+	copyField(obj, s.before.DeepCopyObject().(client.Object), "Status")
+	if _, err := mergePatch(ctx, e.c, obj, s.before, false); err != nil {
+		if s.placed {
+			return fmt.Errorf("recording the finalizer and the scale group reference: %w", err)
+		}
+		return fmt.Errorf("adding the finalizer: %w", err)
+	}
+	e.written.Wrote(key, base, obj.DeepCopyObject().(client.Object))
+	// The server now holds what the pass had: the base of later patches.
+	before := pool.DeepCopyObject().(contract.Pool)
+	copyField(before, s.before, "Status")
+	before.SetResourceVersion(obj.GetResourceVersion())
+	s.before = before
+	pool.SetResourceVersion(obj.GetResourceVersion())
+	if s.placed {
+		log.FromContext(ctx).Info("Placed the scale group", "group", s.group.String(), "credentials", s.group.Credentials)
+	}
 	return nil
 }
 

@@ -38,9 +38,9 @@ func (e *Engine) recordedRef(pool contract.Pool) (scalegroup.Ref, bool, error) {
 
 // resolveRef makes sure the pass knows the pool's group reference: the
 // recorded one, or one derived from the Cluster's infrastructure object
-// (readInfraCluster) and recorded on the pool at once, before anything is
-// created in the cloud.
-func (e *Engine) resolveRef(ctx context.Context, s *pass) error {
+// (readInfraCluster) and set on the pool for storeBeforeCloud to record
+// before anything is created in the cloud.
+func (e *Engine) resolveRef(_ context.Context, s *pass) error {
 	if s.refKnown {
 		return nil
 	}
@@ -55,27 +55,8 @@ func (e *Engine) resolveRef(ctx context.Context, s *pass) error {
 		s.halt = true
 		return nil
 	}
-	annotated := s.pool.DeepCopyObject().(contract.Pool)
-	a := annotated.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
-	a[contract.GroupRefAnnotation] = ref.Encode()
-	annotated.SetAnnotations(a)
-	if err := e.c.Patch(ctx, annotated, client.MergeFrom(s.before)); err != nil {
-		return fmt.Errorf("recording the scale group reference: %w", err)
-	}
-	for _, o := range []contract.Pool{s.pool, s.before} {
-		oa := o.GetAnnotations()
-		if oa == nil {
-			oa = map[string]string{}
-		}
-		oa[contract.GroupRefAnnotation] = a[contract.GroupRefAnnotation]
-		o.SetAnnotations(oa)
-		o.SetResourceVersion(annotated.GetResourceVersion())
-	}
-	log.FromContext(ctx).Info("Placed the scale group", "group", ref.String(), "credentials", ref.Credentials)
-	s.group, s.refKnown = ref, true
+	s.pool.SetAnnotations(withEntry(s.pool.GetAnnotations(), contract.GroupRefAnnotation, ref.Encode()))
+	s.group, s.refKnown, s.placed = ref, true, true
 	return nil
 }
 

@@ -58,6 +58,9 @@ func (e *Engine) observe(ctx context.Context, s *pass) error {
 	if err := e.resolveRef(ctx, s); err != nil || s.halt {
 		return err
 	}
+	if err := e.storeBeforeCloud(ctx, s); err != nil {
+		return err
+	}
 	if err := e.observeCloud(ctx, s); err != nil || s.halt {
 		return err
 	}

@@ -31,6 +31,9 @@ type pass struct {
 	// alone); refErr: the recorded reference could not be read.
 	refKnown bool
 	refErr   error
+	// placed: this pass derived group and set it on the pool, for
+	// storeBeforeCloud to record.
+	placed bool
 
 	// halt stops the phases after the current one (and act after a
 	// refused deletion); report still runs.

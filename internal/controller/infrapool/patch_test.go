@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/history"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/local"
 	"github.com/mpool-dev/mpool/internal/scalegroup"
@@ -369,7 +370,7 @@ func TestFinalizerIsStoredOnce(t *testing.T) {
 		before := patches
 		mu.Unlock()
 		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy()}
-		if err := e.ensureFinalizer(ctx, s); err != nil {
+		if err := e.storeBeforeCloud(ctx, s); err != nil {
 			t.Fatal(err)
 		}
 		mu.Lock()
@@ -401,3 +402,86 @@ func TestFinalizerIsStoredOnce(t *testing.T) {
 		t.Errorf("a pass that reads the finalizer sent %d patches, want 0", n)
 	}
 }
+
+// TestPlacementGoesWithTheFinalizer: the pass that places a new pool's
+// scale group (an adapter with an infrastructure cluster) stores the
+// reference, the finalizer and the revision's record in one patch, before
+// anything is created in the cloud; a pass from a cache that has not shown
+// that patch sends none. Against a real API server.
+func TestPlacementGoesWithTheFinalizer(t *testing.T) {
+	ctx, env, ns := startEnv(t)
+	read := createPool(ctx, t, env, ns)
+	var mu sync.Mutex
+	var bodies []string
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPatch {
+				body, err := io.ReadAll(r.Body)
+				if err != nil {
+					return nil, err
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				mu.Lock()
+				bodies = append(bodies, string(body))
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := placingAdapter{}
+	e := &Engine{c: c, a: a}
+	pass := func() (*pass, []string) {
+		t.Helper()
+		mu.Lock()
+		n := len(bodies)
+		mu.Unlock()
+		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy(), infra: &infrav1.LocalMachinePool{}}
+		// What recordRevision leaves on the pool before the placement.
+		s.pool.SetAnnotations(withEntry(s.pool.GetAnnotations(), history.RecordedAnnotation, "hash"))
+		if err := e.resolveRef(ctx, s); err != nil || !s.placed {
+			t.Fatalf("resolveRef: placed %v, %v", s.placed, err)
+		}
+		if err := e.storeBeforeCloud(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return s, slices.Clone(bodies[n:])
+	}
+	fin := a.Kinds().PoolFinalizer
+	s, sent := pass()
+	if len(sent) != 1 {
+		t.Fatalf("the placing pass sent %d patches, want 1: %q", len(sent), sent)
+	}
+	stored := &infrav1.LocalMachinePool{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(read), stored); err != nil {
+		t.Fatal(err)
+	}
+	want := s.group.Encode()
+	if got := stored.Annotations[contract.GroupRefAnnotation]; got != want || !slices.Contains(stored.Finalizers, fin) || stored.Annotations[history.RecordedAnnotation] != "hash" {
+		t.Errorf("after the patch the pool has reference %q (want %q), finalizers %v, record %q", got, want, stored.Finalizers, stored.Annotations[history.RecordedAnnotation])
+	}
+	if !equalMeta(s.before, s.pool) {
+		t.Errorf("after the patch the pass's base differs from its pool: the pass's own patch would repeat it")
+	}
+	s, sent = pass()
+	if len(sent) != 0 {
+		t.Errorf("a pass from the cache before the patch sent %q, want nothing", sent)
+	}
+	for _, obj := range []client.Object{s.pool, s.before} {
+		if !slices.Contains(obj.GetFinalizers(), fin) || obj.GetAnnotations()[contract.GroupRefAnnotation] != want {
+			t.Errorf("after the pass from the stale cache: finalizers %v, annotations %v", obj.GetFinalizers(), obj.GetAnnotations())
+		}
+	}
+}
+
+// placingAdapter is the local adapter with an infrastructure cluster: its
+// pools are placed by resolveRef, as Azure's and AWS's are.
+type placingAdapter struct{ local.Adapter }
+
+func (placingAdapter) NewInfraCluster() client.Object { return &infrav1.LocalMachinePool{} }
