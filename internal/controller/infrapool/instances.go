@@ -307,7 +307,7 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegrou
 	if t, ok := s.removing[in.ID]; ok {
 		obj.SetAnnotations(map[string]string{preview.DrainStartedAnnotation: t.UTC().Format(time.RFC3339)})
 	}
-	gvk, err := apiutil.GVKForObject(s.pool, e.c.Scheme())
+	gvk, err := e.ownerGVK(s.pool)
 	if err != nil {
 		return fmt.Errorf("owning %s %s: %w", e.a.Kinds().Instance, obj.GetName(), err)
 	}
@@ -325,6 +325,25 @@ func (e *Engine) createInstanceObject(ctx context.Context, s *pass, in scalegrou
 		return w(ctx)
 	}
 	return nil
+}
+
+// ownerGVK is the kind and version a per-instance object's owner
+// reference names its pool by: the version the API group prefers, which is
+// the one the garbage collector watches the pool at. A reference to another
+// served version is correct too, but the collector cannot tell that from
+// its graph: it checks every such object with two GETs, the object's and
+// the pool's (AWSMachinePool, served as mpool's v1beta1 and CAPA's v1beta2,
+// cost that for every AWS instance). The scheme's version is the answer
+// when the API server's discovery cannot be read.
+func (e *Engine) ownerGVK(pool contract.Pool) (schema.GroupVersionKind, error) {
+	gvk, err := apiutil.GVKForObject(pool, e.c.Scheme())
+	if err != nil {
+		return gvk, err
+	}
+	if m, err := e.c.RESTMapper().RESTMapping(gvk.GroupKind()); err == nil {
+		return m.GroupVersionKind, nil
+	}
+	return gvk, nil
 }
 
 // instanceCreateKey is the key of the create of the per-instance object of

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/discovery"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 )
@@ -36,6 +38,7 @@ func TestSeedMachinePool(t *testing.T) {
 		t.Errorf("the launch template has %d versions after the create, want 1", v)
 	}
 	f.waitLaunchTemplateStatus()
+	f.checkOwnerVersion(t)
 
 	t.Log("an additional tag removed from the pool leaves the ASG")
 	f.checkAdditionalTagRemoval()
@@ -68,4 +71,46 @@ func TestSeedMachinePool(t *testing.T) {
 
 	t.Log("deleting the pool leaves nothing behind")
 	f.deletePoolAndWaitGone()
+}
+
+// checkOwnerVersion: the AWSMachinePoolMachines name their pool at the
+// version the garbage collector watches AWSMachinePools at (discovery's
+// preferred one: CAPA's v1beta2). A reference to mpool's v1beta1 is as
+// valid, but the collector cannot tell from its graph and checks each such
+// object with two GETs.
+func (f *fixture) checkOwnerVersion(t *testing.T) {
+	t.Helper()
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists, err := dc.ServerPreferredResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		t.Fatal(err)
+	}
+	preferred := ""
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			if r.Name == "awsmachinepools" && strings.HasPrefix(l.GroupVersion, infrav1.GroupVersion.Group+"/") {
+				preferred = l.GroupVersion
+			}
+		}
+	}
+	if want := infrav1.GroupVersion.Group + "/v1beta2"; preferred != want {
+		t.Fatalf("discovery prefers AWSMachinePools at %q, want %q (CAPA's version)", preferred, want)
+	}
+	machines := &infrav1.AWSMachinePoolMachineList{}
+	if err := env.Client.List(f.Ctx, machines, client.InNamespace(f.NS)); err != nil {
+		t.Fatal(err)
+	}
+	if len(machines.Items) == 0 {
+		t.Fatal("no AWSMachinePoolMachines")
+	}
+	for _, m := range machines.Items {
+		for _, ref := range m.OwnerReferences {
+			if ref.Kind == "AWSMachinePool" && ref.APIVersion != preferred {
+				t.Errorf("AWSMachinePoolMachine %s names its pool at %s, want %s", m.Name, ref.APIVersion, preferred)
+			}
+		}
+	}
 }
