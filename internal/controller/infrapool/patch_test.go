@@ -51,6 +51,40 @@ func createPool(ctx context.Context, t *testing.T, env *testenv.Env, ns string) 
 	return pool
 }
 
+// patchRecorder returns a client of env that records every PATCH it sends
+// ("<last path element> <body>": "pool {...}", "status {...}") and the
+// function that returns those sent so far.
+func patchRecorder(t *testing.T, env *testenv.Env) (client.Client, func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var sent []string
+	cfg := rest.CopyConfig(env.Config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodPatch {
+				body, err := io.ReadAll(r.Body)
+				if err != nil {
+					return nil, err
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				mu.Lock()
+				sent = append(sent, path.Base(r.URL.Path)+" "+string(body))
+				mu.Unlock()
+			}
+			return rt.RoundTrip(r)
+		})
+	})
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(sent)
+	}
+}
+
 // TestPatchAfterStaleRead: a reconcile reads the pool from a cache that has
 // not caught up with the engine's own last status write and computes the
 // status the cache still holds. The engine must still write it: diffing
@@ -99,28 +133,7 @@ func TestPatchAfterStaleRead(t *testing.T) {
 func TestPatchSendsEachPartOnce(t *testing.T) {
 	ctx, env, ns := startEnv(t)
 	pool := createPool(ctx, t, env, ns)
-	var mu sync.Mutex
-	var sent []string
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPatch {
-				body, err := io.ReadAll(r.Body)
-				if err != nil {
-					return nil, err
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				mu.Lock()
-				sent = append(sent, path.Base(r.URL.Path)+" "+string(body))
-				mu.Unlock()
-			}
-			return rt.RoundTrip(r)
-		})
-	})
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, recorded := patchRecorder(t, env)
 	e := &Engine{c: c, a: local.Adapter{}, status: newPoolMemo[contract.Pool]()}
 	at := time.Date(2026, 11, 29, 1, 2, 3, 0, time.UTC)
 	s := &pass{pool: pool.DeepCopy(), before: pool.DeepCopy()}
@@ -131,6 +144,7 @@ func TestPatchSendsEachPartOnce(t *testing.T) {
 	if err := e.patch(ctx, s); err != nil {
 		t.Fatal(err)
 	}
+	sent := recorded()
 	if len(sent) != 2 {
 		t.Fatalf("sent %d patches, want 2: %q", len(sent), sent)
 	}
@@ -145,13 +159,13 @@ func TestPatchSendsEachPartOnce(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pool), got); err != nil {
 		t.Fatal(err)
 	}
-	sent = nil
+	before := len(recorded())
 	s = &pass{pool: got.DeepCopy(), before: got.DeepCopy()}
 	s.pool.(*infrav1.LocalMachinePool).Status.Conditions[0].LastTransitionTime = metav1.NewTime(at.Add(time.Millisecond))
 	if err := e.patch(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	if len(sent) != 0 {
+	if sent := recorded()[before:]; len(sent) != 0 {
 		t.Errorf("a status that differs by a millisecond: sent %q, want nothing", sent)
 	}
 }
@@ -347,35 +361,15 @@ func TestNewPoolWaitsForItsOwnerQuietly(t *testing.T) {
 func TestFinalizerIsStoredOnce(t *testing.T) {
 	ctx, env, ns := startEnv(t)
 	stale := createPool(ctx, t, env, ns)
-	var mu sync.Mutex
-	patches := 0
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPatch {
-				mu.Lock()
-				patches++
-				mu.Unlock()
-			}
-			return rt.RoundTrip(r)
-		})
-	})
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, recorded := patchRecorder(t, env)
 	pass := func(e *Engine, read *infrav1.LocalMachinePool) (int, *pass) {
 		t.Helper()
-		mu.Lock()
-		before := patches
-		mu.Unlock()
+		before := len(recorded())
 		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy()}
 		if err := e.storeBeforeCloud(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		return patches - before, s
+		return len(recorded()) - before, s
 	}
 	fin := local.Adapter{}.Kinds().PoolFinalizer
 	e := &Engine{c: c, a: local.Adapter{}}
@@ -411,35 +405,12 @@ func TestFinalizerIsStoredOnce(t *testing.T) {
 func TestPlacementGoesWithTheFinalizer(t *testing.T) {
 	ctx, env, ns := startEnv(t)
 	read := createPool(ctx, t, env, ns)
-	var mu sync.Mutex
-	var bodies []string
-	cfg := rest.CopyConfig(env.Config)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return testenv.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
-			if r.Method == http.MethodPatch {
-				body, err := io.ReadAll(r.Body)
-				if err != nil {
-					return nil, err
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				mu.Lock()
-				bodies = append(bodies, string(body))
-				mu.Unlock()
-			}
-			return rt.RoundTrip(r)
-		})
-	})
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, recorded := patchRecorder(t, env)
 	a := placingAdapter{}
 	e := &Engine{c: c, a: a}
 	pass := func() (*pass, []string) {
 		t.Helper()
-		mu.Lock()
-		n := len(bodies)
-		mu.Unlock()
+		n := len(recorded())
 		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy(), infra: &infrav1.LocalMachinePool{}}
 		// What recordRevision leaves on the pool before the placement.
 		s.pool.SetAnnotations(withEntry(s.pool.GetAnnotations(), history.RecordedAnnotation, "hash"))
@@ -449,9 +420,7 @@ func TestPlacementGoesWithTheFinalizer(t *testing.T) {
 		if err := e.storeBeforeCloud(ctx, s); err != nil {
 			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		return s, slices.Clone(bodies[n:])
+		return s, recorded()[n:]
 	}
 	fin := a.Kinds().PoolFinalizer
 	s, sent := pass()
