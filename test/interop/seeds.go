@@ -15,6 +15,7 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -276,7 +277,11 @@ func poolMachine(t *testing.T, f *itest.Fixture) (*clusterv1.Machine, string) {
 		}
 		for i := range ms.Items {
 			m := &ms.Items[i]
-			if !m.DeletionTimestamp.IsZero() {
+			// Only a Machine upstream's Machine controller has taken: one
+			// deleted before it carries upstream's finalizer is gone at
+			// once, and upstream's MachinePool controller recreates it for
+			// the per-instance object that is still there.
+			if !m.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(m, clusterv1.MachineFinalizer) || m.Spec.ProviderID == "" {
 				continue
 			}
 			// The per-instance object's providerID: upstream copies it to
@@ -294,13 +299,15 @@ func poolMachine(t *testing.T, f *itest.Fixture) (*clusterv1.Machine, string) {
 				}
 			}
 		}
-		return fmt.Errorf("no instance has the providerID of any of the %d Machines' %ss", len(ms.Items), f.Provider.MachineKind())
+		return fmt.Errorf("no instance has the providerID of any of the %d Machines' %ss that upstream's Machine controller has taken (finalizer and providerID set)", len(ms.Items), f.Provider.MachineKind())
 	})
 	return machine, instance
 }
 
 // Dump renders the pool's MachinePool, infrastructure pool, per-instance
-// objects and Machines as YAML, for a failing test to print.
+// objects and Machines as YAML, then the cloud's instances of the pool (the
+// only place an instance's join message is read), for a failing test to
+// print.
 func Dump(f *itest.Fixture) string {
 	var b strings.Builder
 	lists := []schema.GroupVersionKind{
@@ -320,6 +327,14 @@ func Dump(f *itest.Fixture) string {
 			unstructured.RemoveNestedField(o.Object, "metadata", "managedFields")
 			y, _ := yaml.Marshal(o.Object)
 			fmt.Fprintf(&b, "---\n%s", y)
+		}
+	}
+	if g := f.Group(); g == nil {
+		b.WriteString("--- the cloud has no group for the pool\n")
+	} else {
+		b.WriteString("--- the cloud's instances of the pool:\n")
+		for _, in := range g.Instances {
+			fmt.Fprintf(&b, "%s %s %s/%s node %q: %s\n", in.ID, in.PrivateIP, in.State, in.Join, in.NodeName, in.Message)
 		}
 	}
 	return b.String()

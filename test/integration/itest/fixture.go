@@ -123,6 +123,7 @@ func EmptyFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Ser
 	}
 	f := &Fixture{T: t, Ctx: context.Background(), Env: env, NS: env.NewNamespace(t), Cloud: cloud, CS: cs, Provider: p}
 	t.Cleanup(func() {
+		f.pauseClusters()
 		_ = cloud.Stop()
 		env.DeleteNodes(t, p.OwnsNode(f))
 		if p.Cleanup != nil {
@@ -130,6 +131,29 @@ func EmptyFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Ser
 		}
 	})
 	return f
+}
+
+// pauseClusters pauses every Cluster of the fixture's namespace, first
+// thing when the test ends: controllers that outlive the test (upstream
+// Cluster API's, beside mpool in test/interop) must not act on its objects
+// any more. A failed test leaves them as they were, and their Machines name
+// Nodes by the names the next test's instances take (the simulated AWS
+// numbers every new cloud's addresses from the same start): upstream's
+// Machine controller deleted the next test's fresh Nodes that way.
+func (f *Fixture) pauseClusters() {
+	list := &clusterv1.ClusterList{}
+	if err := f.Env.Client.List(f.Ctx, list, client.InNamespace(f.NS)); err != nil {
+		f.T.Errorf("listing the test's Clusters to pause them: %v", err)
+		return
+	}
+	for i := range list.Items {
+		c := &list.Items[i]
+		patch := client.MergeFrom(c.DeepCopy())
+		c.Spec.Paused = ptr.To(true)
+		if err := f.Env.Client.Patch(f.Ctx, c, patch); err != nil && !apierrors.IsNotFound(err) {
+			f.T.Errorf("pausing Cluster %s: %v", c.Name, err)
+		}
+	}
 }
 
 // Start starts what most tests of p run on: p's simulated cloud (o), a
