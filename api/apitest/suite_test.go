@@ -37,8 +37,7 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// policyProbes holds, for each admission policy of config/crd/policies that needs no
-// parameter object, an object the CRD schemas accept and only that policy refuses.
+// policyProbes holds, for each admission policy of config/crd/policies, an object the CRD schemas accept and only that policy refuses.
 var policyProbes = map[string]string{
 	"mpool-machinepool": `
 apiVersion: cluster.x-k8s.io/v1beta2
@@ -80,7 +79,6 @@ spec: {template: {spec: {verbosity: -1}}}
 // installPolicies creates the admission policies and their bindings, then, for each policy
 // with a probe, repeats a dry-run create of the probe until that policy refuses it: the
 // API server enforces a new policy only once its informers have it and its binding.
-// (The policies that read a parameter object are waited for by the tests that use them.)
 func installPolicies(ctx context.Context) error {
 	pols, binds, err := crd.AdmissionPolicies()
 	if err != nil {

@@ -67,11 +67,19 @@ func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // serve but upstream Cluster API does, beside it.
 var StandaloneOnlyPolicies = []string{"mpool-machinehealthcheck-remediation"}
 
+// RetiredPolicies names the admission policies (and their bindings) that
+// earlier releases installed and a manager removes: the two that judged a
+// Flexible AzureMachinePool's Kubernetes version by taking the objects of the
+// other kind as parameters, each creation costing one evaluation per pool of
+// the namespace (a validating webhook does it now,
+// internal/admission/flexibleversion).
+var RetiredPolicies = []string{"mpool-machinepool-azure-flexible-version", "mpool-azuremachinepool-flexible-version"}
+
 // AdmissionPolicies returns the ValidatingAdmissionPolicies of config/crd/policies and
 // their bindings, policies first, each file's in order, files sorted by name. They check
-// what no CRD rule can, because it spans two objects (a Flexible AzureMachinePool needs
-// its MachinePool at Kubernetes v1.26 or later); install them after the CRDs. Each call
-// returns fresh objects.
+// what the CRDs' own rules cannot (upstream's CRDs stay as upstream ships them; a
+// MachineHealthCheck remediating a pool's Machines); install them after the CRDs. Each
+// call returns fresh objects.
 func AdmissionPolicies() ([]*admissionregistrationv1.ValidatingAdmissionPolicy, []*admissionregistrationv1.ValidatingAdmissionPolicyBinding, error) {
 	names, err := fs.Glob(policies, "policies/*.yaml")
 	if err != nil {

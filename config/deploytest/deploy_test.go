@@ -17,6 +17,7 @@ import (
 
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/config/overlay"
+	"github.com/mpool-dev/mpool/internal/admission/flexibleversion"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
 )
@@ -59,6 +60,8 @@ func TestDefaultRendersLeastPrivilege(t *testing.T) {
 			checkCRDConversion(t, o)
 		case "Service":
 			checkWebhookService(t, o)
+		case "ValidatingWebhookConfiguration":
+			checkValidatingWebhook(t, o)
 		case "ClusterRole", "Role":
 			var role rbacv1.ClusterRole
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
@@ -97,7 +100,7 @@ func TestDefaultRendersLeastPrivilege(t *testing.T) {
 	}
 	// config/crd/kustomization.yaml lists every generated CRD.
 	if kinds["CustomResourceDefinition"] != len(crds) || kinds["Deployment"] != 1 || kinds["ClusterRole"] != 1 ||
-		kinds["Service"] != 1 || kinds["Role"] != 2 || kinds["RoleBinding"] != 2 {
+		kinds["Service"] != 1 || kinds["Role"] != 2 || kinds["RoleBinding"] != 2 || kinds["ValidatingWebhookConfiguration"] != 1 {
 		t.Errorf("rendered kinds = %v", kinds)
 	}
 }
@@ -127,6 +130,8 @@ func TestDefaultAppliesAndAuthorizesTheManager(t *testing.T) {
 		{name: "rotate its webhook certificate Secret", attr: authorizationv1.ResourceAttributes{Namespace: "mpool-system", Resource: "secrets", Name: manager.DefaultWebhookSecretName, Verb: "update"}, want: true},
 		{name: "watch CRDs (conversion reads contract labels)", attr: authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "watch"}, want: true},
 		{name: "patch CRDs' caBundle", attr: authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Name: "machinepools.cluster.x-k8s.io", Verb: "patch"}, want: true},
+		{name: "patch the validating webhook's caBundle", attr: authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Name: flexibleversion.Name, Verb: "patch"}, want: true},
+		{name: "no deleting validating webhooks", attr: authorizationv1.ResourceAttributes{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations", Verb: "delete"}, want: false},
 		{name: "no deleting CRDs", attr: authorizationv1.ResourceAttributes{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verb: "delete"}, want: false},
 		{name: "no access to Deployments", attr: authorizationv1.ResourceAttributes{Group: "apps", Resource: "deployments", Verb: "list"}, want: false},
 		{name: "cannot escalate RBAC", attr: authorizationv1.ResourceAttributes{Group: "rbac.authorization.k8s.io", Resource: "clusterroles", Verb: "create"}, want: false},

@@ -8,19 +8,45 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/admission/flexibleversion"
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/webhookcert"
 )
+
+// checkValidatingWebhook: the rendered ValidatingWebhookConfiguration is
+// flexibleversion.WebhookConfiguration, pointed at the manager's webhook
+// Service at flexibleversion.Path, with no caBundle (the leader sets it).
+func checkValidatingWebhook(t *testing.T, o *unstructured.Unstructured) {
+	t.Helper()
+	var got admissionregistrationv1.ValidatingWebhookConfiguration
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := flexibleversion.WebhookConfiguration(admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+		Namespace: manager.DefaultWebhookNamespace, Name: manager.DefaultWebhookServiceName, Path: ptr.To(flexibleversion.Path), Port: ptr.To[int32](443)}})
+	if got.Name != want.Name {
+		t.Errorf("ValidatingWebhookConfiguration is named %s, want %s (the name the manager patches)", got.Name, want.Name)
+	}
+	if !equality.Semantic.DeepEqual(got.Webhooks, want.Webhooks) {
+		gy, _ := yaml.Marshal(got.Webhooks)
+		wy, _ := yaml.Marshal(want.Webhooks)
+		t.Errorf("config/manager's validating webhooks differ from flexibleversion.WebhookConfiguration's:\n%s\nwant:\n%s", gy, wy)
+	}
+}
 
 // checkCRDConversion: a CRD that serves two versions converts through the
 // manager's webhook Service at conversion.Path, with no caBundle in the

@@ -1,10 +1,10 @@
 // Package admission applies the ValidatingAdmissionPolicies with which mpool
-// refuses, at admission and without a webhook, what no CRD rule can check:
-// the MachinePool feature gate (subpackage featuregate) and the rules that
-// span two objects (config/crd/policies, e.g. a Flexible AzureMachinePool
-// needs its MachinePool at Kubernetes v1.26 or later). The manager's leader
-// applies them at start, so a real management cluster, `mpool up` and the
-// tests get the same policies.
+// refuses, at admission and without a webhook, what the CRDs' own rules do
+// not (config/crd/policies; the MachinePool feature gate, subpackage
+// featuregate). The manager's leader applies them at start, so a real
+// management cluster, `mpool up` and the tests get the same policies. A rule
+// that needs a second object is a webhook's (subpackage flexibleversion): a
+// policy that takes parameters costs one evaluation per parameter object.
 package admission
 
 import (

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/admission/flexibleversion"
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/kubeenv"
 	"github.com/mpool-dev/mpool/internal/manager"
@@ -135,7 +136,7 @@ func runUp(ctx context.Context, out io.Writer, o upOptions, mo manager.Options, 
 	if err != nil {
 		return err
 	}
-	cp, err := kubeenv.Start(ctx, kubeenv.Options{DataDir: dir, Durable: true, Progress: out, CRDs: crds, Conversion: conversion.ForConfig})
+	cp, err := kubeenv.Start(ctx, kubeenv.Options{DataDir: dir, Durable: true, Progress: out, CRDs: crds, Conversion: conversion.ForConfig, Validation: flexibleversion.Embedded})
 	if err != nil {
 		return fmt.Errorf("starting the control plane: %w", err)
 	}

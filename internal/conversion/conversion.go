@@ -182,13 +182,9 @@ func (m *versionMemo) get(ctx context.Context, gk schema.GroupKind, read func(co
 // with mpool's scheme and a client of cfg for reading CRD contract labels:
 // what an embedded control plane (kubeenv.Options.Conversion) serves.
 func ForConfig(cfg *rest.Config) (http.Handler, error) {
-	s, err := mpoolscheme.New()
+	c, err := mpoolscheme.NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		return nil, fmt.Errorf("creating the conversion webhook's client: %w", err)
-	}
-	return handler(s, c, newVersionMemo(contractTTL))
+	return handler(c.Scheme(), c, newVersionMemo(contractTTL))
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -44,6 +45,23 @@ type Options struct {
 	// loopback from before the CRDs are installed until it stops, and points
 	// every CRD of CRDs that serves more than one version at it.
 	Conversion func(*rest.Config) (http.Handler, error)
+	// Validation, when set with Conversion, is a validating admission
+	// webhook the control plane serves on the same loopback server and
+	// registers once the CRDs are installed (and again on every start: the
+	// port changes).
+	Validation *ValidatingWebhook
+}
+
+// ValidatingWebhook is a validating admission webhook an embedded control
+// plane serves.
+type ValidatingWebhook struct {
+	// Path is where the handler is served.
+	Path string
+	// Handler builds the handler from a config of the started API server.
+	Handler func(*rest.Config) (http.Handler, error)
+	// Configuration returns the ValidatingWebhookConfiguration that sends
+	// requests to cc (the control plane's URL for Path and its CA).
+	Configuration func(cc admissionregistrationv1.WebhookClientConfig) *admissionregistrationv1.ValidatingWebhookConfiguration
 }
 
 // controllers are the kube-controller-manager controllers the embedded
@@ -145,6 +163,9 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 		if err := InstallCRDs(ctx, c.RESTConfig(), opts.CRDs); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.registerValidation(ctx, opts); err != nil {
+		return nil, err
 	}
 	if err := c.startControllerManager(bins); err != nil {
 		return nil, err

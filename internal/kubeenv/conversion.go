@@ -15,19 +15,27 @@ import (
 	"sync/atomic"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/conversion"
 )
 
-// conversionServer serves CRD conversion for the control plane's API server
-// on loopback, with the control plane's own serving certificate (its CA is
-// what the CRDs' caBundle names). It runs in the process that started the
+// conversionServer serves CRD conversion (and Options.Validation's webhook)
+// for the control plane's API server on loopback, with the control plane's
+// own serving certificate (its CA is what the CRDs' caBundle names). It runs in the process that started the
 // control plane, from before the CRDs are installed until after the API
 // server stops, so no request ever finds the webhook missing.
 type conversionServer struct {
 	srv  *http.Server
 	done chan struct{}
 	url  string
+	// base is the server's https://host:port.
+	base string
 	// requests counts the conversion requests served (ConversionRequests).
 	requests atomic.Int64
 	// tracked counts, per namespace TrackConversionsIn named, the objects
@@ -37,8 +45,9 @@ type conversionServer struct {
 	tracking atomic.Bool
 }
 
-// startConversion serves h at conversion.Path on a free loopback port.
-func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error) {
+// startConversion serves h at conversion.Path, and each of extra at its
+// path, on a free loopback port.
+func (c *ControlPlane) startConversion(h http.Handler, extra map[string]http.Handler) (*conversionServer, error) {
 	cert, err := tls.LoadX509KeyPair(c.pki.path("apiserver.crt"), c.pki.path("apiserver.key"))
 	if err != nil {
 		return nil, fmt.Errorf("loading the conversion webhook's certificate: %w", err)
@@ -64,6 +73,10 @@ func (c *ControlPlane) startConversion(h http.Handler) (*conversionServer, error
 		}
 		h.ServeHTTP(w, r)
 	}))
+	for path, h := range extra {
+		mux.Handle(path, h)
+	}
+	s.base = "https://" + ln.Addr().String()
 	go func() {
 		defer close(s.done)
 		_ = s.srv.ServeTLS(ln, "", "")
@@ -161,7 +174,15 @@ func (c *ControlPlane) wireConversion(opts Options) error {
 	if err != nil {
 		return fmt.Errorf("building the conversion webhook: %w", err)
 	}
-	if c.conversion, err = c.startConversion(h); err != nil {
+	extra := map[string]http.Handler{}
+	if v := opts.Validation; v != nil {
+		vh, err := v.Handler(c.RESTConfig())
+		if err != nil {
+			return fmt.Errorf("building the validating webhook at %s: %w", v.Path, err)
+		}
+		extra[v.Path] = vh
+	}
+	if c.conversion, err = c.startConversion(h, extra); err != nil {
 		return err
 	}
 	ca, err := os.ReadFile(c.pki.CACert())
@@ -169,4 +190,43 @@ func (c *ControlPlane) wireConversion(opts Options) error {
 		return err
 	}
 	return crd.SetConversion(opts.CRDs, c.conversion.url, ca)
+}
+
+// registerValidation applies opts.Validation's ValidatingWebhookConfiguration,
+// pointed at this start's server (the port changes from one start to the
+// next; until this write, a creation an earlier start's configuration sends
+// to a closed port is admitted, as failurePolicy Ignore says).
+func (c *ControlPlane) registerValidation(ctx context.Context, opts Options) error {
+	v := opts.Validation
+	if v == nil || c.conversion == nil {
+		return nil
+	}
+	ca, err := os.ReadFile(c.pki.CACert())
+	if err != nil {
+		return err
+	}
+	url := c.conversion.base + v.Path
+	want := v.Configuration(admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: ca})
+	cs, err := kubernetes.NewForConfig(c.RESTConfig())
+	if err != nil {
+		return err
+	}
+	api := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got, err := api.Get(ctx, want.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err = api.Create(ctx, want, metav1.CreateOptions{})
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		want.ResourceVersion = got.ResourceVersion
+		_, err = api.Update(ctx, want, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("registering the validating webhook %s: %w", want.Name, err)
+	}
+	return nil
 }

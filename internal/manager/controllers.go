@@ -7,6 +7,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	bootstrapv1 "sigs.k8s.io/cluster-api/api/bootstrap/kubeadm/v1beta2"
@@ -189,6 +190,15 @@ func applyPolicies(ctx context.Context, c client.Client, mode Mode) error {
 		if err := admission.RemovePolicies(ctx, c, dropPols, dropBinds); err != nil {
 			return fmt.Errorf("removing the standalone-only admission policies: %w", err)
 		}
+	}
+	var retiredPols []*admissionregistrationv1.ValidatingAdmissionPolicy
+	var retiredBinds []*admissionregistrationv1.ValidatingAdmissionPolicyBinding
+	for _, name := range crd.RetiredPolicies {
+		retiredPols = append(retiredPols, &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		retiredBinds = append(retiredBinds, &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	}
+	if err := admission.RemovePolicies(ctx, c, retiredPols, retiredBinds); err != nil {
+		return fmt.Errorf("removing the retired admission policies: %w", err)
 	}
 	if err := admission.EnsurePolicies(ctx, c, pols, binds); err != nil {
 		return fmt.Errorf("applying the admission policies: %w", err)

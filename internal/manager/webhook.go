@@ -9,6 +9,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/mpool-dev/mpool/internal/admission/flexibleversion"
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/webhookcert"
 )
@@ -22,18 +23,20 @@ const (
 	DefaultWebhookNamespace   = "mpool-system"
 )
 
-// The CRD conversion webhook's RBAC: the self-managed certificate Secret in the
-// manager's namespace, and the converted CRDs whose caBundle the leader sets
-// (the conversion handler reads CRDs' contract labels through the cache).
+// The webhooks' RBAC: the self-managed certificate Secret in the manager's
+// namespace, the converted CRDs whose caBundle the leader sets (the
+// conversion handler reads CRDs' contract labels through the cache), and the
+// validating webhook's configuration, whose caBundle it sets too.
 // +kubebuilder:rbac:groups="",namespace=system,resources=secrets,verbs=get;create;update
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;patch
 
 // AddWebhookFlags registers the conversion webhook's flags on fs, defaulting
 // to o's values: off unless --conversion-webhook, which the deployed manager
 // (config/manager) passes; `mpool up` keeps it off, its embedded control plane
 // serves conversion itself.
 func (o *Options) AddWebhookFlags(fs *pflag.FlagSet) {
-	fs.BoolVar(&o.ConversionWebhook, "conversion-webhook", o.ConversionWebhook, "Serve the CRD conversion webhook (v1beta1 <-> v1beta2) at "+conversion.Path+" on --webhook-port")
+	fs.BoolVar(&o.ConversionWebhook, "conversion-webhook", o.ConversionWebhook, "Serve the CRD conversion webhook (v1beta1 <-> v1beta2) at "+conversion.Path+", and the validating webhook of config/manager at "+flexibleversion.Path+", on --webhook-port")
 	fs.IntVar(&o.WebhookPort, "webhook-port", o.WebhookPort, "Port of the webhook server")
 	fs.StringVar(&o.WebhookCertDir, "webhook-cert-dir", o.WebhookCertDir, "Directory holding the webhook's tls.crt and tls.key (e.g. a mounted cert-manager Secret; the CRDs' caBundle is then yours to set). Empty: the manager issues, rotates and trusts its own, in Secret --webhook-secret-name")
 	fs.StringVar(&o.WebhookServiceName, "webhook-service-name", o.WebhookServiceName, "Service in front of the webhook; the self-managed certificate is for <service>.<namespace>.svc")
@@ -82,7 +85,9 @@ func setupConversionWebhook(ctx context.Context, mgr ctrl.Manager, opts Options,
 			ServiceName: opts.WebhookServiceName,
 			Dir:         selfDir,
 			Groups:      opts.Mode.ConvertsGroup,
-			Log:         ctrl.Log.WithName("webhookcert"),
+			// config/manager's, under config/default's namePrefix.
+			ValidatingWebhooks: []string{flexibleversion.Name},
+			Log:                ctrl.Log.WithName("webhookcert"),
 		})
 		if err != nil {
 			return err
@@ -106,6 +111,9 @@ func setupConversionWebhook(ctx context.Context, mgr ctrl.Manager, opts Options,
 		return err
 	}
 	srv.Register(conversion.Path, h)
+	// The webhook that judges a Flexible AzureMachinePool's Kubernetes
+	// version, reading the other object of the pair from the cache.
+	srv.Register(flexibleversion.Path, flexibleversion.Handler(mgr.GetClient()))
 	// Not ready (no Service endpoint) until the server serves.
 	return mgr.AddReadyzCheck("webhook", srv.StartedChecker())
 }

@@ -15,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/admission/flexibleversion"
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/manager"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -39,7 +41,7 @@ func TestConversionWebhookSelfManaged(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ns := env.NewNamespace(t)
 	s := runtime.NewScheme()
-	if err := errors.Join(corev1.AddToScheme(s), apiextensionsv1.AddToScheme(s)); err != nil {
+	if err := errors.Join(corev1.AddToScheme(s), apiextensionsv1.AddToScheme(s), admissionregistrationv1.AddToScheme(s)); err != nil {
 		t.Fatal(err)
 	}
 	kc, err := client.New(env.Config, client.Options{Scheme: s})
@@ -62,11 +64,27 @@ func TestConversionWebhookSelfManaged(t *testing.T) {
 			saved[c.Name] = live.Spec.Conversion.Webhook.ClientConfig.CABundle
 		}
 	}
+	// The embedded control plane's validating webhook configuration, whose
+	// caBundle the manager sets too: restored with the CRDs'.
+	vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := kc.Get(ctx, client.ObjectKey{Name: flexibleversion.Name}, vwc); err != nil {
+		t.Fatal(err)
+	}
+	savedVWC := vwc.DeepCopy()
 	done := make(chan error, 1)
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
+		}
+		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := kc.Get(context.Background(), client.ObjectKey{Name: flexibleversion.Name}, live); err != nil {
+			t.Error(err)
+		} else {
+			live.Webhooks = savedVWC.Webhooks
+			if err := kc.Update(context.Background(), live); err != nil {
+				t.Error(err)
+			}
 		}
 		for n, b := range saved {
 			live := &apiextensionsv1.CustomResourceDefinition{}
@@ -116,6 +134,15 @@ func TestConversionWebhookSelfManaged(t *testing.T) {
 			}
 			if !bytes.Equal(live.Spec.Conversion.Webhook.ClientConfig.CABundle, bundle) {
 				return fmt.Errorf("CRD %s caBundle not patched yet", n)
+			}
+		}
+		live := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := kc.Get(ctx, client.ObjectKey{Name: flexibleversion.Name}, live); err != nil {
+			return err
+		}
+		for _, w := range live.Webhooks {
+			if !bytes.Equal(w.ClientConfig.CABundle, bundle) {
+				return fmt.Errorf("validating webhook %s caBundle not patched yet", w.Name)
 			}
 		}
 		return nil

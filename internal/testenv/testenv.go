@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/mpool-dev/mpool/config/crd"
+	"github.com/mpool-dev/mpool/internal/admission/flexibleversion"
 	"github.com/mpool-dev/mpool/internal/conversion"
 	"github.com/mpool-dev/mpool/internal/kubeenv"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
@@ -76,6 +77,7 @@ func StartWith(ctx context.Context, o Options) (*Env, error) {
 		}
 	}
 	cp, err := kubeenv.Start(ctx, kubeenv.Options{Progress: os.Stderr, CRDs: crds, Conversion: conversion.ForConfig,
+		Validation:         flexibleversion.Embedded,
 		ExtraAPIServerArgs: strings.Fields(os.Getenv(APIServerArgsEnv))})
 	if err != nil {
 		return nil, err
@@ -90,14 +92,11 @@ func StartWith(ctx context.Context, o Options) (*Env, error) {
 
 func newEnv(cp *kubeenv.ControlPlane) (*Env, error) {
 	cfg := cp.RESTConfig()
-	scheme, err := mpoolscheme.New()
+	cl, err := mpoolscheme.NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	cl, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, fmt.Errorf("creating a client: %w", err)
-	}
+	scheme := cl.Scheme()
 	kc, err := cp.Kubeconfig()
 	if err != nil {
 		return nil, err

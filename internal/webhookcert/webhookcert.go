@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -94,6 +95,10 @@ type Options struct {
 	// CRD of config/crd that crd.Converted reports and whose API group
 	// Groups keeps.
 	CRDNames []string
+	// ValidatingWebhooks name the ValidatingWebhookConfigurations whose
+	// webhooks' caBundle CRDPatcher sets too (the manager's own, installed
+	// from config/manager).
+	ValidatingWebhooks []string
 	// Groups, when set, keeps the API groups whose CRDs the webhook
 	// converts (nil: every group); a manager beside upstream Cluster API
 	// converts only its own infrastructure kinds.
@@ -126,7 +131,7 @@ type Certs struct {
 // Secrets in o.Namespace (get, create, update) and CRDs (get, patch).
 func New(cfg *rest.Config, o Options) (*Certs, error) {
 	s := runtime.NewScheme()
-	if err := errors.Join(corev1.AddToScheme(s), apiextensionsv1.AddToScheme(s)); err != nil {
+	if err := errors.Join(corev1.AddToScheme(s), apiextensionsv1.AddToScheme(s), admissionregistrationv1.AddToScheme(s)); err != nil {
 		return nil, err
 	}
 	c, err := client.New(cfg, client.Options{Scheme: s})
@@ -435,7 +440,41 @@ func (m *Certs) PatchCRDs(ctx context.Context) error {
 		}
 		m.o.Log.Info("Patched the conversion webhook's caBundle", "crd", name)
 	}
+	for _, name := range m.o.ValidatingWebhooks {
+		errs = append(errs, m.patchValidating(ctx, name, bundle))
+	}
 	return errors.Join(errs...)
+}
+
+// patchValidating sets the caBundle of every webhook of the
+// ValidatingWebhookConfiguration name to bundle; one that is not installed
+// is skipped.
+func (m *Certs) patchValidating(ctx context.Context, name string, bundle []byte) error {
+	w := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	if err := m.c.Get(ctx, client.ObjectKey{Name: name}, w); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("reading ValidatingWebhookConfiguration %s: %w", name, err)
+	}
+	base := w.DeepCopy()
+	changed := false
+	for i := range w.Webhooks {
+		if !bytes.Equal(w.Webhooks[i].ClientConfig.CABundle, bundle) {
+			w.Webhooks[i].ClientConfig.CABundle = bundle
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	// A merge patch replaces the webhooks list whole: guard it with the
+	// version read.
+	if err := m.c.Patch(ctx, w, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("patching the caBundle of ValidatingWebhookConfiguration %s: %w", name, err)
+	}
+	m.o.Log.Info("Patched the validating webhook's caBundle", "validatingWebhookConfiguration", name)
+	return nil
 }
 
 // Start runs Ensure now and then every Interval (every RetryInterval after a

@@ -20,13 +20,16 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	clusterv1beta1 "sigs.k8s.io/cluster-api/api/core/v1beta1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
+	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/examples"
 	mpoolscheme "github.com/mpool-dev/mpool/internal/scheme"
 	"github.com/mpool-dev/mpool/internal/testenv"
@@ -295,51 +298,90 @@ func TestUpKeepsObjectsAcrossRestarts(t *testing.T) {
 	}
 }
 
-// TestUpAdmitsMachinePoolsRightAfterRestart: a MachinePool written the moment
-// a restarted `mpool up` says it is ready is admitted. The policies that read a
-// parameter object (config/crd/policies/azure-flexible-version.yaml) are in
-// etcd from the first start, and a restarted API server resolves their
-// paramKind through a discovery RESTMapper it refreshes every 30 s: with
-// failurePolicy Fail, 2 restarts in 3 refused the sample pool and every other
-// MachinePool write with "failed to configure policy". Three restarts, each
-// with a write at once, so the window would be hit.
-func TestUpAdmitsMachinePoolsRightAfterRestart(t *testing.T) {
+// TestUpJudgesFlexiblePoolsRightAfterRestart: every start of `mpool up` serves
+// the validating webhook of internal/admission/flexibleversion on a new port
+// and points its ValidatingWebhookConfiguration there before it says it is
+// ready: a MachinePool written at once is admitted, one below v1.26 over a
+// Flexible AzureMachinePool is refused by this start's webhook, and the
+// manager removes the two admission policies that judged it before (a data
+// directory of an earlier release holds them). Three restarts.
+func TestUpJudgesFlexiblePoolsRightAfterRestart(t *testing.T) {
 	bin := buildMpool(t)
 	dataDir := t.TempDir()
 	ctx := context.Background()
 
 	up, _ := startUp(t, bin, "--empty", "--data-dir", dataDir)
 	c := up.client(t)
-	// The manager's leader applies the policies at start.
-	pol := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
-	key := client.ObjectKey{Name: "mpool-machinepool-azure-flexible-version"}
-	deadline := time.Now().Add(time.Minute)
-	for c.Get(ctx, key, pol) != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the manager did not apply the binding %s within a minute", key.Name)
-		}
-		time.Sleep(100 * time.Millisecond)
+	amp := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(`
+apiVersion: infrastructure.cluster.x-k8s.io/v1beta1
+kind: AzureMachinePool
+metadata: {namespace: default, name: flex}
+spec:
+  location: westus2
+  orchestrationMode: Flexible
+  template: {vmSize: Standard_D2s_v3, osDisk: {osType: Linux, diskSizeGB: 30}, sshPublicKey: ""}
+`), &amp.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, amp); err != nil {
+		t.Fatalf("creating a Flexible AzureMachinePool that no MachinePool names: %v", err)
+	}
+	// What an earlier release installed.
+	retired := crd.RetiredPolicies[0]
+	if err := c.Create(ctx, &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: retired},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"cluster.x-k8s.io"}, APIVersions: []string{"*"}, Resources: []string{"machinepools"}},
+			}}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "true"}},
+		},
+	}); err != nil {
+		t.Fatal(err)
 	}
 	up.stop(t)
 
-	for i := range 3 {
-		up, took := startUp(t, bin, "--empty", "--data-dir", dataDir)
-		mp := &clusterv1.MachinePool{
-			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("restart-%d", i)},
+	pool := func(name, infra, version string) *clusterv1.MachinePool {
+		return &clusterv1.MachinePool{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 			Spec: clusterv1.MachinePoolSpec{
 				ClusterName: "c1",
 				Template: clusterv1.MachineTemplateSpec{Spec: clusterv1.MachineSpec{
 					ClusterName:       "c1",
 					Bootstrap:         clusterv1.Bootstrap{DataSecretName: ptr.To("")},
-					InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AzureMachinePool", Name: "pool"},
-					Version:           "v1.37.1",
+					InfrastructureRef: clusterv1.ContractVersionedObjectReference{APIGroup: "infrastructure.cluster.x-k8s.io", Kind: "AzureMachinePool", Name: infra},
+					Version:           version,
 				}},
 			},
 		}
-		err := up.client(t).Create(ctx, mp, client.DryRunAll)
+	}
+	for i := range 3 {
+		up, took := startUp(t, bin, "--empty", "--data-dir", dataDir)
+		c := up.client(t)
+		err := c.Create(ctx, pool(fmt.Sprintf("restart-%d", i), "pool", "v1.37.1"), client.DryRunAll)
 		t.Logf("restart %d: ready in %s, a MachinePool written at once: %v", i+1, took.Round(100*time.Millisecond), err)
 		if err != nil {
 			t.Errorf("restart %d: a MachinePool written when mpool up was ready was refused: %v", i+1, err)
+		}
+		// The API server loads the re-pointed configuration from an
+		// informer: a write may reach the previous start's closed port
+		// (admitted, failurePolicy Ignore) for a moment.
+		low := pool(fmt.Sprintf("low-%d", i), "flex", "v1.25.0")
+		deadline := time.Now().Add(30 * time.Second)
+		for err = c.Create(ctx, low, client.DryRunAll); err == nil && time.Now().Before(deadline); err = c.Create(ctx, low, client.DryRunAll) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err == nil || !strings.Contains(err.Error(), "is below v1.26, which AzureMachinePool flex needs for orchestrationMode Flexible") {
+			t.Errorf("restart %d: a MachinePool v1.25.0 over a Flexible AzureMachinePool: %v, want refused by the webhook", i+1, err)
+		}
+		deadline = time.Now().Add(time.Minute)
+		for c.Get(ctx, client.ObjectKey{Name: retired}, &admissionregistrationv1.ValidatingAdmissionPolicy{}) == nil {
+			if time.Now().After(deadline) {
+				t.Fatalf("restart %d: the manager did not remove the retired policy %s within a minute", i+1, retired)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
 		up.stop(t)
 	}

@@ -135,16 +135,13 @@ type AzureMachinePoolSpec struct {
 	//
 	// Flexible needs Kubernetes v1.26 or later, as in CAPZ, whose webhook refuses it
 	// by reading the owner MachinePool's spec.template.spec.version. That check spans
-	// two objects, so no rule in this CRD (CEL sees only the object itself) can make it.
-	// mpool makes it without a webhook with the ValidatingAdmissionPolicies of
-	// config/crd/policies (crd.AdmissionPolicies), one on MachinePools and one on
-	// AzureMachinePools, each taking the objects of the other kind in the namespace as
-	// parameters, so that whichever of the pair is created second is refused. They
-	// judge creations only (on updates each write would cost one evaluation per pool of
-	// the namespace), their parameters come from the API server's informer cache, so
-	// two creations in the same instant can both be admitted, and a management cluster
-	// may lack the policies: the provider enforces the rule too, on every change,
-	// refusing to provision such a pool and saying why in a condition.
+	// two objects, so no rule in this CRD (CEL sees only the object itself) can make it:
+	// mpool's validating webhook does (internal/admission/flexibleversion), on the
+	// creation of either object, so that whichever of the pair is created second is
+	// refused. It judges creations only, reads the other object from the manager's
+	// cache (two creations in the same instant can both be admitted), and lets a
+	// creation through when it cannot be reached: the provider enforces the rule too,
+	// on every change, refusing to provision such a pool and saying why in a condition.
 	// +optional
 	// +kubebuilder:default=Uniform
 	OrchestrationMode OrchestrationModeType `json:"orchestrationMode,omitempty"`

@@ -51,9 +51,9 @@ func TestSeedFlexible(t *testing.T) {
 	f.Scale(1)
 	f.WaitConverged(1, flexibleVersion, converge)
 
-	// Admission judges the pair only when created (config/crd/policies/
-	// azure-flexible-version.yaml): lowering the version below v1.26 is
-	// admitted, and the provider refuses it without touching the VMs.
+	// Admission judges the pair only when created (the webhook of
+	// internal/admission/flexibleversion): lowering the version below v1.26
+	// is admitted, and the provider refuses it without touching the VMs.
 	t.Log("the MachinePool lowered to v1.25.9")
 	before := f.InstanceIDs()
 	f.SetVersion("v1.25.9")

@@ -62,8 +62,9 @@ type deployment struct {
 
 // deployOverlay renders config/<mode> and applies its Namespace,
 // ServiceAccount and RBAC (ClusterRoles, Roles and their bindings) as
-// rendered; the CRDs (the package's control plane has them, with its own
-// conversion), the Service and the Deployment are left out. It returns
+// rendered; the CRDs and the validating webhook configuration (the
+// package's control plane has them, with its own conversion and webhook),
+// the Service and the Deployment are left out. It returns
 // what the overlay says about running the manager.
 func deployOverlay(t *testing.T, mode manager.Mode) deployment {
 	t.Helper()

@@ -25,16 +25,16 @@ func azurePoolPair(t *testing.T, ns, name, version, mode string) (mp, amp *unstr
 	return mp, amp
 }
 
-// TestFlexibleNeedsKubernetes126 checks that the admission policies of config/crd/policies
-// (crd.AdmissionPolicies, installed by TestMain) refuse a Flexible AzureMachinePool whose
-// MachinePool runs a Kubernetes version below v1.26, whichever of the two is created second,
-// with a message naming the field to change, admit every other combination, and leave
-// updates to the provider.
+// TestFlexibleNeedsKubernetes126 checks that the validating webhook of
+// internal/admission/flexibleversion (served and registered by the test control plane, as by
+// `mpool up`) refuses a Flexible AzureMachinePool whose MachinePool runs a Kubernetes version
+// below v1.26, whichever of the two is created second, with a message naming the field to
+// change, admits every other combination, and leaves updates to the provider.
 func TestFlexibleNeedsKubernetes126(t *testing.T) {
 	ns := env.NewNamespace(t)
 
-	// The API server reads a policy's parameters (the MachinePool just written) from an
-	// informer that may lag the write: retry the first refusal until it comes.
+	// The API server loads a webhook configuration from an informer that may lag the
+	// control plane's registration of it: retry the first refusal until it comes.
 	mp, amp := azurePoolPair(t, ns, "flex-old", "v1.22.0", "Flexible")
 	if err := env.Client.Create(ctx(), mp); err != nil {
 		t.Fatalf("a MachinePool without its AzureMachinePool must be admitted: %v", err)
@@ -70,12 +70,11 @@ func TestFlexibleNeedsKubernetes126(t *testing.T) {
 	if err := env.Client.Update(ctx(), mp); err != nil {
 		t.Fatalf("scaling an admitted Flexible pool must be admitted: %v", err)
 	}
-	// Updates are not evaluated: each evaluation would cost one per AzureMachinePool of
-	// the namespace. The Azure provider refuses such a pool instead
+	// Updates are not judged at admission: the Azure provider refuses such a pool instead
 	// (test/integration/azure, TestSeedFlexible).
 	mergePatch(t, mp.Object, "spec: {template: {spec: {version: v1.25.0}}}")
 	if err := env.Client.Update(ctx(), mp); err != nil {
-		t.Fatalf("an update is not evaluated by the policies, but lowering the version was refused: %v", err)
+		t.Fatalf("an update is not judged at admission, but lowering the version was refused: %v", err)
 	}
 
 	// Admitted combinations.
@@ -95,8 +94,7 @@ func TestFlexibleNeedsKubernetes126(t *testing.T) {
 }
 
 // waitUntilRefused repeats a dry-run write until admission refuses it, for at
-// most a minute: the API server reads a policy's parameters (the object of
-// the other kind, just written) from an informer that may lag the write.
+// most a minute: the webhook reads the other object of the pair, just written.
 func waitUntilRefused(t *testing.T, dryRun func() error) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
