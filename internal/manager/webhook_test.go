@@ -15,12 +15,16 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/config/crd"
 	"github.com/mpool-dev/mpool/internal/admission/flexibleversion"
 	"github.com/mpool-dev/mpool/internal/conversion"
@@ -174,5 +178,42 @@ func TestConversionWebhookSelfManaged(t *testing.T) {
 	}
 	if got := string(out.Response.ConvertedObjects[0].Raw); !strings.Contains(got, `"apiVersion":"cluster.x-k8s.io/v1beta2"`) {
 		t.Errorf("converted object = %s", got)
+	}
+
+	// The same server judges a Flexible AzureMachinePool's MachinePool: one
+	// below v1.26 over it is refused, reading the AzureMachinePool from the
+	// manager's cache.
+	amp := &infrav1.AzureMachinePool{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "flex"},
+		Spec:       infrav1.AzureMachinePoolSpec{Location: "westus2", OrchestrationMode: infrav1.FlexibleOrchestrationMode},
+	}
+	amp.Spec.Template.VMSize = "Standard_D2s_v3"
+	amp.Spec.Template.OSDisk.OSType, amp.Spec.Template.OSDisk.DiskSizeGB = "Linux", ptr.To[int32](30)
+	if err := env.Client.Create(ctx, amp); err != nil {
+		t.Fatal(err)
+	}
+	admissionReview := `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u2","operation":"CREATE",
+"kind":{"group":"cluster.x-k8s.io","version":"v1beta2","kind":"MachinePool"},"resource":{"group":"cluster.x-k8s.io","version":"v1beta2","resource":"machinepools"},
+"namespace":"` + ns + `","name":"mp","object":{"apiVersion":"cluster.x-k8s.io/v1beta2","kind":"MachinePool","metadata":{"name":"mp","namespace":"` + ns + `"},
+"spec":{"clusterName":"c","template":{"spec":{"clusterName":"c","version":"v1.25.0","bootstrap":{"dataSecretName":""},
+"infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AzureMachinePool","name":"flex"}}}}}}}`
+	var verdict admissionv1.AdmissionReview
+	testenv.Eventually(t, 30*time.Second, func() error {
+		resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", port, flexibleversion.Path), "application/json", strings.NewReader(admissionReview))
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		verdict = admissionv1.AdmissionReview{}
+		if err := json.NewDecoder(resp.Body).Decode(&verdict); err != nil {
+			return err
+		}
+		if verdict.Response == nil || verdict.Response.Allowed {
+			return fmt.Errorf("admission response %+v, want refused (the cache may not have the AzureMachinePool yet)", verdict.Response)
+		}
+		return nil
+	})
+	if msg := verdict.Response.Result.Message; !strings.Contains(msg, "is below v1.26, which AzureMachinePool flex needs for orchestrationMode Flexible") {
+		t.Errorf("refusal %q", msg)
 	}
 }
