@@ -37,7 +37,8 @@ func TestMain(m *testing.M) {
 	}))
 }
 
-// policyProbes holds, for each admission policy of config/crd/policies, an object the CRD schemas accept and only that policy refuses.
+// policyProbes holds, for each admission policy of config/crd/policies, an object the CRD
+// schemas accept and only that policy refuses.
 var policyProbes = map[string]string{
 	"mpool-machinepool": `
 apiVersion: cluster.x-k8s.io/v1beta2

@@ -27,14 +27,14 @@ import (
 
 // conversionServer serves CRD conversion (and Options.Validation's webhook)
 // for the control plane's API server on loopback, with the control plane's
-// own serving certificate (its CA is what the CRDs' caBundle names). It runs in the process that started the
-// control plane, from before the CRDs are installed until after the API
-// server stops, so no request ever finds the webhook missing.
+// own serving certificate (its CA is what the CRDs' caBundle names). It runs
+// in the process that started the control plane, from before the CRDs are
+// installed until after the API server stops, so no request ever finds the
+// webhook missing.
 type conversionServer struct {
 	srv  *http.Server
 	done chan struct{}
-	url  string
-	// base is the server's https://host:port.
+	// base is the server's https://host:port; each webhook is at a path.
 	base string
 	// requests counts the conversion requests served (ConversionRequests).
 	requests atomic.Int64
@@ -64,7 +64,7 @@ func (c *ControlPlane) startConversion(h http.Handler, extra map[string]http.Han
 			ReadHeaderTimeout: 10 * time.Second,
 		},
 		done: make(chan struct{}),
-		url:  "https://" + ln.Addr().String() + conversion.Path,
+		base: "https://" + ln.Addr().String(),
 	}
 	mux.Handle(conversion.Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
@@ -76,7 +76,6 @@ func (c *ControlPlane) startConversion(h http.Handler, extra map[string]http.Han
 	for path, h := range extra {
 		mux.Handle(path, h)
 	}
-	s.base = "https://" + ln.Addr().String()
 	go func() {
 		defer close(s.done)
 		_ = s.srv.ServeTLS(ln, "", "")
@@ -189,7 +188,7 @@ func (c *ControlPlane) wireConversion(opts Options) error {
 	if err != nil {
 		return err
 	}
-	return crd.SetConversion(opts.CRDs, c.conversion.url, ca)
+	return crd.SetConversion(opts.CRDs, c.conversion.base+conversion.Path, ca)
 }
 
 // registerValidation applies opts.Validation's ValidatingWebhookConfiguration,

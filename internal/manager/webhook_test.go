@@ -161,9 +161,10 @@ func TestConversionWebhookSelfManaged(t *testing.T) {
 	review := `{"apiVersion":"apiextensions.k8s.io/v1","kind":"ConversionReview","request":{"uid":"u1",
 "desiredAPIVersion":"cluster.x-k8s.io/v1beta2","objects":[{"apiVersion":"cluster.x-k8s.io/v1beta1","kind":"Cluster",
 "metadata":{"name":"c","namespace":"` + ns + `"},"spec":{"paused":true}}]}}`
-	var out apiextensionsv1.ConversionReview
-	testenv.Eventually(t, 30*time.Second, func() error {
-		resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", port, conversion.Path), "application/json", strings.NewReader(review))
+	// post sends a review to path on the manager's webhook server and
+	// decodes the answer into out.
+	post := func(path, review string, out any) error {
+		resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", port, path), "application/json", strings.NewReader(review))
 		if err != nil {
 			return err
 		}
@@ -171,8 +172,10 @@ func TestConversionWebhookSelfManaged(t *testing.T) {
 		if resp.StatusCode != http.StatusOK {
 			return fmt.Errorf("status %s", resp.Status)
 		}
-		return json.NewDecoder(resp.Body).Decode(&out)
-	})
+		return json.NewDecoder(resp.Body).Decode(out)
+	}
+	var out apiextensionsv1.ConversionReview
+	testenv.Eventually(t, 30*time.Second, func() error { return post(conversion.Path, review, &out) })
 	if out.Response == nil || out.Response.Result.Status != "Success" || len(out.Response.ConvertedObjects) != 1 {
 		t.Fatalf("conversion response = %+v", out.Response)
 	}
@@ -199,13 +202,8 @@ func TestConversionWebhookSelfManaged(t *testing.T) {
 "infrastructureRef":{"apiGroup":"infrastructure.cluster.x-k8s.io","kind":"AzureMachinePool","name":"flex"}}}}}}}`
 	var verdict admissionv1.AdmissionReview
 	testenv.Eventually(t, 30*time.Second, func() error {
-		resp, err := hc.Post(fmt.Sprintf("https://127.0.0.1:%d%s", port, flexibleversion.Path), "application/json", strings.NewReader(admissionReview))
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
 		verdict = admissionv1.AdmissionReview{}
-		if err := json.NewDecoder(resp.Body).Decode(&verdict); err != nil {
+		if err := post(flexibleversion.Path, admissionReview, &verdict); err != nil {
 			return err
 		}
 		if verdict.Response == nil || verdict.Response.Allowed {
