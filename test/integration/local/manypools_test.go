@@ -83,14 +83,36 @@ import (
 // one of the first 60 s of the quiet scale-ups. MPOOL_BENCH_TIMELINE=1
 // traces every single pool's scale-up (alone, at rest, during a pass): when
 // its MachinePool, LocalMachinePool and each of its Nodes changed, as a
-// cache of the benchmark's own saw it (scaleTrace).
+// cache of the benchmark's own saw it (scaleTrace). MPOOL_BENCH_FACES
+// (local, azure, aws; comma-separated) sets the faces /spread takes in turn,
+// e.g. one alone to weigh its pools' cost against another face's.
 //
 // Every workload cluster is the test API server, so each Cluster's Node
 // cache holds every pool's Nodes, where a real workload cluster's holds its
 // own: the heap per pool is an upper bound.
 func BenchmarkManyPools(b *testing.B) {
 	b.Run("local", func(b *testing.B) { benchmarkManyPools(b, itest.Local) })
-	b.Run("spread", func(b *testing.B) { benchmarkManyPools(b, itest.Local, itest.Azure, itest.AWS) })
+	b.Run("spread", func(b *testing.B) { benchmarkManyPools(b, spreadFaces(b)...) })
+}
+
+// spreadFaces is the providers BenchmarkManyPools/spread takes in turn:
+// local, Azure and AWS, or those MPOOL_BENCH_FACES names (a comma-separated
+// list of local, azure and aws), to weigh one face's pools against another's.
+func spreadFaces(b *testing.B) []*itest.Provider {
+	all := []*itest.Provider{itest.Local, itest.Azure, itest.AWS}
+	v := os.Getenv("MPOOL_BENCH_FACES")
+	if v == "" {
+		return all
+	}
+	var faces []*itest.Provider
+	for _, name := range strings.Split(v, ",") {
+		i := slices.IndexFunc(all, func(p *itest.Provider) bool { return p.Name == strings.TrimSpace(name) })
+		if i < 0 {
+			b.Fatalf("MPOOL_BENCH_FACES=%s: %q is none of local, azure, aws", v, name)
+		}
+		faces = append(faces, all[i])
+	}
+	return faces
 }
 
 // benchmarkManyPools is BenchmarkManyPools with the Clusters' providers
@@ -334,9 +356,13 @@ func newManyPools(b *testing.B, clusters, perCluster, instances int, providers [
 			}
 		}
 	})
-	names := make([]string, len(providers))
-	for i, p := range providers {
-		names[i] = p.Name
+	// The harness's manager observes the local provider: it runs beside
+	// the faces the pools use.
+	names := []string{itest.Local.Name}
+	for _, p := range providers {
+		if p != itest.Local {
+			names = append(names, p.Name)
+		}
 	}
 	mo := benchManagerOptions(b)
 	m.reqs = itest.NewRequestCounter()
@@ -648,9 +674,14 @@ func (m *manyPools) create(names []poolID, n int) {
 		}
 		rename := itest.Rename(map[string]string{p.provider.ClusterName: p.cluster, p.provider.PoolName: p.pool})
 		replicas := itest.Replicas(n)
+		// Seed 004's AWSMachinePool has maxSize 10, and the scale-ups
+		// the benchmark times double a pool: the ASG's bounds must hold
+		// them (replicas outside them are refused).
+		bounds := itest.SetField("AWSMachinePool", int64(max(10, 2*n)), "spec", "maxSize")
 		for _, obj := range itest.Manifest(m.f.T, m.f.NS, p.provider.SeedManifest...) {
 			rename(obj)
 			replicas(obj)
+			bounds(obj)
 			objs = append(objs, obj)
 		}
 	}
