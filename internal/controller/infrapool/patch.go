@@ -42,7 +42,15 @@ func (e *Engine) patch(ctx context.Context, s *pass) error {
 			// ignores it here, and would still parse and merge it.
 			obj := s.pool.DeepCopyObject().(client.Object)
 			copyField(obj, s.before.DeepCopyObject().(client.Object), "Status")
-			if _, err := mergePatch(ctx, e.c, obj, s.before, false); client.IgnoreNotFound(err) != nil {
+			switch sent, err := mergePatch(ctx, e.c, obj, s.before, false); {
+			case err == nil && sent && obj.GetGeneration() > s.pool.GetGeneration() && equalField(obj, s.pool, "Spec"):
+				// The engine's own spec write (the providerIDList) moved
+				// the generation, and the spec the server holds is the
+				// one this pass acted on: the status about to be written
+				// observed the new generation. Stamped with the old one,
+				// the next pass would write the status again for it alone.
+				restamp(s.pool, s.pool.GetGeneration(), obj.GetGeneration())
+			case client.IgnoreNotFound(err) != nil:
 				errs = append(errs, fmt.Errorf("patching %s %s: %w", e.a.Kinds().Pool, s.pool.GetName(), err))
 			}
 		}
@@ -69,6 +77,25 @@ func (e *Engine) patch(ctx context.Context, s *pass) error {
 		patchMeta()
 	}
 	return errors.Join(errs...)
+}
+
+// restamp moves pool from generation from to generation to: its
+// metadata.generation, its status.observedGeneration and each condition's
+// observedGeneration that was from.
+func restamp(pool contract.Pool, from, to int64) {
+	pool.SetGeneration(to)
+	if f := field(pool, "Status"); f.IsValid() && f.Kind() == reflect.Struct {
+		if g := f.FieldByName("ObservedGeneration"); g.IsValid() && g.Kind() == reflect.Int64 && g.CanSet() && g.Int() == from {
+			g.SetInt(to)
+		}
+	}
+	conds := pool.GetConditions()
+	for i := range conds {
+		if conds[i].ObservedGeneration == from {
+			conds[i].ObservedGeneration = to
+		}
+	}
+	pool.SetConditions(conds)
 }
 
 // mergePatch sends the merge patch that takes base to obj, to obj's status

@@ -170,6 +170,70 @@ func TestPatchSendsEachPartOnce(t *testing.T) {
 	}
 }
 
+// TestPatchStampsTheGenerationOfItsOwnSpecWrite: a pass that writes the
+// pool's providerIDList moves its generation; the status it writes next
+// says it observed the new one (status.observedGeneration and the
+// conditions), so the next pass has nothing to write for it. When someone
+// else changed the spec meanwhile, the status keeps the generation the
+// pass acted on. Against a real API server.
+func TestPatchStampsTheGenerationOfItsOwnSpecWrite(t *testing.T) {
+	ctx, env, ns := startEnv(t)
+	pool := createPool(ctx, t, env, ns)
+	c, recorded := patchRecorder(t, env)
+	e := &Engine{c: c, a: local.Adapter{}, status: newPoolMemo[contract.Pool]()}
+	report := func(read *infrav1.LocalMachinePool, ids ...string) *pass {
+		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy()}
+		p := s.pool.(*infrav1.LocalMachinePool)
+		p.Spec.ProviderIDList = ids
+		p.Status.ObservedGeneration = p.Generation
+		meta.SetStatusCondition(&p.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Ready", ObservedGeneration: p.Generation})
+		return s
+	}
+	get := func() *infrav1.LocalMachinePool {
+		t.Helper()
+		got := &infrav1.LocalMachinePool{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pool), got); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	stamped := func(got *infrav1.LocalMachinePool) (int64, int64) {
+		return got.Status.ObservedGeneration, meta.FindStatusCondition(got.Status.Conditions, "Ready").ObservedGeneration
+	}
+
+	if err := e.patch(ctx, report(pool, "local:///g/1")); err != nil {
+		t.Fatal(err)
+	}
+	got := get()
+	if status, cond := stamped(got); got.Generation != pool.Generation+1 || status != got.Generation || cond != got.Generation {
+		t.Fatalf("after writing the providerIDList: generation %d (was %d), status.observedGeneration %d, Ready's %d: want the new generation in both",
+			got.Generation, pool.Generation, status, cond)
+	}
+	before := len(recorded())
+	if err := e.patch(ctx, report(got, "local:///g/1")); err != nil {
+		t.Fatal(err)
+	}
+	if sent := recorded()[before:]; len(sent) != 0 {
+		t.Errorf("the next pass, nothing changed: sent %q, want nothing", sent)
+	}
+
+	// Someone changes the template between the pass's read and its write.
+	s := report(got, "local:///g/1", "local:///g/2")
+	theirs := got.DeepCopy()
+	theirs.Spec.Template.InstanceType = "large"
+	if err := env.Client.Update(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.patch(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	after := get()
+	if status, cond := stamped(after); after.Generation != got.Generation+2 || status != got.Generation || cond != got.Generation {
+		t.Errorf("with a spec change of someone else's in between: generation %d (was %d), status.observedGeneration %d, Ready's %d: want %d in both, the generation the pass acted on",
+			after.Generation, got.Generation, status, cond, got.Generation)
+	}
+}
+
 // TestZoneLabelBackfill: a per-instance object the engine created before
 // it labelled objects with their zone gets the label once; one that has
 // it, or whose zone is unknown or no label value, gets no write. Against a
