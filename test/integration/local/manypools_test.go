@@ -594,8 +594,10 @@ func (m *manyPools) waitRunning(names []poolID, n int, timeout time.Duration) {
 			reported = time.Now()
 		}
 		// No pool came to Running for a minute: say why the pools still
-		// waiting wait, once a minute, so a stalled run explains itself.
-		if progress && len(names) > 1 && time.Since(lastChange) >= stallWindow && time.Since(described) >= stallWindow {
+		// waiting wait, once a minute, so a stalled run explains itself
+		// (one pool's scale-up too: a refused one waited ten minutes
+		// silent).
+		if progress && time.Since(lastChange) >= stallWindow && time.Since(described) >= stallWindow {
 			m.describeWaiting(waiting, 5)
 			described = time.Now()
 		}
