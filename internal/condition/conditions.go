@@ -3,6 +3,7 @@
 package condition
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,6 +69,25 @@ func Delete(obj Object, t string) {
 		}
 	}
 	if len(out) != len(conds) {
+		obj.SetConditions(out)
+	}
+}
+
+// MoveGeneration moves every condition of obj that observed generation
+// from to generation to: a status computed before the controller's own spec
+// write moved the object's generation observed the spec of the new one.
+func MoveGeneration(obj Object, from, to int64) {
+	conds := obj.GetConditions()
+	var out []metav1.Condition
+	for i := range conds {
+		if conds[i].ObservedGeneration == from {
+			if out == nil {
+				out = slices.Clone(conds)
+			}
+			out[i].ObservedGeneration = to
+		}
+	}
+	if out != nil {
 		obj.SetConditions(out)
 	}
 }

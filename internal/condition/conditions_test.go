@@ -76,3 +76,23 @@ func TestIsTrueAndDelete(t *testing.T) {
 		t.Fatal("Delete")
 	}
 }
+
+func TestMoveGeneration(t *testing.T) {
+	shared := []metav1.Condition{
+		{Type: "A", ObservedGeneration: 1},
+		{Type: "B", ObservedGeneration: 2},
+	}
+	o := &obj{c: shared}
+	MoveGeneration(o, 1, 3)
+	if got := []int64{o.c[0].ObservedGeneration, o.c[1].ObservedGeneration}; got[0] != 3 || got[1] != 2 {
+		t.Errorf("after moving 1 to 3: observed generations %v, want [3 2]", got)
+	}
+	if shared[0].ObservedGeneration != 1 {
+		t.Error("the list the object had was changed in place: it may be a cache's")
+	}
+	before := o.c
+	MoveGeneration(o, 7, 8)
+	if &before[0] != &o.c[0] {
+		t.Error("nothing observed generation 7, and the list was replaced")
+	}
+}

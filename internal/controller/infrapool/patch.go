@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/mpool-dev/mpool/internal/condition"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 )
 
@@ -81,7 +82,8 @@ func (e *Engine) patch(ctx context.Context, s *pass) error {
 
 // restamp moves pool from generation from to generation to: its
 // metadata.generation, its status.observedGeneration and each condition's
-// observedGeneration that was from.
+// observedGeneration that was from (the MachinePool controller's
+// observeOwnSpecWrite, for a pool kind the engine knows only by contract).
 func restamp(pool contract.Pool, from, to int64) {
 	pool.SetGeneration(to)
 	if f := field(pool, "Status"); f.IsValid() && f.Kind() == reflect.Struct {
@@ -89,13 +91,7 @@ func restamp(pool contract.Pool, from, to int64) {
 			g.SetInt(to)
 		}
 	}
-	conds := pool.GetConditions()
-	for i := range conds {
-		if conds[i].ObservedGeneration == from {
-			conds[i].ObservedGeneration = to
-		}
-	}
-	pool.SetConditions(conds)
+	condition.MoveGeneration(pool, from, to)
 }
 
 // mergePatch sends the merge patch that takes base to obj, to obj's status

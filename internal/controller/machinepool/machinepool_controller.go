@@ -34,6 +34,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/internal/condition"
 	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/fieldowners"
 	"github.com/mpool-dev/mpool/internal/lastwrite"
@@ -497,11 +498,7 @@ func observeOwnSpecWrite(pool *clusterv1.MachinePool, from, to int64, observed b
 	if observed && pool.Status.ObservedGeneration == from {
 		pool.Status.ObservedGeneration = to
 	}
-	for i := range pool.Status.Conditions {
-		if pool.Status.Conditions[i].ObservedGeneration == from {
-			pool.Status.Conditions[i].ObservedGeneration = to
-		}
-	}
+	condition.MoveGeneration(pool, from, to)
 	pool.Generation = to
 }
 
