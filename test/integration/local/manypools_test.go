@@ -132,6 +132,11 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 	clusters := size("MPOOL_BENCH_CLUSTERS", 100, max(3, len(providers)))
 	perCluster, instances := size("MPOOL_BENCH_POOLS", 10, 3), size("MPOOL_BENCH_INSTANCES", 10, 2)
 	pools := clusters * perCluster
+	// The smoke run only shows that the benchmark runs: one sample of each.
+	samples := samples
+	if small {
+		samples = 1
+	}
 	if pools < samples+2 {
 		b.Fatalf("%d pools: the benchmark needs at least %d", pools, samples+2)
 	}
@@ -491,10 +496,10 @@ func startCPUProfile(tb testing.TB, file string) func() {
 }
 
 // samples is how many scale-ups each of the alone, at-rest and quiet
-// figures is the median of. One scale-up of 10 → 20 takes about 150 ms, and
-// single ones moved by half of that and more (an alone one took 377 ms
-// where its two others took 121 and 137 ms): five keep one outlier from
-// being the figure.
+// figures is the median of (one with MPOOL_BENCH_SMALL=1). One scale-up of
+// 10 → 20 takes about 150 ms, and single ones moved by half of that and
+// more (an alone one took 377 ms where its two others took 121 and
+// 137 ms): five keep one outlier from being the figure.
 const samples = 5
 
 // median returns the median of ds (the upper one of an even count).
