@@ -33,6 +33,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/condition"
 	"github.com/mpool-dev/mpool/internal/events"
+	"github.com/mpool-dev/mpool/internal/lastwrite"
 	"github.com/mpool-dev/mpool/internal/workload"
 )
 
@@ -76,6 +77,17 @@ type Reconciler struct {
 	// upstream's MachineHealthCheck evaluates its Machines, as beside CAPZ
 	// or CAPA once their cluster controller reports ready.
 	PlacementKinds []schema.GroupKind
+
+	// written remembers the controller's last status write to each
+	// Cluster until the cache shows it: a reconcile from the older copy
+	// works from that write's answer instead, so that it neither writes
+	// the same status again nor moves its conditions' transition times.
+	written lastwrite.Memo
+}
+
+// statusKey names the controller's status write to cluster.
+func statusKey(cluster *clusterv1.Cluster) lastwrite.Key {
+	return lastwrite.Key{UID: cluster.UID, Part: "status"}
 }
 
 // SetupWithManager registers the controller with mgr.
@@ -124,6 +136,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		}
 		return ctrl.Result{}, fmt.Errorf("reading Cluster %s: %w", req.NamespacedName, err)
 	}
+	if last, ok := r.written.Latest(statusKey(cluster), cluster.ResourceVersion).(*clusterv1.Cluster); ok {
+		// The cache has not shown this controller's last status write:
+		// work from its answer, as if it had.
+		cluster = last
+	}
 	orig := cluster.DeepCopy()
 	now := r.Clock.Now()
 	defer func() {
@@ -132,7 +149,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 			cluster.Status.ObservedGeneration = cluster.Generation
 		}
 		if !equality.Semantic.DeepEqual(orig.Status, cluster.Status) {
-			if err := r.Client.Status().Patch(ctx, cluster, client.MergeFrom(orig)); err != nil && !apierrors.IsNotFound(err) {
+			switch err := r.Client.Status().Patch(ctx, cluster, client.MergeFrom(orig)); {
+			case err == nil:
+				r.written.Wrote(statusKey(cluster), orig.ResourceVersion, cluster.DeepCopy())
+			case !apierrors.IsNotFound(err):
 				reterr = errors.Join(reterr, fmt.Errorf("patching the status of Cluster %s: %w", klog.KObj(cluster), err))
 			}
 		}

@@ -10,9 +10,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	kevents "k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/mpool-dev/mpool/api/conditions"
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
@@ -219,5 +223,54 @@ func TestPlacementKindMarkedReady(t *testing.T) {
 	external := &infrav1.AWSCluster{}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "external"}, external); err != nil || external.Status.Ready {
 		t.Fatalf("AWSCluster external, managed by another controller: ready %v, %v", external.Status.Ready, err)
+	}
+}
+
+// TestStaleReadWritesNothingAgain: a reconcile writes a Cluster's status,
+// and the reconcile after it, seconds later, reads the Cluster from a cache
+// that has not shown that write yet. It must not write the status again
+// with every condition's transition time moved (it did, for about half the
+// Clusters created at once). The Cluster has no kubeconfig Secret, so each
+// reconcile computes the same status.
+func TestStaleReadWritesNothingAgain(t *testing.T) {
+	ns := env.NewNamespace(t)
+	createCluster(t, ns, "c1")
+	key := client.ObjectKey{Namespace: ns, Name: "c1"}
+	stale := &clusterv1.Cluster{}
+	if err := env.Client.Get(context.Background(), key, stale); err != nil {
+		t.Fatal(err)
+	}
+	stale.Status = clusterv1.ClusterStatus{}
+	var patches int
+	direct, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := interceptor.NewClient(direct, interceptor.Funcs{
+		Get: func(_ context.Context, _ client.WithWatch, _ client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+			stale.DeepCopyInto(obj.(*clusterv1.Cluster))
+			return nil
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			patches++
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	r := &Reconciler{Client: c, ClusterCache: cc, Clock: clk, Recorder: kevents.NewFakeRecorder(100)}
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reconcile()
+	if patches != 1 {
+		t.Fatalf("the first reconcile sent %d status patches, want 1", patches)
+	}
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	reconcile()
+	if patches != 1 {
+		t.Errorf("a reconcile from the copy before the status write sent %d more status patches, want none", patches-1)
 	}
 }

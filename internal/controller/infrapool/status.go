@@ -36,7 +36,8 @@ func (e *Engine) report(ctx context.Context, s *pass) error {
 			err = e.syncInstances(ctx, s)
 		}
 	}
-	setPoolConditions(s, e.skip)
+	last, _ := e.status.get(s.pool.GetUID())
+	setPoolConditions(s, last, e.skip)
 	if s.owner != nil {
 		// After the conditions: adapters may mirror them in their kind's
 		// own terms (AzureMachinePool's ScaleSetRunning, ...).
@@ -153,11 +154,22 @@ func (e *Engine) requeueWhileConverging(s *pass) {
 }
 
 // setPoolConditions sets every condition the engine owns on the pool.
-func setPoolConditions(s *pass, skip bool) {
+// written is the pool as the engine's last status write left it (nil when
+// none is known): a pass that reads the pool from a cache that does not show
+// that write yet finds a condition missing or at its old status, and would
+// stamp it with a new transition time; when the last write already gave the
+// condition this status, its transition time stands (the status did not
+// change since), and the pass has nothing to write again.
+func setPoolConditions(s *pass, written contract.Pool, skip bool) {
 	set := func(c metav1.Condition) {
 		c.ObservedGeneration = s.pool.GetGeneration()
 		c.LastTransitionTime = metav1.NewTime(s.now)
 		conds := s.pool.GetConditions()
+		if prev := meta.FindStatusCondition(conds, c.Type); written != nil && (prev == nil || prev.Status != c.Status) {
+			if w := meta.FindStatusCondition(written.GetConditions(), c.Type); w != nil && w.Status == c.Status {
+				c.LastTransitionTime = w.LastTransitionTime
+			}
+		}
 		meta.SetStatusCondition(&conds, c)
 		s.pool.SetConditions(conds)
 	}
