@@ -33,6 +33,7 @@ import (
 	"github.com/mpool-dev/mpool/internal/controller/machinehealthcheck"
 	"github.com/mpool-dev/mpool/internal/controller/machinepool"
 	"github.com/mpool-dev/mpool/internal/controller/managedcluster"
+	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/features"
 	"github.com/mpool-dev/mpool/internal/fieldowners"
 	poolmetrics "github.com/mpool-dev/mpool/internal/metrics"
@@ -131,8 +132,12 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, owner
 			return nil, fmt.Errorf("setting up the KubeadmConfig controller: %w", err)
 		}
 	}
+	// The bookkeeping of the MachinePool controller and the engines waits
+	// while pools are being created (priority.Hold); beside upstream's
+	// MachinePool controller nothing tells the Hold, which stays inactive.
+	hold := priority.NewHold()
 	if opts.Mode.RunsMachinePools() {
-		if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock, FieldOwners: owners}).SetupWithManager(ctx, mgr, copts); err != nil {
+		if err := (&machinepool.Reconciler{Client: mgr.GetClient(), ClusterCache: workloads, Clock: opts.Clock, FieldOwners: owners, Hold: hold}).SetupWithManager(ctx, mgr, copts); err != nil {
 			return nil, fmt.Errorf("setting up the MachinePool controller: %w", err)
 		}
 	}
@@ -160,6 +165,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, opts Options, owner
 		OmitFailureFields:       opts.Mode == ModeProviders,
 		Clock:                   opts.Clock,
 		Timing:                  opts.EngineTiming,
+		Hold:                    hold,
 	}, copts)
 	if err != nil {
 		return nil, err

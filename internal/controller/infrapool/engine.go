@@ -128,6 +128,10 @@ type Options struct {
 	// (kubernetes-sigs/cluster-api#14234, inverted nil guards in
 	// reconcileExternal, present since v1.11).
 	OmitFailureFields bool
+	// Hold, shared with the MachinePool controller, holds the per-instance
+	// bookkeeping while pools are being created (priority.Hold); nil holds
+	// nothing.
+	Hold *priority.Hold
 }
 
 // Engine reconciles infra pools of one kind: observe the group, plan with
@@ -169,6 +173,8 @@ type Engine struct {
 	// (package priority's bulk writes); nil until SetupWithManager, when
 	// every pass does them.
 	bulk *priority.Tracker
+	// hold is Options.Hold, for bulk.
+	hold *priority.Hold
 	// pausedSince is when this process first saw a pool's reconciliation
 	// paused (its Cluster or its own paused annotation): the time paused
 	// is not counted against the rollout's progress deadline.
@@ -220,6 +226,7 @@ func New(opts Options) (*Engine, error) {
 		c:                 opts.Client,
 		reader:            opts.APIReader,
 		omitFailureFields: opts.OmitFailureFields,
+		hold:              opts.Hold,
 		w:                 opts.Workload,
 		rec:               opts.Recorder,
 		clock:             opts.Clock,
@@ -299,8 +306,9 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 			switch {
 			case retErr != nil:
 			case s.bulkDeferred:
-				// The pass that does them looks again anyway.
-				res = e.bulk.Defer(req)
+				// The pass that does them looks again anyway (unless it
+				// is parked: then this pass's own result stands).
+				res = e.bulk.Defer(req, res)
 			case s.moreWrites:
 				res = s.result()
 			}

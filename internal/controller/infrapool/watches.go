@@ -75,6 +75,7 @@ func (e *Engine) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts co
 	}
 
 	e.bulk = priority.NewTracker()
+	e.bulk.Hold = e.hold
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(strings.ToLower(e.a.Kinds().Pool)).
 		For(e.a.NewPool(), builder.WithPredicates(changed(poolChanged))).

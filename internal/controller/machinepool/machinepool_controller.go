@@ -97,6 +97,11 @@ type Reconciler struct {
 	Recorder kevents.EventRecorder
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
+	// Hold, shared with the infrastructure pool engines, learns from each
+	// reconcile whether its pool is being created and took a step towards
+	// Running, and holds the Machine bookkeeping while pools are being
+	// created (priority.Hold); nil holds nothing.
+	Hold *priority.Hold
 
 	// externalReader reads bootstrap and infrastructure objects
 	// (unstructured) from the manager's cache.
@@ -145,6 +150,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	r.externalReader = mgr.GetCache()
 	r.fieldIndexer = mgr.GetFieldIndexer()
 	r.bulk = priority.NewTracker()
+	r.bulk.Hold = r.Hold
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&clusterv1.MachinePool{}).
 		// Creating and syncing the pool's Machines is bulk work (see
@@ -300,6 +306,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, pool); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.bulk.Forget(req)
+			r.Hold.Forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading MachinePool %s: %w", req.NamespacedName, err)
@@ -338,6 +345,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			}
 		}
 		setPausedCondition(s, paused)
+		observeCreation(r.Hold, req.NamespacedName, s.orig.Status.Phase, pool.Status.Phase)
 		if err := r.patch(ctx, s); err != nil {
 			reterr = errors.Join(reterr, err)
 		}
@@ -345,8 +353,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		res = lowestNonZeroResult(res, wres)
 		reterr = errors.Join(reterr, err)
 		if s.bulkDeferred && reterr == nil {
-			// The reconcile that does them looks again anyway.
-			res = r.bulk.Defer(req)
+			// The reconcile that does them looks again anyway (unless it
+			// is parked: then this reconcile's own result stands).
+			res = r.bulk.Defer(req, res)
 		}
 		r.reportCreatedMachines(s)
 	}()
@@ -726,4 +735,23 @@ func metadataOrDeletionChanged(oldObj, newObj client.Object) bool {
 func labelsOrDeletionChanged(oldObj, newObj client.Object) bool {
 	return !maps.Equal(oldObj.GetLabels(), newObj.GetLabels()) ||
 		!oldObj.GetDeletionTimestamp().Equal(newObj.GetDeletionTimestamp())
+}
+
+// observeCreation tells hold whether the pool, which this reconcile moved
+// from phase from to phase to, is being created: from Pending or
+// Provisioning (a new pool, or one whose bootstrap data or infrastructure
+// is not ready) until it is first Running, Failed or deleted; the phases on
+// the way (ScalingUp, Provisioned: its instances launched, their Nodes not
+// all Ready) keep what it was, so a Running pool's scale-up is not a
+// creation. A pool being created takes a step with each new phase.
+func observeCreation(hold *priority.Hold, pool types.NamespacedName, from, to string) {
+	was := hold.Creating(pool)
+	var creating bool
+	switch clusterv1.MachinePoolPhase(to) {
+	case clusterv1.MachinePoolPhasePending, clusterv1.MachinePoolPhaseProvisioning:
+		creating = true
+	case clusterv1.MachinePoolPhaseScalingUp, clusterv1.MachinePoolPhaseScalingDown, clusterv1.MachinePoolPhaseScaling, clusterv1.MachinePoolPhaseProvisioned:
+		creating = was
+	}
+	hold.Observe(pool, creating, (was || creating) && to != from)
 }

@@ -18,6 +18,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+
+	"github.com/mpool-dev/mpool/internal/controller/priority"
 )
 
 func TestComputePhase(t *testing.T) {
@@ -394,5 +396,39 @@ func TestObserveOwnSpecWrite(t *testing.T) {
 	observeOwnSpecWrite(p, 4, 4, true)
 	if p.Status.ObservedGeneration != 4 || p.Generation != 4 {
 		t.Errorf("a patch that did not move the generation: observedGeneration %d, generation %d; want 4, 4", p.Status.ObservedGeneration, p.Generation)
+	}
+}
+
+// TestObserveCreation: a pool is being created from Pending or Provisioning
+// until it is first Running; the phases on the way keep that, so a Running
+// pool's scale-up (ScalingUp, then Provisioned while its new Nodes join) is
+// not a creation and holds nothing. Each new phase of a creation is a step.
+func TestObserveCreation(t *testing.T) {
+	pool := types.NamespacedName{Namespace: "ns", Name: "p"}
+	for _, tc := range []struct {
+		name   string
+		phases []clusterv1.MachinePoolPhase
+		want   bool
+	}{
+		{"new", []clusterv1.MachinePoolPhase{clusterv1.MachinePoolPhasePending}, true},
+		{"launching", []clusterv1.MachinePoolPhase{clusterv1.MachinePoolPhasePending, clusterv1.MachinePoolPhaseProvisioning, clusterv1.MachinePoolPhaseScalingUp, clusterv1.MachinePoolPhaseProvisioned}, true},
+		{"created", []clusterv1.MachinePoolPhase{clusterv1.MachinePoolPhaseProvisioning, clusterv1.MachinePoolPhaseProvisioned, clusterv1.MachinePoolPhaseRunning}, false},
+		{"scale-up of a running pool", []clusterv1.MachinePoolPhase{clusterv1.MachinePoolPhaseRunning, clusterv1.MachinePoolPhaseScalingUp, clusterv1.MachinePoolPhaseProvisioned}, false},
+		{"failed", []clusterv1.MachinePoolPhase{clusterv1.MachinePoolPhaseProvisioning, clusterv1.MachinePoolPhaseFailed}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hold := priority.NewHold()
+			from := ""
+			for _, p := range tc.phases {
+				observeCreation(hold, pool, from, string(p))
+				from = string(p)
+			}
+			if got := hold.Creating(pool); got != tc.want {
+				t.Errorf("after %v: creating %v, want %v", tc.phases, got, tc.want)
+			}
+			if got := hold.Active(); got != tc.want {
+				t.Errorf("after %v: the Hold active %v, want %v (a creation that just took a step)", tc.phases, got, tc.want)
+			}
+		})
 	}
 }

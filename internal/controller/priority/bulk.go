@@ -29,6 +29,10 @@ import (
 // different kinds collide): Watch it in the controller's options, and ask
 // Bulk in its Reconcile.
 type Tracker struct {
+	// Hold, when set, holds the bulk writes while pools are being created
+	// (see Hold); set it before the controller starts.
+	Hold *Hold
+
 	mu     sync.Mutex
 	handed map[reconcile.Request]int
 	// deferred is when each request first left its bulk writes (Defer),
@@ -36,6 +40,13 @@ type Tracker struct {
 	deferred map[reconcile.Request]time.Time
 	tracked  bool
 	now      func() time.Time
+	// queue is the controller's queue; parked are the requests Defer held
+	// out of it, and releasing is whether a releaseParked loop runs.
+	queue     priorityqueue.PriorityQueue[reconcile.Request]
+	parked    map[reconcile.Request]struct{}
+	releasing bool
+	// poll is how often releaseParked looks at the Hold.
+	poll time.Duration
 }
 
 // MaxBulkDelay bounds how long a request's bulk writes wait behind other
@@ -44,8 +55,12 @@ const MaxBulkDelay = 5 * time.Minute
 
 // NewTracker returns a Tracker that knows no request yet.
 func NewTracker() *Tracker {
-	return &Tracker{handed: map[reconcile.Request]int{}, deferred: map[reconcile.Request]time.Time{}, now: time.Now}
+	return &Tracker{handed: map[reconcile.Request]int{}, deferred: map[reconcile.Request]time.Time{}, parked: map[reconcile.Request]struct{}{},
+		now: time.Now, poll: holdPoll}
 }
+
+// holdPoll is how often parked requests look at their Hold.
+const holdPoll = 250 * time.Millisecond
 
 // Watch returns opts with a priority queue that tells t the priority of
 // each request it hands out. Options with a queue of their own, or without
@@ -57,22 +72,23 @@ func (t *Tracker) Watch(opts controller.Options) controller.Options {
 	}
 	t.tracked = true
 	opts.NewQueue = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		return trackedQueue{
-			PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
-				o.Log = ctrl.Log.WithValues("controller", name)
-				o.RateLimiter = rl
-			}),
-			t: t,
-		}
+		q := priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+			o.Log = ctrl.Log.WithValues("controller", name)
+			o.RateLimiter = rl
+		})
+		t.mu.Lock()
+		t.queue = q
+		t.mu.Unlock()
+		return trackedQueue{PriorityQueue: q, t: t}
 	}
 	return opts
 }
 
 // Bulk reports whether the reconcile of req may do its bulk writes now: its
 // request was handed out at handler.LowPriority or below (a resync, or the
-// pass a deferring one asked for), its bulk writes have waited
-// MaxBulkDelay, or t does not know its priority. A reconcile that may not
-// does its other work and returns Defer's result.
+// pass a deferring one asked for) while t's Hold is not active, its bulk
+// writes have waited MaxBulkDelay, or t does not know its priority. A
+// reconcile that may not does its other work and returns Defer's result.
 func (t *Tracker) Bulk(req reconcile.Request) bool {
 	if t == nil || !t.tracked {
 		return true
@@ -81,7 +97,7 @@ func (t *Tracker) Bulk(req reconcile.Request) bool {
 	defer t.mu.Unlock()
 	p, ok := t.handed[req]
 	since, waiting := t.deferred[req]
-	if !ok || p <= handler.LowPriority || waiting && t.now().Sub(since) >= MaxBulkDelay {
+	if !ok || waiting && t.now().Sub(since) >= MaxBulkDelay || p <= handler.LowPriority && !t.Hold.Active() {
 		delete(t.deferred, req)
 		return true
 	}
@@ -91,16 +107,61 @@ func (t *Tracker) Bulk(req reconcile.Request) bool {
 // Defer records that the reconcile of req left its bulk writes, and
 // returns its result: another pass at once, at handler.LowPriority (behind
 // every request with work, and raised again by any new event for the same
-// object).
-func (t *Tracker) Defer(req reconcile.Request) reconcile.Result {
-	if t != nil {
-		t.mu.Lock()
-		if _, ok := t.deferred[req]; !ok {
-			t.deferred[req] = t.now()
-		}
-		t.mu.Unlock()
+// object). While t's Hold is active the request is parked instead, and res
+// (what the reconcile returns for its own work) is returned: it goes back
+// to the queue at handler.LowPriority when the Hold is no longer active, or
+// once its bulk writes have waited MaxBulkDelay.
+func (t *Tracker) Defer(req reconcile.Request, res reconcile.Result) reconcile.Result {
+	if t == nil {
+		return reconcile.Result{RequeueAfter: deferredDelay, Priority: ptr.To(handler.LowPriority)}
 	}
-	return reconcile.Result{RequeueAfter: deferredDelay, Priority: ptr.To(handler.LowPriority)}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	since, ok := t.deferred[req]
+	if !ok {
+		since = t.now()
+		t.deferred[req] = since
+	}
+	if t.queue == nil || !t.Hold.Active() || t.now().Sub(since) >= MaxBulkDelay {
+		return reconcile.Result{RequeueAfter: deferredDelay, Priority: ptr.To(handler.LowPriority)}
+	}
+	t.parked[req] = struct{}{}
+	if !t.releasing {
+		t.releasing = true
+		go t.releaseParked()
+	}
+	return res
+}
+
+// releaseParked hands the parked requests back to the queue, at
+// handler.LowPriority, once the Hold is no longer active or each has waited
+// MaxBulkDelay; it returns when none is left.
+func (t *Tracker) releaseParked() {
+	tick := time.NewTicker(t.poll)
+	defer tick.Stop()
+	for range tick.C {
+		if t.release() == 0 {
+			return
+		}
+	}
+}
+
+// release hands back the parked requests that may go, and returns how many
+// are left; with none left, releaseParked stops.
+func (t *Tracker) release() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	held := t.Hold.Active()
+	for req := range t.parked {
+		if !held || t.now().Sub(t.deferred[req]) >= MaxBulkDelay {
+			t.queue.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req)
+			delete(t.parked, req)
+		}
+	}
+	if len(t.parked) == 0 {
+		t.releasing = false
+	}
+	return len(t.parked)
 }
 
 // Forget drops what t remembers of req's deferred bulk writes: its object
@@ -109,6 +170,7 @@ func (t *Tracker) Forget(req reconcile.Request) {
 	if t != nil {
 		t.mu.Lock()
 		delete(t.deferred, req)
+		delete(t.parked, req)
 		t.mu.Unlock()
 	}
 }

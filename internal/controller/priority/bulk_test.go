@@ -1,6 +1,7 @@
 package priority
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -91,7 +92,7 @@ func TestBulkWritesWaitAtMostMaxBulkDelay(t *testing.T) {
 	if tr.Bulk(req) {
 		t.Fatal("a pass at priority 0 may do its bulk writes")
 	}
-	res := tr.Defer(req)
+	res := tr.Defer(req, reconcile.Result{})
 	if res.RequeueAfter <= 0 || res.Priority == nil || *res.Priority != handler.LowPriority {
 		t.Fatalf("Defer = %+v, want a prompt requeue at LowPriority", res)
 	}
@@ -102,7 +103,7 @@ func TestBulkWritesWaitAtMostMaxBulkDelay(t *testing.T) {
 	if tr.Bulk(req) {
 		t.Fatalf("bulk writes done after %s, before MaxBulkDelay", MaxBulkDelay-time.Second)
 	}
-	tr.Defer(req) // still the first deferral's time
+	tr.Defer(req, reconcile.Result{}) // still the first deferral's time
 	tr.done(req)
 
 	now = now.Add(time.Second)
@@ -124,10 +125,76 @@ func TestForgetDropsADeferral(t *testing.T) {
 	tr.Watch(controller.Options{})
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "gone"}}
 	tr.handedOut(req, 0)
-	tr.Defer(req)
+	tr.Defer(req, reconcile.Result{})
 	tr.done(req)
 	tr.Forget(req)
 	if len(tr.deferred) != 0 {
 		t.Errorf("after Forget the tracker still holds %d deferrals", len(tr.deferred))
+	}
+}
+
+// TestHoldParksBulkPasses: while pools are being created and their creation
+// moves, a pass that would do only bulk writes (handed out at LowPriority)
+// may not, and its request is parked (the pass's own result is returned, no
+// prompt requeue); once no pool took a step for HoldWindow the parked
+// request comes back to the queue at LowPriority, and its pass may do them.
+// A Hold with no pool being created holds nothing.
+func TestHoldParksBulkPasses(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	hold := NewHold()
+	hold.now = clock
+	tr := NewTracker()
+	// The test releases parked requests itself (release), not a ticker.
+	tr.Hold, tr.now, tr.poll = hold, clock, time.Hour
+	q := tr.Watch(controller.Options{}).NewQueue("test", workqueue.DefaultTypedItemBasedRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	pq := q.(priorityqueue.PriorityQueue[reconcile.Request])
+	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "ns", Name: "bookkeeping"}}
+	pool := types.NamespacedName{Namespace: "ns", Name: "new"}
+
+	pass := func() (bool, reconcile.Result) {
+		t.Helper()
+		got, _, _ := pq.GetWithPriority()
+		if got != req {
+			t.Fatalf("handed out %v", got)
+		}
+		defer pq.Done(got)
+		if tr.Bulk(got) {
+			return true, reconcile.Result{}
+		}
+		return false, tr.Defer(got, reconcile.Result{RequeueAfter: time.Minute})
+	}
+	if hold.Active() {
+		t.Fatal("a Hold that knows no pool is active")
+	}
+	hold.Observe(pool, true, true)
+	pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(handler.LowPriority)}, req)
+	bulk, res := pass()
+	if bulk {
+		t.Fatal("a pass at LowPriority did its bulk writes while a pool was being created")
+	}
+	if res.RequeueAfter != time.Minute || res.Priority != nil {
+		t.Errorf("a parked request's pass returned %+v, want its own result (requeue after 1m)", res)
+	}
+	// Parked: nothing comes back while the creation moves.
+	advance(HoldWindow - time.Second)
+	if left := tr.release(); left != 1 || pq.Len() != 0 {
+		t.Fatalf("while the Hold is active: %d parked, %d in the queue; want the one parked", left, pq.Len())
+	}
+	// The pool took no step for HoldWindow: the request comes back.
+	advance(time.Second)
+	if left := tr.release(); left != 0 || pq.Len() != 1 {
+		t.Fatalf("once the Hold is no longer active: %d parked, %d in the queue; want it back in the queue", left, pq.Len())
+	}
+	if bulk, _ := pass(); !bulk {
+		t.Error("the released pass at LowPriority may not do its bulk writes")
+	}
+	// The pool was created: nothing is held.
+	hold.Observe(pool, false, true)
+	if hold.Active() {
+		t.Error("the Hold is active with no pool being created")
 	}
 }
