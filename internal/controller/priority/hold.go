@@ -29,7 +29,8 @@ import (
 const HoldWindow = 10 * time.Second
 
 // Hold knows which pools are being created (their MachinePool has not been
-// Running yet) and when one last took a step towards Running. The zero Hold is not usable; a nil Hold is never active.
+// Running yet) and when one last took a step towards Running. The zero
+// Hold is not usable; a nil Hold is never active.
 type Hold struct {
 	mu       sync.Mutex
 	creating map[types.NamespacedName]struct{}
