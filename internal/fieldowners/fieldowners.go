@@ -15,15 +15,16 @@
 // versions no longer served).
 //
 // An Upgrader rewrites such an entry once, in the hub version, with the same
-// manager, operation and time: it reads the object in the old version from
-// the API server (converted as that version's clients see it), extracts the
-// entry's fields from it, converts that partial object to the hub with the
-// converters the webhook uses, and keeps the fields of the result, under the
-// entry's own top-level fields, that the object has. Ownership keeps its
+// manager, operation and time: it converts the object to the old version
+// with the converters the conversion webhook serves (as that version's
+// clients see it), extracts the entry's fields from it, converts that
+// partial object back to the hub, and keeps the fields of the result, under
+// the entry's own top-level fields, that the object has. Ownership keeps its
 // meaning (a later server-side apply still conflicts with, or takes over,
-// the same fields) and the field manager converts nothing any more: one
-// read and one write, once per object, against two conversions on each of
-// its later writes. Only Update entries are moved: an Apply entry's set is
+// the same fields) and the field manager converts nothing any more: at most
+// one write, once per object, against two conversions on each of its later
+// writes; none of its own when the entries travel with a write the
+// controller makes anyway (its finalizer, an owner reference). Only Update entries are moved: an Apply entry's set is
 // what its applier last sent, and its next apply would move it back to its
 // own version anyway.
 package fieldowners
@@ -188,14 +189,18 @@ func (u *Upgrader) kindOf(obj runtime.Object) *kind {
 	return u.kinds[gvk.GroupKind()]
 }
 
-// Upgrade returns the managed fields of obj (of a hub version) as the API
-// server has them now, with every Update entry of an older version moved to
-// the hub version, the resourceVersion they are of, and whether it moved
-// any. It reads the object in the older version through r, a reader of the
-// API server (not a cache): the API server converts it as its clients see
-// it. An entry whose fields cannot be converted is an error, and then
-// nothing is moved.
-func (u *Upgrader) Upgrade(ctx context.Context, r client.Reader, obj client.Object) ([]metav1.ManagedFieldsEntry, string, bool, error) {
+// Upgrade returns the managed fields of obj (of a hub version, as read from
+// a cache or the API server: it must hold its managed fields) with every
+// Update entry of an older version moved to the hub version, the
+// resourceVersion they are of (obj's), and whether it moved any. It sees obj
+// in each older version as that version's clients see it: converted by the
+// converters the conversion webhook serves the API server with, in process
+// (an uncached read in the older version made the API server read etcd and
+// call the webhook for the same answer). An entry whose fields cannot be
+// converted is an error, and then nothing is moved. A write of the result
+// must be conditional on the resourceVersion: obj may be behind the API
+// server.
+func (u *Upgrader) Upgrade(ctx context.Context, obj client.Object) ([]metav1.ManagedFieldsEntry, string, bool, error) {
 	k := u.kindOf(obj)
 	if k == nil || !k.outdated(obj.GetManagedFields()) {
 		return nil, "", false, nil
@@ -208,21 +213,15 @@ func (u *Upgrader) Upgrade(ctx context.Context, r client.Reader, obj client.Obje
 	if err != nil {
 		return nil, "", false, err
 	}
-	// The entries and the resourceVersion are those of the first read.
-	var entries []metav1.ManagedFieldsEntry
-	var resourceVersion string
+	entries, resourceVersion := obj.GetManagedFields(), obj.GetResourceVersion()
 	olds := map[string]*typed.TypedValue{}
 	read := func(version string) (*typed.TypedValue, error) {
 		if old, ok := olds[version]; ok {
 			return old, nil
 		}
-		spoke := &unstructured.Unstructured{}
-		spoke.SetGroupVersionKind(k.hub.GroupKind().WithVersion(version))
-		if err := r.Get(ctx, client.ObjectKeyFromObject(obj), spoke); err != nil {
-			return nil, fmt.Errorf("reading %s %s as %s: %w", k.hub.Kind, client.ObjectKeyFromObject(obj), version, err)
-		}
-		if entries == nil {
-			entries, resourceVersion = spoke.GetManagedFields(), spoke.GetResourceVersion()
+		spoke, err := u.convert(ctx, k, obj, version)
+		if err != nil {
+			return nil, fmt.Errorf("converting %s %s to %s: %w", k.hub.Kind, client.ObjectKeyFromObject(obj), version, err)
 		}
 		old, err := k.typed(spoke, version)
 		if err != nil {
@@ -230,17 +229,6 @@ func (u *Upgrader) Upgrade(ctx context.Context, r client.Reader, obj client.Obje
 		}
 		olds[version] = old
 		return old, nil
-	}
-	for _, e := range obj.GetManagedFields() {
-		if k.moves(e) {
-			if _, err := read(k.old[e.APIVersion]); err != nil {
-				return nil, "", false, err
-			}
-			break
-		}
-	}
-	if !k.outdated(entries) {
-		return nil, "", false, nil
 	}
 	var out []metav1.ManagedFieldsEntry
 	index := map[string]int{} // manager identifier in the hub -> index in out
@@ -284,6 +272,33 @@ func (u *Upgrader) Upgrade(ctx context.Context, r client.Reader, obj client.Obje
 		out = append(out, e)
 	}
 	return out, resourceVersion, true, nil
+}
+
+// convert returns obj, of k's hub version, converted to version with the
+// webhook's converters. obj is not changed.
+func (u *Upgrader) convert(ctx context.Context, k *kind, obj client.Object, version string) (runtime.Object, error) {
+	hub, err := u.scheme.New(k.hub)
+	if err != nil {
+		return nil, err
+	}
+	if un, ok := obj.(*unstructured.Unstructured); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(un.Object, hub); err != nil {
+			return nil, err
+		}
+	} else {
+		hub = obj.DeepCopyObject()
+	}
+	hub.GetObjectKind().SetGroupVersionKind(k.hub)
+	gvk := k.hub.GroupKind().WithVersion(version)
+	spoke, err := u.scheme.New(gvk)
+	if err != nil {
+		return nil, err
+	}
+	spoke.GetObjectKind().SetGroupVersionKind(gvk)
+	if err := k.converter.ConvertObject(ctx, hub, spoke); err != nil {
+		return nil, err
+	}
+	return spoke, nil
 }
 
 // upgradeSet returns the fields, in the hub version, of the fields raw
@@ -423,13 +438,13 @@ func unionFields(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
 }
 
 // Ensure writes Upgrade's managed fields to obj through c, on the condition
-// that the object is unchanged since Upgrade read it through r (its
-// resourceVersion), and reports whether it wrote; with nothing to move (no
+// that the object is unchanged since obj's resourceVersion, and reports
+// whether it wrote; with nothing to move (no
 // Upgrader, a kind it does not move, no older entry) it does nothing. On
 // success obj is what the API server returned. A conflict is not an error:
 // the next read has the object's new state.
-func (u *Upgrader) Ensure(ctx context.Context, c client.Client, r client.Reader, obj client.Object) (bool, error) {
-	entries, resourceVersion, moved, err := u.Upgrade(ctx, r, obj)
+func (u *Upgrader) Ensure(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
+	entries, resourceVersion, moved, err := u.Upgrade(ctx, obj)
 	if err != nil || !moved {
 		return false, err
 	}

@@ -186,7 +186,7 @@ func TestMovedOwnersMakeWritesConvertNothing(t *testing.T) {
 			if !u.Outdated(obj) {
 				t.Fatalf("Outdated: false for %v", obj.GetManagedFields())
 			}
-			wrote, err := u.Ensure(ctx, env.Client, env.Client, obj)
+			wrote, err := u.Ensure(ctx, env.Client, obj)
 			if err != nil || !wrote {
 				t.Fatalf("Ensure: %v, %v", wrote, err)
 			}
@@ -215,7 +215,7 @@ func TestMovedOwnersMakeWritesConvertNothing(t *testing.T) {
 			if after := conversions(key); after > 1 || after > before-2 {
 				t.Errorf("a status write after the move converted %d times, as created %d: want at most 1, and at least 2 fewer", after, before)
 			}
-			if wrote, err := u.Ensure(ctx, env.Client, env.Client, obj); err != nil || wrote {
+			if wrote, err := u.Ensure(ctx, env.Client, obj); err != nil || wrote {
 				t.Errorf("a second Ensure: %v, %v (want nothing to do)", wrote, err)
 			}
 

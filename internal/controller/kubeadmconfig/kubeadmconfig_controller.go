@@ -76,9 +76,11 @@ type Reconciler struct {
 	// manager's (cached) client.
 	Client client.Client
 	// FieldOwners, when set, moves the managed fields entries that clients
-	// wrote in v1beta1 to v1beta2 before the first write, so that no write
-	// of the controller makes the API server convert the object twice
-	// through the conversion webhook (package fieldowners).
+	// wrote in v1beta1 to v1beta2 before the first write of a config with
+	// an owner (the MachinePool controller's write of the owner reference
+	// moves them first), so that no write of the controller makes the API
+	// server convert the object twice through the conversion webhook
+	// (package fieldowners).
 	FieldOwners *fieldowners.Upgrader
 	// APIReader reads the management cluster without a cache. Defaults to
 	// the manager's API reader.
@@ -187,10 +189,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("KubeadmConfig", klog.KObj(cfg))
 	ctx = ctrl.LoggerInto(ctx, log)
-	if _, err := r.FieldOwners.Ensure(ctx, r.Client, r.APIReader, cfg); err != nil {
-		log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the object", "err", err.Error())
-	}
-
 	before := cfg.DeepCopy()
 	s := &scope{config: cfg}
 	var conditionsSet bool
@@ -212,6 +210,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Re
 		// Not a pool's config (yet): the MachinePool controller sets the
 		// owner reference, which triggers a new reconcile.
 		return ctrl.Result{}, nil
+	}
+	// A config with no owner is written nothing: the MachinePool
+	// controller's write of the owner reference moves its managed fields
+	// of v1beta1, and this catches those it did not (package fieldowners).
+	if wrote, err := r.FieldOwners.Ensure(ctx, r.Client, cfg); err != nil {
+		log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the object", "err", err.Error())
+	} else if wrote {
+		r.written.Wrote(writeKey(cfg), before.ResourceVersion, cfg.DeepCopy())
+		before = cfg.DeepCopy()
 	}
 	pool := &clusterv1.MachinePool{}
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cfg.Namespace, Name: ownerRef.Name}, pool); err != nil {

@@ -72,6 +72,12 @@ func (r *Reconciler) reconcileExternalMetadata(ctx context.Context, pool *cluste
 	newLabels[clusterv1.ClusterNameLabel] = pool.Spec.ClusterName
 	obj.SetLabels(newLabels)
 	obj.SetOwnerReferences(refs)
+	if owners, rv, moved, err := r.FieldOwners.Upgrade(ctx, obj); err == nil && moved && rv == orig.GetResourceVersion() {
+		// The config's own controller writes nothing before it has an
+		// owner: its managed fields of v1beta1 move to v1beta2 with this
+		// write, not one of their own (package fieldowners).
+		obj.SetManagedFields(owners)
+	}
 	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})); err != nil {
 		return fmt.Errorf("setting the owner and cluster label of %s %s: %w", obj.GetKind(), klog.KObj(obj), err)
 	}

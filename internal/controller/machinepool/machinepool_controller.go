@@ -80,14 +80,11 @@ const workloadRetryInterval = 15 * time.Second
 // then call SetupWithManager.
 type Reconciler struct {
 	// FieldOwners, when set, moves the managed fields entries that clients
-	// wrote in v1beta1 to v1beta2 before the pool's first write, so that no
-	// write of the controller makes the API server convert the pool twice
-	// through the conversion webhook (package fieldowners). It reads
-	// through APIReader.
+	// wrote in v1beta1 to v1beta2 with the pool's first write (its
+	// finalizer) and its bootstrap config's (its owner reference), so that
+	// no later write of the controllers makes the API server convert the
+	// object twice through the conversion webhook (package fieldowners).
 	FieldOwners *fieldowners.Upgrader
-	// APIReader reads the management cluster without a cache (FieldOwners).
-	// Defaults to the manager's.
-	APIReader client.Reader
 	// Client is the manager's client (cached reads, direct writes). Required.
 	Client client.Client
 	// ClusterCache reaches the workload clusters. Required; the Cluster
@@ -137,9 +134,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(ControllerName + "-controller")
-	}
-	if r.APIReader == nil {
-		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
@@ -316,7 +310,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// pool: work from its answer, as if it had.
 		pool = last
 	}
-	if _, err := r.FieldOwners.Ensure(ctx, r.Client, r.APIReader, pool); err != nil {
+	owners, _, moveOwners, err := r.FieldOwners.Upgrade(ctx, pool)
+	if err != nil {
 		log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the pool", "err", err.Error())
 	}
 
@@ -368,12 +363,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		return r.reconcileDelete(ctx, s)
 	}
 	setClusterMeta(pool, s.cluster)
-	if controllerutil.AddFinalizer(pool, clusterv1.MachinePoolFinalizer) {
+	if moveOwners {
+		// Managed fields written in v1beta1 travel moved to v1beta2 with
+		// the metadata write (package fieldowners).
+		pool.ManagedFields = owners
+	}
+	if controllerutil.AddFinalizer(pool, clusterv1.MachinePoolFinalizer) || moveOwners {
 		// The finalizer is written before anything is created, with the
 		// Cluster's label and owner reference, and the reconcile goes on:
 		// one write and one reconcile fewer than writing it and waiting for
 		// the update event to bring the pool back.
-		if err := r.patchMeta(ctx, s); err != nil {
+		if err := r.patchMeta(ctx, s, moveOwners); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -394,10 +394,28 @@ func setClusterMeta(pool *clusterv1.MachinePool, cluster *clusterv1.Cluster) {
 
 // patchMeta writes the pool's metadata now (finalizers, labels, owner
 // references) and makes it the base the end of the reconcile diffs against.
-func (r *Reconciler) patchMeta(ctx context.Context, s *scope) error {
+// With owners, the write carries the pool's managed fields as
+// fieldowners.Upgrade moved them, on the condition that the pool is still
+// the one they were moved from; when it is not, the metadata is written
+// without them and a later reconcile moves them.
+func (r *Reconciler) patchMeta(ctx context.Context, s *scope, owners bool) error {
 	obj := s.orig.DeepCopy()
 	obj.ObjectMeta = *s.pool.ObjectMeta.DeepCopy()
-	if err := r.Client.Patch(ctx, obj, client.MergeFrom(s.orig)); err != nil {
+	var opts []client.MergeFromOption
+	if owners {
+		opts = append(opts, client.MergeFromWithOptimisticLock{})
+	}
+	err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(s.orig, opts...))
+	if owners && apierrors.IsConflict(err) {
+		s.pool.ManagedFields = s.orig.ManagedFields
+		if equality.Semantic.DeepEqual(s.pool.ObjectMeta, s.orig.ObjectMeta) {
+			return nil
+		}
+		obj = s.orig.DeepCopy()
+		obj.ObjectMeta = *s.pool.ObjectMeta.DeepCopy()
+		err = r.Client.Patch(ctx, obj, client.MergeFrom(s.orig))
+	}
+	if err != nil {
 		return fmt.Errorf("adding the finalizer to MachinePool %s: %w", klog.KObj(s.pool), err)
 	}
 	r.written.Wrote(poolWriteKey(obj), s.orig.ResourceVersion, obj.DeepCopy())
