@@ -186,7 +186,11 @@ func (u *Upgrader) kindOf(obj runtime.Object) *kind {
 	if err != nil {
 		return nil
 	}
-	return u.kinds[gvk.GroupKind()]
+	if k := u.kinds[gvk.GroupKind()]; k != nil && gvk.Version == k.hub.Version {
+		return k
+	}
+	// Another version's content is not the hub's: nothing to move from it.
+	return nil
 }
 
 // Upgrade returns the managed fields of obj (of a hub version, as read from

@@ -273,4 +273,15 @@ func TestOnlyOlderUpdateEntriesMove(t *testing.T) {
 	if u.Outdated(other) {
 		t.Error("a kind the Upgrader was not given is outdated")
 	}
+	// An unstructured object is moved only when it is of the hub version:
+	// another version's content is not typed by the hub's schema.
+	older := []metav1.ManagedFieldsEntry{{Manager: user, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "cluster.x-k8s.io/v1beta1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}}}
+	for version, want := range map[string]bool{"v1beta2": true, "v1beta1": false} {
+		pool := &unstructured.Unstructured{}
+		pool.SetGroupVersionKind(clusterv1.GroupVersion.WithKind("MachinePool").GroupKind().WithVersion(version))
+		pool.SetManagedFields(older)
+		if got := u.Outdated(pool); got != want {
+			t.Errorf("an unstructured MachinePool of %s with a v1beta1 entry: outdated %v, want %v", version, got, want)
+		}
+	}
 }
