@@ -24,9 +24,9 @@
 // the same fields) and the field manager converts nothing any more: at most
 // one write, once per object, against two conversions on each of its later
 // writes; none of its own when the entries travel with a write the
-// controller makes anyway (its finalizer, an owner reference). Only Update entries are moved: an Apply entry's set is
-// what its applier last sent, and its next apply would move it back to its
-// own version anyway.
+// controller makes anyway (its finalizer, an owner reference). Only Update
+// entries are moved: an Apply entry's set is what its applier last sent, and
+// its next apply would move it back to its own version anyway.
 package fieldowners
 
 import (
@@ -195,29 +195,27 @@ func (u *Upgrader) kindOf(obj runtime.Object) *kind {
 
 // Upgrade returns the managed fields of obj (of a hub version, as read from
 // a cache or the API server: it must hold its managed fields) with every
-// Update entry of an older version moved to the hub version, the
-// resourceVersion they are of (obj's), and whether it moved any. It sees obj
-// in each older version as that version's clients see it: converted by the
-// converters the conversion webhook serves the API server with, in process
-// (an uncached read in the older version made the API server read etcd and
-// call the webhook for the same answer). An entry whose fields cannot be
-// converted is an error, and then nothing is moved. A write of the result
-// must be conditional on the resourceVersion: obj may be behind the API
+// Update entry of an older version moved to the hub version, and whether it
+// moved any. It sees obj in each older version as that version's clients see
+// it: converted by the converters the conversion webhook serves the API
+// server with, in process (an uncached read in the older version made the
+// API server read etcd and call the webhook for the same answer). An entry
+// whose fields cannot be converted is an error, and then nothing is moved. A write of the result
+// must be conditional on obj's resourceVersion: obj may be behind the API
 // server.
-func (u *Upgrader) Upgrade(ctx context.Context, obj client.Object) ([]metav1.ManagedFieldsEntry, string, bool, error) {
+func (u *Upgrader) Upgrade(ctx context.Context, obj client.Object) ([]metav1.ManagedFieldsEntry, bool, error) {
 	k := u.kindOf(obj)
 	if k == nil || !k.outdated(obj.GetManagedFields()) {
-		return nil, "", false, nil
+		return nil, false, nil
 	}
 	live, err := k.typed(obj, k.hub.Version)
 	if err != nil {
-		return nil, "", false, err
+		return nil, false, err
 	}
 	liveSet, err := live.ToFieldSet()
 	if err != nil {
-		return nil, "", false, err
+		return nil, false, err
 	}
-	entries, resourceVersion := obj.GetManagedFields(), obj.GetResourceVersion()
 	olds := map[string]*typed.TypedValue{}
 	read := func(version string) (*typed.TypedValue, error) {
 		if old, ok := olds[version]; ok {
@@ -236,35 +234,35 @@ func (u *Upgrader) Upgrade(ctx context.Context, obj client.Object) ([]metav1.Man
 	}
 	var out []metav1.ManagedFieldsEntry
 	index := map[string]int{} // manager identifier in the hub -> index in out
-	for _, e := range entries {
+	for _, e := range obj.GetManagedFields() {
 		if k.moves(e) {
 			version := k.old[e.APIVersion]
 			old, err := read(version)
 			if err != nil {
-				return nil, "", false, err
+				return nil, false, err
 			}
 			set, err := u.upgradeSet(ctx, k, obj, old, version, e.FieldsV1.Raw)
 			if err != nil {
-				return nil, "", false, fmt.Errorf("moving the fields of %s (%s) to %s: %w", e.Manager, e.APIVersion, k.hub.GroupVersion(), err)
+				return nil, false, fmt.Errorf("moving the fields of %s (%s) to %s: %w", e.Manager, e.APIVersion, k.hub.GroupVersion(), err)
 			}
 			// liveSet has no metadata (typed without it): the entry's is
 			// kept as it was.
 			raw, err := set.Intersection(liveSet).Union(metadataOf(set)).ToJSON()
 			if err != nil {
-				return nil, "", false, err
+				return nil, false, err
 			}
 			e.APIVersion = k.hub.GroupVersion().String()
 			e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
 		}
 		id, err := identifier(e)
 		if err != nil {
-			return nil, "", false, err
+			return nil, false, err
 		}
 		if i, ok := index[id]; ok {
 			// The same client also wrote in the hub version: one entry.
 			merged, err := unionFields(out[i].FieldsV1, e.FieldsV1)
 			if err != nil {
-				return nil, "", false, err
+				return nil, false, err
 			}
 			out[i].FieldsV1 = merged
 			if e.Time != nil && (out[i].Time == nil || out[i].Time.Before(e.Time)) {
@@ -275,17 +273,18 @@ func (u *Upgrader) Upgrade(ctx context.Context, obj client.Object) ([]metav1.Man
 		index[id] = len(out)
 		out = append(out, e)
 	}
-	return out, resourceVersion, true, nil
+	return out, true, nil
 }
 
 // convert returns obj, of k's hub version, converted to version with the
 // webhook's converters. obj is not changed.
 func (u *Upgrader) convert(ctx context.Context, k *kind, obj client.Object, version string) (runtime.Object, error) {
-	hub, err := u.scheme.New(k.hub)
-	if err != nil {
-		return nil, err
-	}
+	var hub runtime.Object
 	if un, ok := obj.(*unstructured.Unstructured); ok {
+		var err error
+		if hub, err = u.scheme.New(k.hub); err != nil {
+			return nil, err
+		}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(un.Object, hub); err != nil {
 			return nil, err
 		}
@@ -443,17 +442,17 @@ func unionFields(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
 
 // Ensure writes Upgrade's managed fields to obj through c, on the condition
 // that the object is unchanged since obj's resourceVersion, and reports
-// whether it wrote; with nothing to move (no
-// Upgrader, a kind it does not move, no older entry) it does nothing. On
+// whether it wrote; with nothing to move (no Upgrader, a kind it does not
+// move, no older entry) it does nothing. On
 // success obj is what the API server returned. A conflict is not an error:
 // the next read has the object's new state.
 func (u *Upgrader) Ensure(ctx context.Context, c client.Client, obj client.Object) (bool, error) {
-	entries, resourceVersion, moved, err := u.Upgrade(ctx, obj)
+	entries, moved, err := u.Upgrade(ctx, obj)
 	if err != nil || !moved {
 		return false, err
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"resourceVersion": resourceVersion,
+		"resourceVersion": obj.GetResourceVersion(),
 		"managedFields":   entries,
 	}})
 	if err != nil {

@@ -72,7 +72,7 @@ func (r *Reconciler) reconcileExternalMetadata(ctx context.Context, pool *cluste
 	newLabels[clusterv1.ClusterNameLabel] = pool.Spec.ClusterName
 	obj.SetLabels(newLabels)
 	obj.SetOwnerReferences(refs)
-	if owners, rv, moved, err := r.FieldOwners.Upgrade(ctx, obj); err == nil && moved && rv == orig.GetResourceVersion() {
+	if owners, moved, err := r.FieldOwners.Upgrade(ctx, obj); err == nil && moved {
 		// The config's own controller writes nothing before it has an
 		// owner: its managed fields of v1beta1 move to v1beta2 with this
 		// write, not one of their own (package fieldowners).

@@ -310,7 +310,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		// pool: work from its answer, as if it had.
 		pool = last
 	}
-	owners, _, moveOwners, err := r.FieldOwners.Upgrade(ctx, pool)
+	owners, moveOwners, err := r.FieldOwners.Upgrade(ctx, pool)
 	if err != nil {
 		log.V(1).Info("Could not move managed fields of v1beta1 to v1beta2: each write converts the pool", "err", err.Error())
 	}
