@@ -313,6 +313,9 @@ func (e *Engine) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Resu
 				res = s.result()
 			}
 		}
+		if s.statusDeferred && retErr == nil && !s.bulkDeferred {
+			res = e.bulk.Defer(req, res)
+		}
 	}()
 
 	if !pool.GetDeletionTimestamp().IsZero() {

@@ -39,8 +39,9 @@ type pass struct {
 	// refused deletion); report still runs.
 	halt bool
 	// quiet: the pass writes no status (a new pool waiting for its
-	// owner, ownerQuiet).
-	quiet bool
+	// owner, ownerQuiet, or waiting quietly, waitsQuietly);
+	// statusDeferred: the status waits for a bulk pass (waitsQuietly).
+	quiet, statusDeferred bool
 	// afterPatch, when set, runs once the pool is patched: the writes to
 	// the per-instance objects (see report).
 	afterPatch func(context.Context) error

@@ -15,11 +15,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
+	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/history"
 	"github.com/mpool-dev/mpool/internal/provider/contract"
 	"github.com/mpool-dev/mpool/internal/provider/local"
@@ -414,6 +416,62 @@ func TestNewPoolWaitsForItsOwnerQuietly(t *testing.T) {
 	c := meta.FindStatusCondition(s.pool.GetConditions(), infrav1.ScaleGroupReadyCondition)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != infrav1.WaitingForOwnerReason {
 		t.Errorf("after ownerQuiet, still without an owner: ScaleGroupReady is %+v, want False/%s", c, infrav1.WaitingForOwnerReason)
+	}
+}
+
+// TestNewPoolWaitsQuietlyWhilePoolsAreCreated: while pools are being
+// created (an active priority.Hold), a pool that never reported and would
+// only say that it waits for its owner MachinePool writes no status, past
+// ownerQuiet too, and leaves the status to a bulk pass; a pass that may do
+// bulk writes, or any pass once the Hold is over, writes it. Against a real
+// API server.
+func TestNewPoolWaitsQuietlyWhilePoolsAreCreated(t *testing.T) {
+	ctx, env, ns := startEnv(t)
+	created := createPool(ctx, t, env, ns)
+	hold := priority.NewHold()
+	e := &Engine{c: env.Client, status: newPoolMemo[contract.Pool](), hold: hold}
+	reconcile := func(bulkLater bool) *pass {
+		t.Helper()
+		read := &infrav1.LocalMachinePool{}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(created), read); err != nil {
+			t.Fatal(err)
+		}
+		// Past ownerQuiet: only the Hold keeps the pool quiet.
+		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy(), now: read.CreationTimestamp.Add(ownerQuiet + time.Second), bulkLater: bulkLater}
+		if err := e.observe(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.report(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.patch(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(created), read); err != nil {
+			t.Fatal(err)
+		}
+		s.pool = read
+		return s
+	}
+
+	hold.Observe(types.NamespacedName{Namespace: ns, Name: "another-pool"}, true, true)
+	if s := reconcile(true); len(s.pool.GetConditions()) != 0 || !s.statusDeferred {
+		t.Errorf("while pools are being created: conditions %v written, status deferred %v; want none written, deferred", s.pool.GetConditions(), s.statusDeferred)
+	}
+	s := reconcile(false)
+	if c := meta.FindStatusCondition(s.pool.GetConditions(), infrav1.ScaleGroupReadyCondition); c == nil || c.Reason != infrav1.WaitingForOwnerReason || s.statusDeferred {
+		t.Fatalf("the bulk pass: ScaleGroupReady %+v, status deferred %v; want %s written", c, s.statusDeferred, infrav1.WaitingForOwnerReason)
+	}
+
+	// Once reported, a pool goes on reporting; before, with the Hold
+	// over, it reports at once.
+	if err := env.Client.Delete(ctx, created); err != nil {
+		t.Fatal(err)
+	}
+	created = createPool(ctx, t, env, ns)
+	hold.Observe(types.NamespacedName{Namespace: ns, Name: "another-pool"}, false, false)
+	if c := meta.FindStatusCondition(reconcile(true).pool.GetConditions(), infrav1.ScaleGroupReadyCondition); c == nil || c.Reason != infrav1.WaitingForOwnerReason {
+		t.Errorf("no pool being created: ScaleGroupReady %+v, want %s written", c, infrav1.WaitingForOwnerReason)
 	}
 }
 

@@ -36,15 +36,40 @@ func (e *Engine) report(ctx context.Context, s *pass) error {
 			err = e.syncInstances(ctx, s)
 		}
 	}
-	last, _ := e.status.get(s.pool.GetUID())
+	last, reported := e.status.get(s.pool.GetUID())
 	setPoolConditions(s, last, e.skip)
 	if s.owner != nil {
 		// After the conditions: adapters may mirror them in their kind's
 		// own terms (AzureMachinePool's ScaleSetRunning, ...).
 		e.a.WritePool(s.pool, e.poolReport(s))
 	}
+	if e.waitsQuietly(s, reported) {
+		s.quiet, s.statusDeferred = true, true
+	}
 	e.requeueWhileConverging(s)
 	return err
+}
+
+// waitsQuietly reports whether the pass's status would say only that a new
+// pool waits for the controllers beside it — for its MachinePool's
+// ownerReference or for its bootstrap data — while pools are being created
+// (priority.Hold). Such a pool writes no status then: the status is a bulk
+// write, left to a pass once the Hold is over (or MaxBulkDelay), which
+// writes it if the pool still waits. At a thousand pools created at once
+// every pool wrote "waiting for the bootstrap data", and most "waiting for
+// the MachinePool" as well (their owner took longer than ownerQuiet in the
+// burst), each replaced seconds later by the status of its created group;
+// the MachinePool says meanwhile what it waits for. A pool that ever
+// reported (reported: this engine wrote its status; or the server holds
+// conditions) goes on reporting, as does a pool with any other news: a
+// problem, an invalid spec, a group.
+func (e *Engine) waitsQuietly(s *pass, reported bool) bool {
+	if reported || !s.bulkLater || !e.hold.Active() || len(s.before.GetConditions()) > 0 {
+		return false
+	}
+	c := meta.FindStatusCondition(s.pool.GetConditions(), infrav1.ScaleGroupReadyCondition)
+	return c != nil && c.Status != metav1.ConditionTrue &&
+		(c.Reason == infrav1.WaitingForOwnerReason || c.Reason == infrav1.WaitingForBootstrapDataReason)
 }
 
 // poolReport builds the infra machine pool contract's fields.
