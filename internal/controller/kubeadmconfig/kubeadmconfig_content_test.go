@@ -17,11 +17,13 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kevents "k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -166,6 +168,77 @@ func TestSpecChangeRerendersData(t *testing.T) {
 	expectUpToDate(t, key)
 	expectEvent(t, ns, events.DataSecretUpdated, "content changed")
 	expectNoSecretsLeaked(t, ns, key, token, updated.Data["value"])
+}
+
+// laggingSecrets is a cache that has not seen the Secret named name: its Gets
+// of it find nothing.
+type laggingSecrets struct {
+	client.Client
+	name string
+}
+
+func (c laggingSecrets) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*corev1.Secret); ok && key.Name == c.name {
+		return apierrors.NewNotFound(corev1.Resource("secrets"), key.Name)
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// countingReader counts its Gets.
+type countingReader struct {
+	client.Reader
+	gets *atomic.Int32
+}
+
+func (r countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.gets.Add(1)
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestOwnDataSecretIsTrustedWhileTheCacheLags: while the cache has not seen
+// the data Secret the controller just created, its reconciles take the
+// Secret as the create left it — no live read, and no second render (which
+// would replace the token) — and a miss the controller cannot explain is
+// still confirmed with a live read. Against the API server.
+func TestOwnDataSecretIsTrustedWhileTheCacheLags(t *testing.T) {
+	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log)
+	ns := env.NewNamespace(t)
+	f := &fixture{ns: ns}
+	f.create(t)
+	key := client.ObjectKeyFromObject(f.config)
+	live := &atomic.Int32{}
+	r := &Reconciler{
+		Client:    laggingSecrets{Client: env.Client, name: key.Name},
+		APIReader: countingReader{Reader: env.Client, gets: live},
+		Workload:  kubeconfigClients{},
+		Clock:     clocktesting.NewFakeClock(time.Now()),
+		Recorder:  kevents.NewFakeRecorder(100),
+		TokenTTL:  DefaultTokenTTL,
+	}
+	for i := range 6 { // finalizer, render, status, and three more
+		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+			t.Fatalf("Reconcile %d: %v", i, err)
+		}
+	}
+	secret := dataSecret(t, key)
+	token := secret.Annotations[TokenSecretAnnotation]
+	expectOneToken(t, f.config, token)
+	if n := live.Load(); n != 1 {
+		t.Errorf("live reads of the data Secret: %d, want 1 (the miss before it was created)", n)
+	}
+
+	// Another controller (a restart) knows of no create: it reads live.
+	r2 := &Reconciler{Client: r.Client, APIReader: r.APIReader, Workload: r.Workload, Clock: r.Clock, Recorder: r.Recorder, TokenTTL: r.TokenTTL}
+	if _, err := r2.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
+		t.Fatal(err)
+	}
+	if n := live.Load(); n != 2 {
+		t.Errorf("live reads after a reconcile of a new controller: %d, want 2", n)
+	}
+	if got := dataSecret(t, key); got.ResourceVersion != secret.ResourceVersion {
+		t.Errorf("the data Secret was written again (resourceVersion %s -> %s)", secret.ResourceVersion, got.ResourceVersion)
+	}
+	expectOneToken(t, f.config, token)
 }
 
 // TestSteadyConfigWritesNothing reconciles directly, against the API server,

@@ -324,6 +324,11 @@ func writeKey(cfg *bootstrapv1.KubeadmConfig) lastwrite.Key {
 	return lastwrite.Key{UID: cfg.UID, Part: "config"}
 }
 
+// dataSecretKey is the key of cfg's data Secret's create in written.
+func dataSecretKey(cfg *bootstrapv1.KubeadmConfig) lastwrite.Key {
+	return lastwrite.Key{UID: cfg.UID, Part: "data-secret"}
+}
+
 // machinePoolOwner returns cfg's owner reference to a MachinePool, or nil.
 func machinePoolOwner(cfg *bootstrapv1.KubeadmConfig) *metav1.OwnerReference {
 	for i, ref := range cfg.OwnerReferences {

@@ -45,15 +45,25 @@ const (
 func ClusterCASecretName(cluster string) string { return cluster + "-ca" }
 
 // observeDataSecret reads the data Secret, if it exists, into s. The cache
-// may not have seen a Secret created moments ago, so a miss is confirmed with
-// a live read: rendering a second time would replace the token.
+// may not have seen a Secret created moments ago: rendering a second time
+// would replace the token. The Secret this controller created is taken as
+// its create left it while the cache does not show it yet (written); any
+// other miss is confirmed with a live read.
 func (r *Reconciler) observeDataSecret(ctx context.Context, s *scope) error {
 	cfg := s.config
 	key := client.ObjectKey{Namespace: cfg.Namespace, Name: cfg.Name}
 	secret := &corev1.Secret{}
 	err := r.Client.Get(ctx, key, secret)
-	if apierrors.IsNotFound(err) && r.APIReader != nil {
-		err = r.APIReader.Get(ctx, key, secret)
+	if err == nil {
+		// The cache shows it: a later miss is a deletion.
+		r.written.Forget(dataSecretKey(cfg))
+	}
+	if apierrors.IsNotFound(err) {
+		if created, ok := r.written.Latest(dataSecretKey(cfg), "").(*corev1.Secret); ok {
+			secret, err = created, nil
+		} else if r.APIReader != nil {
+			err = r.APIReader.Get(ctx, key, secret)
+		}
 	}
 	switch {
 	case apierrors.IsNotFound(err):
@@ -110,6 +120,7 @@ func (r *Reconciler) reconcileDataSecret(ctx context.Context, s *scope) (ctrl.Re
 		err = fmt.Errorf("creating bootstrap data Secret %s/%s: %w", secret.Namespace, secret.Name, err)
 		return ctrl.Result{}, errors.Join(err, r.forgetToken(ctx, s, tokenSecret))
 	}
+	r.written.Wrote(dataSecretKey(cfg), "", secret.DeepCopy())
 	ctrl.LoggerFrom(ctx).Info("Created bootstrap data Secret", "Secret", secret.Name)
 	r.Recorder.Eventf(cfg, secret, corev1.EventTypeNormal, events.DataSecretCreated, events.ActionCreate, "Created bootstrap data Secret %s", secret.Name)
 	r.markDataSecret(s, secret)
