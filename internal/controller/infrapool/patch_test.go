@@ -371,6 +371,35 @@ func TestSyncInstancesLeavesBulkWritesToALowPriorityPass(t *testing.T) {
 	}
 }
 
+// ownerlessPass runs e's pass over pool, which has no owner, as if at age
+// after its creation, with bulkLater; it returns the pass with the pool as
+// the API server holds it after the pass's patches.
+func ownerlessPass(ctx context.Context, t *testing.T, env *testenv.Env, e *Engine, pool *infrav1.LocalMachinePool, age time.Duration, bulkLater bool) *pass {
+	t.Helper()
+	read := &infrav1.LocalMachinePool{}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pool), read); err != nil {
+		t.Fatal(err)
+	}
+	s := &pass{pool: read.DeepCopy(), before: read.DeepCopy(), now: read.CreationTimestamp.Add(age), bulkLater: bulkLater}
+	if err := e.observe(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if !s.halt {
+		t.Fatalf("at %s: a pool without an owner went on past observe", age)
+	}
+	if err := e.report(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.patch(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKeyFromObject(pool), read); err != nil {
+		t.Fatal(err)
+	}
+	s.pool = read
+	return s
+}
+
 // TestNewPoolWaitsForItsOwnerQuietly: a pool created moments ago whose
 // owner MachinePool has not set its ownerReference yet writes no status (in
 // a burst of new pools, each would write "waiting for the owner" only to
@@ -380,29 +409,7 @@ func TestNewPoolWaitsForItsOwnerQuietly(t *testing.T) {
 	ctx, env, ns := startEnv(t)
 	created := createPool(ctx, t, env, ns)
 	e := &Engine{c: env.Client, status: newPoolMemo[contract.Pool]()}
-	reconcileAt := func(age time.Duration) *pass {
-		t.Helper()
-		read := &infrav1.LocalMachinePool{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(created), read); err != nil {
-			t.Fatal(err)
-		}
-		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy(), now: read.CreationTimestamp.Add(age)}
-		if err := e.observe(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		if !s.halt {
-			t.Fatalf("at %s: a pool without an owner went on past observe", age)
-		}
-		setPoolConditions(s, nil, false)
-		if err := e.patch(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(created), read); err != nil {
-			t.Fatal(err)
-		}
-		s.pool = read
-		return s
-	}
+	reconcileAt := func(age time.Duration) *pass { return ownerlessPass(ctx, t, env, e, created, age, false) }
 
 	s := reconcileAt(2 * time.Second)
 	if got := s.pool.GetConditions(); len(got) != 0 {
@@ -430,28 +437,9 @@ func TestNewPoolWaitsQuietlyWhilePoolsAreCreated(t *testing.T) {
 	created := createPool(ctx, t, env, ns)
 	hold := priority.NewHold()
 	e := &Engine{c: env.Client, status: newPoolMemo[contract.Pool](), hold: hold}
+	// Past ownerQuiet: only the Hold keeps the pool quiet.
 	reconcile := func(bulkLater bool) *pass {
-		t.Helper()
-		read := &infrav1.LocalMachinePool{}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(created), read); err != nil {
-			t.Fatal(err)
-		}
-		// Past ownerQuiet: only the Hold keeps the pool quiet.
-		s := &pass{pool: read.DeepCopy(), before: read.DeepCopy(), now: read.CreationTimestamp.Add(ownerQuiet + time.Second), bulkLater: bulkLater}
-		if err := e.observe(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.report(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.patch(ctx, s); err != nil {
-			t.Fatal(err)
-		}
-		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(created), read); err != nil {
-			t.Fatal(err)
-		}
-		s.pool = read
-		return s
+		return ownerlessPass(ctx, t, env, e, created, ownerQuiet+time.Second, bulkLater)
 	}
 
 	hold.Observe(types.NamespacedName{Namespace: ns, Name: "another-pool"}, true, true)
@@ -463,8 +451,7 @@ func TestNewPoolWaitsQuietlyWhilePoolsAreCreated(t *testing.T) {
 		t.Fatalf("the bulk pass: ScaleGroupReady %+v, status deferred %v; want %s written", c, s.statusDeferred, infrav1.WaitingForOwnerReason)
 	}
 
-	// Once reported, a pool goes on reporting; before, with the Hold
-	// over, it reports at once.
+	// With no pool being created, a new pool reports at once.
 	if err := env.Client.Delete(ctx, created); err != nil {
 		t.Fatal(err)
 	}

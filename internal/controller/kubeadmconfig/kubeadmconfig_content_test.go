@@ -170,6 +170,29 @@ func TestSpecChangeRerendersData(t *testing.T) {
 	expectNoSecretsLeaked(t, ns, key, token, updated.Data["value"])
 }
 
+// directFixture creates a config of its own in a new namespace, for a test
+// that reconciles it directly, and returns a context, the fixture and the
+// config's key.
+func directFixture(t *testing.T) (context.Context, *fixture, client.ObjectKey) {
+	t.Helper()
+	f := &fixture{ns: env.NewNamespace(t)}
+	f.create(t)
+	return ctrl.LoggerInto(context.Background(), ctrl.Log), f, client.ObjectKeyFromObject(f.config)
+}
+
+// directReconciler returns a Reconciler for direct reconciles, reading
+// through c and, live, reader, with a fake clock at the current time.
+func directReconciler(c client.Client, reader client.Reader, rec kevents.EventRecorder) *Reconciler {
+	return &Reconciler{
+		Client:    c,
+		APIReader: reader,
+		Workload:  kubeconfigClients{},
+		Clock:     clocktesting.NewFakeClock(time.Now()),
+		Recorder:  rec,
+		TokenTTL:  DefaultTokenTTL,
+	}
+}
+
 // laggingSecrets is a cache that has not seen the Secret named name: its Gets
 // of it find nothing.
 type laggingSecrets struct {
@@ -201,20 +224,9 @@ func (r countingReader) Get(ctx context.Context, key client.ObjectKey, obj clien
 // would replace the token) — and a miss the controller cannot explain is
 // still confirmed with a live read. Against the API server.
 func TestOwnDataSecretIsTrustedWhileTheCacheLags(t *testing.T) {
-	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log)
-	ns := env.NewNamespace(t)
-	f := &fixture{ns: ns}
-	f.create(t)
-	key := client.ObjectKeyFromObject(f.config)
+	ctx, f, key := directFixture(t)
 	live := &atomic.Int32{}
-	r := &Reconciler{
-		Client:    laggingSecrets{Client: env.Client, name: key.Name},
-		APIReader: countingReader{Reader: env.Client, gets: live},
-		Workload:  kubeconfigClients{},
-		Clock:     clocktesting.NewFakeClock(time.Now()),
-		Recorder:  kevents.NewFakeRecorder(100),
-		TokenTTL:  DefaultTokenTTL,
-	}
+	r := directReconciler(laggingSecrets{Client: env.Client, name: key.Name}, countingReader{Reader: env.Client, gets: live}, kevents.NewFakeRecorder(100))
 	for i := range 6 { // finalizer, render, status, and three more
 		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
 			t.Fatalf("Reconcile %d: %v", i, err)
@@ -228,7 +240,7 @@ func TestOwnDataSecretIsTrustedWhileTheCacheLags(t *testing.T) {
 	}
 
 	// Another controller (a restart) knows of no create: it reads live.
-	r2 := &Reconciler{Client: r.Client, APIReader: r.APIReader, Workload: r.Workload, Clock: r.Clock, Recorder: r.Recorder, TokenTTL: r.TokenTTL}
+	r2 := directReconciler(r.Client, r.APIReader, r.Recorder)
 	if _, err := r2.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
 		t.Fatal(err)
 	}
@@ -246,20 +258,9 @@ func TestOwnDataSecretIsTrustedWhileTheCacheLags(t *testing.T) {
 // reconciling again writes neither the data Secret nor the config, and a
 // spec change writes the Secret once.
 func TestSteadyConfigWritesNothing(t *testing.T) {
-	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log)
-	ns := env.NewNamespace(t)
-	f := &fixture{ns: ns}
-	f.create(t)
-	key := client.ObjectKeyFromObject(f.config)
+	ctx, f, key := directFixture(t)
 	recorder := kevents.NewFakeRecorder(100)
-	r := &Reconciler{
-		Client:    env.Client,
-		APIReader: env.Client,
-		Workload:  kubeconfigClients{},
-		Clock:     clocktesting.NewFakeClock(time.Now()),
-		Recorder:  recorder,
-		TokenTTL:  DefaultTokenTTL,
-	}
+	r := directReconciler(env.Client, env.Client, recorder)
 	reconcile := func() ctrl.Result {
 		t.Helper()
 		res, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
@@ -338,21 +339,10 @@ func TestSteadyConfigWritesNothing(t *testing.T) {
 // works from what those writes left, and writes neither the finalizer nor
 // the status again. Against the API server.
 func TestStaleReadWritesNothingTwice(t *testing.T) {
-	ctx := ctrl.LoggerInto(context.Background(), ctrl.Log)
-	ns := env.NewNamespace(t)
-	f := &fixture{ns: ns}
-	f.create(t)
-	key := client.ObjectKeyFromObject(f.config)
+	ctx, _, key := directFixture(t)
 	stale := getConfig(t, key)
-	clk := clocktesting.NewFakeClock(time.Now())
-	r := &Reconciler{
-		Client:    testenv.StaleClient{Client: env.Client, Stale: stale},
-		APIReader: env.Client,
-		Workload:  kubeconfigClients{},
-		Clock:     clk,
-		Recorder:  kevents.NewFakeRecorder(100),
-		TokenTTL:  DefaultTokenTTL,
-	}
+	r := directReconciler(testenv.StaleClient{Client: env.Client, Stale: stale}, env.Client, kevents.NewFakeRecorder(100))
+	clk := r.Clock.(*clocktesting.FakeClock)
 	reconcile := func() {
 		t.Helper()
 		if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
