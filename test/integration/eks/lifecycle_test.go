@@ -48,9 +48,12 @@ func TestEKSNodegroupLifecycle(t *testing.T) {
 	w0, d0, i0 := writes(), f.Ops(eksface.EKSFaceName, eksface.OpEKSDescribeNodegroup), f.Ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
 	env.PokeUntilReconciled(t, pool, "awsmanagedmachinepool", 5)
 	w1, d1, i1 := writes(), f.Ops(eksface.EKSFaceName, eksface.OpEKSDescribeNodegroup), f.Ops(awsface.AWSFaceName, awsface.OpAWSDescribeInstances)
-	if w1 != w0 || d1-d0 < 5 || d1-d0 != i1-i0 {
+	// A pass under way when the counts are read (a requeue's, at either
+	// end of the window) may have sent one of its two reads and not yet
+	// the other: one read of difference is that pass, not a skipped read.
+	if d, i := d1-d0, i1-i0; w1 != w0 || d < 4 || d-i > 1 || i-d > 1 {
 		t.Fatalf("a pool at rest: %d writes, %d DescribeNodegroup, %d DescribeInstances over 5+ reconciles; want 0 writes and one of each per reconcile",
-			w1-w0, d1-d0, i1-i0)
+			w1-w0, d, i)
 	}
 
 	// Scale 2 → 3.
