@@ -152,6 +152,8 @@ func QueueDepth(t testing.TB) int64 {
 type ControllerMetrics struct {
 	// reconciles is the finished reconciles by controller name.
 	reconciles map[string]int64
+	// active is the reconciles under way by controller name.
+	active map[string]int64
 	// QueueDepth is the requests waiting in every controller's work queue.
 	QueueDepth int64
 }
@@ -160,6 +162,10 @@ type ControllerMetrics struct {
 // finished.
 func (m ControllerMetrics) Reconciles(controller string) int64 { return m.reconciles[controller] }
 
+// Active is how many reconciles of the controller named controller were
+// under way (controller-runtime's active_workers).
+func (m ControllerMetrics) Active(controller string) int64 { return m.active[controller] }
+
 // ReadControllerMetrics gathers controller-runtime's registry once.
 func ReadControllerMetrics(t testing.TB) ControllerMetrics {
 	t.Helper()
@@ -167,7 +173,7 @@ func ReadControllerMetrics(t testing.TB) ControllerMetrics {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := ControllerMetrics{reconciles: map[string]int64{}}
+	out := ControllerMetrics{reconciles: map[string]int64{}, active: map[string]int64{}}
 	for _, mf := range families {
 		switch mf.GetName() {
 		case "controller_runtime_reconcile_total":
@@ -175,6 +181,14 @@ func ReadControllerMetrics(t testing.TB) ControllerMetrics {
 				for _, l := range m.GetLabel() {
 					if l.GetName() == "controller" {
 						out.reconciles[l.GetValue()] += int64(m.GetCounter().GetValue())
+					}
+				}
+			}
+		case "controller_runtime_active_workers":
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "controller" {
+						out.active[l.GetValue()] += int64(m.GetGauge().GetValue())
 					}
 				}
 			}
