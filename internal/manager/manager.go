@@ -190,6 +190,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (_ *Manager, err e
 		RenewDeadline:                 nonZero(opts.RenewDeadline),
 		RetryPeriod:                   nonZero(opts.RetryPeriod),
 		Cache:                         cacheOptions(syncPeriod, opts.CacheNamespaces, owners),
+		MapperProvider:                newMapper,
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SkipNameValidation), ReconciliationTimeout: ReconcileTimeout},
 		WebhookServer:                 webhooks,
 	})
