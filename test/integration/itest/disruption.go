@@ -181,26 +181,7 @@ func (f *Fixture) CheckUndrainableSchedule(n int, to string, timeout time.Durati
 	f.T.Log("the budget allows evictions; resume")
 	f.GuardingPDB(0, int32(n))
 	f.ResumeRollout()
-	defer f.logPoolOnFailure()
 	f.WaitRolled(before, n, to, 2*timeout)
-}
-
-// logPoolOnFailure logs the infra pool's conditions and annotations when
-// the test has failed (deferred: it runs after a Fatal too).
-func (f *Fixture) logPoolOnFailure() {
-	if !f.T.Failed() {
-		return
-	}
-	p := f.Provider.NewPool()
-	if err := f.Env.Client.Get(context.Background(), f.PoolKey(), p); err != nil {
-		f.T.Logf("reading the pool: %v", err)
-		return
-	}
-	f.T.Logf("%s annotations %v", f.Provider.PoolKind(), p.GetAnnotations())
-	for _, c := range p.(conditioned).GetConditions() {
-		f.T.Logf("condition %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
-	}
-	f.T.Logf("instances %v", InstanceStates(f.Group()))
 }
 
 // assertPausedOn waits until node (of a blocked drain) is schedulable again

@@ -114,7 +114,8 @@ func NewFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Serve
 
 // EmptyFixture is NewFixture without the cluster: a fresh namespace for p's
 // pool in cloud, cleaned up as NewFixture's, for a caller that creates the
-// Cluster its own way (beside upstream Cluster API, test/interop).
+// Cluster its own way (beside upstream Cluster API, test/interop). A failed
+// test logs the pool's state first (logStateOnFailure).
 func EmptyFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Server) *Fixture {
 	t.Helper()
 	cs, err := kubernetes.NewForConfig(env.Config)
@@ -123,6 +124,7 @@ func EmptyFixture(t testing.TB, env *testenv.Env, p *Provider, cloud *server.Ser
 	}
 	f := &Fixture{T: t, Ctx: context.Background(), Env: env, NS: env.NewNamespace(t), Cloud: cloud, CS: cs, Provider: p}
 	t.Cleanup(func() {
+		f.logStateOnFailure()
 		f.pauseClusters()
 		_ = cloud.Stop()
 		env.DeleteNodes(t, p.OwnsNode(f))
