@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -156,6 +157,40 @@ type ControllerMetrics struct {
 	active map[string]int64
 	// QueueDepth is the requests waiting in every controller's work queue.
 	QueueDepth int64
+	// QueueWait is the time requests of every controller's work queue
+	// waited in it before a worker took them (workqueue_queue_duration_seconds:
+	// its sum in seconds and its count), and ReconcileTime the time its
+	// reconciles took (controller_runtime_reconcile_time_seconds): what,
+	// of a change's way through the manager, waiting for a turn and the
+	// work itself each took.
+	QueueWait, ReconcileTime Histogram
+}
+
+// Histogram is the sum and count of a Prometheus histogram, over all its
+// series.
+type Histogram struct {
+	Sum   float64
+	Count uint64
+}
+
+// Since is h less before: the observations made between the two reads.
+func (h Histogram) Since(before Histogram) Histogram {
+	return Histogram{Sum: h.Sum - before.Sum, Count: h.Count - before.Count}
+}
+
+// Mean is the mean observation (0 with none).
+func (h Histogram) Mean() float64 {
+	if h.Count == 0 {
+		return 0
+	}
+	return h.Sum / float64(h.Count)
+}
+
+func (h *Histogram) add(mf *dto.MetricFamily) {
+	for _, m := range mf.GetMetric() {
+		h.Sum += m.GetHistogram().GetSampleSum()
+		h.Count += m.GetHistogram().GetSampleCount()
+	}
 }
 
 // Reconciles is how many reconciles the controller named controller had
@@ -196,6 +231,10 @@ func ReadControllerMetrics(t testing.TB) ControllerMetrics {
 			for _, m := range mf.GetMetric() {
 				out.QueueDepth += int64(m.GetGauge().GetValue())
 			}
+		case "workqueue_queue_duration_seconds":
+			out.QueueWait.add(mf)
+		case "controller_runtime_reconcile_time_seconds":
+			out.ReconcileTime.add(mf)
 		}
 	}
 	return out

@@ -48,6 +48,9 @@ type CloudOptions struct {
 	// NodeAgentTransport, when set, wraps the transport of every request
 	// the node agent makes to the API server (RequestCounter.Wrap).
 	NodeAgentTransport transport.WrapperFunc
+	// MaxHeartbeatQPS, when set, caps the simulated kubelets' Lease
+	// renewals per second (nodeagent.Options; default 50).
+	MaxHeartbeatQPS float64
 }
 
 // StartCloud starts the simulated cloud of a test of p (StartCloud's), with
@@ -64,6 +67,7 @@ func (p *Provider) StartCloud(t testing.TB, env *testenv.Env, o CloudOptions) *s
 		Faces:             o.Faces,
 	}
 	opts.NodeAgent.WrapTransport = o.NodeAgentTransport
+	opts.NodeAgent.MaxHeartbeatQPS = o.MaxHeartbeatQPS
 	srv := StartCloud(t, env, opts)
 	if p.PrepareCloud != nil {
 		if err := p.PrepareCloud(srv, o); err != nil {

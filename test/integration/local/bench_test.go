@@ -726,6 +726,20 @@ func envDuration(t testing.TB, name string) time.Duration {
 	return d
 }
 
+// envFloat reads the number in the environment variable name (zero when it
+// is unset).
+func envFloat(t testing.TB, name string) float64 {
+	v := os.Getenv(name)
+	if v == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return f
+}
+
 // progressOn reports whether MPOOL_BENCH_PROGRESS asks for progress lines.
 func progressOn() bool { return os.Getenv("MPOOL_BENCH_PROGRESS") != "" }
 

@@ -54,6 +54,9 @@ type cloudOptions struct {
 	seed       uint64
 	// nodeAgentTransport wraps the node agent's API server transport.
 	nodeAgentTransport transport.WrapperFunc
+	// maxHeartbeatQPS caps the simulated kubelets' Lease renewals per
+	// second (0: the node agent's default, 50).
+	maxHeartbeatQPS float64
 }
 
 // startCloud starts a simulated cloud whose node agent joins instances to
@@ -66,7 +69,7 @@ func startCloud(t testing.TB, o cloudOptions) *server.Server {
 		o.bootJitter = 100 * time.Millisecond
 	}
 	return itest.Local.StartCloud(t, env, itest.CloudOptions{Seed: o.seed, BootDelay: o.bootDelay, BootJitter: o.bootJitter, Faults: o.faults,
-		NodeAgentTransport: o.nodeAgentTransport})
+		NodeAgentTransport: o.nodeAgentTransport, MaxHeartbeatQPS: o.maxHeartbeatQPS})
 }
 
 // managerOptions tune a test's manager.

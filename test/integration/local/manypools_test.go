@@ -46,7 +46,7 @@ import (
 //
 //   - alone: one pool of I instances is created and Running, then scaled
 //     to 2I until Running, with nothing else in the manager (the baseline
-//     of the same run); the median of five (samples), the pool scaled back to I and
+//     of the same run); the median of nine (samples), the pool scaled back to I and
 //     at rest, the API server too (waitQuiet), before each;
 //   - running: every other pool created at once, until all are Running
 //     (the timed part of the op, reported as ns/op and running-s);
@@ -55,9 +55,9 @@ import (
 //     reads and writes per pool (target ≤ 1 read, 0 writes);
 //   - at rest: another pool's I → 2I scale-up while the others are at
 //     rest, against alone (head-of-line blocking: ratio ≈ 1); the median of
-//     five pools' scale-ups, each from rest (a single scale-up of half a
+//     nine pools' scale-ups, each from rest (a single scale-up of half a
 //     second moved from 0.55× to 1.78× alone between runs);
-//   - quiet: the same five scale-ups, each from a rest of the API server
+//   - quiet: the same nine scale-ups, each from a rest of the API server
 //     too (waitQuiet: no conversion webhook call for the window, as the
 //     alone ones), against alone: what a pool at rest beside 999 others
 //     costs the manager, without the API server's own background checks;
@@ -86,6 +86,9 @@ import (
 // cache of the benchmark's own saw it (scaleTrace). MPOOL_BENCH_FACES
 // (local, azure, aws; comma-separated) sets the faces /spread takes in turn,
 // e.g. one alone to weigh its pools' cost against another face's.
+// MPOOL_BENCH_HEARTBEAT_QPS caps the simulated kubelets' Lease renewals
+// per second (default 50): the workload clusters' own load on the one API
+// server, which in production is the hundred workload clusters' servers'.
 //
 // Every workload cluster is the test API server, so each Cluster's Node
 // cache holds every pool's Nodes, where a real workload cluster's holds its
@@ -153,17 +156,17 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		first := m.names[0]
 		m.create(m.names[:1], instances)
 		m.waitRunning([]poolID{first}, instances, 5*time.Minute)
-		var aloneTimes []time.Duration
+		var aloneSamples scaleSamples
 		for i := range samples {
 			if i > 0 {
 				m.scaleTo(first, instances)
 			}
 			m.waitQuiet(restWindow, 5*time.Minute)
-			aloneTimes = append(aloneTimes, m.scaleUp(first, 2*instances))
+			aloneSamples.add(m.scaleUpCounted(first, 2*instances))
 		}
-		alone := median(aloneTimes)
+		alone := aloneSamples.median()
 		heapAlone := heapInUse()
-		b.Logf("alone: one pool %d → %d Running in %s (median of %s)", instances, 2*instances, alone.Round(time.Millisecond), roundAll(aloneTimes))
+		b.Logf("alone: one pool %d → %d Running in %s (median of %s; %s)", instances, 2*instances, alone.Round(time.Millisecond), roundAll(aloneSamples.took), aloneSamples.manager())
 
 		b.StartTimer()
 		start := time.Now()
@@ -212,8 +215,7 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		b.ReportMetric(float64(reads)/float64(pools), "cloud-reads/pool")
 		b.ReportMetric(float64(writes), "cloud-writes/pass")
 
-		var restTimes []time.Duration
-		var restConversions []int64
+		var restSamples scaleSamples
 		m.waitAtRest(restWindow, 5*time.Minute)
 		restFrom, restCPU := time.Now(), cpuTimes(b)
 		stopProfile = startCPUProfile(b, os.Getenv("MPOOL_BENCH_RESTPROFILE"))
@@ -224,15 +226,15 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 			if i > 0 {
 				m.waitAtRest(restWindow, 5*time.Minute)
 			}
-			took, conversions := m.scaleUpCounted(n, 2*instances)
-			restTimes, restConversions = append(restTimes, took), append(restConversions, conversions)
+			restSamples.add(m.scaleUpCounted(n, 2*instances))
 		}
 		stopProfile()
 		logCPU(b, "the at-rest scale-ups and the rests between them", restCPU, cpuTimes(b), time.Since(restFrom))
-		atRest := median(restTimes)
-		b.Logf("at rest: one pool %d → %d Running in %s while %d others rest (median of %s; conversion requests during each %v): %.2f× alone",
-			instances, 2*instances, atRest.Round(time.Millisecond), pools-1, roundAll(restTimes), restConversions, ratio(atRest, alone))
+		atRest := restSamples.median()
+		b.Logf("at rest: one pool %d → %d Running in %s while %d others rest (median of %s; conversion requests during each %v; %s): %.2f× alone",
+			instances, 2*instances, atRest.Round(time.Millisecond), pools-1, roundAll(restSamples.took), restSamples.conversions, restSamples.manager(), ratio(atRest, alone))
 		b.ReportMetric(ratio(atRest, alone), "at-rest/alone")
+		b.ReportMetric(restSamples.queueWait().Mean()*1000, "at-rest-queue-wait-ms")
 
 		// The same scale-ups (each pool back to I first) from a rest of the
 		// API server too, as the alone ones were: no conversion request
@@ -244,21 +246,19 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		// tens of seconds of a core for 10,000 Machines. A scale-up that
 		// falls in one took 1.9 to 4.8× alone; with the check turned off
 		// (--feature-gates=DetectCacheInconsistency=false) 1.00×.
-		var quietTimes []time.Duration
-		var quietConversions []int64
+		var quietSamples scaleSamples
 		quietFrom, quietCPU := time.Now(), cpuTimes(b)
 		quietProfiled := profileAPIServerAfter(b, os.Getenv("MPOOL_BENCH_QUIETAPIPROF"), 0, 60*time.Second)
 		for _, n := range m.names[1 : 1+samples] {
 			m.scaleTo(n, instances)
 			m.waitQuiet(restWindow, 5*time.Minute)
-			took, conversions := m.scaleUpCounted(n, 2*instances)
-			quietTimes, quietConversions = append(quietTimes, took), append(quietConversions, conversions)
+			quietSamples.add(m.scaleUpCounted(n, 2*instances))
 		}
 		logCPU(b, "the quiet scale-ups and the rests between them", quietCPU, cpuTimes(b), time.Since(quietFrom))
 		<-quietProfiled
-		quiet := median(quietTimes)
-		b.Logf("at rest, the API server too: one pool %d → %d Running in %s (median of %s; conversion requests during each %v): %.2f× alone",
-			instances, 2*instances, quiet.Round(time.Millisecond), roundAll(quietTimes), quietConversions, ratio(quiet, alone))
+		quiet := quietSamples.median()
+		b.Logf("at rest, the API server too: one pool %d → %d Running in %s (median of %s; conversion requests during each %v; %s): %.2f× alone",
+			instances, 2*instances, quiet.Round(time.Millisecond), roundAll(quietSamples.took), quietSamples.conversions, quietSamples.manager(), ratio(quiet, alone))
 		b.ReportMetric(ratio(quiet, alone), "quiet/alone")
 
 		busy := make(chan struct{})
@@ -322,7 +322,7 @@ type poolID struct {
 // every pool; none is created yet.
 func newManyPools(b *testing.B, clusters, perCluster, instances int, providers []*itest.Provider) *manyPools {
 	b.Helper()
-	f := newFixture(b, startCloud(b, cloudOptions{instant: true}))
+	f := newFixture(b, startCloud(b, cloudOptions{instant: true, maxHeartbeatQPS: envFloat(b, "MPOOL_BENCH_HEARTBEAT_QPS")}))
 	m := &manyPools{f: f, providers: providers, idleDepth: testenv.QueueDepth(b)}
 	for c := range clusters {
 		p := providers[c%len(providers)]
@@ -458,12 +458,64 @@ func (m *manyPools) scaleUp(n poolID, replicas int) time.Duration {
 	return took
 }
 
-// scaleUpCounted is scaleUp, and also returns how many conversion requests
-// the API server sent meanwhile (waitQuiet).
-func (m *manyPools) scaleUpCounted(n poolID, replicas int) (time.Duration, int64) {
+// scaleSample is one scale-up: how long it took, how many conversion
+// requests the API server sent meanwhile (waitQuiet) and what the manager's
+// controllers did meanwhile: the time their requests waited in the work
+// queues (head-of-line blocking, when other pools' requests are ahead) and
+// the time their reconciles took.
+type scaleSample struct {
+	took        time.Duration
+	conversions int64
+	queueWait   testenv.Histogram
+	reconcile   testenv.Histogram
+}
+
+// scaleSamples are the samples of one figure (alone, at rest, quiet).
+type scaleSamples struct {
+	took        []time.Duration
+	conversions []int64
+	samples     []scaleSample
+}
+
+func (s *scaleSamples) add(x scaleSample) {
+	s.took = append(s.took, x.took)
+	s.conversions = append(s.conversions, x.conversions)
+	s.samples = append(s.samples, x)
+}
+
+func (s *scaleSamples) median() time.Duration { return median(s.took) }
+
+// queueWait is the queue waits of every sample together.
+func (s *scaleSamples) queueWait() testenv.Histogram {
+	var h testenv.Histogram
+	for _, x := range s.samples {
+		h.Sum, h.Count = h.Sum+x.queueWait.Sum, h.Count+x.queueWait.Count
+	}
+	return h
+}
+
+// manager describes, for a log line, the manager's share of the samples:
+// the mean wait of a request in its controllers' queues, over all the
+// samples, and the time its reconciles took in each.
+func (s *scaleSamples) manager() string {
+	w := s.queueWait()
+	rec := make([]string, len(s.samples))
+	for i, x := range s.samples {
+		rec[i] = time.Duration(x.reconcile.Sum * float64(time.Second)).Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("the manager's requests waited %s in its queues on average (%d requests), its reconciles took %s in all in each",
+		time.Duration(w.Mean()*float64(time.Second)).Round(10*time.Microsecond), w.Count, strings.Join(rec, ", "))
+}
+
+// scaleUpCounted is scaleUp, measured as a scaleSample.
+func (m *manyPools) scaleUpCounted(n poolID, replicas int) scaleSample {
+	metrics := testenv.ReadControllerMetrics(m.f.T)
 	before := env.ControlPlane.ConversionRequests()
 	took := m.scaleUp(n, replicas)
-	return took, env.ControlPlane.ConversionRequests() - before
+	conversions := env.ControlPlane.ConversionRequests() - before
+	after := testenv.ReadControllerMetrics(m.f.T)
+	return scaleSample{took: took, conversions: conversions,
+		queueWait: after.QueueWait.Since(metrics.QueueWait), reconcile: after.ReconcileTime.Since(metrics.ReconcileTime)}
 }
 
 // scaleTo sets pool n's replicas and waits until it is Running with as many
@@ -499,8 +551,9 @@ func startCPUProfile(tb testing.TB, file string) func() {
 // figures is the median of (one with MPOOL_BENCH_SMALL=1). One scale-up of
 // 10 → 20 takes about 150 ms, and single ones moved by half of that and
 // more (an alone one took 377 ms where its two others took 121 and
-// 137 ms): five keep one outlier from being the figure.
-const samples = 5
+// 137 ms; five alone ones of one run 95 to 233 ms, of another 164 to
+// 419 ms): nine keep a few outliers from being the figure.
+const samples = 9
 
 // median returns the median of ds (the upper one of an even count).
 func median(ds []time.Duration) time.Duration {
