@@ -178,6 +178,11 @@ func (h Histogram) Since(before Histogram) Histogram {
 	return Histogram{Sum: h.Sum - before.Sum, Count: h.Count - before.Count}
 }
 
+// Plus is h and other together.
+func (h Histogram) Plus(other Histogram) Histogram {
+	return Histogram{Sum: h.Sum + other.Sum, Count: h.Count + other.Count}
+}
+
 // Mean is the mean observation (0 with none).
 func (h Histogram) Mean() float64 {
 	if h.Count == 0 {

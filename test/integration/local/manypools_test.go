@@ -162,11 +162,11 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 				m.scaleTo(first, instances)
 			}
 			m.waitQuiet(restWindow, 5*time.Minute)
-			aloneSamples.add(m.scaleUpCounted(first, 2*instances))
+			aloneSamples = append(aloneSamples, m.scaleUpCounted(first, 2*instances))
 		}
 		alone := aloneSamples.median()
 		heapAlone := heapInUse()
-		b.Logf("alone: one pool %d → %d Running in %s (median of %s; %s)", instances, 2*instances, alone.Round(time.Millisecond), roundAll(aloneSamples.took), aloneSamples.manager())
+		b.Logf("alone: one pool %d → %d Running in %s (median of %s; %s)", instances, 2*instances, alone.Round(time.Millisecond), roundAll(aloneSamples.took()), aloneSamples.manager())
 
 		b.StartTimer()
 		start := time.Now()
@@ -226,13 +226,13 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 			if i > 0 {
 				m.waitAtRest(restWindow, 5*time.Minute)
 			}
-			restSamples.add(m.scaleUpCounted(n, 2*instances))
+			restSamples = append(restSamples, m.scaleUpCounted(n, 2*instances))
 		}
 		stopProfile()
 		logCPU(b, "the at-rest scale-ups and the rests between them", restCPU, cpuTimes(b), time.Since(restFrom))
 		atRest := restSamples.median()
 		b.Logf("at rest: one pool %d → %d Running in %s while %d others rest (median of %s; conversion requests during each %v; %s): %.2f× alone",
-			instances, 2*instances, atRest.Round(time.Millisecond), pools-1, roundAll(restSamples.took), restSamples.conversions, restSamples.manager(), ratio(atRest, alone))
+			instances, 2*instances, atRest.Round(time.Millisecond), pools-1, roundAll(restSamples.took()), restSamples.conversions(), restSamples.manager(), ratio(atRest, alone))
 		b.ReportMetric(ratio(atRest, alone), "at-rest/alone")
 		b.ReportMetric(restSamples.queueWait().Mean()*1000, "at-rest-queue-wait-ms")
 
@@ -252,13 +252,13 @@ func benchmarkManyPools(b *testing.B, providers ...*itest.Provider) {
 		for _, n := range m.names[1 : 1+samples] {
 			m.scaleTo(n, instances)
 			m.waitQuiet(restWindow, 5*time.Minute)
-			quietSamples.add(m.scaleUpCounted(n, 2*instances))
+			quietSamples = append(quietSamples, m.scaleUpCounted(n, 2*instances))
 		}
 		logCPU(b, "the quiet scale-ups and the rests between them", quietCPU, cpuTimes(b), time.Since(quietFrom))
 		<-quietProfiled
 		quiet := quietSamples.median()
 		b.Logf("at rest, the API server too: one pool %d → %d Running in %s (median of %s; conversion requests during each %v; %s): %.2f× alone",
-			instances, 2*instances, quiet.Round(time.Millisecond), roundAll(quietSamples.took), quietSamples.conversions, quietSamples.manager(), ratio(quiet, alone))
+			instances, 2*instances, quiet.Round(time.Millisecond), roundAll(quietSamples.took()), quietSamples.conversions(), quietSamples.manager(), ratio(quiet, alone))
 		b.ReportMetric(ratio(quiet, alone), "quiet/alone")
 
 		busy := make(chan struct{})
@@ -471,25 +471,33 @@ type scaleSample struct {
 }
 
 // scaleSamples are the samples of one figure (alone, at rest, quiet).
-type scaleSamples struct {
-	took        []time.Duration
-	conversions []int64
-	samples     []scaleSample
+type scaleSamples []scaleSample
+
+// took is how long each sample took.
+func (s scaleSamples) took() []time.Duration {
+	out := make([]time.Duration, len(s))
+	for i, x := range s {
+		out[i] = x.took
+	}
+	return out
 }
 
-func (s *scaleSamples) add(x scaleSample) {
-	s.took = append(s.took, x.took)
-	s.conversions = append(s.conversions, x.conversions)
-	s.samples = append(s.samples, x)
+// conversions is how many conversion requests came during each sample.
+func (s scaleSamples) conversions() []int64 {
+	out := make([]int64, len(s))
+	for i, x := range s {
+		out[i] = x.conversions
+	}
+	return out
 }
 
-func (s *scaleSamples) median() time.Duration { return median(s.took) }
+func (s scaleSamples) median() time.Duration { return median(s.took()) }
 
 // queueWait is the queue waits of every sample together.
-func (s *scaleSamples) queueWait() testenv.Histogram {
+func (s scaleSamples) queueWait() testenv.Histogram {
 	var h testenv.Histogram
-	for _, x := range s.samples {
-		h.Sum, h.Count = h.Sum+x.queueWait.Sum, h.Count+x.queueWait.Count
+	for _, x := range s {
+		h = h.Plus(x.queueWait)
 	}
 	return h
 }
@@ -497,10 +505,10 @@ func (s *scaleSamples) queueWait() testenv.Histogram {
 // manager describes, for a log line, the manager's share of the samples:
 // the mean wait of a request in its controllers' queues, over all the
 // samples, and the time its reconciles took in each.
-func (s *scaleSamples) manager() string {
+func (s scaleSamples) manager() string {
 	w := s.queueWait()
-	rec := make([]string, len(s.samples))
-	for i, x := range s.samples {
+	rec := make([]string, len(s))
+	for i, x := range s {
 		rec[i] = time.Duration(x.reconcile.Sum * float64(time.Second)).Round(time.Millisecond).String()
 	}
 	return fmt.Sprintf("the manager's requests waited %s in its queues on average (%d requests), its reconciles took %s in all in each",
