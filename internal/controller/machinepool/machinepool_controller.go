@@ -125,6 +125,9 @@ type Reconciler struct {
 	// and syncs (package priority's bulk writes); nil until
 	// SetupWithManager, when every reconcile does them.
 	bulk *priority.Tracker
+	// infraBehind bounds each pool's wait for its infrastructure pool's
+	// status to catch up with its spec (InfraStatusWait).
+	infraBehind infraBehind
 }
 
 // SetupWithManager registers the field indexes and the controller with mgr.
@@ -242,8 +245,12 @@ type scope struct {
 	infraReplicas    *int32
 	infraMachineKind string
 	providerIDsFresh bool // spec.providerIDList was synced from a ready infra pool this reconcile
-	failureReason    *string
-	failureMessage   *string
+	// statusWait is how much longer the pool's status may wait for its
+	// infrastructure pool's, which lags the infrastructure pool's spec
+	// (InfraStatusWait); zero: the status is written.
+	statusWait     time.Duration
+	failureReason  *string
+	failureMessage *string
 
 	// Nodes
 	nodesKnown  bool // Nodes were read from the workload cluster
@@ -301,6 +308,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		if apierrors.IsNotFound(err) {
 			r.bulk.Forget(req)
 			r.Hold.Forget(req.NamespacedName)
+			r.infraBehind.forget(req.NamespacedName)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading MachinePool %s: %w", req.NamespacedName, err)
@@ -331,13 +339,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 	s := &scope{pool: pool, orig: pool.DeepCopy(), cluster: cluster, now: r.Clock.Now(), bulkLater: !r.bulk.Bulk(req)}
 	paused := isPaused(cluster, pool)
 	defer func() {
-		if !paused {
+		// A status computed while the infrastructure pool's own lags its
+		// spec is not written: the status write that follows brings the
+		// pool back (InfraStatusWait).
+		waits := !paused && reterr == nil && s.statusWait > 0 && pool.DeletionTimestamp.IsZero()
+		if !paused && !waits {
 			r.updateStatus(ctx, s)
 			r.recordEvents(s)
 			if reterr == nil {
 				pool.Status.ObservedGeneration = pool.Generation
 				s.generationObserved = true
 			}
+		}
+		if waits {
+			// What the phases set of the status is left as it was.
+			pool.Status = *s.orig.Status.DeepCopy()
+			res = lowestNonZeroResult(res, ctrl.Result{RequeueAfter: s.statusWait})
 		}
 		setPausedCondition(s, paused)
 		observeCreation(r.Hold, req.NamespacedName, s.orig.Status.Phase, pool.Status.Phase)

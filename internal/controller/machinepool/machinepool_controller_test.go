@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	kevents "k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -773,4 +774,132 @@ func TestStaleReadWritesNothingTwice(t *testing.T) {
 	if n := patches.Load(); n != 0 {
 		t.Errorf("a reconcile that read the pool from before the last writes wrote it %d times again", n)
 	}
+}
+
+// setInfraStatusCurrent sets fields on the infrastructure pool name in one
+// update and, when current, says in status.observedGeneration that its
+// status observed the generation that update makes (the test CRD has no
+// status subresource: every change moves the generation by one); otherwise
+// status.observedGeneration is left behind, as a provider's spec write
+// leaves it until its status write.
+func (f *fixture) setInfraStatusCurrent(name string, fields map[string]any, current bool) {
+	f.t.Helper()
+	ctx := context.Background()
+	var want int64
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		u := newUnstructured(infraAPIVersion, infraPoolKind, f.ns, name)
+		if err := env.Client.Get(ctx, f.key(name), u); err != nil {
+			return err
+		}
+		for path, v := range fields {
+			if err := unstructured.SetNestedField(u.Object, v, strings.Split(path, ".")...); err != nil {
+				return err
+			}
+		}
+		want = u.GetGeneration() + 1
+		if current {
+			if err := unstructured.SetNestedField(u.Object, want, "status", "observedGeneration"); err != nil {
+				return err
+			}
+		}
+		return env.Client.Update(ctx, u)
+	})
+	if err != nil {
+		f.t.Fatalf("updating %s %s: %v", infraPoolKind, name, err)
+	}
+	u := newUnstructured(infraAPIVersion, infraPoolKind, f.ns, name)
+	if err := env.Client.Get(ctx, f.key(name), u); err != nil {
+		f.t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); current && (u.GetGeneration() != want || got != want) {
+		f.t.Fatalf("%s %s: generation %d, status.observedGeneration %d after the update, want both %d", infraPoolKind, name, u.GetGeneration(), got, want)
+	}
+}
+
+// TestStatusWaitsForTheInfraPoolsStatus: when the infrastructure pool's
+// spec moved ahead of its status (its providerIDList written, the status
+// that observed it not yet: status.observedGeneration older than its
+// generation), the MachinePool copies the providerIDList but writes no
+// status from the two halves (the new Node counted ready, the replicas
+// still the old count); the provider's status write brings it to Running.
+// A status that stays behind is waited for InfraStatusWait at most.
+func TestStatusWaitsForTheInfraPoolsStatus(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.runningPool("mp", 2)
+	f.setInfraStatusCurrent("mp", nil, true)
+	f.node(3, true)
+
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := &clusterv1.MachinePoolList{}
+	if err := wc.List(ctx, list, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &clusterv1.MachinePoolList{}, client.InNamespace(f.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	mp := f.getPool("mp")
+	orig := mp.DeepCopy()
+	mp.Spec.Replicas = ptr.To[int32](3)
+	if err := env.Client.Patch(ctx, mp, client.MergeFrom(orig)); err != nil {
+		t.Fatal(err)
+	}
+	f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingUp)
+	// The provider's two writes: the spec, then (once the MachinePool has
+	// copied the providerIDList) the status.
+	f.setInfraStatusCurrent("mp", map[string]any{"spec.providerIDList": f.ids(1, 3)}, false)
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		if n := len(mp.Spec.ProviderIDList); n != 3 {
+			return fmt.Errorf("%d providerIDs, want 3", n)
+		}
+		return nil
+	})
+	f.setInfraStatusCurrent("mp", map[string]any{"status.replicas": int64(3)}, true)
+	f.eventually("mp", func(mp *clusterv1.MachinePool) error {
+		if mp.Status.Phase != string(clusterv1.MachinePoolPhaseRunning) || ptr.Deref(mp.Status.Replicas, 0) != 3 || ptr.Deref(mp.Status.ReadyReplicas, 0) != 3 || mp.Status.ObservedGeneration != mp.Generation {
+			return fmt.Errorf("phase %s, replicas %d, ready %d, observedGeneration %d of %d", mp.Status.Phase,
+				ptr.Deref(mp.Status.Replicas, 0), ptr.Deref(mp.Status.ReadyReplicas, 0), mp.Status.ObservedGeneration, mp.Generation)
+		}
+		return nil
+	})
+	// Every version the watch saw up to Running: none from the two halves.
+	timeout := time.After(30 * time.Second)
+	for running := false; !running; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended")
+			}
+			mp, ok := ev.Object.(*clusterv1.MachinePool)
+			if !ok || mp.Name != "mp" {
+				continue
+			}
+			if r, ready := ptr.Deref(mp.Status.Replicas, 0), ptr.Deref(mp.Status.ReadyReplicas, 0); ready > r {
+				t.Errorf("a status written from the infrastructure pool's new spec and old status: replicas %d, ready %d (resourceVersion %s)", r, ready, mp.ResourceVersion)
+			}
+			running = mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) && ptr.Deref(mp.Status.Replicas, 0) == 3
+		case <-timeout:
+			t.Fatal("the watch did not show the pool Running with 3 replicas within 30s")
+		}
+	}
+
+	// A status that never catches up: the MachinePool's status waits
+	// InfraStatusWait by its clock (the test's, stepped here), then is
+	// written anyway (Node 3 no longer ready).
+	f.setInfraStatusCurrent("mp", map[string]any{"spec.note": "the provider stopped"}, false)
+	f.setNodeReady(3, false, f.h.clock.Now())
+	testenv.Eventually(t, 30*time.Second, func() error {
+		f.h.clock.Step(InfraStatusWait / 4)
+		mp := f.getPool("mp")
+		if ready := ptr.Deref(mp.Status.ReadyReplicas, 0); ready != 2 {
+			return fmt.Errorf("ready %d, want 2", ready)
+		}
+		return nil
+	})
 }

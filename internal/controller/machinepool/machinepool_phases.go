@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -78,6 +79,7 @@ func (r *Reconciler) reconcileInfrastructure(ctx context.Context, s *scope) (ctr
 	if err := r.reconcileExternalMetadata(ctx, pool, obj); err != nil {
 		return ctrl.Result{}, err
 	}
+	s.statusWait = r.infraBehind.wait(types.NamespacedName{Namespace: pool.Namespace, Name: pool.Name}, obj, s.now)
 	s.addFailure(obj)
 
 	ready, err := contractReady(obj, "provisioned")
