@@ -352,8 +352,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			}
 		}
 		if waits {
-			// What the phases set of the status is left as it was.
+			// What the phases set of the status is left as it was, and so
+			// are the writes that follow a status (the Nodes' pool
+			// annotations, the Machines): run here they would hold back
+			// the reconcile the infrastructure pool's status write brings,
+			// which writes them after its own status.
 			pool.Status = *s.orig.Status.DeepCopy()
+			s.afterStatus = nil
 			res = lowestNonZeroResult(res, ctrl.Result{RequeueAfter: s.statusWait})
 		}
 		setPausedCondition(s, paused)
