@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
@@ -40,6 +41,17 @@ func (f *fixture) runningPool(name string, replicas int32) {
 		f.node(i, true)
 	}
 	f.waitPhase(name, clusterv1.MachinePoolPhaseRunning)
+}
+
+// scale sets the pool's spec.replicas to n.
+func (f *fixture) scale(name string, n int32) {
+	f.t.Helper()
+	mp := f.getPool(name)
+	orig := mp.DeepCopy()
+	mp.Spec.Replicas = ptr.To(n)
+	if err := env.Client.Patch(context.Background(), mp, client.MergeFrom(orig)); err != nil {
+		f.t.Fatalf("scaling MachinePool %s to %d: %v", name, n, err)
+	}
 }
 
 func TestPhasesPendingToRunning(t *testing.T) {
@@ -213,15 +225,7 @@ func TestScalingUpAndDown(t *testing.T) {
 	f.runningPool("mp", 2)
 
 	// Scale up: the infra pool has fewer instances than desired.
-	scale := func(n int32) {
-		mp := f.getPool("mp")
-		orig := mp.DeepCopy()
-		mp.Spec.Replicas = ptr.To(n)
-		if err := env.Client.Patch(ctx, mp, client.MergeFrom(orig)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	scale(3)
+	f.scale("mp", 3)
 	mp := f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingUp)
 	if err := wantCondition(mp, conditions.ScalingUpCondition, metav1.ConditionTrue, conditions.ScalingUpReason); err != nil {
 		t.Fatal(err)
@@ -234,7 +238,7 @@ func TestScalingUpAndDown(t *testing.T) {
 
 	// Scale down: more instances than desired, then the provider removes two
 	// and their Nodes (which the pool annotated) are deleted.
-	scale(1)
+	f.scale("mp", 1)
 	mp = f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingDown)
 	if err := wantCondition(mp, conditions.ScalingDownCondition, metav1.ConditionTrue, conditions.ScalingDownReason); err != nil {
 		t.Fatal(err)
@@ -267,12 +271,7 @@ func TestUnannotatedNodesAreNotDeleted(t *testing.T) {
 	stranger := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.nodeName(99)}, Spec: corev1.NodeSpec{ProviderID: f.providerID(99)}}
 	f.create(stranger)
 	f.setInfra("mp", map[string]any{"status.replicas": int64(0), "spec.providerIDList": nil})
-	scaleTo := f.getPool("mp")
-	orig := scaleTo.DeepCopy()
-	scaleTo.Spec.Replicas = ptr.To[int32](0)
-	if err := env.Client.Patch(ctx, scaleTo, client.MergeFrom(orig)); err != nil {
-		t.Fatal(err)
-	}
+	f.scale("mp", 0)
 	f.waitPhase("mp", clusterv1.MachinePoolPhaseRunning)
 	testenv.Eventually(t, 10*time.Second, func() error {
 		return gone(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: f.nodeName(1)}})
@@ -649,6 +648,25 @@ func TestDeletionWithAnUnreachableWorkloadClusterIsBounded(t *testing.T) {
 	}
 }
 
+// watchPools watches the MachinePools of the test's namespace from now on:
+// every version written after it returns, in order.
+func (f *fixture) watchPools(ctx context.Context) watch.Interface {
+	f.t.Helper()
+	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	list := &clusterv1.MachinePoolList{}
+	if err := wc.List(ctx, list, client.InNamespace(f.ns)); err != nil {
+		f.t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &clusterv1.MachinePoolList{}, client.InNamespace(f.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return w
+}
+
 // TestFirstReconcileWritesItsMetadataOnce: a new pool's finalizer, Cluster
 // label and owner reference are written in one patch, and the reconcile goes
 // on in the same pass: no version of the pool carries the finalizer without
@@ -657,18 +675,7 @@ func TestFirstReconcileWritesItsMetadataOnce(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	f.providers("mp")
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	list := &clusterv1.MachinePoolList{}
-	if err := wc.List(ctx, list, client.InNamespace(f.ns)); err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(ctx, &clusterv1.MachinePoolList{}, client.InNamespace(f.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := f.watchPools(ctx)
 	defer w.Stop()
 	f.pool("mp", ptr.To[int32](2))
 	f.waitPhase("mp", clusterv1.MachinePoolPhasePending)
@@ -830,26 +837,10 @@ func TestStatusWaitsForTheInfraPoolsStatus(t *testing.T) {
 	f.setInfraStatusCurrent("mp", nil, true)
 	f.node(3, true)
 
-	wc, err := client.NewWithWatch(env.Config, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	list := &clusterv1.MachinePoolList{}
-	if err := wc.List(ctx, list, client.InNamespace(f.ns)); err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(ctx, &clusterv1.MachinePoolList{}, client.InNamespace(f.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := f.watchPools(ctx)
 	defer w.Stop()
 
-	mp := f.getPool("mp")
-	orig := mp.DeepCopy()
-	mp.Spec.Replicas = ptr.To[int32](3)
-	if err := env.Client.Patch(ctx, mp, client.MergeFrom(orig)); err != nil {
-		t.Fatal(err)
-	}
+	f.scale("mp", 3)
 	f.waitPhase("mp", clusterv1.MachinePoolPhaseScalingUp)
 	// The provider's two writes: the spec, then (once the MachinePool has
 	// copied the providerIDList) the status.
