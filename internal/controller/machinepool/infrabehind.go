@@ -18,9 +18,9 @@ import (
 // the old replica count, and wrote a status from the two (the new Nodes
 // counted, the replicas not), which the second write's reconcile wrote
 // again a few milliseconds later: one MachinePool status write for nothing
-// on the way to Running of every scale-up and every new pool, and on a busy
-// API server one more serial write (70–130 ms at a thousand pools) before
-// it. When the infrastructure pool says which generation its status
+// on a scale-up's way to Running, and on a busy API server one more serial
+// write (70–130 ms at a thousand pools) before it. (A new pool's status
+// does not change between the two writes: it was written once already.) When the infrastructure pool says which generation its status
 // observed (status.observedGeneration, older than metadata.generation), the
 // MachinePool copies the spec (providerIDList) and leaves its status to the
 // reconcile that the status write brings — for at most InfraStatusWait, in
