@@ -351,6 +351,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 				s.generationObserved = true
 			}
 		}
+		setPausedCondition(s, paused)
 		if waits {
 			// What the phases set of the status is left as it was, and so
 			// are the writes that follow a status (the Nodes' pool
@@ -361,7 +362,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			s.afterStatus = nil
 			res = lowestNonZeroResult(res, ctrl.Result{RequeueAfter: s.statusWait})
 		}
-		setPausedCondition(s, paused)
 		observeCreation(r.Hold, req.NamespacedName, s.orig.Status.Phase, pool.Status.Phase)
 		if err := r.patch(ctx, s); err != nil {
 			reterr = errors.Join(reterr, err)
