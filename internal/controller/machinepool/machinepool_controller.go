@@ -248,7 +248,10 @@ type scope struct {
 	// statusWait is how much longer the pool's status may wait for its
 	// infrastructure pool's, which lags the infrastructure pool's spec
 	// (InfraStatusWait); zero: the status is written.
-	statusWait     time.Duration
+	statusWait time.Duration
+	// statusHeld: the status waits (statusWait), and is not written even
+	// where the pool's own spec write moves its conditions' generation.
+	statusHeld     bool
 	failureReason  *string
 	failureMessage *string
 
@@ -359,6 +362,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 			// the reconcile the infrastructure pool's status write brings,
 			// which writes them after its own status.
 			pool.Status = *s.orig.Status.DeepCopy()
+			s.statusHeld = true
 			s.afterStatus = nil
 			res = lowestNonZeroResult(res, ctrl.Result{RequeueAfter: s.statusWait})
 		}
@@ -512,7 +516,7 @@ func (r *Reconciler) patch(ctx context.Context, s *scope) error {
 		r.written.Wrote(poolWriteKey(answer), rv, answer.DeepCopy())
 		rv = answer.ResourceVersion
 	}
-	if !equality.Semantic.DeepEqual(orig.Status, pool.Status) {
+	if !s.statusHeld && !equality.Semantic.DeepEqual(orig.Status, pool.Status) {
 		base := orig.DeepCopy()
 		base.ObjectMeta = *pool.ObjectMeta.DeepCopy()
 		base.Spec = *pool.Spec.DeepCopy()

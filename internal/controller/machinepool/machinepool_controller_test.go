@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -859,8 +860,12 @@ func TestStatusWaitsForTheInfraPoolsStatus(t *testing.T) {
 		}
 		return nil
 	})
-	// Every version the watch saw up to Running: none from the two halves.
+	// Every version the watch saw up to Running: none from the two halves,
+	// and from the MachinePool's copy of the providerIDList on, no status
+	// written before Running (not even one that moves only its
+	// conditions' observedGeneration to the generation of that copy).
 	timeout := time.After(30 * time.Second)
+	var prev *clusterv1.MachinePool
 	for running := false; !running; {
 		select {
 		case ev, ok := <-w.ResultChan():
@@ -875,6 +880,11 @@ func TestStatusWaitsForTheInfraPoolsStatus(t *testing.T) {
 				t.Errorf("a status written from the infrastructure pool's new spec and old status: replicas %d, ready %d (resourceVersion %s)", r, ready, mp.ResourceVersion)
 			}
 			running = mp.Status.Phase == string(clusterv1.MachinePoolPhaseRunning) && ptr.Deref(mp.Status.Replicas, 0) == 3
+			if prev != nil && len(prev.Spec.ProviderIDList) == 3 && !running && !equality.Semantic.DeepEqual(prev.Status, mp.Status) {
+				t.Errorf("a status written while the infrastructure pool's status was behind its spec (resourceVersion %s): phase %s, replicas %d, ready %d, conditions %s",
+					mp.ResourceVersion, mp.Status.Phase, ptr.Deref(mp.Status.Replicas, 0), ptr.Deref(mp.Status.ReadyReplicas, 0), condSummary(mp))
+			}
+			prev = mp
 		case <-timeout:
 			t.Fatal("the watch did not show the pool Running with 3 replicas within 30s")
 		}
