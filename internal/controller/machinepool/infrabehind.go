@@ -20,11 +20,13 @@ import (
 // again a few milliseconds later: one MachinePool status write for nothing
 // on a scale-up's way to Running, and on a busy API server one more serial
 // write (70–130 ms at a thousand pools) before it. (A new pool's status
-// does not change between the two writes: it was written once already.) When the infrastructure pool says which generation its status
-// observed (status.observedGeneration, older than metadata.generation), the
-// MachinePool copies the spec (providerIDList) and leaves its status to the
-// reconcile that the status write brings — for at most InfraStatusWait, in
-// case the provider does not write it (stopped, or paused).
+// does not change between the two writes: it was written once already.)
+// When the infrastructure pool says which generation its status observed
+// (status.observedGeneration, older than metadata.generation), the
+// MachinePool copies the spec (providerIDList) and leaves its status to
+// the reconcile that the status write brings — for at most
+// InfraStatusWait, in case the provider does not write it (stopped, or
+// paused).
 const InfraStatusWait = 2 * time.Second
 
 // infraBehind remembers, per MachinePool, since when its infrastructure

@@ -249,8 +249,9 @@ type scope struct {
 	// infrastructure pool's, which lags the infrastructure pool's spec
 	// (InfraStatusWait); zero: the status is written.
 	statusWait time.Duration
-	// statusHeld: the status waits (statusWait), and is not written even
-	// where the pool's own spec write moves its conditions' generation.
+	// statusHeld: the status waits (statusWait); patch writes none, not
+	// even where the pool's own spec write moves its conditions'
+	// generation.
 	statusHeld     bool
 	failureReason  *string
 	failureMessage *string
@@ -356,12 +357,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.
 		}
 		setPausedCondition(s, paused)
 		if waits {
-			// What the phases set of the status is left as it was, and so
-			// are the writes that follow a status (the Nodes' pool
-			// annotations, the Machines): run here they would hold back
-			// the reconcile the infrastructure pool's status write brings,
-			// which writes them after its own status.
-			pool.Status = *s.orig.Status.DeepCopy()
+			// The status is not written (patch), and neither are the
+			// writes that follow a status (the Nodes' pool annotations,
+			// the Machines): run here they would hold back the reconcile
+			// the infrastructure pool's status write brings, which writes
+			// them after its own status.
 			s.statusHeld = true
 			s.afterStatus = nil
 			res = lowestNonZeroResult(res, ctrl.Result{RequeueAfter: s.statusWait})

@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	kevents "k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -792,31 +791,16 @@ func TestStaleReadWritesNothingTwice(t *testing.T) {
 // leaves it until its status write.
 func (f *fixture) setInfraStatusCurrent(name string, fields map[string]any, current bool) {
 	f.t.Helper()
-	ctx := context.Background()
 	var want int64
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		u := newUnstructured(infraAPIVersion, infraPoolKind, f.ns, name)
-		if err := env.Client.Get(ctx, f.key(name), u); err != nil {
-			return err
-		}
-		for path, v := range fields {
-			if err := unstructured.SetNestedField(u.Object, v, strings.Split(path, ".")...); err != nil {
-				return err
-			}
-		}
+	f.setFields(infraAPIVersion, infraPoolKind, name, fields, func(u *unstructured.Unstructured) error {
 		want = u.GetGeneration() + 1
-		if current {
-			if err := unstructured.SetNestedField(u.Object, want, "status", "observedGeneration"); err != nil {
-				return err
-			}
+		if !current {
+			return nil
 		}
-		return env.Client.Update(ctx, u)
+		return unstructured.SetNestedField(u.Object, want, "status", "observedGeneration")
 	})
-	if err != nil {
-		f.t.Fatalf("updating %s %s: %v", infraPoolKind, name, err)
-	}
 	u := newUnstructured(infraAPIVersion, infraPoolKind, f.ns, name)
-	if err := env.Client.Get(ctx, f.key(name), u); err != nil {
+	if err := env.Client.Get(context.Background(), f.key(name), u); err != nil {
 		f.t.Fatal(err)
 	}
 	if got, _, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); current && (u.GetGeneration() != want || got != want) {

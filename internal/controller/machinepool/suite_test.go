@@ -251,9 +251,11 @@ func (f *fixture) pool(name string, replicas *int32, mutate ...func(*clusterv1.M
 	return mp
 }
 
-// setFields sets fields (path "a.b.c" -> value) on a test-provider object,
-// retrying on conflicts with the controller's patches.
-func (f *fixture) setFields(apiVersion, kind, name string, fields map[string]any) {
+// setFields sets fields (path "a.b.c" -> value; nil removes it) on a
+// test-provider object, then applies each of also to the copy being
+// written, in one update retried on conflicts with the controller's
+// patches.
+func (f *fixture) setFields(apiVersion, kind, name string, fields map[string]any, also ...func(*unstructured.Unstructured) error) {
 	f.t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		u := newUnstructured(apiVersion, kind, f.ns, name)
@@ -267,6 +269,11 @@ func (f *fixture) setFields(apiVersion, kind, name string, fields map[string]any
 				continue
 			}
 			if err := unstructured.SetNestedField(u.Object, v, p...); err != nil {
+				return err
+			}
+		}
+		for _, fn := range also {
+			if err := fn(u); err != nil {
 				return err
 			}
 		}
