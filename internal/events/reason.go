@@ -7,7 +7,11 @@ package events
 
 // MachinePool lifecycle.
 const (
-	// PhaseChanged: a MachinePool moved to another phase (message: from and to).
+	// PhaseChanged: a MachinePool moved to another phase (message: from and
+	// to, and the bootstrap data or the infrastructure pool when their
+	// becoming ready moved it: then no BootstrapReady or InfrastructureReady
+	// event of their own is recorded). A new pool's first phase, Pending, is
+	// not recorded.
 	PhaseChanged = "PhaseChanged"
 	// ScalingUp: a MachinePool started scaling up (message: from and to).
 	ScalingUp = "ScalingUp"
@@ -18,9 +22,11 @@ const (
 	// ReplicasSynced: spec.replicas was taken from the infrastructure pool
 	// because an external actor manages replicas.
 	ReplicasSynced = "ReplicasSynced"
-	// BootstrapReady: the bootstrap data became available.
+	// BootstrapReady: the bootstrap data became available without moving the
+	// phase (otherwise PhaseChanged tells it).
 	BootstrapReady = "BootstrapReady"
-	// InfrastructureReady: the infrastructure pool became ready.
+	// InfrastructureReady: the infrastructure pool became ready without moving
+	// the phase (otherwise PhaseChanged tells it).
 	InfrastructureReady = "InfrastructureReady"
 	// Failed (Warning): a referenced object reports a terminal failure.
 	Failed = "Failed"

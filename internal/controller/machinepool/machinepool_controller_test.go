@@ -176,8 +176,19 @@ func TestPhasesPendingToRunning(t *testing.T) {
 		}
 		return nil
 	})
-	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.PhaseChanged) })
-	testenv.Eventually(t, 10*time.Second, func() error { return f.hasEvent("mp", events.BootstrapReady) })
+	// The bootstrap data and the infrastructure pool are told in the phase
+	// changes they brought, not in events of their own.
+	for _, note := range []string{
+		"Phase changed from Pending to Provisioning: bootstrap data is ready",
+		"Phase changed from Provisioning to Provisioned: the infrastructure pool is ready",
+	} {
+		testenv.Eventually(t, 10*time.Second, func() error { return f.hasEventNote("mp", events.PhaseChanged, note) })
+	}
+	for _, reason := range []string{events.BootstrapReady, events.InfrastructureReady} {
+		if err := f.hasEvent("mp", reason); err == nil {
+			t.Errorf("a %s event beside the phase change that tells it", reason)
+		}
+	}
 }
 
 func TestMinReadySecondsUsesTheInjectedClock(t *testing.T) {

@@ -286,9 +286,16 @@ func setPausedCondition(s *scope, paused bool) {
 }
 
 // recordEvents records the changes this reconcile made visible: phase
-// changes, scaling, readiness and failures.
+// changes, scaling, readiness and failures. A new pool's first phase,
+// Pending, is where every pool starts, not a change, and the bootstrap data
+// and the infrastructure pool becoming ready are what move a pool out of
+// Pending and Provisioning, so when they come with the phase change they are
+// told in its event rather than in one of their own: a created pool records
+// two events where it recorded five, each a write to the API server.
 func (r *Reconciler) recordEvents(s *scope) {
 	pool, orig := s.pool, s.orig
+	_, bootstrapReady := becameTrue(orig, pool, conditions.BootstrapReadyCondition)
+	_, infraReady := becameTrue(orig, pool, clusterv1.InfrastructureReadyCondition)
 	if from, to := orig.Status.Phase, pool.Status.Phase; from != to {
 		if to == string(clusterv1.MachinePoolPhaseFailed) {
 			msg := "The MachinePool failed"
@@ -300,7 +307,10 @@ func (r *Reconciler) recordEvents(s *scope) {
 		if from == "" {
 			from = "(none)"
 		}
-		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.PhaseChanged, events.ActionReconcile, "Phase changed from %s to %s", from, to)
+		if from != "(none)" || to != string(clusterv1.MachinePoolPhasePending) {
+			r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.PhaseChanged, events.ActionReconcile, "Phase changed from %s to %s%s", from, to, readyNote(bootstrapReady, infraReady))
+			bootstrapReady, infraReady = false, false
+		}
 	}
 	if c, ok := becameTrue(orig, pool, conditions.ScalingUpCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ScalingUp, events.ActionReconcile, "%s", c.Message)
@@ -308,10 +318,10 @@ func (r *Reconciler) recordEvents(s *scope) {
 	if c, ok := becameTrue(orig, pool, conditions.ScalingDownCondition); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.ScalingDown, events.ActionReconcile, "%s", c.Message)
 	}
-	if _, ok := becameTrue(orig, pool, conditions.BootstrapReadyCondition); ok {
+	if bootstrapReady {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.BootstrapReady, events.ActionReconcile, "%s", "Bootstrap data is ready")
 	}
-	if _, ok := becameTrue(orig, pool, clusterv1.InfrastructureReadyCondition); ok {
+	if infraReady {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.InfrastructureReady, events.ActionReconcile, "%s", "The infrastructure pool is ready")
 	}
 	for _, t := range []string{conditions.BootstrapReadyCondition, clusterv1.InfrastructureReadyCondition} {
@@ -322,6 +332,20 @@ func (r *Reconciler) recordEvents(s *scope) {
 	if c, ok := gotReason(orig, pool, conditions.ReplicasReadyCondition, conditions.WorkloadClusterNotConnectedReason); ok {
 		r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.WorkloadClusterUnreachable, events.ActionReconcile, "%s", c.Message)
 	}
+}
+
+// readyNote is what a phase change's event adds when the bootstrap data or
+// the infrastructure pool became ready with it.
+func readyNote(bootstrap, infra bool) string {
+	switch {
+	case bootstrap && infra:
+		return ": bootstrap data and the infrastructure pool are ready"
+	case bootstrap:
+		return ": bootstrap data is ready"
+	case infra:
+		return ": the infrastructure pool is ready"
+	}
+	return ""
 }
 
 // becameTrue returns condition t of pool when it is True and was not in orig.

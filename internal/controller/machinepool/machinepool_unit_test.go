@@ -14,11 +14,13 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	kevents "k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/api/conditions"
 	"github.com/mpool-dev/mpool/internal/controller/priority"
 )
 
@@ -428,6 +430,80 @@ func TestObserveCreation(t *testing.T) {
 			}
 			if got := hold.Active(); got != tc.want {
 				t.Errorf("after %v: the Hold active %v, want %v (a creation that just took a step)", tc.phases, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestPhaseChangeTellsWhatMovedIt(t *testing.T) {
+	pool := func(phase clusterv1.MachinePoolPhase, bootstrap, infra metav1.ConditionStatus) *clusterv1.MachinePool {
+		mp := &clusterv1.MachinePool{ObjectMeta: metav1.ObjectMeta{Name: "mp", Namespace: "ns"}}
+		mp.Status.SetTypedPhase(phase)
+		mp.Status.Conditions = []metav1.Condition{
+			{Type: conditions.BootstrapReadyCondition, Status: bootstrap},
+			{Type: clusterv1.InfrastructureReadyCondition, Status: infra},
+		}
+		return mp
+	}
+	const f, tr = metav1.ConditionFalse, metav1.ConditionTrue
+	tests := []struct {
+		name       string
+		orig, pool *clusterv1.MachinePool
+		want       []string
+	}{
+		{
+			name: "bootstrap data moves the pool out of Pending",
+			orig: pool(clusterv1.MachinePoolPhasePending, f, f),
+			pool: pool(clusterv1.MachinePoolPhaseProvisioning, tr, f),
+			want: []string{"Normal PhaseChanged Phase changed from Pending to Provisioning: bootstrap data is ready"},
+		},
+		{
+			name: "the infrastructure pool moves it on",
+			orig: pool(clusterv1.MachinePoolPhaseProvisioning, tr, f),
+			pool: pool(clusterv1.MachinePoolPhaseScalingUp, tr, tr),
+			want: []string{"Normal PhaseChanged Phase changed from Provisioning to ScalingUp: the infrastructure pool is ready"},
+		},
+		{
+			name: "both at once",
+			orig: pool(clusterv1.MachinePoolPhasePending, f, f),
+			pool: pool(clusterv1.MachinePoolPhaseRunning, tr, tr),
+			want: []string{"Normal PhaseChanged Phase changed from Pending to Running: bootstrap data and the infrastructure pool are ready"},
+		},
+		{
+			name: "ready again without a phase change keeps its own event",
+			orig: pool(clusterv1.MachinePoolPhaseRunning, tr, f),
+			pool: pool(clusterv1.MachinePoolPhaseRunning, tr, tr),
+			want: []string{"Normal InfrastructureReady The infrastructure pool is ready"},
+		},
+		{
+			name: "a new pool's first phase is not a change",
+			orig: &clusterv1.MachinePool{},
+			pool: pool(clusterv1.MachinePoolPhasePending, f, f),
+		},
+		{
+			name: "a new pool that starts ready",
+			orig: &clusterv1.MachinePool{},
+			pool: pool(clusterv1.MachinePoolPhaseProvisioning, tr, f),
+			want: []string{"Normal PhaseChanged Phase changed from (none) to Provisioning: bootstrap data is ready"},
+		},
+		{
+			name: "a phase change alone",
+			orig: pool(clusterv1.MachinePoolPhaseScalingUp, tr, tr),
+			pool: pool(clusterv1.MachinePoolPhaseRunning, tr, tr),
+			want: []string{"Normal PhaseChanged Phase changed from ScalingUp to Running"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := kevents.NewFakeRecorder(10)
+			r := &Reconciler{Recorder: rec}
+			r.recordEvents(&scope{pool: tt.pool, orig: tt.orig})
+			var got []string
+			for len(rec.Events) > 0 {
+				got = append(got, <-rec.Events)
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
 		})
 	}

@@ -416,14 +416,26 @@ func gone(obj client.Object) error {
 
 // hasEvent reports whether an event with reason was recorded for the pool.
 func (f *fixture) hasEvent(pool, reason string) error {
+	return f.hasEventNote(pool, reason, "")
+}
+
+// hasEventNote is hasEvent for an event whose note is note ("": any note).
+func (f *fixture) hasEventNote(pool, reason, note string) error {
 	list := &corev1.EventList{}
 	if err := env.Client.List(context.Background(), list, client.InNamespace(f.ns)); err != nil {
 		return err
 	}
+	var notes []string
 	for _, e := range list.Items {
 		if e.InvolvedObject.Name == pool && e.Reason == reason {
-			return nil
+			if note == "" || e.Message == note {
+				return nil
+			}
+			notes = append(notes, e.Message)
 		}
+	}
+	if note != "" {
+		return fmt.Errorf("no %s event %q for %s (its %s events: %q)", reason, note, pool, reason, notes)
 	}
 	return fmt.Errorf("no %s event for %s", reason, pool)
 }
