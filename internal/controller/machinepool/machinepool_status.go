@@ -304,10 +304,10 @@ func (r *Reconciler) recordEvents(s *scope) {
 			}
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeWarning, events.Failed, events.ActionReconcile, "%s", msg)
 		}
-		if from == "" {
-			from = "(none)"
-		}
-		if from != "(none)" || to != string(clusterv1.MachinePoolPhasePending) {
+		if from != "" || to != string(clusterv1.MachinePoolPhasePending) {
+			if from == "" {
+				from = "(none)"
+			}
 			r.Recorder.Eventf(pool, nil, corev1.EventTypeNormal, events.PhaseChanged, events.ActionReconcile, "Phase changed from %s to %s%s", from, to, readyNote(bootstrapReady, infraReady))
 			bootstrapReady, infraReady = false, false
 		}
