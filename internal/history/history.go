@@ -27,6 +27,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "k8s.io/apimachinery/pkg/util/json"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -202,12 +203,18 @@ func HistoryLimit(mp *clusterv1.MachinePool) (int, error) {
 // deletes the oldest beyond limit. It returns the revision's
 // number. r reads (an uncached reader: revisions change rarely and a cache
 // of them would cost every manager a watch); c writes.
+//
+// A ControllerRevision's data is immutable: a revision whose snapshot
+// changes is replaced (deleted and created again under its name), and the
+// data is written in the form the API server gives it back after a patch
+// (Canonical), so that the garbage collector's and kubectl's patches of its
+// metadata are not refused as changing it.
 func Record(ctx context.Context, r client.Reader, c client.Client, mp *clusterv1.MachinePool, modelHash string, s Snapshot, limit int) (int64, error) {
 	revs, err := List(ctx, r, mp)
 	if err != nil {
 		return 0, err
 	}
-	data, err := json.Marshal(s)
+	data, err := Canonical(s)
 	if err != nil {
 		return 0, err
 	}
@@ -223,38 +230,22 @@ func Record(ctx context.Context, r client.Reader, c client.Client, mp *clusterv1
 	switch {
 	case same != nil && same.Revision == top && string(same.Data.Raw) == string(data):
 		return top, nil
-	case same != nil && same.Revision == top:
-		// The same model with other settings (applied in place, not
-		// rolled): the revision keeps what an undo to it should restore.
-		same.Data = runtime.RawExtension{Raw: data}
-		setCause(same, mp)
-		if err := c.Update(ctx, same); err != nil {
-			return 0, fmt.Errorf("updating revision %s: %w", same.Name, err)
-		}
-		return top, nil
-	case same != nil:
+	case same != nil && string(same.Data.Raw) == string(data):
+		// An undo: the revision moves to the top, as a Deployment's does.
 		same.Revision = number
-		same.Data = runtime.RawExtension{Raw: data}
 		setCause(same, mp)
 		if err := c.Update(ctx, same); err != nil {
 			return 0, fmt.Errorf("moving revision %s to the top: %w", same.Name, err)
 		}
 	default:
-		cr := &appsv1.ControllerRevision{
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace:   mp.Namespace,
-				Name:        Name(mp.Name, modelHash),
-				Labels:      map[string]string{MachinePoolLabel: mp.Name, clusterv1.ClusterNameLabel: mp.Spec.ClusterName},
-				Annotations: map[string]string{ModelHashAnnotation: modelHash},
-				OwnerReferences: []metav1.OwnerReference{{
-					APIVersion: clusterv1.GroupVersion.String(), Kind: "MachinePool", Name: mp.Name, UID: mp.UID,
-				}},
-			},
-			Data:     runtime.RawExtension{Raw: data},
-			Revision: number,
+		if same != nil && same.Revision == top {
+			// The same model with other settings (applied in place, not
+			// rolled): the revision keeps what an undo to it should
+			// restore, under its number.
+			number = top
 		}
-		setCause(cr, mp)
-		if err := c.Create(ctx, cr); err != nil && !apierrors.IsAlreadyExists(err) {
+		cr := newRevision(mp, modelHash, data, number)
+		if err := put(ctx, r, c, cr, same); err != nil {
 			return 0, fmt.Errorf("recording revision %d of MachinePool %s/%s: %w", number, mp.Namespace, mp.Name, err)
 		}
 		revs = append(revs, Revision{Number: number, ModelHash: modelHash, Object: cr})
@@ -274,6 +265,97 @@ func Record(ctx context.Context, r client.Reader, c client.Client, mp *clusterv1
 		}
 	}
 	return number, nil
+}
+
+// Canonical encodes s as a ControllerRevision's data: the JSON the API
+// server writes back when it applies a strategic merge patch to the
+// revision (the garbage collector's, removing an owner reference; kubectl
+// label), every object's keys in order. Data in any other form — a
+// struct's field order — would come back changed, and the API server
+// refuses any change of a revision's data.
+func Canonical(s Snapshot) ([]byte, error) {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if err := kjson.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return json.Marshal(v)
+}
+
+// newRevision is the ControllerRevision of mp's model modelHash.
+func newRevision(mp *clusterv1.MachinePool, modelHash string, data []byte, number int64) *appsv1.ControllerRevision {
+	cr := &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   mp.Namespace,
+			Name:        Name(mp.Name, modelHash),
+			Labels:      map[string]string{MachinePoolLabel: mp.Name, clusterv1.ClusterNameLabel: mp.Spec.ClusterName},
+			Annotations: map[string]string{ModelHashAnnotation: modelHash},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: clusterv1.GroupVersion.String(), Kind: "MachinePool", Name: mp.Name, UID: mp.UID,
+			}},
+		},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: number,
+	}
+	setCause(cr, mp)
+	return cr
+}
+
+// put writes want, replacing old (the MachinePool's revision of its name
+// whose data changed; nil for none). A revision of its name that the
+// MachinePool does not own was left by an earlier MachinePool of the same
+// name — deleted with its dependents orphaned (`kubectl delete
+// --cascade=orphan`), or created again before the garbage collector came to
+// its revisions — and List does not count it: it is taken over, as a
+// StatefulSet adopts the orphaned revisions it matches, so that the new
+// pool's model is in its history and an undo to it works. One the
+// MachinePool owns was recorded by a pass whose write of RecordedAnnotation
+// was lost: it stands.
+func put(ctx context.Context, r client.Reader, c client.Client, want, old *appsv1.ControllerRevision) error {
+	if old != nil {
+		return replace(ctx, c, old, want)
+	}
+	err := c.Create(ctx, want)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	cur := &appsv1.ControllerRevision{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(want), cur); err != nil {
+		return fmt.Errorf("reading revision %s, which already exists: %w", want.Name, err)
+	}
+	for _, ref := range cur.OwnerReferences {
+		if ref.UID == want.OwnerReferences[0].UID {
+			return nil
+		}
+	}
+	if string(cur.Data.Raw) != string(want.Data.Raw) {
+		if err := replace(ctx, c, cur, want); err != nil {
+			return fmt.Errorf("taking over revision %s, left by an earlier MachinePool of the same name: %w", want.Name, err)
+		}
+		return nil
+	}
+	cur.OwnerReferences, cur.Labels, cur.Annotations, cur.Revision = want.OwnerReferences, want.Labels, want.Annotations, want.Revision
+	if err := c.Update(ctx, cur); err != nil {
+		return fmt.Errorf("taking over revision %s, left by an earlier MachinePool of the same name: %w", want.Name, err)
+	}
+	*want = *cur
+	return nil
+}
+
+// replace deletes old (that very object: a precondition on its UID) and
+// creates want in its place: the way to change a revision's data.
+func replace(ctx context.Context, c client.Client, old, want *appsv1.ControllerRevision) error {
+	uid := old.UID
+	if err := c.Delete(ctx, old, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting revision %s to write its new data: %w", old.Name, err)
+	}
+	if err := c.Create(ctx, want); err != nil {
+		return fmt.Errorf("creating revision %s again with its new data: %w", want.Name, err)
+	}
+	return nil
 }
 
 func setCause(cr *appsv1.ControllerRevision, mp *clusterv1.MachinePool) {

@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 )
 
@@ -89,3 +92,57 @@ func TestTakeSnapshotLeavesOutWhatIsNotTheModel(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestCanonicalDataSurvivesAPatch: the data Record writes is what the API
+// server writes back when it applies the garbage collector's strategic
+// merge patch to a revision (removing an owner reference), byte for byte:
+// the API server refuses any change of a ControllerRevision's data, so a
+// revision written in another form could never be orphaned or labelled.
+func TestCanonicalDataSurvivesAPatch(t *testing.T) {
+	s := Snapshot{
+		Template:       json.RawMessage(`{"spec":{"version":"v1.31.2","clusterName":"c1","bootstrap":{"configRef":{"name":"a"}}}}`),
+		Infrastructure: Object{APIVersion: "infrastructure.cluster.x-k8s.io/v1beta1", Kind: "LocalMachinePool", Name: "p", Spec: json.RawMessage(`{"template":{"image":"x<y & z","instanceType":"sim.small"},"diskSizeGB":128,"weight":0.5}`)},
+		Bootstrap:      &Object{Kind: "KubeadmConfig", Name: "a", Spec: json.RawMessage(`{"files":[{"path":"/a","content":"{{ ds.meta_data[\"local_hostname\"] }}"}]}`)},
+	}
+	data, err := Canonical(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := &appsv1.ControllerRevision{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "ControllerRevision"},
+		ObjectMeta: metav1.ObjectMeta{Name: "p-0123456789", Namespace: "ns", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "cluster.x-k8s.io/v1beta2", Kind: "MachinePool", Name: "p", UID: "u1",
+		}}},
+		Data:     runtime.RawExtension{Raw: data},
+		Revision: 1,
+	}
+	orig, err := json.Marshal(cr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The garbage collector's patch when it orphans a dependent.
+	patch := []byte(`{"metadata":{"ownerReferences":[{"$patch":"delete","uid":"u1"}],"uid":"` + string(cr.UID) + `"}}`)
+	out, err := strategicpatch.StrategicMergePatch(orig, patch, &appsv1.ControllerRevision{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got appsv1.ControllerRevision
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Data.Raw) != string(data) {
+		t.Errorf("the data after a patch:\n  %s\nwritten:\n  %s", got.Data.Raw, data)
+	}
+	if len(got.OwnerReferences) != 0 {
+		t.Errorf("the patch left owner references %v", got.OwnerReferences)
+	}
+	var back Snapshot
+	if err := json.Unmarshal(data, &back); err != nil || back.Infrastructure.Name != "p" || back.Bootstrap == nil {
+		t.Errorf("the canonical data reads back as %+v (%v)", back, err)
+	}
+	// The form before: the snapshot's struct order, which the patch reorders.
+	raw, _ := json.Marshal(s)
+	if string(raw) == string(data) {
+		t.Error("the struct's encoding is already canonical: the test no longer shows the difference")
+	}
+}

@@ -34,6 +34,7 @@ import (
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 
+	"github.com/mpool-dev/mpool/internal/capi"
 	"github.com/mpool-dev/mpool/internal/condition"
 	"github.com/mpool-dev/mpool/internal/controller/priority"
 	"github.com/mpool-dev/mpool/internal/fieldowners"
@@ -155,8 +156,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opt
 		// with work, unless it is a deletion or a change of the Machine's
 		// labels or annotations (the delete-machine mark).
 		Watches(&clusterv1.Machine{}, priority.LowCreates(priority.LowUnless(
-			handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &clusterv1.MachinePool{}, handler.OnlyControllerOwner()),
-			metadataOrDeletionChanged))).
+			handler.EnqueueRequestsFromMapFunc(r.machineToMachinePool), metadataOrDeletionChanged))).
 		Watches(&clusterv1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.clusterToMachinePools)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.secretToMachinePools),
 			builder.WithPredicates(predicate.NewPredicateFuncs(workload.IsKubeconfigSecret))).
@@ -596,6 +596,32 @@ func groupOf(apiVersion string) string {
 // clusterToMachinePools maps a Cluster to its MachinePools.
 func (r *Reconciler) clusterToMachinePools(ctx context.Context, o client.Object) []reconcile.Request {
 	return r.workloadClusterToMachinePools(ctx, client.ObjectKeyFromObject(o))
+}
+
+// machineToMachinePool maps a Machine to the MachinePool that controls it.
+// A Machine controlled by nothing maps by its cluster-name and pool-name
+// labels: its pool was deleted with its dependents orphaned (`kubectl
+// delete --cascade=orphan`), the garbage collector took the Machine's owner
+// reference away, and the pool's teardown, which deletes its Machines
+// itself, still waits to see them go.
+func (r *Reconciler) machineToMachinePool(ctx context.Context, o client.Object) []reconcile.Request {
+	if ref := metav1.GetControllerOf(o); ref != nil {
+		if ref.Kind != "MachinePool" || groupOf(ref.APIVersion) != clusterv1.GroupVersion.Group {
+			return nil
+		}
+		return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: ref.Name}}}
+	}
+	pool, cluster := o.GetLabels()[clusterv1.MachinePoolNameLabel], o.GetLabels()[clusterv1.ClusterNameLabel]
+	if pool == "" || cluster == "" {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, req := range r.workloadClusterToMachinePools(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: cluster}) {
+		if capi.LabelValue(req.Name) == pool {
+			reqs = append(reqs, req)
+		}
+	}
+	return reqs
 }
 
 // secretToMachinePools maps a kubeconfig Secret to the pools of its Cluster:

@@ -6,9 +6,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	infrav1 "github.com/mpool-dev/mpool/api/infrastructure/v1beta1"
 	"github.com/mpool-dev/mpool/internal/cli"
@@ -155,4 +160,79 @@ func (f *fixture) rolloutHistory() string {
 	}
 	f.T.Logf("rollout history:\n%s", buf.String())
 	return buf.String()
+}
+
+// TestRevisionLeftByAnEarlierPoolIsAdopted: a MachinePool deleted with its
+// dependents orphaned (`kubectl delete --cascade=orphan`) leaves its
+// revisions behind, owned by no one; the same manifests applied again make
+// the same model, whose revision's name is taken. The new pool adopts it:
+// its history holds its first model as revision 1, and no second revision
+// of that model appears.
+func TestRevisionLeftByAnEarlierPoolIsAdopted(t *testing.T) {
+	f, _ := start(t, cloudOptions{}, managerOptions{})
+	p := poolSpec{replicas: 1}
+	f.createPool(p)
+	f.waitConverged(1, v1, "", converge)
+	first := f.waitRevisions(1)[0]
+
+	mp := &clusterv1.MachinePool{}
+	if err := env.Client.Get(f.Ctx, f.PoolKey(), mp); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Client.Delete(f.Ctx, mp, client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("the MachinePool is gone; its revision is left, owned by no one")
+	testenv.Eventually(t, converge, func() error {
+		if err := env.Client.Get(f.Ctx, f.PoolKey(), &clusterv1.MachinePool{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("MachinePool still there (%v)", err)
+		}
+		for _, o := range f.poolObjects(clusterName, poolName, p)[:2] {
+			if err := env.Client.Get(f.Ctx, client.ObjectKeyFromObject(o), o); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%T %s still there (%v)", o, o.GetName(), err)
+			}
+		}
+		cr := &appsv1.ControllerRevision{}
+		if err := env.Client.Get(f.Ctx, client.ObjectKeyFromObject(first.Object), cr); err != nil {
+			return fmt.Errorf("the orphaned revision: %w", err)
+		}
+		if len(cr.OwnerReferences) > 0 {
+			return fmt.Errorf("revision %s still has owners %v", cr.Name, cr.OwnerReferences)
+		}
+		return nil
+	})
+
+	t.Log("the same manifests again: the new pool adopts the revision of its model")
+	f.createPool(p)
+	f.waitConverged(1, v1, "", converge)
+	revs := f.waitRevisions(1)
+	if revs[0].Object.Name != first.Object.Name || revs[0].Number != 1 || revs[0].ModelHash != first.ModelHash {
+		t.Errorf("the new pool's revision %s, number %d, model %s; want the adopted %s, 1, %s",
+			revs[0].Object.Name, revs[0].Number, revs[0].ModelHash, first.Object.Name, first.ModelHash)
+	}
+	all := &appsv1.ControllerRevisionList{}
+	if err := env.Client.List(f.Ctx, all, client.InNamespace(f.NS), client.MatchingLabels{history.MachinePoolLabel: poolName}); err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Items) != 1 {
+		t.Errorf("%d ControllerRevisions of pool %s, want the one adopted", len(all.Items), poolName)
+	}
+	if out := f.rolloutHistory(); !strings.Contains(out, "1 (current)") {
+		t.Errorf("the history does not show the adopted revision as current:\n%s", out)
+	}
+
+	t.Log("a setting applied in place changes the revision's data (immutable): it is written again under its number")
+	f.updateLocalPool(func(lp *infrav1.LocalMachinePool) {
+		lp.Spec.Simulation = &infrav1.LocalSimulation{BootDelay: &metav1.Duration{Duration: 2 * time.Second}}
+	})
+	testenv.Eventually(t, converge, func() error {
+		revs := f.revisions()
+		if len(revs) != 1 || revs[0].Number != 1 {
+			return fmt.Errorf("revisions %v, want 1", numbers(revs))
+		}
+		if spec := string(revs[0].Snapshot.Infrastructure.Spec); !strings.Contains(spec, `"bootDelay":"2s"`) {
+			return fmt.Errorf("revision 1's infrastructure spec %s, want the boot delay", spec)
+		}
+		return nil
+	})
 }
